@@ -1,0 +1,77 @@
+//! Depth and size guard for untrusted JSON, run before a schema is stored or
+//! compiled. Iterative on purpose: a recursive walk is exactly what a deeply
+//! nested hostile value would use to exhaust the stack.
+
+use serde_json::Value;
+
+/// Checks that `value` nests at most `max_depth` containers deep and that its
+/// compact serialization is at most about `max_bytes` bytes.
+///
+/// Depth counts containers: a scalar is depth 0, `{}` and `[]` are depth 1,
+/// `{"a": []}` is depth 2. The size is approximate (string escapes are not
+/// counted) and the walk stops as soon as either limit is exceeded, so the cost
+/// is bounded by the limits, not by the value.
+pub fn check_bounds(value: &Value, max_depth: usize, max_bytes: usize) -> Result<(), String> {
+    let mut bytes: usize = 0;
+    // (value, depth of the container holding it)
+    let mut stack: Vec<(&Value, usize)> = vec![(value, 0)];
+    while let Some((node, parent_depth)) = stack.pop() {
+        match node {
+            Value::Null => bytes += 4,
+            Value::Bool(b) => bytes += if *b { 4 } else { 5 },
+            Value::Number(n) => bytes += number_len(n),
+            Value::String(s) => bytes += s.len() + 2,
+            Value::Array(items) => {
+                let depth = parent_depth + 1;
+                if depth > max_depth {
+                    return Err(too_deep(max_depth));
+                }
+                // brackets + commas
+                bytes += 2 + items.len().saturating_sub(1);
+                if bytes > max_bytes {
+                    return Err(too_big(max_bytes));
+                }
+                stack.extend(items.iter().rev().map(|item| (item, depth)));
+            }
+            Value::Object(map) => {
+                let depth = parent_depth + 1;
+                if depth > max_depth {
+                    return Err(too_deep(max_depth));
+                }
+                // braces + commas, then per key: quotes + colon
+                bytes += 2 + map.len().saturating_sub(1);
+                for (key, _) in map.iter() {
+                    bytes += key.len() + 3;
+                }
+                if bytes > max_bytes {
+                    return Err(too_big(max_bytes));
+                }
+                stack.extend(map.values().rev().map(|item| (item, depth)));
+            }
+        }
+        if bytes > max_bytes {
+            return Err(too_big(max_bytes));
+        }
+    }
+    Ok(())
+}
+
+/// Serialized length of a number without allocating for the common integer case.
+fn number_len(n: &serde_json::Number) -> usize {
+    if let Some(i) = n.as_i64() {
+        let digits = i.unsigned_abs().checked_ilog10().map_or(1, |d| d as usize + 1);
+        digits + usize::from(i < 0)
+    } else if let Some(u) = n.as_u64() {
+        u.checked_ilog10().map_or(1, |d| d as usize + 1)
+    } else {
+        n.to_string().len()
+    }
+}
+
+fn too_deep(max_depth: usize) -> String {
+    format!("JSON is nested deeper than {max_depth} levels.")
+}
+
+fn too_big(max_bytes: usize) -> String {
+    format!("JSON is larger than {max_bytes} bytes.")
+}

@@ -1,0 +1,44 @@
+//! Schemas: bounded TypeScript-style hints, argument validation, bounds
+//! checks and parameter text for the search index.
+//!
+//! - [`input_hint`] (hint.rs): signature of an input schema,
+//!   e.g. `{ id: string; mode?: "drip" | "flood" }` (caps in `limits`).
+//! - [`output_hint`] (hint.rs): compact hint of a complete output schema, or None.
+//! - [`CompiledSchema`] / [`validate_args`] (validate.rs): issues (path,
+//!   message, suggestion), or INVALID_SCHEMA when the schema cannot be compiled.
+//! - [`check_bounds`] (bounds.rs): iterative depth / size guard for untrusted JSON.
+//! - [`param_text`] / [`param_names`] (params.rs): parameter names and
+//!   descriptions for the search index.
+//!
+//! Everything here takes untrusted schemas and arguments: no panics, no
+//! unbounded recursion, no network (remote `$ref`s are never fetched).
+
+mod bounds;
+mod hint;
+mod params;
+mod refs;
+mod suggest;
+mod validate;
+
+#[cfg(test)]
+mod tests;
+
+use serde::Serialize;
+
+pub use bounds::check_bounds;
+pub use hint::{input_hint, output_hint};
+pub use params::{param_names, param_text, MAX_PARAM_NAMES};
+pub use validate::{validate_args, CompiledSchema, MAX_ISSUES};
+
+/// One problem with model-supplied arguments, phrased so a small model can fix it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ArgumentIssue {
+    /// JSON pointer of the offending value, `""` for the root, e.g. `/address/city`.
+    /// For a missing or unexpected property it is the object that holds it.
+    pub path: String,
+    pub message: String,
+    /// The property name the caller most likely meant (for an unexpected or
+    /// missing property); `Did you mean: x?` is already in `message`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub suggestion: Option<String>,
+}

@@ -1,0 +1,347 @@
+//! Argument validation with the `jsonschema` crate, turned into issues a small
+//! model can act on (path, plain message, near-miss property suggestion).
+//!
+//! Decisions:
+//! - Formats are not asserted (`format` is an annotation here): tool schemas
+//!   use formats loosely and a false rejection blocks a valid call.
+//! - No network, ever: the retriever is offline, so a remote `$ref`
+//!   (`http://...`) fails compilation and the schema is INVALID_SCHEMA. Local
+//!   `#/...` refs work; `{"$ref": "#"}` compiles and validates without hanging.
+//! - The schema is bounds-checked (depth `MAX_JSON_DEPTH`, size
+//!   `MAX_SCHEMA_BYTES`) before compiling, since compilation recurses.
+//! - At most [`MAX_ISSUES`] issues are returned, in the validator's order.
+
+use std::sync::Arc;
+
+use jsonschema::error::{TypeKind, ValidationErrorKind};
+use jsonschema::paths::LocationSegment;
+use jsonschema::{JsonType, ValidationError, Validator};
+use serde_json::Value;
+
+use super::bounds::check_bounds;
+use super::suggest::closest_name;
+use super::ArgumentIssue;
+use crate::error::{Error, ErrorCode, Result};
+use crate::limits::{MAX_JSON_DEPTH, MAX_SCHEMA_BYTES};
+
+/// Issues returned per validation; the first ones are enough to fix a call.
+pub const MAX_ISSUES: usize = 20;
+/// Chars of a bad value quoted in a message.
+const MAX_QUOTED_CHARS: usize = 60;
+/// Enum options listed in a message.
+const MAX_LISTED_OPTIONS: usize = 8;
+/// Longest message (chars); compiler errors and odd kinds are cut to this.
+const MAX_MESSAGE_CHARS: usize = 300;
+
+/// A schema compiled once and used for many validations (the catalog caches
+/// one per tool). Cheap to share: `Send + Sync`, cloning is an `Arc` bump.
+#[derive(Clone)]
+pub struct CompiledSchema {
+    validator: Arc<Validator>,
+    /// Kept to look up the allowed property names for suggestions.
+    schema: Arc<Value>,
+}
+
+impl std::fmt::Debug for CompiledSchema {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompiledSchema").finish_non_exhaustive()
+    }
+}
+
+impl CompiledSchema {
+    /// Compiles `schema`, or fails with INVALID_SCHEMA (too deep / too big,
+    /// not a schema, bad regex, remote or unresolvable `$ref`...).
+    pub fn compile(schema: &Value) -> Result<Self> {
+        if !matches!(schema, Value::Object(_) | Value::Bool(_)) {
+            return Err(invalid_schema("the schema must be a JSON object or boolean."));
+        }
+        check_bounds(schema, MAX_JSON_DEPTH, MAX_SCHEMA_BYTES).map_err(|why| invalid_schema(&why))?;
+        let validator = jsonschema::options()
+            .offline()
+            .should_validate_formats(false)
+            .build(schema)
+            .map_err(|err| invalid_schema(&err.to_string()))?;
+        Ok(CompiledSchema { validator: Arc::new(validator), schema: Arc::new(schema.clone()) })
+    }
+
+    /// The schema this was compiled from.
+    pub fn schema(&self) -> &Value {
+        &self.schema
+    }
+
+    /// Checks `args`; an empty list means valid. At most [`MAX_ISSUES`] issues.
+    pub fn validate(&self, args: &Value) -> Vec<ArgumentIssue> {
+        if let Err(why) = check_bounds(args, MAX_JSON_DEPTH, usize::MAX) {
+            return vec![ArgumentIssue { path: String::new(), message: why, suggestion: None }];
+        }
+        let mut issues: Vec<ArgumentIssue> = Vec::new();
+        for error in self.validator.iter_errors(args) {
+            for issue in self.describe(&error) {
+                if !issues.contains(&issue) {
+                    issues.push(issue);
+                }
+            }
+            if issues.len() >= MAX_ISSUES {
+                issues.truncate(MAX_ISSUES);
+                break;
+            }
+        }
+        issues
+    }
+
+    /// One validator error as zero or more issues (additionalProperties
+    /// reports one issue per unexpected name).
+    fn describe(&self, error: &ValidationError<'_>) -> Vec<ArgumentIssue> {
+        let path = error.instance_path().as_str().to_string();
+        let instance = error.instance();
+        let subject = subject(error);
+        let at = if path.is_empty() { String::new() } else { format!(" at {path}") };
+        let single = |message: String| {
+            vec![ArgumentIssue { path: path.clone(), message: cap_message(message), suggestion: None }]
+        };
+        match error.kind() {
+            ValidationErrorKind::Required { property } => {
+                let name = property.as_str().unwrap_or_default();
+                // A misspelled key in the object is the usual cause.
+                let present = instance.as_object();
+                let allowed = self.allowed_names(error);
+                let misspelt = present.and_then(|obj| {
+                    let strays = obj.keys().filter(|k| !allowed.iter().any(|a| a == *k));
+                    strays
+                        .map(String::as_str)
+                        .find(|stray| closest_name(stray, [name]).is_some())
+                });
+                let mut message = format!("Missing required property {}{at}.", quote_str(name));
+                if let Some(stray) = misspelt {
+                    message.push_str(&format!(
+                        " Found {}; did you mean: {}?",
+                        quote_str(stray),
+                        clip(name)
+                    ));
+                }
+                vec![ArgumentIssue {
+                    path,
+                    message: cap_message(message),
+                    suggestion: misspelt.map(|_| name.to_string()),
+                }]
+            }
+            ValidationErrorKind::AdditionalProperties { unexpected }
+            | ValidationErrorKind::UnevaluatedProperties { unexpected } => {
+                let allowed = self.allowed_names(error);
+                let present: Vec<&str> = instance
+                    .as_object()
+                    .map(|obj| obj.keys().map(String::as_str).collect())
+                    .unwrap_or_default();
+                // Suggest only names the caller has not already supplied.
+                let free: Vec<&str> =
+                    allowed.iter().map(String::as_str).filter(|a| !present.contains(a)).collect();
+                unexpected
+                    .iter()
+                    .take(MAX_ISSUES)
+                    .map(|name| {
+                        let suggestion = closest_name(name, free.iter().copied());
+                        let mut message = format!("Unexpected property {}{at}.", quote_str(name));
+                        match suggestion {
+                            Some(s) => message.push_str(&format!(" Did you mean: {}?", clip(s))),
+                            None if !allowed.is_empty() => message.push_str(&format!(
+                                " Allowed: {}.",
+                                list_names(&allowed)
+                            )),
+                            None => {}
+                        }
+                        ArgumentIssue {
+                            path: path.clone(),
+                            message: cap_message(message),
+                            suggestion: suggestion.map(str::to_string),
+                        }
+                    })
+                    .collect()
+            }
+            ValidationErrorKind::Type { kind } => single(format!(
+                "{subject} must be {}, got {}.",
+                expected_types(kind),
+                type_with_article(instance)
+            )),
+            ValidationErrorKind::Enum { options } => single(format!(
+                "{subject} must be one of: {}; got {}.",
+                list_values(options),
+                quote_value(instance)
+            )),
+            ValidationErrorKind::Constant { expected_value } => single(format!(
+                "{subject} must be {}; got {}.",
+                quote_value(expected_value),
+                quote_value(instance)
+            )),
+            ValidationErrorKind::AnyOf { .. } | ValidationErrorKind::OneOfNotValid { .. } => {
+                single(format!("{subject} does not match any of the allowed forms."))
+            }
+            ValidationErrorKind::OneOfMultipleValid { .. } => {
+                single(format!("{subject} matches more than one of the allowed forms."))
+            }
+            ValidationErrorKind::FalseSchema => single(format!("{subject} is not allowed.")),
+            ValidationErrorKind::MinLength { limit } => {
+                single(format!("{subject} must be at least {limit} characters long."))
+            }
+            ValidationErrorKind::MaxLength { limit } => {
+                single(format!("{subject} must be at most {limit} characters long."))
+            }
+            ValidationErrorKind::MinItems { limit } => {
+                single(format!("{subject} must have at least {limit} items."))
+            }
+            ValidationErrorKind::MaxItems { limit } => {
+                single(format!("{subject} must have at most {limit} items."))
+            }
+            ValidationErrorKind::Minimum { limit } => {
+                single(format!("{subject} must be >= {limit}; got {}.", quote_value(instance)))
+            }
+            ValidationErrorKind::Maximum { limit } => {
+                single(format!("{subject} must be <= {limit}; got {}.", quote_value(instance)))
+            }
+            ValidationErrorKind::ExclusiveMinimum { limit } => {
+                single(format!("{subject} must be > {limit}; got {}.", quote_value(instance)))
+            }
+            ValidationErrorKind::ExclusiveMaximum { limit } => {
+                single(format!("{subject} must be < {limit}; got {}.", quote_value(instance)))
+            }
+            ValidationErrorKind::Pattern { pattern } => single(format!(
+                "{subject} must match the pattern {}; got {}.",
+                quote_str(pattern),
+                quote_value(instance)
+            )),
+            ValidationErrorKind::UniqueItems => single(format!("{subject} must not repeat items.")),
+            _ => {
+                // Rare kinds: the validator's own wording, without the
+                // (possibly huge) instance it embeds, cut to size.
+                single(format!("{subject} is invalid ({} constraint).", error.kind().keyword()))
+            }
+        }
+    }
+
+    /// Property names allowed by the schema object whose keyword raised
+    /// `error` (its sibling `properties`), in schema order.
+    fn allowed_names(&self, error: &ValidationError<'_>) -> Vec<String> {
+        let keyword_path = error.schema_path().as_str();
+        let parent = keyword_path.rsplit_once('/').map_or("", |(parent, _)| parent);
+        self.schema
+            .pointer(parent)
+            .and_then(|owner| owner.get("properties"))
+            .and_then(Value::as_object)
+            .map(|props| props.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+}
+
+/// Compiles `schema` and validates `args` against it (use [`CompiledSchema`]
+/// to validate many calls against one schema).
+pub fn validate_args(schema: &Value, args: &Value) -> Result<Vec<ArgumentIssue>> {
+    Ok(CompiledSchema::compile(schema)?.validate(args))
+}
+
+fn invalid_schema(why: &str) -> Error {
+    Error::new(
+        ErrorCode::InvalidSchema,
+        cap_message(format!("Invalid input schema: {}", why.trim_end_matches('.')) + "."),
+    )
+}
+
+/// How a message names the failing value: `Arguments` (root), `Property
+/// "city"` (top-level property) or `Value at /address/city`.
+fn subject(error: &ValidationError<'_>) -> String {
+    let path = error.instance_path();
+    let segments: Vec<LocationSegment<'_>> = path.iter().collect();
+    match segments.as_slice() {
+        [] => "Arguments".to_string(),
+        [LocationSegment::Property(name)] => format!("Property {}", quote_str(name)),
+        _ => format!("Value at {}", clip(path.as_str())),
+    }
+}
+
+fn expected_types(kind: &TypeKind) -> String {
+    let names: Vec<&'static str> = match kind {
+        TypeKind::Single(t) => vec![article(*t)],
+        TypeKind::Multiple(set) => set.iter().map(article).collect(),
+    };
+    match names.as_slice() {
+        [] => "of another type".to_string(),
+        [one] => (*one).to_string(),
+        [init @ .., last] => format!("{} or {last}", init.join(", ")),
+    }
+}
+
+fn article(t: JsonType) -> &'static str {
+    match t {
+        JsonType::Null => "null",
+        JsonType::Boolean => "a boolean",
+        JsonType::Integer => "an integer",
+        JsonType::Number => "a number",
+        JsonType::String => "a string",
+        JsonType::Array => "an array",
+        JsonType::Object => "an object",
+    }
+}
+
+/// The JSON type of a value as written in messages: `got number`.
+fn type_with_article(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// A value as compact JSON, at most [`MAX_QUOTED_CHARS`] chars (`…` marks a cut).
+fn quote_value(value: &Value) -> String {
+    match value {
+        // Containers can be huge: describe them instead of serializing.
+        Value::Array(items) => format!("an array of {} items", items.len()),
+        Value::Object(map) => format!("an object with {} properties", map.len()),
+        _ => clip(&serde_json::to_string(value).unwrap_or_default()),
+    }
+}
+
+fn quote_str(text: &str) -> String {
+    clip(&serde_json::to_string(text).unwrap_or_default())
+}
+
+fn clip(text: &str) -> String {
+    truncate_chars(text, MAX_QUOTED_CHARS)
+}
+
+fn cap_message(message: String) -> String {
+    if message.chars().count() <= MAX_MESSAGE_CHARS {
+        message
+    } else {
+        truncate_chars(&message, MAX_MESSAGE_CHARS)
+    }
+}
+
+fn truncate_chars(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max.saturating_sub(1)) {
+        Some((cut, _)) if text[cut..].chars().count() > 1 => format!("{}…", &text[..cut]),
+        _ => text.to_string(),
+    }
+}
+
+fn list_values(options: &Value) -> String {
+    let Some(options) = options.as_array() else { return quote_value(options) };
+    let mut listed: Vec<String> = options.iter().take(MAX_LISTED_OPTIONS).map(quote_value).collect();
+    if options.len() > MAX_LISTED_OPTIONS {
+        listed.push(format!("... ({} more)", options.len() - MAX_LISTED_OPTIONS));
+    }
+    listed.join(", ")
+}
+
+fn list_names(names: &[String]) -> String {
+    let mut listed: Vec<String> = names.iter().take(MAX_LISTED_OPTIONS).map(|n| clip(n)).collect();
+    if names.len() > MAX_LISTED_OPTIONS {
+        listed.push(format!("... ({} more)", names.len() - MAX_LISTED_OPTIONS));
+    }
+    listed.join(", ")
+}
+
+#[allow(dead_code)]
+const fn assert_send_sync<T: Send + Sync>() {}
+const _: () = assert_send_sync::<CompiledSchema>();
