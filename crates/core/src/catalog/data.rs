@@ -1,0 +1,272 @@
+//! The immutable, shareable part of a catalog: validated entries in id order,
+//! their search index, lookup maps and lazily computed per-tool artefacts.
+//! Built once per distinct tool set and cached by fingerprint.
+
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+
+use serde_json::Value;
+
+use super::entry::{Source, ToolEntry, ToolRecord};
+use super::records::RawRecord;
+use crate::error::{Error, Result};
+use crate::limits::*;
+use crate::schema::{self, CompiledSchema};
+use crate::search::SearchIndex;
+
+/// Names the gateway reserves for the control tools; never cataloged.
+pub const CONTROL_TOOL_NAMES: &[&str] = &["tool_search_code", "tool_search", "tool_describe", "tool_call"];
+
+/// A record that was not cataloged, and why.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ExcludedTool {
+    pub index: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    pub reason: String,
+}
+
+/// A direct-only tool: kept out of the catalog, stays visible to the model.
+#[derive(Debug, Clone)]
+pub struct DirectOnlyTool {
+    pub source: Source,
+    pub owner: String,
+    pub name: String,
+    pub id: String,
+    /// The record exactly as supplied.
+    pub raw: Value,
+}
+
+/// Per-tool artefacts computed on first use (hints, compiled validators).
+#[derive(Default)]
+pub(crate) struct Lazy {
+    pub input_hint: OnceLock<String>,
+    pub output_hint: OnceLock<Option<String>>,
+    pub validator: OnceLock<std::result::Result<Arc<CompiledSchema>, Error>>,
+}
+
+pub struct CatalogData {
+    pub entries: Vec<ToolEntry>,
+    pub index: SearchIndex,
+    pub fingerprint: String,
+    pub by_id: HashMap<String, usize>,
+    pub by_name: HashMap<String, Vec<usize>>,
+    pub direct_only: Vec<DirectOnlyTool>,
+    pub excluded: Vec<ExcludedTool>,
+    pub(crate) lazy: Vec<Lazy>,
+}
+
+/// Records after validation, before indexing.
+pub struct Validated {
+    pub entries: Vec<ToolEntry>,
+    pub direct_only: Vec<DirectOnlyTool>,
+    pub excluded: Vec<ExcludedTool>,
+}
+
+/// Validate and normalize records. Bad records are excluded with a reason;
+/// `strict` turns the first one into an INVALID_CATALOG error instead.
+pub fn validate_records(records: Vec<RawRecord>, strict: bool) -> Result<Validated> {
+    let mut entries: Vec<ToolEntry> = Vec::with_capacity(records.len());
+    let mut direct_only = Vec::new();
+    let mut excluded = Vec::new();
+    for raw in records {
+        let index = raw.index;
+        let outcome = raw.parsed.and_then(|(record, value)| normalize(record).map(|n| (n, value)));
+        match outcome {
+            Ok((Normalized::Entry(entry), _)) => entries.push(entry),
+            Ok((Normalized::DirectOnly(mut tool), value)) => {
+                tool.raw = value;
+                direct_only.push(tool);
+            }
+            Ok((Normalized::Control(name), _)) => {
+                excluded.push(ExcludedTool { index, name: Some(name), reason: "control tool (never cataloged)".into() })
+            }
+            Err(reason) => {
+                if strict {
+                    return Err(Error::invalid_catalog(format!("tool #{index}: {reason}")));
+                }
+                excluded.push(ExcludedTool { index, name: None, reason });
+            }
+        }
+    }
+    entries.sort_by(|a, b| a.id.cmp(&b.id));
+    // Duplicate ids: the first record (in input order) wins, the rest are excluded.
+    let mut kept: Vec<ToolEntry> = Vec::with_capacity(entries.len());
+    for entry in entries {
+        if kept.last().is_some_and(|prev| prev.id == entry.id) {
+            let reason = format!("duplicate tool id {}", entry.id);
+            if strict {
+                return Err(Error::invalid_catalog(reason));
+            }
+            excluded.push(ExcludedTool { index: usize::MAX, name: Some(entry.name), reason });
+            continue;
+        }
+        kept.push(entry);
+    }
+    excluded.sort_by_key(|e| e.index);
+    Ok(Validated { entries: kept, direct_only, excluded })
+}
+
+enum Normalized {
+    Entry(ToolEntry),
+    DirectOnly(DirectOnlyTool),
+    Control(String),
+}
+
+fn normalize(record: ToolRecord) -> std::result::Result<Normalized, String> {
+    let name = record.name.ok_or("missing \"name\"")?;
+    check_identifier_part("name", &name, MAX_NAME_CHARS)?;
+    let source = match record.source.as_deref() {
+        None => Source::Openclaw,
+        Some(s) => Source::parse(s).ok_or_else(|| format!("unknown source \"{}\" (openclaw, mcp or client)", clip(s, 40)))?,
+    };
+    let owner = record.owner.unwrap_or_else(|| source.default_owner().to_string());
+    check_identifier_part("owner", &owner, MAX_OWNER_CHARS)?;
+    let id = format!("{}:{}:{}", source.as_str(), owner, name);
+    if let Some(given) = &record.id {
+        if *given != id {
+            return Err(format!("id \"{}\" does not equal <source>:<owner>:<name> = \"{}\"", clip(given, 80), clip(&id, 80)));
+        }
+    }
+    if CONTROL_TOOL_NAMES.contains(&name.as_str()) {
+        return Ok(Normalized::Control(name));
+    }
+    match record.catalog_mode.as_deref() {
+        None => {}
+        Some("direct-only") => {
+            return Ok(Normalized::DirectOnly(DirectOnlyTool { source, owner, name, id, raw: Value::Null }));
+        }
+        Some(other) => return Err(format!("unknown catalogMode \"{}\" (only \"direct-only\")", clip(other, 40))),
+    }
+    let input_schema = match record.input_schema {
+        None => None,
+        Some(schema) => {
+            schema::check_bounds(&schema, MAX_JSON_DEPTH, MAX_SCHEMA_BYTES).map_err(|e| format!("inputSchema: {e}"))?;
+            if !(schema.is_object() || schema.is_boolean()) {
+                return Err("inputSchema must be a JSON Schema object".into());
+            }
+            Some(Arc::new(schema))
+        }
+    };
+    // Output schemas are only ever shown for trusted tools; drop the rest.
+    let output_schema = match record.output_schema {
+        Some(schema) if source.is_trusted() => {
+            schema::check_bounds(&schema, MAX_JSON_DEPTH, MAX_SCHEMA_BYTES).map_err(|e| format!("outputSchema: {e}"))?;
+            Some(Arc::new(schema))
+        }
+        _ => None,
+    };
+    let label = record.label.map(|l| bounded_text(&l, MAX_LABEL_CHARS)).filter(|l| !l.is_empty());
+    let description = bounded_text(record.description.as_deref().unwrap_or(""), MAX_DESCRIPTION_CHARS);
+    Ok(Normalized::Entry(ToolEntry { id, source, owner, name, label, description, input_schema, output_schema }))
+}
+
+fn check_identifier_part(what: &str, value: &str, max_chars: usize) -> std::result::Result<(), String> {
+    if value.is_empty() {
+        return Err(format!("\"{what}\" is empty"));
+    }
+    if value.chars().count() > max_chars {
+        return Err(format!("\"{what}\" is longer than {max_chars} characters"));
+    }
+    if value.chars().any(|c| c.is_control()) {
+        return Err(format!("\"{what}\" contains control characters"));
+    }
+    if value != value.trim() {
+        return Err(format!("\"{what}\" has leading or trailing whitespace"));
+    }
+    Ok(())
+}
+
+/// Trim and cap text on a char boundary.
+fn bounded_text(text: &str, max_chars: usize) -> String {
+    let text = text.trim();
+    match text.char_indices().nth(max_chars) {
+        Some((cut, _)) => text[..cut].to_string(),
+        None => text.to_string(),
+    }
+}
+
+pub(crate) fn clip(text: &str, max_chars: usize) -> String {
+    match text.char_indices().nth(max_chars) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    }
+}
+
+/// Content fingerprint of validated entries (and direct-only tools): stable
+/// for the same tools and schemas regardless of input order.
+pub fn fingerprint(validated: &Validated) -> String {
+    let mut hasher = blake3::Hasher::new();
+    let mut write = |part: &[u8]| {
+        hasher.update(&(part.len() as u64).to_le_bytes());
+        hasher.update(part);
+    };
+    for e in &validated.entries {
+        write(e.id.as_bytes());
+        write(e.label.as_deref().unwrap_or("\u{0}").as_bytes());
+        write(e.description.as_bytes());
+        write(e.input_schema.as_ref().map(|s| s.to_string()).unwrap_or_default().as_bytes());
+        write(e.output_schema.as_ref().map(|s| s.to_string()).unwrap_or_default().as_bytes());
+    }
+    write(b"direct-only");
+    let mut direct: Vec<String> = validated.direct_only.iter().map(|d| d.raw.to_string()).collect();
+    direct.sort();
+    for d in &direct {
+        write(d.as_bytes());
+    }
+    let hash = hasher.finalize();
+    hash.to_hex()[..32].to_string()
+}
+
+impl CatalogData {
+    pub fn build(validated: Validated, fingerprint: String) -> Result<CatalogData> {
+        let index = SearchIndex::build(&validated.entries)?;
+        let mut by_id = HashMap::with_capacity(validated.entries.len());
+        let mut by_name: HashMap<String, Vec<usize>> = HashMap::with_capacity(validated.entries.len());
+        for (ordinal, e) in validated.entries.iter().enumerate() {
+            by_id.insert(e.id.clone(), ordinal);
+            by_name.entry(e.name.clone()).or_default().push(ordinal);
+        }
+        let lazy = validated.entries.iter().map(|_| Lazy::default()).collect();
+        Ok(CatalogData {
+            entries: validated.entries,
+            index,
+            fingerprint,
+            by_id,
+            by_name,
+            direct_only: validated.direct_only,
+            excluded: validated.excluded,
+            lazy,
+        })
+    }
+
+    pub(crate) fn input_hint(&self, ordinal: usize) -> &str {
+        let entry = &self.entries[ordinal];
+        self.lazy[ordinal].input_hint.get_or_init(|| {
+            if entry.is_trusted() {
+                schema::input_hint(entry.input_schema.as_deref())
+            } else {
+                "unknown".to_string()
+            }
+        })
+    }
+
+    pub(crate) fn output_hint(&self, ordinal: usize) -> Option<&str> {
+        let entry = &self.entries[ordinal];
+        self.lazy[ordinal]
+            .output_hint
+            .get_or_init(|| entry.output_schema.as_deref().filter(|_| entry.is_trusted()).and_then(schema::output_hint))
+            .as_deref()
+    }
+
+    pub(crate) fn validator(&self, ordinal: usize) -> std::result::Result<Arc<CompiledSchema>, Error> {
+        let entry = &self.entries[ordinal];
+        self.lazy[ordinal]
+            .validator
+            .get_or_init(|| {
+                let schema = entry.input_schema.as_deref().cloned().unwrap_or_else(|| serde_json::json!({}));
+                CompiledSchema::compile(&schema).map(Arc::new)
+            })
+            .clone()
+    }
+}

@@ -1,0 +1,100 @@
+//! What search and describe return: compact hits and full descriptions.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::data::CatalogData;
+use super::entry::Source;
+
+/// Longest description carried by a search hit; describe returns it whole.
+pub const HIT_DESCRIPTION_MAX_CHARS: usize = 600;
+
+/// MCP routing details of an MCP tool's hit.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct McpInfo {
+    pub server_name: String,
+    /// The server name reduced to `[A-Za-z0-9_-]` (others become `_`).
+    pub safe_server_name: String,
+    pub tool_name: String,
+    /// `<safeServerName>__<toolName>`: the name the tool has when an MCP
+    /// server's tools are exposed directly.
+    pub operation: String,
+}
+
+/// A compact, ranked search result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchHit {
+    pub id: String,
+    pub source: Source,
+    pub source_name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mcp: Option<McpInfo>,
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    pub description: String,
+    /// TypeScript-style input signature for trusted tools, `"unknown"` otherwise.
+    pub input: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
+}
+
+/// A hit plus the exact schemas.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolDescription {
+    #[serde(flatten)]
+    pub hit: SearchHit,
+    /// The exact input schema (`{}` when the tool declared none).
+    pub parameters: Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
+}
+
+impl CatalogData {
+    pub(crate) fn hit(&self, ordinal: usize) -> SearchHit {
+        let e = &self.entries[ordinal];
+        let mcp = (e.source == Source::Mcp).then(|| {
+            let safe = safe_server_name(&e.owner);
+            McpInfo {
+                server_name: e.owner.clone(),
+                operation: format!("{safe}__{}", e.name),
+                safe_server_name: safe,
+                tool_name: e.name.clone(),
+            }
+        });
+        SearchHit {
+            id: e.id.clone(),
+            source: e.source,
+            source_name: e.owner.clone(),
+            mcp,
+            name: e.name.clone(),
+            label: e.label.clone(),
+            description: super::data::clip(&e.description, HIT_DESCRIPTION_MAX_CHARS),
+            input: self.input_hint(ordinal).to_string(),
+            output: self.output_hint(ordinal).map(str::to_string),
+        }
+    }
+
+    pub(crate) fn description(&self, ordinal: usize) -> ToolDescription {
+        let e = &self.entries[ordinal];
+        let mut hit = self.hit(ordinal);
+        hit.description = e.description.clone();
+        ToolDescription {
+            hit,
+            parameters: e.input_schema.as_deref().cloned().unwrap_or_else(|| Value::Object(Default::default())),
+            output_schema: e.output_schema.as_deref().filter(|_| e.is_trusted()).cloned(),
+        }
+    }
+}
+
+pub fn safe_server_name(name: &str) -> String {
+    let safe: String = name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+        .take(64)
+        .collect();
+    if safe.is_empty() { "_".into() } else { safe }
+}

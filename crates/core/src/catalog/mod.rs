@@ -1,0 +1,344 @@
+//! The run's tool catalog: validated entries in id order, the policy mask, the
+//! search index, and the operations the model reaches (search, describe,
+//! argument validation). A `Catalog` is a cheap view: clones and `restrict`ed
+//! views share the built data and the telemetry counters.
+
+mod batch;
+mod cache;
+mod data;
+mod entry;
+mod hits;
+mod lookup;
+mod policy;
+mod records;
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+pub use batch::{BatchQuery, BatchRequest, BatchResult, BatchResultGroup};
+pub use data::{CatalogData, DirectOnlyTool, ExcludedTool, CONTROL_TOOL_NAMES};
+pub use entry::{Source, ToolEntry, ToolRecord};
+pub use hits::{safe_server_name, McpInfo, SearchHit, ToolDescription};
+pub use lookup::LookupStyle;
+pub use policy::{CompiledPolicy, Policy, PolicyLayer};
+pub use records::{parse_catalog_text, RawRecord};
+
+use crate::config::{MAX_SEARCH_LIMIT_CAP, MAX_SEARCH_LIMIT_DEFAULT, SEARCH_DEFAULT_LIMIT_DEFAULT};
+use crate::error::{Error, ErrorCode, Result};
+use crate::limits::MAX_QUERY_CHARS;
+use crate::schema::ArgumentIssue;
+use crate::telemetry::{CatalogTelemetry, Counters, SourceCounts};
+
+/// How a catalog is built.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CatalogOptions {
+    #[serde(default)]
+    pub policy: Policy,
+    /// Throw INVALID_CATALOG on the first bad record instead of excluding it.
+    #[serde(default)]
+    pub strict: bool,
+    /// Reuse built data for an unchanged catalog (default true).
+    pub cache: Option<bool>,
+    pub search_default_limit: Option<Value>,
+    pub max_search_limit: Option<Value>,
+}
+
+/// The limits a search applies (resolved config values).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SearchLimits {
+    pub default_limit: u32,
+    pub max_limit: u32,
+}
+
+impl Default for SearchLimits {
+    fn default() -> Self {
+        SearchLimits { default_limit: SEARCH_DEFAULT_LIMIT_DEFAULT, max_limit: MAX_SEARCH_LIMIT_DEFAULT }
+    }
+}
+
+impl SearchLimits {
+    /// Clamp as the config does (contract §4).
+    pub fn from_options(default_limit: Option<&Value>, max_limit: Option<&Value>) -> SearchLimits {
+        let mut raw = serde_json::Map::new();
+        raw.insert("mode".into(), Value::from("tools"));
+        if let Some(v) = default_limit {
+            raw.insert("searchDefaultLimit".into(), v.clone());
+        }
+        if let Some(v) = max_limit {
+            raw.insert("maxSearchLimit".into(), v.clone());
+        }
+        let resolved = crate::config::resolve(&Value::Object(raw), false);
+        SearchLimits { default_limit: resolved.search_default_limit, max_limit: resolved.max_search_limit }
+    }
+
+    /// Contract §3: omitted → default; non-integer or < 1 → error; above max → capped.
+    pub fn effective(&self, requested: Option<f64>) -> Result<usize> {
+        match requested {
+            None => Ok(self.default_limit as usize),
+            Some(l) if l.is_finite() && l >= 1.0 && l.fract() == 0.0 => {
+                Ok((l.min(f64::from(self.max_limit.min(MAX_SEARCH_LIMIT_CAP)))) as usize)
+            }
+            Some(_) => Err(Error::new(ErrorCode::InvalidLimit, "limit must be a positive integer.")),
+        }
+    }
+}
+
+/// Result of checking model-supplied arguments against a tool's schema.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ArgsValidation {
+    pub ok: bool,
+    pub errors: Vec<ArgumentIssue>,
+}
+
+#[derive(Clone)]
+pub struct Catalog {
+    data: Arc<CatalogData>,
+    /// `None`: every entry allowed. Otherwise the policy/restrict mask.
+    mask: Option<Arc<[bool]>>,
+    allowed_count: usize,
+    fingerprint: String,
+    direct_only: Arc<[DirectOnlyTool]>,
+    counters: Arc<Counters>,
+    limits: SearchLimits,
+}
+
+impl std::fmt::Debug for Catalog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Catalog").field("size", &self.allowed_count).field("fingerprint", &self.fingerprint).finish()
+    }
+}
+
+impl Catalog {
+    /// Build from catalog text: a JSON array of tool records, or JSON Lines.
+    pub fn from_json_text(text: &str, options: &CatalogOptions) -> Result<Catalog> {
+        let policy = options.policy.compile()?;
+        let use_cache = options.cache.unwrap_or(true) && !options.strict;
+        let text_key = format!("text:{}", blake3::hash(text.as_bytes()).to_hex());
+        let data = match use_cache.then(|| cache::get(&text_key)).flatten() {
+            Some(data) => data,
+            None => {
+                let records = parse_catalog_text(text)?;
+                let validated = data::validate_records(records, options.strict)?;
+                let fingerprint = data::fingerprint(&validated);
+                let content_key = format!("content:{fingerprint}");
+                match use_cache.then(|| cache::get(&content_key)).flatten() {
+                    Some(data) => {
+                        cache::put(&[&text_key], &data);
+                        data
+                    }
+                    None => {
+                        let data = Arc::new(CatalogData::build(validated, fingerprint)?);
+                        if use_cache {
+                            cache::put(&[&text_key, &content_key], &data);
+                        }
+                        data
+                    }
+                }
+            }
+        };
+        let limits = SearchLimits::from_options(options.search_default_limit.as_ref(), options.max_search_limit.as_ref());
+        Ok(Catalog::with_policy(data, &policy, limits))
+    }
+
+    /// Build from records already in memory (Rust callers, tests, benches).
+    pub fn from_records(records: Vec<Value>, options: &CatalogOptions) -> Result<Catalog> {
+        let text = serde_json::to_string(&records).map_err(|e| Error::invalid_catalog(e.to_string()))?;
+        Catalog::from_json_text(&text, options)
+    }
+
+    fn with_policy(data: Arc<CatalogData>, policy: &CompiledPolicy, limits: SearchLimits) -> Catalog {
+        let mask: Option<Arc<[bool]>> =
+            (!policy.is_unrestricted()).then(|| data.entries.iter().map(|e| policy.allows_entry(e)).collect());
+        let direct_only: Arc<[DirectOnlyTool]> = data
+            .direct_only
+            .iter()
+            .filter(|d| policy.allows(d.source, &d.owner, &d.name, &d.id))
+            .cloned()
+            .collect();
+        let counters = Arc::new(Counters::new(&data.fingerprint));
+        Catalog::view(data, mask, direct_only, counters, limits)
+    }
+
+    fn view(
+        data: Arc<CatalogData>,
+        mask: Option<Arc<[bool]>>,
+        direct_only: Arc<[DirectOnlyTool]>,
+        counters: Arc<Counters>,
+        limits: SearchLimits,
+    ) -> Catalog {
+        let allowed_count = mask.as_ref().map_or(data.entries.len(), |m| m.iter().filter(|&&a| a).count());
+        let fingerprint = match &mask {
+            None => data.fingerprint.clone(),
+            Some(mask) => {
+                let mut hasher = blake3::Hasher::new();
+                hasher.update(data.fingerprint.as_bytes());
+                for (entry, _) in data.entries.iter().zip(mask.iter()).filter(|(_, &a)| a) {
+                    hasher.update(&(entry.id.len() as u64).to_le_bytes());
+                    hasher.update(entry.id.as_bytes());
+                }
+                hasher.finalize().to_hex()[..32].to_string()
+            }
+        };
+        Catalog { data, mask, allowed_count, fingerprint, direct_only, counters, limits }
+    }
+
+    pub fn size(&self) -> usize {
+        self.allowed_count
+    }
+
+    pub fn fingerprint(&self) -> &str {
+        &self.fingerprint
+    }
+
+    pub fn limits(&self) -> SearchLimits {
+        self.limits
+    }
+
+    /// The same catalog with other search limits (the session's resolved config).
+    pub fn with_limits(&self, limits: SearchLimits) -> Catalog {
+        Catalog { limits, ..self.clone() }
+    }
+
+    pub fn is_allowed(&self, ordinal: usize) -> bool {
+        self.mask.as_ref().is_none_or(|m| m.get(ordinal).copied().unwrap_or(false))
+    }
+
+    /// Allowed entries in id order.
+    pub fn entries(&self) -> impl Iterator<Item = &ToolEntry> + '_ {
+        self.data.entries.iter().enumerate().filter(|(o, _)| self.is_allowed(*o)).map(|(_, e)| e)
+    }
+
+    /// Allowed entries with their ordinals.
+    pub fn ordinals(&self) -> impl Iterator<Item = (usize, &ToolEntry)> + '_ {
+        self.data.entries.iter().enumerate().filter(|(o, _)| self.is_allowed(*o))
+    }
+
+    pub fn entry(&self, ordinal: usize) -> Option<&ToolEntry> {
+        self.is_allowed(ordinal).then(|| self.data.entries.get(ordinal)).flatten()
+    }
+
+    /// Direct-only tools the policy allows: the gateway keeps them visible.
+    pub fn direct_only(&self) -> &[DirectOnlyTool] {
+        &self.direct_only
+    }
+
+    /// Records that were not cataloged (bad records, control tools), with reasons.
+    pub fn excluded(&self) -> &[ExcludedTool] {
+        &self.data.excluded
+    }
+
+    pub fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    pub fn data(&self) -> &CatalogData {
+        &self.data
+    }
+
+    /// Ranked compact hits. Counts as one search.
+    pub fn search(&self, query: &str, limit: Option<f64>) -> Result<Vec<SearchHit>> {
+        let limit = self.limits.effective(limit)?;
+        let hits = self.search_ordinals(query, limit)?;
+        self.counters.record_search();
+        Ok(hits.into_iter().map(|o| self.data.hit(o)).collect())
+    }
+
+    /// Ranked ordinals without rendering or counting (surfaces, hydration).
+    pub fn search_ordinals(&self, query: &str, limit: usize) -> Result<Vec<usize>> {
+        check_query(query)?;
+        Ok(self.data.index.search(query, limit, &|o| self.is_allowed(o)).into_iter().map(|h| h.ordinal).collect())
+    }
+
+    /// The compact hit of an allowed entry.
+    pub fn hit(&self, ordinal: usize) -> Option<SearchHit> {
+        self.is_allowed(ordinal).then(|| self.data.hit(ordinal))
+    }
+
+    pub fn resolve(&self, id_or_name: &str, style: LookupStyle) -> Result<&ToolEntry> {
+        self.resolve_ordinal(id_or_name, style).map(|o| &self.data.entries[o])
+    }
+
+    /// The hit plus exact schemas. Counts as one describe.
+    pub fn describe(&self, id_or_name: &str, style: LookupStyle) -> Result<ToolDescription> {
+        let ordinal = self.resolve_ordinal(id_or_name, style)?;
+        self.counters.record_describe();
+        Ok(self.data.description(ordinal))
+    }
+
+    /// Check arguments against the tool's input schema (trusted or not: the
+    /// caller decides whether to enforce). An uncompilable schema is an
+    /// INVALID_SCHEMA error.
+    pub fn validate_args(&self, id_or_name: &str, args: &Value) -> Result<ArgsValidation> {
+        let ordinal = self.resolve_ordinal(id_or_name, LookupStyle::Structured)?;
+        self.validate_ordinal(ordinal, args)
+    }
+
+    pub fn validate_ordinal(&self, ordinal: usize, args: &Value) -> Result<ArgsValidation> {
+        if !self.is_allowed(ordinal) {
+            return Err(Error::new(ErrorCode::ToolNotFound, "tool is not in this catalog"));
+        }
+        let validator = self.data.validator(ordinal)?;
+        let errors = validator.validate(args);
+        Ok(ArgsValidation { ok: errors.is_empty(), errors })
+    }
+
+    /// A narrowed view: only tools whose name or id is in `names` (and that this
+    /// view already allows). Same index and counters; nothing is rebuilt.
+    pub fn restrict<S: AsRef<str>>(&self, names: &[S]) -> Catalog {
+        let wanted: std::collections::HashSet<&str> = names.iter().map(AsRef::as_ref).collect();
+        let mask: Arc<[bool]> = self
+            .data
+            .entries
+            .iter()
+            .enumerate()
+            .map(|(o, e)| self.is_allowed(o) && (wanted.contains(e.name.as_str()) || wanted.contains(e.id.as_str())))
+            .collect();
+        let direct_only: Arc<[DirectOnlyTool]> = self
+            .direct_only
+            .iter()
+            .filter(|d| wanted.contains(d.name.as_str()) || wanted.contains(d.id.as_str()))
+            .cloned()
+            .collect();
+        Catalog::view(Arc::clone(&self.data), Some(mask), direct_only, Arc::clone(&self.counters), self.limits)
+    }
+
+    pub fn telemetry(&self) -> CatalogTelemetry {
+        let mut sources = SourceCounts::default();
+        for e in self.entries() {
+            match e.source {
+                Source::Openclaw => sources.openclaw += 1,
+                Source::Mcp => sources.mcp += 1,
+                Source::Client => sources.client += 1,
+            }
+        }
+        CatalogTelemetry {
+            catalog_size: self.allowed_count as u64,
+            sources,
+            counter_scope: self.counters.scope().to_string(),
+            search_count: self.counters.searches(),
+            describe_count: self.counters.describes(),
+            call_count: self.counters.calls(),
+        }
+    }
+}
+
+fn check_query(query: &str) -> Result<()> {
+    if query.chars().count() > MAX_QUERY_CHARS {
+        return Err(Error::new(
+            ErrorCode::InvalidQuery,
+            format!("query must be at most {MAX_QUERY_CHARS} characters; describe the capability you need in a few words."),
+        ));
+    }
+    Ok(())
+}
+
+/// Drop every cached catalog build.
+pub fn clear_cache() {
+    cache::clear();
+}
+
+#[cfg(test)]
+mod tests;

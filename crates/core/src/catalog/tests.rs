@@ -1,0 +1,280 @@
+//! Catalog rules: records, ids, policy, lookup, limits, batch budgets, views.
+
+use serde_json::{json, Value};
+
+use super::*;
+use crate::error::ErrorCode;
+
+fn tool(name: &str, description: &str) -> Value {
+    json!({ "name": name, "description": description,
+            "inputSchema": { "type": "object", "properties": { "marker": { "type": "string" } }, "required": ["marker"], "additionalProperties": false } })
+}
+
+fn catalog(tools: Vec<Value>) -> Catalog {
+    Catalog::from_records(tools, &CatalogOptions::default()).unwrap()
+}
+
+fn with_policy(tools: Vec<Value>, policy: Value) -> Catalog {
+    let options: CatalogOptions = serde_json::from_value(json!({ "policy": policy })).unwrap();
+    Catalog::from_records(tools, &options).unwrap()
+}
+
+#[test]
+fn defaults_ids_and_order() {
+    let c = catalog(vec![
+        json!({ "name": "zeta", "description": "z" }),
+        json!({ "source": "client", "name": "select_file" }),
+        json!({ "source": "mcp", "owner": "github", "name": "create_issue" }),
+        json!({ "owner": "browser", "name": "browser_request", "label": "Browser" }),
+    ]);
+    let ids: Vec<&str> = c.entries().map(|e| e.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        ["client:client:select_file", "mcp:github:create_issue", "openclaw:browser:browser_request", "openclaw:core:zeta"]
+    );
+    assert_eq!(c.size(), 4);
+}
+
+#[test]
+fn bad_records_are_excluded_with_reasons_or_fail_in_strict_mode() {
+    let tools = vec![
+        tool("ok", "fine"),
+        json!({ "id": "openclaw:core:other", "name": "mismatch" }),
+        json!({ "description": "no name" }),
+        json!({ "name": "bad\nname" }),
+        json!({ "name": "x", "source": "nowhere" }),
+        json!({ "name": "tool_search" }),
+        json!({ "name": "ok", "description": "duplicate id" }),
+    ];
+    let c = catalog(tools.clone());
+    assert_eq!(c.size(), 1);
+    let reasons: Vec<&str> = c.excluded().iter().map(|e| e.reason.as_str()).collect();
+    assert!(reasons.iter().any(|r| r.contains("does not equal")), "{reasons:?}");
+    assert!(reasons.iter().any(|r| r.contains("missing \"name\"")));
+    assert!(reasons.iter().any(|r| r.contains("control characters")));
+    assert!(reasons.iter().any(|r| r.contains("unknown source")));
+    assert!(reasons.iter().any(|r| r.contains("control tool")));
+    assert!(reasons.iter().any(|r| r.contains("duplicate tool id")));
+    let strict: CatalogOptions = serde_json::from_value(json!({ "strict": true })).unwrap();
+    let err = Catalog::from_records(tools, &strict).unwrap_err();
+    assert_eq!(err.code, ErrorCode::InvalidCatalog);
+}
+
+#[test]
+fn direct_only_tools_are_reported_not_cataloged() {
+    let c = catalog(vec![tool("a", "x"), json!({ "name": "message", "catalogMode": "direct-only", "extra": 1 })]);
+    assert_eq!(c.size(), 1);
+    assert_eq!(c.direct_only().len(), 1);
+    assert_eq!(c.direct_only()[0].raw["extra"], 1);
+    assert!(c.resolve("message", LookupStyle::Structured).is_err());
+}
+
+#[test]
+fn fingerprint_is_stable_and_content_based() {
+    let a = catalog(vec![tool("a", "x"), tool("b", "y")]);
+    let b = catalog(vec![tool("b", "y"), tool("a", "x")]);
+    let c = catalog(vec![tool("a", "x"), tool("b", "changed")]);
+    assert_eq!(a.fingerprint(), b.fingerprint());
+    assert_ne!(a.fingerprint(), c.fingerprint());
+    // Reused data, but a new counter scope per build.
+    assert!(std::ptr::eq(a.data(), b.data()));
+    assert_ne!(a.telemetry().counter_scope, b.telemetry().counter_scope);
+}
+
+#[test]
+fn resolve_exact_id_then_unique_name() {
+    let c = catalog(vec![
+        json!({ "name": "read", "owner": "fs" }),
+        json!({ "name": "read", "owner": "docs" }),
+        json!({ "name": "write" }),
+    ]);
+    assert_eq!(c.resolve("openclaw:fs:read", LookupStyle::Structured).unwrap().owner, "fs");
+    assert_eq!(c.resolve("write", LookupStyle::Structured).unwrap().id, "openclaw:core:write");
+    let err = c.resolve("read", LookupStyle::Structured).unwrap_err();
+    assert_eq!(err.code, ErrorCode::AmbiguousTool);
+    assert_eq!(err.message, "Ambiguous tool name: read; use an exact tool id.");
+}
+
+#[test]
+fn unknown_id_suggests_up_to_three() {
+    let c = catalog(vec![tool("send_message", "send"), tool("send_email", "mail"), tool("read_file", "read"), tool("list", "ls")]);
+    let err = c.resolve("send_mesage", LookupStyle::Structured).unwrap_err();
+    assert_eq!(err.code, ErrorCode::ToolNotFound);
+    assert!(err.message.starts_with("Unknown tool id: send_mesage. Did you mean: openclaw:core:send_message"), "{}", err.message);
+    assert!(err.message.ends_with(
+        "Use tool_search to find a tool, tool_describe to inspect it, then tool_call with the exact id or name."
+    ));
+    let err = c.resolve("nope", LookupStyle::Code).unwrap_err();
+    assert!(err.message.contains("openclaw.tools.search"), "{}", err.message);
+    let suggestions = err.message.matches("openclaw:core:").count();
+    assert!(suggestions <= 3);
+}
+
+#[test]
+fn policy_removes_tools_from_everything() {
+    let c = with_policy(
+        vec![tool("secret_tool", "does secret things"), tool("public_tool", "does public things")],
+        json!({ "agent": { "deny": ["secret_*"] } }),
+    );
+    assert_eq!(c.size(), 1);
+    assert!(c.search("secret things", None).unwrap().iter().all(|h| h.name != "secret_tool"));
+    assert_eq!(c.resolve("secret_tool", LookupStyle::Structured).unwrap_err().code, ErrorCode::ToolNotFound);
+    assert_eq!(c.validate_args("secret_tool", &json!({})).unwrap_err().code, ErrorCode::ToolNotFound);
+    let err = c.resolve("secret_tol", LookupStyle::Structured).unwrap_err();
+    assert!(!err.message.contains("secret_tool"), "a denied tool must not be suggested: {}", err.message);
+}
+
+#[test]
+fn policy_layers_allow_restricts_deny_wins() {
+    let tools = vec![
+        tool("a", "alpha"),
+        json!({ "source": "mcp", "owner": "gh", "name": "b" }),
+        json!({ "source": "client", "name": "c" }),
+    ];
+    let c = with_policy(tools.clone(), json!({ "profile": { "allow": ["group:openclaw", "group:mcp"] }, "session": { "deny": ["mcp:gh:b"] } }));
+    let names: Vec<&str> = c.entries().map(|e| e.name.as_str()).collect();
+    assert_eq!(names, ["a"]);
+    let bad: std::result::Result<CatalogOptions, _> = serde_json::from_value(json!({ "policy": { "agent": { "allow": ["group:nope"] } } }));
+    let err = Catalog::from_records(tools, &bad.unwrap()).unwrap_err();
+    assert_eq!(err.code, ErrorCode::InvalidPolicy);
+}
+
+#[test]
+fn ambiguity_counts_only_allowed_tools() {
+    let c = with_policy(
+        vec![json!({ "name": "read", "owner": "fs" }), json!({ "name": "read", "owner": "docs" })],
+        json!({ "agent": { "deny": ["openclaw:docs:read"] } }),
+    );
+    assert_eq!(c.resolve("read", LookupStyle::Structured).unwrap().id, "openclaw:fs:read");
+}
+
+#[test]
+fn limits_follow_the_contract() {
+    let tools: Vec<Value> = (0..40).map(|i| tool(&format!("weather_tool_{i:02}"), "weather forecast for a city")).collect();
+    let c = catalog(tools);
+    assert_eq!(c.search("weather forecast", None).unwrap().len(), 8);
+    assert_eq!(c.search("weather forecast", Some(3.0)).unwrap().len(), 3);
+    assert_eq!(c.search("weather forecast", Some(500.0)).unwrap().len(), 20);
+    for bad in [0.0, -1.0, 2.5, f64::NAN] {
+        let err = c.search("weather", Some(bad)).unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidLimit);
+        assert_eq!(err.message, "limit must be a positive integer.");
+    }
+    let narrow = c.with_limits(SearchLimits::from_options(Some(&json!(2)), Some(&json!(4))));
+    assert_eq!(narrow.search("weather forecast", None).unwrap().len(), 2);
+    assert_eq!(narrow.search("weather forecast", Some(10.0)).unwrap().len(), 4);
+}
+
+#[test]
+fn empty_and_oversized_queries() {
+    let c = catalog(vec![tool("a", "alpha")]);
+    assert!(c.search("", None).unwrap().is_empty());
+    assert!(c.search("   ", None).unwrap().is_empty());
+    let long = "x".repeat(crate::limits::MAX_QUERY_CHARS + 1);
+    assert_eq!(c.search(&long, None).unwrap_err().code, ErrorCode::InvalidQuery);
+}
+
+#[test]
+fn hits_hide_untrusted_schemas() {
+    let c = catalog(vec![
+        json!({ "name": "trusted", "description": "t", "inputSchema": { "type": "object", "properties": { "id": { "type": "string" } }, "required": ["id"] },
+                "outputSchema": { "type": "object", "properties": { "ok": { "type": "boolean" } }, "required": ["ok"] } }),
+        json!({ "source": "mcp", "owner": "docs server", "name": "fetch", "description": "m", "inputSchema": { "type": "object", "properties": { "url": { "type": "string" } } },
+                "outputSchema": { "type": "object" } }),
+    ]);
+    let trusted = c.describe("trusted", LookupStyle::Structured).unwrap();
+    assert_eq!(trusted.hit.input, "{ id: string }");
+    assert!(trusted.output_schema.is_some());
+    let mcp = c.describe("fetch", LookupStyle::Structured).unwrap();
+    assert_eq!(mcp.hit.input, "unknown");
+    assert!(mcp.output_schema.is_none());
+    assert_eq!(mcp.parameters["properties"]["url"]["type"], "string");
+    let info = mcp.hit.mcp.unwrap();
+    assert_eq!((info.server_name.as_str(), info.safe_server_name.as_str()), ("docs server", "docs_server"));
+    assert_eq!(info.operation, "docs_server__fetch");
+    assert_eq!(c.telemetry().describe_count, 2);
+}
+
+#[test]
+fn describe_without_schema_gives_empty_object() {
+    let c = catalog(vec![json!({ "name": "ping" })]);
+    assert_eq!(c.describe("ping", LookupStyle::Structured).unwrap().parameters, json!({}));
+}
+
+#[test]
+fn validate_args_reports_issues() {
+    let c = catalog(vec![tool("fake", "f")]);
+    assert!(c.validate_args("fake", &json!({ "marker": "m" })).unwrap().ok);
+    let v = c.validate_args("fake", &json!({ "markr": "m" })).unwrap();
+    assert!(!v.ok);
+    assert!(v.errors.iter().any(|e| e.message.contains("marker")));
+    assert!(v.errors.iter().any(|e| e.suggestion.as_deref() == Some("marker")), "{:?}", v.errors);
+}
+
+#[test]
+fn restrict_is_a_view_with_shared_counters() {
+    let c = catalog(vec![tool("a", "alpha"), tool("b", "beta"), tool("c", "gamma")]);
+    let narrow = c.restrict(&["a", "openclaw:core:c", "missing"]);
+    assert_eq!(narrow.size(), 2);
+    assert!(std::ptr::eq(c.data(), narrow.data()));
+    assert_ne!(c.fingerprint(), narrow.fingerprint());
+    narrow.search("alpha", None).unwrap();
+    assert_eq!(c.telemetry().search_count, 1);
+    assert_eq!(c.telemetry().counter_scope, narrow.telemetry().counter_scope);
+    assert!(narrow.resolve("b", LookupStyle::Structured).is_err());
+    // A narrower view never widens.
+    assert_eq!(narrow.restrict(&["b"]).size(), 0);
+}
+
+#[test]
+fn batch_runs_scalar_first_and_enforces_limits() {
+    let tools: Vec<Value> = (0..30).map(|i| tool(&format!("file_tool_{i:02}"), &"read files from disk ".repeat(10))).collect();
+    let c = catalog(tools);
+    let request: BatchRequest = serde_json::from_value(json!({ "query": "read files", "queries": [{ "query": "disk" }] })).unwrap();
+    let result = c.search_batch(&request).unwrap();
+    assert_eq!(result.results[0].query, "read files");
+    let size = serde_json::to_string(&result).unwrap().chars().count();
+    assert!(size <= crate::limits::BATCH_RESPONSE_BUDGET_CHARS, "{size}");
+    assert!(result.truncated);
+    assert!(result.results.iter().all(|g| g.truncated));
+    assert_eq!(c.telemetry().search_count, 1);
+
+    let too_many: BatchRequest =
+        serde_json::from_value(json!({ "queries": (0..17).map(|i| json!({ "query": format!("q{i}") })).collect::<Vec<_>>() })).unwrap();
+    assert_eq!(c.search_batch(&too_many).unwrap_err().code, ErrorCode::InvalidQuery);
+    let too_long: BatchRequest =
+        serde_json::from_value(json!({ "queries": [{ "query": "a".repeat(300) }, { "query": "b".repeat(300) }] })).unwrap();
+    assert!(c.search_batch(&too_long).unwrap_err().message.contains("512 bytes"));
+    let empty: BatchRequest = serde_json::from_value(json!({ "query": "  " })).unwrap();
+    assert_eq!(c.search_batch(&empty).unwrap_err().code, ErrorCode::InvalidQuery);
+}
+
+#[test]
+fn batch_caps_total_candidates_dropping_lowest_ranks() {
+    let tools: Vec<Value> = (0..60).map(|i| json!({ "name": format!("t{i:02}"), "description": "sync" })).collect();
+    let c = catalog(tools).with_limits(SearchLimits { default_limit: 20, max_limit: 20 });
+    let queries: Vec<Value> = (0..4).map(|_| json!({ "query": "sync" })).collect();
+    let request: BatchRequest = serde_json::from_value(json!({ "queries": queries })).unwrap();
+    let result = c.search_batch(&request).unwrap();
+    let total: usize = result.results.iter().map(|g| g.candidates.len()).sum();
+    assert!(total <= crate::limits::MAX_BATCH_CANDIDATES);
+    // Dropped from the tail of every group evenly: group sizes differ by at most one.
+    let sizes: Vec<usize> = result.results.iter().map(|g| g.candidates.len()).collect();
+    assert!(sizes.iter().max().unwrap() - sizes.iter().min().unwrap() <= 1, "{sizes:?}");
+}
+
+#[test]
+fn hostile_records_are_bounded() {
+    let huge = "d".repeat(10 * 1024 * 1024);
+    let c = catalog(vec![json!({ "name": "big", "description": huge })]);
+    let e = c.resolve("big", LookupStyle::Structured).unwrap();
+    assert_eq!(e.description.chars().count(), crate::limits::MAX_DESCRIPTION_CHARS);
+    assert!(c.search("d", None).is_ok());
+}
+
+#[test]
+fn cjk_text_is_searchable() {
+    let c = catalog(vec![json!({ "name": "weather_cn", "description": "查询城市的天气预报" }), tool("other", "unrelated")]);
+    let hits = c.search("天气预报", None).unwrap();
+    assert_eq!(hits.first().map(|h| h.name.as_str()), Some("weather_cn"));
+}

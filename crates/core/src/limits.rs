@@ -1,0 +1,37 @@
+//! Bounds on untrusted input. Every size or depth the core accepts from a
+//! client, an MCP server or a model is capped by one of these.
+
+/// Longest tool name accepted in a catalog record.
+pub const MAX_NAME_CHARS: usize = 256;
+/// Longest owner (plugin id, MCP server name) accepted.
+pub const MAX_OWNER_CHARS: usize = 256;
+/// Descriptions longer than this are truncated (on a char boundary) when cataloged.
+pub const MAX_DESCRIPTION_CHARS: usize = 8_192;
+/// Label cap.
+pub const MAX_LABEL_CHARS: usize = 512;
+/// Deepest JSON nesting accepted in a schema or argument value.
+pub const MAX_JSON_DEPTH: usize = 64;
+/// Largest serialized schema kept per tool (bytes); larger ones are rejected for that tool.
+pub const MAX_SCHEMA_BYTES: usize = 256 * 1024;
+/// Parameter text indexed per tool (chars); the rest is ignored by search.
+pub const MAX_PARAM_TEXT_CHARS: usize = 4_096;
+/// Depth to which schema properties are walked for indexing.
+pub const MAX_PARAM_INDEX_DEPTH: usize = 4;
+/// Largest catalog accepted in one build.
+pub const MAX_CATALOG_TOOLS: usize = 200_000;
+/// Longest single search query (chars); longer queries are an INVALID_QUERY error.
+pub const MAX_QUERY_CHARS: usize = 512;
+/// Batch search: queries per request.
+pub const MAX_BATCH_QUERIES: usize = 16;
+/// Batch search: serialized query list, UTF-8 bytes.
+pub const MAX_BATCH_QUERY_BYTES: usize = 512;
+/// Batch search: candidates across all groups.
+pub const MAX_BATCH_CANDIDATES: usize = 50;
+/// Batch search: serialized response budget (chars).
+pub const BATCH_RESPONSE_BUDGET_CHARS: usize = 4_000;
+/// Input hint (TypeScript-style signature) caps.
+pub const INPUT_HINT_MAX_CHARS: usize = 300;
+pub const INPUT_HINT_MAX_DEPTH: usize = 4;
+pub const INPUT_HINT_MAX_PROPERTIES: usize = 16;
+pub const INPUT_HINT_MAX_ENUM: usize = 8;
+pub const OUTPUT_HINT_MAX_CHARS: usize = 850;

@@ -1,0 +1,185 @@
+//! `ToolCatalog`: the run's catalog, exposed synchronously (a search costs
+//! microseconds; an async hop would cost more than the work).
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+use serde_json::Value;
+use tool_search_core::catalog::{BatchRequest, Catalog, CatalogOptions, LookupStyle};
+use tool_search_core::ErrorCode;
+
+use super::errors::{from_napi, guard, js_error, to_js, JsResult};
+
+#[napi]
+pub struct ToolCatalog {
+    pub(crate) inner: Catalog,
+}
+
+fn to_value<T: serde::Serialize>(value: &T) -> JsResult<Value> {
+    serde_json::to_value(value).map_err(|e| js_error(ErrorCode::Internal, e.to_string()))
+}
+
+fn parse_options(options: Option<Value>) -> JsResult<CatalogOptions> {
+    match options {
+        None | Some(Value::Null) => Ok(CatalogOptions::default()),
+        Some(v) => serde_json::from_value(v)
+            .map_err(|e| js_error(ErrorCode::InvalidCatalog, format!("invalid catalog options: {e}"))),
+    }
+}
+
+/// `JSON.stringify` in the calling isolate: one pass over the tool objects,
+/// after which the core parses each record on its own with depth limits.
+fn stringify(env: &Env, value: Unknown) -> JsResult<String> {
+    let json: Object = env.get_global().and_then(|g| g.get_named_property("JSON")).map_err(from_napi)?;
+    let stringify: Function<Unknown, Unknown> = json.get_named_property("stringify").map_err(from_napi)?;
+    let out = stringify
+        .call(value)
+        .map_err(|e| js_error(ErrorCode::InvalidCatalog, format!("tools could not be serialized: {}", e.reason)))?;
+    match out.get_type().map_err(from_napi)? {
+        ValueType::String => unsafe { out.cast::<String>() }.map_err(from_napi),
+        _ => Err(js_error(ErrorCode::InvalidCatalog, "tools must be an array of tool objects")),
+    }
+}
+
+fn query_string(query: Unknown) -> JsResult<String> {
+    match query.get_type().map_err(from_napi)? {
+        ValueType::String => unsafe { query.cast::<String>() }.map_err(from_napi),
+        _ => Err(js_error(ErrorCode::InvalidQuery, "query must be a string.")),
+    }
+}
+
+/// `{ limit?: number | null }` → the requested limit, if any.
+fn limit_option(options: Option<Value>) -> JsResult<Option<f64>> {
+    let limit = match options {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::Object(mut o)) => o.remove("limit"),
+        Some(_) => return Err(js_error(ErrorCode::InvalidRequest, "search options must be an object.")),
+    };
+    match limit {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => Ok(n.as_f64()),
+        Some(_) => Err(js_error(ErrorCode::InvalidLimit, "limit must be a positive integer.")),
+    }
+}
+
+#[napi]
+impl ToolCatalog {
+    /// Build (or reuse, when unchanged) the catalog for a run. Bad records are
+    /// excluded with a reason (see `excluded`), or throw with `strict: true`.
+    #[napi(constructor, ts_args_type = "tools: CatalogTool[], options?: CatalogOptions | null")]
+    pub fn new(env: Env, tools: Unknown, options: Option<Value>) -> JsResult<Self> {
+        guard(|| {
+            if !tools.is_array().map_err(from_napi)? {
+                return Err(js_error(ErrorCode::InvalidCatalog, "tools must be an array of tool objects"));
+            }
+            let text = stringify(&env, tools)?;
+            let options = parse_options(options)?;
+            Catalog::from_json_text(&text, &options).map(|inner| ToolCatalog { inner }).map_err(to_js)
+        })
+    }
+
+    /// Build from catalog text: a JSON array of tools, or JSON Lines (the
+    /// dev-catalog format).
+    #[napi(factory, ts_args_type = "text: string, options?: CatalogOptions | null")]
+    pub fn from_json(text: String, options: Option<Value>) -> JsResult<Self> {
+        guard(|| {
+            let options = parse_options(options)?;
+            Catalog::from_json_text(&text, &options).map(|inner| ToolCatalog { inner }).map_err(to_js)
+        })
+    }
+
+    /// Number of cataloged tools this view allows.
+    #[napi(getter)]
+    pub fn size(&self) -> u32 {
+        self.inner.size() as u32
+    }
+
+    /// Content fingerprint: equal for the same tools, schemas and policy view.
+    #[napi(getter)]
+    pub fn fingerprint(&self) -> String {
+        self.inner.fingerprint().to_string()
+    }
+
+    /// Direct-only tools the policy allows, as supplied: keep them visible.
+    #[napi(getter, ts_return_type = "CatalogTool[]")]
+    pub fn direct_only(&self) -> Vec<Value> {
+        self.inner.direct_only().iter().map(|d| d.raw.clone()).collect()
+    }
+
+    /// Records that were not cataloged, with the reason.
+    #[napi(getter, ts_return_type = "ExcludedTool[]")]
+    pub fn excluded(&self) -> JsResult<Value> {
+        to_value(&self.inner.excluded())
+    }
+
+    /// Ids of the allowed tools, in id order.
+    #[napi]
+    pub fn ids(&self) -> Vec<String> {
+        self.inner.entries().map(|e| e.id.clone()).collect()
+    }
+
+    /// Ranked compact hits. `limit`: omitted/null → searchDefaultLimit; above
+    /// maxSearchLimit → capped; non-integer or < 1 → INVALID_LIMIT.
+    #[napi(
+        ts_args_type = "query: string, options?: { limit?: number | null } | null",
+        ts_return_type = "SearchHit[]"
+    )]
+    pub fn search(&self, query: Unknown, options: Option<Value>) -> JsResult<Value> {
+        guard(|| {
+            let query = query_string(query)?;
+            let limit = limit_option(options)?;
+            to_value(&self.inner.search(&query, limit).map_err(to_js)?)
+        })
+    }
+
+    /// Several queries in one call, within the batch budgets.
+    #[napi(ts_args_type = "request: SearchBatchRequest", ts_return_type = "SearchBatchResult")]
+    pub fn search_batch(&self, request: Value) -> JsResult<Value> {
+        guard(|| {
+            let request: BatchRequest = serde_json::from_value(request)
+                .map_err(|e| js_error(ErrorCode::InvalidQuery, format!("invalid search request: {e}")))?;
+            to_value(&self.inner.search_batch(&request).map_err(to_js)?)
+        })
+    }
+
+    /// The compact hit plus the exact schemas: exact id first, then a unique name.
+    #[napi(ts_return_type = "ToolDescription")]
+    pub fn describe(&self, id_or_name: String) -> JsResult<Value> {
+        guard(|| to_value(&self.inner.describe(&id_or_name, LookupStyle::Structured).map_err(to_js)?))
+    }
+
+    /// Check arguments against the tool's input schema.
+    #[napi(ts_args_type = "idOrName: string, args: unknown", ts_return_type = "ArgsValidation")]
+    pub fn validate_args(&self, id_or_name: String, args: Option<Value>) -> JsResult<Value> {
+        guard(|| {
+            let args = args.unwrap_or(Value::Null);
+            to_value(&self.inner.validate_args(&id_or_name, &args).map_err(to_js)?)
+        })
+    }
+
+    /// A narrowed view (names or ids) over the same index: nothing is rebuilt,
+    /// telemetry counters are shared.
+    #[napi(ts_args_type = "allowedNames: Iterable<string>")]
+    pub fn restrict(&self, env: Env, allowed_names: Unknown) -> JsResult<ToolCatalog> {
+        guard(|| {
+            let array: Object = env.get_global().and_then(|g| g.get_named_property("Array")).map_err(from_napi)?;
+            let from: Function<Unknown, Vec<Value>> = array.get_named_property("from").map_err(from_napi)?;
+            let values = from
+                .apply(array, allowed_names)
+                .map_err(|e| js_error(ErrorCode::InvalidRequest, format!("allowedNames must be an iterable of strings: {}", e.reason)))?;
+            let names: Vec<String> = values
+                .into_iter()
+                .map(|v| match v {
+                    Value::String(s) => Ok(s),
+                    _ => Err(js_error(ErrorCode::InvalidRequest, "allowedNames must contain only strings")),
+                })
+                .collect::<JsResult<_>>()?;
+            Ok(ToolCatalog { inner: self.inner.restrict(&names) })
+        })
+    }
+
+    /// Contract §6 counters for this catalog's scope.
+    #[napi(ts_return_type = "CatalogTelemetry")]
+    pub fn telemetry(&self) -> JsResult<Value> {
+        to_value(&self.inner.telemetry())
+    }
+}

@@ -1,0 +1,23 @@
+//! `resolveToolSearchConfig`.
+
+use napi_derive::napi;
+use serde_json::Value;
+
+use super::errors::{guard, to_js, JsResult};
+
+#[napi(object)]
+pub struct ConfigEnv {
+    /// Whether this host can run code mode (see `codeModeCapability()`).
+    /// Default false: `code` falls back to `tools` unless told otherwise.
+    pub code_mode_supported: Option<bool>,
+}
+
+/// Resolve a raw `tools.toolSearch` value once per run (contract §4).
+#[napi(ts_args_type = "raw: unknown, env?: ConfigEnv", ts_return_type = "ResolvedToolSearchConfig")]
+pub fn resolve_tool_search_config(raw: Option<Value>, env: Option<ConfigEnv>) -> JsResult<Value> {
+    guard(|| {
+        let supported = env.and_then(|e| e.code_mode_supported).unwrap_or(false);
+        let resolved = tool_search_core::config::resolve(&raw.unwrap_or(Value::Null), supported);
+        serde_json::to_value(resolved).map_err(|e| to_js(tool_search_core::Error::internal(e.to_string())))
+    })
+}

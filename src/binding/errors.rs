@@ -1,0 +1,48 @@
+//! Core errors → JS errors with a stable `code`, and the panic guard every
+//! entry point goes through (a panic must never cross into the gateway).
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use tool_search_core::{Error as CoreError, ErrorCode};
+
+/// The `code` property of a thrown JS error.
+#[derive(Debug, Clone, Copy)]
+pub struct JsCode(pub &'static str);
+
+impl AsRef<str> for JsCode {
+    fn as_ref(&self) -> &str {
+        self.0
+    }
+}
+
+pub type JsError = napi::Error<JsCode>;
+pub type JsResult<T> = std::result::Result<T, JsError>;
+
+pub fn to_js(e: CoreError) -> JsError {
+    napi::Error::new(JsCode(e.code.as_str()), e.message)
+}
+
+pub fn js_error(code: ErrorCode, message: impl Into<String>) -> JsError {
+    napi::Error::new(JsCode(code.as_str()), message.into())
+}
+
+/// A napi failure (e.g. a value of the wrong type) as an INVALID_REQUEST error.
+pub fn from_napi(e: napi::Error) -> JsError {
+    napi::Error::new(JsCode(ErrorCode::InvalidRequest.as_str()), e.reason.clone())
+}
+
+/// Run `f`, turning a panic into an INTERNAL error.
+pub fn guard<T>(f: impl FnOnce() -> JsResult<T>) -> JsResult<T> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(result) => result,
+        Err(panic) => {
+            let detail = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            tracing::error!(target: "openclaw_tool_search", %detail, "panic caught at the JS boundary");
+            Err(js_error(ErrorCode::Internal, format!("internal error (please report): {detail}")))
+        }
+    }
+}

@@ -1,0 +1,9 @@
+//! `#[napi]` classes and functions. Each file wraps one part of the core;
+//! errors cross the boundary through `errors` with a stable `code`.
+
+mod catalog;
+mod config;
+mod errors;
+mod tracing_setup;
+
+pub(crate) use catalog::ToolCatalog;
