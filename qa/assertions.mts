@@ -1,0 +1,347 @@
+// The QA assertions. Each works only on recorded data: the JSONL session log read back from disk
+// and what the provider says it received (GET /debug/requests). That keeps them honest (they see
+// what a gateway operator would see) and lets every one be run against a deliberately broken copy
+// of the data, which must make it fail (see ./negatives.mts).
+
+import { isDeepStrictEqual } from 'node:util';
+import { MARKER_SCHEMA, QA_TARGET, QA_TARGET_ID, OK_PREFIX } from './fake-plugin.mjs';
+import type { RecordedRequest } from './provider-client.mjs';
+import type { LogLine } from './session-log.mjs';
+import type { GatewayAttempt } from './gateway.mjs';
+
+export class QaAssertionError extends Error {
+  constructor(readonly assertion: string, message: string) {
+    super(`${assertion}: ${message}`);
+    this.name = 'QaAssertionError';
+  }
+}
+
+/** Everything recorded about one run. Plain JSON: safe to clone and corrupt for negative cases. */
+export interface RunArtifacts {
+  lane: string;
+  log: LogLine[];
+  requests: RecordedRequest[];
+}
+
+const CONTROL_TOOLS: Record<string, string[]> = {
+  code: ['tool_search_code'],
+  tools: ['tool_search', 'tool_describe', 'tool_call'],
+  directory: ['tool_search', 'tool_describe', 'tool_call'],
+};
+export const MAX_HYDRATED = 4;
+
+function check(assertion: string, condition: unknown, message: string): asserts condition {
+  if (!condition) throw new QaAssertionError(assertion, message);
+}
+
+function lines(a: RunArtifacts, type: LogLine['type']): LogLine[] {
+  return a.log.filter((l) => l.type === type);
+}
+
+function one(a: RunArtifacts, type: 'run.start' | 'run.end', assertion: string): LogLine {
+  const found = lines(a, type);
+  check(assertion, found.length === 1, `expected exactly one ${type} line in the session log, found ${found.length}`);
+  return found[0]!;
+}
+
+function attempts(a: RunArtifacts, assertion: string): GatewayAttempt[] {
+  const end = one(a, 'run.end', assertion);
+  check(assertion, Array.isArray(end.gatewayAttempts), 'run.end has no gatewayAttempts');
+  return end.gatewayAttempts as GatewayAttempt[];
+}
+
+function modelRequests(a: RunArtifacts): RecordedRequest[] {
+  return a.requests.filter((r) => r.path === '/v1/responses' && r.method === 'POST');
+}
+
+function okRequests(a: RunArtifacts, assertion: string): RecordedRequest[] {
+  const reqs = modelRequests(a);
+  check(assertion, reqs.length > 0, 'the provider received no model request for this run');
+  const failed = reqs.filter((r) => r.status !== 200);
+  check(assertion, failed.length === 0, `the provider rejected ${failed.length} request(s): ${JSON.stringify(failed[0]?.error)}`);
+  return reqs;
+}
+
+/** The final answer must be the fake tool's OK line for the target. */
+function checkFinalOk(a: RunArtifacts, assertion: string): void {
+  const end = one(a, 'run.end', assertion);
+  check(assertion, end.outcome === 'ok', `run outcome is ${String(end.outcome)} (${String(end.error ?? end.finalText)})`);
+  check(assertion, typeof end.finalText === 'string' && end.finalText.startsWith(`${OK_PREFIX} ${QA_TARGET} `), `final text does not start with "${OK_PREFIX} ${QA_TARGET}": ${String(end.finalText)}`);
+  const last = modelRequests(a).at(-1);
+  check(assertion, last?.plan?.kind === 'message' && last.plan.text === end.finalText, 'the provider did not plan the final answer the log reports');
+}
+
+/** The one executed attempt of the target, with the marker the model was told to send. */
+function targetExecution(a: RunArtifacts, assertion: string, via: GatewayAttempt['via']): GatewayAttempt {
+  const executed = attempts(a, assertion).filter((t) => t.executed);
+  check(assertion, executed.length === 1, `expected exactly one executed tool, found ${executed.length}: ${executed.map((t) => t.name).join(', ')}`);
+  const run = executed[0]!;
+  check(assertion, run.name === QA_TARGET && run.id === QA_TARGET_ID, `the executed tool is ${run.id || run.name}, not ${QA_TARGET_ID}`);
+  check(assertion, run.via === via, `the target ran via ${run.via}, expected ${via}`);
+  check(assertion, isDeepStrictEqual(run.args, { marker: `qa-marker-${QA_TARGET}` }), `the target ran with ${JSON.stringify(run.args)}`);
+  check(assertion, run.outcome === 'ok', `the target's execution outcome is ${run.outcome}`);
+  return run;
+}
+
+function toolCalls(a: RunArtifacts): { name: string; callId: string; via?: unknown }[] {
+  return lines(a, 'tool.call').map((l) => ({ name: String(l.name), callId: String(l.callId), via: l.via }));
+}
+
+// 1. Direct mode calls the fake tool.
+export function assertDirectCallsTarget(a: RunArtifacts): void {
+  const name = '1 direct calls the fake tool';
+  checkFinalOk(a, name);
+  const run = targetExecution(a, name, 'direct');
+  const calls = toolCalls(a).filter((c) => c.name === QA_TARGET);
+  check(name, calls.length === 1 && calls[0]!.callId === run.toolCallId, 'the log does not show the model calling the target directly');
+  const result = lines(a, 'tool.result').find((l) => l.callId === run.toolCallId);
+  check(name, result?.status === 'ok', `the target's tool.result status is ${String(result?.status)}`);
+}
+
+// 2. Each Tool Search lane calls the same tool through the bridge or tool_call.
+export function assertSearchLaneCallsTarget(a: RunArtifacts): void {
+  const name = `2 ${a.lane} calls the fake tool through Tool Search`;
+  checkFinalOk(a, name);
+  const run = targetExecution(a, name, 'session');
+  const calls = toolCalls(a);
+  const viaCall = calls.find((c) => c.callId === run.toolCallId || c.callId === run.parentToolCallId);
+  check(name, viaCall !== undefined, `no model tool call matches the executor's toolCallId ${run.toolCallId} / parent ${String(run.parentToolCallId)}`);
+  check(name, calls.every((c) => c.via === 'session' || c.name !== QA_TARGET), 'the target was called outside the session');
+  if (a.lane === 'code') {
+    check(name, viaCall.name === 'tool_search_code', `the target ran from ${viaCall.name}, not a tool_search_code cell`);
+  } else if (a.lane === 'tools') {
+    check(name, viaCall.name === 'tool_call', `the target ran from ${viaCall.name}, not tool_call`);
+  } else {
+    check(name, viaCall.name === 'tool_call' || viaCall.name === QA_TARGET, `the target ran from ${viaCall.name}`);
+  }
+}
+
+// 3. Direct sends every fake schema to the provider.
+export function assertDirectSendsAllSchemas(a: RunArtifacts, fakeToolNames: string[]): void {
+  const name = '3 direct sends every fake schema';
+  const reqs = okRequests(a, name);
+  const start = one(a, 'run.start', name);
+  for (const req of reqs) {
+    const tools = (req.body?.tools ?? []) as { name: string; description?: string; parameters?: unknown }[];
+    const byName = new Map(tools.map((t) => [t.name, t]));
+    for (const fake of fakeToolNames) {
+      const tool = byName.get(fake);
+      check(name, tool !== undefined, `request ${req.seq} does not declare ${fake}`);
+      check(name, isDeepStrictEqual(tool.parameters, MARKER_SCHEMA), `request ${req.seq} declares ${fake} with a different schema`);
+    }
+    check(name, tools.length === start.declaredTools, `request ${req.seq} declares ${tools.length} tools, the log says ${String(start.declaredTools)}`);
+    check(name, tools.length >= Number(start.catalogSize), `request ${req.seq} declares ${tools.length} tools for a catalog of ${String(start.catalogSize)}`);
+  }
+}
+
+// 4. Tool Search lanes send only their control tools (plus direct-only, and in directory mode the
+//    visible client tools and at most four hydrated schemas).
+export function assertOnlyControlTools(a: RunArtifacts, extra: { directOnly: string[]; clientTools: string[] }): void {
+  const name = `4 ${a.lane} sends only control tools`;
+  const control = CONTROL_TOOLS[a.lane];
+  check(name, control !== undefined, `no control set for lane ${a.lane}`);
+  const start = one(a, 'run.start', name);
+  const hydrated = Array.isArray(start.hydrated) ? (start.hydrated as string[]) : [];
+  check(name, a.lane === 'directory' || hydrated.length === 0, `${a.lane} hydrated schemas: ${hydrated.join(', ')}`);
+  check(name, hydrated.length <= MAX_HYDRATED, `${hydrated.length} hydrated schemas, at most ${MAX_HYDRATED}`);
+  const allowed = new Set([...control, ...extra.directOnly, ...(a.lane === 'directory' ? [...extra.clientTools, ...hydrated] : [])]);
+  for (const req of okRequests(a, name)) {
+    const declared = req.declaredTools ?? [];
+    const unexpected = declared.filter((t) => !allowed.has(t));
+    check(name, unexpected.length === 0, `request ${req.seq} declares ${unexpected.slice(0, 5).join(', ')}${unexpected.length > 5 ? ` and ${unexpected.length - 5} more` : ''}`);
+    for (const c of control) check(name, declared.includes(c), `request ${req.seq} lacks the control tool ${c}`);
+    for (const d of extra.directOnly) check(name, declared.includes(d), `request ${req.seq} lacks the direct-only tool ${d}`);
+  }
+}
+
+// 5. Each Tool Search lane's payload is smaller than direct's: up front and over the whole run.
+export function assertSmallerPayload(a: RunArtifacts, direct: RunArtifacts): { first: number; total: number; directFirst: number; directTotal: number } {
+  const name = `5 ${a.lane} payload smaller than direct`;
+  const mine = okRequests(a, name).map((r) => r.rawBytes);
+  const theirs = okRequests(direct, name).map((r) => r.rawBytes);
+  const sizes = { first: mine[0]!, total: sum(mine), directFirst: theirs[0]!, directTotal: sum(theirs) };
+  check(name, sizes.first < sizes.directFirst, `first request ${sizes.first} B is not smaller than direct's ${sizes.directFirst} B`);
+  check(name, sizes.total < sizes.directTotal, `run total ${sizes.total} B is not smaller than direct's ${sizes.directTotal} B`);
+  const logged = lines(a, 'model.request').map((l) => Number(l.requestBytes));
+  check(name, isDeepStrictEqual(logged, mine), `the log's request bytes ${JSON.stringify(logged)} differ from what the provider received ${JSON.stringify(mine)}`);
+  return sizes;
+}
+
+export interface ExpectedCounts {
+  searches: number;
+  describes: number;
+  calls: number;
+}
+
+// 6. The session log shows the expected counts, the final tool id and source, and (code lane) the
+//    bridged-call telemetry.
+export function assertSessionLog(a: RunArtifacts, expected: ExpectedCounts): void {
+  const name = `6 ${a.lane} session log`;
+  const start = one(a, 'run.start', name);
+  const end = one(a, 'run.end', name);
+  const reqs = okRequests(a, name);
+  check(name, lines(a, 'model.request').length === reqs.length, `${lines(a, 'model.request').length} model.request lines for ${reqs.length} provider requests`);
+  const planned = reqs.filter((r) => r.plan?.kind === 'function_call').map((r) => (r.plan as { callId: string }).callId);
+  const called = lines(a, 'tool.call').map((l) => l.callId);
+  const results = lines(a, 'tool.result').map((l) => l.callId);
+  check(name, isDeepStrictEqual(called, planned), `tool.call lines ${JSON.stringify(called)} do not match the model's calls ${JSON.stringify(planned)}`);
+  check(name, isDeepStrictEqual(results, planned), `tool.result lines ${JSON.stringify(results)} do not match the model's calls ${JSON.stringify(planned)}`);
+  check(name, start.declaredTools === (reqs[0]!.declaredTools ?? []).length, `run.start says ${String(start.declaredTools)} schemas up front, the provider saw ${(reqs[0]!.declaredTools ?? []).length}`);
+  const counts = end.counts as ExpectedCounts;
+  check(name, isDeepStrictEqual(counts, expected), `counts ${JSON.stringify(counts)}, expected ${JSON.stringify(expected)}`);
+  const finalTool = end.finalTool as { id: string; source: string } | null;
+  check(name, finalTool?.id === QA_TARGET_ID && finalTool.source === 'openclaw', `final tool ${JSON.stringify(finalTool)}, expected ${QA_TARGET_ID} from openclaw`);
+  for (const l of lines(a, 'tool.result')) check(name, typeof l.outputBytes === 'number' && l.outputBytes > 0, `tool.result ${String(l.callId)} has no byte count`);
+  if (a.lane === 'direct') return;
+
+  const telemetry = end.telemetry as Record<string, any> | null;
+  check(name, telemetry !== null && typeof telemetry === 'object', 'run.end has no session telemetry');
+  check(name, telemetry.searchCount === expected.searches && telemetry.describeCount === expected.describes && telemetry.callCount === expected.calls,
+    `session telemetry counts ${telemetry.searchCount}/${telemetry.describeCount}/${telemetry.callCount}, expected ${expected.searches}/${expected.describes}/${expected.calls}`);
+  const providerBytes = sum(reqs.map((r) => r.rawBytes));
+  const recorded = telemetryRequestBytes(telemetry);
+  check(name, recorded === providerBytes, `session telemetry records ${String(recorded)} request bytes, the provider received ${providerBytes}`);
+  const finals = telemetryFinalTools(telemetry);
+  check(name, finals.some((f) => f.id === QA_TARGET_ID && f.source === 'openclaw'), `session telemetry's final tools ${JSON.stringify(finals)} lack ${QA_TARGET_ID} (openclaw)`);
+  if (a.lane === 'code') {
+    const cell = lines(a, 'tool.result').find((l) => l.name === 'tool_search_code' && l.status === 'ok');
+    check(name, cell !== undefined, 'no successful tool_search_code result in the log');
+    const bridged = bridgedCounts(cell.codeTelemetry);
+    check(name, bridged !== null, `the code cell's result carries no bridged-call telemetry: ${JSON.stringify(cell.codeTelemetry)}`);
+    check(name, bridged.search === 1 && bridged.describe === 1 && bridged.call === 1, `bridged calls ${JSON.stringify(bridged)}, expected one search, one describe and one call`);
+  }
+}
+
+/** Provider request bytes the session telemetry says the gateway recorded. */
+export function telemetryRequestBytes(telemetry: Record<string, any>): number | undefined {
+  const candidates = [telemetry.requestBytes, telemetry.providerRequestBytes, telemetry.bytes?.requests, telemetry.bytes?.providerRequests];
+  return candidates.find((v) => typeof v === 'number');
+}
+
+export function telemetryFinalTools(telemetry: Record<string, any>): { id: string; source: string }[] {
+  const list = telemetry.finalTools ?? telemetry.calledTools ?? telemetry.toolsCalled ?? [];
+  return Array.isArray(list) ? list : [];
+}
+
+/** Search/describe/call counts from a code cell's telemetry, whatever it nests them under. */
+export function bridgedCounts(telemetry: unknown): { search: number; describe: number; call: number } | null {
+  if (!telemetry || typeof telemetry !== 'object') return null;
+  const t = telemetry as Record<string, any>;
+  const source = t.bridge ?? t.bridged ?? t.calls ?? t;
+  const num = (...keys: string[]) => keys.map((k) => source[k]).find((v) => typeof v === 'number');
+  const search = num('search', 'searches', 'searchCount');
+  const describe = num('describe', 'describes', 'describeCount');
+  const call = num('call', 'calls', 'callCount');
+  if (search === undefined || describe === undefined || call === undefined) return null;
+  return { search, describe, call };
+}
+
+// 7. The structured lane resolves two queries in one tool_search call before tool_call.
+export function assertTwoQueriesOneSearch(a: RunArtifacts): void {
+  const name = '7 structured: two queries in one tool_search, then tool_call';
+  const reqs = okRequests(a, name);
+  const plans = reqs.map((r) => r.plan).filter((p) => p?.kind === 'function_call') as { name: string; arguments: any; callId: string }[];
+  check(name, plans.length === 2, `the model made ${plans.length} tool calls, expected tool_search then tool_call`);
+  const [search, call] = plans as [(typeof plans)[0], (typeof plans)[0]];
+  check(name, search.name === 'tool_search' && call.name === 'tool_call', `tool calls were ${plans.map((p) => p.name).join(' → ')}`);
+  check(name, Array.isArray(search.arguments?.queries) && search.arguments.queries.length === 2, `tool_search carried ${JSON.stringify(search.arguments)}`);
+  // What the gateway answered, as the provider received it in the next request.
+  const output = functionOutput(reqs, search.callId);
+  check(name, output !== null, 'the tool_search output never reached the provider');
+  const parsed = safeJson(output);
+  const groups = parsed?.results;
+  check(name, Array.isArray(groups) && groups.length === 2, `tool_search answered ${groups?.length ?? 'no'} result groups for two queries`);
+  check(name, groups.some((g: any) => Array.isArray(g.candidates) && g.candidates.some((c: any) => c.id === QA_TARGET_ID)), 'no result group contains the target');
+  check(name, call.arguments?.id === QA_TARGET_ID, `tool_call selected ${JSON.stringify(call.arguments?.id)}`);
+  const order = lines(a, 'tool.result').map((l) => l.name);
+  check(name, isDeepStrictEqual(order, ['tool_search', 'tool_call']), `the log shows ${order.join(' → ')}`);
+}
+
+// Fail closed: a policy-denied target is never found, described or called.
+export function assertPolicyDenied(a: RunArtifacts): void {
+  const name = `policy-denied target never found or called (${a.lane})`;
+  const end = one(a, 'run.end', name);
+  check(name, end.outcome === 'not-found', `outcome ${String(end.outcome)}: ${String(end.finalText)}`);
+  const touched = attempts(a, name).filter((t) => t.name === QA_TARGET || t.id === QA_TARGET_ID);
+  check(name, touched.length === 0, 'the gateway executor was asked to run the denied target');
+  for (const req of okRequests(a, name)) {
+    for (const item of req.body?.input ?? []) {
+      if (item.type !== 'function_call_output') continue;
+      check(name, !String(item.output).includes(QA_TARGET_ID), `request ${req.seq}: a tool output names the denied target`);
+    }
+    check(name, !(req.declaredTools ?? []).includes(QA_TARGET), `request ${req.seq} declares the denied target`);
+  }
+  const start = one(a, 'run.start', name);
+  check(name, !String(JSON.stringify(start.declaredToolNames ?? [])).includes(QA_TARGET), 'the denied target is in the surface');
+}
+
+// Fail closed: a tool that vanished between search and call fails the call.
+export function assertVanishedFails(a: RunArtifacts): void {
+  const name = 'vanished tool fails the call';
+  const end = one(a, 'run.end', name);
+  check(name, end.outcome === 'call-failed', `outcome ${String(end.outcome)}: ${String(end.finalText)}`);
+  const target = attempts(a, name).filter((t) => t.name === QA_TARGET);
+  check(name, target.length === 1 && target[0]!.outcome === 'missing' && !target[0]!.executed, `target attempts: ${JSON.stringify(target)}`);
+  check(name, attempts(a, name).every((t) => !t.executed), 'some tool ran in its place');
+  const call = lines(a, 'tool.result').find((l) => l.name === 'tool_call');
+  check(name, call !== undefined && call.status === 'error', `tool_call result status ${String(call?.status)}`);
+}
+
+// Fail closed: an approval block comes back as blocked, nothing runs.
+export function assertApprovalBlocked(a: RunArtifacts): void {
+  const name = 'approval block reported as blocked';
+  const end = one(a, 'run.end', name);
+  check(name, end.outcome === 'call-failed', `outcome ${String(end.outcome)}: ${String(end.finalText)}`);
+  const target = attempts(a, name).filter((t) => t.name === QA_TARGET);
+  check(name, target.length === 1 && target[0]!.outcome === 'blocked' && !target[0]!.executed, `target attempts: ${JSON.stringify(target)}`);
+  const call = lines(a, 'tool.result').find((l) => l.name === 'tool_call');
+  check(name, call !== undefined && call.status === 'blocked', `tool_call result status ${String(call?.status)}`);
+}
+
+// A looping code cell is killed at the deadline and the run continues to the answer.
+export function assertLoopKilledRunContinues(a: RunArtifacts): void {
+  const name = 'looping code cell killed, run continues';
+  const cells = lines(a, 'tool.result').filter((l) => l.name === 'tool_search_code');
+  check(name, cells.length === 2, `${cells.length} code cells, expected the looping one and the real one`);
+  check(name, cells[0]!.status === 'timeout', `the looping cell's result status is ${String(cells[0]!.status)}, expected timeout`);
+  check(name, cells[1]!.status === 'ok', `the second cell's status is ${String(cells[1]!.status)}`);
+  checkFinalOk(a, name);
+  targetExecution(a, name, 'session');
+}
+
+// 20 runs in parallel all succeed, each with its own requests and log.
+export function assertParallelRuns(runs: RunArtifacts[], expectedRuns: number): void {
+  const name = `${expectedRuns} parallel runs succeed`;
+  check(name, runs.length === expectedRuns, `${runs.length} runs, expected ${expectedRuns}`);
+  const ids = new Set<string>();
+  for (const run of runs) {
+    const end = one(run, 'run.end', name);
+    check(name, end.outcome === 'ok', `run ${end.runId} (${run.lane}): ${String(end.outcome)} ${String(end.error ?? end.finalText)}`);
+    check(name, !ids.has(end.runId), `duplicate run id ${end.runId}`);
+    ids.add(end.runId);
+    const reqs = okRequests(run, name);
+    check(name, reqs.every((r) => r.runId === end.runId), `run ${end.runId} has requests from another run`);
+    check(name, end.modelRequests === reqs.length, `run ${end.runId}: log says ${String(end.modelRequests)} requests, provider saw ${reqs.length}`);
+  }
+}
+
+function functionOutput(reqs: RecordedRequest[], callId: string): string | null {
+  for (const req of reqs) {
+    for (const item of req.body?.input ?? []) {
+      if (item.type === 'function_call_output' && item.call_id === callId) return String(item.output);
+    }
+  }
+  return null;
+}
+
+function safeJson(text: string): any {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
+
+function sum(values: number[]): number {
+  return values.reduce((x, y) => x + y, 0);
+}

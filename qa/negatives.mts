@@ -1,0 +1,138 @@
+// Deliberately wrong copies of recorded runs: each assertion must fail on its corruption, which
+// proves the assertion can fail at all. Every corruption is one small, realistic regression.
+
+import { QA_TARGET, QA_TARGET_ID } from './fake-plugin.mjs';
+import type { RunArtifacts } from './assertions.mjs';
+import type { GatewayAttempt } from './gateway.mjs';
+import type { LogLine } from './session-log.mjs';
+
+function clone(a: RunArtifacts): RunArtifacts {
+  return structuredClone(a);
+}
+
+function endLine(a: RunArtifacts): LogLine {
+  const end = a.log.find((l) => l.type === 'run.end');
+  if (!end) throw new Error('corruption needs a run.end line');
+  return end;
+}
+
+function targetAttempt(a: RunArtifacts): GatewayAttempt {
+  const attempt = (endLine(a).gatewayAttempts as GatewayAttempt[]).find((t) => t.name === QA_TARGET);
+  if (!attempt) throw new Error('corruption needs an attempt of the target');
+  return attempt;
+}
+
+/** The target never actually ran (e.g. the executor swallowed the call). */
+export function targetNotExecuted(a: RunArtifacts): RunArtifacts {
+  const copy = clone(a);
+  targetAttempt(copy).executed = false;
+  return copy;
+}
+
+/** The target was run by the gateway directly, bypassing the session. */
+export function targetRanOutsideSession(a: RunArtifacts): RunArtifacts {
+  const copy = clone(a);
+  targetAttempt(copy).via = 'direct';
+  return copy;
+}
+
+/** One fake schema is missing from the first direct request. */
+export function dropOneFakeSchema(a: RunArtifacts): RunArtifacts {
+  const copy = clone(a);
+  const req = copy.requests.find((r) => r.path === '/v1/responses');
+  if (!req?.body?.tools) throw new Error('corruption needs a request with tools');
+  req.body.tools = req.body.tools.filter((t: { name: string }) => t.name !== 'fake_plugin_tool_05');
+  req.declaredTools = (req.declaredTools ?? []).filter((n) => n !== 'fake_plugin_tool_05');
+  return copy;
+}
+
+/** A fake plugin schema leaked into a Tool Search request. */
+export function leakFakeSchema(a: RunArtifacts): RunArtifacts {
+  const copy = clone(a);
+  const req = copy.requests.find((r) => r.path === '/v1/responses');
+  if (!req) throw new Error('corruption needs a request');
+  req.declaredTools = [...(req.declaredTools ?? []), 'fake_plugin_tool_05'];
+  return copy;
+}
+
+/** The lane's first request is as large as direct's. */
+export function inflateFirstRequest(a: RunArtifacts, direct: RunArtifacts): RunArtifacts {
+  const copy = clone(a);
+  const req = copy.requests.find((r) => r.path === '/v1/responses');
+  const directFirst = direct.requests.find((r) => r.path === '/v1/responses');
+  if (!req || !directFirst) throw new Error('corruption needs requests');
+  req.rawBytes = directFirst.rawBytes + 1;
+  return copy;
+}
+
+/** One search too many in the counts. */
+export function extraSearch(a: RunArtifacts): RunArtifacts {
+  const copy = clone(a);
+  const end = endLine(copy);
+  const counts = end.counts as { searches: number };
+  counts.searches += 1;
+  return copy;
+}
+
+/** The final tool is reported from the wrong source. */
+export function wrongFinalSource(a: RunArtifacts): RunArtifacts {
+  const copy = clone(a);
+  endLine(copy).finalTool = { id: QA_TARGET_ID, source: 'mcp' };
+  return copy;
+}
+
+/** The structured lane searched with one query only. */
+export function singleQuerySearch(a: RunArtifacts): RunArtifacts {
+  const copy = clone(a);
+  const req = copy.requests.find((r) => r.plan?.kind === 'function_call' && r.plan.name === 'tool_search');
+  if (!req || req.plan?.kind !== 'function_call') throw new Error('corruption needs a tool_search plan');
+  const args = req.plan.arguments as { queries: unknown[] };
+  req.plan.arguments = { queries: args.queries.slice(0, 1) };
+  return copy;
+}
+
+/** A search result leaked the denied target to the model. */
+export function leakDeniedTarget(a: RunArtifacts): RunArtifacts {
+  const copy = clone(a);
+  const req = copy.requests.find((r) => (r.body?.input ?? []).some((i: { type: string }) => i.type === 'function_call_output'));
+  if (!req) throw new Error('corruption needs a request carrying a tool output');
+  const item = req.body.input.find((i: { type: string }) => i.type === 'function_call_output');
+  item.output = `${item.output} ${QA_TARGET_ID}`;
+  return copy;
+}
+
+/** The vanished tool ran anyway. */
+export function vanishedRanAnyway(a: RunArtifacts): RunArtifacts {
+  const copy = clone(a);
+  const attempt = targetAttempt(copy);
+  attempt.outcome = 'ok';
+  attempt.executed = true;
+  return copy;
+}
+
+/** An approval block reported as a plain error. */
+export function blockReportedAsError(a: RunArtifacts): RunArtifacts {
+  const copy = clone(a);
+  const result = copy.log.find((l) => l.type === 'tool.result' && l.name === 'tool_call');
+  if (!result) throw new Error('corruption needs a tool_call result');
+  result.status = 'error';
+  return copy;
+}
+
+/** The looping cell was reported as a success (never killed). */
+export function loopNotKilled(a: RunArtifacts): RunArtifacts {
+  const copy = clone(a);
+  const first = copy.log.find((l) => l.type === 'tool.result' && l.name === 'tool_search_code');
+  if (!first) throw new Error('corruption needs a code cell result');
+  first.status = 'ok';
+  return copy;
+}
+
+/** One of the parallel runs did not reach the answer. */
+export function oneParallelRunFailed(runs: RunArtifacts[]): RunArtifacts[] {
+  const copy = runs.map(clone);
+  const end = copy[copy.length - 1] ? endLine(copy[copy.length - 1]!) : null;
+  if (!end) throw new Error('corruption needs runs');
+  end.outcome = 'call-failed';
+  return copy;
+}

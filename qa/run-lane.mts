@@ -1,0 +1,347 @@
+// One gateway run: build the catalog through the policy, open a Tool Search session for the lane,
+// render what the model sees, and loop model request → tool calls → tool outputs until the model
+// answers. Uses the package exactly as a gateway would, from its built entry point.
+
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { ToolCatalog, ToolSearchSession, resolveToolSearchConfig } from '../index.js';
+import { buildQaCatalog, QA_TARGET, OK_PREFIX, type QaCatalog, type QaTool } from './fake-plugin.mjs';
+import { FakeGateway } from './gateway.mjs';
+import { postResponses, QA_MODEL, type ResponsesFunctionCall } from './provider-client.mjs';
+import { SessionLog } from './session-log.mjs';
+
+export const LANES = ['direct', 'code', 'tools', 'directory'] as const;
+export type Lane = (typeof LANES)[number];
+
+/** The raw `tools.toolSearch` value each lane runs with. */
+export const LANE_CONFIG: Record<Lane, unknown> = {
+  direct: false,
+  code: { mode: 'code' },
+  tools: { mode: 'tools' },
+  directory: { mode: 'directory' },
+};
+
+export type Scenario = 'normal' | 'policy-denied' | 'vanish' | 'approval-block' | 'loop';
+
+export type Outcome = 'ok' | 'not-found' | 'call-failed' | 'no-answer' | 'error';
+
+export interface RunOptions {
+  lane: Lane;
+  providerUrl: string;
+  runId: string;
+  logDir: string;
+  catalogSize?: number;
+  /** Prebuilt catalog (shared by parallel runs); built from catalogSize when absent. */
+  qaCatalog?: QaCatalog;
+  stream?: boolean;
+  scenario?: Scenario;
+  codeTimeoutMs?: number;
+  maxTurns?: number;
+}
+
+export interface ToolCallRecord {
+  callId: string;
+  name: string;
+  args: unknown;
+  status: 'ok' | 'error' | 'blocked' | 'timeout';
+  outputBytes: number;
+  output: string;
+  resolved: { id: string; source: string; owner?: string } | null;
+}
+
+export interface RunResult {
+  runId: string;
+  lane: Lane;
+  scenario: Scenario;
+  mode: string;
+  outcome: Outcome;
+  finalText: string;
+  error: string | null;
+  logPath: string;
+  wallMs: number;
+  modelRequests: number;
+  /** Tool definitions declared in the first request. */
+  declaredTools: string[];
+  firstRequestBytes: number;
+  totalRequestBytes: number;
+  counts: { searches: number; describes: number; calls: number };
+  finalTool: { id: string; source: string } | null;
+  toolCalls: ToolCallRecord[];
+  hydrated: string[];
+  gateway: FakeGateway;
+  qaCatalog: QaCatalog;
+  telemetry: unknown;
+}
+
+export function qaPrompt(scenario: Scenario): string {
+  const base = `tool search qa check target=${QA_TARGET}`;
+  return scenario === 'loop' ? `${base} cell=loop-first` : base;
+}
+
+const SYSTEM_PROMPT = 'You are the OpenClaw QA agent. Use the available tools to do what the user asks, then answer with the tool\'s result text.';
+
+/** Catalog input: the registry's tools without the harness-only fields. */
+function catalogInput(tools: QaTool[]) {
+  return tools.map(({ kind: _kind, ...tool }) => tool);
+}
+
+/** The policy a run is built under: the denied-target scenario removes the target at the agent layer. */
+function policyFor(scenario: Scenario) {
+  if (scenario === 'policy-denied') return { agent: { deny: [QA_TARGET] } };
+  return undefined;
+}
+
+/** Responses-API function tool for a catalog tool, as a gateway without Tool Search sends it. */
+function directDefinition(tool: QaTool) {
+  return { type: 'function', name: tool.name, description: tool.description, parameters: tool.parameters };
+}
+
+function classify(text: string): Outcome {
+  if (text.startsWith(`${OK_PREFIX} ${QA_TARGET}`)) return 'ok';
+  if (text.startsWith('QA_TARGET_NOT_FOUND')) return 'not-found';
+  if (text.startsWith('QA_CALL_FAILED')) return 'call-failed';
+  return 'no-answer';
+}
+
+function parseArgs(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function errorInfo(err: unknown): { code: string | null; message: string } {
+  const e = err as { code?: unknown; message?: unknown };
+  return { code: typeof e?.code === 'string' ? e.code : null, message: typeof e?.message === 'string' ? e.message : String(err) };
+}
+
+/** Status of a Tool Search result as the model sees it. */
+function resultStatus(result: any): ToolCallRecord['status'] {
+  if (result && typeof result === 'object') {
+    if (result.blocked === true || result.status === 'blocked') return 'blocked';
+    if (result.ok === false) {
+      const kind = result.error?.kind ?? result.error?.code ?? result.errorKind ?? result.status;
+      if (kind === 'timeout') return 'timeout';
+      return 'error';
+    }
+    if (result.isError === true || result.status === 'error') return 'error';
+  }
+  return 'ok';
+}
+
+function resolvedTool(result: any): ToolCallRecord['resolved'] {
+  const tool = result?.tool;
+  if (tool && typeof tool.id === 'string') return { id: tool.id, source: String(tool.source ?? ''), owner: tool.sourceName ?? tool.owner };
+  return null;
+}
+
+export async function runLane(options: RunOptions): Promise<RunResult> {
+  const started = performance.now();
+  const scenario = options.scenario ?? 'normal';
+  const lane = options.lane;
+  const qa = options.qaCatalog ?? buildQaCatalog(options.catalogSize);
+  const log = new SessionLog(join(options.logDir, `${options.runId}.jsonl`), options.runId, lane);
+  const gateway = new FakeGateway(qa);
+  if (scenario === 'approval-block') gateway.denyApproval(QA_TARGET);
+
+  const raw = LANE_CONFIG[lane];
+  const config = resolveToolSearchConfig(
+    typeof raw === 'object' && raw !== null && options.codeTimeoutMs !== undefined ? { ...raw, codeTimeoutMs: options.codeTimeoutMs } : raw,
+  );
+  const catalog = new ToolCatalog(catalogInput(qa.tools), { policy: policyFor(scenario) });
+  const directOnly = qa.directOnly;
+  const prompt = qaPrompt(scenario);
+
+  let session: ToolSearchSession | null = null;
+  let tools: unknown[];
+  let instructions = SYSTEM_PROMPT;
+  let hydrated: string[] = [];
+  if (lane === 'direct') {
+    // Without Tool Search the gateway sends every tool the policy allows, schema and all.
+    const allowed = qa.tools.filter((t) => t.kind === 'direct-only' || catalogAllows(catalog, t.id));
+    tools = allowed.map(directDefinition);
+  } else {
+    session = new ToolSearchSession(catalog, config, {
+      executor: gateway.executor,
+      directTools: directOnly.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })),
+      onEvent: (event: unknown) => log.write('session.event', { event }),
+    });
+    if (lane === 'directory') {
+      hydrated = session.hydrate(prompt).map((d: { name: string }) => d.name);
+    }
+    const surface = session.surface('openai-responses');
+    tools = surface.tools as unknown[];
+    if (surface.directoryPrompt) instructions = `${SYSTEM_PROMPT}\n\n${surface.directoryPrompt}`;
+  }
+  const declaredTools = tools.map((t) => (t as { name: string }).name);
+  log.write('run.start', {
+    scenario,
+    mode: config.mode,
+    requestedMode: lane,
+    config,
+    catalogSize: catalog.size,
+    fingerprint: catalog.fingerprint,
+    catalogTelemetry: catalog.telemetry(),
+    declaredTools: declaredTools.length,
+    declaredToolNames: declaredTools.length <= 64 ? declaredTools : undefined,
+    hydrated,
+    toolsBytes: Buffer.byteLength(JSON.stringify(tools)),
+    instructionsBytes: Buffer.byteLength(instructions),
+  });
+
+  const input: unknown[] = [{ role: 'user', content: [{ type: 'input_text', text: prompt }] }];
+  const toolCalls: ToolCallRecord[] = [];
+  const requestSizes: number[] = [];
+  let finalText = '';
+  let error: string | null = null;
+  const maxTurns = options.maxTurns ?? 8;
+  try {
+    for (let turn = 1; turn <= maxTurns && finalText === ''; turn += 1) {
+      const body = { model: QA_MODEL, instructions, input, tools, tool_choice: 'auto', parallel_tool_calls: false, stream: options.stream ?? true };
+      const t0 = performance.now();
+      const { response, requestBytes, events } = await postResponses(options.providerUrl, body, { 'x-qa-run-id': options.runId });
+      requestSizes.push(requestBytes);
+      session?.recordRequestBytes(requestBytes);
+      log.write('model.request', {
+        turn,
+        requestBytes,
+        declaredTools: tools.length,
+        stream: body.stream,
+        sseEvents: events.length,
+        responseId: response.id,
+        output: response.output.map((item) => (item.type === 'function_call' ? { type: item.type, name: item.name, callId: item.call_id } : { type: item.type })),
+        ms: round(performance.now() - t0),
+        sessionTelemetry: session?.telemetry(),
+      });
+      for (const item of response.output) {
+        if (item.type === 'message') {
+          finalText = item.content.map((c) => c.text).join('');
+          continue;
+        }
+        input.push({ type: 'function_call', call_id: item.call_id, name: item.name, arguments: item.arguments });
+        const record = await runToolCall(item, lane, session, gateway, directOnly, log);
+        toolCalls.push(record);
+        input.push({ type: 'function_call_output', call_id: item.call_id, output: record.output });
+        // The vanish scenario: the tool goes away right after the model has found it.
+        if (scenario === 'vanish' && item.name === 'tool_search') gateway.vanish(QA_TARGET);
+      }
+    }
+    if (finalText === '') error = `no final answer after ${maxTurns} model requests`;
+  } catch (err) {
+    error = errorInfo(err).message;
+  }
+
+  const telemetry = session?.telemetry() ?? null;
+  const counts = countsFrom(telemetry, gateway);
+  const executed = gateway.attempts.filter((a) => a.executed);
+  const last = executed.at(-1);
+  const finalTool = last ? { id: last.id, source: last.source } : null;
+  const outcome: Outcome = error !== null ? 'error' : classify(finalText);
+  const wallMs = round(performance.now() - started);
+  log.write('run.end', {
+    outcome,
+    finalText,
+    error,
+    modelRequests: requestSizes.length,
+    totalRequestBytes: sum(requestSizes),
+    counts,
+    finalTool,
+    gatewayAttempts: gateway.attempts,
+    telemetry,
+    catalogTelemetry: catalog.telemetry(),
+    wallMs,
+  });
+  log.close();
+  return {
+    runId: options.runId,
+    lane,
+    scenario,
+    mode: String(config.mode),
+    outcome,
+    finalText,
+    error,
+    logPath: log.path,
+    wallMs,
+    modelRequests: requestSizes.length,
+    declaredTools,
+    firstRequestBytes: requestSizes[0] ?? 0,
+    totalRequestBytes: sum(requestSizes),
+    counts,
+    finalTool,
+    toolCalls,
+    hydrated,
+    gateway,
+    qaCatalog: qa,
+    telemetry,
+  };
+}
+
+function catalogAllows(catalog: ToolCatalog, id: string): boolean {
+  try {
+    catalog.describe(id);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function runToolCall(
+  item: ResponsesFunctionCall,
+  lane: Lane,
+  session: ToolSearchSession | null,
+  gateway: FakeGateway,
+  directOnly: QaTool[],
+  log: SessionLog,
+): Promise<ToolCallRecord> {
+  const args = parseArgs(item.arguments);
+  const direct = session === null || directOnly.some((t) => t.name === item.name);
+  log.write('tool.call', { callId: item.call_id, name: item.name, via: direct ? 'direct' : 'session', argsBytes: Buffer.byteLength(item.arguments) });
+  let result: unknown;
+  let status: ToolCallRecord['status'];
+  try {
+    result = direct ? await gateway.runDirect(item.name, args, item.call_id) : await session!.handle(item.name, args, { toolCallId: item.call_id });
+    status = resultStatus(result);
+  } catch (err) {
+    const info = errorInfo(err);
+    result = { ok: false, error: info };
+    status = info.code === 'TOOL_BLOCKED' || /\bblocked\b/i.test(info.message) ? 'blocked' : 'error';
+  }
+  const output = typeof result === 'string' ? result : JSON.stringify(result);
+  const resolved = direct ? directResolved(gateway, item.call_id) : resolvedTool(result);
+  const record: ToolCallRecord = { callId: item.call_id, name: item.name, args, status, outputBytes: Buffer.byteLength(output), output, resolved };
+  log.write('tool.result', {
+    callId: item.call_id,
+    name: item.name,
+    status,
+    outputBytes: record.outputBytes,
+    resolved,
+    codeTelemetry: lane === 'code' ? (result as { telemetry?: unknown } | null)?.telemetry ?? null : undefined,
+    sessionTelemetry: session?.telemetry(),
+  });
+  return record;
+}
+
+function directResolved(gateway: FakeGateway, callId: string): ToolCallRecord['resolved'] {
+  const attempt = gateway.attempts.find((a) => a.toolCallId === callId);
+  return attempt && attempt.id ? { id: attempt.id, source: attempt.source, owner: attempt.owner } : null;
+}
+
+function countsFrom(telemetry: any, gateway: FakeGateway) {
+  if (telemetry) {
+    return {
+      searches: Number(telemetry.searchCount ?? 0),
+      describes: Number(telemetry.describeCount ?? 0),
+      calls: Number(telemetry.callCount ?? 0),
+    };
+  }
+  return { searches: 0, describes: 0, calls: gateway.attempts.filter((a) => a.via === 'direct').length };
+}
+
+function sum(values: number[]): number {
+  return values.reduce((a, b) => a + b, 0);
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 10) / 10;
+}

@@ -1,0 +1,208 @@
+// The whole QA scenario: start the mock provider process, run each lane, the fail-closed
+// scenarios and the parallel runs, then check every assertion on the recorded data together with
+// its negative case. Returns a report; printing is ./table.mts's job.
+
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as A from './assertions.mjs';
+import * as N from './negatives.mjs';
+import { buildQaCatalog, QA_TARGET, type QaCatalog } from './fake-plugin.mjs';
+import { MockProvider } from './provider-client.mjs';
+import { SessionLog } from './session-log.mjs';
+import { LANES, runLane, type Lane, type RunResult, type Scenario } from './run-lane.mjs';
+
+export interface QaOptions {
+  /** Catalogable tools: 36 (the contract's fake plugin plus extras), 500 or 5000. */
+  tools: number;
+  /** Directory for the JSONL session logs; a fresh subdirectory is made per invocation. */
+  logRoot?: string;
+  /** Parallel runs (the issue asks for 20). */
+  parallel?: number;
+  /** Deadline for code cells in the looping-cell scenario (clamped by the addon to ≥ 1000 ms). */
+  loopTimeoutMs?: number;
+}
+
+export interface LaneRow {
+  lane: Lane;
+  mode: string;
+  outcome: string;
+  modelRequests: number;
+  declaredTools: number;
+  firstRequestBytes: number;
+  totalRequestBytes: number;
+  savedBytes: number | null;
+  savedPercent: number | null;
+  searches: number;
+  describes: number;
+  calls: number;
+  wallMs: number;
+  logPath: string;
+  error: string | null;
+}
+
+export interface CheckResult {
+  name: string;
+  passed: boolean;
+  message: string | null;
+  /** The negative case: must be 'failed as expected'. */
+  negative: 'failed as expected' | 'DID NOT FAIL' | 'threw a non-assertion error' | 'none';
+  negativeMessage: string | null;
+}
+
+export interface QaReport {
+  tools: number;
+  catalogSize: number;
+  logDir: string;
+  providerUrl: string;
+  lanes: LaneRow[];
+  checks: CheckResult[];
+  ok: boolean;
+}
+
+const REPO_ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
+
+async function artifactsOf(provider: MockProvider, run: RunResult): Promise<A.RunArtifacts> {
+  return { lane: run.lane, log: SessionLog.read(run.logPath), requests: await provider.debugRequests(run.runId) };
+}
+
+/** Runs an assertion and its negative case; both outcomes go into the report. */
+function checkWithNegative(name: string, positive: () => unknown, negative: (() => unknown) | null): CheckResult {
+  let passed = true;
+  let message: string | null = null;
+  try {
+    positive();
+  } catch (err) {
+    passed = false;
+    message = err instanceof Error ? err.message : String(err);
+  }
+  if (negative === null) return { name, passed, message, negative: 'none', negativeMessage: null };
+  try {
+    negative();
+    return { name, passed: false, message: message ?? 'the negative case did not fail the assertion', negative: 'DID NOT FAIL', negativeMessage: null };
+  } catch (err) {
+    if (err instanceof A.QaAssertionError) return { name, passed, message, negative: 'failed as expected', negativeMessage: err.message };
+    const text = err instanceof Error ? err.message : String(err);
+    return { name, passed: false, message: message ?? `negative case crashed: ${text}`, negative: 'threw a non-assertion error', negativeMessage: text };
+  }
+}
+
+function expectedCounts(lane: Lane, hydratedTarget: boolean): A.ExpectedCounts {
+  if (lane === 'direct') return { searches: 0, describes: 0, calls: 1 };
+  if (lane === 'code') return { searches: 1, describes: 1, calls: 1 };
+  if (lane === 'directory' && hydratedTarget) return { searches: 0, describes: 0, calls: 1 };
+  // One tool_search call carrying two queries counts as one search.
+  return { searches: 1, describes: 0, calls: 1 };
+}
+
+function rowOf(run: RunResult, direct: RunResult | null): LaneRow {
+  const saved = direct && run.lane !== 'direct' ? direct.totalRequestBytes - run.totalRequestBytes : null;
+  return {
+    lane: run.lane,
+    mode: run.mode,
+    outcome: run.outcome,
+    modelRequests: run.modelRequests,
+    declaredTools: run.declaredTools.length,
+    firstRequestBytes: run.firstRequestBytes,
+    totalRequestBytes: run.totalRequestBytes,
+    savedBytes: saved,
+    savedPercent: saved !== null && direct!.totalRequestBytes > 0 ? Math.round((saved / direct!.totalRequestBytes) * 1000) / 10 : null,
+    searches: run.counts.searches,
+    describes: run.counts.describes,
+    calls: run.counts.calls,
+    wallMs: run.wallMs,
+    logPath: run.logPath,
+    error: run.error,
+  };
+}
+
+export async function runQa(options: QaOptions): Promise<QaReport> {
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  const logDir = join(options.logRoot ?? join(REPO_ROOT, '.qa-logs'), `${stamp}-${options.tools}-${process.pid}`);
+  mkdirSync(logDir, { recursive: true });
+  const qa: QaCatalog = buildQaCatalog(options.tools);
+  const provider = await MockProvider.start();
+  try {
+    return await runAll(provider, qa, logDir, options);
+  } finally {
+    await provider.stop();
+  }
+}
+
+async function runAll(provider: MockProvider, qa: QaCatalog, logDir: string, options: QaOptions): Promise<QaReport> {
+  const common = { providerUrl: provider.url, logDir, qaCatalog: qa };
+  const run = (lane: Lane, runId: string, scenario: Scenario = 'normal', extra: { stream?: boolean; codeTimeoutMs?: number } = {}) =>
+    runLane({ ...common, lane, runId, scenario, ...extra });
+
+  // The four lanes, one after another so wall times do not interfere. Direct and tools use JSON
+  // responses, code and directory SSE, so both provider paths carry a full run.
+  const runs = new Map<Lane, RunResult>();
+  for (const lane of LANES) {
+    runs.set(lane, await run(lane, `lane-${lane}`, 'normal', { stream: lane === 'code' || lane === 'directory' }));
+  }
+  const art = new Map<Lane, A.RunArtifacts>();
+  for (const [lane, r] of runs) art.set(lane, await artifactsOf(provider, r));
+  const direct = art.get('direct')!;
+  const directOnly = qa.directOnly.map((t) => t.name);
+  const clientTools = qa.tools.filter((t) => t.source === 'client').map((t) => t.name);
+  const fakeNames = qa.fakePluginTools.map((t) => t.name);
+
+  const checks: CheckResult[] = [];
+  checks.push(checkWithNegative('1 direct calls the fake tool', () => A.assertDirectCallsTarget(direct), () => A.assertDirectCallsTarget(N.targetNotExecuted(direct))));
+  for (const lane of ['code', 'tools', 'directory'] as const) {
+    const a = art.get(lane)!;
+    checks.push(checkWithNegative(`2 ${lane} calls it through Tool Search`, () => A.assertSearchLaneCallsTarget(a), () => A.assertSearchLaneCallsTarget(N.targetRanOutsideSession(a))));
+  }
+  checks.push(checkWithNegative('3 direct sends every fake schema', () => A.assertDirectSendsAllSchemas(direct, fakeNames), () => A.assertDirectSendsAllSchemas(N.dropOneFakeSchema(direct), fakeNames)));
+  for (const lane of ['code', 'tools', 'directory'] as const) {
+    const a = art.get(lane)!;
+    const extra = { directOnly, clientTools };
+    checks.push(checkWithNegative(`4 ${lane} sends only control tools`, () => A.assertOnlyControlTools(a, extra), () => A.assertOnlyControlTools(N.leakFakeSchema(a), extra)));
+  }
+  for (const lane of ['code', 'tools', 'directory'] as const) {
+    const a = art.get(lane)!;
+    checks.push(checkWithNegative(`5 ${lane} payload smaller than direct`, () => A.assertSmallerPayload(a, direct), () => A.assertSmallerPayload(N.inflateFirstRequest(a, direct), direct)));
+  }
+  for (const lane of LANES) {
+    const a = art.get(lane)!;
+    const expected = expectedCounts(lane, runs.get(lane)!.hydrated.includes(QA_TARGET));
+    checks.push(checkWithNegative(`6 ${lane} session log: counts, final tool`, () => A.assertSessionLog(a, expected), () => A.assertSessionLog(N.extraSearch(a), expected)));
+  }
+  checks.push(checkWithNegative('6 tools session log: wrong final source fails', () => A.assertSessionLog(art.get('tools')!, expectedCounts('tools', false)), () => A.assertSessionLog(N.wrongFinalSource(art.get('tools')!), expectedCounts('tools', false))));
+  checks.push(checkWithNegative('7 tools: two queries in one tool_search, then tool_call', () => A.assertTwoQueriesOneSearch(art.get('tools')!), () => A.assertTwoQueriesOneSearch(N.singleQuerySearch(art.get('tools')!))));
+
+  // Fail-closed scenarios.
+  for (const lane of ['tools', 'code'] as const) {
+    const denied = await artifactsOf(provider, await run(lane, `policy-denied-${lane}`, 'policy-denied'));
+    checks.push(checkWithNegative(`policy-denied target never found or called (${lane})`, () => A.assertPolicyDenied(denied), () => A.assertPolicyDenied(N.leakDeniedTarget(denied))));
+  }
+  const vanished = await artifactsOf(provider, await run('tools', 'vanish-tools', 'vanish'));
+  checks.push(checkWithNegative('vanished tool fails the call', () => A.assertVanishedFails(vanished), () => A.assertVanishedFails(N.vanishedRanAnyway(vanished))));
+  const blocked = await artifactsOf(provider, await run('tools', 'approval-block-tools', 'approval-block'));
+  checks.push(checkWithNegative('approval block reported as blocked', () => A.assertApprovalBlocked(blocked), () => A.assertApprovalBlocked(N.blockReportedAsError(blocked))));
+  const looped = await artifactsOf(provider, await run('code', 'loop-code', 'loop', { codeTimeoutMs: options.loopTimeoutMs ?? 1000, stream: true }));
+  checks.push(checkWithNegative('looping code cell killed, run continues', () => A.assertLoopKilledRunContinues(looped), () => A.assertLoopKilledRunContinues(N.loopNotKilled(looped))));
+
+  // Parallel runs: every lane, JSON and SSE, one provider, one process.
+  const parallel = options.parallel ?? 20;
+  const parallelRuns = await Promise.all(
+    Array.from({ length: parallel }, (_, i) => {
+      const lane = LANES[i % LANES.length]!;
+      return run(lane, `parallel-${String(i + 1).padStart(2, '0')}-${lane}`, 'normal', { stream: i % 2 === 0 });
+    }),
+  );
+  const parallelArt = await Promise.all(parallelRuns.map((r) => artifactsOf(provider, r)));
+  checks.push(checkWithNegative(`${parallel} parallel runs succeed`, () => A.assertParallelRuns(parallelArt, parallel), () => A.assertParallelRuns(N.oneParallelRunFailed(parallelArt), parallel)));
+
+  const directRun = runs.get('direct')!;
+  const lanes = LANES.map((lane) => rowOf(runs.get(lane)!, directRun));
+  return {
+    tools: options.tools,
+    catalogSize: qa.catalogSize,
+    logDir,
+    providerUrl: provider.url,
+    lanes,
+    checks,
+    ok: checks.every((c) => c.passed) && lanes.every((l) => l.outcome === 'ok'),
+  };
+}

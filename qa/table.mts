@@ -1,0 +1,52 @@
+// Plain-text tables for `pnpm qa`: one row per lane, then every check with its negative case.
+
+import type { QaReport } from './scenario.mjs';
+
+function table(headers: string[], rows: string[][], rightAligned: Set<number>): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => (rightAligned.has(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd();
+  return [line(headers), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+}
+
+function bytes(n: number): string {
+  return n.toLocaleString('en-US');
+}
+
+export function formatLanes(report: QaReport): string {
+  const headers = ['lane', 'mode', 'outcome', 'model requests', 'declared tools', 'first request B', 'request bytes', 'saved vs direct', 'searches/describes/calls', 'wall ms'];
+  const rows = report.lanes.map((l) => [
+    l.lane,
+    l.mode,
+    l.outcome,
+    String(l.modelRequests),
+    String(l.declaredTools),
+    bytes(l.firstRequestBytes),
+    bytes(l.totalRequestBytes),
+    l.savedBytes === null ? '-' : `${bytes(l.savedBytes)} (${l.savedPercent}%)`,
+    `${l.searches}/${l.describes}/${l.calls}`,
+    l.wallMs.toFixed(1),
+  ]);
+  return table(headers, rows, new Set([3, 4, 5, 6, 7, 9]));
+}
+
+export function formatChecks(report: QaReport): string {
+  const headers = ['check', 'result', 'negative case'];
+  const rows = report.checks.map((c) => [c.name, c.passed ? 'PASS' : 'FAIL', c.negative]);
+  const failures = report.checks.filter((c) => !c.passed).map((c) => `  ${c.name}: ${c.message}`);
+  return [table(headers, rows, new Set()), ...(failures.length ? ['', 'Failures:', ...failures] : [])].join('\n');
+}
+
+export function formatReport(report: QaReport): string {
+  const errors = report.lanes.filter((l) => l.error).map((l) => `  ${l.lane}: ${l.error}`);
+  return [
+    `Tool Search QA: ${report.catalogSize} catalog tools (+1 direct-only), mock OpenAI Responses provider at ${report.providerUrl}`,
+    '',
+    formatLanes(report),
+    ...(errors.length ? ['', 'Lane errors:', ...errors] : []),
+    '',
+    formatChecks(report),
+    '',
+    `Session logs: ${report.logDir}`,
+    report.ok ? 'QA PASSED' : 'QA FAILED',
+  ].join('\n');
+}
