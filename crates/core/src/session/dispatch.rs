@@ -1,0 +1,537 @@
+//! Answering model tool calls. Every path resolves against the session's
+//! policy-filtered catalog, validates trusted input before anything runs,
+//! and maps the executor's answer without retrying or swapping tools.
+
+use std::time::Instant;
+
+use serde_json::{json, Map, Value};
+
+use super::args::{self, clip, CallSpec, SearchRequest};
+use super::cancel::{until_cancelled, CancelSignal};
+use super::events::{Outcome, SessionEvent, ToolRef};
+use super::executor::{CodeContext, ExecutorCall, ExecutorOutcome};
+use super::result::{Failure, ResultError, ResultStatus, ToolResult, CANCELLED, TOOL_FAILED};
+use super::{control_names, control_set, Session};
+use crate::catalog::{LookupStyle, ToolEntry};
+use crate::config::Mode;
+use crate::error::{Error, ErrorCode};
+use crate::surfaces::control::{TOOL_CALL, TOOL_DESCRIBE, TOOL_SEARCH, TOOL_SEARCH_CODE};
+use crate::surfaces::CONTROL_TOOL_NAMES;
+
+/// Longest `tool_search_code` body accepted (characters).
+pub const MAX_CODE_CHARS: usize = 100_000;
+/// Longest executor failure or block reason passed on to the model.
+const MAX_REASON_CHARS: usize = 2_000;
+const VIA_DIRECT: &str = "direct";
+
+/// Per-call options of [`Session::handle`].
+#[derive(Debug, Clone, Default)]
+pub struct HandleOptions {
+    /// The provider's tool call id; generated when absent.
+    pub tool_call_id: Option<String>,
+    /// Cancels the call (and a code cell's outstanding bridged calls).
+    pub cancel: Option<CancelSignal>,
+}
+
+/// Context of a bridged `openclaw.tools.call` from a code cell.
+#[derive(Debug, Clone, Default)]
+pub struct CallContext {
+    pub tool_call_id: Option<String>,
+    pub parent_tool_call_id: Option<String>,
+    pub cancel: CancelSignal,
+}
+
+fn ms(start: Instant) -> f64 {
+    (start.elapsed().as_secs_f64() * 1e6).round() / 1e3
+}
+
+fn tool_ref(e: &ToolEntry) -> ToolRef {
+    ToolRef { id: e.id.clone(), name: e.name.clone(), source: e.source, owner: e.owner.clone() }
+}
+
+fn requested_of(raw: &Value) -> String {
+    let text = match raw {
+        Value::String(s) => s.as_str(),
+        Value::Object(m) => ["id", "toolId", "tool_id", "name"].iter().find_map(|k| m.get(*k)?.as_str()).unwrap_or(""),
+        _ => "",
+    };
+    clip(text, 200)
+}
+
+fn guidance(style: LookupStyle) -> &'static str {
+    match style {
+        LookupStyle::Structured => "tool_describe",
+        LookupStyle::Code => "openclaw.tools.describe",
+    }
+}
+
+impl Session {
+    /// Answer one model tool call by name. Never panics and never rejects: a
+    /// failure is a result with `ok: false`, a stable code and a message for
+    /// the model.
+    pub async fn handle(&self, tool_name: &str, args: Value, options: HandleOptions) -> ToolResult {
+        if tool_name == TOOL_SEARCH_CODE && self.offers(TOOL_SEARCH_CODE) {
+            return self.run_code(args, options).await;
+        }
+        let outcome = self.dispatch(tool_name, args, options).await;
+        ToolResult::from_outcome(tool_name, outcome)
+    }
+
+    fn offers(&self, control_tool: &str) -> bool {
+        control_names(control_set(self.mode())).contains(&control_tool)
+    }
+
+    async fn dispatch(&self, tool_name: &str, args: Value, options: HandleOptions) -> Result<Value, Failure> {
+        if CONTROL_TOOL_NAMES.contains(&tool_name) && !self.offers(tool_name) {
+            let offered = control_names(control_set(self.mode()));
+            let hint = if offered.is_empty() { "Tool Search is disabled".to_string() } else { format!("use {}", offered.join(", ")) };
+            return Err(Failure::error(
+                ErrorCode::ToolNotFound,
+                format!("{tool_name} is not available in {} mode; {hint}.", self.mode().as_str()),
+            ));
+        }
+        match tool_name {
+            TOOL_SEARCH => self.search_value(&args, TOOL_SEARCH),
+            TOOL_DESCRIBE => self.describe_value(&args, LookupStyle::Structured, TOOL_DESCRIBE),
+            TOOL_CALL => {
+                let tool_call_id = options.tool_call_id.clone().unwrap_or_else(|| self.next_tool_call_id());
+                let cancel = options.cancel.unwrap_or_default();
+                match args::parse_call(self.catalog(), &args, LookupStyle::Structured) {
+                    Ok(spec) => self.execute(spec, TOOL_CALL, tool_call_id, None, cancel, LookupStyle::Structured).await,
+                    Err(e) => Err(self.call_rejected(TOOL_CALL, &tool_call_id, None, requested_of(&args), e)),
+                }
+            }
+            name => self.direct_call(name, args, options).await,
+        }
+    }
+
+    // ---- search ---------------------------------------------------------
+
+    fn search_value(&self, raw: &Value, via: &str) -> Result<Value, Failure> {
+        let start = Instant::now();
+        let catalog = self.catalog();
+        let result = args::parse_search(raw).and_then(|request| match request {
+            SearchRequest::Single { query, limit } => catalog.search(&query, limit).map(|hits| {
+                let ids = hits.iter().map(|h| h.id.clone()).collect();
+                (vec![query], ids, false, serde_json::to_value(&hits).unwrap_or(Value::Null))
+            }),
+            SearchRequest::Batch(batch) => catalog.search_batch(&batch.to_request()).map(|result| {
+                let ids = result.results.iter().flat_map(|g| g.candidates.iter().map(|h| h.id.clone())).collect();
+                (batch.all_queries(), ids, result.truncated, serde_json::to_value(&result).unwrap_or(Value::Null))
+            }),
+        });
+        self.finish_search(via, start, result)
+    }
+
+    fn finish_search(
+        &self,
+        via: &str,
+        start: Instant,
+        result: crate::Result<(Vec<String>, Vec<String>, bool, Value)>,
+    ) -> Result<Value, Failure> {
+        self.with_stats(|s| s.searches += 1);
+        match result {
+            Ok((queries, hit_ids, truncated, value)) => {
+                self.emit(SessionEvent::Search {
+                    via: via.to_string(),
+                    queries,
+                    hit_ids,
+                    truncated,
+                    duration_ms: ms(start),
+                    outcome: Outcome::Ok,
+                    error_code: None,
+                });
+                Ok(value)
+            }
+            Err(e) => {
+                self.emit(SessionEvent::Search {
+                    via: via.to_string(),
+                    queries: Vec::new(),
+                    hit_ids: Vec::new(),
+                    truncated: false,
+                    duration_ms: ms(start),
+                    outcome: Outcome::Error,
+                    error_code: Some(e.code.as_str().to_string()),
+                });
+                Err(e.into())
+            }
+        }
+    }
+
+    /// Code mode: `openclaw.tools.search(query, options?)` -> array of hits.
+    pub fn search_json(&self, query: &str, options: &Value) -> Result<Value, Failure> {
+        let mut raw = Map::new();
+        raw.insert("query".into(), Value::String(query.to_string()));
+        match options {
+            Value::Null => {}
+            Value::Object(o) => {
+                if let Some(limit) = o.get("limit") {
+                    raw.insert("limit".into(), limit.clone());
+                }
+            }
+            _ => return Err(Failure::error(ErrorCode::InvalidRequest, "search options must be an object like { limit: 5 }.")),
+        }
+        self.search_value(&Value::Object(raw), TOOL_SEARCH_CODE)
+    }
+
+    // ---- describe -------------------------------------------------------
+
+    fn describe_value(&self, raw: &Value, style: LookupStyle, via: &str) -> Result<Value, Failure> {
+        let start = Instant::now();
+        let catalog = self.catalog();
+        let result = args::parse_describe(catalog, raw, style).and_then(|(_, ordinal)| {
+            let entry = catalog.entry(ordinal).ok_or_else(|| Error::internal("resolved tool is not allowed"))?;
+            catalog.describe(&entry.id, style).map(|d| (tool_ref(entry), d))
+        });
+        self.with_stats(|s| s.describes += 1);
+        let (tool, outcome, error_code, value) = match result {
+            Ok((tool, description)) => {
+                (Some(tool), Outcome::Ok, None, Ok(serde_json::to_value(&description).unwrap_or(Value::Null)))
+            }
+            Err(e) => (None, Outcome::Error, Some(e.code.as_str().to_string()), Err(Failure::from(e))),
+        };
+        self.emit(SessionEvent::Describe {
+            via: via.to_string(),
+            requested: requested_of(raw),
+            tool,
+            duration_ms: ms(start),
+            outcome,
+            error_code,
+        });
+        value
+    }
+
+    /// Code mode: `openclaw.tools.describe(id)`.
+    pub fn describe_json(&self, id: &str) -> Result<Value, Failure> {
+        let mut raw = Map::new();
+        raw.insert("id".into(), Value::String(id.to_string()));
+        self.describe_value(&Value::Object(raw), LookupStyle::Code, TOOL_SEARCH_CODE)
+    }
+
+    // ---- call -----------------------------------------------------------
+
+    /// Code mode: `openclaw.tools.call(id, args?)` -> `{ tool, result }`.
+    pub async fn call(&self, id: &str, args: Value, context: CallContext) -> Result<Value, Failure> {
+        let tool_call_id = context.tool_call_id.unwrap_or_else(|| self.next_tool_call_id());
+        let parent = context.parent_tool_call_id;
+        let resolved = self.catalog().resolve_ordinal(id, LookupStyle::Code);
+        let ordinal = match resolved {
+            Ok(o) => o,
+            Err(e) => return Err(self.call_rejected(TOOL_SEARCH_CODE, &tool_call_id, parent, clip(id, 200), e)),
+        };
+        let spec = CallSpec { requested: id.to_string(), ordinal, args, repaired: None };
+        self.execute(spec, TOOL_SEARCH_CODE, tool_call_id, parent, context.cancel, LookupStyle::Code).await
+    }
+
+    /// A direct call of an exact catalog tool name (direct and directory
+    /// modes). Ids, near-misses and names held by several tools are refused.
+    async fn direct_call(&self, name: &str, raw: Value, options: HandleOptions) -> Result<Value, Failure> {
+        let tool_call_id = options.tool_call_id.clone().unwrap_or_else(|| self.next_tool_call_id());
+        let resolved = self.resolve_direct_name(name);
+        let ordinal = match resolved {
+            Ok(o) => o,
+            Err(e) => return Err(self.call_rejected(VIA_DIRECT, &tool_call_id, None, clip(name, 200), e)),
+        };
+        let args = match args::object_args(&raw, "Tool arguments") {
+            Ok(map) => Value::Object(map),
+            Err(e) => return Err(self.call_rejected(VIA_DIRECT, &tool_call_id, None, clip(name, 200), e)),
+        };
+        let spec = CallSpec { requested: name.to_string(), ordinal, args, repaired: None };
+        let cancel = options.cancel.unwrap_or_default();
+        self.execute(spec, VIA_DIRECT, tool_call_id, None, cancel, LookupStyle::Structured).await
+    }
+
+    fn resolve_direct_name(&self, name: &str) -> crate::Result<usize> {
+        if self.inner.direct_names.contains(name) {
+            return Err(Error::invalid_request(format!(
+                "{} is one of the gateway's direct tools; the gateway runs it, not Tool Search.",
+                clip(name, 120)
+            )));
+        }
+        let not_found = || {
+            let offered = control_names(control_set(self.mode()));
+            Error::new(
+                ErrorCode::ToolNotFound,
+                format!("Unknown tool: {}. Available: {}.", clip(name, 120), offered.join(", ")),
+            )
+        };
+        match self.mode() {
+            Mode::Direct => self.inner.direct_mode_names.get(name).copied().ok_or_else(not_found),
+            Mode::Directory => {
+                let ordinals: Vec<usize> = self.exact_name_ordinals(name).take(2).collect();
+                match ordinals.as_slice() {
+                    [one] => Ok(*one),
+                    [] => match self.catalog().resolve_ordinal(name, LookupStyle::Structured) {
+                        // Exact id: only a name may be called directly.
+                        Ok(_) => Err(Error::new(
+                            ErrorCode::ToolNotFound,
+                            format!(
+                                "{} is a tool id, not a tool name; call tool_call with {{ \"id\": \"{}\", \"args\": {{...}} }}.",
+                                clip(name, 120),
+                                clip(name, 120)
+                            ),
+                        )),
+                        Err(e) => Err(e),
+                    },
+                    _ => Err(Error::new(
+                        ErrorCode::AmbiguousTool,
+                        format!("Ambiguous tool name: {}; use tool_call with an exact tool id.", clip(name, 120)),
+                    )),
+                }
+            }
+            Mode::Code | Mode::Tools => Err(not_found()),
+        }
+    }
+
+    /// Record and report a call refused before a tool was chosen.
+    fn call_rejected(
+        &self,
+        via: &str,
+        tool_call_id: &str,
+        parent: Option<String>,
+        requested: String,
+        error: Error,
+    ) -> Failure {
+        self.with_stats(|s| s.calls += 1);
+        self.emit(SessionEvent::Call {
+            via: via.to_string(),
+            tool_call_id: tool_call_id.to_string(),
+            parent_tool_call_id: parent,
+            requested,
+            tool: None,
+            repaired: false,
+            duration_ms: 0.0,
+            outcome: Outcome::Error,
+            error_code: Some(error.code.as_str().to_string()),
+        });
+        error.into()
+    }
+
+    async fn execute(
+        &self,
+        spec: CallSpec,
+        via: &str,
+        tool_call_id: String,
+        parent: Option<String>,
+        cancel: CancelSignal,
+        style: LookupStyle,
+    ) -> Result<Value, Failure> {
+        let start = Instant::now();
+        let Some(entry) = self.catalog().entry(spec.ordinal).cloned() else {
+            let e = Error::new(ErrorCode::ToolNotFound, "tool is not in this catalog");
+            return Err(self.call_rejected(via, &tool_call_id, parent, clip(&spec.requested, 200), e));
+        };
+        let tool = tool_ref(&entry);
+        let (result, reached) = self.execute_inner(&entry, spec.ordinal, spec.args, &tool_call_id, &parent, cancel, style).await;
+        let outcome = match &result {
+            Ok(_) => Outcome::Ok,
+            Err(f) => f.outcome,
+        };
+        self.with_stats(|s| {
+            s.calls += 1;
+            if reached {
+                s.record_call(&tool, via, outcome);
+            }
+        });
+        self.emit(SessionEvent::Call {
+            via: via.to_string(),
+            tool_call_id,
+            parent_tool_call_id: parent,
+            requested: clip(&spec.requested, 200),
+            tool: Some(tool),
+            repaired: spec.repaired.is_some(),
+            duration_ms: ms(start),
+            outcome,
+            error_code: result.as_ref().err().map(|f| f.code.clone()),
+        });
+        if let Some(repair) = &spec.repaired {
+            tracing::debug!(target: "tool_search::session", id = entry.id.as_str(), repair = repair.as_str(), "tool_call arguments repaired");
+        }
+        result
+    }
+
+    /// Validate, then run through the executor. The bool says whether the
+    /// executor was reached.
+    #[allow(clippy::too_many_arguments)]
+    async fn execute_inner(
+        &self,
+        entry: &ToolEntry,
+        ordinal: usize,
+        args: Value,
+        tool_call_id: &str,
+        parent: &Option<String>,
+        cancel: CancelSignal,
+        style: LookupStyle,
+    ) -> (Result<Value, Failure>, bool) {
+        let args = match args {
+            Value::Null => Value::Object(Map::new()),
+            Value::Object(map) => Value::Object(map),
+            _ => {
+                return (
+                    Err(Failure::error(
+                        ErrorCode::InvalidArgs,
+                        format!("Arguments for {} must be a JSON object. Nothing was run.", entry.id),
+                    )),
+                    false,
+                )
+            }
+        };
+        if let Err(why) = crate::schema::check_bounds(&args, crate::limits::MAX_JSON_DEPTH, args::MAX_ARGS_BYTES) {
+            return (Err(Failure::error(ErrorCode::InvalidArgs, format!("Arguments for {}: {why} Nothing was run.", entry.id))), false);
+        }
+        if entry.is_trusted() {
+            match self.catalog().validate_ordinal(ordinal, &args) {
+                Ok(v) if v.ok => {}
+                Ok(v) => {
+                    let issues: Vec<&str> = v.errors.iter().map(|i| i.message.as_str()).collect();
+                    let message = format!(
+                        "Invalid arguments for {}: {} Nothing was run; fix the arguments (the schema is in {}) and call again.",
+                        entry.id,
+                        issues.join(" "),
+                        guidance(style)
+                    );
+                    return (Err(Failure::error(ErrorCode::InvalidArgs, message)), false);
+                }
+                // An unusable schema cannot vouch for the input: fail closed.
+                Err(e) => {
+                    let message = format!("{} cannot be called: its input schema is unusable ({}). Nothing was run.", entry.id, e.message);
+                    return (Err(Failure::new(e.code.as_str(), message, Outcome::Error)), false);
+                }
+            }
+        }
+        if cancel.is_cancelled() {
+            return (Err(cancelled(entry, &cancel)), false);
+        }
+        self.catalog().counters().record_call();
+        let call = ExecutorCall {
+            id: entry.id.clone(),
+            name: entry.name.clone(),
+            source: entry.source,
+            owner: entry.owner.clone(),
+            args,
+            tool_call_id: tool_call_id.to_string(),
+            parent_tool_call_id: parent.clone(),
+            cancel: cancel.clone(),
+        };
+        let future = self.inner.executor.call(call);
+        let result = match until_cancelled(future, &cancel).await {
+            None => Err(cancelled(entry, &cancel)),
+            Some(ExecutorOutcome::Ok(result)) => Ok(json!({ "tool": compact_tool(self, ordinal), "result": result })),
+            Some(ExecutorOutcome::Missing(reason)) => Err(Failure::new(
+                ErrorCode::ToolUnavailable.as_str(),
+                format!(
+                    "{} is no longer available ({}); it was not run. Search again for another way to do this.",
+                    entry.id,
+                    clip(reason_or(&reason, "removed since the catalog was built"), MAX_REASON_CHARS)
+                ),
+                Outcome::Unavailable,
+            )),
+            Some(ExecutorOutcome::Blocked(reason)) => Err(Failure::new(
+                ErrorCode::ToolBlocked.as_str(),
+                format!(
+                    "The call to {} was blocked: {}. Do not retry it or reach the same action through another tool; tell the user if it is needed.",
+                    entry.id,
+                    clip(reason_or(&reason, "not allowed"), MAX_REASON_CHARS)
+                ),
+                Outcome::Blocked,
+            )),
+            Some(ExecutorOutcome::Failed(error)) => Err(Failure::new(
+                TOOL_FAILED,
+                format!("{} failed: {}", entry.id, clip(reason_or(&error, "unknown error"), MAX_REASON_CHARS)),
+                Outcome::Error,
+            )),
+        };
+        (result, true)
+    }
+
+    // ---- code -----------------------------------------------------------
+
+    async fn run_code(&self, raw: Value, options: HandleOptions) -> ToolResult {
+        let start = Instant::now();
+        let tool_call_id = options.tool_call_id.unwrap_or_else(|| self.next_tool_call_id());
+        let cancel = options.cancel.unwrap_or_default();
+        let code = match &raw {
+            Value::String(s) if !s.trim_start().starts_with('{') => Ok(s.clone()),
+            _ => args::object_args(&raw, "tool_search_code arguments").and_then(|m| match m.get("code") {
+                Some(Value::String(code)) => Ok(code.clone()),
+                _ => Err(Error::invalid_request("tool_search_code needs { \"code\": string }: a JavaScript async function body.")),
+            }),
+        };
+        let code = code.and_then(|c| {
+            if c.chars().count() > MAX_CODE_CHARS {
+                Err(Error::invalid_request(format!("code must be at most {MAX_CODE_CHARS} characters.")))
+            } else {
+                Ok(c)
+            }
+        });
+        let runner = self.code_runner();
+        let (status, value, error) = match (code, runner) {
+            (Err(e), _) => (ResultStatus::Error, None, Some(ResultError { code: e.code.as_str().into(), message: e.message })),
+            (Ok(_), None) => (
+                ResultStatus::Error,
+                None,
+                Some(ResultError {
+                    code: ErrorCode::CodeModeUnavailable.as_str().into(),
+                    message: "Code mode is not available in this session (no sandbox runner); nothing was run.".into(),
+                }),
+            ),
+            (Ok(code), Some(runner)) => {
+                let context = CodeContext { tool_call_id: tool_call_id.clone(), cancel, timeout_ms: self.config().code_timeout_ms };
+                let value = runner.run(self.clone(), code, context).await;
+                match value.get("ok") {
+                    Some(Value::Bool(true)) => (ResultStatus::Ok, Some(value), None),
+                    _ => {
+                        let code = value.pointer("/error/code").and_then(Value::as_str).unwrap_or("CODE_FAILED").to_string();
+                        let message = value
+                            .pointer("/error/message")
+                            .and_then(Value::as_str)
+                            .unwrap_or("The code cell failed.")
+                            .to_string();
+                        (ResultStatus::Error, Some(value), Some(ResultError { code, message }))
+                    }
+                }
+            }
+        };
+        let outcome = if status == ResultStatus::Ok { Outcome::Ok } else { Outcome::Error };
+        self.with_stats(|s| s.code_runs += 1);
+        self.emit(SessionEvent::Code {
+            tool_call_id,
+            duration_ms: ms(start),
+            outcome,
+            error_code: error.as_ref().map(|e| e.code.clone()),
+        });
+        let content = match (&value, &error) {
+            (Some(v), _) => serde_json::to_string(v).unwrap_or_default(),
+            (None, Some(e)) => e.message.clone(),
+            (None, None) => String::new(),
+        };
+        ToolResult { ok: status == ResultStatus::Ok, status, tool_name: TOOL_SEARCH_CODE.into(), value, error, content }
+    }
+}
+
+fn reason_or<'a>(reason: &'a str, fallback: &'a str) -> &'a str {
+    if reason.trim().is_empty() {
+        fallback
+    } else {
+        reason.trim()
+    }
+}
+
+fn cancelled(entry: &ToolEntry, cancel: &CancelSignal) -> Failure {
+    let reason = cancel.reason().unwrap_or_else(|| "cancelled".into());
+    Failure::new(CANCELLED, format!("The call to {} was cancelled ({}).", entry.id, clip(&reason, 200)), Outcome::Cancelled)
+}
+
+/// `{ id, name, source, sourceName, mcp? }` of the tool that ran.
+fn compact_tool(session: &Session, ordinal: usize) -> Value {
+    let Some(hit) = session.catalog().hit(ordinal) else { return Value::Null };
+    let mut out = Map::new();
+    out.insert("id".into(), hit.id.into());
+    out.insert("name".into(), hit.name.into());
+    out.insert("source".into(), hit.source.as_str().into());
+    out.insert("sourceName".into(), hit.source_name.into());
+    if let Some(mcp) = hit.mcp {
+        out.insert("mcp".into(), serde_json::to_value(mcp).unwrap_or(Value::Null));
+    }
+    Value::Object(out)
+}

@@ -1,0 +1,208 @@
+//! The control tools. Their descriptions are the only documentation a model
+//! gets, so each one states the exact argument shape, the result shape and
+//! the next step, and asks for capability-style search queries.
+
+use serde_json::{json, Value};
+
+use super::format::ToolDefinition;
+use crate::limits::{BATCH_RESPONSE_BUDGET_CHARS, MAX_BATCH_CANDIDATES, MAX_BATCH_QUERIES, MAX_QUERY_CHARS};
+
+pub const TOOL_SEARCH_CODE: &str = "tool_search_code";
+pub const TOOL_SEARCH: &str = "tool_search";
+pub const TOOL_DESCRIBE: &str = "tool_describe";
+pub const TOOL_CALL: &str = "tool_call";
+pub const CONTROL_TOOL_NAMES: [&str; 4] = [TOOL_SEARCH_CODE, TOOL_SEARCH, TOOL_DESCRIBE, TOOL_CALL];
+
+/// The resolved numbers the descriptions quote, so they never disagree with
+/// what the session enforces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ControlSettings {
+    pub search_default_limit: u32,
+    pub max_search_limit: u32,
+    pub code_timeout_ms: u64,
+}
+
+impl Default for ControlSettings {
+    fn default() -> Self {
+        ControlSettings { search_default_limit: 8, max_search_limit: 20, code_timeout_ms: 10_000 }
+    }
+}
+
+/// Which control tools a mode exposes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ControlSet {
+    None,
+    Code,
+    Structured,
+}
+
+pub fn control_tools(set: ControlSet, settings: &ControlSettings) -> Vec<ToolDefinition> {
+    match set {
+        ControlSet::None => Vec::new(),
+        ControlSet::Code => vec![tool_search_code(settings)],
+        ControlSet::Structured => vec![tool_search(settings), tool_describe(), tool_call()],
+    }
+}
+
+fn definition(name: &str, description: String, parameters: Value) -> ToolDefinition {
+    ToolDefinition { name: name.to_string(), description, parameters, strict: None }
+}
+
+pub fn tool_search(s: &ControlSettings) -> ToolDefinition {
+    let (default, max) = (s.search_default_limit, s.max_search_limit);
+    let description = format!(
+        "Search the catalog of tools that are not loaded up front. Write the query as the capability you need, in a few \
+         plain words (\"send a chat message\", \"create a github issue\", \"convert currency\"), not a guessed tool name \
+         and not a whole sentence. One search: {{ \"query\": string, \"limit\"?: integer }} (default {default}, at most {max}). \
+         Several at once: {{ \"queries\": [{{ \"query\": string, \"limit\"?: integer }}, ...] }} (at most {MAX_BATCH_QUERIES} \
+         queries of at most {MAX_QUERY_CHARS} characters). One search returns an array of hits, best first: \
+         {{ id, source, sourceName, name, label?, description, input, output? }}; `input` is a TypeScript-style signature \
+         of the arguments (\"unknown\" for MCP and client tools: call tool_describe for their schema). Several queries \
+         return {{ results: [{{ query, candidates: hits, truncated? }}], truncated? }} with at most {MAX_BATCH_CANDIDATES} \
+         candidates and {BATCH_RESPONSE_BUDGET_CHARS} characters in total; `truncated: true` marks a group that lost its \
+         lowest-ranked hits. An empty result means nothing matched: rephrase the capability. Next: tool_describe {{ id }} \
+         for the exact schema, or tool_call {{ id, args }} when `input` already shows the arguments."
+    );
+    let query = json!({
+        "type": "string",
+        "maxLength": MAX_QUERY_CHARS,
+        "description": "The capability to find, in a few words, e.g. \"send a chat message\"."
+    });
+    let limit = json!({
+        "type": "integer",
+        "minimum": 1,
+        "maximum": max,
+        "description": format!("Most hits to return (default {default}, at most {max}).")
+    });
+    let parameters = json!({
+        "type": "object",
+        "properties": {
+            "query": query,
+            "limit": limit,
+            "queries": {
+                "type": "array",
+                "minItems": 1,
+                "maxItems": MAX_BATCH_QUERIES,
+                "description": "Several searches in one call, each { query, limit? }; use instead of query when you need tools for several steps.",
+                "items": {
+                    "type": "object",
+                    "properties": { "query": query, "limit": limit },
+                    "required": ["query"],
+                    "additionalProperties": false
+                }
+            }
+        },
+        "additionalProperties": false
+    });
+    definition(TOOL_SEARCH, description, parameters)
+}
+
+pub fn tool_describe() -> ToolDefinition {
+    let description = "Get the exact schema of one tool before calling it. Pass { \"id\": string }: the exact tool id \
+        from tool_search (e.g. \"openclaw:core:message\"), or the exact tool name when only one tool has it. Returns \
+        { id, source, sourceName, name, label?, description, input, parameters, outputSchema? } where `parameters` is \
+        the tool's JSON Schema for tool_call's `args` and `outputSchema` (when present) describes `result`. An unknown \
+        id returns an error with up to three similar ids."
+        .to_string();
+    let parameters = json!({
+        "type": "object",
+        "properties": {
+            "id": { "type": "string", "description": "Exact tool id from tool_search, or an exact unique tool name." }
+        },
+        "required": ["id"],
+        "additionalProperties": false
+    });
+    definition(TOOL_DESCRIBE, description, parameters)
+}
+
+pub fn tool_call() -> ToolDefinition {
+    let description = "Run a tool found with tool_search. Pass { \"id\": string, \"args\": object }: `id` is the exact \
+        tool id (or exact unique name) and `args` the tool's arguments, shaped exactly as its `input` signature or \
+        tool_describe `parameters` say (omit `args` for a tool without arguments; never put arguments next to `id`). \
+        Arguments are checked before anything runs: a missing, misspelled or wrongly typed argument returns an error \
+        that names it, and nothing is executed, so fix the arguments and call again. Returns { tool, result }: `tool` \
+        identifies what ran ({ id, name, source, ... }) and `result` is the tool's own result. If the call was blocked \
+        by policy or approval, the result says so: do not try to reach the same action through another tool."
+        .to_string();
+    let parameters = json!({
+        "type": "object",
+        "properties": {
+            "id": { "type": "string", "description": "Exact tool id from tool_search, or an exact unique tool name." },
+            "args": { "type": "object", "description": "The tool's arguments, matching its parameters schema." }
+        },
+        "required": ["id"],
+        "additionalProperties": false
+    });
+    definition(TOOL_CALL, description, parameters)
+}
+
+pub fn tool_search_code(s: &ControlSettings) -> ToolDefinition {
+    let (default, max) = (s.search_default_limit, s.max_search_limit);
+    let seconds = s.code_timeout_ms as f64 / 1000.0;
+    let description = format!(
+        "Find and run tools by executing a short JavaScript snippet in an isolated sandbox. The code is the body of an \
+         async function: use `await`, and `return` a JSON-serializable value to get it back. Only these exist inside: \
+         console.log/warn/error, and \
+         `await openclaw.tools.search(query, {{ limit }}?)` -> array of hits, best first, each \
+         {{ id, source, sourceName, name, label?, description, input, output? }} (`query` is the capability you need in a \
+         few plain words, e.g. \"send a chat message\", not a guessed tool name; limit default {default}, at most {max}; \
+         `input` is a TypeScript-style signature of the arguments, \"unknown\" for MCP and client tools); \
+         `await openclaw.tools.describe(id)` -> the hit plus `parameters` (the exact JSON Schema of the arguments) and \
+         `outputSchema` when declared; \
+         `await openclaw.tools.call(id, args?)` -> {{ tool, result }} where `result` is the tool's result (JSON values in \
+         result.details). `id` is the exact id from search (or an exact unique tool name). Arguments are validated \
+         before the tool runs; errors (unknown id, invalid arguments, a blocked or unavailable tool) are thrown as \
+         Error with a message saying what to fix. No require, import, process, filesystem or network. The whole run, \
+         including tool calls, must finish within {seconds} s. Returns {{ ok, value, logs }} (on failure ok is false \
+         and `error` explains)."
+    );
+    let parameters = json!({
+        "type": "object",
+        "properties": {
+            "code": {
+                "type": "string",
+                "description": "JavaScript async function body, e.g. const [hit] = await openclaw.tools.search(\"send a chat message\"); return hit;"
+            }
+        },
+        "required": ["code"],
+        "additionalProperties": false
+    });
+    definition(TOOL_SEARCH_CODE, description, parameters)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sets_per_mode() {
+        let s = ControlSettings::default();
+        let names = |set| control_tools(set, &s).into_iter().map(|d| d.name).collect::<Vec<_>>();
+        assert!(names(ControlSet::None).is_empty());
+        assert_eq!(names(ControlSet::Code), [TOOL_SEARCH_CODE]);
+        assert_eq!(names(ControlSet::Structured), [TOOL_SEARCH, TOOL_DESCRIBE, TOOL_CALL]);
+    }
+
+    #[test]
+    fn descriptions_quote_the_resolved_limits() {
+        let s = ControlSettings { search_default_limit: 5, max_search_limit: 12, code_timeout_ms: 2500 };
+        let search = tool_search(&s);
+        assert!(search.description.contains("default 5, at most 12"));
+        assert_eq!(search.parameters["properties"]["limit"]["maximum"], 12);
+        assert!(search.description.contains("capability"));
+        let code = tool_search_code(&s);
+        assert!(code.description.contains("within 2.5 s"));
+        assert!(code.description.contains("openclaw.tools.search(query"));
+        assert!(code.description.contains("openclaw.tools.describe(id)"));
+        assert!(code.description.contains("openclaw.tools.call(id, args?)"));
+        assert!(code.description.contains("{ tool, result }"));
+    }
+
+    #[test]
+    fn structured_schemas_are_closed_objects() {
+        for d in control_tools(ControlSet::Structured, &ControlSettings::default()) {
+            assert_eq!(d.parameters["type"], "object");
+            assert_eq!(d.parameters["additionalProperties"], false);
+        }
+    }
+}
