@@ -407,7 +407,7 @@ impl<'a> Renderer<'a> {
         let mut parts: Vec<String> = Vec::new();
         let mut used = 0usize;
         let mut cut = false;
-        for (index, member) in members.iter().enumerate() {
+        'members: for (index, member) in members.iter().enumerate() {
             if index >= self.caps.max_union {
                 cut = true;
                 break;
@@ -422,7 +422,16 @@ impl<'a> Renderer<'a> {
                 break;
             };
             // `A | B` members of a union need no parentheses; split to dedupe them.
+            // Nested unions flatten into this one, under the same member cap.
             for piece in split_top_level(&text, " | ") {
+                if piece == "..." {
+                    cut = true; // re-marked once at the end of this union
+                    continue;
+                }
+                if parts.len() >= self.caps.max_union {
+                    cut = true;
+                    break 'members;
+                }
                 if !parts.iter().any(|p| p == piece) {
                     used += if parts.is_empty() { 0 } else { " | ".len() } + piece.len();
                     parts.push(piece.to_string());

@@ -259,7 +259,12 @@ fn subject(error: &ValidationError<'_>) -> String {
 fn expected_types(kind: &TypeKind) -> String {
     let names: Vec<&'static str> = match kind {
         TypeKind::Single(t) => vec![article(*t)],
-        TypeKind::Multiple(set) => set.iter().map(article).collect(),
+        // Null last reads better: "a string or null".
+        TypeKind::Multiple(set) => {
+            let mut names: Vec<&'static str> = set.iter().map(article).collect();
+            names.sort_by_key(|name| *name == "null");
+            names
+        }
     };
     match names.as_slice() {
         [] => "of another type".to_string(),
