@@ -9,7 +9,7 @@ const providerClient = await tsImport('../qa/provider-client.mts', import.meta.u
 const { MockProvider, postResponses, assembleStream, ProviderError, QA_MODEL } = providerClient;
 
 const USER = 'tool search qa check target=fake_plugin_tool_17';
-const fn = (name) => ({ type: 'function', name, description: `${name} tool`, parameters: { type: 'object', properties: {} } });
+const fn = (name) => ({ type: 'function', name, description: `${name} tool`, parameters: { type: 'object', properties: {} }, strict: false });
 
 async function raw(url, path, init = {}) {
   const res = await fetch(`${url}${path}`, { ...init, headers: { authorization: 'Bearer t', 'content-type': 'application/json', ...(init.headers ?? {}) } });
@@ -113,6 +113,8 @@ describe('mock OpenAI Responses provider (separate process)', () => {
       [{ model: QA_MODEL, input: USER, tools: [fn('bad name!')] }, 400, 'invalid_value'],
       [{ model: QA_MODEL, input: [{ type: 'function_call_output', call_id: 'nope', output: 'x' }] }, 400, null],
       [{ model: QA_MODEL, input: USER, stream: 'yes' }, 400, 'invalid_type'],
+      // Strict by default: a schema with an optional property needs "strict": false.
+      [{ model: QA_MODEL, input: USER, tools: [{ type: 'function', name: 'opt', parameters: { type: 'object', properties: { a: { type: 'string' } } } }] }, 400, 'invalid_function_parameters'],
     ];
     for (const [body, status, code] of cases) {
       const res = await raw(provider.url, '/v1/responses', { method: 'POST', body: JSON.stringify(body) });
@@ -131,6 +133,9 @@ describe('mock OpenAI Responses provider (separate process)', () => {
     const wrongPath = await raw(provider.url, '/v1/chat/nowhere', { method: 'POST', body: '{}' });
     assert.equal(wrongPath.status, 404);
     await assert.rejects(postResponses(provider.url, { input: USER }, {}), ProviderError);
+    const closed = { type: 'object', properties: { marker: { type: 'string' } }, required: ['marker'], additionalProperties: false };
+    const strictOk = await raw(provider.url, '/v1/responses', { method: 'POST', body: JSON.stringify({ model: QA_MODEL, input: USER, tools: [{ type: 'function', name: 's', parameters: closed }] }) });
+    assert.equal(strictOk.status, 200);
   });
 
   test('/debug/requests records raw bytes, body, declared tools and the planned call per run id', async () => {
@@ -145,4 +150,23 @@ describe('mock OpenAI Responses provider (separate process)', () => {
     assert.equal(rec.status, 200);
     assert.deepEqual(await provider.debugRequests('no-such-run'), []);
   });
+});
+
+// The full scenario against the built addon: every lane, every assertion with its negative case.
+describe('gateway QA scenario (36 tools, built addon)', async () => {
+  const { runQa } = await tsImport('../qa/scenario.mts', import.meta.url);
+  const report = await runQa({ tools: 36, parallel: 20 });
+
+  for (const lane of report.lanes) {
+    test(`lane ${lane.lane} reaches FAKE_PLUGIN_OK fake_plugin_tool_17`, () => {
+      assert.equal(lane.outcome, 'ok', lane.error ?? `log: ${lane.logPath}`);
+      assert.equal(lane.mode, lane.lane, `lane ${lane.lane} ran in mode ${lane.mode}`);
+    });
+  }
+  for (const check of report.checks) {
+    test(check.name, () => {
+      assert.equal(check.negative, 'failed as expected', `negative case: ${check.negative} ${check.negativeMessage ?? ''}`);
+      assert.ok(check.passed, check.message ?? 'failed');
+    });
+  }
 });

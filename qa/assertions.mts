@@ -83,37 +83,54 @@ function targetExecution(a: RunArtifacts, assertion: string, via: GatewayAttempt
   return run;
 }
 
+/** A session `call` event as the log recorded it. */
+interface CallEvent {
+  type: 'call';
+  via: string;
+  toolCallId: string;
+  parentToolCallId?: string;
+  tool?: { id: string; name: string; source: string; owner: string };
+  outcome: string;
+}
+
+function callEvents(a: RunArtifacts): CallEvent[] {
+  return lines(a, 'session.event').map((l) => l.event as CallEvent).filter((e) => e?.type === 'call');
+}
+
 function toolCalls(a: RunArtifacts): { name: string; callId: string; via?: unknown }[] {
   return lines(a, 'tool.call').map((l) => ({ name: String(l.name), callId: String(l.callId), via: l.via }));
 }
 
-// 1. Direct mode calls the fake tool.
+// 1. Direct mode calls the fake tool: the model calls it by name, the session runs it directly.
 export function assertDirectCallsTarget(a: RunArtifacts): void {
   const name = '1 direct calls the fake tool';
   checkFinalOk(a, name);
-  const run = targetExecution(a, name, 'direct');
+  const run = targetExecution(a, name, 'session');
   const calls = toolCalls(a).filter((c) => c.name === QA_TARGET);
-  check(name, calls.length === 1 && calls[0]!.callId === run.toolCallId, 'the log does not show the model calling the target directly');
+  check(name, calls.length === 1 && calls[0]!.callId === run.toolCallId, 'the log does not show the model calling the target by name');
+  const event = callEvents(a).find((e) => e.toolCallId === run.toolCallId);
+  check(name, event?.via === 'direct' && event.tool?.id === QA_TARGET_ID && event.outcome === 'ok', `session call event: ${JSON.stringify(event)}`);
   const result = lines(a, 'tool.result').find((l) => l.callId === run.toolCallId);
   check(name, result?.status === 'ok', `the target's tool.result status is ${String(result?.status)}`);
 }
+
+const LANE_VIA: Record<string, string[]> = { code: ['tool_search_code'], tools: ['tool_call'], directory: ['tool_call', 'direct'] };
 
 // 2. Each Tool Search lane calls the same tool through the bridge or tool_call.
 export function assertSearchLaneCallsTarget(a: RunArtifacts): void {
   const name = `2 ${a.lane} calls the fake tool through Tool Search`;
   checkFinalOk(a, name);
   const run = targetExecution(a, name, 'session');
-  const calls = toolCalls(a);
-  const viaCall = calls.find((c) => c.callId === run.toolCallId || c.callId === run.parentToolCallId);
-  check(name, viaCall !== undefined, `no model tool call matches the executor's toolCallId ${run.toolCallId} / parent ${String(run.parentToolCallId)}`);
-  check(name, calls.every((c) => c.via === 'session' || c.name !== QA_TARGET), 'the target was called outside the session');
-  if (a.lane === 'code') {
-    check(name, viaCall.name === 'tool_search_code', `the target ran from ${viaCall.name}, not a tool_search_code cell`);
-  } else if (a.lane === 'tools') {
-    check(name, viaCall.name === 'tool_call', `the target ran from ${viaCall.name}, not tool_call`);
-  } else {
-    check(name, viaCall.name === 'tool_call' || viaCall.name === QA_TARGET, `the target ran from ${viaCall.name}`);
-  }
+  const event = callEvents(a).find((e) => e.toolCallId === run.toolCallId && e.tool?.id === QA_TARGET_ID);
+  check(name, event !== undefined && event.outcome === 'ok', `no successful session call event for the executor's call ${run.toolCallId}`);
+  const vias = LANE_VIA[a.lane] ?? [];
+  check(name, vias.includes(event.via), `the target was called via ${event.via}, expected ${vias.join(' or ')}`);
+  // The model call that caused it: the code cell (parent) or the tool_call / direct call itself.
+  const origin = event.via === 'tool_search_code' ? event.parentToolCallId : event.toolCallId;
+  const modelCall = toolCalls(a).find((c) => c.callId === origin);
+  check(name, modelCall !== undefined, `no model tool call ${String(origin)} in the log`);
+  const expectedName = event.via === 'tool_search_code' ? 'tool_search_code' : event.via === 'tool_call' ? 'tool_call' : QA_TARGET;
+  check(name, modelCall.name === expectedName, `the target ran from the model's ${modelCall.name} call, expected ${expectedName}`);
 }
 
 // 3. Direct sends every fake schema to the provider.
@@ -192,48 +209,43 @@ export function assertSessionLog(a: RunArtifacts, expected: ExpectedCounts): voi
   const finalTool = end.finalTool as { id: string; source: string } | null;
   check(name, finalTool?.id === QA_TARGET_ID && finalTool.source === 'openclaw', `final tool ${JSON.stringify(finalTool)}, expected ${QA_TARGET_ID} from openclaw`);
   for (const l of lines(a, 'tool.result')) check(name, typeof l.outputBytes === 'number' && l.outputBytes > 0, `tool.result ${String(l.callId)} has no byte count`);
-  if (a.lane === 'direct') return;
-
-  const telemetry = end.telemetry as Record<string, any> | null;
+  const telemetry = end.telemetry as SessionTelemetryView | null;
   check(name, telemetry !== null && typeof telemetry === 'object', 'run.end has no session telemetry');
-  check(name, telemetry.searchCount === expected.searches && telemetry.describeCount === expected.describes && telemetry.callCount === expected.calls,
-    `session telemetry counts ${telemetry.searchCount}/${telemetry.describeCount}/${telemetry.callCount}, expected ${expected.searches}/${expected.describes}/${expected.calls}`);
+  check(name, telemetry.searches === expected.searches && telemetry.describes === expected.describes && telemetry.calls === expected.calls,
+    `session telemetry counts ${telemetry.searches}/${telemetry.describes}/${telemetry.calls}, expected ${expected.searches}/${expected.describes}/${expected.calls}`);
   const providerBytes = sum(reqs.map((r) => r.rawBytes));
-  const recorded = telemetryRequestBytes(telemetry);
-  check(name, recorded === providerBytes, `session telemetry records ${String(recorded)} request bytes, the provider received ${providerBytes}`);
-  const finals = telemetryFinalTools(telemetry);
-  check(name, finals.some((f) => f.id === QA_TARGET_ID && f.source === 'openclaw'), `session telemetry's final tools ${JSON.stringify(finals)} lack ${QA_TARGET_ID} (openclaw)`);
+  check(name, telemetry.requestBytes?.total === providerBytes && telemetry.requestBytes.requests === reqs.length,
+    `session telemetry records ${JSON.stringify(telemetry.requestBytes)} request bytes, the provider received ${providerBytes} in ${reqs.length} requests`);
+  check(name, telemetry.schemasUpFront === (reqs[0]!.declaredTools ?? []).length, `telemetry says ${telemetry.schemasUpFront} schemas up front, the provider saw ${(reqs[0]!.declaredTools ?? []).length}`);
+  const catalogUpFront = a.lane === 'direct' ? Number(start.catalogSize) : a.lane === 'directory' ? null : 0;
+  if (catalogUpFront !== null) {
+    check(name, telemetry.catalogSchemasUpFront === catalogUpFront, `telemetry says ${telemetry.catalogSchemasUpFront} catalog schemas up front, expected ${catalogUpFront}`);
+  }
+  if (a.lane !== 'directory') {
+    // The surface's byte count is what the provider got as `tools` (directory adds hydrated schemas).
+    check(name, telemetry.lastSurface?.toolBytes === reqs[0]!.toolsBytes, `surface tool bytes ${telemetry.lastSurface?.toolBytes} differ from the ${reqs[0]!.toolsBytes} B of tools the provider received`);
+  }
+  const finals = telemetry.toolsCalled ?? [];
+  check(name, finals.some((f) => f.id === QA_TARGET_ID && f.source === 'openclaw' && f.ok === 1), `session telemetry's toolsCalled ${JSON.stringify(finals)} lacks one successful call of ${QA_TARGET_ID} (openclaw)`);
   if (a.lane === 'code') {
     const cell = lines(a, 'tool.result').find((l) => l.name === 'tool_search_code' && l.status === 'ok');
     check(name, cell !== undefined, 'no successful tool_search_code result in the log');
-    const bridged = bridgedCounts(cell.codeTelemetry);
-    check(name, bridged !== null, `the code cell's result carries no bridged-call telemetry: ${JSON.stringify(cell.codeTelemetry)}`);
+    const bridged = (cell.codeTelemetry as { bridgeCalls?: { search: number; describe: number; call: number } } | null)?.bridgeCalls;
+    check(name, bridged !== undefined, `the code cell's result carries no bridged-call telemetry: ${JSON.stringify(cell.codeTelemetry)}`);
     check(name, bridged.search === 1 && bridged.describe === 1 && bridged.call === 1, `bridged calls ${JSON.stringify(bridged)}, expected one search, one describe and one call`);
   }
 }
 
-/** Provider request bytes the session telemetry says the gateway recorded. */
-export function telemetryRequestBytes(telemetry: Record<string, any>): number | undefined {
-  const candidates = [telemetry.requestBytes, telemetry.providerRequestBytes, telemetry.bytes?.requests, telemetry.bytes?.providerRequests];
-  return candidates.find((v) => typeof v === 'number');
-}
-
-export function telemetryFinalTools(telemetry: Record<string, any>): { id: string; source: string }[] {
-  const list = telemetry.finalTools ?? telemetry.calledTools ?? telemetry.toolsCalled ?? [];
-  return Array.isArray(list) ? list : [];
-}
-
-/** Search/describe/call counts from a code cell's telemetry, whatever it nests them under. */
-export function bridgedCounts(telemetry: unknown): { search: number; describe: number; call: number } | null {
-  if (!telemetry || typeof telemetry !== 'object') return null;
-  const t = telemetry as Record<string, any>;
-  const source = t.bridge ?? t.bridged ?? t.calls ?? t;
-  const num = (...keys: string[]) => keys.map((k) => source[k]).find((v) => typeof v === 'number');
-  const search = num('search', 'searches', 'searchCount');
-  const describe = num('describe', 'describes', 'describeCount');
-  const call = num('call', 'calls', 'callCount');
-  if (search === undefined || describe === undefined || call === undefined) return null;
-  return { search, describe, call };
+/** The parts of SessionTelemetry the assertions read. */
+interface SessionTelemetryView {
+  searches: number;
+  describes: number;
+  calls: number;
+  schemasUpFront: number;
+  catalogSchemasUpFront: number;
+  lastSurface?: { toolBytes: number } | null;
+  requestBytes?: { total: number; requests: number };
+  toolsCalled?: { id: string; source: string; ok: number }[];
 }
 
 // 7. The structured lane resolves two queries in one tool_search call before tool_call.

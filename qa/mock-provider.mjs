@@ -91,8 +91,19 @@ function validateTool(tool, index, seen) {
   if (tool.description !== undefined && tool.description !== null) {
     requireType(tool.description, (v) => typeof v === 'string', `${p}.description`, 'a string');
   }
+  if (tool.strict !== undefined && tool.strict !== null) requireType(tool.strict, (v) => typeof v === 'boolean', `${p}.strict`, 'a boolean');
   if (tool.parameters !== undefined && tool.parameters !== null) {
     requireType(tool.parameters, isObject, `${p}.parameters`, 'an object');
+    // Function tools are strict unless they say otherwise; strict schemas must be closed and fully required.
+    if (tool.strict !== false) {
+      const problem = strictSchemaProblem(tool.parameters, 0);
+      if (problem) {
+        throw new RequestError(400, `Invalid schema for function '${tool.name}': ${problem} (set "strict": false to send a non-strict schema).`, {
+          param: `${p}.parameters`,
+          code: 'invalid_function_parameters',
+        });
+      }
+    }
     if (tool.parameters.type !== undefined && tool.parameters.type !== 'object') {
       throw new RequestError(400, `Invalid schema for function '${tool.name}': schema must be a JSON Schema of 'type: "object"', got 'type: "${tool.parameters.type}"'.`, {
         param: `${p}.parameters`,
@@ -100,6 +111,31 @@ function validateTool(tool, index, seen) {
       });
     }
   }
+}
+
+/** Why a schema cannot be used in strict mode, or null. Bounded: deeper schemas are refused. */
+function strictSchemaProblem(schema, depth) {
+  if (depth > 32) return 'schema nests too deeply';
+  if (!isObject(schema)) return null;
+  if (isObject(schema.properties)) {
+    if (schema.additionalProperties !== false) return "'additionalProperties' is required to be supplied and to be false";
+    const required = Array.isArray(schema.required) ? schema.required : [];
+    const missingKeys = Object.keys(schema.properties).filter((k) => !required.includes(k));
+    if (missingKeys.length > 0) return `'required' is required to be supplied and to be an array including every key in properties. Missing '${missingKeys[0]}'`;
+    for (const value of Object.values(schema.properties)) {
+      const problem = strictSchemaProblem(value, depth + 1);
+      if (problem) return problem;
+    }
+  }
+  for (const key of ['items', 'anyOf', '$defs', 'definitions']) {
+    const child = schema[key];
+    const children = Array.isArray(child) ? child : isObject(child) ? (key === 'items' ? [child] : Object.values(child)) : [];
+    for (const value of children) {
+      const problem = strictSchemaProblem(value, depth + 1);
+      if (problem) return problem;
+    }
+  }
+  return null;
 }
 
 function validateInputItem(item, index, callIds) {

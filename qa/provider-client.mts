@@ -87,7 +87,19 @@ export class MockProvider {
         reject(new Error(`mock provider exited early with code ${code}`));
       });
     });
-    return new MockProvider(url, child);
+    const provider = new MockProvider(url, child);
+    await provider.warmUp();
+    return provider;
+  }
+
+  /** One models call and one JSON and one SSE response, so the first lane does not pay for client start-up. */
+  private async warmUp(): Promise<void> {
+    const models = await fetch(`${this.url}/v1/models`, { headers: { authorization: 'Bearer qa-local-key' } });
+    if (!models.ok) throw new ProviderError(models.status, await models.text());
+    await models.json();
+    for (const stream of [false, true]) {
+      await postResponses(this.url, { model: QA_MODEL, input: 'warm-up', stream }, { 'x-qa-run-id': 'warm-up' });
+    }
   }
 
   get pid(): number | undefined {

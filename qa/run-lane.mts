@@ -91,13 +91,13 @@ function policyFor(scenario: Scenario) {
   return undefined;
 }
 
-/** Responses-API function tool for a catalog tool, as a gateway without Tool Search sends it. */
-function directDefinition(tool: QaTool) {
-  return { type: 'function', name: tool.name, description: tool.description, parameters: tool.parameters };
+/** A neutral tool definition (from `hydrate`) in the Responses API shape the surface uses. */
+function responsesDefinition(d: { name: string; description: string; parameters: unknown; strict?: boolean | null }) {
+  return { type: 'function', name: d.name, description: d.description, parameters: d.parameters, strict: d.strict ?? false };
 }
 
 function classify(text: string): Outcome {
-  if (text.startsWith(`${OK_PREFIX} ${QA_TARGET}`)) return 'ok';
+  if (text.startsWith(`${OK_PREFIX} ${QA_TARGET} `)) return 'ok';
   if (text.startsWith('QA_TARGET_NOT_FOUND')) return 'not-found';
   if (text.startsWith('QA_CALL_FAILED')) return 'call-failed';
   return 'no-answer';
@@ -116,23 +116,21 @@ function errorInfo(err: unknown): { code: string | null; message: string } {
   return { code: typeof e?.code === 'string' ? e.code : null, message: typeof e?.message === 'string' ? e.message : String(err) };
 }
 
-/** Status of a Tool Search result as the model sees it. */
-function resultStatus(result: any): ToolCallRecord['status'] {
-  if (result && typeof result === 'object') {
-    if (result.blocked === true || result.status === 'blocked') return 'blocked';
-    if (result.ok === false) {
-      const kind = result.error?.kind ?? result.error?.code ?? result.errorKind ?? result.status;
-      if (kind === 'timeout') return 'timeout';
-      return 'error';
-    }
-    if (result.isError === true || result.status === 'error') return 'error';
-  }
-  return 'ok';
+/** Status of a session result; a code cell killed at its deadline counts as `timeout`. */
+function resultStatus(result: ToolResult): ToolCallRecord['status'] {
+  if (result.status === 'blocked') return 'blocked';
+  if (result.ok) return 'ok';
+  const cell = result.value as { error?: { kind?: string } } | undefined;
+  if (result.error?.code === 'timeout' || cell?.error?.kind === 'timeout') return 'timeout';
+  return 'error';
 }
 
-function resolvedTool(result: any): ToolCallRecord['resolved'] {
-  const tool = result?.tool;
-  if (tool && typeof tool.id === 'string') return { id: tool.id, source: String(tool.source ?? ''), owner: tool.sourceName ?? tool.owner };
+/** The catalog tool a `tool_call` (or direct call) result says ran: `{ tool, result }`. */
+function resolvedTool(value: unknown): ToolCallRecord['resolved'] {
+  const tool = (value as { tool?: { id?: unknown; source?: unknown; sourceName?: unknown } } | null | undefined)?.tool;
+  if (tool && typeof tool.id === 'string') {
+    return { id: tool.id, source: String(tool.source ?? ''), owner: typeof tool.sourceName === 'string' ? tool.sourceName : undefined };
+  }
   return null;
 }
 
@@ -146,34 +144,33 @@ export async function runLane(options: RunOptions): Promise<RunResult> {
   if (scenario === 'approval-block') gateway.denyApproval(QA_TARGET);
 
   const raw = LANE_CONFIG[lane];
-  const config = resolveToolSearchConfig(
-    typeof raw === 'object' && raw !== null && options.codeTimeoutMs !== undefined ? { ...raw, codeTimeoutMs: options.codeTimeoutMs } : raw,
-  );
+  const withTimeout = typeof raw === 'object' && raw !== null && options.codeTimeoutMs !== undefined ? { ...raw, codeTimeoutMs: options.codeTimeoutMs } : raw;
+  const config = resolveToolSearchConfig(withTimeout);
   const catalog = new ToolCatalog(catalogInput(qa.tools), { policy: policyFor(scenario) });
   const directOnly = qa.directOnly;
   const prompt = qaPrompt(scenario);
 
-  let session: ToolSearchSession | null = null;
-  let tools: unknown[];
+  // Every lane goes through the session: in direct mode it renders every allowed schema and runs
+  // exact-name calls, so the direct lane is the gateway without Tool Search, measured the same way.
+  const session = new ToolSearchSession(catalog, config, {
+    executor: gateway.executor,
+    directTools: directOnly.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })),
+    onEvent: (event: unknown) => {
+      log.write('session.event', { event });
+    },
+  });
   let instructions = SYSTEM_PROMPT;
   let hydrated: string[] = [];
-  if (lane === 'direct') {
-    // Without Tool Search the gateway sends every tool the policy allows, schema and all.
-    const allowed = qa.tools.filter((t) => t.kind === 'direct-only' || catalogAllows(catalog, t.id));
-    tools = allowed.map(directDefinition);
-  } else {
-    session = new ToolSearchSession(catalog, config, {
-      executor: gateway.executor,
-      directTools: directOnly.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })),
-      onEvent: (event: unknown) => log.write('session.event', { event }),
-    });
-    if (lane === 'directory') {
-      hydrated = session.hydrate(prompt).map((d: { name: string }) => d.name);
-    }
-    const surface = session.surface('openai-responses');
-    tools = surface.tools as unknown[];
-    if (surface.directoryPrompt) instructions = `${SYSTEM_PROMPT}\n\n${surface.directoryPrompt}`;
+  let hydratedTools: unknown[] = [];
+  if (lane === 'directory') {
+    // The turn's likely schemas, sent next to the surface (at most four, never MCP or client tools).
+    const definitions = session.hydrate(prompt);
+    hydrated = definitions.map((d) => d.name);
+    hydratedTools = definitions.map(responsesDefinition);
   }
+  const surface = session.surface('openai-responses');
+  const tools: unknown[] = [...(surface.tools as unknown[]), ...hydratedTools];
+  if (surface.directoryPrompt) instructions = `${SYSTEM_PROMPT}\n\n${surface.directoryPrompt}`;
   const declaredTools = tools.map((t) => (t as { name: string }).name);
   log.write('run.start', {
     scenario,
@@ -186,6 +183,7 @@ export async function runLane(options: RunOptions): Promise<RunResult> {
     declaredTools: declaredTools.length,
     declaredToolNames: declaredTools.length <= 64 ? declaredTools : undefined,
     hydrated,
+    surfaceBytes: surface.bytes,
     toolsBytes: Buffer.byteLength(JSON.stringify(tools)),
     instructionsBytes: Buffer.byteLength(instructions),
   });
@@ -202,7 +200,7 @@ export async function runLane(options: RunOptions): Promise<RunResult> {
       const t0 = performance.now();
       const { response, requestBytes, events } = await postResponses(options.providerUrl, body, { 'x-qa-run-id': options.runId });
       requestSizes.push(requestBytes);
-      session?.recordRequestBytes(requestBytes);
+      session.recordRequestBytes(requestBytes);
       log.write('model.request', {
         turn,
         requestBytes,
@@ -212,7 +210,7 @@ export async function runLane(options: RunOptions): Promise<RunResult> {
         responseId: response.id,
         output: response.output.map((item) => (item.type === 'function_call' ? { type: item.type, name: item.name, callId: item.call_id } : { type: item.type })),
         ms: round(performance.now() - t0),
-        sessionTelemetry: session?.telemetry(),
+        sessionTelemetry: session.telemetry(),
       });
       for (const item of response.output) {
         if (item.type === 'message') {
@@ -232,8 +230,8 @@ export async function runLane(options: RunOptions): Promise<RunResult> {
     error = errorInfo(err).message;
   }
 
-  const telemetry = session?.telemetry() ?? null;
-  const counts = countsFrom(telemetry, gateway);
+  const telemetry = session.telemetry();
+  const counts = { searches: telemetry.searches, describes: telemetry.describes, calls: telemetry.calls };
   const executed = gateway.attempts.filter((a) => a.executed);
   const last = executed.at(-1);
   const finalTool = last ? { id: last.id, source: last.source } : null;
@@ -277,65 +275,57 @@ export async function runLane(options: RunOptions): Promise<RunResult> {
   };
 }
 
-function catalogAllows(catalog: ToolCatalog, id: string): boolean {
-  try {
-    catalog.describe(id);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 async function runToolCall(
   item: ResponsesFunctionCall,
   lane: Lane,
-  session: ToolSearchSession | null,
+  session: ToolSearchSession,
   gateway: FakeGateway,
   directOnly: QaTool[],
   log: SessionLog,
 ): Promise<ToolCallRecord> {
   const args = parseArgs(item.arguments);
-  const direct = session === null || directOnly.some((t) => t.name === item.name);
-  log.write('tool.call', { callId: item.call_id, name: item.name, via: direct ? 'direct' : 'session', argsBytes: Buffer.byteLength(item.arguments) });
-  let result: unknown;
+  // Direct-only tools are the gateway's own: it runs them. Everything else goes through the session.
+  const byGateway = directOnly.some((t) => t.name === item.name);
+  log.write('tool.call', { callId: item.call_id, name: item.name, via: byGateway ? 'gateway' : 'session', argsBytes: Buffer.byteLength(item.arguments) });
+  let output: string;
   let status: ToolCallRecord['status'];
-  try {
-    result = direct ? await gateway.runDirect(item.name, args, item.call_id) : await session!.handle(item.name, args, { toolCallId: item.call_id });
+  let resolved: ToolCallRecord['resolved'] = null;
+  let errorCode: string | null = null;
+  let codeTelemetry: unknown;
+  if (byGateway) {
+    try {
+      output = JSON.stringify(await gateway.runDirect(item.name, args, item.call_id));
+      status = 'ok';
+    } catch (err) {
+      const info = errorInfo(err);
+      output = info.message;
+      status = 'error';
+      errorCode = info.code;
+    }
+    const attempt = gateway.attempts.find((a) => a.toolCallId === item.call_id);
+    if (attempt?.id) resolved = { id: attempt.id, source: attempt.source, owner: attempt.owner };
+  } else {
+    const result = await session.handle(item.name, args, { toolCallId: item.call_id });
+    output = result.content;
     status = resultStatus(result);
-  } catch (err) {
-    const info = errorInfo(err);
-    result = { ok: false, error: info };
-    status = info.code === 'TOOL_BLOCKED' || /\bblocked\b/i.test(info.message) ? 'blocked' : 'error';
+    errorCode = result.error?.code ?? null;
+    resolved = resolvedTool(result.value);
+    if (lane === 'code' && item.name === 'tool_search_code') {
+      codeTelemetry = (result.value as { telemetry?: unknown } | undefined)?.telemetry ?? null;
+    }
   }
-  const output = typeof result === 'string' ? result : JSON.stringify(result);
-  const resolved = direct ? directResolved(gateway, item.call_id) : resolvedTool(result);
   const record: ToolCallRecord = { callId: item.call_id, name: item.name, args, status, outputBytes: Buffer.byteLength(output), output, resolved };
   log.write('tool.result', {
     callId: item.call_id,
     name: item.name,
     status,
+    errorCode,
     outputBytes: record.outputBytes,
     resolved,
-    codeTelemetry: lane === 'code' ? (result as { telemetry?: unknown } | null)?.telemetry ?? null : undefined,
-    sessionTelemetry: session?.telemetry(),
+    codeTelemetry,
+    sessionTelemetry: session.telemetry(),
   });
   return record;
-}
-
-function directResolved(gateway: FakeGateway, callId: string): ToolCallRecord['resolved'] {
-  const attempt = gateway.attempts.find((a) => a.toolCallId === callId);
-  return attempt && attempt.id ? { id: attempt.id, source: attempt.source, owner: attempt.owner } : null;
-}
-
-function countsFrom(telemetry: any, gateway: FakeGateway) {
-  if (telemetry) {
-    return {
-      searches: Number(telemetry.searchCount ?? 0),
-      describes: Number(telemetry.describeCount ?? 0),
-      calls: Number(telemetry.callCount ?? 0),
-    };
-  }
-  return { searches: 0, describes: 0, calls: gateway.attempts.filter((a) => a.via === 'direct').length };
 }
 
 function sum(values: number[]): number {
