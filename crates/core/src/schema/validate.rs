@@ -9,6 +9,8 @@
 //!   `#/...` refs work; `{"$ref": "#"}` compiles and validates without hanging.
 //! - The schema is bounds-checked (depth `MAX_JSON_DEPTH`, size
 //!   `MAX_SCHEMA_BYTES`) before compiling, since compilation recurses.
+//! - A top-level `$schema` the validator does not know (custom dialect) is
+//!   ignored, and the schema compiled under the default draft (2020-12).
 //! - At most [`MAX_ISSUES`] issues are returned, in the validator's order.
 
 use std::sync::Arc;
@@ -56,11 +58,21 @@ impl CompiledSchema {
             return Err(invalid_schema("the schema must be a JSON object or boolean."));
         }
         check_bounds(schema, MAX_JSON_DEPTH, MAX_SCHEMA_BYTES).map_err(|why| invalid_schema(&why))?;
-        let validator = jsonschema::options()
-            .offline()
-            .should_validate_formats(false)
-            .build(schema)
-            .map_err(|err| invalid_schema(&err.to_string()))?;
+        let validator = match build(schema) {
+            Ok(validator) => validator,
+            Err(first) => {
+                // An unknown `$schema` URI (custom dialect, typo) is a common
+                // wart in MCP schemas: retry under the default draft rather
+                // than make the tool uncallable.
+                let Some(without) = without_meta_schema(schema) else {
+                    return Err(invalid_schema(&first));
+                };
+                // If it still fails, the second error names the real problem.
+                let validator = build(&without).map_err(|second| invalid_schema(&second))?;
+                tracing::debug!(error = %first, "schema compiled without its $schema");
+                validator
+            }
+        };
         Ok(CompiledSchema { validator: Arc::new(validator), schema: Arc::new(schema.clone()) })
     }
 
@@ -229,6 +241,24 @@ impl CompiledSchema {
             .map(|props| props.keys().cloned().collect())
             .unwrap_or_default()
     }
+}
+
+fn build(schema: &Value) -> std::result::Result<Validator, String> {
+    jsonschema::options()
+        .offline()
+        .should_validate_formats(false)
+        .build(schema)
+        .map_err(|err| err.to_string())
+}
+
+/// The schema without its top-level `$schema`, if it had one.
+fn without_meta_schema(schema: &Value) -> Option<Value> {
+    let map = schema.as_object()?;
+    map.contains_key("$schema").then(|| {
+        let mut map = map.clone();
+        map.remove("$schema");
+        Value::Object(map)
+    })
 }
 
 /// Compiles `schema` and validates `args` against it (use [`CompiledSchema`]

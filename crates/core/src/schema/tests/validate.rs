@@ -226,3 +226,40 @@ fn compiled_schema_is_shared_across_threads() {
     }
     assert_eq!(compiled.schema(), &address_schema());
 }
+
+#[test]
+fn declared_drafts_compile() {
+    for draft in [
+        "http://json-schema.org/draft-04/schema#",
+        "http://json-schema.org/draft-07/schema#",
+        "https://json-schema.org/draft/2019-09/schema",
+        "https://json-schema.org/draft/2020-12/schema",
+    ] {
+        let schema = json!({"$schema": draft, "type": "object", "required": ["a"], "properties": {"a": {"type": "string"}}});
+        assert_eq!(messages(schema, json!({})), vec![r#"Missing required property "a"."#], "{draft}");
+    }
+}
+
+#[test]
+fn unknown_draft_uri() {
+    let schema = json!({"$schema": "http://example.com/my-dialect", "type": "object", "required": ["a"]});
+    // Compiled under the default draft instead of rejected.
+    assert_eq!(messages(schema, json!({})), vec![r#"Missing required property "a"."#]);
+    // Still invalid for another reason: that reason is reported.
+    let err = validate_args(&json!({"$schema": "http://example.com/x", "type": 5}), &json!({})).unwrap_err();
+    assert_eq!(err.code, ErrorCode::InvalidSchema);
+    assert!(!err.message.contains("meta-schema"), "{err}");
+}
+
+#[test]
+fn deepest_accepted_schema_validates() {
+    // 31 levels = 63 containers, just under MAX_JSON_DEPTH.
+    let schema = nested_schema(31);
+    let mut args = json!(5);
+    for _ in 0..31 {
+        args = json!({"child": args});
+    }
+    let found = issues(schema, args);
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].path, "/child".repeat(31));
+}
