@@ -96,6 +96,14 @@ pub fn output_hint(schema: &Value) -> Option<String> {
     (!renderer.incomplete).then_some(hint)
 }
 
+/// Signature of one subschema of `root` (local refs resolve against `root`),
+/// within `max_chars`, under the input caps. For messages about a value that
+/// matched none of a union's forms.
+pub(super) fn fragment_hint(root: &Value, schema: &Value, max_chars: usize) -> String {
+    let mut renderer = Renderer::new(root, Caps { max_chars, ..INPUT_CAPS });
+    renderer.render(schema, 0, max_chars).unwrap_or_else(|| "unknown".to_string())
+}
+
 struct Renderer<'a> {
     root: &'a Value,
     caps: Caps,

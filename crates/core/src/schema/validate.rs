@@ -21,6 +21,7 @@ use jsonschema::{JsonType, ValidationError, Validator};
 use serde_json::Value;
 
 use super::bounds::check_bounds;
+use super::hint::fragment_hint;
 use super::suggest::closest_name;
 use super::ArgumentIssue;
 use crate::error::{Error, ErrorCode, Result};
@@ -32,6 +33,8 @@ pub const MAX_ISSUES: usize = 20;
 const MAX_QUOTED_CHARS: usize = 60;
 /// Enum options listed in a message.
 const MAX_LISTED_OPTIONS: usize = 8;
+/// Longest rendering of the allowed forms of an `anyOf` / `oneOf`.
+const MAX_FORMS_HINT_CHARS: usize = 160;
 /// Longest message (chars); compiler errors and odd kinds are cut to this.
 const MAX_MESSAGE_CHARS: usize = 300;
 
@@ -185,10 +188,19 @@ impl CompiledSchema {
                 quote_value(instance)
             )),
             ValidationErrorKind::AnyOf { .. } | ValidationErrorKind::OneOfNotValid { .. } => {
-                single(format!("{subject} does not match any of the allowed forms."))
+                match self.owner_hint(error) {
+                    Some(forms) => single(format!(
+                        "{subject} must be {forms}; got {}.",
+                        quote_value(instance)
+                    )),
+                    None => single(format!("{subject} does not match any of the allowed forms.")),
+                }
             }
             ValidationErrorKind::OneOfMultipleValid { .. } => {
                 single(format!("{subject} matches more than one of the allowed forms."))
+            }
+            ValidationErrorKind::FalseSchema if path.is_empty() => {
+                single("This tool accepts no arguments.".to_string())
             }
             ValidationErrorKind::FalseSchema => single(format!("{subject} is not allowed.")),
             ValidationErrorKind::MinLength { limit } => {
@@ -227,6 +239,16 @@ impl CompiledSchema {
                 single(format!("{subject} is invalid ({} constraint).", error.kind().keyword()))
             }
         }
+    }
+
+    /// TypeScript-style hint of the schema object whose keyword raised
+    /// `error` (e.g. `string | null` for an `anyOf`), if it can be found.
+    fn owner_hint(&self, error: &ValidationError<'_>) -> Option<String> {
+        let keyword_path = error.schema_path().as_str();
+        let parent = keyword_path.rsplit_once('/').map_or("", |(parent, _)| parent);
+        let owner = self.schema.pointer(parent)?;
+        let hint = fragment_hint(&self.schema, owner, MAX_FORMS_HINT_CHARS);
+        (hint != "unknown").then_some(hint)
     }
 
     /// Property names allowed by the schema object whose keyword raised

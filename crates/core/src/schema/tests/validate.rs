@@ -186,7 +186,11 @@ fn invalid_schemas_are_errors() {
 #[test]
 fn boolean_schemas() {
     assert!(issues(json!(true), json!({"anything": 1})).is_empty());
-    assert_eq!(messages(json!(false), json!({})), vec!["Arguments is not allowed."]);
+    assert_eq!(messages(json!(false), json!({})), vec!["This tool accepts no arguments."]);
+    assert_eq!(
+        messages(json!({"properties": {"x": false}}), json!({"x": 1})),
+        vec![r#"Property "x" is not allowed."#]
+    );
 }
 
 #[test]
@@ -262,4 +266,16 @@ fn deepest_accepted_schema_validates() {
     let found = issues(schema, args);
     assert_eq!(found.len(), 1);
     assert_eq!(found[0].path, "/child".repeat(31));
+}
+
+#[test]
+fn union_mismatch_names_the_allowed_forms() {
+    // mcp:biomcp:fetch `detail`, from the retrieval-dev catalog.
+    let schema = json!({"properties": {"detail": {"anyOf": [{"enum": ["protocol", "locations", "outcomes", "references", "all", "full"], "type": "string"}, {"type": "null"}], "default": null, "title": "Detail"}}, "type": "object"});
+    assert_eq!(
+        messages(schema, json!({"detail": 3})),
+        vec![r#"Property "detail" must be "protocol" | "locations" | "outcomes" | "references" | "all" | "full" | null; got 3."#]
+    );
+    let schema = json!({"properties": {"id": {"oneOf": [{"type": "string"}, {"$ref": "#/$defs/N"}]}}, "$defs": {"N": {"type": "integer"}}});
+    assert_eq!(messages(schema, json!({"id": true})), vec![r#"Property "id" must be string | number; got true."#]);
 }
