@@ -1,0 +1,115 @@
+//! Runner configuration. Every cap on what the child may send or use is here, with defaults.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::launcher::Want;
+
+/// Caps on one run. Defaults are generous for real cells and small enough to bound floods.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Caps {
+    /// Model-written code (bytes of UTF-8).
+    pub code_bytes: usize,
+    /// The returned value, serialized as JSON.
+    pub result_bytes: usize,
+    /// Logs kept (bytes of text, and lines); more are dropped and `logsTruncated` is set.
+    pub log_bytes: usize,
+    pub log_lines: usize,
+    /// Log bytes the child may send beyond `log_bytes` before the run ends as `output_limit`.
+    pub log_flood_bytes: usize,
+    /// One bridge frame, either direction (child→parent frames over it end the run).
+    pub frame_bytes: usize,
+    /// Nesting depth of any JSON frame from the child.
+    pub json_depth: usize,
+    /// Bridge calls (search + describe + call) per run; more end the run as `bridge_violation`.
+    pub calls_per_run: usize,
+    /// `call`s executing at once; more wait in a queue.
+    pub concurrent_calls: usize,
+    /// Tail of the child's stderr/stdout kept for diagnostics.
+    pub stderr_tail_bytes: usize,
+    /// Total stderr/stdout bytes before the run ends as `output_limit`.
+    pub stderr_max_bytes: usize,
+    /// Frames queued for a child that does not read them before the run ends.
+    pub pending_replies: usize,
+}
+
+impl Default for Caps {
+    fn default() -> Self {
+        Caps {
+            code_bytes: 256 * 1024,
+            result_bytes: 256 * 1024,
+            log_bytes: 64 * 1024,
+            log_lines: 500,
+            log_flood_bytes: 4 * 1024 * 1024,
+            frame_bytes: 1024 * 1024,
+            json_depth: 64,
+            calls_per_run: 1000,
+            concurrent_calls: 8,
+            stderr_tail_bytes: 4 * 1024,
+            stderr_max_bytes: 1024 * 1024,
+            pending_replies: 64,
+        }
+    }
+}
+
+/// How the runner starts children.
+#[derive(Clone, Debug)]
+pub struct RunnerConfig {
+    /// Absolute path of the node binary (the binding passes `process.execPath` unless configured).
+    pub node_path: PathBuf,
+    /// The launcher binary; `None` = search (see [`crate::find_launcher`]).
+    pub launcher_path: Option<PathBuf>,
+    /// Directory that also holds the launcher (the binding passes the `.node` file's directory).
+    pub launcher_dir_hint: Option<PathBuf>,
+    /// Wall-clock deadline of a whole run, bridged calls included.
+    pub timeout: Duration,
+    pub caps: Caps,
+    /// `--max-old-space-size` of the child.
+    pub heap_mb: u64,
+    /// RLIMIT_AS of the child in bytes (bounds off-heap Buffers, where no cgroup is used);
+    /// 0 = none. Node 24/26 need about 1.1-1.4 GiB to start.
+    pub address_space_bytes: u64,
+    /// RLIMIT_NOFILE of the child (Node needs at least ~25 after the fds are closed).
+    pub nofile: u64,
+    /// Children kept started and contained, each used for one run.
+    pub pool_size: usize,
+    /// Startup of one child (launcher + node + prelude), bounded separately from the run deadline
+    /// for pool children.
+    pub startup_timeout: Duration,
+    /// A pooled child older than this is replaced instead of used.
+    pub pool_max_idle: Duration,
+    /// Parent of the per-child private working directories (default: the system temp dir).
+    pub work_root: Option<PathBuf>,
+    /// Network namespace: `Try` by default (needs root).
+    pub netns: Want,
+    /// Switch to `unprivileged_uid/gid` when running as root: `Try` by default.
+    pub drop_uid: Want,
+    pub unprivileged_uid: u32,
+    pub unprivileged_gid: u32,
+    /// Start one contained child in `CodeRunner::new` to learn which layers the host allows.
+    pub probe_on_new: bool,
+}
+
+impl RunnerConfig {
+    pub fn new(node_path: impl Into<PathBuf>) -> Self {
+        RunnerConfig {
+            node_path: node_path.into(),
+            launcher_path: None,
+            launcher_dir_hint: None,
+            timeout: Duration::from_secs(10),
+            caps: Caps::default(),
+            heap_mb: 256,
+            address_space_bytes: 4 * 1024 * 1024 * 1024,
+            nofile: 64,
+            pool_size: 1,
+            startup_timeout: Duration::from_secs(10),
+            pool_max_idle: Duration::from_secs(300),
+            work_root: None,
+            netns: Want::Try,
+            drop_uid: Want::Try,
+            unprivileged_uid: 65534,
+            unprivileged_gid: 65534,
+            probe_on_new: true,
+        }
+    }
+}

@@ -1,0 +1,241 @@
+//! The exec'd launcher: a tiny single-threaded process that applies the OS containment layers to
+//! itself and then `execve`s node. It exists so the (possibly large) gateway never forks: the runner
+//! spawns it through the posix_spawn fast path (no `pre_exec`).
+//!
+//! Order matters: setsid → fds → rlimits → netns (needs root) → uid drop → chdir →
+//! PR_SET_PDEATHSIG (a uid change clears it) + parent check → seccomp (last: it forbids setuid) →
+//! report frame on fd 3 → execve with an empty environment.
+//!
+//! File descriptors on entry: 0 = parent→child bridge pipe, 1 = child→parent bridge pipe,
+//! 2 = diagnostics pipe. On exec: 0 = /dev/null, 1 and 2 = diagnostics, 3 = child→parent,
+//! 4 = parent→child, nothing else.
+
+pub mod args;
+pub mod report;
+pub mod seccomp;
+
+use std::ffi::{CString, OsString};
+use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
+
+pub use args::{LauncherArgs, Want};
+pub use report::LauncherReport;
+
+/// Exit status when containment could not be applied (the run reports `runtime_unavailable`).
+pub const EXIT_CONTAINMENT_FAILED: i32 = 121;
+
+/// Entry point of `openclaw-tool-search-launcher`.
+pub fn main() -> ! {
+    let argv: Vec<OsString> = std::env::args_os().skip(1).collect();
+    let result = LauncherArgs::parse(argv).and_then(|args| contain_and_exec(&args));
+    let message = match result {
+        Ok(never) => match never {},
+        Err(message) => message,
+    };
+    let _ = writeln!(std::io::stderr(), "openclaw-tool-search-launcher: {message}");
+    // SAFETY: plain process exit, no destructors needed.
+    unsafe { libc::_exit(EXIT_CONTAINMENT_FAILED) }
+}
+
+fn os_err(what: &str) -> String {
+    format!("{what}: {}", std::io::Error::last_os_error())
+}
+
+fn contain_and_exec(args: &LauncherArgs) -> Result<std::convert::Infallible, String> {
+    let mut report = LauncherReport::default();
+
+    // New session and process group: kill(0, …) and group kills stay inside the child.
+    // SAFETY: no arguments; failure is reported.
+    if unsafe { libc::setsid() } < 0 {
+        return Err(os_err("setsid"));
+    }
+    report.setsid = true;
+
+    arrange_fds()?;
+    report.close_range = true;
+
+    set_rlimits(args)?;
+    report.rlimits = true;
+
+    report.netns = apply_netns(args.netns)?;
+    report.uid_drop = drop_uid(args)?;
+    // SAFETY: getters without arguments.
+    (report.uid, report.gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    if report.uid == 0 {
+        drop_capability_bounding_set()?;
+        report.caps_dropped = true;
+    } else {
+        report.caps_dropped = true; // a non-root uid holds no capabilities after execve
+    }
+
+    let cwd = CString::new(args.cwd.as_os_str().as_bytes()).map_err(|_| "cwd contains NUL")?;
+    // SAFETY: valid C string.
+    if unsafe { libc::chdir(cwd.as_ptr()) } != 0 {
+        return Err(os_err("chdir"));
+    }
+
+    // After the uid change (which clears it). Fires when the spawning thread of the runner exits.
+    // SAFETY: plain prctl.
+    if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) } != 0 {
+        return Err(os_err("PR_SET_PDEATHSIG"));
+    }
+    // SAFETY: getter.
+    if unsafe { libc::getppid() } != args.parent_pid {
+        return Err("the runner exited before the child started".into());
+    }
+    report.pdeathsig = true;
+
+    // SAFETY: getter.
+    let self_pid = unsafe { libc::getpid() };
+    let filters = seccomp::build_filters(self_pid)?;
+    let exec = ExecArgs::new(args)?; // allocate before seccomp, nothing after it but write+execve
+    seccomp::install(&filters)?;
+    report.seccomp = true;
+    report.no_new_privs = true;
+
+    let mut line = serde_json::to_vec(&report).map_err(|e| format!("report: {e}"))?;
+    line.push(b'\n');
+    write_all_fd(3, &line)?;
+
+    // SAFETY: NUL-terminated argv and envp arrays of valid C strings that outlive the call.
+    unsafe { libc::execve(exec.path.as_ptr(), exec.argv.as_ptr(), exec.envp.as_ptr()) };
+    Err(os_err("execve node"))
+}
+
+/// Moves the bridge pipes to fds 3/4, points 0 at /dev/null and 1 at the diagnostics pipe, and
+/// closes everything else (a leaked gateway fd is readable under `--permission`).
+fn arrange_fds() -> Result<(), String> {
+    // SAFETY: dup2/open/close_range on small integer fds; errors are checked.
+    unsafe {
+        if libc::dup2(1, 3) < 0 || libc::dup2(0, 4) < 0 {
+            return Err(os_err("dup2 bridge"));
+        }
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC);
+        if null < 0 {
+            return Err(os_err("open /dev/null"));
+        }
+        if libc::dup2(null, 0) < 0 || libc::dup2(2, 1) < 0 {
+            return Err(os_err("dup2 stdio"));
+        }
+        if libc::syscall(libc::SYS_close_range, 5u32, u32::MAX, 0u32) != 0 {
+            // Old kernels: close one by one up to the current limit.
+            let mut limit: libc::rlimit = std::mem::zeroed();
+            libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit);
+            let max = limit.rlim_cur.min(1 << 20) as i32;
+            for fd in 5..max {
+                libc::close(fd);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn set_rlimits(args: &LauncherArgs) -> Result<(), String> {
+    let mut limits = vec![
+        (libc::RLIMIT_CORE, 0),
+        (libc::RLIMIT_FSIZE, 0),
+        (libc::RLIMIT_NOFILE, args.nofile),
+        // soft = hard: a soft-only limit could be trapped via SIGXCPU.
+        (libc::RLIMIT_CPU, args.cpu_secs.max(1)),
+    ];
+    if args.as_bytes > 0 {
+        limits.push((libc::RLIMIT_AS, args.as_bytes));
+    }
+    for (resource, value) in limits {
+        let limit = libc::rlimit { rlim_cur: value, rlim_max: value };
+        // SAFETY: valid pointer to a local.
+        if unsafe { libc::setrlimit(resource, &limit) } != 0 {
+            return Err(os_err(&format!("setrlimit({resource})")));
+        }
+    }
+    Ok(())
+}
+
+fn apply_netns(want: Want) -> Result<String, String> {
+    if want == Want::Off {
+        return Ok("off".into());
+    }
+    // SAFETY: plain syscall.
+    if unsafe { libc::unshare(libc::CLONE_NEWNET) } == 0 {
+        return Ok("applied".into());
+    }
+    let reason = os_err("unshare(CLONE_NEWNET)");
+    if want == Want::Require {
+        return Err(reason);
+    }
+    Ok(format!("unavailable: {reason}"))
+}
+
+fn drop_uid(args: &LauncherArgs) -> Result<String, String> {
+    if args.drop_uid == Want::Off {
+        return Ok("off".into());
+    }
+    // SAFETY: getters and credential syscalls on plain integers; results are checked.
+    unsafe {
+        if libc::geteuid() != 0 {
+            return Ok("not root".into());
+        }
+        let ok = libc::setgroups(0, std::ptr::null()) == 0
+            && libc::setresgid(args.gid, args.gid, args.gid) == 0
+            && libc::setresuid(args.uid, args.uid, args.uid) == 0;
+        if ok && libc::geteuid() == args.uid && libc::getegid() == args.gid {
+            return Ok("applied".into());
+        }
+    }
+    let reason = os_err("setresuid");
+    if args.drop_uid == Want::Require {
+        return Err(reason);
+    }
+    Ok(format!("unavailable: {reason}"))
+}
+
+/// Still root: empty the bounding set so execve grants node no capabilities.
+fn drop_capability_bounding_set() -> Result<(), String> {
+    for cap in 0..64 {
+        // SAFETY: plain prctl; EINVAL past the last capability ends the loop.
+        if unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0) } != 0 {
+            let err = std::io::Error::last_os_error();
+            if err.raw_os_error() == Some(libc::EINVAL) && cap > 0 {
+                return Ok(());
+            }
+            return Err(format!("PR_CAPBSET_DROP({cap}): {err}"));
+        }
+    }
+    Ok(())
+}
+
+fn write_all_fd(fd: i32, mut bytes: &[u8]) -> Result<(), String> {
+    while !bytes.is_empty() {
+        // SAFETY: valid buffer and length.
+        let n = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
+        if n < 0 {
+            if std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            return Err(os_err("write report"));
+        }
+        bytes = &bytes[n as usize..];
+    }
+    Ok(())
+}
+
+/// Pre-built execve arguments (built before seccomp so nothing allocates afterwards).
+struct ExecArgs {
+    path: CString,
+    _strings: Vec<CString>,
+    argv: Vec<*const libc::c_char>,
+    envp: Vec<*const libc::c_char>,
+}
+
+impl ExecArgs {
+    fn new(args: &LauncherArgs) -> Result<Self, String> {
+        let path = CString::new(args.node.as_os_str().as_bytes()).map_err(|_| "node path contains NUL")?;
+        let mut strings = vec![path.clone()];
+        for arg in &args.node_args {
+            strings.push(CString::new(arg.as_bytes()).map_err(|_| "node argument contains NUL")?);
+        }
+        let mut argv: Vec<*const libc::c_char> = strings.iter().map(|s| s.as_ptr()).collect();
+        argv.push(std::ptr::null());
+        Ok(ExecArgs { path, _strings: strings, argv, envp: vec![std::ptr::null()] })
+    }
+}

@@ -1,0 +1,94 @@
+//! Code mode's runner: runs a model-written JavaScript body in a short-lived, contained
+//! `node --permission` child, bridges `openclaw.tools.search/describe/call` back to the host, and
+//! kills the child right after the result.
+//!
+//! # Wiring (binding side)
+//!
+//! ```ignore
+//! use tool_search_sandbox::{CodeRunner, RunnerConfig, BridgeHost, CancelToken};
+//! let mut config = RunnerConfig::new(node_exec_path);        // absolute; e.g. process.execPath
+//! config.launcher_dir_hint = Some(dir_of_the_dot_node_file);  // the launcher ships next to it
+//! config.timeout = Duration::from_millis(code_timeout_ms);
+//! let runner = CodeRunner::new(config)?;                      // once per gateway; Send + Sync
+//! let report = runner.capability_report();                    // available == false → mode falls back to `tools`
+//! // per cell, on napi's tokio runtime:
+//! let cancel = CancelToken::new();                            // fire from the JS AbortSignal: cancel.cancel()
+//! let result = runner.run(code, Arc::new(host) as Arc<dyn BridgeHost>, cancel).await;
+//! // `result` serializes (camelCase) to { ok, value, logs, telemetry } or { ok: false, error: { kind, message }, … }
+//! ```
+//! Use [`CodeRunner::run_with_timeout`] for a per-call deadline. [`CodeRunner::prewarm`] (inside
+//! the runtime) starts the warm pool early; otherwise the first run fills it.
+//!
+//! # Launcher lookup order ([`find_launcher`])
+//! 1. `RunnerConfig::launcher_path`;
+//! 2. `RunnerConfig::launcher_dir_hint/openclaw-tool-search-launcher`;
+//! 3. the directory of the shared object or executable containing this code (`dladdr`);
+//! 4. the directory of the current executable;
+//! 5. its parent (`target/<profile>/` when running from `target/<profile>/deps` or `examples`).
+//!
+//! # Containment (see `launcher` for the order)
+//! Launcher spawned via posix_spawn (no `pre_exec`), empty env; it applies setsid, fds 3/4 only,
+//! rlimits (core 0, fsize 0, nofile, cpu, AS), a network namespace and uid 65534 where allowed,
+//! PR_SET_PDEATHSIG(SIGKILL), seccomp (no sockets, signals only inside its own group, no ptrace /
+//! process_vm / bpf / io_uring / mount / namespaces / fork, clone3 → ENOSYS), then execs node
+//! with `--permission` (no grants), `--no-experimental-sqlite`, `--no-addons`,
+//! `--disable-sigusr1` where known, a heap cap, in a fresh 0700 working directory that is removed
+//! afterwards. The prelude strips `process.kill` & co. and asserts the permission model before
+//! the code arrives over the bridge. Every layer applied is reported per run
+//! (`telemetry.containment`) and in the [`CapabilityReport`].
+
+mod cancel;
+mod config;
+mod host;
+pub mod launcher;
+mod probe;
+pub mod protocol;
+mod result;
+mod runner;
+mod session;
+mod spawn;
+
+use std::path::{Path, PathBuf};
+
+pub use cancel::CancelToken;
+pub use config::{Caps, RunnerConfig};
+pub use host::{BridgeError, BridgeHost, CallFuture};
+pub use launcher::{LauncherReport, Want};
+pub use probe::{probe_node, NodeSupport};
+pub use result::{BridgeCallCounts, CodeRunResult, FailureKind, RunFailure, RunTelemetry};
+pub use runner::{CapabilityReport, CodeRunner, ConfigError};
+
+/// File name of the launcher binary built from this crate.
+pub const LAUNCHER_NAME: &str = "openclaw-tool-search-launcher";
+
+/// Finds the launcher (order in the crate docs). Returns only existing files.
+pub fn find_launcher(explicit: Option<&Path>, dir_hint: Option<&Path>) -> Option<PathBuf> {
+    if let Some(path) = explicit {
+        return path.is_file().then(|| path.to_path_buf());
+    }
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    dirs.extend(dir_hint.map(Path::to_path_buf));
+    dirs.extend(containing_object_dir());
+    if let Ok(exe) = std::env::current_exe() {
+        if let Some(dir) = exe.parent() {
+            dirs.push(dir.to_path_buf());
+            dirs.extend(dir.parent().map(Path::to_path_buf));
+        }
+    }
+    dirs.into_iter().map(|d| d.join(LAUNCHER_NAME)).find(|p| p.is_file())
+}
+
+/// Directory of the shared object (the `.node` addon) or executable that contains this function.
+fn containing_object_dir() -> Option<PathBuf> {
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    let addr = containing_object_dir as *const libc::c_void;
+    // SAFETY: dladdr only reads loader tables; `info` is a valid out-pointer.
+    if unsafe { libc::dladdr(addr, &mut info) } == 0 || info.dli_fname.is_null() {
+        return None;
+    }
+    // SAFETY: dli_fname is a NUL-terminated string owned by the loader.
+    let name = unsafe { std::ffi::CStr::from_ptr(info.dli_fname) };
+    let path = PathBuf::from(std::ffi::OsStr::new(std::str::from_utf8(name.to_bytes()).ok()?));
+    let path = if path.is_absolute() { path } else { std::fs::canonicalize(path).ok()? };
+    path.parent().map(Path::to_path_buf)
+}

@@ -1,0 +1,153 @@
+//! Which node the runner may use: version, flag spellings, and whether its permission model has
+//! the known bypasses fixed (>= 22.23, >= 24.17, >= 26.3.1; odd and older lines are refused).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde::Serialize;
+
+/// What `probe_node` found.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeSupport {
+    pub path: PathBuf,
+    /// e.g. "24.22.3"; `None` when node could not be run.
+    pub version: Option<String>,
+    /// `--permission` or `--experimental-permission`; `None` without a permission model.
+    pub permission_flag: Option<String>,
+    /// The node accepts these hardening flags.
+    pub no_sqlite_flag: bool,
+    pub no_ffi_flag: bool,
+    pub disable_sigusr1_flag: bool,
+    pub no_addons_flag: bool,
+    /// Usable for code mode.
+    pub sound: bool,
+    /// Why not, when `sound` is false.
+    pub reason: Option<String>,
+}
+
+const PROBE_JS: &str = "const f=process.allowedNodeEnvironmentFlags;\
+console.log(JSON.stringify({v:process.versions.node,p:f.has('--permission'),\
+e:f.has('--experimental-permission'),s:f.has('--no-experimental-sqlite'),\
+x:f.has('--no-experimental-ffi'),u:f.has('--disable-sigusr1'),a:f.has('--no-addons')}))";
+
+/// Runs `node -e` once (empty environment) and classifies the binary.
+pub fn probe_node(path: &Path) -> NodeSupport {
+    let mut support = NodeSupport { path: path.to_path_buf(), ..Default::default() };
+    if !path.is_absolute() {
+        support.reason = Some("the node path must be absolute".into());
+        return support;
+    }
+    let output = Command::new(path)
+        .args(["-e", PROBE_JS])
+        .env_clear()
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output();
+    let output = match output {
+        Ok(o) if o.status.success() => o,
+        Ok(o) => {
+            support.reason = Some(format!("node exited with {}", o.status));
+            return support;
+        }
+        Err(e) => {
+            support.reason = Some(format!("cannot run node: {e}"));
+            return support;
+        }
+    };
+    let parsed: serde_json::Value = match serde_json::from_slice(&output.stdout) {
+        Ok(v) => v,
+        Err(_) => {
+            support.reason = Some("unexpected output from node".into());
+            return support;
+        }
+    };
+    let flag = |k: &str| parsed.get(k).and_then(|v| v.as_bool()).unwrap_or(false);
+    let version = parsed.get("v").and_then(|v| v.as_str()).unwrap_or("").to_string();
+    support.permission_flag = if flag("p") {
+        Some("--permission".into())
+    } else if flag("e") {
+        Some("--experimental-permission".into())
+    } else {
+        None
+    };
+    support.no_sqlite_flag = flag("s");
+    support.no_ffi_flag = flag("x");
+    support.disable_sigusr1_flag = flag("u");
+    support.no_addons_flag = flag("a");
+    let verdict = match parse_version(&version) {
+        Some(v) if support.permission_flag.is_none() => Err(format!("node {} has no permission model", fmt(v))),
+        Some(v) => is_sound(v),
+        None => Err(format!("unrecognised node version {version:?}")),
+    };
+    support.version = Some(version);
+    match verdict {
+        Ok(()) => support.sound = true,
+        Err(reason) => support.reason = Some(reason),
+    }
+    support
+}
+
+fn fmt((a, b, c): (u32, u32, u32)) -> String {
+    format!("{a}.{b}.{c}")
+}
+
+pub(crate) fn parse_version(v: &str) -> Option<(u32, u32, u32)> {
+    let mut parts = v.trim().trim_start_matches('v').splitn(3, '.');
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next()?.parse().ok()?;
+    let patch_part = parts.next()?;
+    let digits: String = patch_part.chars().take_while(|c| c.is_ascii_digit()).collect();
+    Some((major, minor, digits.parse().ok()?))
+}
+
+/// Minimum versions with the known permission-model bypasses fixed.
+pub(crate) fn is_sound(v: (u32, u32, u32)) -> Result<(), String> {
+    let minimum = match v.0 {
+        22 => (22, 23, 0),
+        24 => (24, 17, 0),
+        26 => (26, 3, 1),
+        major if major > 26 && major % 2 == 0 => return Ok(()),
+        _ => {
+            return Err(format!(
+                "node {} is not supported for code mode (need >= 22.23, >= 24.17 or >= 26.3.1)",
+                fmt(v)
+            ))
+        }
+    };
+    if v >= minimum {
+        Ok(())
+    } else {
+        Err(format!(
+            "node {} has known permission-model bypasses (need >= {})",
+            fmt(v),
+            fmt(minimum)
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn soundness_thresholds() {
+        assert!(is_sound((20, 20, 2)).is_err());
+        assert!(is_sound((22, 22, 9)).is_err());
+        assert!(is_sound((22, 23, 0)).is_ok());
+        assert!(is_sound((23, 11, 0)).is_err());
+        assert!(is_sound((24, 16, 9)).is_err());
+        assert!(is_sound((24, 17, 0)).is_ok());
+        assert!(is_sound((25, 9, 0)).is_err());
+        assert!(is_sound((26, 3, 0)).is_err());
+        assert!(is_sound((26, 3, 1)).is_ok());
+        assert!(is_sound((28, 0, 0)).is_ok());
+    }
+
+    #[test]
+    fn parses_versions() {
+        assert_eq!(parse_version("v24.22.3"), Some((24, 22, 3)));
+        assert_eq!(parse_version("26.3.1-pre"), Some((26, 3, 1)));
+        assert_eq!(parse_version("garbage"), None);
+    }
+}

@@ -1,0 +1,330 @@
+//! The bridge protocol: newline-delimited JSON frames on two pipes.
+//!
+//! Child → parent (fd 3, untrusted; parsed strictly, exact key sets, size and depth caps,
+//! `__proto__`/`constructor`/`prototype` keys rejected anywhere):
+//! - `{"t":"ready","node":"24.22.3","permission":true}` once, after the prelude locked down;
+//! - `{"t":"call","id":N,"op":"search"|"describe"|"call","args":{…}}` with strictly increasing ids;
+//! - `{"t":"log","level":"log"|"warn"|"error","text":"…"}`;
+//! - `{"t":"result","ok":true,"value":…}` or `{"t":"result","ok":false,"error":{"name","message","stack"}}`;
+//! - `{"t":"overflow","what":"result","bytes":N}` (the prelude saw the value exceed the cap).
+//!
+//! The launcher's [`crate::launcher::LauncherReport`] precedes them (written before `execve`).
+//!
+//! Parent → child (fd 4): `{"t":"run","code":…,"caps":{…}}` and
+//! `{"t":"reply","id":N,"ok":true,"value":…}` / `{"t":"reply","id":N,"ok":false,"error":{"code","message"}}`.
+
+use serde_json::{Map, Value};
+use tokio::io::{AsyncRead, AsyncReadExt};
+
+/// Keys that could pollute prototypes in any JS consumer of a frame.
+const FORBIDDEN_KEYS: [&str; 3] = ["__proto__", "constructor", "prototype"];
+
+/// Reads `\n`-terminated frames with a size cap; cancel-safe (state lives in the struct).
+pub struct FrameReader<R> {
+    inner: R,
+    buf: Vec<u8>,
+    scanned: usize,
+    max: usize,
+    eof: bool,
+}
+
+impl<R: AsyncRead + Unpin> FrameReader<R> {
+    pub fn new(inner: R, max: usize) -> Self {
+        FrameReader { inner, buf: Vec::new(), scanned: 0, max, eof: false }
+    }
+
+    /// The next frame without its newline; `Ok(None)` at a clean end of stream.
+    pub async fn next_frame(&mut self) -> Result<Option<Vec<u8>>, String> {
+        loop {
+            if let Some(pos) = self.buf[self.scanned..].iter().position(|b| *b == b'\n') {
+                let end = self.scanned + pos;
+                if end > self.max {
+                    return Err(format!("frame over {} bytes", self.max));
+                }
+                let mut line: Vec<u8> = self.buf.drain(..=end).collect();
+                line.pop();
+                self.scanned = 0;
+                return Ok(Some(line));
+            }
+            self.scanned = self.buf.len();
+            if self.buf.len() > self.max {
+                return Err(format!("frame over {} bytes", self.max));
+            }
+            if self.eof {
+                return if self.buf.is_empty() { Ok(None) } else { Err("truncated frame at end of stream".into()) };
+            }
+            self.buf.reserve(64 * 1024);
+            match self.inner.read_buf(&mut self.buf).await {
+                Ok(0) => self.eof = true,
+                Ok(_) => {}
+                Err(e) => return Err(format!("bridge read failed: {e}")),
+            }
+        }
+    }
+
+    /// Bytes received but not yet returned as frames.
+    pub fn buffered(&self) -> usize {
+        self.buf.len()
+    }
+}
+
+/// Which bridge operation a call frame asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    Search,
+    Describe,
+    Call,
+}
+
+/// A validated call request.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CallRequest {
+    Search { query: String, options: Value },
+    Describe { id: String },
+    Call { id: String, args: Value },
+}
+
+impl CallRequest {
+    pub fn op(&self) -> Op {
+        match self {
+            CallRequest::Search { .. } => Op::Search,
+            CallRequest::Describe { .. } => Op::Describe,
+            CallRequest::Call { .. } => Op::Call,
+        }
+    }
+}
+
+/// The error object of a thrown exception.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ThrownError {
+    pub name: String,
+    pub message: String,
+    pub stack: String,
+}
+
+/// A validated child → parent frame.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ChildFrame {
+    Ready { node: String, permission: bool },
+    Call { id: u64, request: CallRequest },
+    Log { level: LogLevel, text: String },
+    Result(Result<Value, ThrownError>),
+    Overflow { what: String, bytes: u64 },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogLevel {
+    Log,
+    Warn,
+    Error,
+}
+
+/// Longest tool id / query accepted (longer ones end the run: the prelude never sends them).
+const MAX_ID_CHARS: usize = 512;
+const MAX_QUERY_CHARS: usize = 4096;
+
+/// Parses and validates one frame from the child.
+pub fn parse_child_frame(bytes: &[u8], max_depth: usize) -> Result<ChildFrame, String> {
+    // serde_json stops at depth 128 with an error (no stack overflow) and rejects bad UTF-8.
+    let value: Value = serde_json::from_slice(bytes).map_err(|e| format!("malformed frame: {e}"))?;
+    check_tree(&value, max_depth)?;
+    let Value::Object(mut map) = value else {
+        return Err("frame is not an object".into());
+    };
+    let kind = take_str(&mut map, "t")?;
+    let frame = match kind.as_str() {
+        "ready" => ChildFrame::Ready {
+            node: take_str(&mut map, "node")?,
+            permission: take_bool(&mut map, "permission")?,
+        },
+        "call" => {
+            let id = take(&mut map, "id")?.as_u64().ok_or("call id is not a non-negative integer")?;
+            let op = take_str(&mut map, "op")?;
+            let args = take(&mut map, "args")?;
+            ChildFrame::Call { id, request: parse_call(&op, args)? }
+        }
+        "log" => {
+            let level = match take_str(&mut map, "level")?.as_str() {
+                "log" => LogLevel::Log,
+                "warn" => LogLevel::Warn,
+                "error" => LogLevel::Error,
+                other => return Err(format!("unknown log level {other:?}")),
+            };
+            ChildFrame::Log { level, text: take_str(&mut map, "text")? }
+        }
+        "result" => {
+            if take_bool(&mut map, "ok")? {
+                ChildFrame::Result(Ok(take(&mut map, "value")?))
+            } else {
+                let Value::Object(mut err) = take(&mut map, "error")? else {
+                    return Err("result error is not an object".into());
+                };
+                let thrown = ThrownError {
+                    name: take_str(&mut err, "name")?,
+                    message: take_str(&mut err, "message")?,
+                    stack: take_str(&mut err, "stack")?,
+                };
+                no_extra(&err)?;
+                ChildFrame::Result(Err(thrown))
+            }
+        }
+        "overflow" => ChildFrame::Overflow {
+            what: take_str(&mut map, "what")?,
+            bytes: take(&mut map, "bytes")?.as_u64().ok_or("overflow bytes is not an integer")?,
+        },
+        other => return Err(format!("unknown frame type {:?}", truncate(other, 40))),
+    };
+    no_extra(&map)?;
+    Ok(frame)
+}
+
+fn parse_call(op: &str, args: Value) -> Result<CallRequest, String> {
+    let Value::Object(mut args) = args else {
+        return Err("call args is not an object".into());
+    };
+    let request = match op {
+        "search" => {
+            let query = take_str(&mut args, "query")?;
+            if query.chars().count() > MAX_QUERY_CHARS {
+                return Err("search query too long".into());
+            }
+            let options = match args.remove("options") {
+                None | Some(Value::Null) => Value::Object(Map::new()),
+                Some(Value::Object(o)) => Value::Object(o),
+                Some(_) => return Err("search options is not an object".into()),
+            };
+            CallRequest::Search { query, options }
+        }
+        "describe" => CallRequest::Describe { id: tool_id(take_str(&mut args, "id")?)? },
+        "call" => {
+            let id = tool_id(take_str(&mut args, "id")?)?;
+            let call_args = match args.remove("args") {
+                None | Some(Value::Null) => Value::Object(Map::new()),
+                Some(v) => v,
+            };
+            CallRequest::Call { id, args: call_args }
+        }
+        other => return Err(format!("unknown bridge op {:?}", truncate(other, 40))),
+    };
+    no_extra(&args)?;
+    Ok(request)
+}
+
+fn tool_id(id: String) -> Result<String, String> {
+    if id.is_empty() || id.chars().count() > MAX_ID_CHARS {
+        return Err("tool id is empty or too long".into());
+    }
+    Ok(id)
+}
+
+fn take(map: &mut Map<String, Value>, key: &str) -> Result<Value, String> {
+    map.remove(key).ok_or_else(|| format!("frame lacks {key:?}"))
+}
+
+fn take_str(map: &mut Map<String, Value>, key: &str) -> Result<String, String> {
+    match take(map, key)? {
+        Value::String(s) => Ok(s),
+        _ => Err(format!("{key:?} is not a string")),
+    }
+}
+
+fn take_bool(map: &mut Map<String, Value>, key: &str) -> Result<bool, String> {
+    take(map, key)?.as_bool().ok_or_else(|| format!("{key:?} is not a boolean"))
+}
+
+fn no_extra(map: &Map<String, Value>) -> Result<(), String> {
+    match map.keys().next() {
+        None => Ok(()),
+        Some(k) => Err(format!("unexpected key {:?}", truncate(k, 40))),
+    }
+}
+
+/// Depth cap and forbidden keys, iteratively (no recursion on untrusted input).
+pub fn check_tree(value: &Value, max_depth: usize) -> Result<(), String> {
+    let mut stack: Vec<(&Value, usize)> = vec![(value, 1)];
+    while let Some((v, depth)) = stack.pop() {
+        match v {
+            Value::Array(items) => {
+                if depth > max_depth {
+                    return Err(format!("frame nested deeper than {max_depth}"));
+                }
+                stack.extend(items.iter().map(|i| (i, depth + 1)));
+            }
+            Value::Object(map) => {
+                if depth > max_depth {
+                    return Err(format!("frame nested deeper than {max_depth}"));
+                }
+                for (k, item) in map {
+                    if FORBIDDEN_KEYS.contains(&k.as_str()) {
+                        return Err(format!("forbidden key {k:?}"));
+                    }
+                    stack.push((item, depth + 1));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// At most `max` chars of `s`.
+pub fn truncate(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        None => s.to_string(),
+        Some((i, _)) => format!("{}…", &s[..i]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> Result<ChildFrame, String> {
+        parse_child_frame(s.as_bytes(), 64)
+    }
+
+    #[test]
+    fn accepts_well_formed_frames() {
+        assert!(matches!(parse(r#"{"t":"ready","node":"24.1.0","permission":true}"#), Ok(ChildFrame::Ready { .. })));
+        assert_eq!(
+            parse(r#"{"t":"call","id":3,"op":"call","args":{"id":"x","args":{"a":1}}}"#).unwrap(),
+            ChildFrame::Call { id: 3, request: CallRequest::Call { id: "x".into(), args: serde_json::json!({"a":1}) } }
+        );
+        assert!(matches!(parse(r#"{"t":"result","ok":true,"value":null}"#), Ok(ChildFrame::Result(Ok(Value::Null)))));
+    }
+
+    #[test]
+    fn rejects_abuse() {
+        for bad in [
+            r#"{"t":"call","id":1,"op":"call","args":{"id":"x","args":{"__proto__":{"polluted":1}}}}"#,
+            r#"{"t":"call","id":1,"op":"call","args":{"id":"x","args":{"constructor":{"prototype":1}}}}"#,
+            r#"{"t":"call","id":-1,"op":"search","args":{"query":"q"}}"#,
+            r#"{"t":"call","id":1,"op":"exec","args":{}}"#,
+            r#"{"t":"call","id":1,"op":"search","args":{"query":"q"},"extra":1}"#,
+            r#"{"t":"log","level":"log"}"#,
+            r#"{"t":"nope"}"#,
+            r#"[1,2]"#,
+            r#"{"t":"result","ok":true"#,
+        ] {
+            assert!(parse(bad).is_err(), "{bad}");
+        }
+        let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+        assert!(parse(&deep).is_err());
+        let deep65 = format!(r#"{{"t":"result","ok":true,"value":{}1{}}}"#, "[".repeat(64), "]".repeat(64));
+        assert!(parse(&deep65).is_err());
+        assert!(parse_child_frame(b"{\"t\":\"log\",\"level\":\"log\",\"text\":\"\xff\"}", 64).is_err());
+    }
+
+    #[tokio::test]
+    async fn reader_caps_frames() {
+        let data: &[u8] = b"{\"a\":1}\n0123456789abcdef\n";
+        let mut r = FrameReader::new(data, 10);
+        assert_eq!(r.next_frame().await.unwrap().unwrap(), b"{\"a\":1}");
+        assert!(r.next_frame().await.is_err());
+        let mut r = FrameReader::new(&b"ab\ncd"[..], 10);
+        assert_eq!(r.next_frame().await.unwrap().unwrap(), b"ab");
+        assert!(r.next_frame().await.is_err());
+        let mut r = FrameReader::new(&b""[..], 10);
+        assert_eq!(r.next_frame().await.unwrap(), None);
+    }
+}

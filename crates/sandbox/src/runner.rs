@@ -1,0 +1,448 @@
+//! `CodeRunner`: owns the configuration, the warm pool and the capability report; `run` drives one
+//! cell (see [`crate::session`]).
+
+use std::collections::VecDeque;
+use std::ffi::OsString;
+use std::io::Read;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use tokio::io::AsyncReadExt;
+
+use crate::config::RunnerConfig;
+use crate::launcher::{LauncherArgs, LauncherReport, Want};
+use crate::probe::{probe_node, NodeSupport};
+use crate::protocol::{parse_child_frame, ChildFrame};
+use crate::result::{CodeRunResult, FailureKind, RunFailure, RunTelemetry};
+use crate::session::{Outcome, Session};
+use crate::spawn::{self, ChildProc};
+use crate::{find_launcher, BridgeHost, CancelToken};
+
+const PRELUDE: &str = include_str!("prelude.js");
+
+/// Invalid configuration (an unusable host is not an error: see [`CapabilityReport`]).
+#[derive(Debug, thiserror::Error)]
+#[error("invalid code runner configuration: {0}")]
+pub struct ConfigError(pub String);
+
+/// Which containment layers the host allowed, and whether code mode is available at all.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CapabilityReport {
+    /// Code mode can run; when false, `reason` says why and the gateway falls back to `tools`.
+    pub available: bool,
+    pub reason: Option<String>,
+    pub node: NodeSupport,
+    pub launcher_path: Option<PathBuf>,
+    /// Flags node runs with (the prelude script itself is omitted).
+    pub node_flags: Vec<String>,
+    /// Layers applied to the most recent child (from the probe launch or the last run).
+    pub layers: Option<LauncherReport>,
+    /// RLIMIT_AS in bytes (what bounds off-heap Buffers here), 0 = none.
+    pub address_space_bytes: u64,
+    /// A cgroup memory/pids limit is not used (joining one costs ~10-13 ms per child and needs a
+    /// delegated hierarchy); RLIMIT_AS and the heap cap bound memory instead.
+    pub memory_cgroup: bool,
+    pub pool_size: usize,
+}
+
+pub(crate) struct Inner {
+    pub(crate) config: RunnerConfig,
+    node: NodeSupport,
+    launcher: Option<PathBuf>,
+    node_args: Vec<OsString>,
+    node_flags: Vec<String>,
+    work_root: PathBuf,
+    unavailable: Mutex<Option<String>>,
+    layers: Mutex<Option<LauncherReport>>,
+    pool: Mutex<VecDeque<ChildProc>>,
+    starting: AtomicUsize,
+}
+
+/// The code-mode runner. `Send + Sync`; create once per gateway (or per session) and share it.
+pub struct CodeRunner {
+    inner: Arc<Inner>,
+}
+
+impl CodeRunner {
+    /// Probes node and finds the launcher; with `probe_on_new` it also starts one contained child
+    /// (blocking, ~50-300 ms) so that [`CodeRunner::capability_report`] reflects what the host
+    /// really allows. Fails only on invalid configuration; an unusable host yields a runner whose
+    /// report says `available: false` and whose runs return `runtime_unavailable`.
+    pub fn new(config: RunnerConfig) -> Result<Self, ConfigError> {
+        validate(&config)?;
+        let node = probe_node(&config.node_path);
+        let launcher = find_launcher(config.launcher_path.as_deref(), config.launcher_dir_hint.as_deref());
+        let (node_args, node_flags) = node_arguments(&node, &config);
+        let work_root = config.work_root.clone().unwrap_or_else(std::env::temp_dir);
+        let reason = if !node.sound {
+            Some(node.reason.clone().unwrap_or_else(|| "node is not usable for code mode".into()))
+        } else if launcher.is_none() {
+            Some("the launcher binary (openclaw-tool-search-launcher) was not found".into())
+        } else {
+            None
+        };
+        let inner = Arc::new(Inner {
+            config,
+            node,
+            launcher,
+            node_args,
+            node_flags,
+            work_root,
+            unavailable: Mutex::new(reason),
+            layers: Mutex::new(None),
+            pool: Mutex::new(VecDeque::new()),
+            starting: AtomicUsize::new(0),
+        });
+        let runner = CodeRunner { inner };
+        if runner.inner.config.probe_on_new && runner.unavailable_reason().is_none() {
+            match probe_launch(&runner.inner) {
+                Ok(report) => *lock(&runner.inner.layers) = Some(report),
+                Err(reason) => *lock(&runner.inner.unavailable) = Some(reason),
+            }
+        }
+        runner.prewarm();
+        Ok(runner)
+    }
+
+    /// Starts filling the warm pool when called inside a tokio runtime (a no-op otherwise; the
+    /// first run fills it).
+    pub fn prewarm(&self) {
+        refill(&self.inner);
+    }
+
+    pub fn capability_report(&self) -> CapabilityReport {
+        let reason = self.unavailable_reason();
+        CapabilityReport {
+            available: reason.is_none(),
+            reason,
+            node: self.inner.node.clone(),
+            launcher_path: self.inner.launcher.clone(),
+            node_flags: self.inner.node_flags.clone(),
+            layers: lock(&self.inner.layers).clone(),
+            address_space_bytes: self.inner.config.address_space_bytes,
+            memory_cgroup: false,
+            pool_size: self.inner.config.pool_size,
+        }
+    }
+
+    fn unavailable_reason(&self) -> Option<String> {
+        lock(&self.inner.unavailable).clone()
+    }
+
+    /// Runs one cell with the configured timeout.
+    pub async fn run(&self, code: String, host: Arc<dyn BridgeHost>, cancel: CancelToken) -> CodeRunResult {
+        self.run_with_timeout(code, host, cancel, self.inner.config.timeout).await
+    }
+
+    /// Runs one cell with an explicit wall-clock deadline (the session's `codeTimeoutMs`).
+    pub async fn run_with_timeout(
+        &self,
+        code: String,
+        host: Arc<dyn BridgeHost>,
+        cancel: CancelToken,
+        timeout: Duration,
+    ) -> CodeRunResult {
+        let started = Instant::now();
+        let deadline = tokio::time::Instant::now() + timeout;
+        let caps = self.inner.config.caps.clone();
+        let mut telemetry = RunTelemetry::default();
+        let early = |kind, message: String, mut telemetry: RunTelemetry| {
+            telemetry.duration_ms = ms(started.elapsed());
+            failure(kind, message, Vec::new(), telemetry)
+        };
+        if let Some(reason) = self.unavailable_reason() {
+            return early(FailureKind::RuntimeUnavailable, format!("code mode is unavailable: {reason}"), telemetry);
+        }
+        if code.len() > caps.code_bytes {
+            let message = format!("the code is {} bytes, over the cap of {}", code.len(), caps.code_bytes);
+            return early(FailureKind::RuntimeError, message, telemetry);
+        }
+        if cancel.is_cancelled() {
+            return early(FailureKind::Aborted, "the run was aborted before it started".into(), telemetry);
+        }
+
+        let acquired = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => Err((FailureKind::Aborted, "the run was aborted while starting node".to_string())),
+            _ = tokio::time::sleep_until(deadline) => Err((FailureKind::Timeout, timeout_message(timeout))),
+            got = acquire(&self.inner) => got.map_err(|e| (FailureKind::RuntimeUnavailable, e)),
+        };
+        let (mut child, warm) = match acquired {
+            Ok(c) => c,
+            Err((kind, message)) => return early(kind, message, telemetry),
+        };
+        telemetry.acquire_ms = ms(started.elapsed());
+        telemetry.warm = warm;
+        telemetry.child_pid = Some(child.pid);
+        telemetry.node_version = child.node_version.clone();
+        telemetry.containment = child.launcher.clone();
+        if let Some(report) = child.launcher.clone() {
+            *lock(&self.inner.layers) = Some(report);
+        }
+
+        let mut session = Session::new(caps, host);
+        let outcome = session.drive(&mut child, code, deadline, timeout, &cancel).await;
+        child.kill();
+        telemetry.calls_cancelled = session.cancel_outstanding();
+        let mut outcome = outcome;
+        if let Outcome::Fail(FailureKind::RuntimeError, message, true) = &mut outcome {
+            let tail = read_diag_tail(&mut child.diag, session.diag_tail(), Duration::from_millis(200)).await;
+            if !tail.is_empty() {
+                message.push_str("; stderr: ");
+                message.push_str(&tail);
+            }
+        }
+        let reaped = child.finish().await;
+        telemetry.child_exit = reaped.exit;
+        telemetry.workdir_clean = reaped.workdir_clean;
+        session.fill_telemetry(&mut telemetry);
+        telemetry.duration_ms = ms(started.elapsed());
+        let logs = session.take_logs();
+        match outcome {
+            Outcome::Value(value) => CodeRunResult { ok: true, value: Some(value), error: None, logs, telemetry },
+            Outcome::Fail(kind, message, _) => failure(kind, message, logs, telemetry),
+        }
+    }
+}
+
+fn failure(kind: FailureKind, message: String, logs: Vec<String>, telemetry: RunTelemetry) -> CodeRunResult {
+    let message = crate::protocol::truncate(&message, 4000);
+    CodeRunResult { ok: false, value: None, error: Some(RunFailure { kind, message }), logs, telemetry }
+}
+
+fn timeout_message(timeout: Duration) -> String {
+    format!("the code did not finish within {} ms", timeout.as_millis())
+}
+
+fn ms(d: Duration) -> f64 {
+    (d.as_secs_f64() * 1_000_000.0).round() / 1000.0
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn validate(config: &RunnerConfig) -> Result<(), ConfigError> {
+    let caps = &config.caps;
+    let bad = |m: &str| Err(ConfigError(m.into()));
+    if config.timeout.is_zero() {
+        return bad("timeout must be positive");
+    }
+    if config.pool_size > 64 {
+        return bad("pool_size must be at most 64");
+    }
+    if config.nofile < 32 {
+        return bad("nofile must be at least 32");
+    }
+    if caps.frame_bytes < caps.result_bytes + 1024 || caps.frame_bytes < caps.code_bytes + 1024 {
+        return bad("frame_bytes must exceed result_bytes and code_bytes by at least 1 KiB");
+    }
+    if caps.concurrent_calls == 0 || caps.calls_per_run == 0 || caps.json_depth < 4 || caps.pending_replies == 0 {
+        return bad("calls_per_run, concurrent_calls, pending_replies must be positive and json_depth >= 4");
+    }
+    if config.heap_mb < 16 {
+        return bad("heap_mb must be at least 16");
+    }
+    Ok(())
+}
+
+/// Node's flags: permission model with no grants, hardening flags the binary knows, heap cap,
+/// and the prelude via `-e` (model code never goes on argv).
+fn node_arguments(node: &NodeSupport, config: &RunnerConfig) -> (Vec<OsString>, Vec<String>) {
+    let mut flags: Vec<String> = Vec::new();
+    if let Some(flag) = &node.permission_flag {
+        flags.push(flag.clone());
+    }
+    if node.no_sqlite_flag {
+        flags.push("--no-experimental-sqlite".into());
+    }
+    if node.no_ffi_flag {
+        flags.push("--no-experimental-ffi".into());
+    }
+    if node.no_addons_flag {
+        flags.push("--no-addons".into());
+    }
+    if node.disable_sigusr1_flag {
+        flags.push("--disable-sigusr1".into());
+    }
+    flags.push(format!("--max-old-space-size={}", config.heap_mb));
+    let mut args: Vec<OsString> = flags.iter().map(OsString::from).collect();
+    args.push("-e".into());
+    args.push(PRELUDE.into());
+    (args, flags)
+}
+
+fn launcher_args(inner: &Inner, workdir: PathBuf) -> LauncherArgs {
+    let config = &inner.config;
+    LauncherArgs {
+        parent_pid: std::process::id() as i32,
+        cwd: workdir,
+        uid: config.unprivileged_uid,
+        gid: config.unprivileged_gid,
+        drop_uid: config.drop_uid,
+        netns: config.netns,
+        nofile: config.nofile,
+        // A CPU-time backstop just above the deadline (the wall clock is enforced by the runner).
+        cpu_secs: config.timeout.as_secs() + 2,
+        as_bytes: config.address_space_bytes,
+        node: config.node_path.clone(),
+        node_args: inner.node_args.clone(),
+    }
+}
+
+/// Owner of the private working directory: the unprivileged uid when we are root and will drop.
+fn workdir_owner(config: &RunnerConfig) -> Option<(u32, u32)> {
+    // SAFETY: getter.
+    let root = unsafe { libc::geteuid() } == 0;
+    (root && config.drop_uid != Want::Off).then_some((config.unprivileged_uid, config.unprivileged_gid))
+}
+
+/// Starts one contained child and waits for its launcher report and `ready` frame.
+async fn start_child(inner: &Inner) -> Result<ChildProc, String> {
+    let launcher = inner.launcher.as_ref().ok_or("no launcher")?;
+    let workdir = spawn::create_workdir(&inner.work_root, workdir_owner(&inner.config))
+        .map_err(|e| format!("cannot create a private working directory: {e}"))?;
+    let command = spawn::launcher_command(launcher, &launcher_args(inner, workdir.clone()));
+    let child = spawn::spawn_async(command, workdir.clone())
+        .await
+        .map_err(|e| format!("cannot start the launcher: {e}"))?;
+    let mut child = ChildProc::new(child, workdir, inner.config.caps.frame_bytes)
+        .map_err(|e| format!("cannot set up the bridge: {e}"))?;
+    let startup = tokio::time::timeout(inner.config.startup_timeout, handshake(&mut child, inner)).await;
+    match startup {
+        Ok(Ok(())) => Ok(child),
+        Ok(Err(message)) => {
+            child.kill();
+            let tail = read_diag_tail(&mut child.diag, Vec::new(), Duration::from_millis(300)).await;
+            Err(if tail.is_empty() { message } else { format!("{message}: {tail}") })
+        }
+        Err(_) => Err("node did not become ready in time".into()),
+    }
+}
+
+async fn handshake(child: &mut ChildProc, inner: &Inner) -> Result<(), String> {
+    let first = child.from_child.next_frame().await?.ok_or("containment could not be applied")?;
+    let report: LauncherReport =
+        serde_json::from_slice(&first).map_err(|e| format!("bad launcher report: {e}"))?;
+    if !(report.setsid && report.seccomp && report.rlimits && report.close_range && report.pdeathsig && report.caps_dropped) {
+        return Err("the launcher did not apply the required layers".into());
+    }
+    let second = child.from_child.next_frame().await?.ok_or("node exited during startup")?;
+    match parse_child_frame(&second, inner.config.caps.json_depth)? {
+        ChildFrame::Ready { node, permission: true } => {
+            child.launcher = Some(report);
+            child.node_version = Some(node);
+            child.ready_at = Instant::now();
+            Ok(())
+        }
+        _ => Err("node did not confirm the permission model".into()),
+    }
+}
+
+/// Reads what is left on the diagnostics pipe (bounded in time and size) and returns the tail.
+async fn read_diag_tail(diag: &mut tokio::net::unix::pipe::Receiver, mut tail: Vec<u8>, wait: Duration) -> String {
+    const KEEP: usize = 2048;
+    let _ = tokio::time::timeout(wait, async {
+        let mut buf = vec![0u8; 16 * 1024];
+        let mut total = 0usize;
+        while let Ok(n) = diag.read(&mut buf).await {
+            if n == 0 || total > 4 * 1024 * 1024 {
+                break;
+            }
+            total += n;
+            tail.extend_from_slice(&buf[..n]);
+            if tail.len() > KEEP {
+                tail.drain(..tail.len() - KEEP);
+            }
+        }
+    })
+    .await;
+    String::from_utf8_lossy(&tail).trim().to_string()
+}
+
+/// A pooled child if one is healthy, else a fresh one; the pool is refilled in the background.
+async fn acquire(inner: &Arc<Inner>) -> Result<(ChildProc, bool), String> {
+    loop {
+        let candidate = lock(&inner.pool).pop_front();
+        let Some(mut child) = candidate else { break };
+        let fresh = child.ready_at.elapsed() < inner.config.pool_max_idle;
+        if fresh && child.from_child.buffered() == 0 && child.is_alive() {
+            refill(inner);
+            return Ok((child, true));
+        }
+        // Unhealthy or stale: dropping it kills and reaps it.
+    }
+    refill(inner);
+    start_child(inner).await.map(|c| (c, false))
+}
+
+/// Tops the pool up to `pool_size` with background starts (needs a tokio runtime).
+fn refill(inner: &Arc<Inner>) {
+    if tokio::runtime::Handle::try_current().is_err() || lock(&inner.unavailable).is_some() {
+        return;
+    }
+    let pool = lock(&inner.pool);
+    while pool.len() + inner.starting.load(Ordering::SeqCst) < inner.config.pool_size {
+        inner.starting.fetch_add(1, Ordering::SeqCst);
+        let inner = Arc::clone(inner);
+        tokio::spawn(async move {
+            let started = start_child(&inner).await;
+            let mut pool = lock(&inner.pool);
+            inner.starting.fetch_sub(1, Ordering::SeqCst);
+            match started {
+                Ok(child) => pool.push_back(child),
+                Err(e) => tracing::warn!("code-mode pool child failed to start: {e}"),
+            }
+        });
+    }
+}
+
+/// One synchronous contained launch at construction: proves the layers apply here.
+fn probe_launch(inner: &Inner) -> Result<LauncherReport, String> {
+    let launcher = inner.launcher.as_ref().ok_or("no launcher")?;
+    let workdir = spawn::create_workdir(&inner.work_root, workdir_owner(&inner.config))
+        .map_err(|e| format!("cannot create a private working directory: {e}"))?;
+    let command = spawn::launcher_command(launcher, &launcher_args(inner, workdir.clone()));
+    let mut child = match spawn::spawn_blocking(command) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&workdir);
+            return Err(format!("cannot start the launcher: {e}"));
+        }
+    };
+    let stdout = child.stdout.take();
+    let stderr = child.stderr.take();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let depth = inner.config.caps.json_depth;
+    let reader = std::thread::spawn(move || {
+        let verdict = (|| -> Result<LauncherReport, String> {
+            let mut lines = std::io::BufRead::lines(std::io::BufReader::new(stdout.ok_or("no stdout")?));
+            let first = lines.next().ok_or("containment could not be applied")?.map_err(|e| e.to_string())?;
+            let report: LauncherReport = serde_json::from_str(&first).map_err(|e| format!("bad launcher report: {e}"))?;
+            let second = lines.next().ok_or("node exited during startup")?.map_err(|e| e.to_string())?;
+            match parse_child_frame(second.as_bytes(), depth)? {
+                ChildFrame::Ready { permission: true, .. } => Ok(report),
+                _ => Err("node did not confirm the permission model".into()),
+            }
+        })();
+        let _ = tx.send(verdict);
+    });
+    let verdict = rx
+        .recv_timeout(inner.config.startup_timeout)
+        .unwrap_or_else(|_| Err("node did not become ready in time".into()));
+    spawn::kill_and_reap(child, Some(workdir), None);
+    let _ = reader.join();
+    verdict.map_err(|message| {
+        let mut tail = String::new();
+        if let Some(mut stderr) = stderr {
+            let mut buf = Vec::new();
+            let _ = (&mut stderr).take(64 * 1024).read_to_end(&mut buf);
+            tail = String::from_utf8_lossy(&buf).trim().chars().rev().take(1000).collect::<Vec<_>>().into_iter().rev().collect();
+        }
+        if tail.is_empty() { message } else { format!("{message}: {tail}") }
+    })
+}

