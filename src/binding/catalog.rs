@@ -7,14 +7,14 @@ use serde_json::Value;
 use tool_search_core::catalog::{BatchRequest, Catalog, CatalogOptions, LookupStyle};
 use tool_search_core::ErrorCode;
 
-use super::errors::{from_napi, guard, js_error, to_js, JsResult};
+use super::errors::{from_napi, guard, js_error, to_js, JsCode, JsResult};
 
 #[napi]
 pub struct ToolCatalog {
     pub(crate) inner: Catalog,
 }
 
-fn to_value<T: serde::Serialize>(value: &T) -> JsResult<Value> {
+fn to_value<T: serde::Serialize>(value: &T) -> Result<Value, JsCode> {
     serde_json::to_value(value).map_err(|e| js_error(ErrorCode::Internal, e.to_string()))
 }
 
@@ -66,7 +66,7 @@ impl ToolCatalog {
     /// Build (or reuse, when unchanged) the catalog for a run. Bad records are
     /// excluded with a reason (see `excluded`), or throw with `strict: true`.
     #[napi(constructor, ts_args_type = "tools: CatalogTool[], options?: CatalogOptions | null")]
-    pub fn new(env: Env, tools: Unknown, options: Option<Value>) -> JsResult<Self> {
+    pub fn new(env: Env, tools: Unknown, options: Option<Value>) -> Result<Self, JsCode> {
         guard(|| {
             if !tools.is_array().map_err(from_napi)? {
                 return Err(js_error(ErrorCode::InvalidCatalog, "tools must be an array of tool objects"));
@@ -80,7 +80,7 @@ impl ToolCatalog {
     /// Build from catalog text: a JSON array of tools, or JSON Lines (the
     /// dev-catalog format).
     #[napi(factory, ts_args_type = "text: string, options?: CatalogOptions | null")]
-    pub fn from_json(text: String, options: Option<Value>) -> JsResult<Self> {
+    pub fn from_json(text: String, options: Option<Value>) -> Result<Self, JsCode> {
         guard(|| {
             let options = parse_options(options)?;
             Catalog::from_json_text(&text, &options).map(|inner| ToolCatalog { inner }).map_err(to_js)
@@ -107,7 +107,7 @@ impl ToolCatalog {
 
     /// Records that were not cataloged, with the reason.
     #[napi(getter, ts_return_type = "ExcludedTool[]")]
-    pub fn excluded(&self) -> JsResult<Value> {
+    pub fn excluded(&self) -> Result<Value, JsCode> {
         to_value(&self.inner.excluded())
     }
 
@@ -123,7 +123,7 @@ impl ToolCatalog {
         ts_args_type = "query: string, options?: { limit?: number | null } | null",
         ts_return_type = "SearchHit[]"
     )]
-    pub fn search(&self, query: Unknown, options: Option<Value>) -> JsResult<Value> {
+    pub fn search(&self, query: Unknown, options: Option<Value>) -> Result<Value, JsCode> {
         guard(|| {
             let query = query_string(query)?;
             let limit = limit_option(options)?;
@@ -133,7 +133,7 @@ impl ToolCatalog {
 
     /// Several queries in one call, within the batch budgets.
     #[napi(ts_args_type = "request: SearchBatchRequest", ts_return_type = "SearchBatchResult")]
-    pub fn search_batch(&self, request: Value) -> JsResult<Value> {
+    pub fn search_batch(&self, request: Value) -> Result<Value, JsCode> {
         guard(|| {
             let request: BatchRequest = serde_json::from_value(request)
                 .map_err(|e| js_error(ErrorCode::InvalidQuery, format!("invalid search request: {e}")))?;
@@ -143,13 +143,13 @@ impl ToolCatalog {
 
     /// The compact hit plus the exact schemas: exact id first, then a unique name.
     #[napi(ts_return_type = "ToolDescription")]
-    pub fn describe(&self, id_or_name: String) -> JsResult<Value> {
+    pub fn describe(&self, id_or_name: String) -> Result<Value, JsCode> {
         guard(|| to_value(&self.inner.describe(&id_or_name, LookupStyle::Structured).map_err(to_js)?))
     }
 
     /// Check arguments against the tool's input schema.
     #[napi(ts_args_type = "idOrName: string, args: unknown", ts_return_type = "ArgsValidation")]
-    pub fn validate_args(&self, id_or_name: String, args: Option<Value>) -> JsResult<Value> {
+    pub fn validate_args(&self, id_or_name: String, args: Option<Value>) -> Result<Value, JsCode> {
         guard(|| {
             let args = args.unwrap_or(Value::Null);
             to_value(&self.inner.validate_args(&id_or_name, &args).map_err(to_js)?)
@@ -159,7 +159,7 @@ impl ToolCatalog {
     /// A narrowed view (names or ids) over the same index: nothing is rebuilt,
     /// telemetry counters are shared.
     #[napi(ts_args_type = "allowedNames: Iterable<string>")]
-    pub fn restrict(&self, env: Env, allowed_names: Unknown) -> JsResult<ToolCatalog> {
+    pub fn restrict(&self, env: Env, allowed_names: Unknown) -> Result<ToolCatalog, JsCode> {
         guard(|| {
             let array: Object = env.get_global().and_then(|g| g.get_named_property("Array")).map_err(from_napi)?;
             let from: Function<Unknown, Vec<Value>> = array.get_named_property("from").map_err(from_napi)?;
@@ -179,7 +179,7 @@ impl ToolCatalog {
 
     /// Contract §6 counters for this catalog's scope.
     #[napi(ts_return_type = "CatalogTelemetry")]
-    pub fn telemetry(&self) -> JsResult<Value> {
+    pub fn telemetry(&self) -> Result<Value, JsCode> {
         to_value(&self.inner.telemetry())
     }
 }

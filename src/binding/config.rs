@@ -3,7 +3,7 @@
 use napi_derive::napi;
 use serde_json::Value;
 
-use super::errors::{guard, to_js, JsResult};
+use super::errors::{guard, to_js, JsCode};
 
 #[napi(object)]
 pub struct ConfigEnv {
@@ -14,7 +14,7 @@ pub struct ConfigEnv {
 
 /// Resolve a raw `tools.toolSearch` value once per run (contract §4).
 #[napi(ts_args_type = "raw: unknown, env?: ConfigEnv", ts_return_type = "ResolvedToolSearchConfig")]
-pub fn resolve_tool_search_config(raw: Option<Value>, env: Option<ConfigEnv>) -> JsResult<Value> {
+pub fn resolve_tool_search_config(raw: Option<Value>, env: Option<ConfigEnv>) -> napi::Result<Value, JsCode> {
     guard(|| {
         let supported = env.and_then(|e| e.code_mode_supported).unwrap_or(false);
         let resolved = tool_search_core::config::resolve(&raw.unwrap_or(Value::Null), supported);

@@ -6,4 +6,5 @@ mod config;
 mod errors;
 mod tracing_setup;
 
+#[allow(unused_imports)]
 pub(crate) use catalog::ToolCatalog;
