@@ -1,0 +1,243 @@
+//! Retrieval quality and latency of the search index on a labelled catalog.
+//!
+//! Usage: cargo run --release -p tool-search-core --example quality -- <data dir> [--json]
+//!        [--grid] [--param key=value ...]
+//! `<data dir>` holds `catalog.jsonl` ({id, source, owner, name, description, inputSchema?})
+//! and `queries.jsonl` ({set, query, gold: [ids]}). Relevance is binary.
+//! Prints per-set and macro nDCG@10, R@5, R@10, Complete@10, build time
+//! (median of 3) and search latency p50/p99 (limit 10, every query, 3 rounds).
+//! `--json` prints one JSON object instead of the table (read by bench/quality.mjs).
+//! `--param` overrides ranking parameters (w.name, b.description, k1, expansion, ...).
+//! `--grid` evaluates a small grid of field weights (used once to pick the defaults).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::{json, Value};
+use tool_search_core::catalog::{Source, ToolEntry};
+use tool_search_core::search::{FieldKind, RankingParams, SearchIndex};
+
+struct Query {
+    set: String,
+    text: String,
+    gold: Vec<usize>,
+}
+
+fn read_lines(path: &std::path::Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad line in {}: {e}", path.display())))
+        .collect()
+}
+
+fn str_field(v: &Value, key: &str) -> String {
+    v.get(key).and_then(Value::as_str).unwrap_or("").to_string()
+}
+
+fn load_catalog(dir: &std::path::Path) -> Vec<ToolEntry> {
+    let mut entries: Vec<ToolEntry> = read_lines(&dir.join("catalog.jsonl"))
+        .into_iter()
+        .map(|v| {
+            let source = Source::parse(&str_field(&v, "source")).unwrap_or(Source::Mcp);
+            ToolEntry {
+                id: str_field(&v, "id"),
+                source,
+                owner: str_field(&v, "owner"),
+                name: str_field(&v, "name"),
+                label: v.get("label").and_then(Value::as_str).map(str::to_string),
+                description: str_field(&v, "description"),
+                input_schema: v.get("inputSchema").cloned().map(Arc::new),
+                output_schema: None,
+            }
+        })
+        .collect();
+    entries.sort_by(|a, b| a.id.cmp(&b.id));
+    entries
+}
+
+fn load_queries(dir: &std::path::Path, ordinal_of: &HashMap<&str, usize>) -> Vec<Query> {
+    read_lines(&dir.join("queries.jsonl"))
+        .into_iter()
+        .map(|v| Query {
+            set: str_field(&v, "set"),
+            text: str_field(&v, "query"),
+            gold: v
+                .get("gold")
+                .and_then(Value::as_array)
+                .map(|ids| ids.iter().filter_map(|id| id.as_str().and_then(|id| ordinal_of.get(id).copied())).collect())
+                .unwrap_or_default(),
+        })
+        .collect()
+}
+
+#[derive(Default, Clone, Copy)]
+struct Sums {
+    ndcg10: f64,
+    r5: f64,
+    r10: f64,
+    complete10: f64,
+    count: usize,
+}
+
+impl Sums {
+    fn add(&mut self, ranked: &[usize], gold: &[usize]) {
+        let relevant = |o: &usize| gold.contains(o);
+        let dcg: f64 =
+            ranked.iter().take(10).enumerate().filter(|(_, o)| relevant(o)).map(|(i, _)| 1.0 / (i as f64 + 2.0).log2()).sum();
+        let ideal: f64 = (0..gold.len().min(10)).map(|i| 1.0 / (i as f64 + 2.0).log2()).sum();
+        let found = |k: usize| ranked.iter().take(k).filter(|o| relevant(o)).count() as f64;
+        let n = gold.len().max(1) as f64;
+        self.ndcg10 += if ideal > 0.0 { dcg / ideal } else { 0.0 };
+        self.r5 += found(5) / n;
+        self.r10 += found(10) / n;
+        self.complete10 += if !gold.is_empty() && found(10) as usize == gold.len() { 1.0 } else { 0.0 };
+        self.count += 1;
+    }
+
+    fn percentages(&self) -> [f64; 4] {
+        let n = self.count.max(1) as f64;
+        [self.ndcg10, self.r5, self.r10, self.complete10].map(|s| (s / n * 1000.0).round() / 10.0)
+    }
+}
+
+/// Per-set metrics plus the macro average over sets.
+fn evaluate(index: &SearchIndex, queries: &[Query], params: &RankingParams) -> (BTreeMap<String, Sums>, [f64; 4]) {
+    let mut sets: BTreeMap<String, Sums> = BTreeMap::new();
+    for q in queries {
+        let ranked: Vec<usize> = index.search_with(&q.text, 10, &|_| true, params).iter().map(|h| h.ordinal).collect();
+        sets.entry(q.set.clone()).or_default().add(&ranked, &q.gold);
+    }
+    let mut macro_avg = [0.0; 4];
+    for sums in sets.values() {
+        let p = sums.percentages();
+        for i in 0..4 {
+            macro_avg[i] += p[i] / sets.len() as f64;
+        }
+    }
+    (sets, macro_avg.map(|m| (m * 10.0).round() / 10.0))
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let rank = ((p / 100.0) * (sorted.len() - 1) as f64).round() as usize;
+    sorted[rank.min(sorted.len() - 1)]
+}
+
+fn apply_param(params: &mut RankingParams, spec: &str) {
+    let (key, value) = spec.split_once('=').unwrap_or_else(|| panic!("--param wants key=value, got {spec}"));
+    let value: f32 = value.parse().unwrap_or_else(|_| panic!("bad number in {spec}"));
+    let field = |name: &str| {
+        FieldKind::ALL
+            .iter()
+            .position(|k| k.tantivy_name() == name)
+            .unwrap_or_else(|| panic!("unknown field {name}"))
+    };
+    match key.split_once('.') {
+        Some(("w", f)) => params.weight[field(f)] = value,
+        Some(("b", f)) => params.b[field(f)] = value,
+        _ => match key {
+            "k1" => params.k1 = value,
+            "expansion" => params.expansion_weight = value,
+            _ => params.set_extra(key, value).unwrap_or_else(|| panic!("unknown parameter {key}")),
+        },
+    }
+}
+
+fn run_grid(index: &SearchIndex, queries: &[Query], base: &RankingParams) {
+    println!("grid: name label desc pnames pdescs owner -> macro nDCG@10 / Complete@10");
+    for name in [2.0, 3.0, 4.0] {
+        for pnames in [0.3, 0.6, 1.0] {
+            for pdescs in [0.2, 0.4, 0.8] {
+                for owner in [0.5, 1.0] {
+                    let mut params = base.clone();
+                    params.weight = [name, base.weight[1], 1.0, pnames, pdescs, owner];
+                    let (_, m) = evaluate(index, queries, &params);
+                    println!("{name} {} 1.0 {pnames} {pdescs} {owner} -> {:.1} / {:.1}", base.weight[1], m[0], m[3]);
+                }
+            }
+        }
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let dir = std::path::PathBuf::from(args.first().cloned().unwrap_or_else(|| "bench/data/retrieval-dev".into()));
+    let json_out = args.iter().any(|a| a == "--json");
+    let grid = args.iter().any(|a| a == "--grid");
+    let mut params = RankingParams::default();
+    for (i, a) in args.iter().enumerate() {
+        if a == "--param" {
+            apply_param(&mut params, args.get(i + 1).map(String::as_str).unwrap_or(""));
+        }
+    }
+
+    let entries = load_catalog(&dir);
+    let ordinal_of: HashMap<&str, usize> = entries.iter().enumerate().map(|(i, e)| (e.id.as_str(), i)).collect();
+    let queries = load_queries(&dir, &ordinal_of);
+
+    let mut build_ms = Vec::new();
+    let mut index = None;
+    for _ in 0..3 {
+        let start = Instant::now();
+        index = Some(SearchIndex::build(&entries).expect("build"));
+        build_ms.push(start.elapsed().as_secs_f64() * 1000.0);
+    }
+    let index = index.expect("built");
+    build_ms.sort_by(f64::total_cmp);
+
+    if grid {
+        run_grid(&index, &queries, &params);
+        return;
+    }
+
+    let (sets, macro_avg) = evaluate(&index, &queries, &params);
+
+    let mut latencies_us = Vec::with_capacity(queries.len() * 3);
+    for _ in 0..3 {
+        for q in &queries {
+            let start = Instant::now();
+            let hits = index.search_with(&q.text, 10, &|_| true, &params);
+            latencies_us.push(start.elapsed().as_secs_f64() * 1e6);
+            std::hint::black_box(hits);
+        }
+    }
+    latencies_us.sort_by(f64::total_cmp);
+    let p50 = percentile(&latencies_us, 50.0);
+    let p99 = percentile(&latencies_us, 99.0);
+
+    if json_out {
+        let set_rows: serde_json::Map<String, Value> = sets
+            .iter()
+            .map(|(name, sums)| {
+                let p = sums.percentages();
+                (name.clone(), json!({ "queries": sums.count, "ndcg10": p[0], "r5": p[1], "r10": p[2], "complete10": p[3] }))
+            })
+            .collect();
+        let out = json!({
+            "catalogTools": entries.len(),
+            "queries": queries.len(),
+            "sets": set_rows,
+            "macro": { "ndcg10": macro_avg[0], "r5": macro_avg[1], "r10": macro_avg[2], "complete10": macro_avg[3] },
+            "buildMs": (build_ms[1] * 10.0).round() / 10.0,
+            "searchP50Ms": (p50 / 1000.0 * 1000.0).round() / 1000.0,
+            "searchP99Ms": (p99 / 1000.0 * 1000.0).round() / 1000.0,
+        });
+        println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+        return;
+    }
+
+    println!("catalog: {} tools, {} queries ({})", entries.len(), queries.len(), dir.display());
+    println!("{:<16} {:>7} {:>8} {:>6} {:>6} {:>11}", "set", "queries", "nDCG@10", "R@5", "R@10", "Complete@10");
+    for (name, sums) in &sets {
+        let p = sums.percentages();
+        println!("{:<16} {:>7} {:>8.1} {:>6.1} {:>6.1} {:>11.1}", name, sums.count, p[0], p[1], p[2], p[3]);
+    }
+    let m = macro_avg;
+    println!("{:<16} {:>7} {:>8.1} {:>6.1} {:>6.1} {:>11.1}", "macro", queries.len(), m[0], m[1], m[2], m[3]);
+    println!("build: {:.1} ms (median of 3)", build_ms[1]);
+    println!("search: p50 {:.3} ms, p99 {:.3} ms ({} searches, limit 10)", p50 / 1000.0, p99 / 1000.0, latencies_us.len());
+}

@@ -1,0 +1,80 @@
+//! The indexed fields of a tool and their ranking parameters.
+//!
+//! Scoring is BM25F: a term's frequency is summed over fields, each weighted
+//! and length-normalized with its own `b`, then saturated once with `k1`.
+//! Weights were picked from a small grid on the dev set and then frozen
+//! (see bench/QUALITY.md); they are general (field roles), not per-query.
+
+/// Indexed fields, in a fixed order (used as array indices).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldKind {
+    /// Tool name: identifier parts plus the joined form.
+    Name = 0,
+    Label = 1,
+    Description = 2,
+    /// Parameter (property) names, identifier-split.
+    ParamNames = 3,
+    /// Parameter descriptions, titles and short enum values.
+    ParamDescriptions = 4,
+    /// Owner: plugin id or MCP server name.
+    Owner = 5,
+}
+
+pub const FIELD_COUNT: usize = 6;
+
+impl FieldKind {
+    pub const ALL: [FieldKind; FIELD_COUNT] = [
+        FieldKind::Name,
+        FieldKind::Label,
+        FieldKind::Description,
+        FieldKind::ParamNames,
+        FieldKind::ParamDescriptions,
+        FieldKind::Owner,
+    ];
+
+    pub fn tantivy_name(self) -> &'static str {
+        match self {
+            FieldKind::Name => "name",
+            FieldKind::Label => "label",
+            FieldKind::Description => "description",
+            FieldKind::ParamNames => "param_names",
+            FieldKind::ParamDescriptions => "param_descriptions",
+            FieldKind::Owner => "owner",
+        }
+    }
+}
+
+/// Query-time ranking parameters. `Default` is the frozen production setting;
+/// the evaluation example overrides them only to run its grid.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RankingParams {
+    /// BM25F per-field weight.
+    pub weight: [f32; FIELD_COUNT],
+    /// BM25F per-field length normalization.
+    pub b: [f32; FIELD_COUNT],
+    /// Term-frequency saturation.
+    pub k1: f32,
+    /// Weight of an intent expansion relative to a term the caller typed.
+    pub expansion_weight: f32,
+}
+
+impl Default for RankingParams {
+    fn default() -> Self {
+        RankingParams {
+            //        name label desc pname pdesc owner
+            weight: [3.0, 2.0, 1.0, 0.6, 0.4, 1.0],
+            b: [0.5, 0.5, 0.75, 0.5, 0.75, 0.3],
+            k1: 1.2,
+            expansion_weight: 0.35,
+        }
+    }
+}
+
+impl RankingParams {
+    /// Set a named lever that has no dedicated field syntax (evaluation only).
+    /// Returns None for an unknown name.
+    pub fn set_extra(&mut self, key: &str, value: f32) -> Option<()> {
+        let _ = (key, value);
+        None
+    }
+}

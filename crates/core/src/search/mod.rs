@@ -1,0 +1,126 @@
+//! Search: the tantivy index over catalog entries and its ranking.
+//!
+//! INTERFACE (owned by the search module; the catalog depends only on this):
+//! - `SearchIndex::build(entries)` indexes entries by ordinal (their position
+//!   in the id-sorted slice).
+//! - `SearchIndex::search(query, limit, allowed)` returns at most `limit`
+//!   ordinals, best first, only those with `allowed(ordinal) == true`.
+//!   Exact name / id matches come first; an empty or all-stopword query
+//!   returns nothing unless it is an exact name or id; ties break by id.
+//!
+//! Layout: [`analyze`] (tokenizer, shared by both sides) → [`index`] (tantivy
+//! build + side tables) → [`query`] (terms, [`expand`]ed at a discount) →
+//! [`rank`] (BM25F over the postings, ordering). Field weights: [`fields`].
+
+mod analyze;
+mod expand;
+mod fields;
+mod index;
+mod params;
+mod query;
+mod rank;
+mod stopwords;
+
+pub use fields::{FieldKind, RankingParams, FIELD_COUNT};
+
+use crate::catalog::ToolEntry;
+use crate::error::Result;
+use index::IndexData;
+use rank::Candidate;
+
+/// Queries longer than this (chars) are cut before analysis; the catalog
+/// already rejects longer ones, this only bounds work for other callers.
+const MAX_ANALYZED_QUERY_CHARS: usize = 2_048;
+
+/// One ranked result: the entry's ordinal in the catalog and its score.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ScoredHit {
+    pub ordinal: usize,
+    pub score: f32,
+}
+
+/// The search index of one catalog. Immutable once built; Send + Sync.
+pub struct SearchIndex {
+    data: IndexData,
+    params: RankingParams,
+}
+
+impl SearchIndex {
+    pub fn build(entries: &[ToolEntry]) -> Result<SearchIndex> {
+        Ok(SearchIndex { data: index::build(entries)?, params: RankingParams::default() })
+    }
+
+    /// Number of indexed entries.
+    pub fn len(&self) -> usize {
+        self.data.doc_count
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.data.doc_count == 0
+    }
+
+    pub fn search(&self, query: &str, limit: usize, allowed: &dyn Fn(usize) -> bool) -> Vec<ScoredHit> {
+        self.search_with(query, limit, allowed, &self.params)
+    }
+
+    /// `search` with explicit ranking parameters (for the evaluation grid).
+    pub fn search_with(
+        &self,
+        query: &str,
+        limit: usize,
+        allowed: &dyn Fn(usize) -> bool,
+        params: &RankingParams,
+    ) -> Vec<ScoredHit> {
+        if limit == 0 {
+            return Vec::new();
+        }
+        let query = bounded(query);
+        let exact = self.exact_matches(query, allowed);
+        let plan = query::plan(query, params);
+        let mut candidates = if plan.is_empty() { Vec::new() } else { rank::score(&self.data, &plan, params, allowed) };
+        if !exact.is_empty() {
+            for candidate in candidates.iter_mut() {
+                if exact.contains(&candidate.ordinal) {
+                    candidate.exact = true;
+                }
+            }
+            for &ordinal in &exact {
+                if !candidates.iter().any(|c| c.ordinal == ordinal) {
+                    candidates.push(Candidate { ordinal, score: 0.0, exact: true, literal: true });
+                }
+            }
+        }
+        rank::top(candidates, limit)
+            .into_iter()
+            .map(|c| ScoredHit { ordinal: c.ordinal as usize, score: c.score })
+            .collect()
+    }
+
+    /// Entries whose id or name equals the trimmed query: case-sensitive
+    /// matches if any, else case-insensitive ones. Only allowed ordinals.
+    fn exact_matches(&self, query: &str, allowed: &dyn Fn(usize) -> bool) -> Vec<u32> {
+        let trimmed = query.trim();
+        if trimmed.is_empty() {
+            return Vec::new();
+        }
+        let found = self
+            .data
+            .exact
+            .get(trimmed)
+            .or_else(|| self.data.exact_folded.get(&trimmed.to_lowercase()));
+        found
+            .map(|list| list.iter().copied().filter(|&o| allowed(o as usize)).collect())
+            .unwrap_or_default()
+    }
+}
+
+/// The query cut to `MAX_ANALYZED_QUERY_CHARS` on a char boundary.
+fn bounded(query: &str) -> &str {
+    match query.char_indices().nth(MAX_ANALYZED_QUERY_CHARS) {
+        Some((cut, _)) => &query[..cut],
+        None => query,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,168 @@
+//! Ranking rules of the search index, on small hand-made catalogs.
+
+use std::sync::Arc;
+
+use serde_json::json;
+
+use super::*;
+use crate::catalog::{Source, ToolEntry};
+
+fn entry(source: Source, owner: &str, name: &str, description: &str) -> ToolEntry {
+    ToolEntry {
+        id: format!("{}:{}:{}", source.as_str(), owner, name),
+        source,
+        owner: owner.to_string(),
+        name: name.to_string(),
+        label: None,
+        description: description.to_string(),
+        input_schema: None,
+        output_schema: None,
+    }
+}
+
+fn sorted(mut entries: Vec<ToolEntry>) -> Vec<ToolEntry> {
+    entries.sort_by(|a, b| a.id.cmp(&b.id));
+    entries
+}
+
+fn ids(index: &SearchIndex, entries: &[ToolEntry], query: &str, limit: usize) -> Vec<String> {
+    index.search(query, limit, &|_| true).into_iter().map(|h| entries[h.ordinal].id.clone()).collect()
+}
+
+fn sample() -> Vec<ToolEntry> {
+    let mut with_schema = entry(Source::Openclaw, "core", "get_forecast", "Daily outlook for a place.");
+    with_schema.input_schema = Some(Arc::new(json!({
+        "type": "object",
+        "properties": { "city": { "type": "string", "description": "City to look up" } }
+    })));
+    sorted(vec![
+        entry(Source::Mcp, "github", "create_issue", "Open a new issue in a repository."),
+        entry(Source::Mcp, "github", "list_issues", "List issues of a repository."),
+        entry(Source::Openclaw, "core", "message", "Send a message to a channel."),
+        entry(Source::Mcp, "weather", "getWeather", "Current weather conditions for a city."),
+        entry(Source::Mcp, "cn", "天气查询", "查询城市的天气预报"),
+        entry(Source::Client, "client", "_", "An oddly named tool."),
+        entry(Source::Client, "client", "的", "Another oddly named tool."),
+        with_schema,
+    ])
+}
+
+#[test]
+fn finds_by_description_and_split_name() {
+    let entries = sample();
+    let index = SearchIndex::build(&entries).unwrap();
+    assert_eq!(ids(&index, &entries, "weather in a city", 1), vec!["mcp:weather:getWeather"]);
+    assert_eq!(ids(&index, &entries, "create issue", 1), vec!["mcp:github:create_issue"]);
+}
+
+#[test]
+fn stemming_matches_inflections() {
+    let entries = sample();
+    let index = SearchIndex::build(&entries).unwrap();
+    assert_eq!(ids(&index, &entries, "sending messages", 1), vec!["openclaw:core:message"]);
+}
+
+#[test]
+fn parameter_text_is_indexed() {
+    let entries = sample();
+    let index = SearchIndex::build(&entries).unwrap();
+    assert_eq!(ids(&index, &entries, "outlook by city", 1), vec!["openclaw:core:get_forecast"]);
+}
+
+#[test]
+fn exact_name_or_id_comes_first() {
+    let entries = sample();
+    let index = SearchIndex::build(&entries).unwrap();
+    // "list_issues" shares "issue" with create_issue, but the exact name wins.
+    assert_eq!(ids(&index, &entries, "list_issues", 1), vec!["mcp:github:list_issues"]);
+    assert_eq!(ids(&index, &entries, "mcp:github:create_issue", 1), vec!["mcp:github:create_issue"]);
+    assert_eq!(ids(&index, &entries, "GETWEATHER", 1), vec!["mcp:weather:getWeather"]);
+}
+
+#[test]
+fn exact_match_without_indexable_terms() {
+    let entries = sample();
+    let index = SearchIndex::build(&entries).unwrap();
+    assert_eq!(ids(&index, &entries, "_", 5), vec!["client:client:_"]);
+    assert_eq!(ids(&index, &entries, "的", 5), vec!["client:client:的"]);
+    assert_eq!(ids(&index, &entries, " client:client:_ ", 5), vec!["client:client:_"]);
+}
+
+#[test]
+fn empty_and_stopword_queries_return_nothing() {
+    let entries = sample();
+    let index = SearchIndex::build(&entries).unwrap();
+    assert!(ids(&index, &entries, "", 5).is_empty());
+    assert!(ids(&index, &entries, "   ", 5).is_empty());
+    assert!(ids(&index, &entries, "the of and", 5).is_empty());
+    assert!(ids(&index, &entries, "?!", 5).is_empty());
+}
+
+#[test]
+fn chinese_text_matches() {
+    let entries = sample();
+    let index = SearchIndex::build(&entries).unwrap();
+    assert_eq!(ids(&index, &entries, "天气预报", 1), vec!["mcp:cn:天气查询"]);
+}
+
+#[test]
+fn allowed_mask_is_applied_before_the_limit() {
+    let entries = sample();
+    let index = SearchIndex::build(&entries).unwrap();
+    let blocked = entries.iter().position(|e| e.name == "create_issue").unwrap();
+    let hits = index.search("issue", 1, &|o| o != blocked);
+    assert_eq!(hits.len(), 1);
+    assert_eq!(entries[hits[0].ordinal].name, "list_issues");
+    // An exact match outside the mask is not returned either.
+    assert!(index.search("create_issue", 5, &|o| o != blocked).iter().all(|h| h.ordinal != blocked));
+    assert!(index.search("issue", 5, &|_| false).is_empty());
+}
+
+#[test]
+fn ties_break_by_id() {
+    let entries = sorted(vec![
+        entry(Source::Mcp, "b", "tool", "Convert units."),
+        entry(Source::Mcp, "a", "tool", "Convert units."),
+        entry(Source::Mcp, "c", "tool", "Convert units."),
+    ]);
+    let index = SearchIndex::build(&entries).unwrap();
+    assert_eq!(ids(&index, &entries, "convert", 3), vec!["mcp:a:tool", "mcp:b:tool", "mcp:c:tool"]);
+    // The ambiguous exact name returns every match, in id order.
+    assert_eq!(ids(&index, &entries, "tool", 3), vec!["mcp:a:tool", "mcp:b:tool", "mcp:c:tool"]);
+}
+
+#[test]
+fn literal_match_outranks_expansion_only() {
+    let entries = sorted(vec![
+        // Matches only through the expansion find -> search, many times over.
+        entry(Source::Mcp, "x", "searcher", "Search search search search."),
+        entry(Source::Mcp, "y", "locator", "Find a place."),
+    ]);
+    let index = SearchIndex::build(&entries).unwrap();
+    assert_eq!(ids(&index, &entries, "find", 2), vec!["mcp:y:locator", "mcp:x:searcher"]);
+}
+
+#[test]
+fn limit_and_empty_catalog() {
+    let entries = sample();
+    let index = SearchIndex::build(&entries).unwrap();
+    assert!(index.search("issue", 0, &|_| true).is_empty());
+    assert_eq!(index.search("issue", 1, &|_| true).len(), 1);
+    let empty = SearchIndex::build(&[]).unwrap();
+    assert!(empty.search("anything", 5, &|_| true).is_empty());
+}
+
+#[test]
+fn hostile_query_is_bounded() {
+    let entries = sample();
+    let index = SearchIndex::build(&entries).unwrap();
+    let huge = "weather ".repeat(200_000);
+    let hits = index.search(&huge, 5, &|_| true);
+    assert_eq!(entries[hits[0].ordinal].name, "getWeather");
+}
+
+#[test]
+fn index_is_send_and_sync() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<SearchIndex>();
+}
