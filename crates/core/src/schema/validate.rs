@@ -9,15 +9,16 @@
 //!   `#/...` refs work; `{"$ref": "#"}` compiles and validates without hanging.
 //! - The schema is bounds-checked (depth `MAX_JSON_DEPTH`, size
 //!   `MAX_SCHEMA_BYTES`) before compiling, since compilation recurses.
-//! - A top-level `$schema` the validator does not know (custom dialect) is
-//!   ignored, and the schema compiled under the default draft (2020-12).
+//! - Lenient with schemas in the wild: a top-level `$schema` the validator
+//!   does not know is ignored (default draft, 2020-12), and a schema that only
+//!   compiles as draft 4 (`"exclusiveMinimum": true`) is compiled as draft 4.
 //! - At most [`MAX_ISSUES`] issues are returned, in the validator's order.
 
 use std::sync::Arc;
 
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::paths::LocationSegment;
-use jsonschema::{JsonType, ValidationError, Validator};
+use jsonschema::{Draft, JsonType, ValidationError, Validator};
 use serde_json::Value;
 
 use super::bounds::check_bounds;
@@ -61,21 +62,7 @@ impl CompiledSchema {
             return Err(invalid_schema("the schema must be a JSON object or boolean."));
         }
         check_bounds(schema, MAX_JSON_DEPTH, MAX_SCHEMA_BYTES).map_err(|why| invalid_schema(&why))?;
-        let validator = match build(schema) {
-            Ok(validator) => validator,
-            Err(first) => {
-                // An unknown `$schema` URI (custom dialect, typo) is a common
-                // wart in MCP schemas: retry under the default draft rather
-                // than make the tool uncallable.
-                let Some(without) = without_meta_schema(schema) else {
-                    return Err(invalid_schema(&first));
-                };
-                // If it still fails, the second error names the real problem.
-                let validator = build(&without).map_err(|second| invalid_schema(&second))?;
-                tracing::debug!(error = %first, "schema compiled without its $schema");
-                validator
-            }
-        };
+        let validator = build(schema, None).or_else(|first| compile_leniently(schema, first))?;
         Ok(CompiledSchema { validator: Arc::new(validator), schema: Arc::new(schema.clone()) })
     }
 
@@ -265,12 +252,41 @@ impl CompiledSchema {
     }
 }
 
-fn build(schema: &Value) -> std::result::Result<Validator, String> {
-    jsonschema::options()
-        .offline()
-        .should_validate_formats(false)
-        .build(schema)
-        .map_err(|err| err.to_string())
+fn build(schema: &Value, draft: Option<Draft>) -> std::result::Result<Validator, String> {
+    let mut options = jsonschema::options().offline().should_validate_formats(false);
+    if let Some(draft) = draft {
+        options = options.with_draft(draft);
+    }
+    options.build(schema).map_err(|err| err.to_string())
+}
+
+/// Second chances for schemas in the wild, after `first` failed:
+/// - an unknown `$schema` URI (custom dialect, typo) is dropped and the schema
+///   compiled under the default draft (2020-12);
+/// - draft-04 idioms without a `$schema` (`"exclusiveMinimum": true`, as
+///   some generators emit) compile under draft 4.
+///
+/// If all fail, the error of the default-draft attempt names the problem.
+fn compile_leniently(schema: &Value, first: String) -> Result<Validator> {
+    let stripped = without_meta_schema(schema);
+    let plain = stripped.as_ref().unwrap_or(schema);
+    let mut error = first;
+    if stripped.is_some() {
+        match build(plain, None) {
+            Ok(validator) => {
+                tracing::debug!(%error, "schema compiled without its $schema");
+                return Ok(validator);
+            }
+            Err(second) => error = second,
+        }
+    }
+    match build(plain, Some(Draft::Draft4)) {
+        Ok(validator) => {
+            tracing::debug!(%error, "schema compiled as draft 4");
+            Ok(validator)
+        }
+        Err(_) => Err(invalid_schema(&error)),
+    }
 }
 
 /// The schema without its top-level `$schema`, if it had one.

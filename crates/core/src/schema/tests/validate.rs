@@ -279,3 +279,11 @@ fn union_mismatch_names_the_allowed_forms() {
     let schema = json!({"properties": {"id": {"oneOf": [{"type": "string"}, {"$ref": "#/$defs/N"}]}}, "$defs": {"N": {"type": "integer"}}});
     assert_eq!(messages(schema, json!({"id": true})), vec![r#"Property "id" must be string | number; got true."#]);
 }
+
+#[test]
+fn draft4_idioms_without_schema_uri_compile() {
+    // Shape of mcp:pdf-reader-mcp:read_pdf in the retrieval-dev catalog.
+    let schema = json!({"type": "object", "properties": {"page": {"type": "integer", "minimum": 0, "exclusiveMinimum": true}}});
+    assert!(issues(schema.clone(), json!({"page": 3})).is_empty());
+    assert_eq!(messages(schema, json!({"page": 0})), vec![r#"Property "page" must be > 0; got 0."#]);
+}
