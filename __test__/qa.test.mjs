@@ -98,9 +98,21 @@ describe('mock OpenAI Responses provider (separate process)', () => {
     assert.equal(fc.response.output[0].name, 'tool_search_code');
   });
 
-  test('a corrupted stream is rejected by the client', () => {
-    const good = 'event: response.created\ndata: {"type":"response.created","sequence_number":0,"response":{}}\n\n';
-    assert.throws(() => assembleStream(good), /must end with response.completed/);
+  test('a corrupted stream is rejected by the client', async () => {
+    const truncated = 'event: response.created\ndata: {"type":"response.created","sequence_number":0,"response":{}}\n\n';
+    assert.throws(() => assembleStream(truncated), /must end with response.completed/);
+    const res = await fetch(`${provider.url}/v1/responses`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer t', 'content-type': 'application/json' },
+      body: JSON.stringify({ model: QA_MODEL, input: USER, stream: true, tools: [fn('tool_search'), fn('tool_call')] }),
+    });
+    const text = await res.text();
+    assert.doesNotThrow(() => assembleStream(text));
+    const tampered = text.replace('"delta":"{\\"queries', '"delta":"{\\"QUERIES');
+    assert.notEqual(tampered, text);
+    assert.throws(() => assembleStream(tampered), /do not add up/);
+    const reordered = text.replace('"sequence_number":3', '"sequence_number":7');
+    assert.throws(() => assembleStream(reordered), /sequence_number/);
   });
 
   test('malformed requests get OpenAI-shaped 4xx errors', async () => {

@@ -198,7 +198,9 @@ export function assembleStream(text: string): { response: ResponsesResponse; eve
   const deltas = new Map<string, string>();
   for (const { event, data } of events) {
     if (event === 'response.output_item.added') added.add(data.output_index);
-    if (event === 'response.output_text.delta') deltas.set(data.item_id, (deltas.get(data.item_id) ?? '') + data.delta);
+    if (event === 'response.output_text.delta' || event === 'response.function_call_arguments.delta') {
+      deltas.set(data.item_id, (deltas.get(data.item_id) ?? '') + data.delta);
+    }
     if (event === 'response.output_item.done') {
       if (!added.has(data.output_index)) throw new Error(`output_item.done before output_item.added for index ${data.output_index}`);
       items[data.output_index] = data.item;
@@ -209,9 +211,9 @@ export function assembleStream(text: string): { response: ResponsesResponse; eve
     throw new Error('response.completed output differs from the streamed output items');
   }
   for (const item of items) {
-    if (item.type !== 'message') continue;
-    const text = item.content.map((c) => c.text).join('');
-    if ((deltas.get(item.id) ?? '') !== text) throw new Error(`streamed text deltas of ${item.id} do not add up to its text`);
+    const whole = item.type === 'message' ? item.content.map((c) => c.text).join('') : item.arguments;
+    const key = item.type === 'message' ? item.id : item.id ?? '';
+    if ((deltas.get(key) ?? '') !== whole) throw new Error(`streamed deltas of ${key} do not add up to the finished item`);
   }
   return { response: completed, events: types };
 }

@@ -4,7 +4,7 @@
 
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { ToolCatalog, ToolSearchSession, resolveToolSearchConfig } from '../index.js';
+import { ToolCatalog, ToolSearchSession, resolveToolSearchConfig, type ToolResult } from '../index.js';
 import { buildQaCatalog, QA_TARGET, OK_PREFIX, type QaCatalog, type QaTool } from './fake-plugin.mjs';
 import { FakeGateway } from './gateway.mjs';
 import { postResponses, QA_MODEL, type ResponsesFunctionCall } from './provider-client.mjs';
