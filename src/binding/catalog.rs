@@ -47,18 +47,30 @@ fn query_string(query: Unknown) -> JsResult<String> {
     }
 }
 
-/// `{ limit?: number | null }` → the requested limit, if any.
-fn limit_option(options: Option<Value>) -> JsResult<Option<f64>> {
-    let limit = match options {
-        None | Some(Value::Null) => return Ok(None),
-        Some(Value::Object(mut o)) => o.remove("limit"),
-        Some(_) => return Err(js_error(ErrorCode::InvalidRequest, "search options must be an object.")),
-    };
-    match limit {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Number(n)) => Ok(n.as_f64()),
-        Some(_) => Err(js_error(ErrorCode::InvalidLimit, "limit must be a positive integer.")),
+/// `{ limit?: number | null }` → the requested limit, if any. Read from the
+/// JS value directly so NaN and Infinity reach the limit check (JSON has no
+/// such numbers).
+fn limit_option(options: Option<Unknown>) -> JsResult<Option<f64>> {
+    let Some(options) = options else { return Ok(None) };
+    match options.get_type().map_err(from_napi)? {
+        ValueType::Undefined | ValueType::Null => return Ok(None),
+        ValueType::Object => {}
+        _ => return Err(js_error(ErrorCode::InvalidRequest, "search options must be an object.")),
     }
+    let options: Object = unsafe { options.cast() }.map_err(from_napi)?;
+    let limit: Unknown = options.get_named_property("limit").map_err(from_napi)?;
+    match limit.get_type().map_err(from_napi)? {
+        ValueType::Undefined | ValueType::Null => Ok(None),
+        ValueType::Number => unsafe { limit.cast::<f64>() }.map(Some).map_err(from_napi),
+        _ => Err(js_error(ErrorCode::InvalidLimit, "limit must be a positive integer.")),
+    }
+}
+
+/// A JS value as JSON; values JSON cannot hold (NaN, functions, cycles deeper
+/// than the conversion limits) are a `code` error.
+fn json_of(value: Unknown, code: ErrorCode, what: &str) -> JsResult<Value> {
+    unsafe { Value::from_napi_value(value.value().env, value.raw()) }
+        .map_err(|e| js_error(code, format!("{what}: {}", e.reason)))
 }
 
 #[napi]
@@ -123,7 +135,7 @@ impl ToolCatalog {
         ts_args_type = "query: string, options?: { limit?: number | null } | null",
         ts_return_type = "SearchHit[]"
     )]
-    pub fn search(&self, query: Unknown, options: Option<Value>) -> Result<Value, JsCode> {
+    pub fn search(&self, query: Unknown, options: Option<Unknown>) -> Result<Value, JsCode> {
         guard(|| {
             let query = query_string(query)?;
             let limit = limit_option(options)?;
@@ -133,8 +145,9 @@ impl ToolCatalog {
 
     /// Several queries in one call, within the batch budgets.
     #[napi(ts_args_type = "request: SearchBatchRequest", ts_return_type = "SearchBatchResult")]
-    pub fn search_batch(&self, request: Value) -> Result<Value, JsCode> {
+    pub fn search_batch(&self, request: Unknown) -> Result<Value, JsCode> {
         guard(|| {
+            let request = json_of(request, ErrorCode::InvalidQuery, "invalid search request")?;
             let request: BatchRequest = serde_json::from_value(request)
                 .map_err(|e| js_error(ErrorCode::InvalidQuery, format!("invalid search request: {e}")))?;
             to_value(&self.inner.search_batch(&request).map_err(to_js)?)
@@ -161,7 +174,9 @@ impl ToolCatalog {
     #[napi(ts_args_type = "allowedNames: Iterable<string>")]
     pub fn restrict(&self, env: Env, allowed_names: Unknown) -> Result<ToolCatalog, JsCode> {
         guard(|| {
-            let array: Object = env.get_global().and_then(|g| g.get_named_property("Array")).map_err(from_napi)?;
+            let array: Unknown = env.get_global().and_then(|g| g.get_named_property("Array")).map_err(from_napi)?;
+            // `Array` is a function; read its `from` through the object view.
+            let array: Object = unsafe { array.cast() }.map_err(from_napi)?;
             let from: Function<Unknown, Vec<Value>> = array.get_named_property("from").map_err(from_napi)?;
             let values = from
                 .apply(array, allowed_names)

@@ -34,7 +34,13 @@ pub fn parse_catalog_text(text: &str) -> Result<Vec<RawRecord>> {
 
 fn parse_record(span: &str) -> std::result::Result<(ToolRecord, Value), String> {
     // serde_json's recursion limit (128) turns deep nesting into an error.
-    let value: Value = serde_json::from_str(span).map_err(|e| format!("not valid JSON: {e}"))?;
+    let value: Value = serde_json::from_str(span).map_err(|e| {
+        if e.to_string().contains("recursion limit") {
+            "nested too deeply (JSON depth is limited to 128 levels)".to_string()
+        } else {
+            format!("not valid JSON: {e}")
+        }
+    })?;
     if !value.is_object() {
         return Err("a tool must be a JSON object".into());
     }
@@ -165,7 +171,7 @@ mod tests {
         let text = format!(r#"[{{"name":"ok"}}, {{"name":"deep","inputSchema":{deep}}}]"#);
         let recs = parse_catalog_text(&text).unwrap();
         assert!(recs[0].parsed.is_ok());
-        assert!(recs[1].parsed.as_ref().unwrap_err().contains("recursion"));
+        assert!(recs[1].parsed.as_ref().unwrap_err().contains("nested too deeply"));
     }
 
     #[test]

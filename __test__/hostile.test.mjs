@@ -1,0 +1,90 @@
+// Hostile input must give a clear error or a bounded result: never a crash or a hang.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { binding, fakeTools, throwsCode } from './helpers.mjs'
+
+const { ToolCatalog } = binding
+
+function nested(depth) {
+  let schema = { type: 'string' }
+  for (let i = 0; i < depth; i++) schema = { type: 'object', properties: { x: schema } }
+  return schema
+}
+
+test('a 10 MB description is capped', () => {
+  const catalog = new ToolCatalog([{ name: 'big', description: 'word '.repeat(2 * 1024 * 1024) }, ...fakeTools(2)])
+  assert.equal(catalog.size, 3)
+  assert.ok(catalog.describe('big').description.length <= 8192)
+  assert.ok(catalog.search('word').length >= 1)
+})
+
+test('a schema nested 10,000 deep is rejected with a clear error', () => {
+  let outcome
+  try {
+    const catalog = new ToolCatalog([{ name: 'deep', parameters: nested(10_000) }, ...fakeTools(2)])
+    outcome = catalog.excluded.find((e) => /nest|deep|recursion/i.test(e.reason)) ? 'excluded' : 'kept'
+  } catch (err) {
+    assert.equal(err.code, 'INVALID_CATALOG')
+    outcome = 'error'
+  }
+  assert.notEqual(outcome, 'kept')
+})
+
+test('a schema nested 100 levels (200 JSON levels) is excluded alone, the rest stays', () => {
+  const catalog = new ToolCatalog([{ name: 'deep', parameters: nested(100) }, ...fakeTools(2)])
+  assert.equal(catalog.size, 2)
+  assert.match(catalog.excluded[0].reason, /deep|depth|nest/i)
+})
+
+test('cyclic-looking $ref does not hang search, describe or validation', () => {
+  const catalog = new ToolCatalog([
+    { name: 'cyclic', parameters: { $ref: '#/definitions/a', definitions: { a: { $ref: '#/definitions/b' }, b: { $ref: '#/definitions/a' } } } },
+    { name: 'self', parameters: { type: 'object', properties: { next: { $ref: '#' } } } },
+  ])
+  assert.equal(catalog.search('cyclic')[0].name, 'cyclic')
+  assert.ok(catalog.describe('self').input.length <= 310)
+  for (const name of ['cyclic', 'self']) {
+    try {
+      const r = catalog.validateArgs(name, { next: { next: { next: 1 } } })
+      assert.equal(typeof r.ok, 'boolean')
+    } catch (err) {
+      assert.equal(err.code, 'INVALID_SCHEMA')
+    }
+  }
+})
+
+test('invalid UTF-16 from JS does not crash', () => {
+  const lone = 'bad \ud800 surrogate \udfff'
+  let catalog
+  try {
+    catalog = new ToolCatalog([{ name: 'surrogate', description: lone }, ...fakeTools(1)])
+  } catch (err) {
+    assert.equal(err.code, 'INVALID_CATALOG')
+    return
+  }
+  assert.ok(catalog.size >= 1)
+  assert.ok(Array.isArray(catalog.search(lone)))
+  throwsCode(assert, () => catalog.describe(lone), 'TOOL_NOT_FOUND')
+})
+
+test('100k tools build, search stays bounded', () => {
+  const tools = Array.from({ length: 100_000 }, (_, i) => ({ name: `t${i}`, description: `tool number ${i} does task ${i % 97}` }))
+  const catalog = new ToolCatalog(tools)
+  assert.equal(catalog.size, 100_000)
+  assert.equal(catalog.search('task 42', { limit: 5 }).length, 5)
+})
+
+test('a 1 MB query is an INVALID_QUERY error; batch caps hold', () => {
+  const catalog = new ToolCatalog(fakeTools(3))
+  throwsCode(assert, () => catalog.search('q'.repeat(1024 * 1024)), 'INVALID_QUERY')
+  throwsCode(assert, () => catalog.searchBatch({ queries: [{ query: 'q'.repeat(1024 * 1024) }] }), 'INVALID_QUERY')
+})
+
+test('hostile names and option types are rejected cleanly', () => {
+  throwsCode(assert, () => new ToolCatalog(fakeTools(1), { policy: 'deny everything' }), 'INVALID_CATALOG')
+  const catalog = new ToolCatalog([{ name: '__proto__', description: 'proto' }, { name: 'constructor' }, { name: 'x'.repeat(10_000) }])
+  assert.equal(catalog.size, 2)
+  assert.equal(catalog.describe('__proto__').name, '__proto__')
+  assert.equal(catalog.validateArgs('constructor', { __proto__: { polluted: true } }).ok, true)
+  assert.equal({}.polluted, undefined)
+})
