@@ -88,6 +88,10 @@ pub struct RunnerConfig {
     pub unprivileged_gid: u32,
     /// Start one contained child in `CodeRunner::new` to learn which layers the host allows.
     pub probe_on_new: bool,
+    /// Tests only: replaces the child's prelude script (to prove the OS layers hold when the
+    /// in-child defences are bypassed). Never set by the binding.
+    #[doc(hidden)]
+    pub prelude_override: Option<String>,
 }
 
 impl RunnerConfig {
@@ -110,6 +114,7 @@ impl RunnerConfig {
             unprivileged_uid: 65534,
             unprivileged_gid: 65534,
             probe_on_new: true,
+            prelude_override: None,
         }
     }
 }

@@ -56,7 +56,7 @@ pub use host::{BridgeError, BridgeHost, CallFuture};
 pub use launcher::{LauncherReport, Want};
 pub use probe::{probe_node, NodeSupport};
 pub use result::{BridgeCallCounts, CodeRunResult, FailureKind, RunFailure, RunTelemetry};
-pub use runner::{CapabilityReport, CodeRunner, ConfigError};
+pub use runner::{CapabilityReport, CodeRunner, ConfigError, PRELUDE};
 
 /// File name of the launcher binary built from this crate.
 pub const LAUNCHER_NAME: &str = "openclaw-tool-search-launcher";

@@ -41,6 +41,21 @@
   }
   strip(v8, 'setFlagsFromString');
   for (const key of ['require', 'module', 'exports', '__filename', '__dirname']) strip(globalThis, key);
+  // `node -e` exposes every builtin module as a lazy global (`fs`, `child_process`, `v8`, …).
+  for (const name of require('module').builtinModules) {
+    if (!name.includes('/') && !['process', 'console', 'crypto'].includes(name)) strip(globalThis, name);
+  }
+  // stdout/stderr (fd 1/2, the diagnostics pipe) written synchronously: a flood blocks on the pipe
+  // and the parent's byte cap ends it, instead of queueing in memory until the heap dies.
+  for (const [stream, fd] of [[process.stdout, 1], [process.stderr, 2]]) {
+    const write = (chunk, encoding, callback) => {
+      try { fs.writeSync(fd, typeof chunk === 'string' ? chunk : Buffer.from(chunk)); } catch {}
+      const cb = typeof encoding === 'function' ? encoding : callback;
+      if (typeof cb === 'function') process.nextTick(cb);
+      return true;
+    };
+    try { Object.defineProperty(stream, 'write', { value: write, writable: false, configurable: false }); } catch {}
+  }
 
   let done = false;
   let caps = { resultBytes: 262144, logBytes: 65536, logLines: 500, argBytes: 1048576 };
@@ -84,11 +99,15 @@
 
   let logBytes = 0;
   let logLines = 0;
+  let logsDropped = false;
   const log = (level) => (...args) => {
     if (done) return;
     let text;
     try { text = util.format(...args); } catch { text = '[unformattable]'; }
-    if (logLines >= caps.logLines || logBytes >= caps.logBytes) return;
+    if (logLines >= caps.logLines || logBytes >= caps.logBytes) {
+      if (!logsDropped) { logsDropped = true; send({ t: 'overflow', what: 'logs', bytes: 0 }); }
+      return;
+    }
     text = text.slice(0, caps.logBytes - logBytes);
     logLines += 1;
     logBytes += Buffer.byteLength(text);
@@ -153,6 +172,7 @@
     } catch (e) {
       const info = errorInfo(e);
       info.message = 'the returned value is not serializable: ' + info.message;
+      info.stack = info.name + ': ' + info.message;
       return finish(JSON.stringify({ t: 'result', ok: false, error: info }));
     }
     const bytes = Buffer.byteLength(json);

@@ -6,7 +6,8 @@
 //! - `{"t":"call","id":N,"op":"search"|"describe"|"call","args":{…}}` with strictly increasing ids;
 //! - `{"t":"log","level":"log"|"warn"|"error","text":"…"}`;
 //! - `{"t":"result","ok":true,"value":…}` or `{"t":"result","ok":false,"error":{"name","message","stack"}}`;
-//! - `{"t":"overflow","what":"result","bytes":N}` (the prelude saw the value exceed the cap).
+//! - `{"t":"overflow","what":"result"|"logs","bytes":N}` (the prelude saw the value exceed its
+//!   cap, or started dropping logs).
 //!
 //! The launcher's [`crate::launcher::LauncherReport`] precedes them (written before `execve`).
 //!

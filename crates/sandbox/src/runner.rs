@@ -21,7 +21,8 @@ use crate::session::{Outcome, Session};
 use crate::spawn::{self, ChildProc};
 use crate::{find_launcher, BridgeHost, CancelToken};
 
-const PRELUDE: &str = include_str!("prelude.js");
+/// The child's prelude script (run with `node -e`).
+pub const PRELUDE: &str = include_str!("prelude.js");
 
 /// Invalid configuration (an unusable host is not an error: see [`CapabilityReport`]).
 #[derive(Debug, thiserror::Error)]
@@ -272,7 +273,7 @@ fn node_arguments(node: &NodeSupport, config: &RunnerConfig) -> (Vec<OsString>, 
     flags.push(format!("--max-old-space-size={}", config.heap_mb));
     let mut args: Vec<OsString> = flags.iter().map(OsString::from).collect();
     args.push("-e".into());
-    args.push(PRELUDE.into());
+    args.push(config.prelude_override.as_deref().unwrap_or(PRELUDE).into());
     (args, flags)
 }
 

@@ -193,6 +193,10 @@ impl Session {
                 FailureKind::OutputLimit,
                 format!("the returned value is {bytes} bytes, over the cap of {}", self.caps.result_bytes),
             )),
+            ChildFrame::Overflow { what, .. } if what == "logs" => {
+                self.logs_truncated = true;
+                None
+            }
             ChildFrame::Overflow { .. } => Some(fail(FailureKind::BridgeViolation, "unknown overflow frame")),
         }
     }

@@ -129,3 +129,46 @@ impl BridgeHost for TestHost {
         })
     }
 }
+
+/// The standard prelude with the in-child defences bypassed: nothing stripped from `process`/`v8`
+/// and `require` kept as `__req`. Runs inside the same launcher containment and parent session, so
+/// tests using it prove the permission model and the OS layers hold on their own.
+pub fn bypass_prelude() -> String {
+    let base = tool_search_sandbox::PRELUDE;
+    let out = base
+        .replacen("'use strict';", "'use strict';\nglobalThis.__req = require;", 1)
+        .replace("    strip(process, key);\n", "")
+        .replace("  strip(v8, 'setFlagsFromString');\n", "");
+    assert_ne!(out, base);
+    assert!(!out.contains("strip(process, key);") && !out.contains("strip(v8,"), "prelude layout changed");
+    out
+}
+
+pub fn bypass_runner() -> Option<CodeRunner> {
+    let mut config = config();
+    config.prelude_override = Some(bypass_prelude());
+    runner_with(config)
+}
+
+pub async fn run_code(runner: &CodeRunner, code: &str) -> (tool_search_sandbox::CodeRunResult, Arc<TestHost>) {
+    let host = TestHost::new();
+    let result = runner.run(code.into(), host.clone() as Arc<dyn BridgeHost>, CancelToken::new()).await;
+    (result, host)
+}
+
+/// JS helper prepended to adversarial code: `t(name, fn)` records "allowed" or the error code.
+pub const PROBE_JS: &str = r#"
+const r = {};
+const t = async (k, f) => {
+  try { const v = await Promise.race([Promise.resolve().then(f), new Promise((_, rej) => setTimeout(() => rej({ code: 'HUNG' }), 2000))]); r[k] = 'allowed:' + String(v).slice(0, 200); }
+  catch (e) { r[k] = (e && (e.code || e.name)) || String(e); }
+};
+"#;
+
+/// Keys of a probe result that were allowed.
+pub fn allowed(value: &Value) -> Vec<String> {
+    value
+        .as_object()
+        .map(|m| m.iter().filter(|(_, v)| v.as_str().is_some_and(|s| s.starts_with("allowed"))).map(|(k, v)| format!("{k}={v}")).collect())
+        .unwrap_or_default()
+}

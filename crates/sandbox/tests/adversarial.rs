@@ -1,0 +1,532 @@
+//! The threats doc's adversarial checklist, one test (or more) per item, with real node children.
+//! Most use the *bypass* prelude (in-child defences removed, `require` kept as `__req`) so that
+//! they prove the permission model and the launcher's OS layers hold on their own.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::*;
+use serde_json::Value;
+use tool_search_sandbox::{BridgeHost, CancelToken, CodeRunner, FailureKind, RunnerConfig};
+
+static SIGUSR1_SEEN: AtomicUsize = AtomicUsize::new(0);
+
+extern "C" fn on_sigusr1(_: libc::c_int) {
+    SIGUSR1_SEEN.fetch_add(1, Ordering::SeqCst);
+}
+
+fn probe_code(body: &str) -> String {
+    format!("{PROBE_JS}\n{body}\nreturn r;")
+}
+
+fn private_dir(tag: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("sandbox-test-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+// 1, 2: signals to the parent, the inspector escape, pid scans, priorities.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn signals_and_inspector_escape_are_blocked() {
+    let Some(runner) = bypass_runner() else { return };
+    // SAFETY: installs a counting handler for SIGUSR1 in this test process.
+    unsafe { libc::signal(libc::SIGUSR1, on_sigusr1 as *const () as libc::sighandler_t) };
+    let code = probe_code(
+        r#"
+        const ppid = process.ppid;
+        await t('usr1', () => process.kill(ppid, 'SIGUSR1'));
+        await t('debugProcess', () => process._debugProcess(ppid));
+        await t('stop', () => process.kill(ppid, 'SIGSTOP'));
+        await t('group', () => process.kill(-ppid, 'SIGUSR1'));
+        await t('broadcast', () => process.kill(-1, 'SIGUSR1'));
+        await t('init', () => process.kill(1, 0));
+        await t('priority', () => __req('os').setPriority(ppid, 19));
+        await t('inspector', () => new Promise((res, rej) => {
+          const s = __req('net').connect(9229, '127.0.0.1');
+          s.on('connect', () => res('connected')); s.on('error', rej);
+        }));
+        let found = 0;
+        for (let p = 2; p < 4096; p++) { if (p === process.pid) continue; try { process.kill(p, 0); found++; } catch {} }
+        r.scanFound = found;
+        await t('self', () => process.kill(process.pid, 0));
+        "#,
+    );
+    let (result, _) = run_code(&runner, &code).await;
+    assert!(result.ok, "{result:?}");
+    let v = result.value.unwrap();
+    let mut allowed = allowed(&v);
+    allowed.retain(|k| !k.starts_with("self="));
+    assert!(allowed.is_empty(), "escapes allowed: {allowed:?}");
+    assert_eq!(v["scanFound"], 0, "pid scan found processes");
+    assert!(v["self"].as_str().unwrap().starts_with("allowed"), "signals to itself must work (abort)");
+    assert_eq!(SIGUSR1_SEEN.load(Ordering::SeqCst), 0, "the parent received SIGUSR1");
+}
+
+// 3: network canaries (TCP, UDP, Unix socket) see zero connections.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn network_canaries_see_nothing() {
+    let Some(runner) = bypass_runner() else { return };
+    let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    tcp.set_nonblocking(true).unwrap();
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    udp.set_nonblocking(true).unwrap();
+    let dir = private_dir("unix");
+    std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    let sock_path = dir.join("canary.sock");
+    let unix = std::os::unix::net::UnixListener::bind(&sock_path).unwrap();
+    unix.set_nonblocking(true).unwrap();
+    std::fs::set_permissions(&sock_path, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    let tcp_port = tcp.local_addr().unwrap().port();
+    let udp_port = udp.local_addr().unwrap().port();
+    let code = probe_code(&format!(
+        r#"
+        const net = __req('net'), http = __req('http'), dgram = __req('dgram'), dns = __req('dns');
+        const connect = (opts) => new Promise((res, rej) => {{ const s = net.connect(opts); s.on('connect', () => res('connected')); s.on('error', rej); }});
+        await t('tcp', () => connect({{ port: {tcp_port}, host: '127.0.0.1' }}));
+        await t('http', () => new Promise((res, rej) => http.get('http://127.0.0.1:{tcp_port}/', () => res('response')).on('error', rej)));
+        await t('fetch', () => fetch('http://127.0.0.1:{tcp_port}/').then(() => 'fetched'));
+        await t('udp', () => new Promise((res, rej) => {{ const s = dgram.createSocket('udp4'); s.on('error', rej); s.send('x', {udp_port}, '127.0.0.1', (e) => e ? rej(e) : res('sent')); }}));
+        await t('unix', () => connect({{ path: {path:?} }}));
+        await t('listen', () => new Promise((res, rej) => {{ const srv = net.createServer(); srv.on('error', rej); srv.listen(0, '127.0.0.1', () => res('listening')); }}));
+        await t('dns', () => new Promise((res, rej) => dns.lookup('example.com', (e, a) => e ? rej(e) : res(a))));
+        await t('resolve', () => dns.promises.resolve4('example.com'));
+        "#,
+        path = sock_path.to_str().unwrap()
+    ));
+    let (result, _) = run_code(&runner, &code).await;
+    assert!(result.ok, "{result:?}");
+    let v = result.value.unwrap();
+    assert!(allowed(&v).is_empty(), "network allowed: {v}");
+    assert_eq!(tcp.accept().map(|_| ()).unwrap_err().kind(), std::io::ErrorKind::WouldBlock, "TCP canary hit");
+    let mut buf = [0u8; 16];
+    assert_eq!(udp.recv(&mut buf).unwrap_err().kind(), std::io::ErrorKind::WouldBlock, "UDP canary hit");
+    assert_eq!(unix.accept().map(|_| ()).unwrap_err().kind(), std::io::ErrorKind::WouldBlock, "Unix canary hit");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+// 4: only the bridge's fds are open; a leaked gateway fd is not readable.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn leaked_fds_are_closed() {
+    let Some(runner) = bypass_runner() else { return };
+    let dir = private_dir("fd");
+    let secret = dir.join("leaked.txt");
+    std::fs::write(&secret, "LEAKED-FD-SECRET").unwrap();
+    let file = std::fs::File::open(&secret).unwrap();
+    // Deliberately inheritable, as a careless gateway fd would be.
+    // SAFETY: clears FD_CLOEXEC on an fd we own.
+    unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETFD, 0) };
+    let code = probe_code(
+        r#"
+        const fs = __req('fs'), net = __req('net');
+        const readable = [];
+        for (let fd = 5; fd < 1024; fd++) {
+          try { const b = Buffer.alloc(64); const n = fs.readSync(fd, b, 0, 64, 0); readable.push(fd + ':' + b.toString('utf8', 0, n)); } catch {}
+        }
+        r.readable = readable.join('|');
+        r.sockets = 0;
+        for (let fd = 5; fd < 64; fd++) {
+          try { const s = new net.Socket({ fd, readable: false, writable: false }); s.on('error', () => {}); r.sockets++; } catch {}
+        }
+        await t('fd0', () => fs.readSync(0, Buffer.alloc(8)));
+        "#,
+    );
+    let (result, _) = run_code(&runner, &code).await;
+    drop(file);
+    assert!(result.ok, "{result:?}");
+    let v = result.value.unwrap();
+    assert!(!v.to_string().contains("LEAKED-FD-SECRET"), "leaked fd readable: {v}");
+    assert_eq!(v["fd0"], "allowed:0", "fd 0 is /dev/null");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+// 5, 6, 7, 8: sqlite, reads, writes, process creation and native code.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn file_system_sqlite_and_process_creation_are_denied() {
+    let Some(runner) = bypass_runner() else { return };
+    let dir = private_dir("fs");
+    let secret = dir.join("gateway-secrets.json");
+    std::fs::write(&secret, "{\"token\":\"GATEWAY-SECRET-TOKEN\"}").unwrap();
+    std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let out = dir.join("written.txt");
+    let code = probe_code(&format!(
+        r#"
+        const fs = __req('fs');
+        const secret = {secret:?}, out = {out:?}, db = {db:?};
+        await t('sqliteRequire', () => __req('node:sqlite'));
+        await t('sqliteBuiltin', () => {{ const m = process.getBuiltinModule('node:sqlite'); if (!m) throw {{ code: 'ABSENT' }}; return new m.DatabaseSync(db); }});
+        for (const [name, p] of [['secret', secret], ['passwd', '/etc/passwd'], ['environ', '/proc/self/environ'], ['devfd', '/dev/fd/3']]) {{
+          await t(name + 'ReadFileSync', () => fs.readFileSync(p, 'utf8'));
+          await t(name + 'Promises', () => fs.promises.readFile(p, 'utf8'));
+          await t(name + 'Open', () => fs.openSync(p, 'r'));
+          await t(name + 'Stream', () => new Promise((res, rej) => fs.createReadStream(p).on('data', (d) => res(String(d))).on('error', rej)));
+          await t(name + 'Stat', () => fs.statSync(p).size);
+          await t(name + 'Realpath', () => fs.realpathSync(p));
+          await t(name + 'Access', () => fs.accessSync(p));
+        }}
+        try {{ r.existsSecret = fs.existsSync(secret); }} catch (e) {{ r.existsSecret = e.code; }}
+        await t('readdir', () => fs.readdirSync({dir:?}));
+        await t('writeCwd', () => fs.writeFileSync('planted.txt', 'x'));
+        await t('writeOut', () => fs.writeFileSync(out, 'x'));
+        await t('mkdir', () => fs.mkdirSync('sub'));
+        await t('symlink', () => fs.symlinkSync('/etc/passwd', 'link'));
+        await t('report', () => process.report.writeReport());
+        await t('heapSnapshot', () => __req('v8').writeHeapSnapshot());
+        await t('trace', () => {{ const tr = __req('trace_events').createTracing({{ categories: ['node'] }}); tr.enable(); return 'enabled'; }});
+        await t('spawn', () => __req('child_process').spawnSync('/bin/sh', ['-c', 'id']).stdout);
+        await t('execve', () => process.execve('/bin/sh', ['/bin/sh', '-c', 'id'], {{}}));
+        await t('worker', () => new (__req('worker_threads').Worker)('1', {{ eval: true }}));
+        await t('wasi', () => new (__req('wasi').WASI)({{ version: 'preview1' }}));
+        await t('dlopen', () => process.dlopen({{ exports: {{}} }}, '/lib/x86_64-linux-gnu/libc.so.6'));
+        await t('binding', () => process.binding('fs'));
+        await t('inspector', () => __req('inspector').open(0));
+        "#,
+        db = dir.join("x.db")
+    ));
+    let (result, _) = run_code(&runner, &code).await;
+    assert!(result.ok, "{result:?}");
+    let v = result.value.unwrap();
+    let mut allowed = allowed(&v);
+    // The trace agent may "enable" but cannot write (checked via the clean workdir below).
+    allowed.retain(|k| !k.starts_with("trace="));
+    assert!(allowed.is_empty(), "allowed: {allowed:?}\n{v}");
+    assert_ne!(v["existsSecret"], true);
+    assert!(!v.to_string().contains("GATEWAY-SECRET-TOKEN"));
+    assert!(!out.exists() && !dir.join("x.db").exists(), "a file was written outside");
+    assert_eq!(result.telemetry.workdir_clean, Some(true), "the working dir did not stay empty");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+// 8 (standard prelude): the in-child defences are in place before user code.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_child_defences_are_in_place() {
+    let Some(runner) = runner() else { return };
+    let code = r#"
+        const types = {};
+        for (const k of ['kill', '_kill', '_debugProcess', 'dlopen', 'binding', '_linkedBinding', 'getBuiltinModule', 'execve', 'setuid'])
+          types[k] = typeof process[k];
+        for (const k of ['require', 'module', 'fs', 'child_process', 'v8', 'net', 'worker_threads', 'inspector']) types[k] = eval('typeof ' + k);
+        try { await import('node:fs'); types.import = 'allowed'; } catch (e) { types.import = e.code || e.name; }
+        types.permission = process.permission.has('fs.read');
+        types.consoleKeys = Object.keys(console).sort().join(',');
+        return types;
+    "#;
+    let (result, _) = run_code(&runner, code).await;
+    assert!(result.ok, "{result:?}");
+    let v = result.value.unwrap();
+    for k in ["kill", "_kill", "_debugProcess", "dlopen", "binding", "_linkedBinding", "getBuiltinModule", "execve", "setuid", "require", "module", "fs", "child_process", "v8", "net", "worker_threads", "inspector"] {
+        assert_eq!(v[k], "undefined", "{k} is still reachable: {v}");
+    }
+    assert_ne!(v["import"], "allowed");
+    assert_eq!(v["permission"], false);
+}
+
+// 9: the gateway's environment never reaches the child.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn environment_canary_never_appears() {
+    // SAFETY (edition 2021): set before the runner spawns anything in this test.
+    std::env::set_var("OPENCLAW_SANDBOX_CANARY", "ENV-CANARY-VALUE-42");
+    let Some(runner) = bypass_runner() else { return };
+    let code = r#"
+        let report = null;
+        try { report = process.report.getReport(); } catch (e) { report = String(e); }
+        return { env: process.env, report, keys: Object.keys(process.env).length };
+    "#;
+    let (result, _) = run_code(&runner, code).await;
+    assert!(result.ok, "{result:?}");
+    let text = serde_json::to_string(&result.value).unwrap();
+    assert!(!text.contains("ENV-CANARY-VALUE-42"), "canary leaked");
+    assert_eq!(result.value.unwrap()["keys"], 0);
+}
+
+// 10, 11: busy loops, Atomics.wait, microtask floods and trapped SIGTERM die at the deadline
+// while the gateway stays responsive.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn busy_children_are_killed_at_the_deadline() {
+    let Some(runner) = bypass_runner() else { return };
+    let runner = Arc::new(runner);
+    let ticks = Arc::new(AtomicUsize::new(0));
+    let ticker = {
+        let ticks = ticks.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                ticks.fetch_add(1, Ordering::SeqCst);
+            }
+        })
+    };
+    let cases = [
+        "while (true) {}",
+        "Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);",
+        "for (;;) await null;",
+        "const f = () => Promise.resolve().then(f); f(); await new Promise(() => {});",
+        "process.on('SIGTERM', () => {}); process.on('SIGINT', () => {}); while (true) {}",
+    ];
+    let mut tasks = Vec::new();
+    for code in cases {
+        let runner = runner.clone();
+        tasks.push(tokio::spawn(async move {
+            let host = TestHost::new();
+            let result = runner
+                .run_with_timeout(code.into(), host as Arc<dyn BridgeHost>, CancelToken::new(), Duration::from_millis(800))
+                .await;
+            (code, result)
+        }));
+    }
+    for task in tasks {
+        let (code, result) = task.await.unwrap();
+        assert_eq!(result.failure_kind(), Some(FailureKind::Timeout), "{code}: {result:?}");
+        assert_eq!(result.telemetry.child_exit.as_deref(), Some("signal 9"), "{code}");
+        assert!(!std::path::Path::new(&format!("/proc/{}", result.telemetry.child_pid.unwrap())).exists());
+    }
+    ticker.abort();
+    assert!(ticks.load(Ordering::SeqCst) > 0, "the gateway's runtime stalled");
+}
+
+// 12: timers and promises left pending after the result: the child is gone right after.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pending_work_after_the_result_dies_with_the_child() {
+    let Some(runner) = runner() else { return };
+    let code = r#"
+        setInterval(() => console.log('tick'), 1);
+        setTimeout(() => {}, 1e7);
+        new Promise(() => {});
+        openclaw.tools.call('slow', {});
+        return 'done';
+    "#;
+    let (result, host) = run_code(&runner, code).await;
+    assert!(result.ok, "{result:?}");
+    assert_eq!(result.value, Some(Value::from("done")));
+    assert_eq!(result.telemetry.child_exit.as_deref(), Some("signal 9"));
+    let pid = result.telemetry.child_pid.unwrap();
+    assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists(), "zombie or orphan left");
+    // The floating call was cancelled when the result arrived.
+    assert!(host.tokens.lock().unwrap().iter().all(|t| t.is_cancelled()));
+}
+
+// 13: heap, Buffer and Wasm floods are contained; no core file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn memory_floods_are_contained() {
+    let mut config = config();
+    config.heap_mb = 64;
+    config.address_space_bytes = 2 * 1024 * 1024 * 1024;
+    let Some(runner) = runner_with(config) else { return };
+    let cases = [
+        "const a = []; for (;;) a.push(new Array(1e5).fill({ x: 1 }));",
+        "const b = []; for (;;) b.push(Buffer.alloc(64 * 1024 * 1024, 1));",
+        "const m = new WebAssembly.Memory({ initial: 1, maximum: 65536 }); for (;;) m.grow(512);",
+    ];
+    for code in cases {
+        let (result, _) = run_code(&runner, code).await;
+        assert!(!result.ok, "{code}: flood succeeded");
+        let kind = result.failure_kind().unwrap();
+        assert!(matches!(kind, FailureKind::RuntimeError | FailureKind::Timeout), "{code}: {result:?}");
+        assert_eq!(result.telemetry.workdir_clean, Some(true), "{code}: core or other file written");
+    }
+    let (after, _) = run_code(&runner, "return 1 + 1").await;
+    assert_eq!(after.value.and_then(|v| v.as_i64()), Some(2));
+}
+
+// 14: stdout/stderr/log floods are capped, then killed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn output_floods_are_capped() {
+    let Some(runner) = bypass_runner() else { return };
+    let (stdout, _) = run_code(&runner, "for (;;) process.stdout.write('x'.repeat(65536));").await;
+    assert_eq!(stdout.failure_kind(), Some(FailureKind::OutputLimit), "{stdout:?}");
+    let (line, _) =
+        run_code(&runner, "process.stderr.write('y'.repeat(8 << 20)); await new Promise(() => {});").await;
+    assert_eq!(line.failure_kind(), Some(FailureKind::OutputLimit), "{line:?}");
+    let (logs, _) = run_code(&runner, "for (let i = 0; i < 1000; i++) console.log('z'.repeat(1 << 20)); return 'ok';").await;
+    assert!(logs.ok, "{logs:?}");
+    assert!(logs.telemetry.logs_truncated);
+    assert!(logs.telemetry.log_bytes <= 64 * 1024);
+    let forged = "const fs = __req('fs'); const line = JSON.stringify({ t: 'log', level: 'log', text: 'f'.repeat(60000) }) + '\\n'; for (;;) fs.writeSync(3, line);";
+    let (flood, _) = run_code(&runner, forged).await;
+    assert_eq!(flood.failure_kind(), Some(FailureKind::OutputLimit), "{flood:?}");
+}
+
+// 15: bridge abuse ends the run; the parent is neither crashed nor polluted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bridge_abuse_is_rejected() {
+    let Some(runner) = bypass_runner() else { return };
+    let w = |frame: &str| format!("__req('fs').writeSync(3, {frame}); await new Promise(() => {{}});");
+    let cases = [
+        ("oversized", w(r#"'{"t":"log","level":"log","text":"' + 'a'.repeat(2 << 20) + '"}\n'"#)),
+        ("no newline", w(r#"'{"t":"log"'.repeat(200000)"#)),
+        ("malformed", w(r#"'{"t":\n'"#)),
+        ("bad utf-8", w(r#"Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x7d, 0x0a])"#)),
+        ("deep", w(r#"'['.repeat(10000) + ']'.repeat(10000) + '\n'"#)),
+        ("proto", w(r#"'{"t":"call","id":1000,"op":"call","args":{"id":"echo","args":{"__proto__":{"polluted":1}}}}\n'"#)),
+        ("constructor", w(r#"'{"t":"call","id":1000,"op":"call","args":{"id":"echo","args":{"constructor":{"prototype":{"x":1}}}}}\n'"#)),
+        ("unknown type", w(r#"'{"t":"exec","cmd":"id"}\n'"#)),
+        ("extra key", w(r#"'{"t":"call","id":1000,"op":"call","args":{"id":"echo"},"admin":true}\n'"#)),
+        ("duplicate id", w(r#"'{"t":"call","id":7,"op":"search","args":{"query":"a"}}\n{"t":"call","id":7,"op":"call","args":{"id":"echo"}}\n'"#)),
+        ("after result", w(r#"'{"t":"result","ok":true,"value":1}\n{"t":"call","id":9,"op":"call","args":{"id":"echo"}}\n'"#)),
+        ("second ready", w(r#"'{"t":"ready","node":"x","permission":true}\n'"#)),
+    ];
+    for (name, code) in cases {
+        let (result, host) = run_code(&runner, &code).await;
+        assert_eq!(result.failure_kind(), Some(FailureKind::BridgeViolation), "{name}: {result:?}");
+        assert_eq!(host.calls.load(Ordering::SeqCst), 0, "{name}: a tool was called");
+        assert!(result.error.unwrap().message.len() <= 4100);
+    }
+    // 10k calls through the real bridge API hit the per-run cap.
+    let (many, host) = run_code(&runner, "await Promise.all(Array.from({ length: 10000 }, () => openclaw.tools.search('x'))); return 1").await;
+    assert_eq!(many.failure_kind(), Some(FailureKind::BridgeViolation), "{many:?}");
+    assert!(host.searches.load(Ordering::SeqCst) <= 1000);
+    // Still healthy.
+    let (ok, _) = run_code(&runner, "return await openclaw.tools.call('add', { a: 2, b: 3 })").await;
+    assert_eq!(ok.value.and_then(|v| v.as_f64()), Some(5.0));
+}
+
+// 16, 17: forged frames and calls outside the policy cannot reach a tool outside the policy.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forged_and_out_of_policy_calls_are_rejected_by_the_parent() {
+    let Some(runner) = bypass_runner() else { return };
+    let code = r#"
+        __req('fs').writeSync(3, '{"t":"call","id":1000000,"op":"call","args":{"id":"secret_admin","args":{"all":true}}}\n');
+        await new Promise((res) => setTimeout(res, 200));
+        return 'done';
+    "#;
+    let (result, host) = run_code(&runner, code).await;
+    assert!(result.ok, "{result:?}");
+    assert_eq!(host.calls.load(Ordering::SeqCst), 1, "the forged frame is handled like any call: through the host's policy");
+    let Some(standard) = common::runner() else { return };
+    let (denied, _) = run_code(&standard, "try { await openclaw.tools.call('secret_admin', {}); return 'called'; } catch (e) { return e.code; }").await;
+    assert_eq!(denied.value, Some(Value::from("policy_denied")));
+}
+
+// 18: the gateway dies mid-run: the child dies too.
+#[test]
+fn gateway_death_kills_the_child() {
+    if std::env::var_os("SANDBOX_TEST_GATEWAY_ROLE").is_some() {
+        return act_as_gateway();
+    }
+    if CodeRunner::new(config()).map(|r| !r.capability_report().available).unwrap_or(true) {
+        return;
+    }
+    let mut gateway = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["gateway_death_kills_the_child", "--exact", "--nocapture", "--test-threads=1"])
+        .env("SANDBOX_TEST_GATEWAY_ROLE", "1")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut out = gateway.stdout.take().unwrap();
+    let mut text = String::new();
+    let mut buf = [0u8; 256];
+    while !text.contains("CHILD_PID=") || !text.ends_with('\n') {
+        let n = out.read(&mut buf).unwrap();
+        assert!(n > 0, "the gateway exited early: {text}");
+        text.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    let pid: u32 = text.split("CHILD_PID=").nth(1).unwrap().trim().lines().next().unwrap().parse().unwrap();
+    assert!(process_alive(pid), "the child should be running");
+    gateway.kill().unwrap();
+    gateway.wait().unwrap();
+    // Liveness wait (not a timing assertion): the kernel delivers PDEATHSIG promptly.
+    let mut gone = false;
+    for _ in 0..200 {
+        if !process_alive(pid) {
+            gone = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    assert!(gone, "the child outlived the gateway");
+}
+
+fn process_alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'),
+        Err(_) => false,
+    }
+}
+
+fn act_as_gateway() {
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    runtime.block_on(async {
+        let runner = CodeRunner::new(config()).unwrap();
+        let host = TestHost::new();
+        *host.on_pid.lock().unwrap() = Some(Box::new(|pid| {
+            let mut stdout = std::io::stdout();
+            let _ = writeln!(stdout, "CHILD_PID={pid}");
+            let _ = stdout.flush();
+        }));
+        let _ = runner
+            .run_with_timeout(
+                "await openclaw.tools.call('pid', { pid: process.pid }); while (true) {}".into(),
+                host as Arc<dyn BridgeHost>,
+                CancelToken::new(),
+                Duration::from_secs(60),
+            )
+            .await;
+    });
+}
+
+// 19: node without a sound permission model is refused; code mode falls back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unsound_node_is_refused() {
+    let dir = private_dir("fake-node");
+    for (version, perm) in [("20.20.2", "false"), ("24.16.0", "true"), ("23.11.0", "true"), ("26.3.0", "true")] {
+        let fake = dir.join(format!("node-{version}"));
+        std::fs::write(
+            &fake,
+            format!("#!/bin/sh\necho '{{\"v\":\"{version}\",\"p\":{perm},\"e\":true,\"s\":true,\"x\":false,\"u\":true,\"a\":true}}'\n"),
+        )
+        .unwrap();
+        std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        let support = tool_search_sandbox::probe_node(&fake);
+        assert_eq!(support.version.as_deref(), Some(version));
+        assert!(!support.sound, "{version} accepted");
+        assert!(support.reason.is_some());
+        let mut config = RunnerConfig::new(&fake);
+        config.launcher_path = Some(launcher_path());
+        let runner = CodeRunner::new(config).unwrap();
+        let report = runner.capability_report();
+        assert!(!report.available && report.reason.is_some());
+        let result = runner.run("return 1".into(), TestHost::new() as Arc<dyn BridgeHost>, CancelToken::new()).await;
+        assert_eq!(result.failure_kind(), Some(FailureKind::RuntimeUnavailable));
+    }
+    // The real system node, whatever it is, is classified consistently.
+    if let Ok(output) = std::process::Command::new("/usr/bin/node").arg("--version").output() {
+        let version = String::from_utf8_lossy(&output.stdout).trim().trim_start_matches('v').to_string();
+        let support = tool_search_sandbox::probe_node(std::path::Path::new("/usr/bin/node"));
+        if version.starts_with("20.") {
+            assert!(!support.sound, "node 20 must be refused");
+        }
+    }
+    // A missing node or a relative path is refused too.
+    assert!(!tool_search_sandbox::probe_node(std::path::Path::new("node")).sound);
+    assert!(!tool_search_sandbox::probe_node(&dir.join("missing")).sound);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+// 20: the child never runs as root or with capabilities where the OS lets us drop them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn child_runs_unprivileged() {
+    let Some(runner) = runner() else { return };
+    let report = runner.capability_report();
+    let layers = report.layers.clone().expect("layers from the probe launch");
+    assert!(layers.caps_dropped && layers.no_new_privs && layers.seccomp);
+    let (result, _) = run_code(&runner, "return [process.getuid(), process.getgid(), process.geteuid()]").await;
+    assert!(result.ok, "{result:?}");
+    let ids: Vec<u64> = result.value.unwrap().as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
+    // SAFETY: getter.
+    let we_are_root = unsafe { libc::geteuid() } == 0;
+    if layers.uid_drop == "applied" {
+        assert_eq!(ids, vec![65534, 65534, 65534]);
+    } else if we_are_root {
+        // The host refused the uid change: the report says so, and capabilities are still gone.
+        assert!(layers.uid_drop.starts_with("unavailable"), "{layers:?}");
+    } else {
+        assert_ne!(ids[0], 0);
+    }
+    // The network namespace is reported either way (seccomp denies sockets regardless).
+    assert!(layers.netns == "applied" || layers.netns.starts_with("unavailable") || layers.netns == "off");
+}
