@@ -7,6 +7,7 @@
   const util = require('util');
   const vm = require('vm');
   const v8 = require('v8');
+  const { builtinModules } = require('module');
   const OUT = 3;
   const IN = 4;
   const exit = process.reallyExit.bind(process);
@@ -40,16 +41,32 @@
     strip(process, key);
   }
   strip(v8, 'setFlagsFromString');
-  for (const key of ['require', 'module', 'exports', '__filename', '__dirname']) strip(globalThis, key);
-  // `node -e` exposes every builtin module as a lazy global (`fs`, `child_process`, `v8`, …).
-  for (const name of require('module').builtinModules) {
-    if (!name.includes('/') && !['process', 'console', 'crypto'].includes(name)) strip(globalThis, name);
-  }
+  // `node -e` puts require/module/… and every builtin module (`fs`, `child_process`, `v8`, …) on
+  // the global object, and its wrapper restores `module` after this script: strip now and again
+  // right before the code runs.
+  const stripGlobals = () => {
+    for (const key of ['require', 'module', 'exports', '__filename', '__dirname']) strip(globalThis, key);
+    for (const name of builtinModules) {
+      if (!name.includes('/') && !['process', 'console', 'crypto'].includes(name)) strip(globalThis, name);
+    }
+  };
+  stripGlobals();
   // stdout/stderr (fd 1/2, the diagnostics pipe) written synchronously: a flood blocks on the pipe
   // and the parent's byte cap ends it, instead of queueing in memory until the heap dies.
+  const pause = new Int32Array(new SharedArrayBuffer(4));
   for (const [stream, fd] of [[process.stdout, 1], [process.stderr, 2]]) {
     const write = (chunk, encoding, callback) => {
-      try { fs.writeSync(fd, typeof chunk === 'string' ? chunk : Buffer.from(chunk)); } catch {}
+      // libuv makes these pipes non-blocking: wait out EAGAIN so a flood really blocks.
+      try {
+        const buf = typeof chunk === 'string' ? Buffer.from(chunk, typeof encoding === 'string' ? encoding : 'utf8') : Buffer.from(chunk);
+        let off = 0;
+        while (off < buf.length) {
+          try { off += fs.writeSync(fd, buf, off, buf.length - off); } catch (e) {
+            if (e.code !== 'EAGAIN') throw e;
+            Atomics.wait(pause, 0, 0, 1);
+          }
+        }
+      } catch {}
       const cb = typeof encoding === 'function' ? encoding : callback;
       if (typeof cb === 'function') process.nextTick(cb);
       return true;
@@ -151,6 +168,7 @@
   };
 
   const run = async (code) => {
+    stripGlobals();
     let fn;
     try {
       // compileFunction without importModuleDynamically: `import()` in the code is refused.

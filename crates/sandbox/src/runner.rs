@@ -115,6 +115,11 @@ impl CodeRunner {
         refill(&self.inner);
     }
 
+    /// Started, contained children waiting in the warm pool.
+    pub fn warm_children(&self) -> usize {
+        lock(&self.inner.pool).len()
+    }
+
     pub fn capability_report(&self) -> CapabilityReport {
         let reason = self.unavailable_reason();
         CapabilityReport {
