@@ -88,6 +88,10 @@ pub struct RunnerConfig {
     pub unprivileged_gid: u32,
     /// Start one contained child in `CodeRunner::new` to learn which layers the host allows.
     pub probe_on_new: bool,
+    /// Wait until the killed child is reaped before `run` returns (fills `childExit` and
+    /// `workdirClean` in the telemetry). Off by default: the child is SIGKILLed (process group)
+    /// before `run` returns either way, and a reaper thread collects it moments later.
+    pub await_reap: bool,
     /// Tests only: replaces the child's prelude script (to prove the OS layers hold when the
     /// in-child defences are bypassed). Never set by the binding.
     #[doc(hidden)]
@@ -114,6 +118,7 @@ impl RunnerConfig {
             unprivileged_uid: 65534,
             unprivileged_gid: 65534,
             probe_on_new: true,
+            await_reap: false,
             prelude_override: None,
         }
     }

@@ -223,5 +223,12 @@
   input.on('error', () => exit(71));
   input.on('end', () => exit(0));
 
+  // Warm the paths a cell takes (compile, serialize, frame) so the first cell does not pay for it.
+  try {
+    vm.compileFunction('return (async () => {\n1\n})();', ['openclaw', 'console'], { filename: 'warmup.js' })();
+    toJson({ a: [1, 'x', 2n, { b: null }] });
+    JSON.parse(JSON.stringify({ t: 'reply', id: 1, ok: true, value: [{ id: 'x' }] }));
+  } catch {}
+
   send({ t: 'ready', node: process.versions.node, permission: true });
 })();

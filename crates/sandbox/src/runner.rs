@@ -202,9 +202,17 @@ impl CodeRunner {
                 message.push_str(&tail);
             }
         }
-        let reaped = child.finish().await;
-        telemetry.child_exit = reaped.exit;
-        telemetry.workdir_clean = reaped.workdir_clean;
+        // SIGKILL has been sent; waiting for the kernel's teardown is optional (it costs a few ms
+        // per cell on a busy host). Either way the reaper thread reaps it and removes the workdir.
+        if self.inner.config.await_reap {
+            let reaped = child.finish().await;
+            telemetry.child_exit = reaped.exit;
+            telemetry.workdir_clean = reaped.workdir_clean;
+        } else {
+            drop(child);
+        }
+        // Start the replacement only now, so it does not compete with this cell for CPU.
+        refill(&self.inner);
         session.fill_telemetry(&mut telemetry);
         telemetry.duration_ms = ms(started.elapsed());
         let logs = session.take_logs();
@@ -377,12 +385,10 @@ async fn acquire(inner: &Arc<Inner>) -> Result<(ChildProc, bool), String> {
         let Some(mut child) = candidate else { break };
         let fresh = child.ready_at.elapsed() < inner.config.pool_max_idle;
         if fresh && child.from_child.buffered() == 0 && child.is_alive() {
-            refill(inner);
             return Ok((child, true));
         }
         // Unhealthy or stale: dropping it kills and reaps it.
     }
-    refill(inner);
     start_child(inner).await.map(|c| (c, false))
 }
 

@@ -262,3 +262,23 @@ async fn twenty_concurrent_cells_complete() {
         assert_eq!(result.value.and_then(|v| v.as_f64()), Some((i + 1) as f64));
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn default_config_kills_before_returning_and_reaps_soon_after() {
+    let mut config = config();
+    config.await_reap = false;
+    let Some(runner) = runner_with(config) else { return };
+    let (result, _) = run(&runner, "setInterval(() => {}, 1); return process.pid").await;
+    assert!(result.ok, "{result:?}");
+    let pid = result.telemetry.child_pid.unwrap();
+    // Liveness wait, not a timing assertion: the reaper thread collects the killed child.
+    let mut gone = false;
+    for _ in 0..200 {
+        if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(gone, "the child was not reaped");
+}

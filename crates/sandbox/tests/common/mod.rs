@@ -37,6 +37,8 @@ pub fn config() -> RunnerConfig {
     config.launcher_path = Some(launcher_path());
     config.timeout = Duration::from_secs(10);
     config.pool_size = 0;
+    // Tests assert on the reaped exit status and the emptied working directory.
+    config.await_reap = true;
     config
 }
 
