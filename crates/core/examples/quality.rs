@@ -163,6 +163,20 @@ fn run_grid(index: &SearchIndex, queries: &[Query], base: &RankingParams) {
     }
 }
 
+/// Queries of one set whose gold is not all in the top 10: the query, the gold
+/// names and the top 5 (for reading failure modes, not for tuning to queries).
+fn print_misses(index: &SearchIndex, entries: &[ToolEntry], queries: &[Query], params: &RankingParams, set: &str) {
+    for q in queries.iter().filter(|q| q.set == set) {
+        let ranked: Vec<usize> = index.search_with(&q.text, 10, &|_| true, params).iter().map(|h| h.ordinal).collect();
+        if q.gold.iter().all(|g| ranked.contains(g)) {
+            continue;
+        }
+        let gold: Vec<&str> = q.gold.iter().map(|&g| entries[g].id.as_str()).collect();
+        let top: Vec<&str> = ranked.iter().take(5).map(|&o| entries[o].id.as_str()).collect();
+        println!("Q: {}\n   gold: {:?}\n   top: {:?}", q.text, gold, top);
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let dir = std::path::PathBuf::from(args.first().cloned().unwrap_or_else(|| "bench/data/retrieval-dev".into()));
@@ -191,6 +205,26 @@ fn main() {
 
     if grid {
         run_grid(&index, &queries, &params);
+        return;
+    }
+    if args.iter().any(|a| a == "--slow") {
+        let mut timed: Vec<(f64, usize, &str)> = queries
+            .iter()
+            .map(|q| {
+                let start = Instant::now();
+                let hits = index.search_with(&q.text, 10, &|_| true, &params);
+                (start.elapsed().as_secs_f64() * 1e6, hits.len(), q.text.as_str())
+            })
+            .collect();
+        timed.sort_by(|a, b| b.0.total_cmp(&a.0));
+        for (us, n, text) in timed.iter().take(15) {
+            println!("{us:>8.0} us  {n} hits  {text}");
+        }
+        return;
+    }
+    if let Some(i) = args.iter().position(|a| a == "--misses") {
+        let set = args.get(i + 1).cloned().unwrap_or_default();
+        print_misses(&index, &entries, &queries, &params, &set);
         return;
     }
 

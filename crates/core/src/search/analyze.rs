@@ -8,6 +8,7 @@
 //! (`create_issue` -> `createissue`), so a query that spells the identifier
 //! matches it more strongly than one that merely shares its parts.
 //! CJK runs (no spaces between words) become overlapping bigrams.
+//! Terms never contain whitespace, so the index stores them space-joined.
 
 use std::collections::HashMap;
 
@@ -19,19 +20,17 @@ use super::stopwords::is_stopword;
 const MAX_TOKEN_BYTES: usize = 40;
 /// Joined identifier forms are only emitted for identifiers of at most this many parts.
 const MAX_COMPOUND_PARTS: usize = 6;
+/// Memoized stems per analyzer (bounds memory on hostile vocabularies).
+const MAX_CACHED_STEMS: usize = 100_000;
 
-/// One analyzed term. `compound` marks the joined form of a multi-part identifier.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AnalyzedTerm {
-    pub text: String,
-    pub compound: bool,
-}
-
-/// Stateful analyzer (the stemmer needs `&mut`); cheap to create per query.
-/// An optional cache speeds up bulk indexing where words repeat a lot.
+/// Stateful analyzer (the stemmer needs `&mut`) with a stem cache and
+/// reusable buffers: create one per build or per thread, not per word.
 pub struct Analyzer {
     stemmer: TextAnalyzer,
-    cache: Option<HashMap<String, String>>,
+    cache: HashMap<String, String>,
+    parts: Vec<(usize, usize)>,
+    lower: String,
+    joined: String,
 }
 
 impl Analyzer {
@@ -40,70 +39,114 @@ impl Analyzer {
             stemmer: TextAnalyzer::builder(RawTokenizer::default())
                 .filter(Stemmer::new(Language::English))
                 .build(),
-            cache: None,
+            cache: HashMap::new(),
+            parts: Vec::new(),
+            lower: String::new(),
+            joined: String::new(),
         }
     }
 
-    /// An analyzer that memoizes stems (for building an index).
-    pub fn with_cache() -> Analyzer {
-        let mut analyzer = Analyzer::new();
-        analyzer.cache = Some(HashMap::new());
-        analyzer
-    }
-
-    /// Stem one lowercased word.
+    /// Stem one lowercased word (memoized).
     pub fn stem(&mut self, word: &str) -> String {
-        if let Some(cache) = &self.cache {
-            if let Some(hit) = cache.get(word) {
-                return hit.clone();
-            }
-        }
-        let stemmed = {
-            let mut stream = self.stemmer.token_stream(word);
-            if stream.advance() { stream.token().text.clone() } else { word.to_string() }
-        };
-        if let Some(cache) = &mut self.cache {
-            if cache.len() < 200_000 {
-                cache.insert(word.to_string(), stemmed.clone());
-            }
-        }
-        stemmed
+        self.stem_ref(word).to_string()
     }
 
-    /// Analyze free text into terms (stopwords removed, stemmed), in order.
-    pub fn terms(&mut self, text: &str, out: &mut Vec<AnalyzedTerm>) {
-        for word in split_words(text) {
-            match word {
-                Word::Cjk(run) => push_cjk_bigrams(&run, out),
-                Word::Identifier(parts) => self.push_identifier(&parts, out),
+    fn stem_ref(&mut self, word: &str) -> &str {
+        if !self.cache.contains_key(word) {
+            let stemmed = {
+                let mut stream = self.stemmer.token_stream(word);
+                if stream.advance() { stream.token().text.clone() } else { word.to_string() }
+            };
+            if self.cache.len() >= MAX_CACHED_STEMS {
+                self.cache.clear();
             }
+            self.cache.insert(word.to_string(), stemmed);
+        }
+        self.cache.get(word).map(String::as_str).unwrap_or("")
+    }
+
+    /// Analyze `text`, calling `sink(term, compound)` for each term in order.
+    pub fn analyze(&mut self, text: &str, sink: &mut dyn FnMut(&str, bool)) {
+        let mut ident_start: Option<usize> = None;
+        let mut cjk_start: Option<usize> = None;
+        for (i, c) in text.char_indices() {
+            if is_cjk(c) {
+                if let Some(start) = ident_start.take() {
+                    self.identifier(&text[start..i], sink);
+                }
+                cjk_start.get_or_insert(i);
+                continue;
+            }
+            if let Some(start) = cjk_start.take() {
+                cjk_bigrams(&text[start..i], sink);
+            }
+            if c.is_alphanumeric() {
+                ident_start.get_or_insert(i);
+            } else if is_glue(c) && ident_start.is_some() {
+                // glue continues an identifier
+            } else if let Some(start) = ident_start.take() {
+                self.identifier(&text[start..i], sink);
+            }
+        }
+        if let Some(start) = ident_start {
+            self.identifier(&text[start..], sink);
+        }
+        if let Some(start) = cjk_start {
+            cjk_bigrams(&text[start..], sink);
         }
     }
 
-    /// Convenience: just the term strings.
+    /// Analyzed terms as owned strings (`compound` flag dropped).
     #[cfg(test)]
-    pub fn term_strings(&mut self, text: &str) -> Vec<String> {
+    pub fn terms(&mut self, text: &str) -> Vec<String> {
         let mut out = Vec::new();
-        self.terms(text, &mut out);
-        out.into_iter().map(|t| t.text).collect()
+        self.analyze(text, &mut |term, _| out.push(term.to_string()));
+        out
     }
 
-    fn push_identifier(&mut self, parts: &[String], out: &mut Vec<AnalyzedTerm>) {
+    /// Append the analyzed terms of `text` to `out`, space-separated; returns the count.
+    pub fn append_joined(&mut self, text: &str, out: &mut String) -> usize {
+        let mut count = 0usize;
+        self.analyze(text, &mut |term, _| {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.push_str(term);
+            count += 1;
+        });
+        count
+    }
+
+    fn identifier(&mut self, run: &str, sink: &mut dyn FnMut(&str, bool)) {
+        let mut parts = std::mem::take(&mut self.parts);
+        parts.clear();
+        split_identifier_into(run, &mut parts);
         let mut kept = 0usize;
-        for part in parts {
-            if keep_part(part) {
-                let stem = self.stem(part);
-                out.push(AnalyzedTerm { text: stem, compound: false });
+        for &(start, end) in &parts {
+            let part = &run[start..end];
+            if part.len() > MAX_TOKEN_BYTES {
+                continue;
+            }
+            let mut lower = std::mem::take(&mut self.lower);
+            lowercase_into(part, &mut lower);
+            if keep_part(&lower) {
+                sink(self.stem_ref(&lower), false);
                 kept += 1;
             }
+            self.lower = lower;
         }
-        if parts.len() > 1 && parts.len() <= MAX_COMPOUND_PARTS {
-            let joined: String = parts.concat();
-            if joined.len() <= MAX_TOKEN_BYTES && kept > 0 {
-                let stem = self.stem(&joined);
-                out.push(AnalyzedTerm { text: stem, compound: true });
+        if parts.len() > 1 && parts.len() <= MAX_COMPOUND_PARTS && kept > 0 {
+            let mut joined = std::mem::take(&mut self.joined);
+            joined.clear();
+            for &(start, end) in &parts {
+                lowercase_append(&run[start..end], &mut joined);
             }
+            if joined.len() <= MAX_TOKEN_BYTES {
+                sink(self.stem_ref(&joined), true);
+            }
+            self.joined = joined;
         }
+        self.parts = parts;
     }
 }
 
@@ -113,21 +156,30 @@ impl Default for Analyzer {
     }
 }
 
-/// Single Latin letters and stopwords carry no meaning on their own.
+fn lowercase_into(part: &str, out: &mut String) {
+    out.clear();
+    lowercase_append(part, out);
+}
+
+fn lowercase_append(part: &str, out: &mut String) {
+    if part.is_ascii() {
+        let start = out.len();
+        out.push_str(part);
+        out[start..].make_ascii_lowercase();
+    } else {
+        out.extend(part.chars().flat_map(char::to_lowercase));
+    }
+}
+
+/// Single letters and stopwords carry no meaning on their own.
 fn keep_part(part: &str) -> bool {
     let mut chars = part.chars();
-    let single = chars.next().is_some() && chars.next().is_none();
-    if single && !part.chars().all(|c| c.is_ascii_digit()) {
+    let first = chars.next();
+    let single = first.is_some() && chars.next().is_none();
+    if single && !first.is_some_and(|c| c.is_ascii_digit()) {
         return false;
     }
     !is_stopword(part)
-}
-
-enum Word {
-    /// Lowercased identifier parts (a plain word is a one-part identifier).
-    Identifier(Vec<String>),
-    /// A run of CJK characters.
-    Cjk(Vec<char>),
 }
 
 pub fn is_cjk(c: char) -> bool {
@@ -141,44 +193,7 @@ pub fn is_cjk(c: char) -> bool {
 }
 
 fn is_glue(c: char) -> bool {
-    matches!(c, '_' | '-' | '.' | '/' | ':')
-}
-
-/// Split text into words: identifier-ish runs (alphanumerics joined by glue
-/// characters) and CJK runs. Everything else separates.
-fn split_words(text: &str) -> Vec<Word> {
-    let mut words = Vec::new();
-    let mut current = String::new();
-    let mut cjk: Vec<char> = Vec::new();
-    let flush_ident = |current: &mut String, words: &mut Vec<Word>| {
-        if !current.is_empty() {
-            let parts = split_identifier(current);
-            if !parts.is_empty() {
-                words.push(Word::Identifier(parts));
-            }
-            current.clear();
-        }
-    };
-    for c in text.chars() {
-        if is_cjk(c) {
-            flush_ident(&mut current, &mut words);
-            cjk.push(c);
-            continue;
-        }
-        if !cjk.is_empty() {
-            words.push(Word::Cjk(std::mem::take(&mut cjk)));
-        }
-        if c.is_alphanumeric() || (is_glue(c) && !current.is_empty()) {
-            current.push(c);
-        } else {
-            flush_ident(&mut current, &mut words);
-        }
-    }
-    flush_ident(&mut current, &mut words);
-    if !cjk.is_empty() {
-        words.push(Word::Cjk(cjk));
-    }
-    words
+    matches!(c, '_' | '-' | '.' | '/' | ':' | '\'')
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -201,17 +216,32 @@ fn class(c: char) -> Class {
     }
 }
 
-/// Split one identifier-ish run into lowercased parts:
-/// `getHTTPResponse_v2` -> `get`, `http`, `response`, `v`, `2`.
-pub fn split_identifier(run: &str) -> Vec<String> {
-    let mut parts = Vec::new();
-    for chunk in run.split(is_glue).filter(|s| !s.is_empty()) {
-        let chars: Vec<char> = chunk.chars().collect();
-        let mut start = 0usize;
-        for i in 1..chars.len() {
-            let (prev, cur) = (class(chars[i - 1]), class(chars[i]));
-            let next = chars.get(i + 1).map(|&c| class(c));
-            let boundary = match (prev, cur) {
+/// Byte ranges of the parts of one identifier-ish run:
+/// `getHTTPResponse_v2` -> `get`, `HTTP`, `Response`, `v`, `2`.
+fn split_identifier_into(run: &str, parts: &mut Vec<(usize, usize)>) {
+    let mut chunk_start: Option<usize> = None;
+    // (byte index, class) of the previous two chars inside the current chunk
+    let mut prev: Option<(usize, Class)> = None;
+    let mut part_start = 0usize;
+    let mut iter = run.char_indices().peekable();
+    while let Some((i, c)) = iter.next() {
+        if is_glue(c) {
+            if chunk_start.take().is_some() {
+                parts.push((part_start, i));
+            }
+            prev = None;
+            continue;
+        }
+        let cur = class(c);
+        if chunk_start.is_none() {
+            chunk_start = Some(i);
+            part_start = i;
+            prev = Some((i, cur));
+            continue;
+        }
+        if let Some((_, p)) = prev {
+            let next = iter.peek().map(|&(_, n)| class(n));
+            let boundary = match (p, cur) {
                 (Class::Lower, Class::Upper) => true,
                 // Acronym followed by a word: `HTTPServer` splits before `S`.
                 (Class::Upper, Class::Upper) => next == Some(Class::Lower),
@@ -220,36 +250,29 @@ pub fn split_identifier(run: &str) -> Vec<String> {
                 _ => false,
             };
             if boundary {
-                push_part(&chars[start..i], &mut parts);
-                start = i;
+                parts.push((part_start, i));
+                part_start = i;
             }
         }
-        push_part(&chars[start..], &mut parts);
+        prev = Some((i, cur));
     }
-    parts
-}
-
-fn push_part(chars: &[char], parts: &mut Vec<String>) {
-    if chars.is_empty() {
-        return;
-    }
-    let part: String = chars.iter().collect::<String>().to_lowercase();
-    if part.len() <= MAX_TOKEN_BYTES {
-        parts.push(part);
+    if chunk_start.is_some() {
+        parts.push((part_start, run.len()));
     }
 }
 
 /// CJK runs: overlapping bigrams; a lone character stays a unigram.
-fn push_cjk_bigrams(run: &[char], out: &mut Vec<AnalyzedTerm>) {
-    if run.len() == 1 {
-        let single = run[0].to_string();
-        if !is_stopword(&single) {
-            out.push(AnalyzedTerm { text: single, compound: false });
+fn cjk_bigrams(run: &str, sink: &mut dyn FnMut(&str, bool)) {
+    let mut indices = run.char_indices().map(|(i, _)| i).collect::<Vec<_>>();
+    indices.push(run.len());
+    if indices.len() == 2 {
+        if !is_stopword(run) {
+            sink(run, false);
         }
         return;
     }
-    for pair in run.windows(2) {
-        out.push(AnalyzedTerm { text: pair.iter().collect(), compound: false });
+    for w in indices.windows(3) {
+        sink(&run[w[0]..w[2]], false);
     }
 }
 
@@ -258,35 +281,52 @@ mod tests {
     use super::*;
 
     fn terms(text: &str) -> Vec<String> {
-        Analyzer::new().term_strings(text)
+        Analyzer::new().terms(text)
+    }
+
+    fn parts(run: &str) -> Vec<String> {
+        let mut ranges = Vec::new();
+        split_identifier_into(run, &mut ranges);
+        ranges.into_iter().map(|(s, e)| run[s..e].to_lowercase()).collect()
     }
 
     #[test]
     fn splits_identifiers() {
-        assert_eq!(split_identifier("getHTTPResponse_v2"), vec!["get", "http", "response", "v", "2"]);
-        assert_eq!(split_identifier("create-issue"), vec!["create", "issue"]);
-        assert_eq!(split_identifier("FinanceTool"), vec!["finance", "tool"]);
-        assert_eq!(split_identifier("airqualityforeast"), vec!["airqualityforeast"]);
+        assert_eq!(parts("getHTTPResponse_v2"), vec!["get", "http", "response", "v", "2"]);
+        assert_eq!(parts("create-issue"), vec!["create", "issue"]);
+        assert_eq!(parts("FinanceTool"), vec!["finance", "tool"]);
+        assert_eq!(parts("airqualityforeast"), vec!["airqualityforeast"]);
+        assert_eq!(parts("a__b"), vec!["a", "b"]);
     }
 
     #[test]
     fn stems_and_drops_stopwords() {
         assert_eq!(terms("Searching the issues"), vec!["search", "issu"]);
         assert!(terms("the and of").is_empty());
+        assert_eq!(terms("don't"), vec!["don", "dont"]);
     }
 
     #[test]
     fn joined_identifier_form() {
-        let t = terms("create_issue");
-        assert_eq!(t, vec!["creat", "issu", "createissu"]);
+        assert_eq!(terms("create_issue"), vec!["creat", "issu", "createissu"]);
+        assert_eq!(terms("getWeather"), vec!["get", "weather", "getweath"]);
     }
 
     #[test]
-    fn cjk_bigrams() {
+    fn cjk_bigrams_and_mixed_text() {
         assert_eq!(terms("天气预报"), vec!["天气", "气预", "预报"]);
         assert_eq!(terms("云"), vec!["云"]);
         assert!(terms("的").is_empty());
         assert_eq!(terms("查询weather"), vec!["查询", "weather"]);
+        assert_eq!(terms("Ünïcödé Straße"), vec!["ünïcödé", "straße"]);
+    }
+
+    #[test]
+    fn joined_output_counts_terms() {
+        let mut out = String::new();
+        let mut analyzer = Analyzer::new();
+        assert_eq!(analyzer.append_joined("Send messages", &mut out), 2);
+        assert_eq!(out, "send messag");
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Building the in-RAM tantivy index and the side tables ranking needs.
 //!
-//! Text is analyzed by our own [`Analyzer`] and handed to tantivy
-//! pre-tokenized, so index and query terms come from the same code. Postings
+//! Text is analyzed by our own [`Analyzer`] and handed to tantivy as
+//! space-joined terms (tantivy's whitespace tokenizer only splits them), so
+//! index and query terms come from the same code. Postings
 //! keep term frequencies (no positions); field lengths are kept here exactly
 //! (tantivy's fieldnorms are quantized) for BM25F length normalization.
 
@@ -9,11 +10,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use tantivy::schema::{Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED};
-use tantivy::tokenizer::{PreTokenizedString, Token};
 use tantivy::{DocId, Index, IndexWriter, Searcher, TantivyDocument};
 
-use super::analyze::{AnalyzedTerm, Analyzer};
-use super::fields::{FieldKind, FIELD_COUNT};
+use super::analyze::Analyzer;
+use super::fields::{FieldKind, RankingParams, FIELD_COUNT};
 use super::params::param_text;
 use crate::catalog::ToolEntry;
 use crate::error::{Error, Result};
@@ -37,6 +37,10 @@ pub struct IndexData {
     /// Analyzed term count per ordinal and field (saturating).
     pub field_len: Vec<[u16; FIELD_COUNT]>,
     pub avg_len: [f32; FIELD_COUNT],
+    /// `weight / (1 - b + b * len / avg)` per ordinal and field, for `params`.
+    pub field_factor: Vec<[f32; FIELD_COUNT]>,
+    /// The parameters `field_factor` was computed with.
+    pub params: RankingParams,
     /// Exact id or name → ordinals (ascending).
     pub exact: HashMap<String, Vec<u32>>,
     /// Lowercased id or name → ordinals (ascending).
@@ -47,6 +51,7 @@ pub struct IndexData {
 fn schema() -> (Schema, [Field; FIELD_COUNT], Field) {
     let mut builder = Schema::builder();
     let indexing = TextFieldIndexing::default()
+        .set_tokenizer("whitespace")
         .set_index_option(IndexRecordOption::WithFreqs)
         .set_fieldnorms(false);
     let options = TextOptions::default().set_indexing_options(indexing);
@@ -55,25 +60,10 @@ fn schema() -> (Schema, [Field; FIELD_COUNT], Field) {
     (builder.build(), fields, ordinal)
 }
 
-fn pre_tokenized(terms: &[AnalyzedTerm]) -> PreTokenizedString {
-    let tokens = terms
-        .iter()
-        .enumerate()
-        .map(|(position, term)| Token {
-            offset_from: 0,
-            offset_to: 0,
-            position,
-            text: term.text.clone(),
-            position_length: 1,
-        })
-        .collect();
-    PreTokenizedString { text: String::new(), tokens }
-}
-
-/// The analyzed text of one entry, per field.
-fn analyze_entry(analyzer: &mut Analyzer, entry: &ToolEntry) -> [Vec<AnalyzedTerm>; FIELD_COUNT] {
-    let mut out: [Vec<AnalyzedTerm>; FIELD_COUNT] = Default::default();
+/// The analyzed, space-joined text of one entry per field, and term counts.
+fn analyze_entry(analyzer: &mut Analyzer, entry: &ToolEntry, out: &mut [String; FIELD_COUNT]) -> [u16; FIELD_COUNT] {
     let params = param_text(entry.input_schema.as_deref());
+    let mut lens = [0u16; FIELD_COUNT];
     for kind in FieldKind::ALL {
         let text: &str = match kind {
             FieldKind::Name => &entry.name,
@@ -83,7 +73,21 @@ fn analyze_entry(analyzer: &mut Analyzer, entry: &ToolEntry) -> [Vec<AnalyzedTer
             FieldKind::ParamDescriptions => &params.descriptions,
             FieldKind::Owner => &entry.owner,
         };
-        analyzer.terms(text, &mut out[kind as usize]);
+        let buffer = &mut out[kind as usize];
+        buffer.clear();
+        let count = analyzer.append_joined(text, buffer);
+        lens[kind as usize] = count.min(u16::MAX as usize) as u16;
+    }
+    lens
+}
+
+/// BM25F per-field factors of one entry: weight over length normalization.
+pub fn field_factors(lens: &[u16; FIELD_COUNT], avg_len: &[f32; FIELD_COUNT], params: &RankingParams) -> [f32; FIELD_COUNT] {
+    let mut out = [0f32; FIELD_COUNT];
+    for f in 0..FIELD_COUNT {
+        let b = params.b[f];
+        let norm = 1.0 - b + b * lens[f] as f32 / avg_len[f].max(1e-3);
+        out[f] = params.weight[f] / norm.max(1e-3);
     }
     out
 }
@@ -92,7 +96,7 @@ fn internal(context: &str, err: impl std::fmt::Display) -> Error {
     Error::internal(format!("search index {context}: {err}"))
 }
 
-pub fn build(entries: &[ToolEntry]) -> Result<IndexData> {
+pub fn build(entries: &[ToolEntry], params: &RankingParams) -> Result<IndexData> {
     if entries.len() > u32::MAX as usize {
         return Err(Error::invalid_catalog("catalog too large to index"));
     }
@@ -102,7 +106,8 @@ pub fn build(entries: &[ToolEntry]) -> Result<IndexData> {
     let mut writer: IndexWriter =
         index.writer_with_num_threads(1, WRITER_MEMORY_BYTES).map_err(|e| internal("writer", e))?;
 
-    let mut analyzer = Analyzer::with_cache();
+    let mut analyzer = Analyzer::new();
+    let mut texts: [String; FIELD_COUNT] = Default::default();
     let mut field_len = Vec::with_capacity(entries.len());
     let mut len_sum = [0f64; FIELD_COUNT];
     let mut exact: HashMap<String, Vec<u32>> = HashMap::new();
@@ -110,15 +115,13 @@ pub fn build(entries: &[ToolEntry]) -> Result<IndexData> {
 
     for (ordinal, entry) in entries.iter().enumerate() {
         let ordinal32 = ordinal as u32;
-        let analyzed = analyze_entry(&mut analyzer, entry);
-        let mut lens = [0u16; FIELD_COUNT];
+        let lens = analyze_entry(&mut analyzer, entry, &mut texts);
         let mut doc = TantivyDocument::default();
         for kind in FieldKind::ALL {
-            let terms = &analyzed[kind as usize];
-            lens[kind as usize] = terms.len().min(u16::MAX as usize) as u16;
-            len_sum[kind as usize] += terms.len() as f64;
-            if !terms.is_empty() {
-                doc.add_pre_tokenized_text(fields[kind as usize], pre_tokenized(terms));
+            let f = kind as usize;
+            len_sum[f] += lens[f] as f64;
+            if lens[f] > 0 {
+                doc.add_text(fields[f], &texts[f]);
             }
         }
         doc.add_u64(ordinal_field, ordinal as u64);
@@ -132,6 +135,7 @@ pub fn build(entries: &[ToolEntry]) -> Result<IndexData> {
     }
     writer.commit().map_err(|e| internal("commit", e))?;
     drop(writer);
+
 
     let reader = index.reader().map_err(|e| internal("reader", e))?;
     let searcher = reader.searcher();
@@ -157,7 +161,19 @@ pub fn build(entries: &[ToolEntry]) -> Result<IndexData> {
             avg_len[i] = (len_sum[i] / doc_count as f64) as f32;
         }
     }
-    Ok(IndexData { _searcher: searcher, fields, segments, field_len, avg_len, exact, exact_folded, doc_count })
+    let field_factor = field_len.iter().map(|lens| field_factors(lens, &avg_len, params)).collect();
+    Ok(IndexData {
+        _searcher: searcher,
+        fields,
+        segments,
+        field_len,
+        avg_len,
+        field_factor,
+        params: params.clone(),
+        exact,
+        exact_folded,
+        doc_count,
+    })
 }
 
 fn push_unique(list: &mut Vec<u32>, ordinal: u32) {

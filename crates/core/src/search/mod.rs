@@ -47,7 +47,12 @@ pub struct SearchIndex {
 
 impl SearchIndex {
     pub fn build(entries: &[ToolEntry]) -> Result<SearchIndex> {
-        Ok(SearchIndex { data: index::build(entries)?, params: RankingParams::default() })
+        SearchIndex::build_with(entries, RankingParams::default())
+    }
+
+    /// `build` with explicit ranking parameters (for the evaluation grid).
+    pub fn build_with(entries: &[ToolEntry], params: RankingParams) -> Result<SearchIndex> {
+        Ok(SearchIndex { data: index::build(entries, &params)?, params })
     }
 
     /// Number of indexed entries.

@@ -1,6 +1,8 @@
 //! Turning a caller's query into weighted terms: the caller's own (literal)
 //! terms at full weight, generic intent expansions at a discount.
 
+use std::cell::RefCell;
+
 use super::analyze::Analyzer;
 use super::expand::expansions;
 use super::fields::RankingParams;
@@ -30,20 +32,21 @@ impl QueryPlan {
     }
 }
 
-pub fn plan(query: &str, params: &RankingParams) -> QueryPlan {
-    let mut analyzer = Analyzer::new();
-    let mut analyzed = Vec::new();
-    analyzer.terms(query, &mut analyzed);
+thread_local! {
+    /// One analyzer per thread: its stem cache makes repeated words cheap.
+    static ANALYZER: RefCell<Analyzer> = RefCell::new(Analyzer::new());
+}
 
+pub fn plan(query: &str, params: &RankingParams) -> QueryPlan {
     let mut terms: Vec<QueryTerm> = Vec::new();
-    for term in analyzed {
-        if terms.len() >= MAX_QUERY_TERMS {
-            break;
-        }
-        if !terms.iter().any(|t| t.text == term.text) {
-            terms.push(QueryTerm { text: term.text, weight: 1.0, literal: true });
-        }
-    }
+    ANALYZER.with(|cell| {
+        let Ok(mut analyzer) = cell.try_borrow_mut() else { return };
+        analyzer.analyze(query, &mut |term, _| {
+            if terms.len() < MAX_QUERY_TERMS && !terms.iter().any(|t| t.text == term) {
+                terms.push(QueryTerm { text: term.to_string(), weight: 1.0, literal: true });
+            }
+        });
+    });
 
     if params.expansion_weight > 0.0 {
         let mut added = 0usize;

@@ -10,7 +10,7 @@ use tantivy::schema::{IndexRecordOption, Term};
 use tantivy::{DocSet, TERMINATED};
 
 use super::fields::{RankingParams, FIELD_COUNT};
-use super::index::IndexData;
+use super::index::{field_factors, IndexData};
 use super::query::QueryPlan;
 
 /// Per-thread scratch arrays sized to the catalog, reset after each use via
@@ -120,10 +120,12 @@ pub fn score(
 /// Sum the length-normalized, weighted frequency of one term over all fields
 /// into `scratch.term_tf` (BM25F), listing touched ordinals once.
 fn accumulate_term(data: &IndexData, text: &str, params: &RankingParams, scratch: &mut Scratch) {
+    // Precomputed factors serve the index's own parameters; others (the
+    // evaluation grid) are computed per posting.
+    let precomputed = *params == data.params;
     for segment in &data.segments {
         for field_index in 0..FIELD_COUNT {
-            let weight = params.weight[field_index];
-            if weight <= 0.0 {
+            if params.weight[field_index] <= 0.0 {
                 continue;
             }
             let term = Term::from_field_text(data.fields[field_index], text);
@@ -131,19 +133,20 @@ fn accumulate_term(data: &IndexData, text: &str, params: &RankingParams, scratch
             else {
                 continue;
             };
-            let b = params.b[field_index];
-            let avg = data.avg_len[field_index].max(1e-3);
             let mut doc = postings.doc();
             while doc != TERMINATED {
                 let Some(&ordinal) = segment.ordinal_of_doc.get(doc as usize) else { break };
                 let i = ordinal as usize;
-                let len = data.field_len.get(i).map(|l| l[field_index] as f32).unwrap_or(avg);
-                let norm = 1.0 - b + b * len / avg;
+                let factor = if precomputed {
+                    data.field_factor.get(i).map_or(0.0, |f| f[field_index])
+                } else {
+                    data.field_len.get(i).map_or(0.0, |lens| field_factors(lens, &data.avg_len, params)[field_index])
+                };
                 let tf = postings.term_freq() as f32;
                 if scratch.term_tf[i] == 0.0 {
                     scratch.term_touched.push(ordinal);
                 }
-                scratch.term_tf[i] += weight * tf / norm;
+                scratch.term_tf[i] += factor * tf;
                 doc = postings.advance();
             }
         }
