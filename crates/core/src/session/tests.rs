@@ -1,1 +1,662 @@
-//! Session tests.
+//! Session rules: surfaces per mode (golden), dispatch, argument repair,
+//! exact hidden-name dispatch, fail-closed handling, hydration, telemetry and
+//! events. The executor here is a scripted test double for the gateway's
+//! (the real one is JS, tested in __test__/session.test.mjs).
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Wake, Waker};
+
+use serde_json::{json, Value};
+
+use super::*;
+use crate::catalog::{Catalog, CatalogOptions};
+use crate::config::resolve;
+use crate::surfaces::tests::assert_golden;
+use crate::surfaces::SurfaceFormat;
+
+// ---- harness ------------------------------------------------------------
+
+struct ThreadWaker(std::thread::Thread);
+impl Wake for ThreadWaker {
+    fn wake(self: Arc<Self>) {
+        self.0.unpark();
+    }
+}
+
+fn block_on<F: Future>(future: F) -> F::Output {
+    let waker = Waker::from(Arc::new(ThreadWaker(std::thread::current())));
+    let mut cx = Context::from_waker(&waker);
+    let mut future = std::pin::pin!(future);
+    loop {
+        if let Poll::Ready(out) = future.as_mut().poll(&mut cx) {
+            return out;
+        }
+        std::thread::park();
+    }
+}
+
+/// Scripted gateway: outcome per tool name (default: ok echo), records calls.
+#[derive(Default)]
+struct TestExecutor {
+    outcomes: Mutex<HashMap<String, ExecutorOutcome>>,
+    calls: Mutex<Vec<ExecutorCall>>,
+    /// Tools whose call never finishes (for cancellation).
+    hang: Mutex<Vec<String>>,
+}
+
+impl TestExecutor {
+    fn with(name: &str, outcome: ExecutorOutcome) -> Arc<Self> {
+        let e = TestExecutor::default();
+        e.outcomes.lock().unwrap().insert(name.into(), outcome);
+        Arc::new(e)
+    }
+    fn calls(&self) -> Vec<ExecutorCall> {
+        self.calls.lock().unwrap().clone()
+    }
+}
+
+impl Executor for TestExecutor {
+    fn call(&self, call: ExecutorCall) -> BoxFuture<ExecutorOutcome> {
+        self.calls.lock().unwrap().push(call.clone());
+        if self.hang.lock().unwrap().contains(&call.name) {
+            return Box::pin(std::future::pending());
+        }
+        let outcome = self.outcomes.lock().unwrap().get(&call.name).cloned().unwrap_or_else(|| {
+            ExecutorOutcome::Ok(json!({ "content": [{ "type": "text", "text": format!("OK {}", call.name) }], "details": call.args }))
+        });
+        Box::pin(async move { outcome })
+    }
+}
+
+fn marker_tool(name: &str, description: &str) -> Value {
+    json!({ "name": name, "description": description,
+            "inputSchema": { "type": "object", "properties": { "marker": { "type": "string" } },
+                             "required": ["marker"], "additionalProperties": false } })
+}
+
+fn sample_tools() -> Vec<Value> {
+    vec![
+        json!({ "name": "get_weather", "owner": "weather", "description": "Current weather and forecast for a city.",
+                "inputSchema": { "type": "object", "properties": { "city": { "type": "string" }, "units": { "enum": ["metric", "imperial"] } },
+                                 "required": ["city"], "additionalProperties": false } }),
+        json!({ "name": "send_message", "description": "Send a chat message to a channel.",
+                "inputSchema": { "type": "object", "properties": { "channel": { "type": "string" }, "text": { "type": "string" } },
+                                 "required": ["channel", "text"], "additionalProperties": false } }),
+        json!({ "name": "create_user", "owner": "crm", "description": "Create a CRM user with a display name.",
+                "inputSchema": { "type": "object", "properties": { "name": { "type": "string" }, "email": { "type": "string" } },
+                                 "required": ["name"], "additionalProperties": false } }),
+        json!({ "source": "mcp", "owner": "github", "name": "create_issue", "description": "Open a GitHub issue.",
+                "inputSchema": { "type": "object", "properties": { "title": { "type": "string" } }, "required": ["title"] } }),
+        json!({ "source": "client", "name": "select_file", "description": "Let the user pick a file in the app.",
+                "inputSchema": { "type": "object", "properties": {} } }),
+        json!({ "name": "exec", "description": "Run a shell command.", "catalogMode": "direct-only",
+                "inputSchema": { "type": "object", "properties": { "command": { "type": "string" } }, "required": ["command"] } }),
+        marker_tool("fake_plugin_tool_01", "Fake plugin tool number one for QA."),
+    ]
+}
+
+fn catalog_of(tools: Vec<Value>) -> Catalog {
+    Catalog::from_records(tools, &CatalogOptions::default()).unwrap()
+}
+
+fn config(raw: Value) -> crate::config::ResolvedConfig {
+    resolve(&raw, true)
+}
+
+fn session_with(
+    tools: Vec<Value>,
+    raw_config: Value,
+    executor: Arc<TestExecutor>,
+    options: SessionOptions,
+) -> crate::Result<Session> {
+    Session::new(&catalog_of(tools), config(raw_config), executor, options)
+}
+
+fn session(mode: &str) -> (Session, Arc<TestExecutor>) {
+    let executor = Arc::new(TestExecutor::default());
+    let raw = if mode == "direct" { json!(false) } else { json!({ "mode": mode }) };
+    (session_with(sample_tools(), raw, executor.clone(), SessionOptions::default()).unwrap(), executor)
+}
+
+fn handle(s: &Session, name: &str, args: Value) -> ToolResult {
+    block_on(s.handle(name, args, HandleOptions::default()))
+}
+
+fn code_of(r: &ToolResult) -> &str {
+    r.error.as_ref().map_or("", |e| e.code.as_str())
+}
+
+fn names(surface: &crate::surfaces::ModelSurface) -> Vec<String> {
+    surface.tools.iter().map(|t| t["name"].as_str().unwrap_or_default().to_string()).collect()
+}
+
+fn events_sink() -> (EventSink, Arc<Mutex<Vec<SessionEvent>>>) {
+    let store = Arc::new(Mutex::new(Vec::new()));
+    let s2 = store.clone();
+    (Arc::new(move |e: &SessionEvent| s2.lock().unwrap().push(e.clone())), store)
+}
+
+// ---- surfaces -----------------------------------------------------------
+
+#[test]
+fn surface_tools_per_mode() {
+    let (tools, _) = session("tools");
+    assert_eq!(names(&tools.surface(SurfaceFormat::Neutral)), ["tool_search", "tool_describe", "tool_call", "exec"]);
+    assert!(tools.surface(SurfaceFormat::Neutral).directory_prompt.is_none());
+
+    let (code, _) = session("code");
+    assert_eq!(names(&code.surface(SurfaceFormat::Neutral)), ["tool_search_code", "exec"]);
+
+    let (directory, _) = session("directory");
+    let surface = directory.surface(SurfaceFormat::Neutral);
+    assert_eq!(names(&surface), ["tool_search", "tool_describe", "tool_call", "exec", "select_file"]);
+    let prompt = surface.directory_prompt.as_deref().unwrap();
+    assert!(prompt.contains("- get_weather (weather): Current weather"));
+    assert!(!prompt.contains("create_issue") && !prompt.contains("select_file") && !prompt.contains("- exec"));
+    assert_eq!(surface.bytes.directory_prompt, prompt.len());
+
+    let (direct, _) = session("direct");
+    let surface = direct.surface(SurfaceFormat::Neutral);
+    assert_eq!(
+        names(&surface),
+        ["exec", "select_file", "github__create_issue", "fake_plugin_tool_01", "send_message", "create_user", "get_weather"]
+    );
+}
+
+#[test]
+fn surface_bytes_are_the_serialized_tools() {
+    for format in SurfaceFormat::ALL {
+        let (s, _) = session("directory");
+        let surface = s.surface(format);
+        assert_eq!(surface.bytes.tools, serde_json::to_string(&surface.tools).unwrap().len());
+    }
+}
+
+#[test]
+fn tool_search_bytes_are_smaller_than_direct_for_many_tools() {
+    let tools: Vec<Value> = (1..=36).map(|i| marker_tool(&format!("fake_plugin_tool_{i:02}"), "Fake plugin tool.")).collect();
+    let e = Arc::new(TestExecutor::default());
+    let direct = session_with(tools.clone(), json!(false), e.clone(), SessionOptions::default()).unwrap();
+    let search = session_with(tools, json!({ "mode": "tools" }), e, SessionOptions::default()).unwrap();
+    let (d, t) = (direct.surface(SurfaceFormat::OpenaiResponses), search.surface(SurfaceFormat::OpenaiResponses));
+    assert_eq!(d.tools.len(), 36);
+    assert!(t.bytes.tools < d.bytes.tools, "{} vs {}", t.bytes.tools, d.bytes.tools);
+}
+
+#[test]
+fn golden_surfaces_per_mode_and_format() {
+    for mode in ["tools", "code", "directory", "direct"] {
+        let (s, _) = session(mode);
+        for format in SurfaceFormat::ALL {
+            let surface = s.surface(format);
+            let text = serde_json::to_string_pretty(&*surface).unwrap();
+            assert_golden(&format!("surface-{mode}-{}.json", format.as_str()), &(text + "\n"));
+        }
+    }
+}
+
+#[test]
+fn surface_is_memoized_and_directory_shared_across_sessions() {
+    let (a, _) = session("directory");
+    let (b, _) = session("directory");
+    let (sa, sb) = (a.surface(SurfaceFormat::Anthropic), a.surface(SurfaceFormat::Anthropic));
+    assert!(Arc::ptr_eq(&sa, &sb));
+    let (pa, pb) = (a.directory_prompt().unwrap(), b.directory_prompt().unwrap());
+    assert!(Arc::ptr_eq(&pa, &pb), "same snapshot and options reuse the rendered text");
+}
+
+#[test]
+fn directory_budget_follows_context_tokens() {
+    let tools: Vec<Value> =
+        (0..300).map(|i| marker_tool(&format!("plugin_tool_{i:03}"), &"Does something useful. ".repeat(10))).collect();
+    let e = Arc::new(TestExecutor::default());
+    let options = SessionOptions { context_tokens: Some(7_680), ..Default::default() };
+    let small = session_with(tools.clone(), json!({ "mode": "directory" }), e.clone(), options).unwrap();
+    let prompt = small.directory_prompt().unwrap();
+    assert!(prompt.chars().count() <= 768);
+    assert!(prompt.contains("more deferred tools are not listed"));
+    let large = session_with(tools, json!({ "mode": "directory" }), e, SessionOptions::default()).unwrap();
+    assert!(large.directory_prompt().unwrap().chars().count() > 768);
+}
+
+// ---- construction -------------------------------------------------------
+
+#[test]
+fn client_name_collisions_fail_in_directory_mode_only() {
+    let mut tools = sample_tools();
+    tools.push(json!({ "source": "client", "name": "send_message", "description": "client copy" }));
+    let e = Arc::new(TestExecutor::default());
+    let err = session_with(tools.clone(), json!({ "mode": "directory" }), e.clone(), SessionOptions::default()).unwrap_err();
+    assert_eq!(err.code, crate::ErrorCode::NameCollision);
+    assert!(err.message.contains("client:client:send_message"), "{}", err.message);
+    assert!(session_with(tools, json!({ "mode": "tools" }), e, SessionOptions::default()).is_ok());
+}
+
+#[test]
+fn direct_tools_must_not_shadow_control_tools_or_repeat() {
+    let e = Arc::new(TestExecutor::default());
+    let def = |n: &str| ToolDefinition::new(n, "", None);
+    let shadow = SessionOptions { direct_tools: vec![def("tool_call")], ..Default::default() };
+    let err = session_with(sample_tools(), json!({ "mode": "tools" }), e.clone(), shadow).unwrap_err();
+    assert_eq!(err.code, crate::ErrorCode::NameCollision);
+    let twice = SessionOptions { direct_tools: vec![def("read"), def("read")], ..Default::default() };
+    assert_eq!(session_with(sample_tools(), json!({ "mode": "tools" }), e.clone(), twice).unwrap_err().code, crate::ErrorCode::NameCollision);
+    // Gateway direct tools come first; the catalog's direct-only copy is not repeated.
+    let exec = SessionOptions { direct_tools: vec![def("exec"), def("read")], ..Default::default() };
+    let s = session_with(sample_tools(), json!({ "mode": "tools" }), e, exec).unwrap();
+    assert_eq!(names(&s.surface(SurfaceFormat::Neutral)), ["tool_search", "tool_describe", "tool_call", "exec", "read"]);
+}
+
+// ---- search and describe ------------------------------------------------
+
+#[test]
+fn tool_search_single_batch_and_errors() {
+    let (s, _) = session("tools");
+    let r = handle(&s, "tool_search", json!({ "query": "weather forecast for a city" }));
+    assert!(r.ok, "{r:?}");
+    let hits = r.value.as_ref().unwrap().as_array().unwrap();
+    assert_eq!(hits[0]["id"], "openclaw:weather:get_weather");
+    assert_eq!(r.content, serde_json::to_string(r.value.as_ref().unwrap()).unwrap());
+
+    let r = handle(&s, "tool_search", json!({ "query": "weather", "queries": [{ "query": "send chat message", "limit": 1 }, "github issue"] }));
+    let groups = r.value.as_ref().unwrap()["results"].as_array().unwrap().clone();
+    assert_eq!(groups.iter().map(|g| g["query"].as_str().unwrap()).collect::<Vec<_>>(), ["weather", "send chat message", "github issue"]);
+    assert_eq!(groups[1]["candidates"].as_array().unwrap().len(), 1);
+
+    assert_eq!(code_of(&handle(&s, "tool_search", json!({ "query": "x", "limit": 0 }))), "INVALID_LIMIT");
+    assert_eq!(code_of(&handle(&s, "tool_search", json!({ "query": "x", "limit": "5" }))), "INVALID_LIMIT");
+    assert_eq!(code_of(&handle(&s, "tool_search", json!({}))), "INVALID_QUERY");
+    assert_eq!(code_of(&handle(&s, "tool_search", json!({ "queries": vec![json!("q"); 17] }))), "INVALID_QUERY");
+    assert_eq!(code_of(&handle(&s, "tool_search", json!({ "query": "x".repeat(513) }))), "INVALID_QUERY");
+    // Provider-style JSON string arguments.
+    assert!(handle(&s, "tool_search", json!("{\"query\":\"send message\"}")).ok);
+}
+
+#[test]
+fn batch_response_budget_marks_truncated_groups() {
+    let tools: Vec<Value> = (0..120)
+        .map(|i| marker_tool(&format!("report_tool_{i:03}"), &format!("Generate report {i} with {}", "detail ".repeat(40))))
+        .collect();
+    let e = Arc::new(TestExecutor::default());
+    let s = session_with(tools, json!({ "mode": "tools", "maxSearchLimit": 50 }), e, SessionOptions::default()).unwrap();
+    let queries: Vec<Value> = (0..4).map(|i| json!({ "query": format!("generate report {i}"), "limit": 20 })).collect();
+    let r = handle(&s, "tool_search", json!({ "queries": queries }));
+    assert!(r.ok, "{r:?}");
+    let value = r.value.unwrap();
+    assert!(r.content.chars().count() <= crate::limits::BATCH_RESPONSE_BUDGET_CHARS, "{}", r.content.chars().count());
+    assert_eq!(value["truncated"], true);
+    let groups = value["results"].as_array().unwrap();
+    let total: usize = groups.iter().map(|g| g["candidates"].as_array().unwrap().len()).sum();
+    assert!(total <= crate::limits::MAX_BATCH_CANDIDATES);
+    assert!(groups.iter().all(|g| g["truncated"] == true));
+}
+
+#[test]
+fn tool_describe_by_id_name_and_unknown() {
+    let (s, _) = session("tools");
+    let r = handle(&s, "tool_describe", json!({ "id": "openclaw:weather:get_weather" }));
+    assert_eq!(r.value.as_ref().unwrap()["parameters"]["required"], json!(["city"]));
+    assert!(handle(&s, "tool_describe", json!({ "id": "get_weather" })).ok);
+    assert!(handle(&s, "tool_describe", json!({ "toolId": "get_weather" })).ok);
+    let r = handle(&s, "tool_describe", json!({ "id": "get_wether" }));
+    assert_eq!(code_of(&r), "TOOL_NOT_FOUND");
+    assert!(r.content.starts_with("Unknown tool id: get_wether. Did you mean: openclaw:weather:get_weather"), "{}", r.content);
+    let r = handle(&s, "tool_describe", json!({ "id": "get_weather", "name": "send_message" }));
+    assert_eq!(code_of(&r), "AMBIGUOUS_TOOL");
+}
+
+#[test]
+fn control_tools_outside_the_mode_are_refused() {
+    let (code, _) = session("code");
+    assert_eq!(code_of(&handle(&code, "tool_search", json!({ "query": "x" }))), "TOOL_NOT_FOUND");
+    let (tools, _) = session("tools");
+    assert_eq!(code_of(&handle(&tools, "tool_search_code", json!({ "code": "return 1" }))), "TOOL_NOT_FOUND");
+    assert!(!tools.handles("tool_search_code") && tools.handles("tool_call"));
+    let (direct, _) = session("direct");
+    assert_eq!(code_of(&handle(&direct, "tool_call", json!({ "id": "send_message" }))), "TOOL_NOT_FOUND");
+}
+
+// ---- tool_call and argument repair --------------------------------------
+
+#[test]
+fn tool_call_runs_validated_input_through_the_executor() {
+    let (s, e) = session("tools");
+    let r = handle(&s, "tool_call", json!({ "id": "openclaw:weather:get_weather", "args": { "city": "Paris" } }));
+    assert!(r.ok, "{r:?}");
+    let v = r.value.unwrap();
+    assert_eq!(v["tool"], json!({ "id": "openclaw:weather:get_weather", "name": "get_weather", "source": "openclaw", "sourceName": "weather" }));
+    assert_eq!(v["result"]["details"], json!({ "city": "Paris" }));
+    let calls = e.calls();
+    assert_eq!(calls.len(), 1);
+    assert_eq!((calls[0].id.as_str(), calls[0].owner.as_str()), ("openclaw:weather:get_weather", "weather"));
+}
+
+#[test]
+fn invalid_trusted_input_never_executes() {
+    let (s, e) = session("tools");
+    let r = handle(&s, "tool_call", json!({ "id": "get_weather", "args": { "cty": "Paris" } }));
+    assert_eq!(code_of(&r), "INVALID_ARGS");
+    assert!(r.content.contains("city") && r.content.contains("Nothing was run"), "{}", r.content);
+    let r = handle(&s, "tool_call", json!({ "id": "get_weather", "args": { "city": 5 } }));
+    assert_eq!(code_of(&r), "INVALID_ARGS");
+    assert!(e.calls().is_empty());
+    // Untrusted (MCP) input goes to the gateway, which validates it there.
+    assert!(handle(&s, "tool_call", json!({ "id": "mcp:github:create_issue", "args": { "anything": 1 } })).ok);
+    assert_eq!(e.calls().len(), 1);
+}
+
+#[test]
+fn flattened_and_aliased_arguments_are_repaired() {
+    let (s, e) = session("tools");
+    for args in [
+        json!({ "id": "get_weather", "city": "Paris" }),
+        json!({ "toolId": "get_weather", "args": { "city": "Paris" } }),
+        json!({ "tool_id": "openclaw:weather:get_weather", "input": { "city": "Paris" } }),
+        json!({ "name": "get_weather", "arguments": "{\"city\":\"Paris\"}" }),
+        json!({ "id": "get_weather", "args": "{\"city\":\"Paris\"}" }),
+        json!("{\"id\":\"get_weather\",\"args\":{\"city\":\"Paris\"}}"),
+        json!({ "id": "get_weather", "name": "get_weather", "city": "Paris" }),
+    ] {
+        let r = handle(&s, "tool_call", args.clone());
+        assert!(r.ok, "{args} -> {r:?}");
+    }
+    assert!(e.calls().iter().all(|c| c.args == json!({ "city": "Paris" })));
+    // A tool that takes `name`: a flattened `name` is an argument, not a selector.
+    let r = handle(&s, "tool_call", json!({ "id": "create_user", "name": "Ada", "email": "a@b.c" }));
+    assert!(r.ok, "{r:?}");
+    assert_eq!(e.calls().last().unwrap().args, json!({ "name": "Ada", "email": "a@b.c" }));
+}
+
+#[test]
+fn ambiguous_selectors_are_rejected() {
+    let (s, e) = session("tools");
+    let cases = [
+        (json!({ "id": "get_weather", "toolId": "send_message", "args": {} }), "AMBIGUOUS_TOOL"),
+        (json!({ "id": "get_weather", "name": "send_message", "args": { "city": "x" } }), "AMBIGUOUS_TOOL"),
+        (json!({ "id": "get_weather", "name": "send_message", "city": "x" }), "AMBIGUOUS_TOOL"),
+        (json!({ "id": "get_weather", "args": { "city": "x" }, "input": { "city": "y" } }), "INVALID_REQUEST"),
+        (json!({ "id": "get_weather", "args": { "city": "x" }, "units": "metric" }), "INVALID_REQUEST"),
+        (json!({ "args": { "city": "x" } }), "INVALID_REQUEST"),
+        (json!({ "id": 7 }), "INVALID_REQUEST"),
+        (json!({ "id": "get_weather", "args": [1] }), "INVALID_REQUEST"),
+        (json!([1, 2]), "INVALID_REQUEST"),
+    ];
+    for (args, code) in cases {
+        let r = handle(&s, "tool_call", args.clone());
+        assert_eq!(code_of(&r), code, "{args} -> {}", r.content);
+    }
+    assert!(e.calls().is_empty());
+}
+
+#[test]
+fn hostile_argument_depth_is_refused() {
+    let (s, e) = session("tools");
+    let mut deep = json!("x");
+    for _ in 0..100 {
+        deep = json!({ "a": deep });
+    }
+    let r = handle(&s, "tool_call", json!({ "id": "mcp:github:create_issue", "args": deep }));
+    assert_eq!(code_of(&r), "INVALID_REQUEST");
+    assert!(e.calls().is_empty());
+}
+
+// ---- exact hidden-name dispatch -----------------------------------------
+
+#[test]
+fn directory_mode_calls_exact_hidden_names() {
+    let (s, e) = session("directory");
+    assert!(s.handles("get_weather") && s.handles("select_file") && s.handles("create_issue"));
+    assert!(!s.handles("exec"), "direct tools are the gateway's");
+    assert!(!s.handles("openclaw:weather:get_weather") && !s.handles("Get_Weather"));
+    let r = handle(&s, "get_weather", json!({ "city": "Paris" }));
+    assert!(r.ok, "{r:?}");
+    assert_eq!(e.calls()[0].id, "openclaw:weather:get_weather");
+    // Ids and near-misses are rejected, nothing runs.
+    let r = handle(&s, "openclaw:weather:get_weather", json!({ "city": "Paris" }));
+    assert_eq!(code_of(&r), "TOOL_NOT_FOUND");
+    assert!(r.content.contains("is a tool id, not a tool name"));
+    let r = handle(&s, "get_wether", json!({ "city": "Paris" }));
+    assert_eq!(code_of(&r), "TOOL_NOT_FOUND");
+    assert!(r.content.contains("Did you mean"));
+    assert_eq!(code_of(&handle(&s, "exec", json!({ "command": "ls" }))), "INVALID_REQUEST");
+    // Validation applies to direct calls too.
+    assert_eq!(code_of(&handle(&s, "get_weather", json!({}))), "INVALID_ARGS");
+    assert_eq!(e.calls().len(), 1);
+}
+
+#[test]
+fn directory_mode_refuses_duplicate_names() {
+    let mut tools = sample_tools();
+    tools.push(json!({ "name": "send_message", "owner": "slack", "description": "Slack copy" }));
+    let e = Arc::new(TestExecutor::default());
+    let s = session_with(tools, json!({ "mode": "directory" }), e.clone(), SessionOptions::default()).unwrap();
+    let r = handle(&s, "send_message", json!({ "channel": "c", "text": "t" }));
+    assert_eq!(code_of(&r), "AMBIGUOUS_TOOL");
+    assert!(!s.directory_prompt().unwrap().contains("send_message"));
+    assert!(e.calls().is_empty());
+}
+
+#[test]
+fn tools_mode_does_not_dispatch_hidden_names() {
+    let (s, e) = session("tools");
+    assert!(!s.handles("get_weather"));
+    assert_eq!(code_of(&handle(&s, "get_weather", json!({ "city": "Paris" }))), "TOOL_NOT_FOUND");
+    assert!(e.calls().is_empty());
+}
+
+#[test]
+fn direct_mode_dispatches_visible_names_including_mcp_operations() {
+    let (s, e) = session("direct");
+    assert!(handle(&s, "github__create_issue", json!({ "title": "t" })).ok);
+    assert_eq!(e.calls()[0].id, "mcp:github:create_issue");
+    assert_eq!(code_of(&handle(&s, "create_issue", json!({ "title": "t" }))), "TOOL_NOT_FOUND");
+}
+
+// ---- fail closed --------------------------------------------------------
+
+#[test]
+fn policy_removed_tools_cannot_be_searched_described_or_called() {
+    let options: CatalogOptions = serde_json::from_value(json!({ "policy": { "session": { "deny": ["get_weather"] } } })).unwrap();
+    let catalog = Catalog::from_records(sample_tools(), &options).unwrap();
+    let e = Arc::new(TestExecutor::default());
+    let s = Session::new(&catalog, config(json!({ "mode": "directory" })), e.clone(), SessionOptions::default()).unwrap();
+    let r = handle(&s, "tool_search", json!({ "query": "get_weather" }));
+    assert!(r.value.unwrap().as_array().unwrap().iter().all(|h| h["name"] != "get_weather"));
+    assert_eq!(code_of(&handle(&s, "tool_describe", json!({ "id": "openclaw:weather:get_weather" }))), "TOOL_NOT_FOUND");
+    assert_eq!(code_of(&handle(&s, "tool_call", json!({ "id": "openclaw:weather:get_weather", "args": { "city": "x" } }))), "TOOL_NOT_FOUND");
+    assert_eq!(code_of(&handle(&s, "get_weather", json!({ "city": "x" }))), "TOOL_NOT_FOUND");
+    assert!(!s.directory_prompt().unwrap().contains("get_weather"));
+    assert!(s.hydrate("weather in Paris", None, &["get_weather".into()]).is_empty());
+    assert!(e.calls().is_empty());
+}
+
+#[test]
+fn executor_missing_tool_fails_the_call() {
+    let e = TestExecutor::with("send_message", ExecutorOutcome::Missing("plugin unloaded".into()));
+    let s = session_with(sample_tools(), json!({ "mode": "tools" }), e.clone(), SessionOptions::default()).unwrap();
+    let r = handle(&s, "tool_call", json!({ "id": "send_message", "args": { "channel": "c", "text": "t" } }));
+    assert_eq!((r.ok, r.status, code_of(&r)), (false, ResultStatus::Error, "TOOL_UNAVAILABLE"));
+    assert!(r.content.contains("plugin unloaded") && r.content.contains("was not run"));
+    assert_eq!(e.calls().len(), 1, "not retried, not swapped");
+}
+
+#[test]
+fn executor_block_is_a_blocked_result_never_retried() {
+    let e = TestExecutor::with("send_message", ExecutorOutcome::Blocked("approval denied".into()));
+    let s = session_with(sample_tools(), json!({ "mode": "tools" }), e.clone(), SessionOptions::default()).unwrap();
+    let r = handle(&s, "tool_call", json!({ "id": "send_message", "args": { "channel": "c", "text": "t" } }));
+    assert_eq!((r.ok, r.status, code_of(&r)), (false, ResultStatus::Blocked, "TOOL_BLOCKED"));
+    assert!(r.content.contains("approval denied") && r.content.contains("Do not retry"));
+    assert_eq!(e.calls().len(), 1);
+    let t = s.telemetry();
+    assert_eq!(t.tools_called[0].blocked, 1);
+}
+
+#[test]
+fn executor_failure_is_reported() {
+    let e = TestExecutor::with("send_message", ExecutorOutcome::Failed("channel not found".into()));
+    let s = session_with(sample_tools(), json!({ "mode": "tools" }), e, SessionOptions::default()).unwrap();
+    let r = handle(&s, "tool_call", json!({ "id": "send_message", "args": { "channel": "c", "text": "t" } }));
+    assert_eq!(code_of(&r), "TOOL_FAILED");
+    assert!(r.content.contains("channel not found"));
+}
+
+#[test]
+fn cancellation_stops_waiting_and_signals_the_executor() {
+    let e = Arc::new(TestExecutor::default());
+    e.hang.lock().unwrap().push("send_message".into());
+    let s = session_with(sample_tools(), json!({ "mode": "tools" }), e.clone(), SessionOptions::default()).unwrap();
+    let cancel = CancelSignal::new();
+    let c2 = cancel.clone();
+    let t = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        c2.cancel("run aborted");
+    });
+    let r = block_on(s.handle(
+        "tool_call",
+        json!({ "id": "send_message", "args": { "channel": "c", "text": "t" } }),
+        HandleOptions { tool_call_id: Some("call_9".into()), cancel: Some(cancel) },
+    ));
+    t.join().unwrap();
+    assert_eq!(code_of(&r), "CANCELLED");
+    assert!(r.content.contains("run aborted"));
+    let calls = e.calls();
+    assert_eq!(calls[0].tool_call_id, "call_9");
+    assert!(calls[0].cancel.is_cancelled());
+    // Already cancelled: nothing reaches the executor.
+    let cancel = CancelSignal::new();
+    cancel.cancel("early");
+    let r = block_on(s.handle("tool_call", json!({ "id": "get_weather", "args": { "city": "x" } }), HandleOptions { tool_call_id: None, cancel: Some(cancel) }));
+    assert_eq!(code_of(&r), "CANCELLED");
+    assert_eq!(e.calls().len(), 1);
+}
+
+// ---- hydrate ------------------------------------------------------------
+
+#[test]
+fn hydrate_picks_trusted_likely_tools_required_first() {
+    let mut tools = sample_tools();
+    tools.push(json!({ "source": "mcp", "owner": "weather", "name": "weather_mcp", "description": "Weather forecast for a city from MCP." }));
+    tools.push(json!({ "source": "client", "name": "weather_client", "description": "Weather forecast for a city in the app." }));
+    let e = Arc::new(TestExecutor::default());
+    let s = session_with(tools, json!({ "mode": "directory" }), e, SessionOptions::default()).unwrap();
+    let defs = s.hydrate("What's the weather forecast in Paris?", None, &["send_message".into(), "create_issue".into()]);
+    let names: Vec<&str> = defs.iter().map(|d| d.name.as_str()).collect();
+    assert_eq!(names[0], "send_message", "required first");
+    assert!(names.contains(&"get_weather"), "{names:?}");
+    assert!(!names.iter().any(|n| ["create_issue", "weather_mcp", "weather_client", "select_file"].contains(n)), "{names:?}");
+    assert!(defs.len() <= 4);
+    assert_eq!(s.hydrate("weather", Some(1), &[]).len(), 1);
+    assert_eq!(s.hydrate("weather", Some(50), &[]).len().min(4), s.hydrate("weather", Some(50), &[]).len());
+    assert!(s.hydrate("", None, &[]).is_empty());
+    let (tools_mode, _) = session("tools");
+    assert!(tools_mode.hydrate("weather", None, &[]).is_empty());
+}
+
+// ---- telemetry and events -----------------------------------------------
+
+#[test]
+fn telemetry_and_events_answer_the_session_log_questions() {
+    let (sink, events) = events_sink();
+    let e = Arc::new(TestExecutor::default());
+    let s = session_with(sample_tools(), json!({ "mode": "tools" }), e, SessionOptions { on_event: Some(sink), ..Default::default() }).unwrap();
+    let surface = s.surface(SurfaceFormat::OpenaiResponses);
+    s.record_request_bytes(1_234);
+    s.record_request_bytes(766);
+    handle(&s, "tool_search", json!({ "queries": [{ "query": "fake plugin tool" }, { "query": "weather" }] }));
+    handle(&s, "tool_describe", json!({ "id": "fake_plugin_tool_01" }));
+    handle(&s, "tool_call", json!({ "id": "fake_plugin_tool_01", "args": { "marker": "m" } }));
+    handle(&s, "tool_call", json!({ "id": "mcp:github:create_issue", "args": { "title": "t" } }));
+
+    let t = s.telemetry();
+    assert_eq!(t.schemas_up_front, 4);
+    assert_eq!(t.catalog_schemas_up_front, 0);
+    assert_eq!(t.surface_bytes.tools, surface.bytes.tools as u64);
+    assert_eq!((t.request_bytes.total, t.request_bytes.requests), (2_000, 2));
+    assert_eq!((t.searches, t.describes, t.calls), (1, 1, 2));
+    assert_eq!((t.catalog.search_count, t.catalog.describe_count, t.catalog.call_count), (1, 1, 2));
+    assert_eq!(t.catalog.catalog_size, 6);
+    assert_eq!(t.tools_called.iter().map(|c| (c.id.as_str(), c.source.as_str())).collect::<Vec<_>>(),
+        [("openclaw:core:fake_plugin_tool_01", "openclaw"), ("mcp:github:create_issue", "mcp")]);
+    let json = serde_json::to_value(&t).unwrap();
+    assert_eq!(json["sources"], json!({ "openclaw": 4, "mcp": 1, "client": 1 }));
+    assert!(json["counterScope"].is_string());
+
+    let events = events.lock().unwrap();
+    let kinds: Vec<&str> = events.iter().map(|e| e.kind()).collect();
+    assert_eq!(kinds, ["surface", "search", "describe", "call", "call"]);
+    match &events[3] {
+        SessionEvent::Call { tool: Some(tool), outcome, via, .. } => {
+            assert_eq!((tool.id.as_str(), tool.owner.as_str(), *outcome, via.as_str()), ("openclaw:core:fake_plugin_tool_01", "core", Outcome::Ok, "tool_call"));
+        }
+        other => panic!("{other:?}"),
+    }
+    let line = serde_json::to_value(&events[1]).unwrap();
+    assert_eq!(line["type"], "search");
+    assert_eq!(line["queries"], json!(["fake plugin tool", "weather"]));
+    assert!(line["durationMs"].is_number());
+}
+
+#[test]
+fn direct_mode_counts_every_catalog_schema_up_front() {
+    let (s, _) = session("direct");
+    s.surface(SurfaceFormat::Anthropic);
+    let t = s.telemetry();
+    assert_eq!((t.schemas_up_front, t.catalog_schemas_up_front), (7, 6));
+}
+
+// ---- code mode ----------------------------------------------------------
+
+/// A code runner double that performs fixed bridge calls through the session
+/// (the real runner executes the cell in the sandbox and makes these calls).
+struct ScriptedRunner;
+
+impl CodeRunner for ScriptedRunner {
+    fn run(&self, session: Session, code: String, context: CodeContext) -> BoxFuture<Value> {
+        Box::pin(async move {
+            let hits = session.search_json(&code, &json!({ "limit": 2 })).map_err(|f| f.message);
+            let id = hits.as_ref().ok().and_then(|h| h[0]["id"].as_str().map(str::to_string)).unwrap_or_default();
+            let described = session.describe_json(&id).is_ok();
+            let unknown = session.describe_json("nope").err().map(|f| f.message).unwrap_or_default();
+            let call = session
+                .call(&id, json!({ "marker": "from-code" }), CallContext {
+                    tool_call_id: None,
+                    parent_tool_call_id: Some(context.tool_call_id.clone()),
+                    cancel: context.cancel.child(),
+                })
+                .await;
+            json!({ "ok": call.is_ok(), "value": { "described": described, "unknown": unknown, "result": call.ok() }, "logs": [] })
+        })
+    }
+}
+
+#[test]
+fn code_mode_without_runner_is_unavailable() {
+    let (s, _) = session("code");
+    let r = handle(&s, "tool_search_code", json!({ "code": "return 1" }));
+    assert_eq!(code_of(&r), "CODE_MODE_UNAVAILABLE");
+    assert_eq!(code_of(&handle(&s, "tool_search_code", json!({}))), "INVALID_REQUEST");
+}
+
+#[test]
+fn code_mode_bridges_through_the_same_session() {
+    let (sink, events) = events_sink();
+    let e = Arc::new(TestExecutor::default());
+    let options = SessionOptions { on_event: Some(sink), code_runner: Some(Arc::new(ScriptedRunner)), ..Default::default() };
+    let s = session_with(sample_tools(), json!({ "mode": "code" }), e.clone(), options).unwrap();
+    let r = block_on(s.handle("tool_search_code", json!({ "code": "fake plugin tool" }), HandleOptions { tool_call_id: Some("cell_1".into()), cancel: None }));
+    assert!(r.ok, "{r:?}");
+    let value = r.value.unwrap();
+    assert_eq!(value["value"]["described"], true);
+    assert!(value["value"]["unknown"].as_str().unwrap().contains("openclaw.tools.search"), "code-mode error text");
+    assert_eq!(value["value"]["result"]["tool"]["id"], "openclaw:core:fake_plugin_tool_01");
+    let calls = e.calls();
+    assert_eq!(calls[0].parent_tool_call_id.as_deref(), Some("cell_1"));
+    let t = s.telemetry();
+    assert_eq!((t.code_runs, t.searches, t.describes, t.calls), (1, 1, 2, 1));
+    assert_eq!(t.tools_called[0].via, "tool_search_code");
+    let kinds: Vec<&str> = events.lock().unwrap().iter().map(|e| e.kind()).collect();
+    assert_eq!(kinds, ["search", "describe", "describe", "call", "code"]);
+}

@@ -86,7 +86,11 @@ pub fn tool_search(s: &ControlSettings) -> ToolDefinition {
                 "description": "Several searches in one call, each { query, limit? }; use instead of query when you need tools for several steps.",
                 "items": {
                     "type": "object",
-                    "properties": { "query": query, "limit": limit },
+                    // Same meaning as the top-level fields (described there once).
+                    "properties": {
+                        "query": { "type": "string", "maxLength": MAX_QUERY_CHARS },
+                        "limit": { "type": "integer", "minimum": 1, "maximum": max }
+                    },
                     "required": ["query"],
                     "additionalProperties": false
                 }

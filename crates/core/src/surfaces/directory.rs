@@ -253,7 +253,7 @@ pub fn render_directory<'a>(entries: impl Iterator<Item = &'a ToolEntry>, option
 /// Memo of rendered directories, keyed by catalog fingerprint and options, so
 /// repeated turns over an unchanged catalog reuse the exact same text.
 /// Small and bounded: a gateway has few live catalogs at a time.
-const MEMO_CAPACITY: usize = 16;
+const MEMO_CAPACITY: usize = 32;
 
 type MemoKey = (String, DirectoryOptions);
 
@@ -277,6 +277,10 @@ where
     }
     let text: Arc<str> = Arc::from(render_directory(entries(), options));
     if let Ok(mut memo) = MEMO.lock() {
+        // Rendered concurrently by another caller: keep one copy.
+        if let Some((_, existing)) = memo.iter().find(|(k, _)| *k == key) {
+            return existing.clone();
+        }
         if memo.len() >= MEMO_CAPACITY {
             memo.remove(0);
         }

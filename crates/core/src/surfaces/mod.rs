@@ -53,3 +53,6 @@ impl ModelSurface {
         ModelSurface { format, tools, directory_prompt, bytes }
     }
 }
+
+#[cfg(test)]
+pub(crate) mod tests;
