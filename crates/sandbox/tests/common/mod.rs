@@ -162,7 +162,13 @@ pub async fn run_code(runner: &CodeRunner, code: &str) -> (tool_search_sandbox::
 
 /// JS helper prepended to adversarial code: `t(name, fn)` records "allowed" or the error code.
 pub const PROBE_JS: &str = r#"
-const r = {};
+const r = { uncaught: [] };
+// Denials some node versions raise asynchronously (outside the attempt's promise) are recorded,
+// not allowed to end the run (bypass prelude only: `process` is intact there).
+for (const ev of ['uncaughtException', 'unhandledRejection']) {
+  process.removeAllListeners(ev);
+  process.on(ev, (e) => r.uncaught.push(String((e && (e.code || e.message)) || e).slice(0, 200)));
+}
 const t = async (k, f) => {
   try { const v = await Promise.race([Promise.resolve().then(f), new Promise((_, rej) => setTimeout(() => rej({ code: 'HUNG' }), 2000))]); r[k] = 'allowed:' + String(v).slice(0, 200); }
   catch (e) { r[k] = (e && (e.code || e.name)) || String(e); }
