@@ -120,12 +120,16 @@ const MCP_SERVERS = ['github', 'linear', 'jira', 'slack', 'notion'];
 const VERBS = ['create', 'update', 'delete', 'list', 'get', 'search', 'archive', 'export', 'import', 'sync', 'share', 'assign', 'approve', 'close', 'restore', 'merge'];
 const NOUNS = ['event', 'contact', 'invoice', 'page', 'release', 'report', 'item', 'ticket', 'employee', 'booking', 'comment', 'label', 'project', 'note', 'task', 'file', 'team', 'webhook', 'channel', 'dashboard', 'order', 'shipment', 'policy', 'quota', 'secret', 'schedule', 'survey', 'template', 'workflow', 'invoice_line', 'budget', 'milestone'];
 
-/** Generated filler tool `i`: 60% plugin, 30% MCP, 10% client tools, unique names, varied schemas. */
+// Client (app-supplied) tools are few in practice, and directory mode keeps them all visible:
+// the filler adds at most this many, so the directory lane measures deferral, not client count.
+const MAX_FILLER_CLIENT_TOOLS = 8;
+
+/** Generated filler tool `i`: about 60% plugin and 40% MCP tools, a few client tools, unique names. */
 function fillerTool(i: number): QaTool {
   const verb = VERBS[i % VERBS.length]!;
   const noun = NOUNS[Math.floor(i / VERBS.length) % NOUNS.length]!;
   const round = Math.floor(i / (VERBS.length * NOUNS.length));
-  const bucket = i % 10;
+  const bucket = i % 10 === 9 && i < MAX_FILLER_CLIENT_TOOLS * 10 ? 9 : i % 10 === 9 ? 8 : i % 10;
   const prefix = bucket < 6
     ? PLUGIN_DOMAINS[i % PLUGIN_DOMAINS.length]!
     : bucket < 9

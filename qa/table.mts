@@ -22,7 +22,7 @@ export function formatLanes(report: QaReport): string {
     String(l.declaredTools),
     bytes(l.firstRequestBytes),
     bytes(l.totalRequestBytes),
-    l.savedBytes === null ? '-' : `${bytes(l.savedBytes)} (${l.savedPercent}%)`,
+    l.savedBytes === null ? '-' : `${bytes(l.savedBytes)} (${l.savedPercent!.toFixed(1)}%)`,
     `${l.searches}/${l.describes}/${l.calls}`,
     l.wallMs.toFixed(1),
   ]);
