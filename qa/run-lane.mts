@@ -4,7 +4,7 @@
 
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { ToolCatalog, ToolSearchSession, resolveToolSearchConfig, type ToolResult } from '../index.js';
+import { ToolCatalog, ToolSearchSession, resolveToolSearchConfig, type ModelSurface, type ResolvedToolSearchConfig, type ToolResult } from '../index.js';
 import { buildQaCatalog, QA_TARGET, OK_PREFIX, type QaCatalog, type QaTool } from './fake-plugin.mjs';
 import { FakeGateway } from './gateway.mjs';
 import { postResponses, QA_MODEL, type ResponsesFunctionCall } from './provider-client.mjs';
@@ -143,34 +143,24 @@ export async function runLane(options: RunOptions): Promise<RunResult> {
   const gateway = new FakeGateway(qa);
   if (scenario === 'approval-block') gateway.denyApproval(QA_TARGET);
 
-  const raw = LANE_CONFIG[lane];
-  const withTimeout = typeof raw === 'object' && raw !== null && options.codeTimeoutMs !== undefined ? { ...raw, codeTimeoutMs: options.codeTimeoutMs } : raw;
-  const config = resolveToolSearchConfig(withTimeout);
-  const catalog = new ToolCatalog(catalogInput(qa.tools), { policy: policyFor(scenario) });
-  const directOnly = qa.directOnly;
   const prompt = qaPrompt(scenario);
-
-  // Every lane goes through the session: in direct mode it renders every allowed schema and runs
-  // exact-name calls, so the direct lane is the gateway without Tool Search, measured the same way.
-  const session = new ToolSearchSession(catalog, config, {
-    executor: gateway.executor,
-    directTools: directOnly.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })),
-    onEvent: (event: unknown) => {
-      log.write('session.event', { event });
-    },
-  });
-  let instructions = SYSTEM_PROMPT;
-  let hydrated: string[] = [];
-  let hydratedTools: unknown[] = [];
-  if (lane === 'directory') {
-    // The turn's likely schemas, sent next to the surface (at most four, never MCP or client tools).
-    const definitions = session.hydrate(prompt);
-    hydrated = definitions.map((d) => d.name);
-    hydratedTools = definitions.map(responsesDefinition);
+  let opened: OpenedSession;
+  try {
+    opened = openSession(options, qa, scenario, gateway, log, prompt);
+  } catch (err) {
+    // A run that cannot even start (bad config, name collision, catalog error) is a failed run.
+    const message = errorInfo(err).message;
+    const wallMs = round(performance.now() - started);
+    log.write('run.end', { outcome: 'error', finalText: '', error: message, modelRequests: 0, totalRequestBytes: 0, gatewayAttempts: gateway.attempts, wallMs });
+    log.close();
+    return {
+      runId: options.runId, lane, scenario, mode: 'unknown', outcome: 'error', finalText: '', error: message, logPath: log.path, wallMs,
+      modelRequests: 0, declaredTools: [], firstRequestBytes: 0, totalRequestBytes: 0, counts: { searches: 0, describes: 0, calls: 0 },
+      finalTool: null, toolCalls: [], hydrated: [], gateway, qaCatalog: qa, telemetry: null,
+    };
   }
-  const surface = session.surface('openai-responses');
-  const tools: unknown[] = [...(surface.tools as unknown[]), ...hydratedTools];
-  if (surface.directoryPrompt) instructions = `${SYSTEM_PROMPT}\n\n${surface.directoryPrompt}`;
+  const { config, catalog, session, surface, tools, instructions, hydrated } = opened;
+  const directOnly = qa.directOnly;
   const declaredTools = tools.map((t) => (t as { name: string }).name);
   log.write('run.start', {
     scenario,
@@ -273,6 +263,47 @@ export async function runLane(options: RunOptions): Promise<RunResult> {
     qaCatalog: qa,
     telemetry,
   };
+}
+
+interface OpenedSession {
+  config: ResolvedToolSearchConfig;
+  catalog: ToolCatalog;
+  session: ToolSearchSession;
+  surface: ModelSurface;
+  tools: unknown[];
+  instructions: string;
+  hydrated: string[];
+}
+
+/** Config, catalog through the policy, session, and what the first request declares. */
+function openSession(options: RunOptions, qa: QaCatalog, scenario: Scenario, gateway: FakeGateway, log: SessionLog, prompt: string): OpenedSession {
+  const raw = LANE_CONFIG[options.lane];
+  const withTimeout = typeof raw === 'object' && raw !== null && options.codeTimeoutMs !== undefined ? { ...raw, codeTimeoutMs: options.codeTimeoutMs } : raw;
+  const config = resolveToolSearchConfig(withTimeout);
+  const catalog = new ToolCatalog(catalogInput(qa.tools), { policy: policyFor(scenario) });
+
+  // Every lane goes through the session: in direct mode it renders every allowed schema and runs
+  // exact-name calls, so the direct lane is the gateway without Tool Search, measured the same way.
+  const session = new ToolSearchSession(catalog, config, {
+    executor: gateway.executor,
+    directTools: qa.directOnly.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })),
+    onEvent: (event: unknown) => {
+      log.write('session.event', { event });
+    },
+  });
+  let instructions = SYSTEM_PROMPT;
+  let hydrated: string[] = [];
+  let hydratedTools: unknown[] = [];
+  if (options.lane === 'directory') {
+    // The turn's likely schemas, sent next to the surface (at most four, never MCP or client tools).
+    const definitions = session.hydrate(prompt);
+    hydrated = definitions.map((d) => d.name);
+    hydratedTools = definitions.map(responsesDefinition);
+  }
+  const surface = session.surface('openai-responses');
+  const tools: unknown[] = [...(surface.tools as unknown[]), ...hydratedTools];
+  if (surface.directoryPrompt) instructions = `${SYSTEM_PROMPT}\n\n${surface.directoryPrompt}`;
+  return { config, catalog, session, surface, tools, instructions, hydrated };
 }
 
 async function runToolCall(
