@@ -1,0 +1,401 @@
+//! `ToolSearchSession`: one run's surfaces and control-tool dispatch. Thin:
+//! JS values in and out, everything else in `tool_search_core::session`.
+//!
+//! The executor lives in JS. It is wrapped once per session in a small JS
+//! adapter (below) that always resolves with `{ status, result | reason }`,
+//! so a thrown error's `code` is read on the JS thread:
+//! - resolve with the tool result → ok;
+//! - throw an Error with `code: 'TOOL_BLOCKED'` → a blocked result (policy,
+//!   approval, hook), never retried;
+//! - throw an Error with `code: 'TOOL_UNAVAILABLE'` → the tool is gone: the
+//!   call fails closed;
+//! - any other throw → the tool failed (TOOL_FAILED with its message).
+//!
+//! The adapter passes each call an `AbortSignal`, aborted when the caller's
+//! `signal` aborts or a code cell times out. Executor, abort and `onEvent`
+//! are weak threadsafe functions: they never keep the event loop alive.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use napi::bindgen_prelude::*;
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi_derive::napi;
+use serde_json::{json, Value};
+use tool_search_core::config::{self, ResolvedConfig};
+use tool_search_core::session::{
+    direct::definition_from_value, BoxFuture, CancelSignal, EventSink, Executor, ExecutorCall, ExecutorOutcome, Failure,
+    HandleOptions, Session, SessionEvent, SessionOptions, ToolResult,
+};
+use tool_search_core::surfaces::SurfaceFormat;
+use tool_search_core::ErrorCode;
+
+use super::catalog::ToolCatalog;
+use super::errors::{from_napi, guard, js_error, to_js, JsCode, JsResult};
+
+/// Wraps the gateway's executor: `{ run(call), abort({ key, reason }) }`.
+const EXECUTOR_ADAPTER: &str = r#"(function (executor) {
+  const controllers = new Map();
+  return {
+    async run(call) {
+      const controller = new AbortController();
+      controllers.set(call.key, controller);
+      try {
+        const request = { id: call.id, name: call.name, source: call.source, owner: call.owner, args: call.args,
+                          toolCallId: call.toolCallId, signal: controller.signal };
+        if (call.parentToolCallId !== undefined) request.parentToolCallId = call.parentToolCallId;
+        const result = await executor(request);
+        const json = JSON.stringify(result === undefined ? null : result);
+        return { status: 'ok', result: json === undefined ? null : JSON.parse(json) };
+      } catch (error) {
+        const code = error !== null && typeof error === 'object' ? error.code : undefined;
+        let reason;
+        try {
+          reason = error !== null && typeof error === 'object' && 'message' in error ? String(error.message) : String(error);
+        } catch { reason = 'executor failed'; }
+        const status = code === 'TOOL_BLOCKED' ? 'blocked' : code === 'TOOL_UNAVAILABLE' ? 'missing' : 'failed';
+        return { status, reason };
+      } finally {
+        controllers.delete(call.key);
+      }
+    },
+    abort(request) {
+      const controller = controllers.get(request.key);
+      if (controller) controller.abort(new Error(request.reason));
+    },
+  };
+})"#;
+
+type JsFn = ThreadsafeFunction<Value, Promise<Value>, Value, Status, false, true>;
+type JsSink = ThreadsafeFunction<Value, Unknown<'static>, Value, Status, false, true>;
+
+struct JsExecutor {
+    run: Arc<JsFn>,
+    abort: Arc<JsSink>,
+    next_key: AtomicU64,
+}
+
+impl Executor for JsExecutor {
+    fn call(&self, call: ExecutorCall) -> BoxFuture<ExecutorOutcome> {
+        let key = self.next_key.fetch_add(1, Ordering::Relaxed);
+        let abort = Arc::clone(&self.abort);
+        let signal = call.cancel.clone();
+        call.cancel.on_cancel(move || {
+            let reason = signal.reason().unwrap_or_else(|| "cancelled".into());
+            abort.call(json!({ "key": key, "reason": reason }), ThreadsafeFunctionCallMode::NonBlocking);
+        });
+        let mut payload = json!({
+            "key": key,
+            "id": call.id,
+            "name": call.name,
+            "source": call.source.as_str(),
+            "owner": call.owner,
+            "args": call.args,
+            "toolCallId": call.tool_call_id,
+        });
+        if let Some(parent) = call.parent_tool_call_id {
+            payload["parentToolCallId"] = Value::String(parent);
+        }
+        let run = Arc::clone(&self.run);
+        Box::pin(async move {
+            let promise = match run.call_async_catch(payload).await {
+                Ok(promise) => promise,
+                Err(e) => return ExecutorOutcome::Failed(format!("executor could not be called: {}", e.reason)),
+            };
+            match promise.await {
+                Ok(answer) => outcome_of(answer),
+                Err(e) => ExecutorOutcome::Failed(e.reason),
+            }
+        })
+    }
+}
+
+fn outcome_of(answer: Value) -> ExecutorOutcome {
+    let reason = || answer.get("reason").and_then(Value::as_str).unwrap_or_default().to_string();
+    match answer.get("status").and_then(Value::as_str) {
+        Some("ok") => ExecutorOutcome::Ok(answer.get("result").cloned().unwrap_or(Value::Null)),
+        Some("blocked") => ExecutorOutcome::Blocked(reason()),
+        Some("missing") => ExecutorOutcome::Missing(reason()),
+        _ => ExecutorOutcome::Failed(reason()),
+    }
+}
+
+/// A session answers one run's control-tool calls. See `ToolSearchSessionOptions`.
+#[napi]
+pub struct ToolSearchSession {
+    pub(crate) inner: Session,
+}
+
+fn json_of(value: Unknown, what: &str) -> JsResult<Value> {
+    match value.get_type().map_err(from_napi)? {
+        ValueType::Undefined => Ok(Value::Null),
+        _ => unsafe { Value::from_napi_value(value.value().env, value.raw()) }
+            .map_err(|e| js_error(ErrorCode::InvalidRequest, format!("{what}: {}", e.reason))),
+    }
+}
+
+fn property<'a>(object: &Object<'a>, name: &str) -> JsResult<Option<Unknown<'a>>> {
+    let value: Unknown = object.get_named_property(name).map_err(from_napi)?;
+    Ok(match value.get_type().map_err(from_napi)? {
+        ValueType::Undefined | ValueType::Null => None,
+        _ => Some(value),
+    })
+}
+
+/// Accept the output of `resolveToolSearchConfig` (re-resolved, so values are
+/// clamped the same way) or a raw `tools.toolSearch` value.
+fn config_of(raw: Value) -> ResolvedConfig {
+    match &raw {
+        Value::Object(obj) if obj.contains_key("enabled") && obj.contains_key("mode") => {
+            if obj.get("enabled") == Some(&Value::Bool(false)) || obj.get("mode") == Some(&json!("direct")) {
+                return config::resolve(&Value::Bool(false), false);
+            }
+            let supported = obj.get("codeModeSupported").and_then(Value::as_bool).unwrap_or(false);
+            let mut again = serde_json::Map::new();
+            for key in ["mode", "codeTimeoutMs", "maxSearchLimit", "searchDefaultLimit"] {
+                if let Some(v) = obj.get(key) {
+                    again.insert(key.into(), v.clone());
+                }
+            }
+            config::resolve(&Value::Object(again), supported)
+        }
+        _ => config::resolve(&raw, false),
+    }
+}
+
+fn to_value<T: serde::Serialize>(value: &T) -> JsResult<Value> {
+    serde_json::to_value(value).map_err(|e| js_error(ErrorCode::Internal, e.to_string()))
+}
+
+fn error_result(tool_name: &str, e: tool_search_core::Error) -> Value {
+    serde_json::to_value(ToolResult::from_outcome(tool_name, Err(Failure::from(e)))).unwrap_or(Value::Null)
+}
+
+#[napi]
+impl ToolSearchSession {
+    /// Build a session over a catalog and a resolved config. Throws
+    /// NAME_COLLISION when client tool names collide with OpenClaw, plugin or
+    /// MCP tools in directory mode, or a direct tool shadows a control tool.
+    #[napi(
+        constructor,
+        ts_args_type = "catalog: ToolCatalog, config: ResolvedToolSearchConfig | unknown, options: ToolSearchSessionOptions"
+    )]
+    pub fn new(env: Env, catalog: &ToolCatalog, config: Unknown, options: Object) -> Result<Self, JsCode> {
+        guard(|| {
+            let config = config_of(json_of(config, "config")?);
+            let executor = property(&options, "executor")?
+                .filter(|v| v.get_type().ok() == Some(ValueType::Function))
+                .ok_or_else(|| js_error(ErrorCode::InvalidRequest, "options.executor must be a function"))?;
+            let executor = js_executor(&env, executor)?;
+
+            let direct_tools = match property(&options, "directTools")? {
+                None => Vec::new(),
+                Some(v) => match json_of(v, "options.directTools")? {
+                    Value::Array(items) => {
+                        items.iter().map(definition_from_value).collect::<std::result::Result<Vec<_>, _>>().map_err(to_js)?
+                    }
+                    _ => return Err(js_error(ErrorCode::InvalidRequest, "options.directTools must be an array")),
+                },
+            };
+            let context_tokens = match property(&options, "contextTokens")? {
+                None => None,
+                Some(v) => match json_of(v, "options.contextTokens")?.as_f64() {
+                    Some(n) if n.is_finite() && n >= 0.0 => Some(n.floor() as u64),
+                    _ => {
+                        return Err(js_error(ErrorCode::InvalidRequest, "options.contextTokens must be a non-negative number"))
+                    }
+                },
+            };
+            let on_event = match property(&options, "onEvent")? {
+                None => None,
+                Some(v) if v.get_type().ok() == Some(ValueType::Function) => Some(event_sink(v)?),
+                Some(_) => return Err(js_error(ErrorCode::InvalidRequest, "options.onEvent must be a function")),
+            };
+            // Only code mode needs the sandbox (finding it probes Node once).
+            let code_runner = if config.enabled && config.mode == config::Mode::Code {
+                super::code_mode::session_code_runner()
+            } else {
+                None
+            };
+            let session_options = SessionOptions { direct_tools, context_tokens, on_event, code_runner };
+            Session::new(&catalog.inner, config, executor, session_options)
+                .map(|inner| ToolSearchSession { inner })
+                .map_err(to_js)
+        })
+    }
+
+    /// `direct` (Tool Search disabled), `code`, `tools` or `directory`.
+    #[napi(getter, ts_return_type = "'direct' | 'code' | 'tools' | 'directory'")]
+    pub fn mode(&self) -> String {
+        self.inner.mode().as_str().to_string()
+    }
+
+    /// The tools to send (control tools for the mode, direct tools, and in
+    /// direct/directory mode the catalog tools shown with schemas), the
+    /// directory prompt where the mode has one, and their byte sizes.
+    #[napi(ts_args_type = "format?: SurfaceFormat | null", ts_return_type = "ModelSurface")]
+    pub fn surface(&self, format: Option<String>) -> Result<Value, JsCode> {
+        guard(|| {
+            let format = match format.as_deref() {
+                None => SurfaceFormat::Neutral,
+                Some(f) => SurfaceFormat::parse(f).map_err(to_js)?,
+            };
+            to_value(&*self.inner.surface(format))
+        })
+    }
+
+    /// The directory text (directory mode; memoized per catalog snapshot and
+    /// options), without rendering the tool definitions.
+    #[napi]
+    pub fn directory_prompt(&self) -> Option<String> {
+        self.inner.directory_prompt().map(|text| text.to_string())
+    }
+
+    /// Whether `handle` answers this tool name (control tools of the mode, and
+    /// exact catalog tool names in direct and directory modes).
+    #[napi]
+    pub fn handles(&self, tool_name: String) -> bool {
+        self.inner.handles(&tool_name)
+    }
+
+    /// Answer one model tool call. Resolves with a `ToolResult`; failures
+    /// (unknown tool, invalid arguments, blocked, unavailable) are results with
+    /// `ok: false`, not rejections.
+    #[napi(
+        ts_args_type = "toolName: string, args: unknown, options?: { toolCallId?: string; signal?: AbortSignal } | null",
+        ts_return_type = "Promise<ToolResult>"
+    )]
+    pub fn handle<'env>(
+        &self,
+        env: &'env Env,
+        tool_name: String,
+        args: Unknown,
+        options: Option<Object>,
+    ) -> Result<PromiseRaw<'env, Value>, JsCode> {
+        let session = self.inner.clone();
+        let prepared = guard(|| {
+            let args = json_of(args, "tool arguments")?;
+            let mut handle_options = HandleOptions::default();
+            if let Some(options) = &options {
+                if let Some(id) = property(options, "toolCallId")? {
+                    match json_of(id, "options.toolCallId")? {
+                        Value::String(id) => handle_options.tool_call_id = Some(id),
+                        _ => return Err(js_error(ErrorCode::InvalidRequest, "options.toolCallId must be a string")),
+                    }
+                }
+                if let Some(signal) = property(options, "signal")? {
+                    handle_options.cancel = Some(link_abort_signal(env, signal)?);
+                }
+            }
+            Ok((args, handle_options))
+        });
+        let future = async move {
+            match prepared {
+                Ok((args, handle_options)) => {
+                    let result = session.handle(&tool_name, args, handle_options).await;
+                    Ok(serde_json::to_value(result).unwrap_or(Value::Null))
+                }
+                Err(e) => Ok(error_result(&tool_name, tool_search_core::Error::invalid_request(e.reason.clone()))),
+            }
+        };
+        env.spawn_future(future).map_err(from_napi)
+    }
+
+    /// Directory mode: at most `maxTools` (default and cap 4) schemas likely
+    /// needed this turn, `required` first, chosen by searching with the
+    /// prompt; never MCP or client tools. Other modes: `[]`.
+    #[napi(
+        ts_args_type = "userPrompt: string, options?: { maxTools?: number; required?: string[] } | null",
+        ts_return_type = "ToolDefinition[]"
+    )]
+    pub fn hydrate(&self, user_prompt: String, options: Option<Value>) -> Result<Value, JsCode> {
+        guard(|| {
+            let options = options.unwrap_or(Value::Null);
+            let max_tools = match options.get("maxTools") {
+                None | Some(Value::Null) => None,
+                Some(v) => match v.as_f64() {
+                    Some(n) if n.is_finite() && n >= 0.0 && n.fract() == 0.0 => Some(n as usize),
+                    _ => return Err(js_error(ErrorCode::InvalidRequest, "maxTools must be a non-negative integer")),
+                },
+            };
+            let required: Vec<String> = match options.get("required") {
+                None | Some(Value::Null) => Vec::new(),
+                Some(Value::Array(items)) => items
+                    .iter()
+                    .map(|v| v.as_str().map(str::to_string))
+                    .collect::<Option<_>>()
+                    .ok_or_else(|| js_error(ErrorCode::InvalidRequest, "required must be an array of tool names or ids"))?,
+                Some(_) => return Err(js_error(ErrorCode::InvalidRequest, "required must be an array of tool names or ids")),
+            };
+            to_value(&self.inner.hydrate(&user_prompt, max_tools, &required))
+        })
+    }
+
+    /// Record the serialized size of one provider request (bytes).
+    #[napi]
+    pub fn record_request_bytes(&self, bytes: f64) -> Result<(), JsCode> {
+        if !bytes.is_finite() || bytes < 0.0 {
+            return Err(js_error(ErrorCode::InvalidRequest, "bytes must be a non-negative number"));
+        }
+        self.inner.record_request_bytes(bytes as u64);
+        Ok(())
+    }
+
+    /// Catalog counters plus what the model saw, bytes and tools called.
+    #[napi(ts_return_type = "SessionTelemetry")]
+    pub fn telemetry(&self) -> Result<Value, JsCode> {
+        to_value(&self.inner.telemetry())
+    }
+}
+
+fn js_executor(env: &Env, executor: Unknown) -> JsResult<Arc<dyn Executor>> {
+    let factory: Function<Unknown, Object> = env.run_script(EXECUTOR_ADAPTER).map_err(from_napi)?;
+    let adapter = factory.call(executor).map_err(from_napi)?;
+    let run: Function<Value, Promise<Value>> = adapter.get_named_property("run").map_err(from_napi)?;
+    let abort: Function<Value, Unknown> = adapter.get_named_property("abort").map_err(from_napi)?;
+    let run: JsFn = run.build_threadsafe_function().callee_handled::<false>().weak::<true>().build().map_err(from_napi)?;
+    let abort: JsSink =
+        abort.build_threadsafe_function().callee_handled::<false>().weak::<true>().build().map_err(from_napi)?;
+    Ok(Arc::new(JsExecutor { run: Arc::new(run), abort: Arc::new(abort), next_key: AtomicU64::new(1) }))
+}
+
+/// `onEvent` receives each event as a plain object, asynchronously (queued
+/// to the JS thread; never blocks the session).
+fn event_sink(callback: Unknown) -> JsResult<EventSink> {
+    let function: Function<Value, Unknown> = unsafe { callback.cast() }.map_err(from_napi)?;
+    let tsfn: JsSink =
+        function.build_threadsafe_function().callee_handled::<false>().weak::<true>().build().map_err(from_napi)?;
+    let tsfn = Arc::new(tsfn);
+    Ok(Arc::new(move |event: &SessionEvent| {
+        if let Ok(value) = serde_json::to_value(event) {
+            tsfn.call(value, ThreadsafeFunctionCallMode::NonBlocking);
+        }
+    }))
+}
+
+/// A core cancel signal that fires when the JS `AbortSignal` aborts.
+fn link_abort_signal(env: &Env, signal: Unknown) -> JsResult<CancelSignal> {
+    let cancel = CancelSignal::new();
+    if signal.get_type().map_err(from_napi)? != ValueType::Object {
+        return Err(js_error(ErrorCode::InvalidRequest, "options.signal must be an AbortSignal"));
+    }
+    let signal: Object = unsafe { signal.cast() }.map_err(from_napi)?;
+    let aborted: Option<bool> = signal.get_named_property("aborted").map_err(from_napi)?;
+    if aborted == Some(true) {
+        cancel.cancel("aborted by the caller's AbortSignal");
+        return Ok(cancel);
+    }
+    let on_abort = {
+        let cancel = cancel.clone();
+        env.create_function_from_closure::<(), (), _>("onAbort", move |_| {
+            cancel.cancel("aborted by the caller's AbortSignal");
+            Ok(())
+        })
+        .map_err(from_napi)?
+    };
+    let add: Function<FnArgs<(&str, Function<(), ()>)>, Unknown> =
+        signal.get_named_property("addEventListener").map_err(from_napi)?;
+    add.apply(signal, FnArgs::from(("abort", on_abort)))
+        .map_err(|e| js_error(ErrorCode::InvalidRequest, format!("options.signal must be an AbortSignal: {}", e.reason)))?;
+    Ok(cancel)
+}
