@@ -62,6 +62,13 @@ function okRequests(a: RunArtifacts, assertion: string): RecordedRequest[] {
   return reqs;
 }
 
+/** The run must have used the mode its lane asks for (code mode falls back to tools when unavailable). */
+function checkMode(a: RunArtifacts, assertion: string): void {
+  const start = one(a, 'run.start', assertion);
+  const config = start.config as { fallbackReason?: string } | undefined;
+  check(assertion, start.mode === a.lane, `lane ${a.lane} ran in mode ${String(start.mode)}${config?.fallbackReason ? ` (${config.fallbackReason})` : ''}`);
+}
+
 /** The final answer must be the fake tool's OK line for the target. */
 function checkFinalOk(a: RunArtifacts, assertion: string): void {
   const end = one(a, 'run.end', assertion);
@@ -119,6 +126,7 @@ const LANE_VIA: Record<string, string[]> = { code: ['tool_search_code'], tools: 
 // 2. Each Tool Search lane calls the same tool through the bridge or tool_call.
 export function assertSearchLaneCallsTarget(a: RunArtifacts): void {
   const name = `2 ${a.lane} calls the fake tool through Tool Search`;
+  checkMode(a, name);
   checkFinalOk(a, name);
   const run = targetExecution(a, name, 'session');
   const event = callEvents(a).find((e) => e.toolCallId === run.toolCallId && e.tool?.id === QA_TARGET_ID);
@@ -155,6 +163,7 @@ export function assertDirectSendsAllSchemas(a: RunArtifacts, fakeToolNames: stri
 //    visible client tools and at most four hydrated schemas).
 export function assertOnlyControlTools(a: RunArtifacts, extra: { directOnly: string[]; clientTools: string[] }): void {
   const name = `4 ${a.lane} sends only control tools`;
+  checkMode(a, name);
   const control = CONTROL_TOOLS[a.lane];
   check(name, control !== undefined, `no control set for lane ${a.lane}`);
   const start = one(a, 'run.start', name);
@@ -194,6 +203,7 @@ export interface ExpectedCounts {
 //    bridged-call telemetry.
 export function assertSessionLog(a: RunArtifacts, expected: ExpectedCounts): void {
   const name = `6 ${a.lane} session log`;
+  checkMode(a, name);
   const start = one(a, 'run.start', name);
   const end = one(a, 'run.end', name);
   const reqs = okRequests(a, name);
@@ -272,6 +282,7 @@ export function assertTwoQueriesOneSearch(a: RunArtifacts): void {
 // Fail closed: a policy-denied target is never found, described or called.
 export function assertPolicyDenied(a: RunArtifacts): void {
   const name = `policy-denied target never found or called (${a.lane})`;
+  checkMode(a, name);
   const end = one(a, 'run.end', name);
   check(name, end.outcome === 'not-found', `outcome ${String(end.outcome)}: ${String(end.finalText)}`);
   const touched = attempts(a, name).filter((t) => t.name === QA_TARGET || t.id === QA_TARGET_ID);
@@ -313,6 +324,7 @@ export function assertApprovalBlocked(a: RunArtifacts): void {
 // A looping code cell is killed at the deadline and the run continues to the answer.
 export function assertLoopKilledRunContinues(a: RunArtifacts): void {
   const name = 'looping code cell killed, run continues';
+  checkMode(a, name);
   const cells = lines(a, 'tool.result').filter((l) => l.name === 'tool_search_code');
   check(name, cells.length === 2, `${cells.length} code cells, expected the looping one and the real one`);
   check(name, cells[0]!.status === 'timeout', `the looping cell's result status is ${String(cells[0]!.status)}, expected timeout`);

@@ -4,7 +4,7 @@
 
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { ToolCatalog, ToolSearchSession, resolveToolSearchConfig, type ModelSurface, type ResolvedToolSearchConfig, type ToolResult } from '../index.js';
+import { ToolCatalog, ToolSearchSession, codeModeCapability, resolveToolSearchConfig, type ModelSurface, type ResolvedToolSearchConfig, type ToolResult } from '../index.js';
 import { buildQaCatalog, QA_TARGET, OK_PREFIX, type QaCatalog, type QaTool } from './fake-plugin.mjs';
 import { FakeGateway } from './gateway.mjs';
 import { postResponses, QA_MODEL, type ResponsesFunctionCall } from './provider-client.mjs';
@@ -54,6 +54,8 @@ export interface RunResult {
   lane: Lane;
   scenario: Scenario;
   mode: string;
+  /** Why the lane ran in another mode than it asked for (code mode unavailable on this host). */
+  fallbackReason: string | null;
   outcome: Outcome;
   finalText: string;
   error: string | null;
@@ -154,7 +156,7 @@ export async function runLane(options: RunOptions): Promise<RunResult> {
     log.write('run.end', { outcome: 'error', finalText: '', error: message, modelRequests: 0, totalRequestBytes: 0, gatewayAttempts: gateway.attempts, wallMs });
     log.close();
     return {
-      runId: options.runId, lane, scenario, mode: 'unknown', outcome: 'error', finalText: '', error: message, logPath: log.path, wallMs,
+      runId: options.runId, lane, scenario, mode: 'unknown', fallbackReason: null, outcome: 'error', finalText: '', error: message, logPath: log.path, wallMs,
       modelRequests: 0, declaredTools: [], firstRequestBytes: 0, totalRequestBytes: 0, counts: { searches: 0, describes: 0, calls: 0 },
       finalTool: null, toolCalls: [], hydrated: [], gateway, qaCatalog: qa, telemetry: null,
     };
@@ -167,6 +169,7 @@ export async function runLane(options: RunOptions): Promise<RunResult> {
     mode: config.mode,
     requestedMode: lane,
     config,
+    codeMode: lane === 'code' ? codeModeCapability() : undefined,
     catalogSize: catalog.size,
     fingerprint: catalog.fingerprint,
     catalogTelemetry: catalog.telemetry(),
@@ -246,6 +249,7 @@ export async function runLane(options: RunOptions): Promise<RunResult> {
     lane,
     scenario,
     mode: String(config.mode),
+    fallbackReason: config.fallbackReason ?? null,
     outcome,
     finalText,
     error,

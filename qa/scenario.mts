@@ -26,6 +26,7 @@ export interface QaOptions {
 export interface LaneRow {
   lane: Lane;
   mode: string;
+  fallbackReason: string | null;
   outcome: string;
   modelRequests: number;
   declaredTools: number;
@@ -100,6 +101,7 @@ function rowOf(run: RunResult, direct: RunResult | null): LaneRow {
   return {
     lane: run.lane,
     mode: run.mode,
+    fallbackReason: run.fallbackReason,
     outcome: run.outcome,
     modelRequests: run.modelRequests,
     declaredTools: run.declaredTools.length,

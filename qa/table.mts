@@ -38,11 +38,13 @@ export function formatChecks(report: QaReport): string {
 
 export function formatReport(report: QaReport): string {
   const errors = report.lanes.filter((l) => l.error).map((l) => `  ${l.lane}: ${l.error}`);
+  const fallbacks = report.lanes.filter((l) => l.mode !== l.lane).map((l) => `  ${l.lane} ran in ${l.mode} mode: ${l.fallbackReason ?? 'no reason given'}`);
   return [
     `Tool Search QA: ${report.catalogSize} catalog tools (+1 direct-only), mock OpenAI Responses provider at ${report.providerUrl}`,
     '',
     formatLanes(report),
     ...(errors.length ? ['', 'Lane errors:', ...errors] : []),
+    ...(fallbacks.length ? ['', 'Mode fallbacks:', ...fallbacks] : []),
     '',
     formatChecks(report),
     '',
