@@ -82,6 +82,8 @@ pub struct RunnerConfig {
     pub work_root: Option<PathBuf>,
     /// Network namespace: `Try` by default (needs root).
     pub netns: Want,
+    /// Landlock (exec only node, no file creation or writes, no TCP, scoped signals): `Try`.
+    pub landlock: Want,
     /// Switch to `unprivileged_uid/gid` when running as root: `Try` by default.
     pub drop_uid: Want,
     pub unprivileged_uid: u32,
@@ -114,6 +116,7 @@ impl RunnerConfig {
             pool_max_idle: Duration::from_secs(300),
             work_root: None,
             netns: Want::Try,
+            landlock: Want::Try,
             drop_uid: Want::Try,
             unprivileged_uid: 65534,
             unprivileged_gid: 65534,

@@ -29,7 +29,8 @@
 //! # Containment (see `launcher` for the order)
 //! Launcher spawned via posix_spawn (no `pre_exec`), empty env; it applies setsid, fds 3/4 only,
 //! rlimits (core 0, fsize 0, nofile, cpu, AS), a network namespace and uid 65534 where allowed,
-//! PR_SET_PDEATHSIG(SIGKILL), seccomp (no sockets, signals only inside its own group, no ptrace /
+//! PR_SET_PDEATHSIG(SIGKILL), Landlock where the kernel has it (exec only node, no file
+//! creation or writes, no TCP, signals scoped), seccomp (no sockets, signals only inside its own group, no ptrace /
 //! process_vm / bpf / io_uring / mount / namespaces / fork, clone3 → ENOSYS), then execs node
 //! with `--permission` (no grants), `--no-experimental-sqlite`, `--no-addons`,
 //! `--disable-sigusr1` where known, a heap cap, in a fresh 0700 working directory that is removed

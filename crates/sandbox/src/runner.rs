@@ -299,6 +299,7 @@ fn launcher_args(inner: &Inner, workdir: PathBuf) -> LauncherArgs {
         gid: config.unprivileged_gid,
         drop_uid: config.drop_uid,
         netns: config.netns,
+        landlock: config.landlock,
         nofile: config.nofile,
         // A CPU-time backstop just above the deadline (the wall clock is enforced by the runner).
         cpu_secs: config.timeout.as_secs() + 2,

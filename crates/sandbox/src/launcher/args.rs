@@ -1,7 +1,7 @@
 //! The launcher's command line: written by the runner, parsed by the launcher.
 //!
 //! `openclaw-tool-search-launcher --parent-pid=P --cwd=DIR [--uid=U --gid=G] --nofile=N
-//!  --cpu-secs=S [--as-bytes=B] --netns=require|try|off --drop-uid=require|try|off -- /abs/node args...`
+//!  --cpu-secs=S [--as-bytes=B] --netns=… --landlock=… --drop-uid=require|try|off -- /abs/node args...`
 //!
 //! Only the runner writes these arguments; nothing model-written reaches them (code goes over the
 //! bridge).
@@ -51,6 +51,9 @@ pub struct LauncherArgs {
     pub gid: u32,
     pub drop_uid: Want,
     pub netns: Want,
+    /// Landlock: execute only node (+ its ELF interpreter), no file creation/writes, no TCP,
+    /// signals scoped to the child.
+    pub landlock: Want,
     pub nofile: u64,
     pub cpu_secs: u64,
     /// RLIMIT_AS in bytes (bounds off-heap Buffers); 0 = unlimited.
@@ -74,6 +77,7 @@ impl LauncherArgs {
             format!("--gid={}", self.gid).into(),
             format!("--drop-uid={}", self.drop_uid.as_str()).into(),
             format!("--netns={}", self.netns.as_str()).into(),
+            format!("--landlock={}", self.landlock.as_str()).into(),
             format!("--nofile={}", self.nofile).into(),
             format!("--cpu-secs={}", self.cpu_secs).into(),
             format!("--as-bytes={}", self.as_bytes).into(),
@@ -93,6 +97,7 @@ impl LauncherArgs {
             gid: 65534,
             drop_uid: Want::Try,
             netns: Want::Try,
+            landlock: Want::Try,
             nofile: 64,
             cpu_secs: 60,
             as_bytes: 0,
@@ -121,6 +126,7 @@ impl LauncherArgs {
                 "gid" => parsed.gid = u32::try_from(num()?).map_err(|_| "bad --gid")?,
                 "drop-uid" => parsed.drop_uid = want()?,
                 "netns" => parsed.netns = want()?,
+                "landlock" => parsed.landlock = want()?,
                 "nofile" => parsed.nofile = num()?,
                 "cpu-secs" => parsed.cpu_secs = num()?,
                 "as-bytes" => parsed.as_bytes = num()?,
@@ -156,6 +162,7 @@ mod tests {
             gid: 2,
             drop_uid: Want::Require,
             netns: Want::Off,
+            landlock: Want::Require,
             nofile: 64,
             cpu_secs: 3,
             as_bytes: 4096,

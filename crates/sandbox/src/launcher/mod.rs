@@ -3,7 +3,8 @@
 //! spawns it through the posix_spawn fast path (no `pre_exec`).
 //!
 //! Order matters: setsid → fds → rlimits → netns (needs root) → uid drop → chdir →
-//! PR_SET_PDEATHSIG (a uid change clears it) + parent check → seccomp (last: it forbids setuid) →
+//! PR_SET_PDEATHSIG (a uid change clears it) + parent check → no_new_privs → landlock →
+//! seccomp (last: it forbids setuid) →
 //! report frame on fd 3 → execve with an empty environment.
 //!
 //! File descriptors on entry: 0 = parent→child bridge pipe, 1 = child→parent bridge pipe,
@@ -11,6 +12,7 @@
 //! 4 = parent→child, nothing else.
 
 pub mod args;
+pub mod landlock;
 pub mod report;
 pub mod seccomp;
 
@@ -84,6 +86,12 @@ fn contain_and_exec(args: &LauncherArgs) -> Result<std::convert::Infallible, Str
         return Err("the runner exited before the child started".into());
     }
     report.pdeathsig = true;
+
+    // SAFETY: plain prctl; required by landlock_restrict_self and seccomp without privileges.
+    if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
+        return Err(os_err("PR_SET_NO_NEW_PRIVS"));
+    }
+    report.landlock = apply_landlock(args)?;
 
     // SAFETY: getter.
     let self_pid = unsafe { libc::getpid() };
@@ -164,6 +172,17 @@ fn apply_netns(want: Want) -> Result<String, String> {
         return Err(reason);
     }
     Ok(format!("unavailable: {reason}"))
+}
+
+fn apply_landlock(args: &LauncherArgs) -> Result<String, String> {
+    if args.landlock == Want::Off {
+        return Ok("off".into());
+    }
+    match landlock::restrict(&args.node) {
+        Ok(abi) => Ok(format!("applied (abi {abi})")),
+        Err(reason) if args.landlock == Want::Try => Ok(format!("unavailable: {reason}")),
+        Err(reason) => Err(reason),
+    }
 }
 
 fn drop_uid(args: &LauncherArgs) -> Result<String, String> {

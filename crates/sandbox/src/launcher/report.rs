@@ -22,6 +22,8 @@ pub struct LauncherReport {
     pub gid: u32,
     /// No capabilities after execve (unprivileged uid, or an emptied bounding set).
     pub caps_dropped: bool,
+    /// "applied (abi N)", "off" or "unavailable: <reason>".
+    pub landlock: String,
     pub pdeathsig: bool,
     pub seccomp: bool,
     pub no_new_privs: bool,

@@ -64,6 +64,8 @@ pub fn runner() -> Option<CodeRunner> {
 
 /// An in-memory host: tools `echo`, `add`, `slow` (waits for its cancel token), `pid` (records a
 /// pid argument); `secret_admin` exists but is outside the policy.
+pub type PidHook = Box<dyn Fn(u64) + Send + Sync>;
+
 #[derive(Default)]
 pub struct TestHost {
     pub searches: AtomicUsize,
@@ -71,7 +73,7 @@ pub struct TestHost {
     pub calls: AtomicUsize,
     pub tokens: Mutex<Vec<CancelToken>>,
     pub seen_args: Mutex<Vec<Value>>,
-    pub on_pid: Mutex<Option<Box<dyn Fn(u64) + Send + Sync>>>,
+    pub on_pid: Mutex<Option<PidHook>>,
 }
 
 const ALLOWED: [&str; 4] = ["echo", "add", "slow", "pid"];

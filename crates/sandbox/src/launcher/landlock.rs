@@ -1,0 +1,160 @@
+//! Landlock (raw syscalls, no extra crate): the child may execute only node and its ELF
+//! interpreter, may create/remove/rename/truncate/write-open nothing anywhere, may not bind or
+//! connect TCP (ABI 4+), and may not signal processes outside its domain (ABI 6+). Reads are left
+//! to the permission model and the unprivileged uid (node needs its libraries, /proc, /dev).
+//! Already-open fds (the bridge, /dev/null) are unaffected.
+
+use std::ffi::CString;
+use std::io::Read;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+const CREATE_RULESET_VERSION: u32 = 1;
+const RULE_PATH_BENEATH: i32 = 1;
+
+const EXECUTE: u64 = 1 << 0;
+const WRITE_FILE: u64 = 1 << 1;
+const REMOVE_DIR: u64 = 1 << 4;
+const REMOVE_FILE: u64 = 1 << 5;
+const MAKE_CHAR: u64 = 1 << 6;
+const MAKE_DIR: u64 = 1 << 7;
+const MAKE_REG: u64 = 1 << 8;
+const MAKE_SOCK: u64 = 1 << 9;
+const MAKE_FIFO: u64 = 1 << 10;
+const MAKE_BLOCK: u64 = 1 << 11;
+const MAKE_SYM: u64 = 1 << 12;
+const REFER: u64 = 1 << 13; // ABI 2
+const TRUNCATE: u64 = 1 << 14; // ABI 3
+const NET_BIND_TCP: u64 = 1 << 0; // ABI 4
+const NET_CONNECT_TCP: u64 = 1 << 1;
+const SCOPE_ABSTRACT_UNIX_SOCKET: u64 = 1 << 0; // ABI 6
+const SCOPE_SIGNAL: u64 = 1 << 1;
+
+#[repr(C)]
+struct RulesetAttr {
+    handled_access_fs: u64,
+    handled_access_net: u64,
+    scoped: u64,
+}
+
+#[repr(C, packed)]
+struct PathBeneathAttr {
+    allowed_access: u64,
+    parent_fd: i32,
+}
+
+/// The kernel's Landlock ABI version, or why it is unavailable.
+pub fn abi_version() -> Result<i64, String> {
+    // SAFETY: the documented version query (NULL attr, size 0).
+    let abi = unsafe {
+        libc::syscall(libc::SYS_landlock_create_ruleset, std::ptr::null::<RulesetAttr>(), 0usize, CREATE_RULESET_VERSION)
+    };
+    if abi < 1 {
+        return Err(format!("landlock: {}", std::io::Error::last_os_error()));
+    }
+    Ok(abi)
+}
+
+/// Restricts the calling thread (and what it execs). `no_new_privs` must already be set.
+/// Returns the ABI version applied.
+pub fn restrict(node: &Path) -> Result<i64, String> {
+    let abi = abi_version()?;
+    let mut fs = EXECUTE | WRITE_FILE | REMOVE_DIR | REMOVE_FILE | MAKE_CHAR | MAKE_DIR | MAKE_REG
+        | MAKE_SOCK | MAKE_FIFO | MAKE_BLOCK | MAKE_SYM;
+    if abi >= 2 {
+        fs |= REFER;
+    }
+    if abi >= 3 {
+        fs |= TRUNCATE;
+    }
+    let attr = RulesetAttr {
+        handled_access_fs: fs,
+        handled_access_net: if abi >= 4 { NET_BIND_TCP | NET_CONNECT_TCP } else { 0 },
+        scoped: if abi >= 6 { SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL } else { 0 },
+    };
+    // SAFETY: valid attr pointer and size; returns a new O_CLOEXEC fd.
+    let ruleset = unsafe {
+        libc::syscall(libc::SYS_landlock_create_ruleset, &attr as *const RulesetAttr, std::mem::size_of::<RulesetAttr>(), 0u32)
+    };
+    if ruleset < 0 {
+        return Err(format!("landlock_create_ruleset: {}", std::io::Error::last_os_error()));
+    }
+    let ruleset = ruleset as i32;
+    let result = (|| {
+        let mut executables = vec![node.to_path_buf()];
+        executables.extend(elf_interpreter(node));
+        for file in executables {
+            allow_execute(ruleset, &file)?;
+        }
+        // SAFETY: plain syscall on our ruleset fd.
+        if unsafe { libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0u32) } != 0 {
+            return Err(format!("landlock_restrict_self: {}", std::io::Error::last_os_error()));
+        }
+        Ok(abi)
+    })();
+    // SAFETY: closing our own fd.
+    unsafe { libc::close(ruleset) };
+    result
+}
+
+fn allow_execute(ruleset: i32, file: &Path) -> Result<(), String> {
+    let path = CString::new(file.as_os_str().as_bytes()).map_err(|_| "path contains NUL")?;
+    // SAFETY: valid C string; O_PATH fd closed below.
+    let fd = unsafe { libc::open(path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(format!("landlock: open {}: {}", file.display(), std::io::Error::last_os_error()));
+    }
+    let rule = PathBeneathAttr { allowed_access: EXECUTE, parent_fd: fd };
+    // SAFETY: valid rule pointer for RULE_PATH_BENEATH.
+    let rc = unsafe {
+        libc::syscall(libc::SYS_landlock_add_rule, ruleset, RULE_PATH_BENEATH, &rule as *const PathBeneathAttr, 0u32)
+    };
+    let err = std::io::Error::last_os_error();
+    // SAFETY: closing our own fd.
+    unsafe { libc::close(fd) };
+    if rc != 0 {
+        return Err(format!("landlock_add_rule {}: {err}", file.display()));
+    }
+    Ok(())
+}
+
+/// PT_INTERP of a 64-bit little-endian ELF (the dynamic loader the kernel opens for exec).
+pub fn elf_interpreter(binary: &Path) -> Option<PathBuf> {
+    let mut header = Vec::new();
+    std::fs::File::open(binary).ok()?.take(64 * 1024).read_to_end(&mut header).ok()?;
+    if header.len() < 64 || &header[..4] != b"\x7fELF" || header[4] != 2 || header[5] != 1 {
+        return None;
+    }
+    let u16_at = |o: usize| header.get(o..o + 2).map(|b| u16::from_le_bytes([b[0], b[1]]) as usize);
+    let u64_at = |o: usize| header.get(o..o + 8).and_then(|b| b.try_into().ok()).map(|b| u64::from_le_bytes(b) as usize);
+    let phoff = u64_at(0x20)?;
+    let phentsize = u16_at(0x36)?;
+    let phnum = u16_at(0x38)?;
+    for i in 0..phnum.min(64) {
+        let ph = phoff.checked_add(i.checked_mul(phentsize)?)?;
+        let p_type = header.get(ph..ph + 4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))?;
+        if p_type == 3 {
+            let offset = u64_at(ph + 8)?;
+            let size = u64_at(ph + 32)?.min(4096);
+            let bytes = header.get(offset..offset.checked_add(size)?)?;
+            let end = bytes.iter().position(|b| *b == 0).unwrap_or(bytes.len());
+            return Some(PathBuf::from(std::ffi::OsStr::from_bytes(&bytes[..end])));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_the_interpreter_of_a_dynamic_binary() {
+        // The test binary itself is a dynamic ELF on glibc hosts.
+        let exe = std::env::current_exe().unwrap();
+        if let Some(interp) = elf_interpreter(&exe) {
+            assert!(interp.is_absolute());
+        }
+        assert_eq!(elf_interpreter(Path::new("/nonexistent")), None);
+    }
+}
