@@ -153,7 +153,12 @@
   };
   const openclaw = Object.freeze({
     tools: Object.freeze({
-      search: (query, options) => bridge('search', { query: String(query), options: options ?? null }),
+      search: (query, options) => {
+        if (options != null && (typeof options !== 'object' || Array.isArray(options))) {
+          return Promise.reject(new TypeError('search options must be an object'));
+        }
+        return bridge('search', { query: String(query), options: options ?? null });
+      },
       describe: (id) => bridge('describe', { id: String(id) }),
       call: (id, args) => bridge('call', { id: String(id), args: args ?? null }),
     }),

@@ -144,7 +144,9 @@ impl CodeRunner {
         self.run_with_timeout(code, host, cancel, self.inner.config.timeout).await
     }
 
-    /// Runs one cell with an explicit wall-clock deadline (the session's `codeTimeoutMs`).
+    /// Runs one cell with an explicit wall-clock deadline (the session's `codeTimeoutMs`). The
+    /// child's RLIMIT_CPU backstop is derived from `RunnerConfig::timeout` (+2 s), so set that to
+    /// the largest deadline you pass here.
     pub async fn run_with_timeout(
         &self,
         code: String,

@@ -55,6 +55,7 @@ async fn describe_errors_and_policy_rejections_reach_the_code() {
         const out = {};
         try { await openclaw.tools.describe('nope'); } catch (e) { out.describe = e.code; }
         try { await openclaw.tools.call('secret_admin', { all: true }); } catch (e) { out.call = e.code + ':' + e.message; }
+        try { await openclaw.tools.search('x', 5); } catch (e) { out.options = e.name; }
         return out;
     "#;
     let (result, _) = run(&runner, code).await;
@@ -62,6 +63,7 @@ async fn describe_errors_and_policy_rejections_reach_the_code() {
     let value = result.value.unwrap();
     assert_eq!(value["describe"], "not_found");
     assert_eq!(value["call"], "policy_denied:secret_admin is not allowed");
+    assert_eq!(value["options"], "TypeError");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
