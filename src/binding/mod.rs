@@ -2,9 +2,13 @@
 //! errors cross the boundary through `errors` with a stable `code`.
 
 mod catalog;
+mod code_mode;
 mod config;
 mod errors;
+mod session;
 mod tracing_setup;
 
 #[allow(unused_imports)]
 pub(crate) use catalog::ToolCatalog;
+#[allow(unused_imports)]
+pub(crate) use session::ToolSearchSession;
