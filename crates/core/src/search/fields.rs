@@ -56,6 +56,13 @@ pub struct RankingParams {
     pub k1: f32,
     /// Weight of an intent expansion relative to a term the caller typed.
     pub expansion_weight: f32,
+    /// Split multi-task queries into clauses and fuse per-clause rankings.
+    pub multi_intent: bool,
+    /// Also split clauses at connector words ("and", "then", ...), not only sentences.
+    pub split_on_connectors: bool,
+    /// Weight of the best per-clause (max-normalized) score added to the
+    /// max-normalized whole-query score.
+    pub clause_weight: f32,
 }
 
 impl Default for RankingParams {
@@ -66,6 +73,9 @@ impl Default for RankingParams {
             b: [0.5, 0.5, 0.75, 0.5, 0.75, 0.3],
             k1: 1.2,
             expansion_weight: 0.35,
+            multi_intent: true,
+            split_on_connectors: false,
+            clause_weight: 0.3,
         }
     }
 }
@@ -74,7 +84,12 @@ impl RankingParams {
     /// Set a named lever that has no dedicated field syntax (evaluation only).
     /// Returns None for an unknown name.
     pub fn set_extra(&mut self, key: &str, value: f32) -> Option<()> {
-        let _ = (key, value);
-        None
+        match key {
+            "multi_intent" => self.multi_intent = value != 0.0,
+            "split_on_connectors" => self.split_on_connectors = value != 0.0,
+            "clause_weight" => self.clause_weight = value,
+            _ => return None,
+        }
+        Some(())
     }
 }

@@ -1,5 +1,10 @@
 //! Turning a caller's query into weighted terms: the caller's own (literal)
 //! terms at full weight, generic intent expansions at a discount.
+//!
+//! Multi-intent: a query naming several tasks ("get the news and the stock
+//! price", "First ... Then ... Finally ...") is also split into clauses; each
+//! term records the clauses it came from, so ranking can make sure every
+//! clause's best tools surface, not only tools matching all of them.
 
 use std::cell::RefCell;
 
@@ -12,6 +17,8 @@ use super::fields::RankingParams;
 pub const MAX_QUERY_TERMS: usize = 64;
 /// Most expansion terms added to one query.
 const MAX_EXPANSION_TERMS: usize = 32;
+/// Most clauses tracked; later clauses merge into the last one.
+pub const MAX_CLAUSES: usize = 8;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct QueryTerm {
@@ -19,11 +26,15 @@ pub struct QueryTerm {
     pub weight: f32,
     /// The caller typed this term (after analysis); false for expansions.
     pub literal: bool,
+    /// Bit i set: the term occurs in clause i.
+    pub clauses: u8,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct QueryPlan {
     pub terms: Vec<QueryTerm>,
+    /// Number of clauses with at least one term (1 for a single-intent query).
+    pub clause_count: usize,
 }
 
 impl QueryPlan {
@@ -37,16 +48,67 @@ thread_local! {
     static ANALYZER: RefCell<Analyzer> = RefCell::new(Analyzer::new());
 }
 
+/// Words that start a new task in a request. Matched case-insensitively as
+/// whole words; the connector itself is dropped from the clause.
+const CLAUSE_CONNECTORS: &[&str] =
+    &["and", "then", "also", "additionally", "afterwards", "finally", "lastly", "next", "plus", "moreover", "furthermore"];
+
+/// Split a query into clauses: at sentence ends (`.`, `?`, `!`, `;`, newline
+/// followed by space or end) and before connector words.
+pub fn clauses(query: &str, split_on_connectors: bool) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0usize;
+    let bytes = query.as_bytes();
+    let mut word_start: Option<usize> = None;
+    for (i, c) in query.char_indices() {
+        let at_end_or_space = |j: usize| j >= bytes.len() || bytes[j].is_ascii_whitespace();
+        if matches!(c, '.' | '?' | '!' | ';' | '\n') && at_end_or_space(i + c.len_utf8()) {
+            out.push(&query[start..i]);
+            start = i + c.len_utf8();
+            word_start = None;
+            continue;
+        }
+        if c.is_alphanumeric() {
+            word_start.get_or_insert(i);
+        } else if let Some(ws) = word_start.take() {
+            if split_on_connectors && is_connector(&query[ws..i]) {
+                out.push(&query[start..ws]);
+                start = i;
+            }
+        }
+    }
+    out.push(&query[start..]);
+    out
+}
+
+fn is_connector(word: &str) -> bool {
+    CLAUSE_CONNECTORS.iter().any(|c| c.eq_ignore_ascii_case(word))
+}
+
 pub fn plan(query: &str, params: &RankingParams) -> QueryPlan {
     let mut terms: Vec<QueryTerm> = Vec::new();
+    let mut clause_count = 0usize;
     ANALYZER.with(|cell| {
         let Ok(mut analyzer) = cell.try_borrow_mut() else { return };
-        analyzer.analyze(query, &mut |term, _| {
-            if terms.len() < MAX_QUERY_TERMS && !terms.iter().any(|t| t.text == term) {
-                terms.push(QueryTerm { text: term.to_string(), weight: 1.0, literal: true });
+        let parts = if params.multi_intent { clauses(query, params.split_on_connectors) } else { vec![query] };
+        for part in parts {
+            let clause = clause_count.min(MAX_CLAUSES - 1);
+            let bit = 1u8 << clause;
+            let mut any = false;
+            analyzer.analyze(part, &mut |term, _| {
+                any = true;
+                if let Some(existing) = terms.iter_mut().find(|t| t.text == term) {
+                    existing.clauses |= bit;
+                } else if terms.len() < MAX_QUERY_TERMS {
+                    terms.push(QueryTerm { text: term.to_string(), weight: 1.0, literal: true, clauses: bit });
+                }
+            });
+            if any {
+                clause_count += 1;
             }
-        });
+        }
     });
+    let clause_count = clause_count.min(MAX_CLAUSES);
 
     if params.expansion_weight > 0.0 {
         let mut added = 0usize;
@@ -56,14 +118,19 @@ pub fn plan(query: &str, params: &RankingParams) -> QueryPlan {
                 if added >= MAX_EXPANSION_TERMS {
                     break;
                 }
-                if !terms.iter().any(|t| &t.text == related) {
-                    terms.push(QueryTerm { text: related.clone(), weight: params.expansion_weight, literal: false });
+                let clauses = terms[i].clauses;
+                if let Some(existing) = terms.iter_mut().find(|t| &t.text == related) {
+                    if !existing.literal {
+                        existing.clauses |= clauses;
+                    }
+                } else {
+                    terms.push(QueryTerm { text: related.clone(), weight: params.expansion_weight, literal: false, clauses });
                     added += 1;
                 }
             }
         }
     }
-    QueryPlan { terms }
+    QueryPlan { terms, clause_count }
 }
 
 #[cfg(test)]
@@ -88,5 +155,23 @@ mod tests {
     fn bounded_term_count() {
         let query: String = (0..1000).map(|i| format!("word{i}x ")).collect();
         assert!(plan(&query, &RankingParams::default()).terms.len() <= MAX_QUERY_TERMS + MAX_EXPANSION_TERMS);
+    }
+
+    #[test]
+    fn splits_clauses_at_sentences_and_connectors() {
+        assert_eq!(clauses("Get the news. Then check stocks!", true), vec!["Get the news", " ", " check stocks", ""]);
+        assert_eq!(clauses("news and stock prices", true), vec!["news ", " stock prices"]);
+        assert_eq!(clauses("version 1.5 release", true), vec!["version 1.5 release"]);
+        assert_eq!(clauses("news and stock prices", false), vec!["news and stock prices"]);
+    }
+
+    #[test]
+    fn clause_bits_follow_terms() {
+        let params = RankingParams { split_on_connectors: true, ..RankingParams::default() };
+        let plan = plan("latest news and stock prices", &params);
+        assert_eq!(plan.clause_count, 2);
+        let news = plan.terms.iter().find(|t| t.text == "news").unwrap();
+        let stock = plan.terms.iter().find(|t| t.text == "stock").unwrap();
+        assert_eq!((news.clauses, stock.clauses), (0b01, 0b10));
     }
 }

@@ -1,6 +1,11 @@
 //! BM25F scoring over the tantivy postings, then ordering:
 //! exact name/id match, then "matched a term the caller typed", then score,
 //! then ordinal (= id order, since entries are sorted by id).
+//!
+//! Multi-intent queries: each term's contribution is also added to the
+//! clauses it came from; the final score is the max-normalized whole-query
+//! score plus `clause_weight` times the best max-normalized clause score, so
+//! the top tools of every clause rank high, not only tools matching them all.
 
 use std::cell::RefCell;
 use std::cmp::Ordering;
@@ -11,7 +16,18 @@ use tantivy::{DocSet, TERMINATED};
 
 use super::fields::{RankingParams, FIELD_COUNT};
 use super::index::{field_factors, IndexData};
-use super::query::QueryPlan;
+use super::query::{QueryPlan, MAX_CLAUSES};
+
+const NO_SLOT: u32 = u32::MAX;
+
+/// Running score of one touched entry.
+#[derive(Clone, Copy)]
+struct Accumulator {
+    ordinal: u32,
+    total: f32,
+    clause: [f32; MAX_CLAUSES],
+    literal: bool,
+}
 
 /// Per-thread scratch arrays sized to the catalog, reset after each use via
 /// the touched lists (so a query costs what it touches, not the catalog size).
@@ -20,35 +36,29 @@ struct Scratch {
     /// BM25F pseudo term frequency of the current term, per ordinal.
     term_tf: Vec<f32>,
     term_touched: Vec<u32>,
-    score: Vec<f32>,
-    /// Bit 0: matched a literal term; bit 1: matched anything.
-    flags: Vec<u8>,
-    touched: Vec<u32>,
+    /// Ordinal → index in `accumulators`, or `NO_SLOT`.
+    slot: Vec<u32>,
+    accumulators: Vec<Accumulator>,
     /// Set while in use; a scratch found dirty (after a panic) is fully reset.
     dirty: bool,
 }
 
-const MATCHED: u8 = 0b10;
-const LITERAL: u8 = 0b01;
-
 impl Scratch {
     fn prepare(&mut self, size: usize) {
-        if self.dirty || self.score.len() < size {
+        if self.dirty || self.slot.len() < size {
             self.term_tf = vec![0.0; size];
-            self.score = vec![0.0; size];
-            self.flags = vec![0; size];
+            self.slot = vec![NO_SLOT; size];
             self.term_touched.clear();
-            self.touched.clear();
+            self.accumulators.clear();
         }
         self.dirty = true;
     }
 
     fn reset(&mut self) {
-        for &ordinal in &self.touched {
-            self.score[ordinal as usize] = 0.0;
-            self.flags[ordinal as usize] = 0;
+        for acc in &self.accumulators {
+            self.slot[acc.ordinal as usize] = NO_SLOT;
         }
-        self.touched.clear();
+        self.accumulators.clear();
         self.dirty = false;
     }
 }
@@ -75,7 +85,7 @@ pub fn score(
     allowed: &dyn Fn(usize) -> bool,
 ) -> Vec<Candidate> {
     SCRATCH.with(|cell| {
-        let mut scratch = cell.borrow_mut();
+        let Ok(mut scratch) = cell.try_borrow_mut() else { return Vec::new() };
         scratch.prepare(data.doc_count);
         let n = data.doc_count as f32;
         for term in &plan.terms {
@@ -85,36 +95,66 @@ pub fn score(
                 continue;
             }
             let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-            let flag = MATCHED | if term.literal { LITERAL } else { 0 };
-            let Scratch { term_tf, term_touched, score, flags, touched, .. } = &mut *scratch;
+            let Scratch { term_tf, term_touched, slot, accumulators, .. } = &mut *scratch;
             for &ordinal in term_touched.iter() {
                 let i = ordinal as usize;
                 let tf = term_tf[i];
                 term_tf[i] = 0.0;
-                let saturated = tf * (params.k1 + 1.0) / (params.k1 + tf);
-                if flags[i] == 0 {
-                    touched.push(ordinal);
+                let contribution = term.weight * idf * tf * (params.k1 + 1.0) / (params.k1 + tf);
+                if slot[i] == NO_SLOT {
+                    slot[i] = accumulators.len() as u32;
+                    accumulators.push(Accumulator { ordinal, total: 0.0, clause: [0.0; MAX_CLAUSES], literal: false });
                 }
-                flags[i] |= flag;
-                score[i] += term.weight * idf * saturated;
+                let acc = &mut accumulators[slot[i] as usize];
+                acc.total += contribution;
+                acc.literal |= term.literal;
+                if plan.clause_count > 1 {
+                    for (c, value) in acc.clause.iter_mut().enumerate() {
+                        if term.clauses & (1 << c) != 0 {
+                            *value += contribution;
+                        }
+                    }
+                }
             }
             term_touched.clear();
         }
-        let mut out = Vec::with_capacity(scratch.touched.len());
-        for &ordinal in &scratch.touched {
-            if allowed(ordinal as usize) {
-                let i = ordinal as usize;
-                out.push(Candidate {
-                    ordinal,
-                    score: scratch.score[i],
-                    exact: false,
-                    literal: scratch.flags[i] & LITERAL != 0,
-                });
-            }
-        }
+        let out = finish(&scratch.accumulators, plan, params, allowed);
         scratch.reset();
         out
     })
+}
+
+/// Filter by `allowed` and compute final scores (fusing clauses if any).
+fn finish(
+    accumulators: &[Accumulator],
+    plan: &QueryPlan,
+    params: &RankingParams,
+    allowed: &dyn Fn(usize) -> bool,
+) -> Vec<Candidate> {
+    let kept: Vec<&Accumulator> = accumulators.iter().filter(|a| allowed(a.ordinal as usize)).collect();
+    let fuse = plan.clause_count > 1 && params.clause_weight > 0.0;
+    if !fuse {
+        return kept
+            .iter()
+            .map(|a| Candidate { ordinal: a.ordinal, score: a.total, exact: false, literal: a.literal })
+            .collect();
+    }
+    let clauses = plan.clause_count.min(MAX_CLAUSES);
+    let mut max_total = f32::MIN_POSITIVE;
+    let mut max_clause = [f32::MIN_POSITIVE; MAX_CLAUSES];
+    for a in &kept {
+        max_total = max_total.max(a.total);
+        for c in 0..clauses {
+            max_clause[c] = max_clause[c].max(a.clause[c]);
+        }
+    }
+    kept.iter()
+        .map(|a| {
+            let best_clause = (0..clauses).map(|c| a.clause[c] / max_clause[c]).fold(0.0f32, f32::max);
+            let score = a.total / max_total + params.clause_weight * best_clause;
+            Candidate { ordinal: a.ordinal, score, exact: false, literal: a.literal }
+        })
+        .collect()
 }
 
 /// Sum the length-normalized, weighted frequency of one term over all fields
