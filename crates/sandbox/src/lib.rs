@@ -20,11 +20,15 @@
 //! the runtime) starts the warm pool early; otherwise the first run fills it.
 //!
 //! # Launcher lookup order ([`find_launcher`])
-//! 1. `RunnerConfig::launcher_path`;
-//! 2. `RunnerConfig::launcher_dir_hint/openclaw-tool-search-launcher`;
-//! 3. the directory of the shared object or executable containing this code (`dladdr`);
-//! 4. the directory of the current executable;
-//! 5. its parent (`target/<profile>/` when running from `target/<profile>/deps` or `examples`).
+//! 1. `RunnerConfig::launcher_path` (only that file);
+//! 2. env `OPENCLAW_TOOL_SEARCH_LAUNCHER` (only that file);
+//! 3. `RunnerConfig::launcher_dir_hint/openclaw-tool-search-launcher`;
+//! 4. the directory of the shared object or executable containing this code (`dladdr`: the
+//!    `.node` file's directory when loaded as the addon — ship the launcher next to it);
+//! 5. the directory of the current executable, and its parent (`target/<profile>/` when running
+//!    from `target/<profile>/deps` or `examples`);
+//! 6. development: `target/{<arch>-unknown-linux-gnu/,}{release,debug}/` under the directories of
+//!    steps 4-5 (a `.node` built by `napi build` sits at the repository root).
 //!
 //! # Containment (see `launcher` for the order)
 //! Launcher spawned via posix_spawn (no `pre_exec`), empty env; it applies setsid, fds 3/4 only,
@@ -67,13 +71,26 @@ pub fn find_launcher(explicit: Option<&Path>, dir_hint: Option<&Path>) -> Option
     if let Some(path) = explicit {
         return path.is_file().then(|| path.to_path_buf());
     }
+    if let Some(path) = std::env::var_os("OPENCLAW_TOOL_SEARCH_LAUNCHER") {
+        let path = PathBuf::from(path);
+        return (path.is_absolute() && path.is_file()).then_some(path);
+    }
     let mut dirs: Vec<PathBuf> = Vec::new();
     dirs.extend(dir_hint.map(Path::to_path_buf));
-    dirs.extend(containing_object_dir());
+    let mut bases: Vec<PathBuf> = Vec::new();
+    bases.extend(containing_object_dir());
     if let Ok(exe) = std::env::current_exe() {
         if let Some(dir) = exe.parent() {
-            dirs.push(dir.to_path_buf());
-            dirs.extend(dir.parent().map(Path::to_path_buf));
+            bases.push(dir.to_path_buf());
+            bases.extend(dir.parent().map(Path::to_path_buf));
+        }
+    }
+    dirs.extend(bases.iter().cloned());
+    let triple = format!("{}-unknown-linux-gnu", std::env::consts::ARCH);
+    for base in &bases {
+        for profile in ["release", "debug"] {
+            dirs.push(base.join("target").join(&triple).join(profile));
+            dirs.push(base.join("target").join(profile));
         }
     }
     dirs.into_iter().map(|d| d.join(LAUNCHER_NAME)).find(|p| p.is_file())

@@ -145,8 +145,7 @@ impl CodeRunner {
     }
 
     /// Runs one cell with an explicit wall-clock deadline (the session's `codeTimeoutMs`). The
-    /// child's RLIMIT_CPU backstop is derived from `RunnerConfig::timeout` (+2 s), so set that to
-    /// the largest deadline you pass here.
+    /// child's RLIMIT_CPU backstop is max(`RunnerConfig::timeout`, 60 s) + 2 s.
     pub async fn run_with_timeout(
         &self,
         code: String,
@@ -303,8 +302,9 @@ fn launcher_args(inner: &Inner, workdir: PathBuf) -> LauncherArgs {
         netns: config.netns,
         landlock: config.landlock,
         nofile: config.nofile,
-        // A CPU-time backstop just above the deadline (the wall clock is enforced by the runner).
-        cpu_secs: config.timeout.as_secs() + 2,
+        // A CPU-time backstop (the wall clock is enforced by the runner); at least 60 s so a
+        // per-run deadline above `config.timeout` is not cut short by it.
+        cpu_secs: config.timeout.as_secs().max(60) + 2,
         as_bytes: config.address_space_bytes,
         node: config.node_path.clone(),
         node_args: inner.node_args.clone(),
