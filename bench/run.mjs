@@ -1,0 +1,21 @@
+// `pnpm bench`: every benchmark, on the release build (`scripts/setup.mjs --release`).
+// Code mode needs a sound Node: set OPENCLAW_TOOL_SEARCH_NODE (e.g. Node 24) when the
+// system Node is older; without one, that part reports why it is skipped.
+import { execFileSync } from 'node:child_process'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+const only = process.argv.slice(2).filter((a) => !a.startsWith('-'))
+const parts = [
+  ['search', 'search latency and catalog build (JS, release addon)', ['bench/search.mjs']],
+  ['surfaces', 'surface bytes per mode and directory render time', ['bench/surfaces.mjs']],
+  ['code-mode', 'code-mode cells through the session and sandbox', ['bench/code-mode.mjs']],
+  ['quality', 'retrieval quality on the dev set', ['bench/quality.mjs']],
+]
+console.log(`openclaw-tool-search benchmarks, ${new Date().toISOString().slice(0, 10)}, Node ${process.version}`)
+for (const [name, what, args] of parts) {
+  if (only.length && !only.includes(name)) continue
+  console.log(`\n## ${name}: ${what}\n`)
+  execFileSync(process.execPath, args, { cwd: root, stdio: 'inherit' })
+}
