@@ -46,6 +46,12 @@ function session(mode, options = {}) {
 
 const settle = () => new Promise((resolve) => setImmediate(resolve))
 
+/** Events arrive asynchronously (queued to the JS thread): wait for `count`. */
+async function eventsOf(events, count) {
+  for (let i = 0; i < 1000 && events.length < count; i++) await settle()
+  return events
+}
+
 test('surfaces per mode and provider format', () => {
   const { s } = session('tools')
   const responses = s.surface('openai-responses')
@@ -97,7 +103,7 @@ test('structured search (two queries) then tool_call through the JS executor', a
   assert.equal(calls[0].owner, 'fake-plugin')
   assert.ok(calls[0].signal instanceof AbortSignal)
 
-  await settle()
+  await eventsOf(events, 3)
   assert.deepEqual(events.map((e) => e.type), ['search', 'describe', 'call'])
   assert.deepEqual(events[0].queries, ['fake plugin tool 07', 'weather in a city'])
   assert.equal(events[2].tool.id, 'openclaw:fake-plugin:fake_plugin_tool_07')
@@ -136,7 +142,7 @@ test('a block thrown by the executor is a blocked result, called once', async ()
   assert.equal(r.error.code, 'TOOL_BLOCKED')
   assert.match(r.content, /approval denied by operator/)
   assert.equal(calls.length, 1)
-  await settle()
+  await eventsOf(events, 1)
   assert.equal(events.at(-1).outcome, 'blocked')
   assert.equal(s.telemetry().toolsCalled[0].blocked, 1)
 })
@@ -213,18 +219,30 @@ test('an aborted signal cancels a pending call and aborts the executor signal', 
   })
   const controller = new AbortController()
   const pending = s.handle('tool_call', { id: 'fake_plugin_tool_20', args: { marker: 'x' } }, { signal: controller.signal })
-  while (!seen) await settle()
+  for (let i = 0; i < 1000 && !seen; i++) await settle()
+  assert.ok(seen, 'the executor was not called')
   controller.abort()
   const r = await pending
   assert.equal(r.error.code, 'CANCELLED')
-  while (!seen.aborted) await settle()
+  for (let i = 0; i < 1000 && !seen.aborted; i++) await settle()
   assert.equal(seen.aborted, true)
 })
 
-test('code mode without a runner is unavailable; control tools outside the mode are refused', async () => {
-  const code = session('code').s
-  const r = await code.handle('tool_search_code', { code: 'return 1' })
-  assert.equal(r.error.code, 'CODE_MODE_UNAVAILABLE')
+test('tool_search_code runs through the sandbox, or fails clearly without one; control tools outside the mode are refused', async () => {
+  const { s: code, calls } = session('code')
+  const available = binding.codeModeCapability?.().available === true
+  const r = await code.handle('tool_search_code', {
+    code: 'const [hit] = await openclaw.tools.search("fake plugin tool 05"); return (await openclaw.tools.call(hit.id, { marker: "cell" })).tool.id',
+  })
+  if (available) {
+    assert.equal(r.ok, true, r.content)
+    assert.equal(r.value.value, 'openclaw:fake-plugin:fake_plugin_tool_05')
+    assert.equal(calls.length, 1)
+    assert.ok(calls[0].parentToolCallId)
+  } else {
+    assert.equal(r.error.code, 'CODE_MODE_UNAVAILABLE')
+    assert.equal(calls.length, 0)
+  }
   const tools = session('tools').s
   assert.equal((await tools.handle('tool_search_code', { code: 'return 1' })).error.code, 'TOOL_NOT_FOUND')
 })
@@ -235,7 +253,7 @@ test('surface events and byte telemetry', async () => {
   assert.ok(surface.directoryPrompt.length <= 768)
   s.recordRequestBytes(4096)
   throwsCode(assert, () => s.recordRequestBytes(-1), 'INVALID_REQUEST')
-  await settle()
+  await eventsOf(events, 1)
   const ev = events.find((e) => e.type === 'surface')
   assert.equal(ev.toolBytes, surface.bytes.tools)
   assert.equal(ev.directoryPromptBytes, surface.bytes.directoryPrompt)
