@@ -83,7 +83,7 @@ export function qaPrompt(scenario: Scenario): string {
 const SYSTEM_PROMPT = 'You are the OpenClaw QA agent. Use the available tools to do what the user asks, then answer with the tool\'s result text.';
 
 /** Catalog input: the registry's tools without the harness-only fields. */
-function catalogInput(tools: QaTool[]) {
+export function catalogInput(tools: QaTool[]) {
   return tools.map(({ kind: _kind, ...tool }) => tool);
 }
 

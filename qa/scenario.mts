@@ -10,7 +10,9 @@ import * as N from './negatives.mjs';
 import { buildQaCatalog, QA_TARGET, type QaCatalog } from './fake-plugin.mjs';
 import { MockProvider } from './provider-client.mjs';
 import { SessionLog } from './session-log.mjs';
-import { LANES, runLane, type Lane, type RunResult, type Scenario } from './run-lane.mjs';
+import { performance } from 'node:perf_hooks';
+import { ToolCatalog, codeModeCapability } from '../index.js';
+import { catalogInput, LANES, runLane, type Lane, type RunResult, type Scenario } from './run-lane.mjs';
 
 export interface QaOptions {
   /** Catalogable tools: 36 (the contract's fake plugin plus extras), 500 or 5000. */
@@ -54,6 +56,11 @@ export interface CheckResult {
 export interface QaReport {
   tools: number;
   catalogSize: number;
+  /** First build of the catalog's index, and a second construction of the unchanged catalog (reused). */
+  catalogBuildMs: number;
+  catalogReuseMs: number;
+  /** Whether this host can run code mode, and on which Node (probed once, before the lanes). */
+  codeMode: { available: boolean; reason: string | null; node: string | null; probeMs: number };
   logDir: string;
   providerUrl: string;
   lanes: LaneRow[];
@@ -133,6 +140,23 @@ export async function runQa(options: QaOptions): Promise<QaReport> {
 
 async function runAll(provider: MockProvider, qa: QaCatalog, logDir: string, options: QaOptions): Promise<QaReport> {
   const common = { providerUrl: provider.url, logDir, qaCatalog: qa };
+  // Build the catalog once before the lanes: every run then reuses it (same fingerprint), so the
+  // first lane's wall time is not the index build. Both numbers go into the report.
+  let t0 = performance.now();
+  const capability = codeModeCapability();
+  const codeMode = {
+    available: capability.available,
+    reason: capability.reason ?? null,
+    node: capability.node ? `${capability.node.path} ${capability.node.version ?? ''}`.trim() : null,
+    probeMs: Math.round((performance.now() - t0) * 10) / 10,
+  };
+  const input = catalogInput(qa.tools);
+  t0 = performance.now();
+  new ToolCatalog(input);
+  const catalogBuildMs = Math.round((performance.now() - t0) * 10) / 10;
+  t0 = performance.now();
+  new ToolCatalog(input);
+  const catalogReuseMs = Math.round((performance.now() - t0) * 10) / 10;
   const run = (lane: Lane, runId: string, scenario: Scenario = 'normal', extra: { stream?: boolean; codeTimeoutMs?: number } = {}) =>
     runLane({ ...common, lane, runId, scenario, ...extra });
 
@@ -201,6 +225,9 @@ async function runAll(provider: MockProvider, qa: QaCatalog, logDir: string, opt
   return {
     tools: options.tools,
     catalogSize: qa.catalogSize,
+    catalogBuildMs,
+    catalogReuseMs,
+    codeMode,
     logDir,
     providerUrl: provider.url,
     lanes,

@@ -41,6 +41,10 @@ export function formatReport(report: QaReport): string {
   const fallbacks = report.lanes.filter((l) => l.mode !== l.lane).map((l) => `  ${l.lane} ran in ${l.mode} mode: ${l.fallbackReason ?? 'no reason given'}`);
   return [
     `Tool Search QA: ${report.catalogSize} catalog tools (+1 direct-only), mock OpenAI Responses provider at ${report.providerUrl}`,
+    report.codeMode.available
+      ? `Code mode: available, children run on ${report.codeMode.node ?? 'an unnamed Node'} (probed in ${report.codeMode.probeMs.toFixed(1)} ms)`
+      : `Code mode: UNAVAILABLE: ${report.codeMode.reason ?? 'no reason given'}`,
+    `Catalog index: built in ${report.catalogBuildMs.toFixed(1)} ms, unchanged catalog reused in ${report.catalogReuseMs.toFixed(1)} ms (before the lanes; every run reuses it)`,
     '',
     formatLanes(report),
     ...(errors.length ? ['', 'Lane errors:', ...errors] : []),
