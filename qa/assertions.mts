@@ -307,7 +307,9 @@ export function assertVanishedFails(a: RunArtifacts): void {
   check(name, target.length === 1 && target[0]!.outcome === 'missing' && !target[0]!.executed, `target attempts: ${JSON.stringify(target)}`);
   check(name, attempts(a, name).every((t) => !t.executed), 'some tool ran in its place');
   const call = lines(a, 'tool.result').find((l) => l.name === 'tool_call');
-  check(name, call !== undefined && call.status === 'error', `tool_call result status ${String(call?.status)}`);
+  check(name, call !== undefined && call.status === 'error' && call.errorCode === 'TOOL_UNAVAILABLE', `tool_call result ${String(call?.status)} ${String(call?.errorCode)}, expected error TOOL_UNAVAILABLE`);
+  const event = callEvents(a).find((e) => e.tool?.id === QA_TARGET_ID);
+  check(name, event?.outcome === 'unavailable', `the session's call event says ${String(event?.outcome)}, expected unavailable`);
 }
 
 // Fail closed: an approval block comes back as blocked, nothing runs.
@@ -318,7 +320,9 @@ export function assertApprovalBlocked(a: RunArtifacts): void {
   const target = attempts(a, name).filter((t) => t.name === QA_TARGET);
   check(name, target.length === 1 && target[0]!.outcome === 'blocked' && !target[0]!.executed, `target attempts: ${JSON.stringify(target)}`);
   const call = lines(a, 'tool.result').find((l) => l.name === 'tool_call');
-  check(name, call !== undefined && call.status === 'blocked', `tool_call result status ${String(call?.status)}`);
+  check(name, call !== undefined && call.status === 'blocked' && call.errorCode === 'TOOL_BLOCKED', `tool_call result ${String(call?.status)} ${String(call?.errorCode)}, expected blocked TOOL_BLOCKED`);
+  const event = callEvents(a).find((e) => e.tool?.id === QA_TARGET_ID);
+  check(name, event?.outcome === 'blocked', `the session's call event says ${String(event?.outcome)}, expected blocked`);
 }
 
 // A looping code cell is killed at the deadline and the run continues to the answer.
