@@ -332,6 +332,7 @@ export function assertLoopKilledRunContinues(a: RunArtifacts): void {
   const cells = lines(a, 'tool.result').filter((l) => l.name === 'tool_search_code');
   check(name, cells.length === 2, `${cells.length} code cells, expected the looping one and the real one`);
   check(name, cells[0]!.status === 'timeout', `the looping cell's result status is ${String(cells[0]!.status)}, expected timeout`);
+  check(name, cells[0]!.codeChildGone === true, `the looping cell's child process did not go away (codeChildGone: ${String(cells[0]!.codeChildGone)})`);
   check(name, cells[1]!.status === 'ok', `the second cell's status is ${String(cells[1]!.status)}`);
   checkFinalOk(a, name);
   targetExecution(a, name, 'session');

@@ -119,12 +119,12 @@ export function blockReportedAsError(a: RunArtifacts): RunArtifacts {
   return copy;
 }
 
-/** The looping cell was reported as a success (never killed). */
+/** The looping cell's child survived the deadline. */
 export function loopNotKilled(a: RunArtifacts): RunArtifacts {
   const copy = clone(a);
   const first = copy.log.find((l) => l.type === 'tool.result' && l.name === 'tool_search_code');
   if (!first) throw new Error('corruption needs a code cell result');
-  first.status = 'ok';
+  first.codeChildGone = false;
   return copy;
 }
 

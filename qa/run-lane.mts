@@ -2,6 +2,7 @@
 // render what the model sees, and loop model request → tool calls → tool outputs until the model
 // answers. Uses the package exactly as a gateway would, from its built entry point.
 
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { ToolCatalog, ToolSearchSession, codeModeCapability, resolveToolSearchConfig, type ModelSurface, type ResolvedToolSearchConfig, type ToolResult } from '../index.js';
@@ -327,6 +328,8 @@ async function runToolCall(
   let resolved: ToolCallRecord['resolved'] = null;
   let errorCode: string | null = null;
   let codeTelemetry: unknown;
+  let childRunning: boolean | null = null;
+  let childGone: boolean | null = null;
   if (byGateway) {
     try {
       output = JSON.stringify(await gateway.runDirect(item.name, args, item.call_id));
@@ -347,6 +350,10 @@ async function runToolCall(
     resolved = resolvedTool(result.value);
     if (lane === 'code' && item.name === 'tool_search_code') {
       codeTelemetry = (result.value as { telemetry?: unknown } | undefined)?.telemetry ?? null;
+      const pid = (codeTelemetry as { childPid?: unknown } | null)?.childPid;
+      childRunning = processRunning(pid);
+      // A cell killed at its deadline cannot end by itself: check from outside that its process goes away.
+      if (status === 'timeout') childGone = await processGone(pid, CHILD_GONE_WAIT_MS);
     }
   }
   const record: ToolCallRecord = { callId: item.call_id, name: item.name, args, status, outputBytes: Buffer.byteLength(output), output, resolved };
@@ -358,9 +365,38 @@ async function runToolCall(
     outputBytes: record.outputBytes,
     resolved,
     codeTelemetry,
+    // Seen from the gateway: the cell's child process when the result arrived, and (timeouts) whether it went away.
+    codeChildRunningAtResult: childRunning,
+    codeChildGone: childGone,
     sessionTelemetry: session.telemetry(),
   });
   return record;
+}
+
+/** Whether a process is running (a zombie or a missing pid is not); null when unknown. */
+function processRunning(pid: unknown): boolean | null {
+  if (typeof pid !== 'number' || !Number.isInteger(pid) || pid <= 0) return null;
+  try {
+    // Field 3 of /proc/<pid>/stat is the state; the command name before it may hold spaces.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    return state !== 'Z' && state !== 'X';
+  } catch {
+    return false;
+  }
+}
+
+const CHILD_GONE_WAIT_MS = 5_000;
+
+/** Polls until the process is no longer running; false if it still is after `waitMs`. */
+async function processGone(pid: unknown, waitMs: number): Promise<boolean | null> {
+  if (processRunning(pid) === null) return null;
+  const deadline = performance.now() + waitMs;
+  while (processRunning(pid)) {
+    if (performance.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return true;
 }
 
 function sum(values: number[]): number {
