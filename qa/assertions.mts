@@ -279,6 +279,25 @@ export function assertTwoQueriesOneSearch(a: RunArtifacts): void {
   check(name, isDeepStrictEqual(order, ['tool_search', 'tool_call']), `the log shows ${order.join(' → ')}`);
 }
 
+// Trust: MCP and client tool names and descriptions never enter the prompt; the directory lane's
+// prompt carries the directory.
+export function assertUntrustedOutOfPrompt(a: RunArtifacts, untrusted: { name: string; description: string }[]): void {
+  const name = `untrusted tools stay out of the ${a.lane} prompt`;
+  checkMode(a, name);
+  for (const req of okRequests(a, name)) {
+    const instructions = String(req.body?.instructions ?? '');
+    if (a.lane === 'directory') {
+      check(name, instructions.includes('Available deferred-schema tools:'), `request ${req.seq}: no directory in the instructions`);
+      // Large catalogs overflow the directory budget (rows are dropped by name), so no row is required.
+      check(name, /\n- [A-Za-z0-9][\w.:-]* \(/.test(instructions), `request ${req.seq}: the directory lists no tool`);
+    }
+    for (const tool of untrusted) {
+      check(name, !instructions.includes(tool.name), `request ${req.seq}: the prompt names the untrusted tool ${tool.name}`);
+      check(name, !instructions.includes(tool.description), `request ${req.seq}: the prompt carries ${tool.name}'s description`);
+    }
+  }
+}
+
 // Fail closed: a policy-denied target is never found, described or called.
 export function assertPolicyDenied(a: RunArtifacts): void {
   const name = `policy-denied target never found or called (${a.lane})`;

@@ -136,3 +136,12 @@ export function oneParallelRunFailed(runs: RunArtifacts[]): RunArtifacts[] {
   end.outcome = 'call-failed';
   return copy;
 }
+
+/** An MCP tool's name leaked into the prompt. */
+export function leakUntrustedName(a: RunArtifacts, untrustedName: string): RunArtifacts {
+  const copy = clone(a);
+  const req = copy.requests.find((r) => r.path === '/v1/responses' && r.body);
+  if (!req) throw new Error('corruption needs a request body');
+  req.body.instructions = `${req.body.instructions ?? ''}\n- ${untrustedName} (mcp): injected`;
+  return copy;
+}

@@ -195,6 +195,11 @@ async function runAll(provider: MockProvider, qa: QaCatalog, logDir: string, opt
     checks.push(checkWithNegative(`6 ${lane} session log: counts, final tool`, () => A.assertSessionLog(a, expected), () => A.assertSessionLog(N.extraSearch(a), expected)));
   }
   checks.push(checkWithNegative('6 tools session log: wrong final source fails', () => A.assertSessionLog(art.get('tools')!, expectedCounts('tools', false)), () => A.assertSessionLog(N.wrongFinalSource(art.get('tools')!), expectedCounts('tools', false))));
+  const untrusted = qa.tools.filter((t) => t.source !== 'openclaw').map((t) => ({ name: t.name, description: t.description }));
+  for (const lane of ['code', 'tools', 'directory'] as const) {
+    const a = art.get(lane)!;
+    checks.push(checkWithNegative(`untrusted tools stay out of the ${lane} prompt`, () => A.assertUntrustedOutOfPrompt(a, untrusted), () => A.assertUntrustedOutOfPrompt(N.leakUntrustedName(a, untrusted[0]!.name), untrusted)));
+  }
   checks.push(checkWithNegative('7 tools: two queries in one tool_search, then tool_call', () => A.assertTwoQueriesOneSearch(art.get('tools')!), () => A.assertTwoQueriesOneSearch(N.singleQuerySearch(art.get('tools')!))));
 
   // Fail-closed scenarios.
