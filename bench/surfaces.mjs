@@ -35,7 +35,7 @@ const us = (ns) => Number(ns) / 1e3
 const bytes = []
 for (const [label, tools] of [['36 fake', fake], ['500 dev', dev.slice(0, 500)], ['5,000 dev', dev.slice(0, 5000)]]) {
   const catalog = new ToolCatalog(tools)
-  const row = { catalog: label, tools: catalog.size }
+  const row = { catalog: label, catalogTools: catalog.size }
   for (const mode of ['direct', 'code', 'tools', 'directory']) {
     const surface = new ToolSearchSession(catalog, config(mode), { executor }).surface('openai-responses')
     row[mode] = { tools: surface.tools.length, toolBytes: surface.bytes.tools, promptBytes: surface.bytes.directoryPrompt }
@@ -81,7 +81,7 @@ if (process.argv.includes('--json')) {
   for (const r of bytes) {
     const cell = (m) => `${r[m].toolBytes}`.padStart(9)
     console.log(
-      `${r.catalog.padEnd(11)} ${String(r.tools).padStart(5)} | ${cell('direct')} (${r.direct.tools}) | ${cell('code')} | ${cell('tools')} | ${r.directory.toolBytes} + ${r.directory.promptBytes}`,
+      `${r.catalog.padEnd(11)} ${String(r.catalogTools).padStart(5)} | ${cell('direct')} (${r.direct.tools}) | ${cell('code')} | ${cell('tools')} | ${r.directory.toolBytes} + ${r.directory.promptBytes}`,
     )
   }
   console.log(`\nDirectory render, ${render.catalog} tools (${render.directoryChars} chars):`)

@@ -53,7 +53,8 @@ impl Session {
     pub fn directory_prompt(&self) -> Option<Arc<str>> {
         let options = self.inner.directory.as_ref()?;
         let catalog = &self.inner.catalog;
-        Some(directory_text(catalog.fingerprint(), || catalog.entries(), options))
+        let unique = |name: &str| self.exact_name_ordinals(name).take(2).count() == 1;
+        Some(directory_text(catalog.fingerprint(), || catalog.entries(), &unique, options))
     }
 
     fn build_surface(&self, format: SurfaceFormat) -> ModelSurface {

@@ -10,6 +10,7 @@
 //! footer counts what is not listed and says how to reach it; the MCP/client
 //! notice; the empty form.
 
+use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
@@ -90,6 +91,21 @@ pub fn collapse_text(text: &str) -> String {
     out
 }
 
+/// [`collapse_text`] without a copy when the text is already clean (plain
+/// ASCII, single spaces, no controls): the common case.
+fn collapse_cow(text: &str) -> Cow<'_, str> {
+    let bytes = text.as_bytes();
+    let clean = bytes.first() != Some(&b' ')
+        && bytes.last() != Some(&b' ')
+        && bytes.iter().all(|&b| (0x20..0x7f).contains(&b))
+        && !bytes.windows(2).any(|w| w == b"  ");
+    if clean {
+        Cow::Borrowed(text)
+    } else {
+        Cow::Owned(collapse_text(text))
+    }
+}
+
 fn is_invisible_format(c: char) -> bool {
     matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{206F}' | '\u{FEFF}' | '\u{00AD}')
 }
@@ -112,7 +128,7 @@ fn shorten(text: &str, max_chars: usize) -> &str {
 struct Row<'a> {
     name: &'a str,
     owner: &'a str,
-    description: String,
+    description: Cow<'a, str>,
 }
 
 impl Row<'_> {
@@ -179,31 +195,40 @@ fn footer(guidance: DirectoryGuidance, listed: usize, omitted: usize) -> String 
 }
 
 /// Render the directory for `entries` (the catalog's allowed entries).
-pub fn render_directory<'a>(entries: impl Iterator<Item = &'a ToolEntry>, options: &DirectoryOptions) -> String {
+pub fn render_directory<'a>(entries: impl Iterator<Item = &'a ToolEntry> + Clone, options: &DirectoryOptions) -> String {
     let mut name_counts: HashMap<&str, usize> = HashMap::new();
-    let mut trusted: Vec<&ToolEntry> = Vec::new();
-    let mut untrusted = 0usize;
-    for entry in entries {
+    for entry in entries.clone() {
         *name_counts.entry(entry.name.as_str()).or_default() += 1;
+    }
+    render_directory_with(entries, &|name| name_counts.get(name).copied() == Some(1), options)
+}
+
+/// As [`render_directory`], with the catalog's own name index answering
+/// whether a name is held by exactly one allowed tool (no per-render map).
+pub fn render_directory_with<'a>(
+    entries: impl Iterator<Item = &'a ToolEntry>,
+    name_is_unique: &dyn Fn(&str) -> bool,
+    options: &DirectoryOptions,
+) -> String {
+    let mut total = 0usize;
+    let mut untrusted = 0usize;
+    let mut rows: Vec<Row> = Vec::new();
+    for entry in entries {
         if options.visible_names.contains(&entry.name) {
             continue;
         }
-        if entry.is_trusted() {
-            trusted.push(entry);
-        } else {
+        if !entry.is_trusted() {
             untrusted += 1;
+            continue;
+        }
+        total += 1;
+        if is_listable_identifier(&entry.name) && is_listable_identifier(&entry.owner) && name_is_unique(&entry.name) {
+            rows.push(Row { name: &entry.name, owner: &entry.owner, description: collapse_cow(&entry.description) });
         }
     }
-    let mut rows: Vec<Row> = trusted
-        .iter()
-        .filter(|e| name_counts.get(e.name.as_str()).copied() == Some(1))
-        .filter(|e| is_listable_identifier(&e.name) && is_listable_identifier(&e.owner))
-        .map(|e| Row { name: &e.name, owner: &e.owner, description: collapse_text(&e.description) })
-        .collect();
     // Names are unique here, so name order is total; id order is the tiebreak
     // the contract names and costs nothing.
-    rows.sort_by(|a, b| a.name.cmp(b.name).then_with(|| a.owner.cmp(b.owner)));
-    let total = trusted.len();
+    rows.sort_unstable_by(|a, b| a.name.cmp(b.name).then_with(|| a.owner.cmp(b.owner)));
 
     if total == 0 {
         return if untrusted > 0 { format!("{DIRECTORY_EMPTY}\n{UNTRUSTED_NOTICE}") } else { DIRECTORY_EMPTY.to_string() };
@@ -262,7 +287,12 @@ static MEMO: Mutex<Vec<(MemoKey, Arc<str>)>> = Mutex::new(Vec::new());
 /// The directory text for a catalog snapshot, rendered once per
 /// `(fingerprint, options)`. `fingerprint` must identify the exact entry set
 /// (a restricted view must have its own).
-pub fn directory_text<'a, I>(fingerprint: &str, entries: impl FnOnce() -> I, options: &DirectoryOptions) -> Arc<str>
+pub fn directory_text<'a, I>(
+    fingerprint: &str,
+    entries: impl FnOnce() -> I,
+    name_is_unique: &dyn Fn(&str) -> bool,
+    options: &DirectoryOptions,
+) -> Arc<str>
 where
     I: Iterator<Item = &'a ToolEntry>,
 {
@@ -275,7 +305,7 @@ where
             return text;
         }
     }
-    let text: Arc<str> = Arc::from(render_directory(entries(), options));
+    let text: Arc<str> = Arc::from(render_directory_with(entries(), name_is_unique, options));
     if let Ok(mut memo) = MEMO.lock() {
         // Rendered concurrently by another caller: keep one copy.
         if let Some((_, existing)) = memo.iter().find(|(k, _)| *k == key) {

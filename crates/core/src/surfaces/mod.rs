@@ -16,7 +16,9 @@ pub mod directory;
 pub mod format;
 
 pub use control::{control_tools, ControlSet, ControlSettings, CONTROL_TOOL_NAMES};
-pub use directory::{directory_budget, directory_text, render_directory, DirectoryGuidance, DirectoryOptions};
+pub use directory::{
+    directory_budget, directory_text, render_directory, render_directory_with, DirectoryGuidance, DirectoryOptions,
+};
 pub use format::{render_tools, serialized_len, SurfaceFormat, ToolDefinition};
 
 use serde::Serialize;
