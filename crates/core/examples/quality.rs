@@ -165,10 +165,11 @@ fn run_grid(index: &SearchIndex, queries: &[Query], base: &RankingParams) {
 
 /// Queries of one set whose gold is not all in the top 10: the query, the gold
 /// names and the top 5 (for reading failure modes, not for tuning to queries).
-fn print_misses(index: &SearchIndex, entries: &[ToolEntry], queries: &[Query], params: &RankingParams, set: &str) {
+/// With `hits`, the opposite: queries whose gold is all in the top 10.
+fn print_misses(index: &SearchIndex, entries: &[ToolEntry], queries: &[Query], params: &RankingParams, set: &str, hits: bool) {
     for q in queries.iter().filter(|q| q.set == set) {
         let ranked: Vec<usize> = index.search_with(&q.text, 10, &|_| true, params).iter().map(|h| h.ordinal).collect();
-        if q.gold.iter().all(|g| ranked.contains(g)) {
+        if q.gold.iter().all(|g| ranked.contains(g)) != hits {
             continue;
         }
         let gold: Vec<&str> = q.gold.iter().map(|&g| entries[g].id.as_str()).collect();
@@ -222,9 +223,14 @@ fn main() {
         }
         return;
     }
+    if let Some(i) = args.iter().position(|a| a == "--hits") {
+        let set = args.get(i + 1).cloned().unwrap_or_default();
+        print_misses(&index, &entries, &queries, &params, &set, true);
+        return;
+    }
     if let Some(i) = args.iter().position(|a| a == "--misses") {
         let set = args.get(i + 1).cloned().unwrap_or_default();
-        print_misses(&index, &entries, &queries, &params, &set);
+        print_misses(&index, &entries, &queries, &params, &set, false);
         return;
     }
 

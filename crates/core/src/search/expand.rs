@@ -35,25 +35,74 @@ const GROUPS: &[&[&str]] = &[
     &["trip", "travel"],
 ];
 
+/// Everyday concepts: a specific word implies its domain word (one way:
+/// "rain" suggests weather tools; "weather" does not suggest "rain").
+/// Common-knowledge categories only, like a thesaurus' broader terms.
+const CONCEPTS: &[(&str, &[&str])] = &[
+    ("weather", &["rain", "snow", "sunny", "temperature", "humidity", "wind", "storm", "climate", "forecast"]),
+    ("finance", &["stock", "share", "invest", "investment", "dividend", "etf", "cryptocurrency", "portfolio", "trading", "bond", "market", "economy", "economic"]),
+    ("travel", &["hotel", "flight", "vacation", "holiday", "trip", "tourist", "destination", "itinerary", "sightseeing", "accommodation", "getaway"]),
+    ("job", &["hire", "hiring", "resume", "interview", "salary", "employer", "recruit", "vacancy", "career"]),
+    ("news", &["headline", "breaking", "journalism"]),
+    ("music", &["song", "album", "artist", "band", "playlist", "singer", "concert"]),
+    ("movie", &["cinema", "actor", "director", "film"]),
+    ("food", &["cook", "cooking", "dish", "meal", "restaurant", "cuisine", "ingredient", "cafe", "dinner", "lunch", "breakfast", "diet"]),
+    ("recipe", &["cook", "cooking", "dish", "meal", "ingredient"]),
+    ("house", &["apartment", "rent", "mortgage", "property", "bedroom", "home", "realty"]),
+    ("health", &["doctor", "symptom", "disease", "medicine", "medication", "fitness", "exercise", "workout", "diet", "wellness"]),
+    ("course", &["class", "tutorial", "lesson", "learn", "learning", "study", "school", "teach", "education", "skill"]),
+    ("product", &["buy", "purchase", "shop", "shopping", "deal", "discount", "laptop", "smartphone", "shoes", "clothing"]),
+    ("research", &["paper", "journal", "academic", "citation", "scholar", "scientific"]),
+    ("math", &["equation", "arithmetic", "formula", "solve", "calculate", "calculation", "algebra"]),
+    ("language", &["translate", "translation", "grammar", "vocabulary"]),
+    ("image", &["photo", "picture", "draw", "drawing", "illustration"]),
+    ("code", &["programming", "software", "developer", "debug", "repository", "script"]),
+    ("writing", &["essay", "rewrite", "paraphrase", "proofread", "polish", "slogan", "copywriting"]),
+    ("sport", &["football", "soccer", "basketball", "baseball", "tennis", "match", "team", "league"]),
+    ("map", &["route", "directions", "navigate", "navigation", "nearby", "distance", "street"]),
+    ("website", &["seo", "webpage", "domain", "url", "site"]),
+    ("company", &["corporation", "corp", "business", "officer", "enterprise", "firm"]),
+    ("task", &["todo", "reminder", "remind", "productivity", "goal", "habit"]),
+];
+
 /// Stemmed term → stemmed related terms.
 fn table() -> &'static HashMap<String, Vec<String>> {
     static TABLE: OnceLock<HashMap<String, Vec<String>>> = OnceLock::new();
     TABLE.get_or_init(|| {
         let mut analyzer = Analyzer::new();
         let mut table: HashMap<String, Vec<String>> = HashMap::new();
+        let mut link = |from: &str, to: &str| {
+            if from != to {
+                let related = table.entry(from.to_string()).or_default();
+                if !related.iter().any(|r| r == to) {
+                    related.push(to.to_string());
+                }
+            }
+        };
         for group in GROUPS {
             let stems: Vec<String> = group.iter().map(|w| analyzer.stem(w)).collect();
             for stem in &stems {
-                let related = table.entry(stem.clone()).or_default();
                 for other in &stems {
-                    if other != stem && !related.contains(other) {
-                        related.push(other.clone());
-                    }
+                    link(stem, other);
+                }
+            }
+        }
+        if concepts_enabled() {
+            for (category, members) in CONCEPTS {
+                let category = analyzer.stem(category);
+                for member in *members {
+                    link(&analyzer.stem(member), &category);
                 }
             }
         }
         table
     })
+}
+
+/// Concept expansions can be switched off for lever measurements
+/// (`TOOL_SEARCH_NO_CONCEPTS=1`, read once; evaluation only).
+fn concepts_enabled() -> bool {
+    std::env::var_os("TOOL_SEARCH_NO_CONCEPTS").is_none()
 }
 
 /// Expansions of one stemmed term (empty when none).

@@ -63,6 +63,11 @@ pub struct RankingParams {
     /// Weight of the best per-clause (max-normalized) score added to the
     /// max-normalized whole-query score.
     pub clause_weight: f32,
+    /// Strict tier: any literal match outranks every expansion-only match.
+    /// Off: the expansion discount alone expresses the preference.
+    pub literal_tier: bool,
+    /// Drop request framing words ("want", "need", "help", ...) from queries.
+    pub drop_request_filler: bool,
 }
 
 impl Default for RankingParams {
@@ -71,11 +76,13 @@ impl Default for RankingParams {
             //        name label desc pname pdesc owner
             weight: [3.0, 2.0, 1.0, 0.6, 0.4, 1.0],
             b: [0.5, 0.5, 0.75, 0.5, 0.75, 0.3],
-            k1: 1.2,
-            expansion_weight: 0.35,
+            k1: 0.8,
+            expansion_weight: 0.7,
             multi_intent: true,
             split_on_connectors: false,
             clause_weight: 0.3,
+            literal_tier: true,
+            drop_request_filler: true,
         }
     }
 }
@@ -88,6 +95,8 @@ impl RankingParams {
             "multi_intent" => self.multi_intent = value != 0.0,
             "split_on_connectors" => self.split_on_connectors = value != 0.0,
             "clause_weight" => self.clause_weight = value,
+            "literal_tier" => self.literal_tier = value != 0.0,
+            "drop_request_filler" => self.drop_request_filler = value != 0.0,
             _ => return None,
         }
         Some(())

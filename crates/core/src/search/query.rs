@@ -81,6 +81,14 @@ pub fn clauses(query: &str, split_on_connectors: bool) -> Vec<&str> {
     out
 }
 
+/// Stems of words that frame a request rather than name a capability
+/// ("I want to know ...", "can you help me find ..."). Dropped from queries only.
+const REQUEST_FILLER: &[&str] = &["help", "know", "like", "need", "pleas", "tell", "want", "wonder", "would"];
+
+fn is_request_filler(stem: &str) -> bool {
+    REQUEST_FILLER.contains(&stem)
+}
+
 fn is_connector(word: &str) -> bool {
     CLAUSE_CONNECTORS.iter().any(|c| c.eq_ignore_ascii_case(word))
 }
@@ -96,6 +104,9 @@ pub fn plan(query: &str, params: &RankingParams) -> QueryPlan {
             let bit = 1u8 << clause;
             let mut any = false;
             analyzer.analyze(part, &mut |term, _| {
+                if params.drop_request_filler && is_request_filler(term) {
+                    return;
+                }
                 any = true;
                 if let Some(existing) = terms.iter_mut().find(|t| t.text == term) {
                     existing.clauses |= bit;

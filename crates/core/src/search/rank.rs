@@ -132,11 +132,14 @@ fn finish(
     allowed: &dyn Fn(usize) -> bool,
 ) -> Vec<Candidate> {
     let kept: Vec<&Accumulator> = accumulators.iter().filter(|a| allowed(a.ordinal as usize)).collect();
+    // Without the strict tier every candidate counts as literal; the
+    // expansion discount still prefers literal matches.
+    let tier = |a: &Accumulator| a.literal || !params.literal_tier;
     let fuse = plan.clause_count > 1 && params.clause_weight > 0.0;
     if !fuse {
         return kept
             .iter()
-            .map(|a| Candidate { ordinal: a.ordinal, score: a.total, exact: false, literal: a.literal })
+            .map(|a| Candidate { ordinal: a.ordinal, score: a.total, exact: false, literal: tier(a) })
             .collect();
     }
     let clauses = plan.clause_count.min(MAX_CLAUSES);
@@ -152,7 +155,7 @@ fn finish(
         .map(|a| {
             let best_clause = (0..clauses).map(|c| a.clause[c] / max_clause[c]).fold(0.0f32, f32::max);
             let score = a.total / max_total + params.clause_weight * best_clause;
-            Candidate { ordinal: a.ordinal, score, exact: false, literal: a.literal }
+            Candidate { ordinal: a.ordinal, score, exact: false, literal: tier(a) }
         })
         .collect()
 }

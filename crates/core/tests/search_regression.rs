@@ -1,0 +1,118 @@
+//! Pinned rankings on the repository's copy of the dev set
+//! (bench/data/retrieval-dev): a handful of representative queries and the
+//! tool expected first (or in the top 10). A ranking change that moves them
+//! must be deliberate: re-run `pnpm bench:quality` and update these pins.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+
+use serde_json::Value;
+use tool_search_core::catalog::{Source, ToolEntry};
+use tool_search_core::search::SearchIndex;
+
+struct Fixture {
+    entries: Vec<ToolEntry>,
+    index: SearchIndex,
+}
+
+fn fixture() -> &'static Fixture {
+    static FIXTURE: OnceLock<Fixture> = OnceLock::new();
+    FIXTURE.get_or_init(|| {
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../bench/data/retrieval-dev/catalog.jsonl");
+        let text = std::fs::read_to_string(&path).expect("bench/data/retrieval-dev/catalog.jsonl");
+        let mut entries: Vec<ToolEntry> = text
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|line| {
+                let v: Value = serde_json::from_str(line).expect("catalog line");
+                let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+                ToolEntry {
+                    id: s("id"),
+                    source: Source::parse(&s("source")).expect("source"),
+                    owner: s("owner"),
+                    name: s("name"),
+                    label: None,
+                    description: s("description"),
+                    input_schema: v.get("inputSchema").cloned().map(Arc::new),
+                    output_schema: None,
+                }
+            })
+            .collect();
+        entries.sort_by(|a, b| a.id.cmp(&b.id));
+        let index = SearchIndex::build(&entries).expect("build");
+        Fixture { entries, index }
+    })
+}
+
+fn top_ids(query: &str, limit: usize) -> Vec<String> {
+    let f = fixture();
+    f.index.search(query, limit, &|_| true).into_iter().map(|h| f.entries[h.ordinal].id.clone()).collect()
+}
+
+#[test]
+fn pinned_first_results() {
+    let pins: &[(&str, &str)] = &[
+        // seal-dev: specific requests against tools with parameter schemas
+        ("Retrieve the income sources for the organization with the ID \"T7if2WaQ\".", "openclaw:seal:getIncomeSources"),
+        ("Tell me how to make a cocktail called \"Mai Tai\" with grenadine as one of the ingredients.", "openclaw:seal:makeCocktail"),
+        ("Provide me with information about public health laws.", "openclaw:seal:getPublicHealthLaws"),
+        ("Set the speed of robot with ID Wj6ea0AFaEv to 19.0 meters per second.", "openclaw:seal:setRobotSpeed"),
+        ("Provide me with the population density of Tokyo.", "openclaw:seal:getPopulationDensity"),
+        ("Start the workspace with ID \"BDYPm9mOlVS.", "openclaw:seal:startWorkspace"),
+        // metatool: conversational requests against description-only plugins
+        ("I'm interested in knowing the average cost of petrol in Adelaide. Can you help?", "mcp:metatool:AusPetrolPrices"),
+        (
+            "I want to know if my personal information linked to my email has been exposed in any data breaches. Can you assist me?",
+            "mcp:metatool:hacktrack",
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (query, expected) in pins {
+        let got = top_ids(query, 1);
+        if got.first().map(String::as_str) != Some(*expected) {
+            failures.push(format!("{query:?}: expected {expected}, got {got:?}"));
+        }
+    }
+    assert!(failures.is_empty(), "ranking changed:\n{}", failures.join("\n"));
+}
+
+#[test]
+fn pinned_multi_tool_queries_are_complete_in_top_10() {
+    let pins: &[(&str, &[&str])] = &[
+        (
+            "I need information on the current market trends and insights within the finance industry. Additionally, could you find me job listings for finance professionals specializing in market analysis using JobTool?",
+            &["mcp:metatool:FinanceTool", "mcp:metatool:JobTool"],
+        ),
+        (
+            "Please help me to create a new asset in the blockchain supply chain system. The asset I want to create is a raw material named Chainlink, and the manufacturer is Microsoft. After the creation, I need to retrieve information about an EKG machine. Lastly, I want to modify a specific gene sequence by deleting a section with the gene sequence CCGA.",
+            &["openclaw:seal:createAsset", "openclaw:seal:modifyGene"],
+        ),
+    ];
+    for (query, expected) in pins {
+        let got = top_ids(query, 10);
+        for id in *expected {
+            assert!(got.iter().any(|g| g == id), "{query:?}: {id} not in top 10 {got:?}");
+        }
+    }
+}
+
+#[test]
+fn exact_id_and_name_come_first() {
+    assert_eq!(top_ids("openclaw:seal:getWaterQuality", 1), vec!["openclaw:seal:getWaterQuality"]);
+    assert_eq!(top_ids("getWaterQuality", 1), vec!["openclaw:seal:getWaterQuality"]);
+    assert_eq!(top_ids("FinanceTool", 1), vec!["mcp:metatool:FinanceTool"]);
+}
+
+#[test]
+fn results_are_deterministic_and_masked() {
+    let f = fixture();
+    let query = "search the web for news articles";
+    let first = top_ids(query, 20);
+    assert_eq!(first, top_ids(query, 20));
+    let by_id: HashMap<&str, usize> = f.entries.iter().enumerate().map(|(i, e)| (e.id.as_str(), i)).collect();
+    let banned = by_id[first[0].as_str()];
+    let masked = f.index.search(query, 20, &|o| o != banned);
+    assert_eq!(masked.len(), 20);
+    assert!(masked.iter().all(|h| h.ordinal != banned));
+}
