@@ -79,6 +79,7 @@ impl CodeRunner {
         let launcher = find_launcher(config.launcher_path.as_deref(), config.launcher_dir_hint.as_deref());
         let (node_args, node_flags) = node_arguments(&node, &config);
         let work_root = config.work_root.clone().unwrap_or_else(std::env::temp_dir);
+        spawn::sweep_stale_workdirs(&work_root);
         let reason = if !node.sound {
             Some(node.reason.clone().unwrap_or_else(|| "node is not usable for code mode".into()))
         } else if launcher.is_none() {

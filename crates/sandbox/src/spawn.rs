@@ -170,6 +170,31 @@ pub fn create_workdir(root: &Path, owner: Option<(u32, u32)>) -> io::Result<Path
     Err(io::Error::other("cannot create a private working directory"))
 }
 
+/// Removes empty `openclaw-code-<pid>-…` directories left in `root` by processes that are gone
+/// (a gateway that exited with children in its pool, or was killed). Non-empty ones are left for
+/// inspection; a reused pid only means a stale directory survives until the next sweep.
+pub fn sweep_stale_workdirs(root: &Path) {
+    let Ok(entries) = std::fs::read_dir(root) else { return };
+    for entry in entries.flatten().take(10_000) {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("openclaw-code-"))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        // SAFETY: signal 0 only checks for existence.
+        let gone = pid > 0
+            && unsafe { libc::kill(pid, 0) } != 0
+            && io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        if gone && entry.file_type().map(|t| t.is_dir()).unwrap_or(false) {
+            let _ = std::fs::remove_dir(entry.path());
+        }
+    }
+}
+
 /// Removes the working directory (never following symlinks); true if it was empty.
 fn remove_workdir(dir: &Path) -> bool {
     let clean = std::fs::read_dir(dir).map(|mut entries| entries.next().is_none()).unwrap_or(false);
