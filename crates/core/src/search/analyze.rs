@@ -27,7 +27,9 @@ const MAX_CACHED_STEMS: usize = 100_000;
 /// reusable buffers: create one per build or per thread, not per word.
 pub struct Analyzer {
     stemmer: TextAnalyzer,
-    cache: HashMap<String, String>,
+    /// Lowercased word → its stem, or None for a word that is dropped
+    /// (stopword, single letter): one lookup decides both.
+    cache: HashMap<String, Option<String>>,
     parts: Vec<(usize, usize)>,
     lower: String,
     joined: String,
@@ -46,23 +48,30 @@ impl Analyzer {
         }
     }
 
-    /// Stem one lowercased word (memoized).
+    /// Stem one lowercased word (not memoized; for tables built once).
     pub fn stem(&mut self, word: &str) -> String {
-        self.stem_ref(word).to_string()
+        let mut stream = self.stemmer.token_stream(word);
+        if stream.advance() { stream.token().text.clone() } else { word.to_string() }
     }
 
-    fn stem_ref(&mut self, word: &str) -> &str {
+    /// The term for one lowercased identifier part: None if it is dropped.
+    fn part_term(&mut self, word: &str) -> Option<&str> {
         if !self.cache.contains_key(word) {
-            let stemmed = {
-                let mut stream = self.stemmer.token_stream(word);
-                if stream.advance() { stream.token().text.clone() } else { word.to_string() }
-            };
+            let term = if keep_part(word) { Some(self.stem(word)) } else { None };
             if self.cache.len() >= MAX_CACHED_STEMS {
                 self.cache.clear();
             }
-            self.cache.insert(word.to_string(), stemmed);
+            self.cache.insert(word.to_string(), term);
         }
-        self.cache.get(word).map(String::as_str).unwrap_or("")
+        self.cache.get(word).and_then(|t| t.as_deref())
+    }
+
+    /// The stem of a joined identifier (never dropped as a stopword).
+    fn joined_term(&mut self, word: &str) -> String {
+        match self.part_term(word) {
+            Some(term) => term.to_string(),
+            None => self.stem(word),
+        }
     }
 
     /// Analyze `text`, calling `sink(term, compound)` for each term in order.
@@ -129,8 +138,8 @@ impl Analyzer {
             }
             let mut lower = std::mem::take(&mut self.lower);
             lowercase_into(part, &mut lower);
-            if keep_part(&lower) {
-                sink(self.stem_ref(&lower), false);
+            if let Some(term) = self.part_term(&lower) {
+                sink(term, false);
                 kept += 1;
             }
             self.lower = lower;
@@ -142,7 +151,8 @@ impl Analyzer {
                 lowercase_append(&run[start..end], &mut joined);
             }
             if joined.len() <= MAX_TOKEN_BYTES {
-                sink(self.stem_ref(&joined), true);
+                let term = self.joined_term(&joined);
+                sink(&term, true);
             }
             self.joined = joined;
         }
