@@ -70,14 +70,19 @@ pub fn code_mode_supported() -> bool {
     default_runner().runner.is_some()
 }
 
-/// The session hook, when code mode is available.
+/// The session hook, when code mode is available. A code-mode session is
+/// about to run cells: start the warm pool now so the first cell is warm.
 pub fn session_code_runner() -> Option<Arc<dyn CodeRunner>> {
-    default_runner().runner.clone().map(|runner| Arc::new(SandboxCodeRunner { runner }) as Arc<dyn CodeRunner>)
+    let runner = default_runner().runner.clone()?;
+    let pool = Arc::clone(&runner);
+    napi::bindgen_prelude::spawn(async move { pool.prewarm() });
+    Some(Arc::new(SandboxCodeRunner { runner }) as Arc<dyn CodeRunner>)
 }
 
 /// What the host allowed for code mode: Node version and flags, each
 /// containment layer, caps, and why code mode is unavailable if it is.
-/// The first call probes Node (a few ms) and starts the warm pool lazily.
+/// The first call (or the first config resolution) probes Node and launches
+/// one contained child, ~100–300 ms once per process: do it at start-up.
 #[napi(ts_return_type = "CodeModeCapability")]
 pub fn code_mode_capability() -> Value {
     default_runner().report.clone()
@@ -96,8 +101,28 @@ impl CodeRunner for SandboxCodeRunner {
             context.cancel.on_cancel(move || whole_run.cancel());
             let host = Arc::new(SessionBridge { session, parent: context.clone() });
             let result = runner.run_with_timeout(code, host, token, Duration::from_millis(context.timeout_ms)).await;
-            serde_json::to_value(result).unwrap_or_else(|e| serde_json::json!({ "ok": false, "error": { "kind": "runtime_error", "message": e.to_string() } }))
+            let mut value = serde_json::to_value(result).unwrap_or_else(
+                |e| serde_json::json!({ "ok": false, "error": { "kind": "runtime_error", "message": e.to_string() } }),
+            );
+            // The session reports `error.code`; the runner says `error.kind`.
+            if let Some(error) = value.get_mut("error").and_then(Value::as_object_mut) {
+                let kind = error.get("kind").and_then(Value::as_str).unwrap_or("runtime_error");
+                error.insert("code".into(), Value::from(failure_code(kind)));
+            }
+            value
         })
+    }
+}
+
+/// Stable result codes of failed cells, by the runner's failure kind.
+fn failure_code(kind: &str) -> &'static str {
+    match kind {
+        "timeout" => "CODE_TIMEOUT",
+        "aborted" => "CODE_ABORTED",
+        "runtime_unavailable" => "CODE_MODE_UNAVAILABLE",
+        "output_limit" => "CODE_OUTPUT_LIMIT",
+        "bridge_violation" => "CODE_BRIDGE_VIOLATION",
+        _ => "CODE_RUNTIME_ERROR",
     }
 }
 
@@ -130,13 +155,17 @@ impl BridgeHost for SessionBridge {
             cancel: signal.clone(),
         };
         Box::pin(async move {
-            tokio::select! {
-                result = session.call(&id, args, context) => result.map_err(bridge_error),
-                _ = cancel.cancelled() => {
-                    signal.cancel("the code cell ended before this call finished");
-                    Err(BridgeError::new("CANCELLED", "the code cell ended before this call finished"))
-                }
-            }
+            // When the cell ends first (deadline, abort, result sent), abort the
+            // executor's call through its signal, and still let it settle: a
+            // dropped future would leave the gateway's side unaware.
+            let watched = signal.clone();
+            let watcher = tokio::spawn(async move {
+                cancel.cancelled().await;
+                watched.cancel("the code cell ended before this call finished");
+            });
+            let result = session.call(&id, args, context).await;
+            watcher.abort();
+            result.map_err(bridge_error)
         })
     }
 }

@@ -194,7 +194,7 @@ export interface ToolResult {
   toolName: string
   /** tool_search: hits or `{ results, truncated? }`; tool_describe: ToolDescription; tool_call and direct calls: `{ tool, result }`; tool_search_code: `{ ok, value, logs, ... }`. */
   value?: unknown
-  /** Stable codes: ToolSearchErrorCode, or TOOL_FAILED / CANCELLED / CODE_FAILED. */
+  /** Stable codes: ToolSearchErrorCode, TOOL_FAILED / CANCELLED, or a code cell's CODE_TIMEOUT / CODE_ABORTED / CODE_RUNTIME_ERROR / CODE_OUTPUT_LIMIT / CODE_BRIDGE_VIOLATION. */
   error?: { code: string; message: string }
   /** Text for the provider's tool-result message (compact JSON of `value`, or the error message). */
   content: string
