@@ -133,6 +133,125 @@ export type ToolSearchErrorCode =
   | 'INVALID_ARGS' | 'INVALID_SCHEMA' | 'INVALID_CONFIG' | 'INVALID_POLICY' | 'INVALID_REQUEST'
   | 'TOOL_UNAVAILABLE' | 'TOOL_BLOCKED' | 'NAME_COLLISION' | 'CODE_MODE_UNAVAILABLE' | 'INTERNAL'
 
+/* ---- ToolSearchSession (surfaces, dispatch, telemetry) ---- */
+
+export type SurfaceFormat = 'neutral' | 'openai-responses' | 'openai-chat' | 'anthropic'
+
+/** Neutral tool definition: `{ name, description, parameters }`. */
+export interface ToolDefinition {
+  name: string
+  description: string
+  /** Always a JSON Schema object (`{ type: 'object', properties: {} }` when the tool has none). */
+  parameters: Record<string, unknown>
+  strict?: boolean
+}
+
+/** A tool call handed to the gateway executor. */
+export interface ExecutorCall {
+  id: string
+  name: string
+  source: 'openclaw' | 'mcp' | 'client'
+  owner: string
+  /** Validated (trusted tools) JSON object. */
+  args: Record<string, unknown>
+  toolCallId: string
+  /** The `tool_search_code` call a bridged call came from. */
+  parentToolCallId?: string
+  /** Aborted when the caller's signal aborts or a code cell times out. */
+  signal: AbortSignal
+}
+
+export interface ToolSearchSessionOptions {
+  /**
+   * Runs a tool through the gateway (policy, approvals, hooks). Resolve with the
+   * tool result. Throw an Error with `code: 'TOOL_BLOCKED'` for a block (reported
+   * as a blocked result, never retried), `code: 'TOOL_UNAVAILABLE'` when the tool
+   * no longer exists (the call fails closed); any other throw is a tool failure.
+   * Results are passed through JSON (`JSON.stringify` rules).
+   */
+  executor: (call: ExecutorCall) => Promise<unknown> | unknown
+  /** Direct-only and policy-required tools that stay visible in every mode. */
+  directTools?: ToolDefinition[]
+  /** Scales the directory budget: min(18000, max(768, contextTokens / 10)). */
+  contextTokens?: number
+  /** One event per search, describe, call, code cell, surface and hydration (delivered asynchronously). */
+  onEvent?: (event: SessionEvent) => void
+}
+
+export interface ModelSurface {
+  format: SurfaceFormat
+  /** Provider-shaped tool definitions, in order: control tools, direct tools, visible catalog tools. */
+  tools: Record<string, unknown>[]
+  /** Directory mode only. */
+  directoryPrompt?: string
+  /** UTF-8 bytes of `JSON.stringify(tools)` and of `directoryPrompt`. */
+  bytes: { tools: number; directoryPrompt: number }
+}
+
+export interface ToolResult {
+  ok: boolean
+  status: 'ok' | 'error' | 'blocked'
+  toolName: string
+  /** tool_search: hits or `{ results, truncated? }`; tool_describe: ToolDescription; tool_call and direct calls: `{ tool, result }`; tool_search_code: `{ ok, value, logs, ... }`. */
+  value?: unknown
+  /** Stable codes: ToolSearchErrorCode, TOOL_FAILED / CANCELLED, or a code cell's CODE_TIMEOUT / CODE_ABORTED / CODE_RUNTIME_ERROR / CODE_OUTPUT_LIMIT / CODE_BRIDGE_VIOLATION. */
+  error?: { code: string; message: string }
+  /** Text for the provider's tool-result message (compact JSON of `value`, or the error message). */
+  content: string
+}
+
+export type SessionOutcome = 'ok' | 'error' | 'blocked' | 'unavailable' | 'cancelled'
+
+export interface SessionToolRef {
+  id: string
+  name: string
+  source: 'openclaw' | 'mcp' | 'client'
+  owner: string
+}
+
+export type SessionEvent =
+  | { type: 'search'; via: string; queries: string[]; hitIds: string[]; truncated: boolean; durationMs: number; outcome: SessionOutcome; errorCode?: string }
+  | { type: 'describe'; via: string; requested: string; tool?: SessionToolRef; durationMs: number; outcome: SessionOutcome; errorCode?: string }
+  | { type: 'call'; via: 'tool_call' | 'tool_search_code' | 'direct'; toolCallId: string; parentToolCallId?: string; requested: string; tool?: SessionToolRef; repaired: boolean; durationMs: number; outcome: SessionOutcome; errorCode?: string }
+  | { type: 'code'; toolCallId: string; durationMs: number; outcome: SessionOutcome; errorCode?: string }
+  | { type: 'surface'; format: SurfaceFormat; mode: string; tools: number; catalogSchemas: number; toolBytes: number; directoryPromptBytes: number }
+  | { type: 'hydrate'; ids: string[]; bytes: number }
+
+export interface SessionTelemetry extends CatalogTelemetry {
+  mode: 'direct' | 'code' | 'tools' | 'directory'
+  /** Tool definitions in the latest surface plus the latest hydrated schemas. */
+  schemasUpFront: number
+  /** Of those, catalog tools shown with their schema. */
+  catalogSchemasUpFront: number
+  surfacesRendered: number
+  lastSurface: { format: SurfaceFormat; tools: number; catalogSchemas: number; toolBytes: number; directoryPromptBytes: number } | null
+  /** Sums over every rendered surface (and hydration). */
+  surfaceBytes: { tools: number; directoryPrompt: number; hydrated: number }
+  /** As reported with recordRequestBytes(). */
+  requestBytes: { total: number; requests: number; last: number }
+  searches: number
+  describes: number
+  calls: number
+  codeRuns: number
+  hydrated: number
+  /** Final tools called, first call first. */
+  toolsCalled: { id: string; name: string; source: 'openclaw' | 'mcp' | 'client'; owner: string; calls: number; ok: number; failed: number; blocked: number; unavailable: number; via: string }[]
+  untrackedCalls: number
+}
+export interface CodeModeCapability {
+  /** Code mode can run here; when false, `code` resolves to `tools`. */
+  available: boolean
+  reason?: string | null
+  /** The probed Node: version, permission flag, hardening flags, soundness. */
+  node?: { path: string; version?: string | null; permissionFlag?: string | null; sound: boolean; reason?: string | null; [k: string]: unknown }
+  launcherPath?: string | null
+  nodeFlags?: string[]
+  /** Each OS containment layer and whether the host allowed it. */
+  layers?: Record<string, unknown> | null
+  poolSize?: number
+  [key: string]: unknown
+}
+
 
 /**
  * Which binding artifact the generated loader actually loaded: `'native'` for
@@ -183,10 +302,62 @@ export declare class ToolCatalog {
   telemetry(): CatalogTelemetry
 }
 
+/** A session answers one run's control-tool calls. See `ToolSearchSessionOptions`. */
+export declare class ToolSearchSession {
+  /**
+   * Build a session over a catalog and a resolved config. Throws
+   * NAME_COLLISION when client tool names collide with OpenClaw, plugin or
+   * MCP tools in directory mode, or a direct tool shadows a control tool.
+   */
+  constructor(catalog: ToolCatalog, config: ResolvedToolSearchConfig | unknown, options: ToolSearchSessionOptions)
+  /** `direct` (Tool Search disabled), `code`, `tools` or `directory`. */
+  get mode(): 'direct' | 'code' | 'tools' | 'directory'
+  /**
+   * The tools to send (control tools for the mode, direct tools, and in
+   * direct/directory mode the catalog tools shown with schemas), the
+   * directory prompt where the mode has one, and their byte sizes.
+   */
+  surface(format?: SurfaceFormat | null): ModelSurface
+  /**
+   * The directory text (directory mode; memoized per catalog snapshot and
+   * options), without rendering the tool definitions.
+   */
+  directoryPrompt(): string | null
+  /**
+   * Whether `handle` answers this tool name (control tools of the mode, and
+   * exact catalog tool names in direct and directory modes).
+   */
+  handles(toolName: string): boolean
+  /**
+   * Answer one model tool call. Resolves with a `ToolResult`; failures
+   * (unknown tool, invalid arguments, blocked, unavailable) are results with
+   * `ok: false`, not rejections.
+   */
+  handle(toolName: string, args: unknown, options?: { toolCallId?: string; signal?: AbortSignal } | null): Promise<ToolResult>
+  /**
+   * Directory mode: at most `maxTools` (default and cap 4) schemas likely
+   * needed this turn, `required` first, chosen by searching with the
+   * prompt; never MCP or client tools. Other modes: `[]`.
+   */
+  hydrate(userPrompt: string, options?: { maxTools?: number; required?: string[] } | null): ToolDefinition[]
+  /** Record the serialized size of one provider request (bytes). */
+  recordRequestBytes(bytes: number): void
+  /** Catalog counters plus what the model saw, bytes and tools called. */
+  telemetry(): SessionTelemetry
+}
+
+/**
+ * What the host allowed for code mode: Node version and flags, each
+ * containment layer, caps, and why code mode is unavailable if it is.
+ * The first call (or the first config resolution) probes Node and launches
+ * one contained child, ~100–300 ms once per process: do it at start-up.
+ */
+export declare function codeModeCapability(): CodeModeCapability
+
 export interface ConfigEnv {
   /**
-   * Whether this host can run code mode (see `codeModeCapability()`).
-   * Default false: `code` falls back to `tools` unless told otherwise.
+   * Whether this host can run code mode. Default: probed once
+   * (`codeModeCapability().available`).
    */
   codeModeSupported?: boolean
 }

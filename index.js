@@ -836,4 +836,6 @@ function __napiStampBindingTarget(exportsObject, target) {
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
 module.exports.ToolCatalog = nativeBinding.ToolCatalog
+module.exports.ToolSearchSession = nativeBinding.ToolSearchSession
+module.exports.codeModeCapability = nativeBinding.codeModeCapability
 module.exports.resolveToolSearchConfig = nativeBinding.resolveToolSearchConfig
