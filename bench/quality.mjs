@@ -21,7 +21,7 @@ const option = (name, fallback) => {
 const dataDir = option('--data', 'bench/data/retrieval-dev');
 const runs = Math.max(1, Number.parseInt(option('--runs', '3'), 10) || 3);
 const resultsPath = join(root, 'bench/results/quality.json');
-const command = `cargo run --release -q -p tool-search-core --example quality -- ${dataDir} --json`;
+const command = `cargo run --release -q --target x86_64-unknown-linux-gnu -p tool-search-core --example quality -- ${dataDir} --json`;
 
 // OpenClaw 2026.9.6 on this data (bench/data/retrieval-dev/SOURCES.md).
 const reference = {
