@@ -197,6 +197,7 @@ test('searchBatch: scalar first, limits, 4,000-character budget with truncated m
   throwsCode(assert, () => catalog.searchBatch({ queries: [{ query: 'a'.repeat(300) }, { query: 'b'.repeat(300) }] }), 'INVALID_QUERY', /512/)
   throwsCode(assert, () => catalog.searchBatch({}), 'INVALID_QUERY')
   throwsCode(assert, () => catalog.searchBatch({ queries: [{ query: 'x', limit: 0 }] }), 'INVALID_LIMIT')
+  throwsCode(assert, () => catalog.searchBatch({ queries: [{ query: 'x', limit: '3' }] }), 'INVALID_LIMIT', /^limit must be a positive integer\.$/)
 })
 
 test('resolveToolSearchConfig: shapes, clamps and the code fallback', () => {
@@ -216,6 +217,9 @@ test('resolveToolSearchConfig: shapes, clamps and the code fallback', () => {
   assert.deepEqual([c.codeTimeoutMs, c.maxSearchLimit, c.searchDefaultLimit], [1000, 50, 50])
   const d = r({ mode: 'tools', codeTimeoutMs: -5, maxSearchLimit: 1.5, searchDefaultLimit: 'x' })
   assert.deepEqual([d.codeTimeoutMs, d.maxSearchLimit, d.searchDefaultLimit], [10000, 20, 8])
+  const n = r({ mode: 'tools', codeTimeoutMs: Number.NaN, maxSearchLimit: Infinity, searchDefaultLimit: () => 1 })
+  assert.deepEqual([n.codeTimeoutMs, n.maxSearchLimit, n.searchDefaultLimit], [10000, 20, 8])
+  assert.equal(new ToolCatalog(fakeTools(30), { maxSearchLimit: Number.NaN }).search('fake plugin', { limit: 40 }).length, 20)
   const e = r({ mode: 'tools', codeTimeoutMs: 120000, maxSearchLimit: 4, searchDefaultLimit: 9 })
   assert.deepEqual([e.codeTimeoutMs, e.maxSearchLimit, e.searchDefaultLimit], [60000, 4, 4])
 })

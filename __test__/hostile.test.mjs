@@ -18,16 +18,25 @@ test('a 10 MB description is capped', () => {
   assert.ok(catalog.search('word').length >= 1)
 })
 
-test('a schema nested 10,000 deep is rejected with a clear error', () => {
-  let outcome
-  try {
-    const catalog = new ToolCatalog([{ name: 'deep', parameters: nested(10_000) }, ...fakeTools(2)])
-    outcome = catalog.excluded.find((e) => /nest|deep|recursion/i.test(e.reason)) ? 'excluded' : 'kept'
-  } catch (err) {
-    assert.equal(err.code, 'INVALID_CATALOG')
-    outcome = 'error'
-  }
-  assert.notEqual(outcome, 'kept')
+test('a schema nested 10,000 deep is excluded alone; the rest of the catalog stays', () => {
+  const catalog = new ToolCatalog([{ name: 'deep', parameters: nested(10_000) }, ...fakeTools(2), { name: 'big', n: 10n }])
+  assert.equal(catalog.size, 2)
+  assert.equal(catalog.excluded.length, 2)
+  assert.doesNotThrow(() => JSON.stringify(catalog.excluded))
+})
+
+test('tool names and owners cannot forge another id (policy bypass)', () => {
+  const catalog = new ToolCatalog(
+    [{ source: 'mcp', owner: 'evil', name: 'mcp:github:steal' }, { source: 'client', name: 'openclaw:core:exec' }, { source: 'mcp', owner: 'github', name: 'create_issue' }],
+    { policy: { profile: { allow: ['mcp:github:*'] } } }
+  )
+  assert.deepEqual(catalog.ids(), ['mcp:github:create_issue'])
+  assert.equal(catalog.excluded.filter((e) => /':'/.test(e.reason)).length, 2)
+})
+
+test('policy groups cannot expand without bound', () => {
+  const groups = { a: Array(1000).fill('group:b'), b: Array(1000).fill('x') }
+  throwsCode(assert, () => new ToolCatalog(fakeTools(1), { policy: { groups, agent: { deny: ['group:a'] } } }), 'INVALID_POLICY')
 })
 
 test('a schema nested 100 levels (200 JSON levels) is excluded alone, the rest stays', () => {

@@ -67,9 +67,16 @@ test('surfaces per mode and provider format', () => {
   assert.deepEqual(s.surface().tools.map((t) => t.name), s.surface('neutral').tools.map((t) => t.name))
   throwsCode(assert, () => s.surface('gemini'), 'INVALID_REQUEST')
 
-  const code = session('code').s.surface('openai-responses')
-  assert.deepEqual(code.tools.map((t) => t.name), ['tool_search_code', 'exec'])
-  assert.match(code.tools[0].description, /openclaw\.tools\.call\(id, args\?\)/)
+  const codeSession = session('code').s
+  const code = codeSession.surface('openai-responses')
+  if (binding.codeModeCapability().available) {
+    assert.deepEqual(code.tools.map((t) => t.name), ['tool_search_code', 'exec'])
+    assert.match(code.tools[0].description, /openclaw\.tools\.call\(id, args\?\)/)
+  } else {
+    // Never offered without a runner: the session falls back to tools mode (contract §7).
+    assert.equal(codeSession.mode, 'tools')
+    assert.deepEqual(code.tools.map((t) => t.name), ['tool_search', 'tool_describe', 'tool_call', 'exec'])
+  }
 
   const direct = session('direct').s.surface('openai-responses')
   assert.equal(direct.tools.length, 36 + 4)
@@ -228,7 +235,7 @@ test('an aborted signal cancels a pending call and aborts the executor signal', 
   assert.equal(seen.aborted, true)
 })
 
-test('tool_search_code runs through the sandbox, or fails clearly without one; control tools outside the mode are refused', async () => {
+test('tool_search_code runs through the sandbox, or is not offered without one; control tools outside the mode are refused', async () => {
   const { s: code, calls } = session('code')
   const available = binding.codeModeCapability?.().available === true
   const r = await code.handle('tool_search_code', {
@@ -240,7 +247,8 @@ test('tool_search_code runs through the sandbox, or fails clearly without one; c
     assert.equal(calls.length, 1)
     assert.ok(calls[0].parentToolCallId)
   } else {
-    assert.equal(r.error.code, 'CODE_MODE_UNAVAILABLE')
+    assert.equal(code.mode, 'tools')
+    assert.equal(r.error.code, 'TOOL_NOT_FOUND')
     assert.equal(calls.length, 0)
   }
   const tools = session('tools').s

@@ -55,6 +55,7 @@ function loadCatalog(path, flags, binding) {
   const options = {}
   if (flags.policy) options.policy = JSON.parse(readFileSync(resolve(flags.policy), 'utf8'))
   if (flags['max-limit']) options.maxSearchLimit = Number(flags['max-limit'])
+  if (flags.explain) options.maxSearchLimit = 50 // explain looks at the top 50
   return binding.ToolCatalog.fromJson(text, options)
 }
 
@@ -82,7 +83,7 @@ function explain(catalog, query, id) {
   } catch (err) {
     const excluded = catalog.excluded.find((e) => e.name === id)
     if (excluded) return { id, rank: null, note: `not cataloged: ${excluded.reason}` }
-    return { id, rank: null, note: `${err.code}: ${err.message}` }
+    return { id, rank: null, note: `not found in this catalog view (unknown, or removed by --policy): ${err.code}: ${err.message}` }
   }
 }
 

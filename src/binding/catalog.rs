@@ -18,26 +18,62 @@ fn to_value<T: serde::Serialize>(value: &T) -> Result<Value, JsCode> {
     serde_json::to_value(value).map_err(|e| js_error(ErrorCode::Internal, e.to_string()))
 }
 
-fn parse_options(options: Option<Value>) -> JsResult<CatalogOptions> {
-    match options {
-        None | Some(Value::Null) => Ok(CatalogOptions::default()),
-        Some(v) => serde_json::from_value(v)
+fn parse_options(env: &Env, options: Option<Unknown>) -> JsResult<CatalogOptions> {
+    let value = match options {
+        None => Value::Null,
+        Some(o) => json_value(env, o, ErrorCode::InvalidCatalog, "invalid catalog options")?,
+    };
+    match value {
+        Value::Null => Ok(CatalogOptions::default()),
+        v => serde_json::from_value(v)
             .map_err(|e| js_error(ErrorCode::InvalidCatalog, format!("invalid catalog options: {e}"))),
     }
 }
 
-/// `JSON.stringify` in the calling isolate: one pass over the tool objects,
-/// after which the core parses each record on its own with depth limits.
-fn stringify(env: &Env, value: Unknown) -> JsResult<String> {
-    let json: Object = env.get_global().and_then(|g| g.get_named_property("JSON")).map_err(from_napi)?;
-    let stringify: Function<Unknown, Unknown> = json.get_named_property("stringify").map_err(from_napi)?;
-    let out = stringify
-        .call(value)
-        .map_err(|e| js_error(ErrorCode::InvalidCatalog, format!("tools could not be serialized: {}", e.reason)))?;
-    match out.get_type().map_err(from_napi)? {
-        ValueType::String => unsafe { out.cast::<String>() }.map_err(from_napi),
-        _ => Err(js_error(ErrorCode::InvalidCatalog, "tools must be an array of tool objects")),
+/// `JSON.stringify(value)`: `None` for values JSON cannot represent
+/// (undefined, functions). Throws (BigInt, a throwing getter, nesting deeper
+/// than V8's stack) come back as the error's message.
+pub(super) fn stringify(env: &Env, value: Unknown) -> std::result::Result<Option<String>, String> {
+    let json: Object = env.get_global().and_then(|g| g.get_named_property("JSON")).map_err(|e| e.reason.clone())?;
+    let stringify: Function<Unknown, Unknown> = json.get_named_property("stringify").map_err(|e| e.reason.clone())?;
+    let out = stringify.call(value).map_err(|e| e.reason.clone())?;
+    match out.get_type().map_err(|e| e.reason.clone())? {
+        ValueType::String => unsafe { out.cast::<String>() }.map(Some).map_err(|e| e.reason.clone()),
+        _ => Ok(None),
     }
+}
+
+/// A JS value as JSON through `JSON.stringify` (NaN and Infinity become null,
+/// as a JS gateway would serialize them).
+pub(super) fn json_value(env: &Env, value: Unknown, code: ErrorCode, what: &str) -> JsResult<Value> {
+    match stringify(env, value).map_err(|e| js_error(code, format!("{what}: {e}")))? {
+        None => Ok(Value::Null),
+        Some(text) => serde_json::from_str(&text).map_err(|e| js_error(code, format!("{what}: {e}"))),
+    }
+}
+
+/// The tool array as JSON text: one `JSON.stringify` pass; when that throws
+/// (one hostile record: too deep, a BigInt, a throwing getter), each record
+/// on its own, with the bad ones replaced by `null` so the core excludes them
+/// alone instead of failing the whole catalog.
+fn tools_json(env: &Env, tools: Unknown) -> JsResult<String> {
+    if let Ok(Some(text)) = stringify(env, tools) {
+        return Ok(text);
+    }
+    let array: Array = unsafe { tools.cast() }.map_err(from_napi)?;
+    let mut text = String::from("[");
+    for i in 0..array.len() {
+        if i > 0 {
+            text.push(',');
+        }
+        let element: Option<Unknown> = array.get(i).map_err(from_napi)?;
+        match element.map(|e| stringify(env, e)) {
+            Some(Ok(Some(json))) => text.push_str(&json),
+            _ => text.push_str("null"),
+        }
+    }
+    text.push(']');
+    Ok(text)
 }
 
 fn query_string(query: Unknown) -> JsResult<String> {
@@ -78,13 +114,13 @@ impl ToolCatalog {
     /// Build (or reuse, when unchanged) the catalog for a run. Bad records are
     /// excluded with a reason (see `excluded`), or throw with `strict: true`.
     #[napi(constructor, ts_args_type = "tools: CatalogTool[], options?: CatalogOptions | null")]
-    pub fn new(env: Env, tools: Unknown, options: Option<Value>) -> Result<Self, JsCode> {
+    pub fn new(env: Env, tools: Unknown, options: Option<Unknown>) -> Result<Self, JsCode> {
         guard(|| {
             if !tools.is_array().map_err(from_napi)? {
                 return Err(js_error(ErrorCode::InvalidCatalog, "tools must be an array of tool objects"));
             }
-            let text = stringify(&env, tools)?;
-            let options = parse_options(options)?;
+            let text = tools_json(&env, tools)?;
+            let options = parse_options(&env, options)?;
             Catalog::from_json_text(&text, &options).map(|inner| ToolCatalog { inner }).map_err(to_js)
         })
     }
@@ -92,9 +128,9 @@ impl ToolCatalog {
     /// Build from catalog text: a JSON array of tools, or JSON Lines (the
     /// dev-catalog format).
     #[napi(factory, ts_args_type = "text: string, options?: CatalogOptions | null")]
-    pub fn from_json(text: String, options: Option<Value>) -> Result<Self, JsCode> {
+    pub fn from_json(env: Env, text: String, options: Option<Unknown>) -> Result<Self, JsCode> {
         guard(|| {
-            let options = parse_options(options)?;
+            let options = parse_options(&env, options)?;
             Catalog::from_json_text(&text, &options).map(|inner| ToolCatalog { inner }).map_err(to_js)
         })
     }

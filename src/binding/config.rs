@@ -14,10 +14,19 @@ pub struct ConfigEnv {
 
 /// Resolve a raw `tools.toolSearch` value once per run (contract §4).
 #[napi(ts_args_type = "raw: unknown, env?: ConfigEnv", ts_return_type = "ResolvedToolSearchConfig")]
-pub fn resolve_tool_search_config(raw: Option<Value>, env: Option<ConfigEnv>) -> napi::Result<Value, JsCode> {
+pub fn resolve_tool_search_config(
+    js: napi::Env,
+    raw: Option<napi::bindgen_prelude::Unknown>,
+    env: Option<ConfigEnv>,
+) -> napi::Result<Value, JsCode> {
     guard(|| {
         let supported = env.and_then(|e| e.code_mode_supported).unwrap_or_else(super::code_mode::code_mode_supported);
-        let resolved = tool_search_core::config::resolve(&raw.unwrap_or(Value::Null), supported);
+        // Through JSON.stringify: NaN/Infinity become null and fall back to defaults.
+        let raw = match raw {
+            None => Value::Null,
+            Some(raw) => super::catalog::json_value(&js, raw, tool_search_core::ErrorCode::InvalidConfig, "invalid tools.toolSearch value")?,
+        };
+        let resolved = tool_search_core::config::resolve(&raw, supported);
         serde_json::to_value(resolved).map_err(|e| to_js(tool_search_core::Error::internal(e.to_string())))
     })
 }

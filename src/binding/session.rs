@@ -182,7 +182,7 @@ impl ToolSearchSession {
     )]
     pub fn new(env: Env, catalog: &ToolCatalog, config: Unknown, options: Object) -> Result<Self, JsCode> {
         guard(|| {
-            let config = config_of(json_of(config, "config")?);
+            let mut config = config_of(json_of(config, "config")?);
             let executor = property(&options, "executor")?
                 .filter(|v| v.get_type().ok() == Some(ValueType::Function))
                 .ok_or_else(|| js_error(ErrorCode::InvalidRequest, "options.executor must be a function"))?;
@@ -212,8 +212,17 @@ impl ToolSearchSession {
                 Some(_) => return Err(js_error(ErrorCode::InvalidRequest, "options.onEvent must be a function")),
             };
             // Only code mode needs the sandbox (finding it probes Node once).
+            // Code mode without a runner is never offered: fall back to tools
+            // (contract §7), whatever the caller claimed about support.
             let code_runner = if config.enabled && config.mode == config::Mode::Code {
-                super::code_mode::session_code_runner()
+                let runner = super::code_mode::session_code_runner();
+                if runner.is_none() {
+                    config.mode = config::Mode::Tools;
+                    config.code_mode_supported = false;
+                    config.fallback_reason =
+                        Some("code mode is unavailable on this host (see codeModeCapability()); using tools mode".into());
+                }
+                runner
             } else {
                 None
             };

@@ -12,7 +12,9 @@ use crate::limits::*;
 #[serde(rename_all = "camelCase")]
 pub struct BatchQuery {
     pub query: String,
-    pub limit: Option<f64>,
+    /// Any JSON: null/absent → default; a non-number is an INVALID_LIMIT error.
+    #[serde(default)]
+    pub limit: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -20,7 +22,8 @@ pub struct BatchQuery {
 pub struct BatchRequest {
     /// A scalar query; when non-empty it runs first.
     pub query: Option<String>,
-    pub limit: Option<f64>,
+    #[serde(default)]
+    pub limit: Option<serde_json::Value>,
     pub queries: Option<Vec<BatchQuery>>,
 }
 
@@ -39,6 +42,15 @@ pub struct BatchResult {
     pub truncated: bool,
 }
 
+/// A JSON limit: null/absent → none; a number → itself; anything else → INVALID_LIMIT.
+fn json_limit(limit: Option<&serde_json::Value>) -> Result<Option<f64>> {
+    match limit {
+        None | Some(serde_json::Value::Null) => Ok(None),
+        Some(serde_json::Value::Number(n)) => Ok(n.as_f64()),
+        Some(_) => Err(Error::new(ErrorCode::InvalidLimit, "limit must be a positive integer.")),
+    }
+}
+
 fn invalid(message: impl Into<String>) -> Error {
     Error::new(ErrorCode::InvalidQuery, message)
 }
@@ -48,7 +60,7 @@ impl Catalog {
     pub fn search_batch(&self, request: &BatchRequest) -> Result<BatchResult> {
         let mut queries: Vec<BatchQuery> = Vec::new();
         if let Some(q) = request.query.as_deref().filter(|q| !q.trim().is_empty()) {
-            queries.push(BatchQuery { query: q.to_string(), limit: request.limit });
+            queries.push(BatchQuery { query: q.to_string(), limit: request.limit.clone() });
         }
         queries.extend(request.queries.iter().flatten().cloned());
         if queries.is_empty() {
@@ -69,7 +81,7 @@ impl Catalog {
                 "The queries together must serialize to at most {MAX_BATCH_QUERY_BYTES} bytes; got {list_bytes}. Use fewer or shorter queries."
             )));
         }
-        let limits: Vec<usize> = queries.iter().map(|q| self.limits.effective(q.limit)).collect::<Result<_>>()?;
+        let limits: Vec<usize> = queries.iter().map(|q| self.limits.effective(json_limit(q.limit.as_ref())?)).collect::<Result<_>>()?;
         let mut groups = Vec::with_capacity(queries.len());
         for (q, limit) in queries.iter().zip(limits) {
             let ordinals = self.search_ordinals(&q.query, limit)?;

@@ -66,14 +66,14 @@ pub struct Validated {
 /// Validate and normalize records. Bad records are excluded with a reason;
 /// `strict` turns the first one into an INVALID_CATALOG error instead.
 pub fn validate_records(records: Vec<RawRecord>, strict: bool) -> Result<Validated> {
-    let mut entries: Vec<ToolEntry> = Vec::with_capacity(records.len());
+    let mut entries: Vec<(ToolEntry, usize)> = Vec::with_capacity(records.len());
     let mut direct_only = Vec::new();
     let mut excluded = Vec::new();
     for raw in records {
         let index = raw.index;
         let outcome = raw.parsed.and_then(|(record, value)| normalize(record).map(|n| (n, value)));
         match outcome {
-            Ok((Normalized::Entry(entry), _)) => entries.push(entry),
+            Ok((Normalized::Entry(entry), _)) => entries.push((entry, index)),
             Ok((Normalized::DirectOnly(mut tool), value)) => {
                 tool.raw = value;
                 direct_only.push(tool);
@@ -89,16 +89,16 @@ pub fn validate_records(records: Vec<RawRecord>, strict: bool) -> Result<Validat
             }
         }
     }
-    entries.sort_by(|a, b| a.id.cmp(&b.id));
-    // Duplicate ids: the first record (in input order) wins, the rest are excluded.
+    // Stable sort: among equal ids the first record (in input order) wins.
+    entries.sort_by(|a, b| a.0.id.cmp(&b.0.id));
     let mut kept: Vec<ToolEntry> = Vec::with_capacity(entries.len());
-    for entry in entries {
+    for (entry, index) in entries {
         if kept.last().is_some_and(|prev| prev.id == entry.id) {
             let reason = format!("duplicate tool id {}", entry.id);
             if strict {
-                return Err(Error::invalid_catalog(reason));
+                return Err(Error::invalid_catalog(format!("tool #{index}: {reason}")));
             }
-            excluded.push(ExcludedTool { index: usize::MAX, name: Some(entry.name), reason });
+            excluded.push(ExcludedTool { index, name: Some(entry.name), reason });
             continue;
         }
         kept.push(entry);
@@ -174,6 +174,11 @@ fn check_identifier_part(what: &str, value: &str, max_chars: usize) -> std::resu
     if value != value.trim() {
         return Err(format!("\"{what}\" has leading or trailing whitespace"));
     }
+    // Ids are `<source>:<owner>:<name>`: a ':' would let an untrusted tool take
+    // another tool's id (and match id-shaped policy patterns).
+    if value.contains(':') {
+        return Err(format!("\"{what}\" contains ':' (reserved as the id separator)"));
+    }
     Ok(())
 }
 
@@ -203,10 +208,19 @@ pub fn fingerprint(validated: &Validated) -> String {
     };
     for e in &validated.entries {
         write(e.id.as_bytes());
-        write(e.label.as_deref().unwrap_or("\u{0}").as_bytes());
+        write(e.owner.as_bytes());
+        write(e.name.as_bytes());
+        write(if e.label.is_some() { b"label" } else { b"no label" });
+        write(e.label.as_deref().unwrap_or_default().as_bytes());
         write(e.description.as_bytes());
         write(e.input_schema.as_ref().map(|s| s.to_string()).unwrap_or_default().as_bytes());
         write(e.output_schema.as_ref().map(|s| s.to_string()).unwrap_or_default().as_bytes());
+    }
+    // Excluded records are part of what a build reports, so part of its identity.
+    write(b"excluded");
+    for x in &validated.excluded {
+        write(&(x.index as u64).to_le_bytes());
+        write(x.reason.as_bytes());
     }
     write(b"direct-only");
     let mut direct: Vec<String> = validated.direct_only.iter().map(|d| d.raw.to_string()).collect();

@@ -29,6 +29,8 @@ impl LookupStyle {
 }
 
 const MAX_SUGGESTIONS: usize = 3;
+/// Edit distance beyond which a name is not a "near miss".
+const MAX_SUGGESTION_DISTANCE: usize = 6;
 /// Ids and names longer than this are not compared for suggestions.
 const MAX_SELECTOR_CHARS: usize = 300;
 
@@ -78,11 +80,12 @@ impl Catalog {
                 continue;
             }
             let name_lower = e.name.to_lowercase();
-            let budget = typed_lower.chars().count().max(name_lower.chars().count()) / 2 + 1;
+            // Small, fixed ceiling: rows stop early, so a miss stays cheap on big catalogs.
+            let budget = (typed_lower.chars().count().max(name_lower.chars().count()) / 2 + 1).min(MAX_SUGGESTION_DISTANCE);
             let d_name = bounded_levenshtein(&typed_lower, &name_lower, budget);
             let d_id = bounded_levenshtein(&typed_lower, &e.id.to_lowercase(), budget);
             let contains = !typed_lower.is_empty() && name_lower.len() >= 3 && typed_lower.contains(&name_lower);
-            let best = d_name.min(d_id).or(contains.then_some(budget));
+            let best = [d_name, d_id].into_iter().flatten().min().or(contains.then_some(budget));
             if let Some(d) = best {
                 scored.push((d, ordinal));
             }

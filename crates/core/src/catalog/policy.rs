@@ -62,32 +62,35 @@ impl Policy {
     pub fn compile(&self) -> Result<CompiledPolicy> {
         let mut layers = Vec::new();
         for layer in [&self.agent, &self.profile, &self.sandbox, &self.session].into_iter().flatten() {
+            let mut budget = MAX_PATTERNS;
             let allow = match &layer.allow {
-                Some(list) => Some(self.expand(list, 0)?),
+                Some(list) => Some(self.expand(list, 0, &mut budget)?),
                 None => None,
             };
-            let deny = self.expand(&layer.deny, 0)?;
+            let deny = self.expand(&layer.deny, 0, &mut budget)?;
             layers.push(CompiledLayer { allow, deny });
         }
         Ok(CompiledPolicy { layers })
     }
 
-    fn expand(&self, patterns: &[String], depth: usize) -> Result<Vec<Matcher>> {
+    /// Expand groups; `budget` bounds the patterns a layer may expand to in
+    /// total, so nested groups cannot multiply into millions of matchers.
+    fn expand(&self, patterns: &[String], depth: usize, budget: &mut usize) -> Result<Vec<Matcher>> {
         if depth > MAX_GROUP_NESTING {
             return Err(policy_error("policy groups nest too deeply (a group refers to itself?)"));
         }
-        if patterns.len() > MAX_PATTERNS {
-            return Err(policy_error(format!("a policy list has more than {MAX_PATTERNS} patterns")));
-        }
-        let mut out = Vec::with_capacity(patterns.len());
+        let mut out = Vec::with_capacity(patterns.len().min(*budget));
         for pattern in patterns {
+            *budget = budget
+                .checked_sub(1)
+                .ok_or_else(|| policy_error(format!("a policy layer expands to more than {MAX_PATTERNS} patterns")))?;
             let pattern = pattern.trim();
             if pattern.is_empty() {
                 return Err(policy_error("a policy pattern is empty"));
             }
             if let Some(group) = pattern.strip_prefix("group:") {
                 if let Some(members) = self.groups.get(group) {
-                    out.extend(self.expand(members, depth + 1)?);
+                    out.extend(self.expand(members, depth + 1, budget)?);
                     continue;
                 }
                 out.push(match group {
@@ -148,7 +151,10 @@ struct Probe<'a> {
 impl Probe<'_> {
     fn matches(&self, matcher: &Matcher) -> bool {
         match matcher {
+            // A pattern with ':' is id-shaped: it matches ids only.
+            Matcher::Exact(p) if p.contains(':') => *p == self.id,
             Matcher::Exact(p) => *p == self.name || *p == self.id,
+            Matcher::Glob(parts) if parts.iter().any(|p| p.contains(':')) => glob_match(parts, &self.id),
             Matcher::Glob(parts) => glob_match(parts, &self.name) || glob_match(parts, &self.id),
             Matcher::Source(s) => *s == self.source,
             Matcher::Core => self.source == Source::Openclaw && self.owner == "core",
@@ -238,6 +244,22 @@ mod tests {
         groups.insert("loop".to_string(), vec!["group:loop".to_string()]);
         let err = Policy { agent: layer(Some(&["group:loop"]), &[]), groups, ..Default::default() }.compile().unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidPolicy);
+    }
+
+    #[test]
+    fn nested_groups_cannot_multiply() {
+        let mut groups = BTreeMap::new();
+        groups.insert("a".to_string(), vec!["group:b".to_string(); 1000]);
+        groups.insert("b".to_string(), vec!["x".to_string(); 1000]);
+        let err = Policy { agent: layer(None, &["group:a"]), groups, ..Default::default() }.compile().unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidPolicy);
+    }
+
+    #[test]
+    fn id_shaped_patterns_match_ids_only() {
+        let policy = Policy { agent: layer(Some(&["mcp:github:*"]), &[]), ..Default::default() }.compile().unwrap();
+        assert!(policy.allows(Source::Mcp, "github", "create_issue", "mcp:github:create_issue"));
+        assert!(!policy.allows(Source::Mcp, "evil", "mcp_github_x", "mcp:evil:mcp_github_x"));
     }
 
     #[test]

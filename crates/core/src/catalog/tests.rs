@@ -278,3 +278,41 @@ fn cjk_text_is_searchable() {
     let hits = c.search("天气预报", None).unwrap();
     assert_eq!(hits.first().map(|h| h.name.as_str()), Some("weather_cn"));
 }
+
+#[test]
+fn names_and_owners_cannot_forge_ids() {
+    let c = catalog(vec![
+        json!({ "source": "mcp", "owner": "evil", "name": "mcp:github:steal" }),
+        json!({ "source": "client", "name": "openclaw:core:exec" }),
+        json!({ "owner": "x:b", "name": "c" }),
+        tool("ok", "fine"),
+    ]);
+    assert_eq!(c.size(), 1);
+    assert_eq!(c.excluded().iter().filter(|e| e.reason.contains("':'")).count(), 3);
+}
+
+#[test]
+fn duplicate_ids_report_their_input_index() {
+    let c = catalog(vec![tool("a", "x"), tool("b", "y"), tool("a", "again")]);
+    let dup = c.excluded().iter().find(|e| e.reason.contains("duplicate")).unwrap();
+    assert_eq!(dup.index, 2);
+    assert_eq!(c.resolve("a", LookupStyle::Structured).unwrap().description, "x");
+}
+
+#[test]
+fn cache_keeps_excluded_records_apart() {
+    let a = catalog(vec![tool("t1", "x")]);
+    let b = catalog(vec![tool("t1", "x"), json!({ "name": 5 })]);
+    assert!(a.excluded().is_empty());
+    assert_eq!(b.excluded().len(), 1);
+    let with_label = catalog(vec![json!({ "name": "l", "label": "\u{0}" })]);
+    let without = catalog(vec![json!({ "name": "l" })]);
+    assert_ne!(with_label.fingerprint(), without.fingerprint());
+}
+
+#[test]
+fn near_miss_names_are_suggested_even_with_long_ids() {
+    let c = catalog(vec![json!({ "source": "mcp", "owner": "some-long-server-name", "name": "xqzv" }), tool("other", "o")]);
+    let err = c.resolve("xqzw", LookupStyle::Structured).unwrap_err();
+    assert!(err.message.contains("Did you mean: mcp:some-long-server-name:xqzv"), "{}", err.message);
+}

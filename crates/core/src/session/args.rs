@@ -79,8 +79,8 @@ impl BatchRequestOwned {
     pub fn to_request(&self) -> BatchRequest {
         BatchRequest {
             query: self.query.clone(),
-            limit: self.limit,
-            queries: Some(self.queries.iter().map(|(q, l)| BatchQuery { query: q.clone(), limit: *l }).collect()),
+            limit: self.limit.map(Value::from),
+            queries: Some(self.queries.iter().map(|(q, l)| BatchQuery { query: q.clone(), limit: l.map(Value::from) }).collect()),
         }
     }
 
