@@ -70,8 +70,8 @@ impl Catalog {
             return Err(invalid(format!("At most {MAX_BATCH_QUERIES} queries per call; got {}.", queries.len())));
         }
         for q in &queries {
-            if q.query.chars().count() > MAX_QUERY_CHARS {
-                return Err(invalid(format!("Each query must be at most {MAX_QUERY_CHARS} characters.")));
+            if q.query.chars().count() > MAX_BATCH_QUERY_CHARS {
+                return Err(invalid(format!("Each query must be at most {MAX_BATCH_QUERY_CHARS} characters.")));
             }
         }
         let list: Vec<&str> = queries.iter().map(|q| q.query.as_str()).collect();

@@ -269,7 +269,7 @@ fn tool_search_single_batch_and_errors() {
     assert_eq!(code_of(&handle(&s, "tool_search", json!({ "query": "x", "limit": "5" }))), "INVALID_LIMIT");
     assert_eq!(code_of(&handle(&s, "tool_search", json!({}))), "INVALID_QUERY");
     assert_eq!(code_of(&handle(&s, "tool_search", json!({ "queries": vec![json!("q"); 17] }))), "INVALID_QUERY");
-    assert_eq!(code_of(&handle(&s, "tool_search", json!({ "query": "x".repeat(513) }))), "INVALID_QUERY");
+    assert_eq!(code_of(&handle(&s, "tool_search", json!({ "query": "x".repeat(crate::limits::MAX_QUERY_CHARS + 1) }))), "INVALID_QUERY");
     // Provider-style JSON string arguments.
     assert!(handle(&s, "tool_search", json!("{\"query\":\"send message\"}")).ok);
 }

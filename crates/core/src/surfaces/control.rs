@@ -5,7 +5,7 @@
 use serde_json::{json, Value};
 
 use super::format::ToolDefinition;
-use crate::limits::{BATCH_RESPONSE_BUDGET_CHARS, MAX_BATCH_CANDIDATES, MAX_BATCH_QUERIES, MAX_QUERY_CHARS};
+use crate::limits::{BATCH_RESPONSE_BUDGET_CHARS, MAX_BATCH_CANDIDATES, MAX_BATCH_QUERIES, MAX_BATCH_QUERY_CHARS};
 
 pub const TOOL_SEARCH_CODE: &str = "tool_search_code";
 pub const TOOL_SEARCH: &str = "tool_search";
@@ -55,7 +55,7 @@ pub fn tool_search(s: &ControlSettings) -> ToolDefinition {
          plain words (\"send a chat message\", \"create a github issue\", \"convert currency\"), not a guessed tool name \
          and not a whole sentence. One search: {{ \"query\": string, \"limit\"?: integer }} (default {default}, at most {max}). \
          Several at once: {{ \"queries\": [{{ \"query\": string, \"limit\"?: integer }}, ...] }} (at most {MAX_BATCH_QUERIES} \
-         queries of at most {MAX_QUERY_CHARS} characters). One search returns an array of hits, best first: \
+         queries of at most {MAX_BATCH_QUERY_CHARS} characters). One search returns an array of hits, best first: \
          {{ id, source, sourceName, name, label?, description, input, output? }}; `input` is a TypeScript-style signature \
          of the arguments (\"unknown\" for MCP and client tools: call tool_describe for their schema). Several queries \
          return {{ results: [{{ query, candidates: hits, truncated? }}], truncated? }} with at most {MAX_BATCH_CANDIDATES} \
@@ -65,7 +65,7 @@ pub fn tool_search(s: &ControlSettings) -> ToolDefinition {
     );
     let query = json!({
         "type": "string",
-        "maxLength": MAX_QUERY_CHARS,
+        "maxLength": MAX_BATCH_QUERY_CHARS, // asked of the model; the engine tolerates up to MAX_QUERY_CHARS
         "description": "The capability to find, in a few words, e.g. \"send a chat message\"."
     });
     let limit = json!({
@@ -88,7 +88,7 @@ pub fn tool_search(s: &ControlSettings) -> ToolDefinition {
                     "type": "object",
                     // Same meaning as the top-level fields (described there once).
                     "properties": {
-                        "query": { "type": "string", "maxLength": MAX_QUERY_CHARS },
+                        "query": { "type": "string", "maxLength": MAX_BATCH_QUERY_CHARS },
                         "limit": { "type": "integer", "minimum": 1, "maximum": max }
                     },
                     "required": ["query"],
