@@ -86,7 +86,7 @@ const tasks = {
   test: [
     ['cargo', ['test', '--workspace', '--target', TARGET]],
     // Files listed explicitly: Node 20 takes no globs, Node 22+ no directories.
-    [process.execPath, ['--test', '--test-concurrency=1', ...readdirSync(join(root, '__test__')).filter((f) => f.endsWith('.test.mjs')).sort().map((f) => `__test__/${f}`)]],
+    [process.execPath, ['--test', '--test-reporter=tap', '--test-concurrency=1', ...readdirSync(join(root, '__test__')).filter((f) => f.endsWith('.test.mjs')).sort().map((f) => `__test__/${f}`)]],
   ],
   qa: [[process.execPath, ['qa/run.mjs']]],
   bench: [[process.execPath, ['bench/run.mjs']]],
