@@ -1,7 +1,7 @@
 //! Retrieval quality and latency of the search index on a labelled catalog.
 //!
 //! Usage: cargo run --release -p tool-search-core --example quality -- <data dir> [--json]
-//!        [--grid] [--param key=value ...]
+//!        [--grid] [--param key=value ...] [--dump N] [--misses SET] [--hits SET] [--slow]
 //! `<data dir>` holds `catalog.jsonl` ({id, source, owner, name, description, inputSchema?})
 //! and `queries.jsonl` ({set, query, gold: [ids]}). Relevance is binary.
 //! Prints per-set and macro nDCG@10, R@5, R@10, Complete@10, build time
@@ -9,6 +9,7 @@
 //! `--json` prints one JSON object instead of the table (read by bench/quality.mjs).
 //! `--param` overrides ranking parameters (w.name, b.description, k1, expansion, ...).
 //! `--grid` evaluates a small grid of field weights (used once to pick the defaults).
+//! `--dump N` prints each query's top-N ordinals and scores as JSON lines (offline fusion experiments).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -220,6 +221,16 @@ fn main() {
         timed.sort_by(|a, b| b.0.total_cmp(&a.0));
         for (us, n, text) in timed.iter().take(15) {
             println!("{us:>8.0} us  {n} hits  {text}");
+        }
+        return;
+    }
+    if let Some(i) = args.iter().position(|a| a == "--dump") {
+        // One JSON line per query: the top-N ordinals and scores (for offline fusion experiments).
+        let n: usize = args.get(i + 1).and_then(|v| v.parse().ok()).unwrap_or(100);
+        for q in &queries {
+            let hits = index.search_with(&q.text, n, &|_| true, &params);
+            let row: Vec<(usize, f32)> = hits.iter().map(|h| (h.ordinal, h.score)).collect();
+            println!("{}", json!({ "set": q.set, "gold": q.gold, "hits": row }));
         }
         return;
     }

@@ -88,6 +88,11 @@ fn pinned_multi_tool_queries_are_complete_in_top_10() {
             "Please help me to create a new asset in the blockchain supply chain system. The asset I want to create is a raw material named Chainlink, and the manufacturer is Microsoft. After the creation, I need to retrieve information about an EKG machine. Lastly, I want to modify a specific gene sequence by deleting a section with the gene sequence CCGA.",
             &["openclaw:seal:createAsset", "openclaw:seal:modifyGene"],
         ),
+        // Near-duplicate travel tools yield a slot to the housing tool (redundancy-aware selection).
+        (
+            "I want to plan a trip to a city with affordable housing options. Can you suggest any destinations with low housing prices? ",
+            &["mcp:metatool:TripTool", "mcp:metatool:HousePurchasingTool"],
+        ),
     ];
     for (query, expected) in pins {
         let got = top_ids(query, 10);

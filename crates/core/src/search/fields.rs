@@ -68,6 +68,11 @@ pub struct RankingParams {
     pub literal_tier: bool,
     /// Drop request framing words ("want", "need", "help", ...) from queries.
     pub drop_request_filler: bool,
+    /// Redundancy penalty: a candidate's normalized score minus this times its
+    /// largest term overlap with a hit ranked above it (0 = plain score order).
+    pub diversity: f32,
+    /// How many top candidates the redundancy-aware selection considers.
+    pub diversity_depth: usize,
 }
 
 impl Default for RankingParams {
@@ -83,6 +88,8 @@ impl Default for RankingParams {
             clause_weight: 0.3,
             literal_tier: true,
             drop_request_filler: true,
+            diversity: 0.3,
+            diversity_depth: 30,
         }
     }
 }
@@ -97,6 +104,8 @@ impl RankingParams {
             "clause_weight" => self.clause_weight = value,
             "literal_tier" => self.literal_tier = value != 0.0,
             "drop_request_filler" => self.drop_request_filler = value != 0.0,
+            "diversity" => self.diversity = value,
+            "diversity_depth" => self.diversity_depth = value as usize,
             _ => return None,
         }
         Some(())

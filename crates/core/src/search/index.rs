@@ -13,6 +13,7 @@ use tantivy::schema::{Field, IndexRecordOption, Schema, TextFieldIndexing, TextO
 use tantivy::{DocId, Index, IndexWriter, Searcher, TantivyDocument};
 
 use super::analyze::Analyzer;
+use super::diversify::{signature, Signature};
 use super::fields::{FieldKind, RankingParams, FIELD_COUNT};
 use super::params::param_text;
 use crate::catalog::ToolEntry;
@@ -45,6 +46,8 @@ pub struct IndexData {
     pub exact: HashMap<String, Vec<u32>>,
     /// Lowercased id or name → ordinals (ascending).
     pub exact_folded: HashMap<String, Vec<u32>>,
+    /// Name, label and description terms per ordinal, for redundancy checks.
+    pub signatures: Vec<Signature>,
     pub doc_count: usize,
 }
 
@@ -112,6 +115,7 @@ pub fn build(entries: &[ToolEntry], params: &RankingParams) -> Result<IndexData>
     let mut len_sum = [0f64; FIELD_COUNT];
     let mut exact: HashMap<String, Vec<u32>> = HashMap::new();
     let mut exact_folded: HashMap<String, Vec<u32>> = HashMap::new();
+    let mut signatures = Vec::with_capacity(entries.len());
 
     for (ordinal, entry) in entries.iter().enumerate() {
         let ordinal32 = ordinal as u32;
@@ -127,6 +131,9 @@ pub fn build(entries: &[ToolEntry], params: &RankingParams) -> Result<IndexData>
         doc.add_u64(ordinal_field, ordinal as u64);
         writer.add_document(doc).map_err(|e| internal("add", e))?;
         field_len.push(lens);
+        signatures.push(signature(
+            [FieldKind::Name, FieldKind::Label, FieldKind::Description].map(|kind| texts[kind as usize].as_str()),
+        ));
 
         for key in [&entry.id, &entry.name] {
             push_unique(exact.entry(key.clone()).or_default(), ordinal32);
@@ -172,6 +179,7 @@ pub fn build(entries: &[ToolEntry], params: &RankingParams) -> Result<IndexData>
         params: params.clone(),
         exact,
         exact_folded,
+        signatures,
         doc_count,
     })
 }

@@ -10,9 +10,11 @@
 //!
 //! Layout: [`analyze`] (tokenizer, shared by both sides) → [`index`] (tantivy
 //! build + side tables) → [`query`] (terms, [`expand`]ed at a discount) →
-//! [`rank`] (BM25F over the postings, ordering). Field weights: [`fields`].
+//! [`rank`] (BM25F over the postings, ordering) → [`diversify`] (near-duplicates
+//! yield to other tools). Field weights: [`fields`].
 
 mod analyze;
+mod diversify;
 mod expand;
 mod fields;
 mod index;
@@ -95,7 +97,8 @@ impl SearchIndex {
                 }
             }
         }
-        rank::top(candidates, limit)
+        let pool = rank::top(candidates, limit.max(params.diversity_depth));
+        diversify::select(pool, limit, params.diversity, &self.data.signatures)
             .into_iter()
             .map(|c| ScoredHit { ordinal: c.ordinal as usize, score: c.score })
             .collect()
