@@ -139,6 +139,8 @@ test('policy layers: deny wins, allow restricts, groups and globs; denied tools 
   assert.deepEqual(catalog.ids(), ['mcp:gh:create_issue', 'openclaw:fake-plugin:fake_plugin_tool_01', 'openclaw:fake-plugin:fake_plugin_tool_03', 'openclaw:fake-plugin:fake_plugin_tool_04'])
   assert.ok(catalog.search('fake plugin tool 2', { limit: 20 }).every((h) => h.name !== 'fake_plugin_tool_02'))
   throwsCode(assert, () => catalog.describe('fake_plugin_tool_02'), 'TOOL_NOT_FOUND')
+  throwsCode(assert, () => catalog.describe(5), 'INVALID_REQUEST', /^idOrName must be a string\.$/)
+  throwsCode(assert, () => catalog.validateArgs(null, {}), 'INVALID_REQUEST')
   throwsCode(assert, () => catalog.validateArgs('openclaw:fake-plugin:fake_plugin_tool_02', { marker: 'x' }), 'TOOL_NOT_FOUND')
   assert.throws(() => catalog.describe('fake_plugin_tool_0'), (e) => !e.message.includes('fake_plugin_tool_02'))
   throwsCode(assert, () => new ToolCatalog(tools, { policy: { agent: { deny: ['group:unknown'] } } }), 'INVALID_POLICY')

@@ -3,6 +3,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
+import { getEventListeners } from 'node:events'
 import { join } from 'node:path'
 import { binding, fakeTool, fakeTools, root, throwsCode } from './helpers.mjs'
 
@@ -233,6 +234,19 @@ test('an aborted signal cancels a pending call and aborts the executor signal', 
   assert.equal(r.error.code, 'CANCELLED')
   for (let i = 0; i < 1000 && !seen.aborted; i++) await settle()
   assert.equal(seen.aborted, true)
+})
+
+test('a signal reused across calls keeps no listener once each call settles', async () => {
+  const { s } = session('tools')
+  const controller = new AbortController()
+  for (let i = 0; i < 5; i++) {
+    const r = await s.handle('tool_call', { id: 'fake_plugin_tool_03', args: { marker: String(i) } }, { signal: controller.signal })
+    assert.equal(r.ok, true, r.content)
+  }
+  for (let i = 0; i < 100 && getEventListeners(controller.signal, 'abort').length > 0; i++) await settle()
+  assert.equal(getEventListeners(controller.signal, 'abort').length, 0)
+  const already = AbortSignal.abort()
+  assert.equal((await s.handle('tool_call', { id: 'fake_plugin_tool_03', args: { marker: 'x' } }, { signal: already })).error.code, 'CANCELLED')
 })
 
 test('tool_search_code runs through the sandbox, or is not offered without one; control tools outside the mode are refused', async () => {

@@ -77,9 +77,14 @@ fn tools_json(env: &Env, tools: Unknown) -> JsResult<String> {
 }
 
 fn query_string(query: Unknown) -> JsResult<String> {
-    match query.get_type().map_err(from_napi)? {
-        ValueType::String => unsafe { query.cast::<String>() }.map_err(from_napi),
-        _ => Err(js_error(ErrorCode::InvalidQuery, "query must be a string.")),
+    string_argument(query, ErrorCode::InvalidQuery, "query")
+}
+
+/// A string argument, or a typed error (napi's own `StringExpected` carries no stable code).
+pub(crate) fn string_argument(value: Unknown, code: ErrorCode, what: &str) -> JsResult<String> {
+    match value.get_type().map_err(from_napi)? {
+        ValueType::String => unsafe { value.cast::<String>() }.map_err(from_napi),
+        _ => Err(js_error(code, format!("{what} must be a string."))),
     }
 }
 
@@ -191,15 +196,19 @@ impl ToolCatalog {
     }
 
     /// The compact hit plus the exact schemas: exact id first, then a unique name.
-    #[napi(ts_return_type = "ToolDescription")]
-    pub fn describe(&self, id_or_name: String) -> Result<Value, JsCode> {
-        guard(|| to_value(&self.inner.describe(&id_or_name, LookupStyle::Structured).map_err(to_js)?))
+    #[napi(ts_args_type = "idOrName: string", ts_return_type = "ToolDescription")]
+    pub fn describe(&self, id_or_name: Unknown) -> Result<Value, JsCode> {
+        guard(|| {
+            let id_or_name = string_argument(id_or_name, ErrorCode::InvalidRequest, "idOrName")?;
+            to_value(&self.inner.describe(&id_or_name, LookupStyle::Structured).map_err(to_js)?)
+        })
     }
 
     /// Check arguments against the tool's input schema.
     #[napi(ts_args_type = "idOrName: string, args: unknown", ts_return_type = "ArgsValidation")]
-    pub fn validate_args(&self, id_or_name: String, args: Option<Value>) -> Result<Value, JsCode> {
+    pub fn validate_args(&self, id_or_name: Unknown, args: Option<Value>) -> Result<Value, JsCode> {
         guard(|| {
+            let id_or_name = string_argument(id_or_name, ErrorCode::InvalidRequest, "idOrName")?;
             let args = args.unwrap_or(Value::Null);
             to_value(&self.inner.validate_args(&id_or_name, &args).map_err(to_js)?)
         })

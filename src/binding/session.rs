@@ -282,6 +282,7 @@ impl ToolSearchSession {
         options: Option<Object>,
     ) -> Result<PromiseRaw<'env, Value>, JsCode> {
         let session = self.inner.clone();
+        let mut listener: Option<AbortListener> = None;
         let prepared = guard(|| {
             let args = json_of(args, "tool arguments")?;
             let mut handle_options = HandleOptions::default();
@@ -293,7 +294,9 @@ impl ToolSearchSession {
                     }
                 }
                 if let Some(signal) = property(options, "signal")? {
-                    handle_options.cancel = Some(link_abort_signal(env, signal)?);
+                    let (cancel, added) = link_abort_signal(env, signal)?;
+                    handle_options.cancel = Some(cancel);
+                    listener = added;
                 }
             }
             Ok((args, handle_options))
@@ -307,7 +310,12 @@ impl ToolSearchSession {
                 Err(e) => Ok(error_result(&tool_name, tool_search_core::Error::invalid_request(e.reason.clone()))),
             }
         };
-        env.spawn_future(future).map_err(from_napi)
+        let mut promise = env.spawn_future(future).map_err(from_napi)?;
+        if let Some(listener) = listener {
+            // A signal reused across calls must not collect one listener per call.
+            promise = promise.finally(move |env| listener.remove(&env)).map_err(from_napi)?;
+        }
+        Ok(promise)
     }
 
     /// Directory mode: at most `maxTools` (default and cap 4) schemas likely
@@ -382,8 +390,32 @@ fn event_sink(callback: Unknown) -> JsResult<EventSink> {
     }))
 }
 
-/// A core cancel signal that fires when the JS `AbortSignal` aborts.
-fn link_abort_signal(env: &Env, signal: Unknown) -> JsResult<CancelSignal> {
+/// The `abort` listener `handle` added to a caller's signal, removed when the call settles.
+struct AbortListener {
+    signal: ObjectRef,
+    on_abort: FunctionRef<(), ()>,
+}
+
+impl AbortListener {
+    fn remove(self, env: &Env) -> Result<()> {
+        let AbortListener { signal, on_abort } = self;
+        let removed = (|| {
+            let target = signal.get_value(env)?;
+            let remove: Function<FnArgs<(&str, Function<(), ()>)>, Unknown> =
+                target.get_named_property("removeEventListener")?;
+            remove.apply(target, FnArgs::from(("abort", on_abort.borrow_back(env)?)))?;
+            Ok::<(), Error>(())
+        })();
+        signal.unref(env)?;
+        // A signal without a working removeEventListener keeps the listener; the call itself is done.
+        drop(removed);
+        Ok(())
+    }
+}
+
+/// A core cancel signal that fires when the JS `AbortSignal` aborts, and the
+/// listener to remove once the call settles (none if it was already aborted).
+fn link_abort_signal(env: &Env, signal: Unknown) -> JsResult<(CancelSignal, Option<AbortListener>)> {
     let cancel = CancelSignal::new();
     if signal.get_type().map_err(from_napi)? != ValueType::Object {
         return Err(js_error(ErrorCode::InvalidRequest, "options.signal must be an AbortSignal"));
@@ -392,7 +424,7 @@ fn link_abort_signal(env: &Env, signal: Unknown) -> JsResult<CancelSignal> {
     let aborted: Option<bool> = signal.get_named_property("aborted").map_err(from_napi)?;
     if aborted == Some(true) {
         cancel.cancel("aborted by the caller's AbortSignal");
-        return Ok(cancel);
+        return Ok((cancel, None));
     }
     let on_abort = {
         let cancel = cancel.clone();
@@ -406,5 +438,9 @@ fn link_abort_signal(env: &Env, signal: Unknown) -> JsResult<CancelSignal> {
         signal.get_named_property("addEventListener").map_err(from_napi)?;
     add.apply(signal, FnArgs::from(("abort", on_abort)))
         .map_err(|e| js_error(ErrorCode::InvalidRequest, format!("options.signal must be an AbortSignal: {}", e.reason)))?;
-    Ok(cancel)
+    let listener = AbortListener {
+        signal: signal.create_ref().map_err(from_napi)?,
+        on_abort: on_abort.create_ref().map_err(from_napi)?,
+    };
+    Ok((cancel, Some(listener)))
 }

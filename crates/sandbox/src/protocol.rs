@@ -1,7 +1,9 @@
 //! The bridge protocol: newline-delimited JSON frames on two pipes.
 //!
 //! Child → parent (fd 3, untrusted; parsed strictly, exact key sets, size and depth caps,
-//! `__proto__`/`constructor`/`prototype` keys rejected anywhere):
+//! `__proto__` keys rejected anywhere, `constructor`/`prototype` keys rejected when their value
+//! is an object or array, the shape a naive deep merge turns into prototype pollution; a
+//! tool parameter named `constructor` with a plain value passes):
 //! - `{"t":"ready","node":"24.22.3","permission":true}` once, after the prelude locked down;
 //! - `{"t":"call","id":N,"op":"search"|"describe"|"call","args":{…}}` with strictly increasing ids;
 //! - `{"t":"log","level":"log"|"warn"|"error","text":"…"}`;
@@ -17,8 +19,16 @@
 use serde_json::{Map, Value};
 use tokio::io::{AsyncRead, AsyncReadExt};
 
-/// Keys that could pollute prototypes in any JS consumer of a frame.
-const FORBIDDEN_KEYS: [&str; 3] = ["__proto__", "constructor", "prototype"];
+/// A key that can reach a prototype in a JS consumer of the frame: `__proto__`
+/// always (its setter), `constructor`/`prototype` when they carry an object a
+/// deep merge would walk into (`{"constructor":{"prototype":{…}}}`).
+fn forbidden_key(key: &str, value: &Value) -> bool {
+    match key {
+        "__proto__" => true,
+        "constructor" | "prototype" => matches!(value, Value::Object(_) | Value::Array(_)),
+        _ => false,
+    }
+}
 
 /// Reads `\n`-terminated frames with a size cap; cancel-safe (state lives in the struct).
 pub struct FrameReader<R> {
@@ -256,7 +266,7 @@ pub fn check_tree(value: &Value, max_depth: usize) -> Result<(), String> {
                     return Err(format!("frame nested deeper than {max_depth}"));
                 }
                 for (k, item) in map {
-                    if FORBIDDEN_KEYS.contains(&k.as_str()) {
+                    if forbidden_key(k, item) {
                         return Err(format!("forbidden key {k:?}"));
                     }
                     stack.push((item, depth + 1));
@@ -295,10 +305,18 @@ mod tests {
     }
 
     #[test]
+    fn plain_constructor_and_prototype_values_pass() {
+        let args = serde_json::json!({"constructor": "Point", "prototype": false, "nested": {"constructor": 3}});
+        let frame = format!(r#"{{"t":"call","id":1,"op":"call","args":{{"id":"x","args":{args}}}}}"#);
+        assert_eq!(parse(&frame).unwrap(), ChildFrame::Call { id: 1, request: CallRequest::Call { id: "x".into(), args } });
+    }
+
+    #[test]
     fn rejects_abuse() {
         for bad in [
             r#"{"t":"call","id":1,"op":"call","args":{"id":"x","args":{"__proto__":{"polluted":1}}}}"#,
             r#"{"t":"call","id":1,"op":"call","args":{"id":"x","args":{"constructor":{"prototype":1}}}}"#,
+            r#"{"t":"call","id":1,"op":"call","args":{"id":"x","args":{"a":{"prototype":[1]}}}}"#,
             r#"{"t":"call","id":-1,"op":"search","args":{"query":"q"}}"#,
             r#"{"t":"call","id":1,"op":"exec","args":{}}"#,
             r#"{"t":"call","id":1,"op":"search","args":{"query":"q"},"extra":1}"#,
