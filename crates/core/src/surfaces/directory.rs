@@ -11,6 +11,7 @@
 //! notice; the empty form.
 
 use std::borrow::Cow;
+use std::cell::OnceCell;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
@@ -126,15 +127,34 @@ fn shorten(text: &str, max_chars: usize) -> &str {
 }
 
 struct Row<'a> {
+    /// The name's first 8 bytes, big-endian: orders most rows without a string compare.
+    sort_key: u64,
     name: &'a str,
     owner: &'a str,
-    description: Cow<'a, str>,
+    raw_description: &'a str,
+    /// Collapsed on first use: only rows the budget reaches are ever cleaned.
+    description: OnceCell<Cow<'a, str>>,
 }
 
-impl Row<'_> {
+impl<'a> Row<'a> {
+    fn new(name: &'a str, owner: &'a str, raw_description: &'a str) -> Self {
+        let mut prefix = [0u8; 8];
+        let n = name.len().min(8);
+        prefix[..n].copy_from_slice(&name.as_bytes()[..n]);
+        Row { sort_key: u64::from_be_bytes(prefix), name, owner, raw_description, description: OnceCell::new() }
+    }
+
+    fn description(&self) -> &str {
+        self.description.get_or_init(|| collapse_cow(self.raw_description))
+    }
+
     fn description_at(&self, level: usize) -> (&str, bool) {
-        let short = shorten(&self.description, level);
-        (short, short.len() < self.description.len())
+        if level == 0 {
+            return ("", false);
+        }
+        let description = self.description();
+        let short = shorten(description, level);
+        (short, short.len() < description.len())
     }
 
     /// Characters of `- name (owner): description\n` at a description level.
@@ -223,12 +243,14 @@ pub fn render_directory_with<'a>(
         }
         total += 1;
         if is_listable_identifier(&entry.name) && is_listable_identifier(&entry.owner) && name_is_unique(&entry.name) {
-            rows.push(Row { name: &entry.name, owner: &entry.owner, description: collapse_cow(&entry.description) });
+            rows.push(Row::new(&entry.name, &entry.owner, &entry.description));
         }
     }
     // Names are unique here, so name order is total; id order is the tiebreak
     // the contract names and costs nothing.
-    rows.sort_unstable_by(|a, b| a.name.cmp(b.name).then_with(|| a.owner.cmp(b.owner)));
+    rows.sort_unstable_by(|a, b| {
+        a.sort_key.cmp(&b.sort_key).then_with(|| a.name.cmp(b.name)).then_with(|| a.owner.cmp(b.owner))
+    });
 
     if total == 0 {
         return if untrusted > 0 { format!("{DIRECTORY_EMPTY}\n{UNTRUSTED_NOTICE}") } else { DIRECTORY_EMPTY.to_string() };
@@ -242,8 +264,14 @@ pub fn render_directory_with<'a>(
     let budget = options.budget_chars;
     let mut chosen: Option<(usize, usize)> = None; // (level, rows listed)
     for level in DESCRIPTION_LEVELS {
-        let rows_chars: usize = rows.iter().map(|r| r.chars_at(level)).sum();
-        if frame_chars(rows.len()) + rows_chars <= budget {
+        // Stop summing once over budget: a large catalog overflows after a few
+        // hundred rows, so a level costs what fits, not the whole catalog.
+        let mut used = frame_chars(rows.len());
+        let fits = rows.iter().all(|r| {
+            used += r.chars_at(level);
+            used <= budget
+        });
+        if fits {
             chosen = Some((level, rows.len()));
             break;
         }
