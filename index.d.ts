@@ -294,6 +294,12 @@ export declare class ToolCatalog {
   /** Check arguments against the tool's input schema. */
   validateArgs(idOrName: string, args: unknown): ArgsValidation
   /**
+   * This catalog plus `tools`, under the same policy and limits. The
+   * telemetry counter scope carries over (appending continues the running
+   * totals; a new `ToolCatalog` starts new ones). Not on restricted views.
+   */
+  append(tools: CatalogTool[]): ToolCatalog
+  /**
    * A narrowed view (names or ids) over the same index: nothing is rebuilt,
    * telemetry counters are shared.
    */

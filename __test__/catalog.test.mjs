@@ -140,6 +140,16 @@ test('policy layers: deny wins, allow restricts, groups and globs; denied tools 
   assert.ok(catalog.search('fake plugin tool 2', { limit: 20 }).every((h) => h.name !== 'fake_plugin_tool_02'))
   throwsCode(assert, () => catalog.describe('fake_plugin_tool_02'), 'TOOL_NOT_FOUND')
   throwsCode(assert, () => catalog.describe(5), 'INVALID_REQUEST', /^idOrName must be a string\.$/)
+  // Appending keeps the policy (the denied tool stays out) and the counter scope.
+  const scope = catalog.telemetry().counterScope
+  const grown = catalog.append([{ name: 'fake_plugin_tool_02', owner: 'elsewhere', description: 'x' }, { name: 'extra_tool', owner: 'fake-plugin', description: 'An extra tool' }])
+  assert.equal(grown.size, catalog.size + 1)
+  assert.equal(grown.telemetry().counterScope, scope)
+  assert.equal(grown.telemetry().searchCount, catalog.telemetry().searchCount)
+  assert.ok(grown.ids().includes('openclaw:fake-plugin:extra_tool'))
+  assert.notEqual(new ToolCatalog(tools).telemetry().counterScope, scope)
+  throwsCode(assert, () => catalog.restrict(['fake_plugin_tool_01']).append([]), 'INVALID_REQUEST')
+  throwsCode(assert, () => catalog.append('nope'), 'INVALID_CATALOG')
   throwsCode(assert, () => catalog.validateArgs(null, {}), 'INVALID_REQUEST')
   throwsCode(assert, () => catalog.validateArgs('openclaw:fake-plugin:fake_plugin_tool_02', { marker: 'x' }), 'TOOL_NOT_FOUND')
   assert.throws(() => catalog.describe('fake_plugin_tool_0'), (e) => !e.message.includes('fake_plugin_tool_02'))

@@ -214,6 +214,20 @@ impl ToolCatalog {
         })
     }
 
+    /// This catalog plus `tools`, under the same policy and limits. The
+    /// telemetry counter scope carries over (appending continues the running
+    /// totals; a new `ToolCatalog` starts new ones). Not on restricted views.
+    #[napi(ts_args_type = "tools: CatalogTool[]")]
+    pub fn append(&self, env: Env, tools: Unknown) -> Result<ToolCatalog, JsCode> {
+        guard(|| {
+            if !tools.is_array().map_err(from_napi)? {
+                return Err(js_error(ErrorCode::InvalidCatalog, "tools must be an array of tool objects"));
+            }
+            let text = tools_json(&env, tools)?;
+            self.inner.append(&text).map(|inner| ToolCatalog { inner }).map_err(to_js)
+        })
+    }
+
     /// A narrowed view (names or ids) over the same index: nothing is rebuilt,
     /// telemetry counters are shared.
     #[napi(ts_args_type = "allowedNames: Iterable<string>")]

@@ -23,11 +23,11 @@ pub use entry::{Source, ToolEntry, ToolRecord};
 pub use hits::{safe_server_name, McpInfo, SearchHit, ToolDescription};
 pub use lookup::LookupStyle;
 pub use policy::{CompiledPolicy, Policy, PolicyLayer};
-pub use records::{parse_catalog_text, RawRecord};
+pub use records::{parse_catalog_text, record_spans, RawRecord};
 
 use crate::config::{MAX_SEARCH_LIMIT_CAP, MAX_SEARCH_LIMIT_DEFAULT, SEARCH_DEFAULT_LIMIT_DEFAULT};
 use crate::error::{Error, ErrorCode, Result};
-use crate::limits::MAX_QUERY_CHARS;
+use crate::limits::{MAX_CATALOG_TOOLS, MAX_QUERY_CHARS};
 use crate::schema::ArgumentIssue;
 use crate::telemetry::{CatalogTelemetry, Counters, SourceCounts};
 
@@ -103,6 +103,17 @@ pub struct Catalog {
     direct_only: Arc<[DirectOnlyTool]>,
     counters: Arc<Counters>,
     limits: SearchLimits,
+    settings: BuildSettings,
+    /// A `restrict`ed view (cannot be appended to).
+    restricted: bool,
+}
+
+/// How a catalog was built, so `append` builds the next one the same way.
+#[derive(Clone)]
+struct BuildSettings {
+    policy: Arc<CompiledPolicy>,
+    strict: bool,
+    cache: bool,
 }
 
 impl std::fmt::Debug for Catalog {
@@ -114,33 +125,69 @@ impl std::fmt::Debug for Catalog {
 impl Catalog {
     /// Build from catalog text: a JSON array of tool records, or JSON Lines.
     pub fn from_json_text(text: &str, options: &CatalogOptions) -> Result<Catalog> {
-        let policy = options.policy.compile()?;
-        let use_cache = options.cache.unwrap_or(true) && !options.strict;
-        let text_key = format!("text:{}", blake3::hash(text.as_bytes()).to_hex());
-        let data = match use_cache.then(|| cache::get(&text_key)).flatten() {
-            Some(data) => data,
-            None => {
-                let records = parse_catalog_text(text)?;
-                let validated = data::validate_records(records, options.strict)?;
-                let fingerprint = data::fingerprint(&validated);
-                let content_key = format!("content:{fingerprint}");
-                match use_cache.then(|| cache::get(&content_key)).flatten() {
-                    Some(data) => {
-                        cache::put(&[&text_key], &data);
-                        data
-                    }
-                    None => {
-                        let data = Arc::new(CatalogData::build(validated, fingerprint)?);
-                        if use_cache {
-                            cache::put(&[&text_key, &content_key], &data);
-                        }
-                        data
-                    }
-                }
-            }
+        let settings = BuildSettings {
+            policy: Arc::new(options.policy.compile()?),
+            strict: options.strict,
+            cache: options.cache.unwrap_or(true) && !options.strict,
         };
         let limits = SearchLimits::from_options(options.search_default_limit.as_ref(), options.max_search_limit.as_ref());
-        Ok(Catalog::with_policy(data, &policy, limits))
+        let data = Catalog::data_for_text(text, &settings)?;
+        let counters = Arc::new(Counters::new(&data.fingerprint));
+        Ok(Catalog::with_policy(data, settings, limits, counters))
+    }
+
+    /// Built data for `text`: reused when the same text or the same validated
+    /// content was built before (and caching is on).
+    fn data_for_text(text: &str, settings: &BuildSettings) -> Result<Arc<CatalogData>> {
+        let text_key = format!("text:{}", blake3::hash(text.as_bytes()).to_hex());
+        if let Some(data) = settings.cache.then(|| cache::get(&text_key)).flatten() {
+            return Ok(data);
+        }
+        let records = parse_catalog_text(text)?;
+        let validated = data::validate_records(records, settings.strict)?;
+        let fingerprint = data::fingerprint(&validated);
+        let content_key = format!("content:{fingerprint}");
+        if let Some(data) = settings.cache.then(|| cache::get(&content_key)).flatten() {
+            cache::put(&[&text_key], &data);
+            return Ok(data);
+        }
+        let data = Arc::new(CatalogData::build(validated, fingerprint, Arc::from(text))?);
+        if settings.cache {
+            cache::put(&[&text_key, &content_key], &data);
+        }
+        Ok(data)
+    }
+
+    /// This catalog plus the tools in `text` (same formats as
+    /// [`Catalog::from_json_text`]), built with the same policy, strictness
+    /// and limits. The telemetry counter scope carries over: appending
+    /// continues the running totals, replacing the catalog starts new ones.
+    /// Duplicate ids are handled as in any build (the later record is
+    /// excluded). A restricted view cannot be appended to: its narrowing is
+    /// per turn, not a catalog.
+    pub fn append(&self, text: &str) -> Result<Catalog> {
+        if self.restricted {
+            return Err(Error::invalid_request("append to the catalog itself, not to a restricted view"));
+        }
+        let old = record_spans(&self.data.source)?;
+        let new = record_spans(text)?;
+        let total = old.len() + new.len();
+        if total > MAX_CATALOG_TOOLS {
+            return Err(Error::invalid_catalog(format!(
+                "catalog would have {total} tools; at most {MAX_CATALOG_TOOLS} are accepted"
+            )));
+        }
+        let mut combined = String::with_capacity(self.data.source.len() + text.len() + 2);
+        combined.push('[');
+        for (i, span) in old.iter().chain(new.iter()).enumerate() {
+            if i > 0 {
+                combined.push(',');
+            }
+            combined.push_str(span);
+        }
+        combined.push(']');
+        let data = Catalog::data_for_text(&combined, &self.settings)?;
+        Ok(Catalog::with_policy(data, self.settings.clone(), self.limits, Arc::clone(&self.counters)))
     }
 
     /// Build from records already in memory (Rust callers, tests, benches).
@@ -149,7 +196,8 @@ impl Catalog {
         Catalog::from_json_text(&text, options)
     }
 
-    fn with_policy(data: Arc<CatalogData>, policy: &CompiledPolicy, limits: SearchLimits) -> Catalog {
+    fn with_policy(data: Arc<CatalogData>, settings: BuildSettings, limits: SearchLimits, counters: Arc<Counters>) -> Catalog {
+        let policy = &settings.policy;
         let mask: Option<Arc<[bool]>> =
             (!policy.is_unrestricted()).then(|| data.entries.iter().map(|e| policy.allows_entry(e)).collect());
         let direct_only: Arc<[DirectOnlyTool]> = data
@@ -158,8 +206,7 @@ impl Catalog {
             .filter(|d| policy.allows(d.source, &d.owner, &d.name, &d.id))
             .cloned()
             .collect();
-        let counters = Arc::new(Counters::new(&data.fingerprint));
-        Catalog::view(data, mask, direct_only, counters, limits)
+        Catalog::view(data, mask, direct_only, counters, limits, settings, false)
     }
 
     fn view(
@@ -168,6 +215,8 @@ impl Catalog {
         direct_only: Arc<[DirectOnlyTool]>,
         counters: Arc<Counters>,
         limits: SearchLimits,
+        settings: BuildSettings,
+        restricted: bool,
     ) -> Catalog {
         let allowed_count = mask.as_ref().map_or(data.entries.len(), |m| m.iter().filter(|&&a| a).count());
         let fingerprint = match &mask {
@@ -182,7 +231,7 @@ impl Catalog {
                 hasher.finalize().to_hex()[..32].to_string()
             }
         };
-        Catalog { data, mask, allowed_count, fingerprint, direct_only, counters, limits }
+        Catalog { data, mask, allowed_count, fingerprint, direct_only, counters, limits, settings, restricted }
     }
 
     pub fn size(&self) -> usize {
@@ -302,7 +351,15 @@ impl Catalog {
             .filter(|d| wanted.contains(d.name.as_str()) || wanted.contains(d.id.as_str()))
             .cloned()
             .collect();
-        Catalog::view(Arc::clone(&self.data), Some(mask), direct_only, Arc::clone(&self.counters), self.limits)
+        Catalog::view(
+            Arc::clone(&self.data),
+            Some(mask),
+            direct_only,
+            Arc::clone(&self.counters),
+            self.limits,
+            self.settings.clone(),
+            true,
+        )
     }
 
     pub fn telemetry(&self) -> CatalogTelemetry {

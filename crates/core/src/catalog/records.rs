@@ -17,6 +17,12 @@ pub struct RawRecord {
 
 /// Parse a JSON array of tool objects, or JSON Lines (one object a line).
 pub fn parse_catalog_text(text: &str) -> Result<Vec<RawRecord>> {
+    let spans = record_spans(text)?;
+    Ok(spans.into_iter().enumerate().map(|(index, span)| RawRecord { index, parsed: parse_record(span) }).collect())
+}
+
+/// The text of each record (array elements or non-empty lines), unparsed, count-capped.
+pub fn record_spans(text: &str) -> Result<Vec<&str>> {
     let trimmed = text.trim_start_matches(['\u{feff}', ' ', '\t', '\r', '\n']);
     let spans = if trimmed.starts_with('[') {
         split_array(trimmed)?
@@ -29,7 +35,7 @@ pub fn parse_catalog_text(text: &str) -> Result<Vec<RawRecord>> {
             spans.len()
         )));
     }
-    Ok(spans.into_iter().enumerate().map(|(index, span)| RawRecord { index, parsed: parse_record(span) }).collect())
+    Ok(spans)
 }
 
 fn parse_record(span: &str) -> std::result::Result<(ToolRecord, Value), String> {

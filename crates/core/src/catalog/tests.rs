@@ -227,6 +227,41 @@ fn restrict_is_a_view_with_shared_counters() {
 }
 
 #[test]
+fn append_extends_the_catalog_and_keeps_the_counter_scope() {
+    let c = catalog(vec![tool("a", "alpha"), tool("b", "beta")]);
+    c.search("alpha", None).unwrap();
+    let grown = c.append(&serde_json::to_string(&vec![tool("c", "gamma ray counter")]).unwrap()).unwrap();
+    assert_eq!(grown.size(), 3);
+    assert_eq!(grown.search("gamma ray", None).unwrap()[0].name, "c");
+    // Running totals continue: one search before, one after.
+    assert_eq!(grown.telemetry().counter_scope, c.telemetry().counter_scope);
+    assert_eq!(grown.telemetry().search_count, 2);
+    // Same content as building all three at once (order-independent fingerprint).
+    let all = catalog(vec![tool("c", "gamma ray counter"), tool("a", "alpha"), tool("b", "beta")]);
+    assert_eq!(grown.fingerprint(), all.fingerprint());
+    assert_ne!(all.telemetry().counter_scope, c.telemetry().counter_scope);
+    // JSON Lines appends too; an empty append is the same catalog.
+    let line = serde_json::to_string(&tool("d", "delta")).unwrap();
+    assert_eq!(grown.append(&format!("{line}\n")).unwrap().size(), 4);
+    assert_eq!(grown.append("[]").unwrap().fingerprint(), grown.fingerprint());
+}
+
+#[test]
+fn append_keeps_the_policy_and_refuses_restricted_views() {
+    let c = with_policy(vec![tool("a", "alpha")], json!({ "profile": { "deny": ["secret_*"] } }));
+    let grown = c.append(&serde_json::to_string(&vec![tool("secret_b", "beta"), tool("c", "gamma")]).unwrap()).unwrap();
+    let ids: Vec<&str> = grown.entries().map(|e| e.id.as_str()).collect();
+    assert_eq!(ids, ["openclaw:core:a", "openclaw:core:c"]);
+    let err = c.restrict(&["a"]).append("[]").unwrap_err();
+    assert_eq!(err.code, ErrorCode::InvalidRequest);
+    // A duplicate id is excluded like in any build; bad text is an error.
+    let dup = grown.append(&serde_json::to_string(&vec![tool("a", "again")]).unwrap()).unwrap();
+    assert_eq!(dup.size(), 2);
+    assert!(!dup.excluded().is_empty());
+    assert_eq!(grown.append("[{").unwrap_err().code, ErrorCode::InvalidCatalog);
+}
+
+#[test]
 fn batch_runs_scalar_first_and_enforces_limits() {
     let tools: Vec<Value> = (0..30).map(|i| tool(&format!("file_tool_{i:02}"), &"read files from disk ".repeat(10))).collect();
     let c = catalog(tools);
