@@ -2,7 +2,7 @@
 //! their search index, lookup maps and lazily computed per-tool artefacts.
 //! Built once per distinct tool set and cached by fingerprint.
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;

@@ -10,7 +10,7 @@
 //! CJK runs (no spaces between words) become overlapping bigrams.
 //! Terms never contain whitespace, so the index stores them space-joined.
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 
 use tantivy::tokenizer::{Language, RawTokenizer, Stemmer, TextAnalyzer, TokenStream};
 

@@ -6,7 +6,7 @@
 //! keep term frequencies (no positions); field lengths are kept here exactly
 //! (tantivy's fieldnorms are quantized) for BM25F length normalization.
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 use std::sync::Arc;
 
 use tantivy::schema::{Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED};
