@@ -310,7 +310,15 @@ impl ToolSearchSession {
                 Err(e) => Ok(error_result(&tool_name, tool_search_core::Error::invalid_request(e.reason.clone()))),
             }
         };
-        let mut promise = env.spawn_future(future).map_err(from_napi)?;
+        let mut promise = match env.spawn_future(future) {
+            Ok(promise) => promise,
+            Err(e) => {
+                if let Some(listener) = listener {
+                    let _ = listener.remove(env);
+                }
+                return Err(from_napi(e));
+            }
+        };
         if let Some(listener) = listener {
             // A signal reused across calls must not collect one listener per call.
             promise = promise.finally(move |env| listener.remove(&env)).map_err(from_napi)?;
@@ -406,8 +414,9 @@ impl AbortListener {
             remove.apply(target, FnArgs::from(("abort", on_abort.borrow_back(env)?)))?;
             Ok::<(), Error>(())
         })();
-        signal.unref(env)?;
-        // A signal without a working removeEventListener keeps the listener; the call itself is done.
+        // The call itself is done: a failure here (a signal without a working
+        // removeEventListener) must not turn its result into a rejection.
+        let _ = signal.unref(env);
         drop(removed);
         Ok(())
     }
@@ -434,13 +443,17 @@ fn link_abort_signal(env: &Env, signal: Unknown) -> JsResult<(CancelSignal, Opti
         })
         .map_err(from_napi)?
     };
-    let add: Function<FnArgs<(&str, Function<(), ()>)>, Unknown> =
-        signal.get_named_property("addEventListener").map_err(from_napi)?;
-    add.apply(signal, FnArgs::from(("abort", on_abort)))
-        .map_err(|e| js_error(ErrorCode::InvalidRequest, format!("options.signal must be an AbortSignal: {}", e.reason)))?;
-    let listener = AbortListener {
-        signal: signal.create_ref().map_err(from_napi)?,
-        on_abort: on_abort.create_ref().map_err(from_napi)?,
-    };
+    // References first: once the listener is added, nothing may fail before
+    // the caller holds what removes it.
+    let on_abort_ref = on_abort.create_ref().map_err(from_napi)?;
+    let signal_ref = signal.create_ref().map_err(from_napi)?;
+    let listener = AbortListener { signal: signal_ref, on_abort: on_abort_ref };
+    let added = signal
+        .get_named_property::<Function<FnArgs<(&str, Function<(), ()>)>, Unknown>>("addEventListener")
+        .and_then(|add| add.apply(signal, FnArgs::from(("abort", on_abort))));
+    if let Err(e) = added {
+        let _ = listener.signal.unref(env);
+        return Err(js_error(ErrorCode::InvalidRequest, format!("options.signal must be an AbortSignal: {}", e.reason)));
+    }
     Ok((cancel, Some(listener)))
 }

@@ -103,6 +103,16 @@ fn pinned_multi_tool_queries_are_complete_in_top_10() {
 }
 
 #[test]
+fn a_short_page_is_a_prefix_of_a_longer_one() {
+    for query in ["get the weather forecast and the latest news", "search the web for news articles", "create a new task"] {
+        let long = top_ids(query, 50);
+        for limit in [1, 10, 30, 31, 40] {
+            assert_eq!(top_ids(query, limit), long[..limit.min(long.len())], "{query:?} limit {limit}");
+        }
+    }
+}
+
+#[test]
 fn exact_id_and_name_come_first() {
     assert_eq!(top_ids("openclaw:seal:getWaterQuality", 1), vec!["openclaw:seal:getWaterQuality"]);
     assert_eq!(top_ids("getWaterQuality", 1), vec!["openclaw:seal:getWaterQuality"]);

@@ -54,8 +54,9 @@ pub struct CatalogData {
     pub direct_only: Vec<DirectOnlyTool>,
     pub excluded: Vec<ExcludedTool>,
     pub(crate) lazy: Vec<Lazy>,
-    /// The catalog text this data was built from (an `append` extends it).
-    pub source: Arc<str>,
+    /// The text of each record this data was built from, in order (an
+    /// `append` parses these plus the new ones, each on its own).
+    pub records: Arc<[Box<str>]>,
 }
 
 /// Records after validation, before indexing.
@@ -235,7 +236,7 @@ pub fn fingerprint(validated: &Validated) -> String {
 }
 
 impl CatalogData {
-    pub fn build(validated: Validated, fingerprint: String, source: Arc<str>) -> Result<CatalogData> {
+    pub fn build(validated: Validated, fingerprint: String, records: Arc<[Box<str>]>) -> Result<CatalogData> {
         let index = SearchIndex::build(&validated.entries)?;
         let mut by_id = HashMap::with_capacity(validated.entries.len());
         let mut by_name: HashMap<String, Vec<usize>> = HashMap::with_capacity(validated.entries.len());
@@ -253,7 +254,7 @@ impl CatalogData {
             direct_only: validated.direct_only,
             excluded: validated.excluded,
             lazy,
-            source,
+            records,
         })
     }
 

@@ -23,7 +23,7 @@ pub use entry::{Source, ToolEntry, ToolRecord};
 pub use hits::{safe_server_name, McpInfo, SearchHit, ToolDescription};
 pub use lookup::LookupStyle;
 pub use policy::{CompiledPolicy, Policy, PolicyLayer};
-pub use records::{parse_catalog_text, record_spans, RawRecord};
+pub use records::{parse_catalog_text, parse_spans, record_spans, RawRecord};
 
 use crate::config::{MAX_SEARCH_LIMIT_CAP, MAX_SEARCH_LIMIT_DEFAULT, SEARCH_DEFAULT_LIMIT_DEFAULT};
 use crate::error::{Error, ErrorCode, Result};
@@ -143,17 +143,22 @@ impl Catalog {
         if let Some(data) = settings.cache.then(|| cache::get(&text_key)).flatten() {
             return Ok(data);
         }
-        let records = parse_catalog_text(text)?;
-        let validated = data::validate_records(records, settings.strict)?;
+        Catalog::data_for_spans(&record_spans(text)?, text_key, settings)
+    }
+
+    /// Built data for these record texts; `key` names them in the cache.
+    fn data_for_spans(spans: &[&str], key: String, settings: &BuildSettings) -> Result<Arc<CatalogData>> {
+        let validated = data::validate_records(parse_spans(spans.iter().copied()), settings.strict)?;
         let fingerprint = data::fingerprint(&validated);
         let content_key = format!("content:{fingerprint}");
         if let Some(data) = settings.cache.then(|| cache::get(&content_key)).flatten() {
-            cache::put(&[&text_key], &data);
+            cache::put(&[&key], &data);
             return Ok(data);
         }
-        let data = Arc::new(CatalogData::build(validated, fingerprint, Arc::from(text))?);
+        let records: Arc<[Box<str>]> = spans.iter().map(|s| Box::from(*s)).collect();
+        let data = Arc::new(CatalogData::build(validated, fingerprint, records)?);
         if settings.cache {
-            cache::put(&[&text_key, &content_key], &data);
+            cache::put(&[&key, &content_key], &data);
         }
         Ok(data)
     }
@@ -162,31 +167,33 @@ impl Catalog {
     /// [`Catalog::from_json_text`]), built with the same policy, strictness
     /// and limits. The telemetry counter scope carries over: appending
     /// continues the running totals, replacing the catalog starts new ones.
-    /// Duplicate ids are handled as in any build (the later record is
-    /// excluded). A restricted view cannot be appended to: its narrowing is
-    /// per turn, not a catalog.
+    /// Every record, old or new, is parsed on its own, so a bad one is still
+    /// rejected alone; duplicate ids are handled as in any build (the later
+    /// record is excluded). A restricted view cannot be appended to: its
+    /// narrowing is per turn, not a catalog.
     pub fn append(&self, text: &str) -> Result<Catalog> {
         if self.restricted {
             return Err(Error::invalid_request("append to the catalog itself, not to a restricted view"));
         }
-        let old = record_spans(&self.data.source)?;
         let new = record_spans(text)?;
-        let total = old.len() + new.len();
+        let total = self.data.records.len() + new.len();
         if total > MAX_CATALOG_TOOLS {
             return Err(Error::invalid_catalog(format!(
                 "catalog would have {total} tools; at most {MAX_CATALOG_TOOLS} are accepted"
             )));
         }
-        let mut combined = String::with_capacity(self.data.source.len() + text.len() + 2);
-        combined.push('[');
-        for (i, span) in old.iter().chain(new.iter()).enumerate() {
-            if i > 0 {
-                combined.push(',');
-            }
-            combined.push_str(span);
+        let spans: Vec<&str> = self.data.records.iter().map(|r| &**r).chain(new).collect();
+        // Length-prefixed, so no two different record lists share a key.
+        let mut hasher = blake3::Hasher::new();
+        for span in &spans {
+            hasher.update(&(span.len() as u64).to_le_bytes());
+            hasher.update(span.as_bytes());
         }
-        combined.push(']');
-        let data = Catalog::data_for_text(&combined, &self.settings)?;
+        let key = format!("records:{}", hasher.finalize().to_hex());
+        let data = match self.settings.cache.then(|| cache::get(&key)).flatten() {
+            Some(data) => data,
+            None => Catalog::data_for_spans(&spans, key, &self.settings)?,
+        };
         Ok(Catalog::with_policy(data, self.settings.clone(), self.limits, Arc::clone(&self.counters)))
     }
 

@@ -17,8 +17,12 @@ pub struct RawRecord {
 
 /// Parse a JSON array of tool objects, or JSON Lines (one object a line).
 pub fn parse_catalog_text(text: &str) -> Result<Vec<RawRecord>> {
-    let spans = record_spans(text)?;
-    Ok(spans.into_iter().enumerate().map(|(index, span)| RawRecord { index, parsed: parse_record(span) }).collect())
+    Ok(parse_spans(record_spans(text)?))
+}
+
+/// Parse record texts one by one (a bad one is rejected alone), indexed in order.
+pub fn parse_spans<'a>(spans: impl IntoIterator<Item = &'a str>) -> Vec<RawRecord> {
+    spans.into_iter().enumerate().map(|(index, span)| RawRecord { index, parsed: parse_record(span) }).collect()
 }
 
 /// The text of each record (array elements or non-empty lines), unparsed, count-capped.

@@ -247,6 +247,28 @@ fn append_extends_the_catalog_and_keeps_the_counter_scope() {
 }
 
 #[test]
+fn append_to_json_lines_keeps_each_record_on_its_own() {
+    // Lines that would change an array's split if re-joined: two objects on one
+    // line, an unterminated string, a lone `]`. Each stays one rejected record.
+    let text = [
+        r#"{"name":"a","description":"alpha"}"#,
+        r#"{"name":"b","description":"x"},{"name":"c","description":"y"}"#,
+        r#"{"name":"d","description":"abc"#,
+        "]",
+        r#"{"name":"e","description":"epsilon"}"#,
+    ]
+    .join("\n");
+    let c = Catalog::from_json_text(&text, &CatalogOptions::default()).unwrap();
+    assert_eq!(c.size(), 2);
+    assert_eq!(c.excluded().len(), 3);
+    let grown = c.append(r#"[{"name":"f","description":"phi"}]"#).unwrap();
+    let names: Vec<&str> = grown.entries().map(|e| e.name.as_str()).collect();
+    assert_eq!(names, ["a", "e", "f"]);
+    assert_eq!(grown.excluded().len(), 3);
+    assert_eq!(grown.append("[]").unwrap().size(), 3);
+}
+
+#[test]
 fn append_keeps_the_policy_and_refuses_restricted_views() {
     let c = with_policy(vec![tool("a", "alpha")], json!({ "profile": { "deny": ["secret_*"] } }));
     let grown = c.append(&serde_json::to_string(&vec![tool("secret_b", "beta"), tool("c", "gamma")]).unwrap()).unwrap();

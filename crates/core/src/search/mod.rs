@@ -97,9 +97,14 @@ impl SearchIndex {
                 }
             }
         }
-        let pool = rank::top(candidates, limit.max(params.diversity_depth));
-        diversify::select(pool, limit, params.diversity, &self.data.signatures)
-            .into_iter()
+        // Only the best `diversity_depth` are re-picked; deeper candidates follow
+        // in score order, so a short page is always a prefix of a longer one.
+        let mut pool = rank::top(candidates, limit.max(params.diversity_depth));
+        let deeper = pool.split_off(pool.len().min(params.diversity_depth));
+        let mut hits = diversify::select(pool, limit, params.diversity, &self.data.signatures);
+        hits.extend(deeper);
+        hits.truncate(limit);
+        hits.into_iter()
             .map(|c| ScoredHit { ordinal: c.ordinal as usize, score: c.score })
             .collect()
     }
