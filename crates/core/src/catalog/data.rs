@@ -51,6 +51,9 @@ pub struct CatalogData {
     pub fingerprint: String,
     pub by_id: HashMap<String, usize>,
     pub by_name: HashMap<String, Vec<usize>>,
+    /// Ordinals in the directory's row order (name, owner, id): the directory
+    /// renders in one pass without sorting.
+    pub name_order: Vec<u32>,
     pub direct_only: Vec<DirectOnlyTool>,
     pub excluded: Vec<ExcludedTool>,
     pub(crate) lazy: Vec<Lazy>,
@@ -245,12 +248,17 @@ impl CatalogData {
             by_name.entry(e.name.clone()).or_default().push(ordinal);
         }
         let lazy = validated.entries.iter().map(|_| Lazy::default()).collect();
+        let mut name_order: Vec<u32> = (0..validated.entries.len() as u32).collect();
+        name_order.sort_unstable_by(|&a, &b| {
+            crate::surfaces::directory_order(&validated.entries[a as usize], &validated.entries[b as usize])
+        });
         Ok(CatalogData {
             entries: validated.entries,
             index,
             fingerprint,
             by_id,
             by_name,
+            name_order,
             direct_only: validated.direct_only,
             excluded: validated.excluded,
             lazy,

@@ -267,6 +267,11 @@ impl Catalog {
         self.data.entries.iter().enumerate().filter(|(o, _)| self.is_allowed(*o)).map(|(_, e)| e)
     }
 
+    /// Allowed entries in the directory's row order (name, owner, id).
+    pub fn entries_by_name(&self) -> impl Iterator<Item = &ToolEntry> + '_ {
+        self.data.name_order.iter().map(|&o| o as usize).filter(|&o| self.is_allowed(o)).map(|o| &self.data.entries[o])
+    }
+
     /// Allowed entries with their ordinals.
     pub fn ordinals(&self) -> impl Iterator<Item = (usize, &ToolEntry)> + '_ {
         self.data.entries.iter().enumerate().filter(|(o, _)| self.is_allowed(*o))

@@ -53,8 +53,7 @@ impl Session {
     pub fn directory_prompt(&self) -> Option<Arc<str>> {
         let options = self.inner.directory.as_ref()?;
         let catalog = &self.inner.catalog;
-        let unique = |name: &str| self.exact_name_ordinals(name).take(2).count() == 1;
-        Some(directory_text(catalog.fingerprint(), || catalog.entries(), &unique, options))
+        Some(directory_text(catalog.fingerprint(), || catalog.entries_by_name(), options))
     }
 
     fn build_surface(&self, format: SurfaceFormat) -> ModelSurface {

@@ -12,7 +12,7 @@
 
 use std::borrow::Cow;
 use std::cell::OnceCell;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
 use crate::catalog::ToolEntry;
@@ -127,8 +127,6 @@ fn shorten(text: &str, max_chars: usize) -> &str {
 }
 
 struct Row<'a> {
-    /// The name's first 8 bytes, big-endian: orders most rows without a string compare.
-    sort_key: u64,
     name: &'a str,
     owner: &'a str,
     raw_description: &'a str,
@@ -138,10 +136,7 @@ struct Row<'a> {
 
 impl<'a> Row<'a> {
     fn new(name: &'a str, owner: &'a str, raw_description: &'a str) -> Self {
-        let mut prefix = [0u8; 8];
-        let n = name.len().min(8);
-        prefix[..n].copy_from_slice(&name.as_bytes()[..n]);
-        Row { sort_key: u64::from_be_bytes(prefix), name, owner, raw_description, description: OnceCell::new() }
+        Row { name, owner, raw_description, description: OnceCell::new() }
     }
 
     fn description(&self) -> &str {
@@ -214,26 +209,33 @@ fn footer(guidance: DirectoryGuidance, listed: usize, omitted: usize) -> String 
     text
 }
 
-/// Render the directory for `entries` (the catalog's allowed entries).
-pub fn render_directory<'a>(entries: impl Iterator<Item = &'a ToolEntry> + Clone, options: &DirectoryOptions) -> String {
-    let mut name_counts: HashMap<&str, usize> = HashMap::new();
-    for entry in entries.clone() {
-        *name_counts.entry(entry.name.as_str()).or_default() += 1;
-    }
-    render_directory_with(entries, &|name| name_counts.get(name).copied() == Some(1), options)
+/// Render the directory for `entries` (the catalog's allowed entries, any order).
+pub fn render_directory<'a>(entries: impl Iterator<Item = &'a ToolEntry>, options: &DirectoryOptions) -> String {
+    let mut sorted: Vec<&ToolEntry> = entries.collect();
+    sorted.sort_unstable_by(|a, b| directory_order(a, b));
+    render_directory_sorted(sorted.into_iter(), options)
 }
 
-/// As [`render_directory`], with the catalog's own name index answering
-/// whether a name is held by exactly one allowed tool (no per-render map).
-pub fn render_directory_with<'a>(
-    entries: impl Iterator<Item = &'a ToolEntry>,
-    name_is_unique: &dyn Fn(&str) -> bool,
-    options: &DirectoryOptions,
-) -> String {
+/// The directory's row order: name, then owner (then id), byte-wise.
+pub fn directory_order(a: &ToolEntry, b: &ToolEntry) -> std::cmp::Ordering {
+    a.name.cmp(&b.name).then_with(|| a.owner.cmp(&b.owner)).then_with(|| a.id.cmp(&b.id))
+}
+
+/// As [`render_directory`], for entries already in [`directory_order`] order (the
+/// catalog keeps that order from its build): one pass, no sort, and a name's
+/// uniqueness read off its neighbours instead of a lookup.
+pub fn render_directory_sorted<'a>(entries: impl Iterator<Item = &'a ToolEntry>, options: &DirectoryOptions) -> String {
     let mut total = 0usize;
     let mut untrusted = 0usize;
     let mut rows: Vec<Row> = Vec::new();
-    for entry in entries {
+    let mut entries = entries.peekable();
+    let mut previous_name: Option<&str> = None;
+    while let Some(entry) = entries.next() {
+        // Entries sharing a name are adjacent: a shared name is never listed
+        // (calling it by name would be ambiguous), but each entry still counts.
+        let unique = previous_name != Some(entry.name.as_str())
+            && entries.peek().is_none_or(|next| next.name != entry.name);
+        previous_name = Some(entry.name.as_str());
         if options.visible_names.contains(&entry.name) {
             continue;
         }
@@ -242,15 +244,10 @@ pub fn render_directory_with<'a>(
             continue;
         }
         total += 1;
-        if is_listable_identifier(&entry.name) && is_listable_identifier(&entry.owner) && name_is_unique(&entry.name) {
+        if unique && is_listable_identifier(&entry.name) && is_listable_identifier(&entry.owner) {
             rows.push(Row::new(&entry.name, &entry.owner, &entry.description));
         }
     }
-    // Names are unique here, so name order is total; id order is the tiebreak
-    // the contract names and costs nothing.
-    rows.sort_unstable_by(|a, b| {
-        a.sort_key.cmp(&b.sort_key).then_with(|| a.name.cmp(b.name)).then_with(|| a.owner.cmp(b.owner))
-    });
 
     if total == 0 {
         return if untrusted > 0 { format!("{DIRECTORY_EMPTY}\n{UNTRUSTED_NOTICE}") } else { DIRECTORY_EMPTY.to_string() };
@@ -314,13 +311,8 @@ static MEMO: Mutex<Vec<(MemoKey, Arc<str>)>> = Mutex::new(Vec::new());
 
 /// The directory text for a catalog snapshot, rendered once per
 /// `(fingerprint, options)`. `fingerprint` must identify the exact entry set
-/// (a restricted view must have its own).
-pub fn directory_text<'a, I>(
-    fingerprint: &str,
-    entries: impl FnOnce() -> I,
-    name_is_unique: &dyn Fn(&str) -> bool,
-    options: &DirectoryOptions,
-) -> Arc<str>
+/// (a restricted view must have its own); `entries` yields it in [`directory_order`] order.
+pub fn directory_text<'a, I>(fingerprint: &str, entries: impl FnOnce() -> I, options: &DirectoryOptions) -> Arc<str>
 where
     I: Iterator<Item = &'a ToolEntry>,
 {
@@ -333,7 +325,7 @@ where
             return text;
         }
     }
-    let text: Arc<str> = Arc::from(render_directory_with(entries(), name_is_unique, options));
+    let text: Arc<str> = Arc::from(render_directory_sorted(entries(), options));
     if let Ok(mut memo) = MEMO.lock() {
         // Rendered concurrently by another caller: keep one copy.
         if let Some((_, existing)) = memo.iter().find(|(k, _)| *k == key) {

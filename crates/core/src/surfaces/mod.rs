@@ -17,7 +17,8 @@ pub mod format;
 
 pub use control::{control_tools, ControlSet, ControlSettings, CONTROL_TOOL_NAMES};
 pub use directory::{
-    directory_budget, directory_text, render_directory, render_directory_with, DirectoryGuidance, DirectoryOptions,
+    directory_budget, directory_order, directory_text, render_directory, render_directory_sorted, DirectoryGuidance,
+    DirectoryOptions,
 };
 pub use format::{render_tools, serialized_len, SurfaceFormat, ToolDefinition};
 
