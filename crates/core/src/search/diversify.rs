@@ -110,7 +110,6 @@ pub fn select(mut pool: Vec<Candidate>, limit: usize, lambda: f32, signatures: &
         }
         picked.push(pool[chosen]);
     }
-    pool.clear();
     picked
 }
 
