@@ -13,9 +13,32 @@ use super::rank::{compare, Candidate};
 
 /// Most distinct terms kept per entry for overlap (name first, then label, description).
 pub const MAX_SIGNATURE_TERMS: usize = 48;
+/// Signature width in 64-bit words (1,024 bits): two unrelated 48-term
+/// entries share about two bits by chance, a Jaccard error of about 0.02.
+const SIGNATURE_WORDS: usize = 16;
 
-/// A sorted, deduplicated set of term hashes.
-pub type Signature = Box<[u32]>;
+/// A set of term hashes as a fixed-width bit set, so the overlap of two
+/// entries is a few popcounts rather than a merge of sorted lists (the
+/// selection compares up to 300 pairs per search).
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct Signature([u64; SIGNATURE_WORDS]);
+
+impl Signature {
+    const EMPTY: Signature = Signature([0; SIGNATURE_WORDS]);
+
+    fn insert(&mut self, hash: u32) -> bool {
+        let bit = hash as usize % (SIGNATURE_WORDS * 64);
+        let (word, mask) = (bit / 64, 1u64 << (bit % 64));
+        let fresh = self.0[word] & mask == 0;
+        self.0[word] |= mask;
+        fresh
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> u32 {
+        self.0.iter().map(|w| w.count_ones()).sum()
+    }
+}
 
 /// FNV-1a: stable across runs and platforms (rankings must be deterministic).
 pub fn term_hash(term: &str) -> u32 {
@@ -29,39 +52,28 @@ pub fn term_hash(term: &str) -> u32 {
 
 /// The signature of space-joined analyzed fields, most important first.
 pub fn signature<'a>(fields: impl IntoIterator<Item = &'a str>) -> Signature {
-    let mut terms: Vec<u32> = Vec::new();
-    'outer: for field in fields {
+    let mut out = Signature::EMPTY;
+    let mut terms = 0usize;
+    for field in fields {
         for term in field.split(' ').filter(|t| !t.is_empty()) {
-            let hash = term_hash(term);
-            if !terms.contains(&hash) {
-                if terms.len() == MAX_SIGNATURE_TERMS {
-                    break 'outer;
-                }
-                terms.push(hash);
+            if terms == MAX_SIGNATURE_TERMS {
+                return out;
+            }
+            if out.insert(term_hash(term)) {
+                terms += 1;
             }
         }
     }
-    terms.sort_unstable();
-    terms.into_boxed_slice()
+    out
 }
 
-fn jaccard(a: &[u32], b: &[u32]) -> f32 {
-    if a.is_empty() || b.is_empty() {
-        return 0.0;
+fn jaccard(a: &Signature, b: &Signature) -> f32 {
+    let (mut shared, mut union) = (0u32, 0u32);
+    for (x, y) in a.0.iter().zip(&b.0) {
+        shared += (x & y).count_ones();
+        union += (x | y).count_ones();
     }
-    let (mut i, mut j, mut shared) = (0, 0, 0usize);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                shared += 1;
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    shared as f32 / (a.len() + b.len() - shared) as f32
+    if union == 0 || shared == 0 { 0.0 } else { shared as f32 / union as f32 }
 }
 
 /// Pick `limit` hits from `pool` (already in [`compare`] order).
@@ -71,8 +83,7 @@ pub fn select(mut pool: Vec<Candidate>, limit: usize, lambda: f32, signatures: &
         return pool;
     }
     let top_score = pool.iter().map(|c| c.score).fold(f32::MIN_POSITIVE, f32::max);
-    let empty: Signature = Box::new([]);
-    let signature_of = |c: &Candidate| signatures.get(c.ordinal as usize).unwrap_or(&empty);
+    let signature_of = |c: &Candidate| signatures.get(c.ordinal as usize).unwrap_or(&Signature::EMPTY);
     let mut picked: Vec<Candidate> = Vec::with_capacity(limit.min(pool.len()));
     // Largest overlap of each remaining candidate with the picked hits.
     let mut overlap = vec![0f32; pool.len()];
@@ -122,12 +133,13 @@ mod tests {
     }
 
     #[test]
-    fn signature_is_sorted_deduplicated_and_bounded() {
+    fn signature_is_a_bounded_set() {
         let s = signature(["weather forecast", "forecast daily weather"]);
         assert_eq!(s.len(), 3);
-        assert!(s.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(jaccard(&s, &signature(["daily weather forecast"])), 1.0);
+        assert_eq!(jaccard(&s, &signature(["stock price"])), 0.0);
         let long: String = (0..200).map(|i| format!("t{i} ")).collect();
-        assert_eq!(signature([long.as_str()]).len(), MAX_SIGNATURE_TERMS);
+        assert!(signature([long.as_str()]).len() <= MAX_SIGNATURE_TERMS as u32);
     }
 
     #[test]
