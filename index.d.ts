@@ -268,6 +268,14 @@ export declare class ToolCatalog {
    */
   constructor(tools: CatalogTool[], options?: CatalogOptions | null)
   /**
+   * The constructor's work off the event loop: only `JSON.stringify(tools)`
+   * runs on it; parsing and indexing run on a libuv worker. Rejects with
+   * the errors the constructor throws.
+   */
+  static build(tools: CatalogTool[], options?: CatalogOptions | null): Promise<ToolCatalog>
+  /** `fromJson` off the event loop. */
+  static buildFromJson(text: string, options?: CatalogOptions | null): Promise<ToolCatalog>
+  /**
    * Build from catalog text: a JSON array of tools, or JSON Lines (the
    * dev-catalog format).
    */

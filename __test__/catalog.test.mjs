@@ -34,6 +34,38 @@ test('fromJson reads the dev-catalog JSONL format', () => {
   assert.ok(t.sources.openclaw > 0 && t.sources.mcp > 0)
 })
 
+test('build and buildFromJson run off the event loop and match the sync builds', async () => {
+  const text = sampleCatalogText()
+  const pending = ToolCatalog.buildFromJson(text, { cache: false })
+  let settled = false
+  pending.then(() => (settled = true), () => (settled = true))
+  await Promise.resolve()
+  assert.equal(settled, false, 'a sync build would have finished before the first await')
+  const built = await pending
+  const sync = ToolCatalog.fromJson(text, { cache: false })
+  assert.ok(built instanceof ToolCatalog)
+  assert.equal(built.fingerprint, sync.fingerprint)
+  assert.deepEqual(built.ids(), sync.ids())
+  assert.deepEqual(built.search('create an issue'), sync.search('create an issue'))
+  const fromObjects = await ToolCatalog.build(fakeTools())
+  assert.equal(fromObjects.fingerprint, new ToolCatalog(fakeTools()).fingerprint)
+})
+
+test('build rejects (never throws) with the constructor\'s error codes', async () => {
+  const cases = [
+    [() => ToolCatalog.build(5), 'INVALID_CATALOG'],
+    [() => ToolCatalog.build([], { strict: 'yes' }), 'INVALID_CATALOG'],
+    [() => ToolCatalog.build([{ name: 7 }], { strict: true }), 'INVALID_CATALOG'],
+    [() => ToolCatalog.buildFromJson(42), 'INVALID_CATALOG'],
+    [() => ToolCatalog.buildFromJson('[{"name":"a"}]', { policy: { profile: { allow: ['group:nope'] } } }), 'INVALID_POLICY'],
+  ]
+  for (const [call, code] of cases) {
+    const promise = call()
+    assert.ok(promise instanceof Promise)
+    await assert.rejects(promise, (e) => e instanceof Error && e.code === code)
+  }
+})
+
 test('an unchanged catalog reuses its build and keeps its fingerprint', () => {
   const a = new ToolCatalog(fakeTools())
   const b = new ToolCatalog(fakeTools())

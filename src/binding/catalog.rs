@@ -7,7 +7,7 @@ use serde_json::Value;
 use tool_search_core::catalog::{BatchRequest, Catalog, CatalogOptions, LookupStyle};
 use tool_search_core::ErrorCode;
 
-use super::errors::{from_napi, guard, js_error, to_js, JsCode, JsResult};
+use super::errors::{from_napi, guard, js_error, panic_detail, to_js, JsCode, JsResult};
 
 #[napi]
 pub struct ToolCatalog {
@@ -114,6 +114,55 @@ fn json_of(value: Unknown, code: ErrorCode, what: &str) -> JsResult<Value> {
         .map_err(|e| js_error(code, format!("{what}: {}", e.reason)))
 }
 
+/// Builds a catalog on a libuv worker thread, so a large catalog does not
+/// hold the gateway's event loop (`ToolCatalog.build`, `buildFromJson`).
+pub struct BuildTask {
+    /// The catalog text and options, or the argument error to reject with.
+    input: Option<std::result::Result<(String, CatalogOptions), (JsCode, String)>>,
+}
+
+impl BuildTask {
+    fn new(input: JsResult<(String, CatalogOptions)>) -> AsyncTask<BuildTask> {
+        let input = input.map_err(|e| (e.status, e.reason.clone()));
+        AsyncTask::new(BuildTask { input: Some(input) })
+    }
+}
+
+fn coded(code: ErrorCode, message: String) -> (JsCode, String) {
+    (JsCode(code.as_str()), message)
+}
+
+impl Task for BuildTask {
+    type Output = std::result::Result<Catalog, (JsCode, String)>;
+    type JsValue = ToolCatalog;
+
+    fn compute(&mut self) -> Result<Self::Output> {
+        let input = self.input.take().unwrap_or_else(|| Err(coded(ErrorCode::Internal, "build task ran twice".into())));
+        Ok(input.and_then(|(text, options)| {
+            std::panic::catch_unwind(|| Catalog::from_json_text(&text, &options))
+                .map_err(|panic| coded(ErrorCode::Internal, format!("internal error (please report): {}", panic_detail(&*panic))))?
+                .map_err(|e| coded(e.code, e.message))
+        }))
+    }
+
+    fn resolve(&mut self, env: Env, output: Self::Output) -> Result<ToolCatalog> {
+        match output {
+            Ok(inner) => Ok(ToolCatalog { inner }),
+            // Rejected with the same coded error the sync constructor throws.
+            Err((code, message)) => Err(napi::Error::from(JsError::from(napi::Error::new(code, message)).into_unknown(env))),
+        }
+    }
+}
+
+/// The tool array's JSON text and the parsed options (on the event loop:
+/// only V8 can read the objects).
+fn build_input(env: &Env, tools: Unknown, options: Option<Unknown>) -> JsResult<(String, CatalogOptions)> {
+    if !tools.is_array().map_err(from_napi)? {
+        return Err(js_error(ErrorCode::InvalidCatalog, "tools must be an array of tool objects"));
+    }
+    Ok((tools_json(env, tools)?, parse_options(env, options)?))
+}
+
 #[napi]
 impl ToolCatalog {
     /// Build (or reuse, when unchanged) the catalog for a run. Bad records are
@@ -121,13 +170,29 @@ impl ToolCatalog {
     #[napi(constructor, ts_args_type = "tools: CatalogTool[], options?: CatalogOptions | null")]
     pub fn new(env: Env, tools: Unknown, options: Option<Unknown>) -> Result<Self, JsCode> {
         guard(|| {
-            if !tools.is_array().map_err(from_napi)? {
-                return Err(js_error(ErrorCode::InvalidCatalog, "tools must be an array of tool objects"));
-            }
-            let text = tools_json(&env, tools)?;
-            let options = parse_options(&env, options)?;
+            let (text, options) = build_input(&env, tools, options)?;
             Catalog::from_json_text(&text, &options).map(|inner| ToolCatalog { inner }).map_err(to_js)
         })
+    }
+
+    /// The constructor's work off the event loop: only `JSON.stringify(tools)`
+    /// runs on it; parsing and indexing run on a libuv worker. Rejects with
+    /// the errors the constructor throws.
+    #[napi(
+        ts_args_type = "tools: CatalogTool[], options?: CatalogOptions | null",
+        ts_return_type = "Promise<ToolCatalog>"
+    )]
+    pub fn build(env: Env, tools: Unknown, options: Option<Unknown>) -> AsyncTask<BuildTask> {
+        BuildTask::new(guard(|| build_input(&env, tools, options)))
+    }
+
+    /// `fromJson` off the event loop.
+    #[napi(ts_args_type = "text: string, options?: CatalogOptions | null", ts_return_type = "Promise<ToolCatalog>")]
+    pub fn build_from_json(env: Env, text: Unknown, options: Option<Unknown>) -> AsyncTask<BuildTask> {
+        BuildTask::new(guard(|| {
+            let text = string_argument(text, ErrorCode::InvalidCatalog, "text")?;
+            Ok((text, parse_options(&env, options)?))
+        }))
     }
 
     /// Build from catalog text: a JSON array of tools, or JSON Lines (the

@@ -36,13 +36,18 @@ pub fn guard<T>(f: impl FnOnce() -> JsResult<T>) -> JsResult<T> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(result) => result,
         Err(panic) => {
-            let detail = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
+            let detail = panic_detail(&panic);
             tracing::error!(target: "openclaw_tool_search", %detail, "panic caught at the JS boundary");
             Err(js_error(ErrorCode::Internal, format!("internal error (please report): {detail}")))
         }
     }
+}
+
+/// The message of a caught panic payload.
+pub fn panic_detail(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
 }
