@@ -149,7 +149,7 @@ export async function runLane(options: RunOptions): Promise<RunResult> {
   const prompt = qaPrompt(scenario);
   let opened: OpenedSession;
   try {
-    opened = openSession(options, qa, scenario, gateway, log, prompt);
+    opened = await openSession(options, qa, scenario, gateway, log, prompt);
   } catch (err) {
     // A run that cannot even start (bad config, name collision, catalog error) is a failed run.
     const message = errorInfo(err).message;
@@ -281,11 +281,12 @@ interface OpenedSession {
 }
 
 /** Config, catalog through the policy, session, and what the first request declares. */
-function openSession(options: RunOptions, qa: QaCatalog, scenario: Scenario, gateway: FakeGateway, log: SessionLog, prompt: string): OpenedSession {
+async function openSession(options: RunOptions, qa: QaCatalog, scenario: Scenario, gateway: FakeGateway, log: SessionLog, prompt: string): Promise<OpenedSession> {
   const raw = LANE_CONFIG[options.lane];
   const withTimeout = typeof raw === 'object' && raw !== null && options.codeTimeoutMs !== undefined ? { ...raw, codeTimeoutMs: options.codeTimeoutMs } : raw;
   const config = resolveToolSearchConfig(withTimeout);
-  const catalog = new ToolCatalog(catalogInput(qa.tools), { policy: policyFor(scenario) });
+  // Built off the event loop, as a gateway should: the 5,000-tool runs share the loop with 19 others.
+  const catalog = await ToolCatalog.build(catalogInput(qa.tools), { policy: policyFor(scenario) });
 
   // Every lane goes through the session: in direct mode it renders every allowed schema and runs
   // exact-name calls, so the direct lane is the gateway without Tool Search, measured the same way.
