@@ -307,6 +307,8 @@ export declare class ToolCatalog {
    * totals; a new `ToolCatalog` starts new ones). Not on restricted views.
    */
   append(tools: CatalogTool[]): ToolCatalog
+  /** `append` off the event loop (the union is re-indexed on a libuv worker). */
+  appendAsync(tools: CatalogTool[]): Promise<ToolCatalog>
   /**
    * A narrowed view (names or ids) over the same index: nothing is rebuilt,
    * telemetry counters are shared.

@@ -51,6 +51,18 @@ test('build and buildFromJson run off the event loop and match the sync builds',
   assert.equal(fromObjects.fingerprint, new ToolCatalog(fakeTools()).fingerprint)
 })
 
+test('appendAsync matches append and keeps the counter scope', async () => {
+  const catalog = new ToolCatalog(fakeTools(4), { policy: { agent: { deny: ['fake_plugin_tool_02'] } } })
+  const more = [{ name: 'fake_plugin_tool_02', owner: 'elsewhere', description: 'x' }, { name: 'extra_tool', owner: 'fake-plugin', description: 'An extra tool' }]
+  const grown = await catalog.appendAsync(more)
+  const sync = catalog.append(more)
+  assert.equal(grown.fingerprint, sync.fingerprint)
+  assert.deepEqual(grown.ids(), sync.ids())
+  assert.equal(grown.telemetry().counterScope, catalog.telemetry().counterScope)
+  await assert.rejects(catalog.restrict(['fake_plugin_tool_01']).appendAsync([]), (e) => e.code === 'INVALID_REQUEST')
+  await assert.rejects(catalog.appendAsync('nope'), (e) => e.code === 'INVALID_CATALOG')
+})
+
 test('build rejects (never throws) with the constructor\'s error codes', async () => {
   const cases = [
     [() => ToolCatalog.build(5), 'INVALID_CATALOG'],

@@ -1,6 +1,8 @@
 //! `ToolCatalog`: the run's catalog, exposed synchronously (a search costs
 //! microseconds; an async hop would cost more than the work).
 
+use std::panic::AssertUnwindSafe;
+
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::Value;
@@ -115,16 +117,24 @@ fn json_of(value: Unknown, code: ErrorCode, what: &str) -> JsResult<Value> {
 }
 
 /// Builds a catalog on a libuv worker thread, so a large catalog does not
-/// hold the gateway's event loop (`ToolCatalog.build`, `buildFromJson`).
+/// hold the gateway's event loop (`ToolCatalog.build`, `buildFromJson`,
+/// `appendAsync`).
 pub struct BuildTask {
-    /// The catalog text and options, or the argument error to reject with.
-    input: Option<std::result::Result<(String, CatalogOptions), (JsCode, String)>>,
+    /// The work, or the argument error to reject with.
+    job: Option<std::result::Result<BuildJob, (JsCode, String)>>,
+}
+
+enum BuildJob {
+    /// Catalog text and options: `Catalog::from_json_text`.
+    Build(String, CatalogOptions),
+    /// A catalog and the tools to append: `Catalog::append`.
+    Append(Catalog, String),
 }
 
 impl BuildTask {
-    fn new(input: JsResult<(String, CatalogOptions)>) -> AsyncTask<BuildTask> {
-        let input = input.map_err(|e| (e.status, e.reason.clone()));
-        AsyncTask::new(BuildTask { input: Some(input) })
+    fn new(job: JsResult<BuildJob>) -> AsyncTask<BuildTask> {
+        let job = job.map_err(|e| (e.status, e.reason.clone()));
+        AsyncTask::new(BuildTask { job: Some(job) })
     }
 }
 
@@ -137,9 +147,13 @@ impl Task for BuildTask {
     type JsValue = ToolCatalog;
 
     fn compute(&mut self) -> Result<Self::Output> {
-        let input = self.input.take().unwrap_or_else(|| Err(coded(ErrorCode::Internal, "build task ran twice".into())));
-        Ok(input.and_then(|(text, options)| {
-            std::panic::catch_unwind(|| Catalog::from_json_text(&text, &options))
+        let job = self.job.take().unwrap_or_else(|| Err(coded(ErrorCode::Internal, "build task ran twice".into())));
+        Ok(job.and_then(|job| {
+            let built = std::panic::catch_unwind(AssertUnwindSafe(|| match &job {
+                BuildJob::Build(text, options) => Catalog::from_json_text(text, options),
+                BuildJob::Append(catalog, text) => catalog.append(text),
+            }));
+            built
                 .map_err(|panic| coded(ErrorCode::Internal, format!("internal error (please report): {}", panic_detail(&*panic))))?
                 .map_err(|e| coded(e.code, e.message))
         }))
@@ -148,7 +162,7 @@ impl Task for BuildTask {
     fn resolve(&mut self, env: Env, output: Self::Output) -> Result<ToolCatalog> {
         match output {
             Ok(inner) => Ok(ToolCatalog { inner }),
-            // Rejected with the same coded error the sync constructor throws.
+            // Rejected with the same coded error the sync forms throw.
             Err((code, message)) => Err(napi::Error::from(JsError::from(napi::Error::new(code, message)).into_unknown(env))),
         }
     }
@@ -157,10 +171,15 @@ impl Task for BuildTask {
 /// The tool array's JSON text and the parsed options (on the event loop:
 /// only V8 can read the objects).
 fn build_input(env: &Env, tools: Unknown, options: Option<Unknown>) -> JsResult<(String, CatalogOptions)> {
+    Ok((tools_text(env, tools)?, parse_options(env, options)?))
+}
+
+/// `tools` as JSON text, or INVALID_CATALOG when it is not an array.
+fn tools_text(env: &Env, tools: Unknown) -> JsResult<String> {
     if !tools.is_array().map_err(from_napi)? {
         return Err(js_error(ErrorCode::InvalidCatalog, "tools must be an array of tool objects"));
     }
-    Ok((tools_json(env, tools)?, parse_options(env, options)?))
+    tools_json(env, tools)
 }
 
 #[napi]
@@ -183,7 +202,7 @@ impl ToolCatalog {
         ts_return_type = "Promise<ToolCatalog>"
     )]
     pub fn build(env: Env, tools: Unknown, options: Option<Unknown>) -> AsyncTask<BuildTask> {
-        BuildTask::new(guard(|| build_input(&env, tools, options)))
+        BuildTask::new(guard(|| build_input(&env, tools, options).map(|(text, options)| BuildJob::Build(text, options))))
     }
 
     /// `fromJson` off the event loop.
@@ -191,7 +210,7 @@ impl ToolCatalog {
     pub fn build_from_json(env: Env, text: Unknown, options: Option<Unknown>) -> AsyncTask<BuildTask> {
         BuildTask::new(guard(|| {
             let text = string_argument(text, ErrorCode::InvalidCatalog, "text")?;
-            Ok((text, parse_options(&env, options)?))
+            Ok(BuildJob::Build(text, parse_options(&env, options)?))
         }))
     }
 
@@ -285,12 +304,15 @@ impl ToolCatalog {
     #[napi(ts_args_type = "tools: CatalogTool[]")]
     pub fn append(&self, env: Env, tools: Unknown) -> Result<ToolCatalog, JsCode> {
         guard(|| {
-            if !tools.is_array().map_err(from_napi)? {
-                return Err(js_error(ErrorCode::InvalidCatalog, "tools must be an array of tool objects"));
-            }
-            let text = tools_json(&env, tools)?;
+            let text = tools_text(&env, tools)?;
             self.inner.append(&text).map(|inner| ToolCatalog { inner }).map_err(to_js)
         })
+    }
+
+    /// `append` off the event loop (the union is re-indexed on a libuv worker).
+    #[napi(ts_args_type = "tools: CatalogTool[]", ts_return_type = "Promise<ToolCatalog>")]
+    pub fn append_async(&self, env: Env, tools: Unknown) -> AsyncTask<BuildTask> {
+        BuildTask::new(guard(|| Ok(BuildJob::Append(self.inner.clone(), tools_text(&env, tools)?))))
     }
 
     /// A narrowed view (names or ids) over the same index: nothing is rebuilt,
