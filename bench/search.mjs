@@ -34,6 +34,26 @@ function time(fn) {
   return { value, ms: ms(process.hrtime.bigint() - t0) }
 }
 
+/** Wall time of `run()` and the longest the event loop went without a turn meanwhile. */
+async function loopStall(run) {
+  let last = performance.now()
+  let longest = 0
+  let ticking = true
+  const tick = () => {
+    const now = performance.now()
+    longest = Math.max(longest, now - last)
+    last = now
+    if (ticking) setImmediate(tick)
+  }
+  setImmediate(tick)
+  const t0 = performance.now()
+  await run()
+  const wall = performance.now() - t0
+  ticking = false
+  tick()
+  return { wall, longest }
+}
+
 const results = []
 for (const [label, tools] of [['1k', dev.slice(0, 1000)], ['12.8k', dev], ['50k', replicate(dev, 4).slice(0, 50_000)]]) {
   const builds = []
@@ -43,6 +63,10 @@ for (const [label, tools] of [['1k', dev.slice(0, 1000)], ['12.8k', dev], ['50k'
     builds.push(r.ms)
     catalog = r.value
   }
+  // The same build through ToolCatalog.build (parse and index on a libuv worker).
+  const stalls = []
+  for (let i = 0; i < 3; i++) stalls.push(await loopStall(() => ToolCatalog.build(tools, { cache: false })))
+  const syncStall = await loopStall(async () => new ToolCatalog(tools, { cache: false }))
   const unchanged = []
   new ToolCatalog(tools) // prime the cache
   for (let i = 0; i < 7; i++) unchanged.push(time(() => new ToolCatalog(tools)).ms)
@@ -54,6 +78,9 @@ for (const [label, tools] of [['1k', dev.slice(0, 1000)], ['12.8k', dev], ['50k'
     tools: catalog.size,
     buildMs: median(builds),
     unchangedMs: median(unchanged),
+    asyncBuildMs: median(stalls.map((s) => s.wall)),
+    asyncBuildLoopStallMs: median(stalls.map((s) => s.longest)),
+    syncBuildLoopStallMs: syncStall.longest,
     searchP50Ms: median(lat),
     searchP99Ms: pct(lat, 0.99),
     queries: lat.length,
@@ -68,6 +95,12 @@ if (process.argv.includes('--json')) {
   for (const r of results) {
     console.log(
       `${r.catalog.padEnd(7)}  ${String(r.tools).padEnd(6)}  ${r.buildMs.toFixed(1).padStart(8)}  ${r.unchangedMs.toFixed(2).padStart(12)}  ${r.searchP50Ms.toFixed(3).padStart(13)}  ${r.searchP99Ms.toFixed(3).padStart(13)}  ${String(r.rssMb).padStart(6)}`
+    )
+  }
+  console.log('\ncatalog  ToolCatalog.build ms  longest event-loop stall: build / constructor ms')
+  for (const r of results) {
+    console.log(
+      `${r.catalog.padEnd(7)}  ${r.asyncBuildMs.toFixed(1).padStart(20)}  ${r.asyncBuildLoopStallMs.toFixed(1).padStart(18)} / ${r.syncBuildLoopStallMs.toFixed(1)}`
     )
   }
 }
