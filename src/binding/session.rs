@@ -30,7 +30,7 @@ use tool_search_core::session::{
 use tool_search_core::surfaces::SurfaceFormat;
 use tool_search_core::ErrorCode;
 
-use super::catalog::ToolCatalog;
+use super::catalog::{parsed, ToolCatalog};
 use super::errors::{from_napi, guard, js_error, to_js, JsCode, JsResult};
 
 /// Wraps the gateway's executor: `{ run(call), abort({ key, reason }) }`.
@@ -243,13 +243,13 @@ impl ToolSearchSession {
     /// direct/directory mode the catalog tools shown with schemas), the
     /// directory prompt where the mode has one, and their byte sizes.
     #[napi(ts_args_type = "format?: SurfaceFormat | null", ts_return_type = "ModelSurface")]
-    pub fn surface(&self, format: Option<String>) -> Result<Value, JsCode> {
+    pub fn surface<'env>(&self, env: &'env Env, format: Option<String>) -> Result<Unknown<'env>, JsCode> {
         guard(|| {
             let format = match format.as_deref() {
                 None => SurfaceFormat::Neutral,
                 Some(f) => SurfaceFormat::parse(f).map_err(to_js)?,
             };
-            to_value(&*self.inner.surface(format))
+            parsed(env, &*self.inner.surface(format))
         })
     }
 
