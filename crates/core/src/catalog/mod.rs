@@ -11,6 +11,7 @@ mod hits;
 mod lookup;
 mod policy;
 mod records;
+mod release;
 
 use std::sync::Arc;
 
@@ -106,6 +107,14 @@ pub struct Catalog {
     settings: BuildSettings,
     /// A `restrict`ed view (cannot be appended to).
     restricted: bool,
+}
+
+impl Drop for Catalog {
+    /// The last view of a large catalog frees it on a background thread (a
+    /// gateway drops catalogs on its event loop).
+    fn drop(&mut self) {
+        release::release(&mut self.data);
+    }
 }
 
 /// How a catalog was built, so `append` builds the next one the same way.
@@ -255,7 +264,9 @@ impl Catalog {
 
     /// The same catalog with other search limits (the session's resolved config).
     pub fn with_limits(&self, limits: SearchLimits) -> Catalog {
-        Catalog { limits, ..self.clone() }
+        let mut catalog = self.clone();
+        catalog.limits = limits;
+        catalog
     }
 
     pub fn is_allowed(&self, ordinal: usize) -> bool {

@@ -373,3 +373,43 @@ fn near_miss_names_are_suggested_even_with_long_ids() {
     let err = c.resolve("xqzw", LookupStyle::Structured).unwrap_err();
     assert!(err.message.contains("Did you mean: mcp:some-long-server-name:xqzv"), "{}", err.message);
 }
+
+fn uncached(tools: Vec<Value>) -> Catalog {
+    let options: CatalogOptions = serde_json::from_value(json!({ "cache": false })).unwrap();
+    Catalog::from_records(tools, &options).unwrap()
+}
+
+/// Wait up to 10 s for `data` to be freed (by the background thread).
+fn freed_eventually(data: &std::sync::Weak<CatalogData>) -> bool {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while data.strong_count() > 0 {
+        if std::time::Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    true
+}
+
+#[test]
+fn a_large_catalog_is_freed_off_thread_by_its_last_view_only() {
+    let tools: Vec<Value> =
+        (0..release::BACKGROUND_RELEASE_MIN_ENTRIES).map(|i| tool(&format!("tool_{i}"), "does a thing")).collect();
+    let catalog = uncached(tools);
+    let data = Arc::downgrade(&catalog.data);
+    let view = catalog.restrict(&["tool_1".to_string()]);
+    drop(catalog);
+    // The restricted view still holds the data and still works.
+    assert_eq!(data.strong_count(), 1);
+    assert_eq!(view.search("tool_1", None).unwrap()[0].name, "tool_1");
+    drop(view);
+    assert!(freed_eventually(&data), "the last view's drop must free the data");
+}
+
+#[test]
+fn a_small_catalog_is_freed_in_place() {
+    let catalog = uncached(vec![tool("alpha", "a"), tool("beta", "b")]);
+    let data = Arc::downgrade(&catalog.data);
+    drop(catalog);
+    assert_eq!(data.strong_count(), 0);
+}
