@@ -97,3 +97,22 @@ test('hostile names and option types are rejected cleanly', () => {
   assert.equal(catalog.validateArgs('constructor', { __proto__: { polluted: true } }).ok, true)
   assert.equal({}.polluted, undefined)
 })
+
+test('results cross as JSON: a "__proto__" key in tool metadata stays an own property, never a prototype', () => {
+  // Written as text: in a JS object literal `__proto__` would set the prototype, not a key.
+  const catalog = ToolCatalog.fromJson(`[
+    {"name": "t", "description": "d", "inputSchema": {"type": "object", "__proto__": {"polluted": true},
+      "properties": {"n": {"type": "integer", "maximum": 9007199254740993}}}},
+    {"name": "direct", "catalogMode": "direct-only", "__proto__": {"polluted": true}}
+  ]`)
+  const { parameters } = catalog.describe('t')
+  assert.ok(Object.hasOwn(parameters, '__proto__'))
+  assert.equal(Object.getPrototypeOf(parameters), Object.prototype)
+  assert.equal(parameters.polluted, undefined)
+  // Numbers are JS numbers, as a gateway's own JSON.parse would give (never BigInt).
+  assert.equal(typeof parameters.properties.n.maximum, 'number')
+  const [direct] = catalog.directOnly
+  assert.ok(Object.hasOwn(direct, '__proto__'))
+  assert.equal(direct.polluted, undefined)
+  assert.equal({}.polluted, undefined)
+})

@@ -9,15 +9,11 @@ use serde_json::Value;
 use tool_search_core::catalog::{BatchRequest, Catalog, CatalogOptions, LookupStyle};
 use tool_search_core::ErrorCode;
 
-use super::errors::{from_napi, guard, js_error, panic_detail, to_js, JsCode, JsResult};
+use super::errors::{from_napi, guard, js_error, panic_message, to_js, JsCode, JsResult};
 
 #[napi]
 pub struct ToolCatalog {
     pub(crate) inner: Catalog,
-}
-
-fn to_value<T: serde::Serialize>(value: &T) -> Result<Value, JsCode> {
-    serde_json::to_value(value).map_err(|e| js_error(ErrorCode::Internal, e.to_string()))
 }
 
 fn parse_options(env: &Env, options: Option<Unknown>) -> JsResult<CatalogOptions> {
@@ -169,7 +165,11 @@ impl Task for BuildTask {
                 BuildJob::Append(catalog, text) => catalog.append(text),
             }));
             built
-                .map_err(|panic| coded(ErrorCode::Internal, format!("internal error (please report): {}", panic_detail(&*panic))))?
+                .map_err(|panic| {
+                    let detail = panic_message(panic);
+                    tracing::error!(target: "openclaw_tool_search", %detail, "panic caught in a catalog build task");
+                    coded(ErrorCode::Internal, format!("internal error (please report): {detail}"))
+                })?
                 .map_err(|e| coded(e.code, e.message))
         }))
     }
@@ -232,8 +232,9 @@ impl ToolCatalog {
     /// Build from catalog text: a JSON array of tools, or JSON Lines (the
     /// dev-catalog format).
     #[napi(factory, ts_args_type = "text: string, options?: CatalogOptions | null")]
-    pub fn from_json(env: Env, text: String, options: Option<Unknown>) -> Result<Self, JsCode> {
+    pub fn from_json(env: Env, text: Unknown, options: Option<Unknown>) -> Result<Self, JsCode> {
         guard(|| {
+            let text = string_argument(text, ErrorCode::InvalidCatalog, "text")?;
             let options = parse_options(&env, options)?;
             Catalog::from_json_text(&text, &options).map(|inner| ToolCatalog { inner }).map_err(to_js)
         })
@@ -253,14 +254,15 @@ impl ToolCatalog {
 
     /// Direct-only tools the policy allows, as supplied: keep them visible.
     #[napi(getter, ts_return_type = "CatalogTool[]")]
-    pub fn direct_only(&self) -> Vec<Value> {
-        self.inner.direct_only().iter().map(|d| d.raw.clone()).collect()
+    pub fn direct_only<'env>(&self, env: &'env Env) -> Result<Unknown<'env>, JsCode> {
+        let raw: Vec<&Value> = self.inner.direct_only().iter().map(|d| &d.raw).collect();
+        guard(|| parsed(env, &raw))
     }
 
     /// Records that were not cataloged, with the reason.
     #[napi(getter, ts_return_type = "ExcludedTool[]")]
-    pub fn excluded(&self) -> Result<Value, JsCode> {
-        to_value(&self.inner.excluded())
+    pub fn excluded<'env>(&self, env: &'env Env) -> Result<Unknown<'env>, JsCode> {
+        guard(|| parsed(env, &self.inner.excluded()))
     }
 
     /// Ids of the allowed tools, in id order.
@@ -305,11 +307,11 @@ impl ToolCatalog {
 
     /// Check arguments against the tool's input schema.
     #[napi(ts_args_type = "idOrName: string, args: unknown", ts_return_type = "ArgsValidation")]
-    pub fn validate_args(&self, id_or_name: Unknown, args: Option<Value>) -> Result<Value, JsCode> {
+    pub fn validate_args<'env>(&self, env: &'env Env, id_or_name: Unknown, args: Option<Value>) -> Result<Unknown<'env>, JsCode> {
         guard(|| {
             let id_or_name = string_argument(id_or_name, ErrorCode::InvalidRequest, "idOrName")?;
             let args = args.unwrap_or(Value::Null);
-            to_value(&self.inner.validate_args(&id_or_name, &args).map_err(to_js)?)
+            parsed(env, &self.inner.validate_args(&id_or_name, &args).map_err(to_js)?)
         })
     }
 
@@ -355,7 +357,7 @@ impl ToolCatalog {
 
     /// Contract §6 counters for this catalog's scope.
     #[napi(ts_return_type = "CatalogTelemetry")]
-    pub fn telemetry(&self) -> Result<Value, JsCode> {
-        to_value(&self.inner.telemetry())
+    pub fn telemetry<'env>(&self, env: &'env Env) -> Result<Unknown<'env>, JsCode> {
+        guard(|| parsed(env, &self.inner.telemetry()))
     }
 }

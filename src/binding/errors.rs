@@ -36,18 +36,33 @@ pub fn guard<T>(f: impl FnOnce() -> JsResult<T>) -> JsResult<T> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(result) => result,
         Err(panic) => {
-            let detail = panic_detail(&panic);
+            let detail = panic_message(panic);
             tracing::error!(target: "openclaw_tool_search", %detail, "panic caught at the JS boundary");
             Err(js_error(ErrorCode::Internal, format!("internal error (please report): {detail}")))
         }
     }
 }
 
-/// The message of a caught panic payload.
-pub fn panic_detail(panic: &(dyn std::any::Any + Send)) -> String {
+/// The message of a caught panic payload (taken by value: a `&Box<dyn Any>`
+/// would coerce to `&dyn Any` of the box itself and never downcast).
+pub fn panic_message(panic: Box<dyn std::any::Any + Send>) -> String {
     panic
         .downcast_ref::<&str>()
         .map(|s| s.to_string())
         .or_else(|| panic.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "unknown panic".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_becomes_an_internal_error_with_its_message() {
+        let err = guard::<()>(|| panic!("boom {}", 7)).unwrap_err();
+        assert_eq!(err.status.0, "INTERNAL");
+        assert!(err.reason.contains("boom 7"), "{}", err.reason);
+        let err = guard::<()>(|| panic!("static boom")).unwrap_err();
+        assert!(err.reason.contains("static boom"), "{}", err.reason);
+    }
 }

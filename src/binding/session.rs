@@ -163,10 +163,6 @@ fn config_of(raw: Value) -> ResolvedConfig {
     }
 }
 
-fn to_value<T: serde::Serialize>(value: &T) -> JsResult<Value> {
-    serde_json::to_value(value).map_err(|e| js_error(ErrorCode::Internal, e.to_string()))
-}
-
 fn error_result(tool_name: &str, e: tool_search_core::Error) -> Value {
     serde_json::to_value(ToolResult::from_outcome(tool_name, Err(Failure::from(e)))).unwrap_or(Value::Null)
 }
@@ -333,7 +329,7 @@ impl ToolSearchSession {
         ts_args_type = "userPrompt: string, options?: { maxTools?: number; required?: string[] } | null",
         ts_return_type = "ToolDefinition[]"
     )]
-    pub fn hydrate(&self, user_prompt: String, options: Option<Value>) -> Result<Value, JsCode> {
+    pub fn hydrate<'env>(&self, env: &'env Env, user_prompt: String, options: Option<Value>) -> Result<Unknown<'env>, JsCode> {
         guard(|| {
             let options = options.unwrap_or(Value::Null);
             let max_tools = match options.get("maxTools") {
@@ -352,7 +348,7 @@ impl ToolSearchSession {
                     .ok_or_else(|| js_error(ErrorCode::InvalidRequest, "required must be an array of tool names or ids"))?,
                 Some(_) => return Err(js_error(ErrorCode::InvalidRequest, "required must be an array of tool names or ids")),
             };
-            to_value(&self.inner.hydrate(&user_prompt, max_tools, &required))
+            parsed(env, &self.inner.hydrate(&user_prompt, max_tools, &required))
         })
     }
 
@@ -368,8 +364,8 @@ impl ToolSearchSession {
 
     /// Catalog counters plus what the model saw, bytes and tools called.
     #[napi(ts_return_type = "SessionTelemetry")]
-    pub fn telemetry(&self) -> Result<Value, JsCode> {
-        to_value(&self.inner.telemetry())
+    pub fn telemetry<'env>(&self, env: &'env Env) -> Result<Unknown<'env>, JsCode> {
+        guard(|| parsed(env, &self.inner.telemetry()))
     }
 }
 

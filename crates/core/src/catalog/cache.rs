@@ -3,8 +3,8 @@
 //! BLAKE3 hashes, so a hostile client cannot forge a collision to be served
 //! another run's tools.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, Weak};
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
 
 use super::data::CatalogData;
 
@@ -19,7 +19,7 @@ struct Cache {
 }
 
 fn cache() -> &'static Mutex<Cache> {
-    static CACHE: std::sync::OnceLock<Mutex<Cache>> = std::sync::OnceLock::new();
+    static CACHE: OnceLock<Mutex<Cache>> = OnceLock::new();
     CACHE.get_or_init(Default::default)
 }
 
@@ -48,7 +48,40 @@ fn touch(cache: &mut Cache, data: &Arc<CatalogData>) {
     cache.recent.retain(|d| !Arc::ptr_eq(d, data));
     cache.recent.push(Arc::clone(data));
     if cache.recent.len() > KEEP_RECENT {
-        cache.recent.remove(0);
+        let mut oldest = cache.recent.remove(0);
+        super::release::release(&mut oldest);
+    }
+}
+
+/// Keys being built right now, and a signal when one is done.
+fn in_flight() -> &'static (Mutex<HashSet<String>>, Condvar) {
+    static IN_FLIGHT: OnceLock<(Mutex<HashSet<String>>, Condvar)> = OnceLock::new();
+    IN_FLIGHT.get_or_init(Default::default)
+}
+
+/// The right to build `key`, held until dropped. Async builds run on several
+/// worker threads: a second build of the same text waits for the first and
+/// then reuses it instead of parsing and indexing it again in parallel.
+pub struct Claim {
+    key: String,
+}
+
+/// Wait until no other thread is building `key`, then claim it.
+pub fn claim(key: &str) -> Claim {
+    let (lock, done) = in_flight();
+    let mut keys = lock.lock().unwrap_or_else(|p| p.into_inner());
+    while keys.contains(key) {
+        keys = done.wait(keys).unwrap_or_else(|p| p.into_inner());
+    }
+    keys.insert(key.to_string());
+    Claim { key: key.to_string() }
+}
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        let (lock, done) = in_flight();
+        lock.lock().unwrap_or_else(|p| p.into_inner()).remove(&self.key);
+        done.notify_all();
     }
 }
 
@@ -56,5 +89,7 @@ fn touch(cache: &mut Cache, data: &Arc<CatalogData>) {
 pub fn clear() {
     let mut cache = cache().lock().unwrap_or_else(|p| p.into_inner());
     cache.live.clear();
-    cache.recent.clear();
+    for mut data in cache.recent.drain(..) {
+        super::release::release(&mut data);
+    }
 }

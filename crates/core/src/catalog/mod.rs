@@ -149,7 +149,15 @@ impl Catalog {
     /// content was built before (and caching is on).
     fn data_for_text(text: &str, settings: &BuildSettings) -> Result<Arc<CatalogData>> {
         let text_key = format!("text:{}", blake3::hash(text.as_bytes()).to_hex());
-        if let Some(data) = settings.cache.then(|| cache::get(&text_key)).flatten() {
+        if !settings.cache {
+            return Catalog::data_for_spans(&record_spans(text)?, text_key, settings);
+        }
+        if let Some(data) = cache::get(&text_key) {
+            return Ok(data);
+        }
+        let _claim = cache::claim(&text_key);
+        // Another thread may have built it while this one waited.
+        if let Some(data) = cache::get(&text_key) {
             return Ok(data);
         }
         Catalog::data_for_spans(&record_spans(text)?, text_key, settings)

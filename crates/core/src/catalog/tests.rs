@@ -413,3 +413,23 @@ fn a_small_catalog_is_freed_in_place() {
     drop(catalog);
     assert_eq!(data.strong_count(), 0);
 }
+
+#[test]
+fn concurrent_builds_of_the_same_text_share_one_build() {
+    // A text no other test builds, so the cache starts without it.
+    let tools: Vec<Value> = (0..400).map(|i| tool(&format!("concurrent_{i}"), "built once")).collect();
+    let text = serde_json::to_string(&tools).unwrap();
+    let barrier = std::sync::Barrier::new(3);
+    let built: Vec<Catalog> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..3)
+            .map(|_| {
+                scope.spawn(|| {
+                    barrier.wait();
+                    Catalog::from_json_text(&text, &CatalogOptions::default()).unwrap()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert!(built.windows(2).all(|pair| Arc::ptr_eq(&pair[0].data, &pair[1].data)));
+}
