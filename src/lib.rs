@@ -7,3 +7,10 @@
 #![cfg_attr(test, allow(dead_code))]
 
 mod binding;
+
+/// mimalloc for the addon's own allocations: a catalog build is mostly small
+/// allocations (JSON values, strings, postings) and glibc's malloc spent about
+/// a quarter of it; with mimalloc record parsing is ~3x and the whole build
+/// ~20% faster. Memory crosses to JS only as copies, never freed across.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
