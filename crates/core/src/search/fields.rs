@@ -73,6 +73,9 @@ pub struct RankingParams {
     pub diversity: f32,
     /// How many top candidates the redundancy-aware selection considers.
     pub diversity_depth: usize,
+    /// Weight of a tool-name word one edit away from an unknown query word
+    /// (0 = no typo tolerance).
+    pub typo_weight: f32,
 }
 
 impl Default for RankingParams {
@@ -90,6 +93,7 @@ impl Default for RankingParams {
             drop_request_filler: true,
             diversity: 0.3,
             diversity_depth: 30,
+            typo_weight: 0.8,
         }
     }
 }
@@ -106,6 +110,7 @@ impl RankingParams {
             "drop_request_filler" => self.drop_request_filler = value != 0.0,
             "diversity" => self.diversity = value,
             "diversity_depth" => self.diversity_depth = value as usize,
+            "typo_weight" => self.typo_weight = value,
             _ => return None,
         }
         Some(())

@@ -9,7 +9,8 @@
 //!   returns nothing unless it is an exact name or id; ties break by id.
 //!
 //! Layout: [`analyze`] (tokenizer, shared by both sides) → [`index`] (tantivy
-//! build + side tables) → [`query`] (terms, [`expand`]ed at a discount) →
+//! build + side tables) → [`query`] (terms, [`expand`]ed at a discount, unknown
+//! words joined by name words one edit away: [`typo`]) →
 //! [`rank`] (BM25F over the postings, ordering) → [`diversify`] (near-duplicates
 //! yield to other tools). Field weights: [`fields`].
 
@@ -22,6 +23,7 @@ mod params;
 mod query;
 mod rank;
 mod stopwords;
+mod typo;
 
 pub use fields::{FieldKind, RankingParams, FIELD_COUNT};
 
@@ -83,7 +85,8 @@ impl SearchIndex {
         }
         let query = bounded(query);
         let exact = self.exact_matches(query, allowed);
-        let plan = query::plan(query, params);
+        let mut plan = query::plan(query, params);
+        typo::correct(&self.data, &mut plan, params);
         let mut candidates = if plan.is_empty() { Vec::new() } else { rank::score(&self.data, &plan, params, allowed) };
         if !exact.is_empty() {
             for candidate in candidates.iter_mut() {

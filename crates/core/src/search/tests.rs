@@ -167,3 +167,24 @@ fn index_is_send_and_sync() {
     fn assert_send_sync<T: Send + Sync>() {}
     assert_send_sync::<SearchIndex>();
 }
+
+#[test]
+fn a_misspelt_tool_name_word_still_finds_the_tool() {
+    let entries = sorted(vec![
+        entry(Source::Openclaw, "core", "get_weather", "Current conditions for a city."),
+        entry(Source::Openclaw, "core", "send_email", "Send a message to an address."),
+        entry(Source::Mcp, "calendar", "create_event", "Add an event to a calendar."),
+    ]);
+    let index = SearchIndex::build(&entries).unwrap();
+    // "wether" (deletion), "emial" (transposition), "calandar" (substitution); words are
+    // matched as stems, so a typo the stemmer changes more ("calender" → "calend") is out of reach.
+    assert_eq!(ids(&index, &entries, "wether now", 1), vec!["openclaw:core:get_weather"]);
+    assert_eq!(ids(&index, &entries, "emial someone", 1), vec!["openclaw:core:send_email"]);
+    assert_eq!(ids(&index, &entries, "calandar entry", 1), vec!["mcp:calendar:create_event"]);
+    // Off: no correction, so nothing matches.
+    let off = RankingParams { typo_weight: 0.0, ..RankingParams::default() };
+    assert!(index.search_with("wether", 5, &|_| true, &off).is_empty());
+    // A known word is never corrected, and short words are never corrected.
+    assert_eq!(ids(&index, &entries, "message", 5), vec!["openclaw:core:send_email"]);
+    assert!(ids(&index, &entries, "snd", 5).is_empty());
+}
