@@ -252,6 +252,9 @@ impl CatalogData {
         name_order.sort_unstable_by(|&a, &b| {
             crate::surfaces::directory_order(&validated.entries[a as usize], &validated.entries[b as usize])
         });
+        if validated.entries.len() >= super::release::BACKGROUND_RELEASE_MIN_ENTRIES {
+            let _ = super::release::empty_data();
+        }
         Ok(CatalogData {
             entries: validated.entries,
             index,

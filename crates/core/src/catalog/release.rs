@@ -6,7 +6,7 @@
 //! one long-lived background thread instead; small data is freed in place.
 
 use std::sync::mpsc::{channel, Sender};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use super::data::{CatalogData, Validated};
 
@@ -15,8 +15,8 @@ pub const BACKGROUND_RELEASE_MIN_ENTRIES: usize = 1_000;
 
 type Garbage = Box<dyn Send>;
 
-fn reaper() -> Option<&'static Mutex<Sender<Garbage>>> {
-    static REAPER: OnceLock<Option<Mutex<Sender<Garbage>>>> = OnceLock::new();
+fn reaper() -> Option<&'static Sender<Garbage>> {
+    static REAPER: OnceLock<Option<Sender<Garbage>>> = OnceLock::new();
     REAPER
         .get_or_init(|| {
             let (sender, receiver) = channel::<Garbage>();
@@ -24,12 +24,14 @@ fn reaper() -> Option<&'static Mutex<Sender<Garbage>>> {
                 .name("openclaw-tool-search-release".into())
                 .spawn(move || receiver.into_iter().for_each(drop))
                 .ok()
-                .map(|_| Mutex::new(sender))
+                .map(|_| sender)
         })
         .as_ref()
 }
 
 /// An empty catalog's data, shared: what a released catalog points at.
+/// Built once; `CatalogData::build` warms it for large catalogs, so the first
+/// release does not build it (under the cache lock, or in a drop).
 pub fn empty_data() -> Option<Arc<CatalogData>> {
     static EMPTY: OnceLock<Option<Arc<CatalogData>>> = OnceLock::new();
     EMPTY
@@ -48,7 +50,7 @@ pub fn release(data: &mut Arc<CatalogData>) {
     }
     let (Some(reaper), Some(empty)) = (reaper(), empty_data()) else { return };
     let taken = std::mem::replace(data, empty);
-    let Ok(sender) = reaper.lock() else { return };
     // A send fails only if the thread is gone; the data is then dropped here.
-    let _ = sender.send(Box::new(taken));
+    // The queue is unbounded: catalogs are replaced far less often than they free.
+    let _ = reaper.send(Box::new(taken));
 }

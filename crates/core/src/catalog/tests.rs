@@ -404,6 +404,17 @@ fn a_large_catalog_is_freed_off_thread_by_its_last_view_only() {
     assert_eq!(view.search("tool_1", None).unwrap()[0].name, "tool_1");
     drop(view);
     assert!(freed_eventually(&data), "the last view's drop must free the data");
+
+    // The last reference is swapped for the shared empty data (so the drop
+    // happens on the background thread), not freed in place.
+    let empty = release::empty_data().expect("the empty catalog data builds");
+    let tools: Vec<Value> =
+        (0..release::BACKGROUND_RELEASE_MIN_ENTRIES).map(|i| tool(&format!("other_{i}"), "does a thing")).collect();
+    let mut last = Arc::clone(&uncached(tools).data);
+    let large = Arc::downgrade(&last);
+    release::release(&mut last);
+    assert!(Arc::ptr_eq(&last, &empty));
+    assert!(freed_eventually(&large));
 }
 
 #[test]

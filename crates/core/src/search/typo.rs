@@ -1,7 +1,9 @@
 //! Typo tolerance for tool names: a query word that no field of any tool
-//! contains ("wether", "forcast") is joined by the words of tool names,
-//! labels and owners one edit away from it (insertion, deletion,
-//! substitution or transposition). Words are compared as stems.
+//! contains ("wether", "forcast") is joined by the words of tool names and
+//! owners one edit away from it (insertion, deletion, substitution or
+//! transposition). Words are compared as stems. A correction counts as a
+//! typed word (literal tier): it is the best reading of what was typed.
+//! Candidates come from the whole catalog, not only the policy-allowed part.
 //!
 //! Only unknown words of at least `MIN_TYPO_CHARS` are corrected, and the
 //! first letter must be right (typos rarely hit it, and it confines the walk
@@ -42,8 +44,9 @@ pub fn correct(data: &IndexData, plan: &mut QueryPlan, params: &RankingParams) {
         corrected += 1;
         let clauses = term.clauses;
         for word in words_one_edit_away(data, &term.text) {
-            if !plan.terms.iter().any(|t| t.text == word) {
-                plan.terms.push(QueryTerm { text: word, weight: params.typo_weight, literal: true, clauses });
+            match plan.terms.iter_mut().find(|t| t.text == word) {
+                Some(existing) => existing.clauses |= clauses,
+                None => plan.terms.push(QueryTerm { text: word, weight: params.typo_weight, literal: true, clauses }),
             }
         }
     }
