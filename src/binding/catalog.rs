@@ -1,15 +1,13 @@
 //! `ToolCatalog`: the run's catalog, exposed synchronously (a search costs
 //! microseconds; an async hop would cost more than the work).
 
-use std::panic::AssertUnwindSafe;
-
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::Value;
 use tool_search_core::catalog::{BatchRequest, Catalog, CatalogOptions, LookupStyle};
 use tool_search_core::ErrorCode;
 
-use super::errors::{from_napi, guard, js_error, panic_message, to_js, JsCode, JsResult};
+use super::errors::{from_napi, guard, js_error, to_js, JsCode, JsResult};
 
 #[napi]
 pub struct ToolCatalog {
@@ -32,8 +30,7 @@ fn parse_options(env: &Env, options: Option<Unknown>) -> JsResult<CatalogOptions
 /// (undefined, functions). Throws (BigInt, a throwing getter, nesting deeper
 /// than V8's stack) come back as the error's message.
 pub(super) fn stringify(env: &Env, value: Unknown) -> std::result::Result<Option<String>, String> {
-    let json: Object = env.get_global().and_then(|g| g.get_named_property("JSON")).map_err(|e| e.reason.clone())?;
-    let stringify: Function<Unknown, Unknown> = json.get_named_property("stringify").map_err(|e| e.reason.clone())?;
+    let stringify: Function<Unknown, Unknown> = json_function(env, "stringify").map_err(|e| e.reason.clone())?;
     let out = stringify.call(value).map_err(|e| e.reason.clone())?;
     match out.get_type().map_err(|e| e.reason.clone())? {
         ValueType::String => unsafe { out.cast::<String>() }.map(Some).map_err(|e| e.reason.clone()),
@@ -47,9 +44,17 @@ pub(super) fn stringify(env: &Env, value: Unknown) -> std::result::Result<Option
 /// property, never a prototype.
 pub(super) fn parsed<'env, T: serde::Serialize>(env: &'env Env, value: &T) -> JsResult<Unknown<'env>> {
     let text = serde_json::to_string(value).map_err(|e| js_error(ErrorCode::Internal, e.to_string()))?;
-    let json: Object = env.get_global().and_then(|g| g.get_named_property("JSON")).map_err(internal_napi)?;
-    let parse: Function<String, Unknown> = json.get_named_property("parse").map_err(internal_napi)?;
+    let parse: Function<String, Unknown> = json_function(env, "parse").map_err(internal_napi)?;
     parse.call(text).map_err(internal_napi)
+}
+
+/// `JSON[name]` of the realm, as found.
+fn json_function<'env, Args: JsValuesTupleIntoVec, Return: FromNapiValue>(
+    env: &'env Env,
+    name: &str,
+) -> napi::Result<Function<'env, Args, Return>> {
+    let json: Object = env.get_global()?.get_named_property("JSON")?;
+    json.get_named_property(name)
 }
 
 fn internal_napi(e: napi::Error) -> napi::Error<JsCode> {
@@ -135,6 +140,9 @@ pub struct BuildTask {
     job: Option<std::result::Result<BuildJob, (JsCode, String)>>,
 }
 
+/// A build's failure, kept as plain data: the JS error is made on the event loop.
+type Failure = (JsCode, String);
+
 enum BuildJob {
     /// Catalog text and options: `Catalog::from_json_text`.
     Build(String, CatalogOptions),
@@ -144,33 +152,27 @@ enum BuildJob {
 
 impl BuildTask {
     fn new(job: JsResult<BuildJob>) -> AsyncTask<BuildTask> {
-        let job = job.map_err(|e| (e.status, e.reason.clone()));
-        AsyncTask::new(BuildTask { job: Some(job) })
+        AsyncTask::new(BuildTask { job: Some(job.map_err(failure)) })
     }
 }
 
-fn coded(code: ErrorCode, message: String) -> (JsCode, String) {
-    (JsCode(code.as_str()), message)
+fn failure(e: napi::Error<JsCode>) -> Failure {
+    (e.status, e.reason.clone())
 }
 
 impl Task for BuildTask {
-    type Output = std::result::Result<Catalog, (JsCode, String)>;
+    type Output = std::result::Result<Catalog, Failure>;
     type JsValue = ToolCatalog;
 
     fn compute(&mut self) -> Result<Self::Output> {
-        let job = self.job.take().unwrap_or_else(|| Err(coded(ErrorCode::Internal, "build task ran twice".into())));
+        let job = self.job.take().unwrap_or_else(|| Err((JsCode(ErrorCode::Internal.as_str()), "build task ran twice".into())));
         Ok(job.and_then(|job| {
-            let built = std::panic::catch_unwind(AssertUnwindSafe(|| match &job {
-                BuildJob::Build(text, options) => Catalog::from_json_text(text, options),
-                BuildJob::Append(catalog, text) => catalog.append(text),
-            }));
-            built
-                .map_err(|panic| {
-                    let detail = panic_message(panic);
-                    tracing::error!(target: "openclaw_tool_search", %detail, "panic caught in a catalog build task");
-                    coded(ErrorCode::Internal, format!("internal error (please report): {detail}"))
-                })?
-                .map_err(|e| coded(e.code, e.message))
+            guard(|| match job {
+                BuildJob::Build(text, options) => Catalog::from_json_text(&text, &options),
+                BuildJob::Append(catalog, text) => catalog.append(&text),
+            }
+            .map_err(to_js))
+            .map_err(failure)
         }))
     }
 

@@ -45,7 +45,7 @@ pub fn guard<T>(f: impl FnOnce() -> JsResult<T>) -> JsResult<T> {
 
 /// The message of a caught panic payload (taken by value: a `&Box<dyn Any>`
 /// would coerce to `&dyn Any` of the box itself and never downcast).
-pub fn panic_message(panic: Box<dyn std::any::Any + Send>) -> String {
+fn panic_message(panic: Box<dyn std::any::Any + Send>) -> String {
     panic
         .downcast_ref::<&str>()
         .map(|s| s.to_string())
