@@ -2,10 +2,9 @@
 // sandbox runner. Where the host has no sound Node, the fallback is asserted.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { binding, fakeTools } from './helpers.mjs'
+import { binding, capability, fakeTools, needsCodeMode, requireCodeMode } from './helpers.mjs'
 
 const { ToolCatalog, ToolSearchSession, resolveToolSearchConfig, codeModeCapability } = binding
-const capability = codeModeCapability()
 
 function session(config = { mode: 'code', codeTimeoutMs: 1000 }, executor) {
   const catalog = new ToolCatalog(fakeTools())
@@ -16,6 +15,9 @@ function session(config = { mode: 'code', codeTimeoutMs: 1000 }, executor) {
 
 test('capability report explains availability', () => {
   assert.equal(typeof capability.available, 'boolean')
+  assert.equal(capability.pending, undefined, 'probeCodeMode() resolves with the final report')
+  assert.deepEqual(codeModeCapability(), capability, 'the sync form answers from the cached probe')
+  if (requireCodeMode) assert.equal(capability.available, true, `REQUIRE_CODE_MODE=1 but: ${capability.reason}`)
   if (!capability.available) {
     assert.match(capability.reason, /Node|launcher/)
     assert.equal(resolveToolSearchConfig(true).mode, 'tools')
@@ -27,7 +29,7 @@ test('capability report explains availability', () => {
   }
 })
 
-test('a cell searches, describes and calls through the bridge', { skip: !capability.available && 'code mode unavailable (asserted above)' }, async () => {
+test('a cell searches, describes and calls through the bridge', { skip: needsCodeMode }, async () => {
   const s = session()
   const r = await s.handle('tool_search_code', {
     code: `const [hit] = await openclaw.tools.search('fake plugin tool 17', { limit: 1 });
@@ -44,7 +46,7 @@ test('a cell searches, describes and calls through the bridge', { skip: !capabil
   assert.equal(t.toolsCalled[0].via, 'tool_search_code')
 })
 
-test('a looping cell times out with CODE_TIMEOUT and aborts the in-flight call', { skip: !capability.available && 'code mode unavailable (asserted above)' }, async () => {
+test('a looping cell times out with CODE_TIMEOUT and aborts the in-flight call', { skip: needsCodeMode }, async () => {
   let aborted = false
   const s = session({ mode: 'code', codeTimeoutMs: 1000 }, (call) => new Promise((resolve) => {
     call.signal.addEventListener('abort', () => { aborted = true; resolve('late') })
@@ -57,7 +59,7 @@ test('a looping cell times out with CODE_TIMEOUT and aborts the in-flight call',
   assert.equal(aborted, true, 'the outstanding call was aborted')
 })
 
-test('errors inside the cell name openclaw.tools.* and policy still applies', { skip: !capability.available && 'code mode unavailable (asserted above)' }, async () => {
+test('errors inside the cell name openclaw.tools.* and policy still applies', { skip: needsCodeMode }, async () => {
   const catalog = new ToolCatalog(fakeTools(), { policy: { agent: { deny: ['fake_plugin_tool_17'] } } })
   let called = 0
   const s = new ToolSearchSession(catalog, resolveToolSearchConfig({ mode: 'code' }), { executor: async () => { called++; return 'x' } })

@@ -8,6 +8,14 @@ const require = createRequire(import.meta.url)
 export const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 export const binding = require('../index.js')
 
+/** The code-mode probe's final report (runs once, off the event loop). */
+export const capability = await binding.probeCodeMode()
+/** Set by CI: every code-mode and sandbox test must run (and fail if it cannot). */
+export const requireCodeMode = process.env.REQUIRE_CODE_MODE === '1'
+/** node:test `skip` value for tests that need code mode: a reason where it is unavailable,
+ * never under REQUIRE_CODE_MODE=1 (the test then runs and fails). */
+export const needsCodeMode = capability.available || requireCodeMode ? false : `code mode unavailable on this host: ${capability.reason}`
+
 /** The contract's fake plugin tool. */
 export function fakeTool(n, extra = {}) {
   const name = `fake_plugin_tool_${String(n).padStart(2, '0')}`

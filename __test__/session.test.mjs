@@ -5,7 +5,7 @@ import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import { getEventListeners } from 'node:events'
 import { join } from 'node:path'
-import { binding, fakeTool, fakeTools, root, throwsCode } from './helpers.mjs'
+import { binding, capability, fakeTool, fakeTools, root, throwsCode } from './helpers.mjs'
 
 const { ToolCatalog, ToolSearchSession, resolveToolSearchConfig } = binding
 
@@ -70,7 +70,7 @@ test('surfaces per mode and provider format', () => {
 
   const codeSession = session('code').s
   const code = codeSession.surface('openai-responses')
-  if (binding.codeModeCapability().available) {
+  if (capability.available) {
     assert.deepEqual(code.tools.map((t) => t.name), ['tool_search_code', 'exec'])
     assert.match(code.tools[0].description, /openclaw\.tools\.call\(id, args\?\)/)
   } else {
@@ -251,7 +251,7 @@ test('a signal reused across calls keeps no listener once each call settles', as
 
 test('tool_search_code runs through the sandbox, or is not offered without one; control tools outside the mode are refused', async () => {
   const { s: code, calls } = session('code')
-  const available = binding.codeModeCapability?.().available === true
+  const available = capability.available === true
   const r = await code.handle('tool_search_code', {
     code: 'const [hit] = await openclaw.tools.search("fake plugin tool 05"); return (await openclaw.tools.call(hit.id, { marker: "cell" })).tool.id',
   })

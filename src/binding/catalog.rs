@@ -7,6 +7,7 @@ use serde_json::Value;
 use tool_search_core::catalog::{BatchRequest, Catalog, CatalogOptions, LookupStyle};
 use tool_search_core::ErrorCode;
 
+use super::convert::{is_nullish, json_arg, number_arg, object_arg, optional_json_arg, parsed, property, string_arg, stringify};
 use super::errors::{from_napi, guard, js_error, to_js, JsCode, JsResult};
 
 #[napi]
@@ -15,58 +16,10 @@ pub struct ToolCatalog {
 }
 
 fn parse_options(env: &Env, options: Option<Unknown>) -> JsResult<CatalogOptions> {
-    let value = match options {
-        None => Value::Null,
-        Some(o) => json_value(env, o, ErrorCode::InvalidCatalog, "invalid catalog options")?,
-    };
-    match value {
-        Value::Null => Ok(CatalogOptions::default()),
-        v => serde_json::from_value(v)
+    match optional_json_arg(env, options, ErrorCode::InvalidCatalog, "invalid catalog options")? {
+        None => Ok(CatalogOptions::default()),
+        Some(v) => serde_json::from_value(v)
             .map_err(|e| js_error(ErrorCode::InvalidCatalog, format!("invalid catalog options: {e}"))),
-    }
-}
-
-/// `JSON.stringify(value)`: `None` for values JSON cannot represent
-/// (undefined, functions). Throws (BigInt, a throwing getter, nesting deeper
-/// than V8's stack) come back as the error's message.
-pub(super) fn stringify(env: &Env, value: Unknown) -> std::result::Result<Option<String>, String> {
-    let stringify: Function<Unknown, Unknown> = json_function(env, "stringify").map_err(|e| e.reason.clone())?;
-    let out = stringify.call(value).map_err(|e| e.reason.clone())?;
-    match out.get_type().map_err(|e| e.reason.clone())? {
-        ValueType::String => unsafe { out.cast::<String>() }.map(Some).map_err(|e| e.reason.clone()),
-        _ => Ok(None),
-    }
-}
-
-/// A result as a JS value through `JSON.parse`: one string crosses the
-/// boundary instead of one napi call per property (ten search hits: ~20 µs
-/// instead of ~150 µs). `JSON.parse` also makes a `__proto__` key an own
-/// property, never a prototype.
-pub(super) fn parsed<'env, T: serde::Serialize>(env: &'env Env, value: &T) -> JsResult<Unknown<'env>> {
-    let text = serde_json::to_string(value).map_err(|e| js_error(ErrorCode::Internal, e.to_string()))?;
-    let parse: Function<String, Unknown> = json_function(env, "parse").map_err(internal_napi)?;
-    parse.call(text).map_err(internal_napi)
-}
-
-/// `JSON[name]` of the realm, as found.
-fn json_function<'env, Args: JsValuesTupleIntoVec, Return: FromNapiValue>(
-    env: &'env Env,
-    name: &str,
-) -> napi::Result<Function<'env, Args, Return>> {
-    let json: Object = env.get_global()?.get_named_property("JSON")?;
-    json.get_named_property(name)
-}
-
-fn internal_napi(e: napi::Error) -> napi::Error<JsCode> {
-    js_error(ErrorCode::Internal, e.reason.clone())
-}
-
-/// A JS value as JSON through `JSON.stringify` (NaN and Infinity become null,
-/// as a JS gateway would serialize them).
-pub(super) fn json_value(env: &Env, value: Unknown, code: ErrorCode, what: &str) -> JsResult<Value> {
-    match stringify(env, value).map_err(|e| js_error(code, format!("{what}: {e}")))? {
-        None => Ok(Value::Null),
-        Some(text) => serde_json::from_str(&text).map_err(|e| js_error(code, format!("{what}: {e}"))),
     }
 }
 
@@ -94,42 +47,21 @@ fn tools_json(env: &Env, tools: Unknown) -> JsResult<String> {
     Ok(text)
 }
 
-fn query_string(query: Unknown) -> JsResult<String> {
-    string_argument(query, ErrorCode::InvalidQuery, "query")
-}
-
-/// A string argument, or a typed error (napi's own `StringExpected` carries no stable code).
-pub(crate) fn string_argument(value: Unknown, code: ErrorCode, what: &str) -> JsResult<String> {
-    match value.get_type().map_err(from_napi)? {
-        ValueType::String => unsafe { value.cast::<String>() }.map_err(from_napi),
-        _ => Err(js_error(code, format!("{what} must be a string."))),
-    }
-}
-
 /// `{ limit?: number | null }` → the requested limit, if any. Read from the
 /// JS value directly so NaN and Infinity reach the limit check (JSON has no
 /// such numbers).
 fn limit_option(options: Option<Unknown>) -> JsResult<Option<f64>> {
     let Some(options) = options else { return Ok(None) };
-    match options.get_type().map_err(from_napi)? {
-        ValueType::Undefined | ValueType::Null => return Ok(None),
-        ValueType::Object => {}
-        _ => return Err(js_error(ErrorCode::InvalidRequest, "search options must be an object.")),
+    if is_nullish(&options)? {
+        return Ok(None);
     }
-    let options: Object = unsafe { options.cast() }.map_err(from_napi)?;
-    let limit: Unknown = options.get_named_property("limit").map_err(from_napi)?;
-    match limit.get_type().map_err(from_napi)? {
-        ValueType::Undefined | ValueType::Null => Ok(None),
-        ValueType::Number => unsafe { limit.cast::<f64>() }.map(Some).map_err(from_napi),
-        _ => Err(js_error(ErrorCode::InvalidLimit, "limit must be a positive integer.")),
+    let options = object_arg(options, ErrorCode::InvalidRequest, "search options")?;
+    match property(&options, "limit")? {
+        None => Ok(None),
+        Some(limit) => number_arg(limit, ErrorCode::InvalidLimit, "limit")
+            .map(Some)
+            .map_err(|_| js_error(ErrorCode::InvalidLimit, "limit must be a positive integer.")),
     }
-}
-
-/// A JS value as JSON; values JSON cannot hold (NaN, functions, cycles deeper
-/// than the conversion limits) are a `code` error.
-fn json_of(value: Unknown, code: ErrorCode, what: &str) -> JsResult<Value> {
-    unsafe { Value::from_napi_value(value.value().env, value.raw()) }
-        .map_err(|e| js_error(code, format!("{what}: {}", e.reason)))
 }
 
 /// Builds a catalog on a libuv worker thread, so a large catalog does not
@@ -226,7 +158,7 @@ impl ToolCatalog {
     #[napi(ts_args_type = "text: string, options?: CatalogOptions | null", ts_return_type = "Promise<ToolCatalog>")]
     pub fn build_from_json(env: Env, text: Unknown, options: Option<Unknown>) -> AsyncTask<BuildTask> {
         BuildTask::new(guard(|| {
-            let text = string_argument(text, ErrorCode::InvalidCatalog, "text")?;
+            let text = string_arg(text, ErrorCode::InvalidCatalog, "text")?;
             Ok(BuildJob::Build(text, parse_options(&env, options)?))
         }))
     }
@@ -236,7 +168,7 @@ impl ToolCatalog {
     #[napi(factory, ts_args_type = "text: string, options?: CatalogOptions | null")]
     pub fn from_json(env: Env, text: Unknown, options: Option<Unknown>) -> Result<Self, JsCode> {
         guard(|| {
-            let text = string_argument(text, ErrorCode::InvalidCatalog, "text")?;
+            let text = string_arg(text, ErrorCode::InvalidCatalog, "text")?;
             let options = parse_options(&env, options)?;
             Catalog::from_json_text(&text, &options).map(|inner| ToolCatalog { inner }).map_err(to_js)
         })
@@ -244,21 +176,23 @@ impl ToolCatalog {
 
     /// Number of cataloged tools this view allows.
     #[napi(getter)]
-    pub fn size(&self) -> u32 {
-        self.inner.size() as u32
+    pub fn size(&self) -> Result<u32, JsCode> {
+        guard(|| Ok(self.inner.size() as u32))
     }
 
     /// Content fingerprint: equal for the same tools, schemas and policy view.
     #[napi(getter)]
-    pub fn fingerprint(&self) -> String {
-        self.inner.fingerprint().to_string()
+    pub fn fingerprint(&self) -> Result<String, JsCode> {
+        guard(|| Ok(self.inner.fingerprint().to_string()))
     }
 
     /// Direct-only tools the policy allows, as supplied: keep them visible.
     #[napi(getter, ts_return_type = "CatalogTool[]")]
     pub fn direct_only<'env>(&self, env: &'env Env) -> Result<Unknown<'env>, JsCode> {
-        let raw: Vec<&Value> = self.inner.direct_only().iter().map(|d| &d.raw).collect();
-        guard(|| parsed(env, &raw))
+        guard(|| {
+            let raw: Vec<&Value> = self.inner.direct_only().iter().map(|d| &d.raw).collect();
+            parsed(env, &raw)
+        })
     }
 
     /// Records that were not cataloged, with the reason.
@@ -269,8 +203,8 @@ impl ToolCatalog {
 
     /// Ids of the allowed tools, in id order.
     #[napi]
-    pub fn ids(&self) -> Vec<String> {
-        self.inner.entries().map(|e| e.id.clone()).collect()
+    pub fn ids(&self) -> Result<Vec<String>, JsCode> {
+        guard(|| Ok(self.inner.entries().map(|e| e.id.clone()).collect()))
     }
 
     /// Ranked compact hits. `limit`: omitted/null → searchDefaultLimit; above
@@ -281,7 +215,7 @@ impl ToolCatalog {
     )]
     pub fn search<'env>(&self, env: &'env Env, query: Unknown, options: Option<Unknown>) -> Result<Unknown<'env>, JsCode> {
         guard(|| {
-            let query = query_string(query)?;
+            let query = string_arg(query, ErrorCode::InvalidQuery, "query")?;
             let limit = limit_option(options)?;
             parsed(env, &self.inner.search(&query, limit).map_err(to_js)?)
         })
@@ -291,7 +225,7 @@ impl ToolCatalog {
     #[napi(ts_args_type = "request: SearchBatchRequest", ts_return_type = "SearchBatchResult")]
     pub fn search_batch<'env>(&self, env: &'env Env, request: Unknown) -> Result<Unknown<'env>, JsCode> {
         guard(|| {
-            let request = json_of(request, ErrorCode::InvalidQuery, "invalid search request")?;
+            let request = json_arg(env, request, ErrorCode::InvalidQuery, "invalid search request")?;
             let request: BatchRequest = serde_json::from_value(request)
                 .map_err(|e| js_error(ErrorCode::InvalidQuery, format!("invalid search request: {e}")))?;
             parsed(env, &self.inner.search_batch(&request).map_err(to_js)?)
@@ -302,17 +236,17 @@ impl ToolCatalog {
     #[napi(ts_args_type = "idOrName: string", ts_return_type = "ToolDescription")]
     pub fn describe<'env>(&self, env: &'env Env, id_or_name: Unknown) -> Result<Unknown<'env>, JsCode> {
         guard(|| {
-            let id_or_name = string_argument(id_or_name, ErrorCode::InvalidRequest, "idOrName")?;
+            let id_or_name = string_arg(id_or_name, ErrorCode::InvalidRequest, "idOrName")?;
             parsed(env, &self.inner.describe(&id_or_name, LookupStyle::Structured).map_err(to_js)?)
         })
     }
 
     /// Check arguments against the tool's input schema.
     #[napi(ts_args_type = "idOrName: string, args: unknown", ts_return_type = "ArgsValidation")]
-    pub fn validate_args<'env>(&self, env: &'env Env, id_or_name: Unknown, args: Option<Value>) -> Result<Unknown<'env>, JsCode> {
+    pub fn validate_args<'env>(&self, env: &'env Env, id_or_name: Unknown, args: Option<Unknown>) -> Result<Unknown<'env>, JsCode> {
         guard(|| {
-            let id_or_name = string_argument(id_or_name, ErrorCode::InvalidRequest, "idOrName")?;
-            let args = args.unwrap_or(Value::Null);
+            let id_or_name = string_arg(id_or_name, ErrorCode::InvalidRequest, "idOrName")?;
+            let args = optional_json_arg(env, args, ErrorCode::InvalidRequest, "args")?.unwrap_or(Value::Null);
             parsed(env, &self.inner.validate_args(&id_or_name, &args).map_err(to_js)?)
         })
     }

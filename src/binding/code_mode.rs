@@ -1,19 +1,38 @@
 //! Code mode glue: the sandbox runner behind the core session's
 //! `CodeRunner` hook, with the session answering the cell's bridge calls.
 //! One process-wide runner (and warm pool) serves every session.
+//!
+//! Finding the runner probes Node and launches one contained child
+//! (~100–300 ms, longer on a cold disk; a hung binary would never answer).
+//! That work runs on a thread of its own, never on the event loop:
+//! `probeCodeMode()` resolves when it is done; the synchronous readers
+//! (`codeModeCapability()`, `resolveToolSearchConfig()`, a code-mode
+//! `ToolSearchSession`) wait at most a few milliseconds and otherwise answer
+//! "pending" (code mode is not offered until the probe says it works).
 
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
+use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use serde_json::Value;
-use tool_search_core::session::{BoxFuture, CallContext, CodeContext, CodeRunner, Failure, Session};
+use serde_json::{json, Value};
+use tool_search_core::session::{
+    BoxFuture, CallContext, CodeContext, CodeRunner, Failure, Offload, OffloadHandle, Session,
+};
+use tool_search_core::ErrorCode;
 use tool_search_sandbox::{probe_node, BridgeError, BridgeHost, CallFuture, CancelToken, CodeRunner as SandboxRunner, RunnerConfig};
+
+use super::convert::{is_nullish, json_arg, parsed};
+use super::errors::{guard, js_error, JsCode};
 
 /// Environment variable naming the Node binary for code-mode children. The
 /// gateway's own Node is used when this is unset and its version is sound.
 pub const NODE_ENV: &str = "OPENCLAW_TOOL_SEARCH_NODE";
+
+/// How long a synchronous reader waits for a running probe.
+const SYNC_WAIT: Duration = Duration::from_millis(3);
 
 /// The Node the children run on: `$OPENCLAW_TOOL_SEARCH_NODE`, else the
 /// gateway's own executable (the addon runs inside `node`).
@@ -33,59 +52,255 @@ struct DefaultRunner {
     report: Value,
 }
 
-fn default_runner() -> &'static DefaultRunner {
-    static RUNNER: OnceLock<DefaultRunner> = OnceLock::new();
-    RUNNER.get_or_init(|| {
-        let mut tried = Vec::new();
-        for node in node_candidates() {
-            let support = probe_node(&node);
-            if !support.sound {
-                tried.push(serde_json::to_value(&support).unwrap_or(Value::Null));
-                continue;
-            }
-            match SandboxRunner::new(RunnerConfig::new(node)) {
-                Ok(runner) => {
-                    let report = serde_json::to_value(runner.capability_report()).unwrap_or(Value::Null);
-                    let available = report.get("available").and_then(Value::as_bool).unwrap_or(false);
-                    if available {
-                        return DefaultRunner { runner: Some(Arc::new(runner)), report };
-                    }
-                    tried.push(report);
-                }
-                Err(e) => tried.push(serde_json::json!({ "available": false, "reason": e.0 })),
-            }
-        }
-        let reason = if tried.is_empty() {
-            format!("no Node binary found (set {NODE_ENV})")
-        } else {
-            format!("no Node with a sound permission model and working containment (set {NODE_ENV} to Node >= 22.23, >= 24.17 or >= 26.3.1)")
-        };
-        tracing::info!(target: "openclaw_tool_search", %reason, "code mode unavailable");
-        DefaultRunner { runner: None, report: serde_json::json!({ "available": false, "reason": reason, "candidates": tried }) }
+/// Budgets a gateway may set with `configureCodeMode` before the probe starts.
+#[derive(Clone, Debug, Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct CodeModeSettings {
+    max_concurrent_cells: Option<usize>,
+    gateway_call_bytes: Option<usize>,
+    cell_calls_outstanding: Option<usize>,
+    cell_call_bytes_outstanding: Option<usize>,
+    concurrent_calls: Option<usize>,
+    pool_size: Option<usize>,
+    children_memory_bytes: Option<u64>,
+}
+
+enum ProbeState {
+    Idle,
+    Running,
+    Done(Arc<DefaultRunner>),
+}
+
+struct Probe {
+    state: Mutex<ProbeState>,
+    done: Condvar,
+    /// Wakes the async waiters (`probeCodeMode()`).
+    notify: tokio::sync::watch::Sender<bool>,
+    settings: Mutex<CodeModeSettings>,
+}
+
+fn probe() -> &'static Probe {
+    static PROBE: OnceLock<Probe> = OnceLock::new();
+    PROBE.get_or_init(|| Probe {
+        state: Mutex::new(ProbeState::Idle),
+        done: Condvar::new(),
+        notify: tokio::sync::watch::channel(false).0,
+        settings: Mutex::new(CodeModeSettings::default()),
     })
 }
 
-/// Whether code mode can run on this host (the default runner is usable).
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Starts the probe thread once; returns the result if it is already there.
+fn start_probe() -> Option<Arc<DefaultRunner>> {
+    let probe = probe();
+    let mut state = lock(&probe.state);
+    match &*state {
+        ProbeState::Done(runner) => return Some(Arc::clone(runner)),
+        ProbeState::Running => return None,
+        ProbeState::Idle => {}
+    }
+    *state = ProbeState::Running;
+    let settings = lock(&probe.settings).clone();
+    let spawned = std::thread::Builder::new().name("openclaw-code-probe".into()).spawn(move || {
+        let found = std::panic::catch_unwind(|| find_runner(&settings)).unwrap_or_else(|_| DefaultRunner {
+            runner: None,
+            report: json!({ "available": false, "reason": "the code-mode probe failed unexpectedly" }),
+        });
+        let probe = self::probe();
+        *lock(&probe.state) = ProbeState::Done(Arc::new(found));
+        probe.done.notify_all();
+        probe.notify.send_replace(true);
+    });
+    if let Err(e) = spawned {
+        let failed = Arc::new(DefaultRunner {
+            runner: None,
+            report: json!({ "available": false, "reason": format!("cannot start the code-mode probe: {e}") }),
+        });
+        *state = ProbeState::Done(Arc::clone(&failed));
+        probe.notify.send_replace(true);
+        return Some(failed);
+    }
+    None
+}
+
+/// The probe's result, waiting at most `wait` for a running probe.
+fn probed_within(wait: Duration) -> Option<Arc<DefaultRunner>> {
+    if let Some(done) = start_probe() {
+        return Some(done);
+    }
+    let probe = probe();
+    let state = lock(&probe.state);
+    let (state, _) = probe
+        .done
+        .wait_timeout_while(state, wait, |s| !matches!(s, ProbeState::Done(_)))
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    match &*state {
+        ProbeState::Done(runner) => Some(Arc::clone(runner)),
+        _ => None,
+    }
+}
+
+fn pending_report() -> Value {
+    json!({
+        "available": false,
+        "pending": true,
+        "reason": "the code-mode probe is still running (await probeCodeMode() at start-up); code mode is not offered until it finishes",
+    })
+}
+
+fn find_runner(settings: &CodeModeSettings) -> DefaultRunner {
+    let mut tried = Vec::new();
+    for node in node_candidates() {
+        let support = probe_node(&node);
+        if !support.sound {
+            tried.push(serde_json::to_value(&support).unwrap_or(Value::Null));
+            continue;
+        }
+        match SandboxRunner::new(runner_config(node, settings)) {
+            Ok(runner) => {
+                let report = serde_json::to_value(runner.capability_report()).unwrap_or(Value::Null);
+                let available = report.get("available").and_then(Value::as_bool).unwrap_or(false);
+                if available {
+                    return DefaultRunner { runner: Some(Arc::new(runner)), report };
+                }
+                tried.push(report);
+            }
+            Err(e) => tried.push(json!({ "available": false, "reason": e.0 })),
+        }
+    }
+    let reason = if tried.is_empty() {
+        format!("no Node binary found (set {NODE_ENV})")
+    } else {
+        format!("no Node with a sound permission model and working containment (set {NODE_ENV} to Node >= 22.23, >= 24.17 or >= 26.3.1)")
+    };
+    tracing::info!(target: "openclaw_tool_search", %reason, "code mode unavailable");
+    DefaultRunner { runner: None, report: json!({ "available": false, "reason": reason, "candidates": tried }) }
+}
+
+fn runner_config(node: PathBuf, settings: &CodeModeSettings) -> RunnerConfig {
+    let mut config = RunnerConfig::new(node);
+    if let Some(n) = settings.max_concurrent_cells {
+        config.max_concurrent_cells = n;
+    }
+    if let Some(n) = settings.gateway_call_bytes {
+        config.gateway_call_bytes = n;
+    }
+    if let Some(n) = settings.cell_calls_outstanding {
+        config.caps.calls_outstanding = n;
+    }
+    if let Some(n) = settings.cell_call_bytes_outstanding {
+        config.caps.call_bytes_outstanding = n;
+    }
+    if let Some(n) = settings.concurrent_calls {
+        config.caps.concurrent_calls = n;
+    }
+    if let Some(n) = settings.pool_size {
+        config.pool_size = n;
+    }
+    if let Some(n) = settings.children_memory_bytes {
+        config.children_memory_bytes = n;
+    }
+    config
+}
+
+/// Whether code mode can run on this host, as far as known without waiting
+/// (false while the probe is still running).
 pub fn code_mode_supported() -> bool {
-    default_runner().runner.is_some()
+    probed_within(SYNC_WAIT).is_some_and(|r| r.runner.is_some())
 }
 
 /// The session hook, when code mode is available. A code-mode session is
 /// about to run cells: start the warm pool now so the first cell is warm.
 pub fn session_code_runner() -> Option<Arc<dyn CodeRunner>> {
-    let runner = default_runner().runner.clone()?;
+    let runner = probed_within(SYNC_WAIT)?.runner.clone()?;
     let pool = Arc::clone(&runner);
     napi::bindgen_prelude::spawn(async move { pool.prewarm() });
     Some(Arc::new(SandboxCodeRunner { runner }) as Arc<dyn CodeRunner>)
 }
 
+/// Kills warm children and removes their directories when the gateway's
+/// environment is torn down (normal exit, worker termination).
+fn register_cleanup(env: &Env) {
+    static REGISTERED: OnceLock<()> = OnceLock::new();
+    REGISTERED.get_or_init(|| {
+        let _ = env.add_env_cleanup_hook((), |_| tool_search_sandbox::shutdown());
+    });
+}
+
 /// What the host allowed for code mode: Node version and flags, each
-/// containment layer, caps, and why code mode is unavailable if it is.
-/// The first call (or the first config resolution) probes Node and launches
-/// one contained child, ~100–300 ms once per process: do it at start-up.
+/// containment layer, budgets, and why code mode is unavailable if it is.
+/// Never waits more than a few milliseconds: while the probe runs, it
+/// answers `{ available: false, pending: true, reason }`.
 #[napi(ts_return_type = "CodeModeCapability")]
-pub fn code_mode_capability() -> Value {
-    default_runner().report.clone()
+pub fn code_mode_capability(env: &Env) -> Result<Unknown<'_>, JsCode> {
+    guard(|| {
+        register_cleanup(env);
+        let report = probed_within(SYNC_WAIT).map(|r| r.report.clone()).unwrap_or_else(pending_report);
+        parsed(env, &report)
+    })
+}
+
+/// Runs (once) and awaits the code-mode probe off the event loop; resolves
+/// with the same report as `codeModeCapability()` once it is final.
+#[napi(ts_return_type = "Promise<CodeModeCapability>")]
+pub fn probe_code_mode<'env>(env: &'env Env) -> Result<PromiseRaw<'env, Unknown<'env>>, JsCode> {
+    guard(|| {
+        register_cleanup(env);
+        start_probe();
+        let mut done = probe().notify.subscribe();
+        let future = async move {
+            let _ = done.wait_for(|finished| *finished).await;
+            let report = probed_within(Duration::ZERO).map(|r| r.report.clone()).unwrap_or_else(pending_report);
+            Ok(serde_json::to_string(&report).unwrap_or_else(|_| "null".into()))
+        };
+        env.spawn_future_with_callback(future, |env, text| {
+            super::convert::parse_text(env, text).map_err(|e| napi::Error::new(Status::GenericFailure, e.reason.clone()))
+        })
+        .map_err(super::errors::from_napi)
+    })
+}
+
+/// Sets code mode's gateway-wide budgets. Only before the probe starts (the
+/// first `probeCodeMode()`, `codeModeCapability()`, `resolveToolSearchConfig()`
+/// or code-mode session); later calls throw INVALID_CONFIG.
+#[napi(ts_args_type = "settings: CodeModeSettings")]
+pub fn configure_code_mode(env: Env, settings: Unknown) -> Result<(), JsCode> {
+    guard(|| {
+        if is_nullish(&settings)? {
+            return Err(js_error(ErrorCode::InvalidConfig, "settings must be an object"));
+        }
+        let value = json_arg(&env, settings, ErrorCode::InvalidConfig, "code mode settings")?;
+        let parsed: CodeModeSettings = serde_json::from_value(value)
+            .map_err(|e| js_error(ErrorCode::InvalidConfig, format!("invalid code mode settings: {e}")))?;
+        let probe = probe();
+        let state = lock(&probe.state);
+        if !matches!(*state, ProbeState::Idle) {
+            return Err(js_error(
+                ErrorCode::InvalidConfig,
+                "code mode has already started; call configureCodeMode before probeCodeMode, codeModeCapability, resolveToolSearchConfig or a code-mode session",
+            ));
+        }
+        *lock(&probe.settings) = parsed;
+        Ok(())
+    })
+}
+
+/// Validation and other blocking work of a call, on napi's blocking pool.
+struct BlockingPool;
+
+impl Offload for BlockingPool {
+    fn run(&self, job: Box<dyn FnOnce() + Send>) {
+        drop(napi::bindgen_prelude::spawn_blocking(job));
+    }
+}
+
+/// The offload every call of the binding uses.
+pub fn offload() -> OffloadHandle {
+    static POOL: OnceLock<OffloadHandle> = OnceLock::new();
+    POOL.get_or_init(|| OffloadHandle(Arc::new(BlockingPool))).clone()
 }
 
 struct SandboxCodeRunner {
@@ -98,11 +313,11 @@ impl CodeRunner for SandboxCodeRunner {
         Box::pin(async move {
             let token = CancelToken::new();
             let whole_run = token.clone();
-            context.cancel.on_cancel(move || whole_run.cancel());
-            let host = Arc::new(SessionBridge { session, parent: context.clone() });
+            let _whole_run = context.cancel.on_cancel(move |_| whole_run.cancel());
+            let host = Arc::new(SessionBridge { session, parent: context.clone(), calls: AtomicU64::new(0) });
             let result = runner.run_with_timeout(code, host, token, Duration::from_millis(context.timeout_ms)).await;
             let mut value = serde_json::to_value(result).unwrap_or_else(
-                |e| serde_json::json!({ "ok": false, "error": { "kind": "runtime_error", "message": e.to_string() } }),
+                |e| json!({ "ok": false, "error": { "kind": "runtime_error", "message": e.to_string() } }),
             );
             // The session reports `error.code`; the runner says `error.kind`.
             if let Some(error) = value.get_mut("error").and_then(Value::as_object_mut) {
@@ -122,6 +337,7 @@ fn failure_code(kind: &str) -> &'static str {
         "runtime_unavailable" => "CODE_MODE_UNAVAILABLE",
         "output_limit" => "CODE_OUTPUT_LIMIT",
         "bridge_violation" => "CODE_BRIDGE_VIOLATION",
+        "busy" => "CODE_BUSY",
         _ => "CODE_RUNTIME_ERROR",
     }
 }
@@ -131,6 +347,8 @@ fn failure_code(kind: &str) -> &'static str {
 struct SessionBridge {
     session: Session,
     parent: CodeContext,
+    /// Calls this cell made, for their ids (`tool_search_code:<cell>:<tool>:<n>`).
+    calls: AtomicU64,
 }
 
 fn bridge_error(f: Failure) -> BridgeError {
@@ -138,11 +356,11 @@ fn bridge_error(f: Failure) -> BridgeError {
 }
 
 impl BridgeHost for SessionBridge {
-    fn search(&self, query: &str, options: &Value) -> Result<Value, BridgeError> {
+    fn search(&self, query: &str, options: &Value) -> std::result::Result<Value, BridgeError> {
         self.session.search_json(query, options).map_err(bridge_error)
     }
 
-    fn describe(&self, id: &str) -> Result<Value, BridgeError> {
+    fn describe(&self, id: &str) -> std::result::Result<Value, BridgeError> {
         self.session.describe_json(id).map_err(bridge_error)
     }
 
@@ -152,7 +370,9 @@ impl BridgeHost for SessionBridge {
         let context = CallContext {
             tool_call_id: None,
             parent_tool_call_id: Some(self.parent.tool_call_id.clone()),
+            sequence: Some(self.calls.fetch_add(1, Ordering::Relaxed) + 1),
             cancel: signal.clone(),
+            offload: Some(offload()),
         };
         Box::pin(async move {
             // When the cell ends first (deadline, abort, result sent), abort the

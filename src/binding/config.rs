@@ -5,11 +5,15 @@ use serde_json::Value;
 
 use super::errors::{guard, to_js, JsCode};
 
-#[napi(object)]
-pub struct ConfigEnv {
-    /// Whether this host can run code mode. Default: probed once
-    /// (`codeModeCapability().available`).
-    pub code_mode_supported: Option<bool>,
+/// `env.codeModeSupported`: whether this host can run code mode; default: the
+/// probe's answer (`codeModeCapability().available`; false while it runs).
+fn code_mode_supported(js: &napi::Env, env: Option<napi::bindgen_prelude::Unknown>) -> Result<bool, napi::Error<JsCode>> {
+    let env = super::convert::optional_json_arg(js, env, tool_search_core::ErrorCode::InvalidConfig, "env")?;
+    match env.as_ref().map(|e| e.get("codeModeSupported")) {
+        None | Some(None) | Some(Some(Value::Null)) => Ok(super::code_mode::code_mode_supported()),
+        Some(Some(Value::Bool(b))) => Ok(*b),
+        Some(Some(_)) => Err(super::errors::js_error(tool_search_core::ErrorCode::InvalidConfig, "env.codeModeSupported must be a boolean")),
+    }
 }
 
 /// Resolve a raw `tools.toolSearch` value once per run (contract §4).
@@ -17,14 +21,14 @@ pub struct ConfigEnv {
 pub fn resolve_tool_search_config(
     js: napi::Env,
     raw: Option<napi::bindgen_prelude::Unknown>,
-    env: Option<ConfigEnv>,
+    env: Option<napi::bindgen_prelude::Unknown>,
 ) -> napi::Result<Value, JsCode> {
     guard(|| {
-        let supported = env.and_then(|e| e.code_mode_supported).unwrap_or_else(super::code_mode::code_mode_supported);
+        let supported = code_mode_supported(&js, env)?;
         // Through JSON.stringify: NaN/Infinity become null and fall back to defaults.
         let raw = match raw {
             None => Value::Null,
-            Some(raw) => super::catalog::json_value(&js, raw, tool_search_core::ErrorCode::InvalidConfig, "invalid tools.toolSearch value")?,
+            Some(raw) => super::convert::json_arg(&js, raw, tool_search_core::ErrorCode::InvalidConfig, "invalid tools.toolSearch value")?,
         };
         let resolved = tool_search_core::config::resolve(&raw, supported);
         serde_json::to_value(resolved).map_err(|e| to_js(tool_search_core::Error::internal(e.to_string())))

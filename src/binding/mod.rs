@@ -4,6 +4,7 @@
 mod catalog;
 mod code_mode;
 mod config;
+mod convert;
 mod errors;
 mod session;
 mod tracing_setup;

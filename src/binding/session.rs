@@ -30,44 +30,71 @@ use tool_search_core::session::{
 use tool_search_core::surfaces::SurfaceFormat;
 use tool_search_core::ErrorCode;
 
-use super::catalog::{parsed, ToolCatalog};
+use super::catalog::ToolCatalog;
+use super::convert::{is_nullish, number_arg, object_arg, optional_json_arg, parse_text, parsed, property, string_arg, value_type};
 use super::errors::{from_napi, guard, js_error, to_js, JsCode, JsResult};
 
-/// Wraps the gateway's executor: `{ run(call), abort({ key, reason }) }`.
+/// Wraps the gateway's executor: `{ run(callJson), abort(requestJson) }`.
+/// A call crosses as one JSON string and its result comes back as one JSON
+/// string: the event loop does one `JSON.parse` and one `JSON.stringify` per
+/// call, never a conversion per property. `run` calls the executor
+/// synchronously, so when the threadsafe call returns, the call has been
+/// delivered (the delivery gate below relies on that).
 const EXECUTOR_ADAPTER: &str = r#"(function (executor) {
   const controllers = new Map();
+  const failed = (status, reason) => JSON.stringify({ status, reason });
   return {
-    async run(call) {
+    run(text) {
+      let call;
+      try { call = JSON.parse(text); } catch { return Promise.resolve(failed('failed', 'the call could not be decoded')); }
       const controller = new AbortController();
       controllers.set(call.key, controller);
-      try {
-        const request = { id: call.id, name: call.name, source: call.source, owner: call.owner, args: call.args,
-                          toolCallId: call.toolCallId, signal: controller.signal };
-        if (call.parentToolCallId !== undefined) request.parentToolCallId = call.parentToolCallId;
-        const result = await executor(request);
-        const json = JSON.stringify(result === undefined ? null : result);
-        return { status: 'ok', result: json === undefined ? null : JSON.parse(json) };
-      } catch (error) {
-        const code = error !== null && typeof error === 'object' ? error.code : undefined;
-        let reason;
+      return (async () => {
         try {
-          reason = error !== null && typeof error === 'object' && 'message' in error ? String(error.message) : String(error);
-        } catch { reason = 'executor failed'; }
-        const status = code === 'TOOL_BLOCKED' ? 'blocked' : code === 'TOOL_UNAVAILABLE' ? 'missing' : 'failed';
-        return { status, reason };
-      } finally {
-        controllers.delete(call.key);
-      }
+          const request = { id: call.id, name: call.name, source: call.source, owner: call.owner, args: call.args,
+                            toolCallId: call.toolCallId, signal: controller.signal };
+          if (call.parentToolCallId !== undefined) request.parentToolCallId = call.parentToolCallId;
+          const result = await executor(request);
+          const json = JSON.stringify(result === undefined ? null : result);
+          return '{"status":"ok","result":' + (json === undefined ? 'null' : json) + '}';
+        } catch (error) {
+          const code = error !== null && typeof error === 'object' ? error.code : undefined;
+          let reason;
+          try {
+            reason = error !== null && typeof error === 'object' && 'message' in error ? String(error.message) : String(error);
+          } catch { reason = 'executor failed'; }
+          return failed(code === 'TOOL_BLOCKED' ? 'blocked' : code === 'TOOL_UNAVAILABLE' ? 'missing' : 'failed', reason);
+        } finally {
+          controllers.delete(call.key);
+        }
+      })();
     },
-    abort(request) {
+    abort(text) {
+      let request;
+      try { request = JSON.parse(text); } catch { return; }
       const controller = controllers.get(request.key);
       if (controller) controller.abort(new Error(request.reason));
     },
   };
 })"#;
 
-type JsFn = ThreadsafeFunction<Value, Promise<Value>, Value, Status, false, true>;
-type JsSink = ThreadsafeFunction<Value, Unknown<'static>, Value, Status, false, true>;
+/// `onEvent` receives each event as a plain object rebuilt with `JSON.parse`.
+const EVENT_ADAPTER: &str = r#"(function (callback) {
+  return (text) => { callback(JSON.parse(text)); };
+})"#;
+
+type JsFn = ThreadsafeFunction<String, Promise<String>, String, Status, false, true>;
+type JsSink = ThreadsafeFunction<String, Unknown<'static>, String, Status, false, true>;
+
+/// One executor delivery at a time, gateway-wide: the next call is handed to
+/// the event loop only after the previous one's `JSON.parse` and synchronous
+/// executor start have run. Node drains up to 1,000 queued threadsafe calls
+/// in one turn; with this gate a turn carries one delivery, whose cost the
+/// argument caps bound, so a flood of calls cannot freeze the event loop.
+fn delivery_gate() -> &'static tokio::sync::Semaphore {
+    static GATE: std::sync::OnceLock<tokio::sync::Semaphore> = std::sync::OnceLock::new();
+    GATE.get_or_init(|| tokio::sync::Semaphore::new(1))
+}
 
 struct JsExecutor {
     run: Arc<JsFn>,
@@ -79,10 +106,9 @@ impl Executor for JsExecutor {
     fn call(&self, call: ExecutorCall) -> BoxFuture<ExecutorOutcome> {
         let key = self.next_key.fetch_add(1, Ordering::Relaxed);
         let abort = Arc::clone(&self.abort);
-        let signal = call.cancel.clone();
-        call.cancel.on_cancel(move || {
-            let reason = signal.reason().unwrap_or_else(|| "cancelled".into());
-            abort.call(json!({ "key": key, "reason": reason }), ThreadsafeFunctionCallMode::NonBlocking);
+        let registration = call.cancel.on_cancel(move |reason| {
+            let text = json!({ "key": key, "reason": reason }).to_string();
+            abort.call(text, ThreadsafeFunctionCallMode::NonBlocking);
         });
         let mut payload = json!({
             "key": key,
@@ -96,27 +122,37 @@ impl Executor for JsExecutor {
         if let Some(parent) = call.parent_tool_call_id {
             payload["parentToolCallId"] = Value::String(parent);
         }
+        let text = payload.to_string();
+        drop(payload);
         let run = Arc::clone(&self.run);
         Box::pin(async move {
-            let promise = match run.call_async_catch(payload).await {
+            let _registration = registration;
+            let delivered = {
+                let _permit = delivery_gate().acquire().await;
+                run.call_async_catch(text).await
+            };
+            let promise = match delivered {
                 Ok(promise) => promise,
                 Err(e) => return ExecutorOutcome::Failed(format!("executor could not be called: {}", e.reason)),
             };
             match promise.await {
-                Ok(answer) => outcome_of(answer),
+                Ok(answer) => outcome_of(&answer),
                 Err(e) => ExecutorOutcome::Failed(e.reason),
             }
         })
     }
 }
 
-fn outcome_of(answer: Value) -> ExecutorOutcome {
-    let reason = || answer.get("reason").and_then(Value::as_str).unwrap_or_default().to_string();
+fn outcome_of(answer: &str) -> ExecutorOutcome {
+    let Ok(mut answer) = serde_json::from_str::<Value>(answer) else {
+        return ExecutorOutcome::Failed("the executor's answer could not be decoded".into());
+    };
+    let reason = answer.get("reason").and_then(Value::as_str).unwrap_or_default().to_string();
     match answer.get("status").and_then(Value::as_str) {
-        Some("ok") => ExecutorOutcome::Ok(answer.get("result").cloned().unwrap_or(Value::Null)),
-        Some("blocked") => ExecutorOutcome::Blocked(reason()),
-        Some("missing") => ExecutorOutcome::Missing(reason()),
-        _ => ExecutorOutcome::Failed(reason()),
+        Some("ok") => ExecutorOutcome::Ok(answer.get_mut("result").map(Value::take).unwrap_or(Value::Null)),
+        Some("blocked") => ExecutorOutcome::Blocked(reason),
+        Some("missing") => ExecutorOutcome::Missing(reason),
+        _ => ExecutorOutcome::Failed(reason),
     }
 }
 
@@ -124,22 +160,6 @@ fn outcome_of(answer: Value) -> ExecutorOutcome {
 #[napi]
 pub struct ToolSearchSession {
     pub(crate) inner: Session,
-}
-
-fn json_of(value: Unknown, what: &str) -> JsResult<Value> {
-    match value.get_type().map_err(from_napi)? {
-        ValueType::Undefined => Ok(Value::Null),
-        _ => unsafe { Value::from_napi_value(value.value().env, value.raw()) }
-            .map_err(|e| js_error(ErrorCode::InvalidRequest, format!("{what}: {}", e.reason))),
-    }
-}
-
-fn property<'a>(object: &Object<'a>, name: &str) -> JsResult<Option<Unknown<'a>>> {
-    let value: Unknown = object.get_named_property(name).map_err(from_napi)?;
-    Ok(match value.get_type().map_err(from_napi)? {
-        ValueType::Undefined | ValueType::Null => None,
-        _ => Some(value),
-    })
 }
 
 /// Accept the output of `resolveToolSearchConfig` (re-resolved, so values are
@@ -163,8 +183,25 @@ fn config_of(raw: Value) -> ResolvedConfig {
     }
 }
 
-fn error_result(tool_name: &str, e: tool_search_core::Error) -> Value {
-    serde_json::to_value(ToolResult::from_outcome(tool_name, Err(Failure::from(e)))).unwrap_or(Value::Null)
+fn error_result(tool_name: &str, e: tool_search_core::Error) -> ToolResult {
+    ToolResult::from_outcome(tool_name, Err(Failure::from(e)))
+}
+
+/// The `ToolCatalog` behind a JS value, or INVALID_REQUEST.
+fn catalog_arg<'a>(env: &Env, value: &Unknown<'a>) -> JsResult<&'a ToolCatalog> {
+    if value_type(value)? != ValueType::Object {
+        return Err(js_error(ErrorCode::InvalidRequest, "catalog must be a ToolCatalog."));
+    }
+    unsafe { <ToolCatalog as FromNapiRef>::from_napi_ref(env.raw(), value.raw()) }
+        .map_err(|_| js_error(ErrorCode::InvalidRequest, "catalog must be a ToolCatalog."))
+}
+
+fn function_arg<'a>(value: Option<Unknown<'a>>, what: &str) -> JsResult<Option<Unknown<'a>>> {
+    match value {
+        None => Ok(None),
+        Some(v) if value_type(&v)? == ValueType::Function => Ok(Some(v)),
+        Some(_) => Err(js_error(ErrorCode::InvalidRequest, format!("{what} must be a function"))),
+    }
 }
 
 #[napi]
@@ -176,40 +213,41 @@ impl ToolSearchSession {
         constructor,
         ts_args_type = "catalog: ToolCatalog, config: ResolvedToolSearchConfig | unknown, options: ToolSearchSessionOptions"
     )]
-    pub fn new(env: Env, catalog: &ToolCatalog, config: Unknown, options: Object) -> Result<Self, JsCode> {
+    pub fn new(env: Env, catalog: Unknown, config: Option<Unknown>, options: Option<Unknown>) -> Result<Self, JsCode> {
         guard(|| {
-            let mut config = config_of(json_of(config, "config")?);
-            let executor = property(&options, "executor")?
-                .filter(|v| v.get_type().ok() == Some(ValueType::Function))
+            let catalog = catalog_arg(&env, &catalog)?;
+            let raw_config = optional_json_arg(&env, config, ErrorCode::InvalidConfig, "config")?.unwrap_or(Value::Null);
+            let mut config = config_of(raw_config);
+            let options = match options {
+                Some(o) if !is_nullish(&o)? => object_arg(o, ErrorCode::InvalidRequest, "options")?,
+                _ => return Err(js_error(ErrorCode::InvalidRequest, "options.executor must be a function")),
+            };
+            let executor = function_arg(property(&options, "executor")?, "options.executor")?
                 .ok_or_else(|| js_error(ErrorCode::InvalidRequest, "options.executor must be a function"))?;
             let executor = js_executor(&env, executor)?;
 
-            let direct_tools = match property(&options, "directTools")? {
+            let direct_tools = match optional_json_arg(&env, property(&options, "directTools")?, ErrorCode::InvalidRequest, "options.directTools")? {
                 None => Vec::new(),
-                Some(v) => match json_of(v, "options.directTools")? {
-                    Value::Array(items) => {
-                        items.iter().map(definition_from_value).collect::<std::result::Result<Vec<_>, _>>().map_err(to_js)?
-                    }
-                    _ => return Err(js_error(ErrorCode::InvalidRequest, "options.directTools must be an array")),
-                },
+                Some(Value::Array(items)) => {
+                    items.iter().map(definition_from_value).collect::<std::result::Result<Vec<_>, _>>().map_err(to_js)?
+                }
+                Some(_) => return Err(js_error(ErrorCode::InvalidRequest, "options.directTools must be an array")),
             };
             let context_tokens = match property(&options, "contextTokens")? {
                 None => None,
-                Some(v) => match json_of(v, "options.contextTokens")?.as_f64() {
-                    Some(n) if n.is_finite() && n >= 0.0 => Some(n.floor() as u64),
+                Some(v) => match number_arg(v, ErrorCode::InvalidRequest, "options.contextTokens") {
+                    Ok(n) if n.is_finite() && n >= 0.0 => Some(n.floor() as u64),
                     _ => {
                         return Err(js_error(ErrorCode::InvalidRequest, "options.contextTokens must be a non-negative number"))
                     }
                 },
             };
-            let on_event = match property(&options, "onEvent")? {
+            let on_event = match function_arg(property(&options, "onEvent")?, "options.onEvent")? {
                 None => None,
-                Some(v) if v.get_type().ok() == Some(ValueType::Function) => Some(event_sink(v)?),
-                Some(_) => return Err(js_error(ErrorCode::InvalidRequest, "options.onEvent must be a function")),
+                Some(v) => Some(event_sink(&env, v)?),
             };
-            // Only code mode needs the sandbox (finding it probes Node once).
-            // Code mode without a runner is never offered: fall back to tools
-            // (contract §7), whatever the caller claimed about support.
+            // Only code mode needs the sandbox. Code mode without a runner is
+            // never offered: fall back to tools (contract §7).
             let code_runner = if config.enabled && config.mode == config::Mode::Code {
                 let runner = super::code_mode::session_code_runner();
                 if runner.is_none() {
@@ -231,19 +269,21 @@ impl ToolSearchSession {
 
     /// `direct` (Tool Search disabled), `code`, `tools` or `directory`.
     #[napi(getter, ts_return_type = "'direct' | 'code' | 'tools' | 'directory'")]
-    pub fn mode(&self) -> String {
-        self.inner.mode().as_str().to_string()
+    pub fn mode(&self) -> Result<String, JsCode> {
+        guard(|| Ok(self.inner.mode().as_str().to_string()))
     }
 
     /// The tools to send (control tools for the mode, direct tools, and in
     /// direct/directory mode the catalog tools shown with schemas), the
     /// directory prompt where the mode has one, and their byte sizes.
     #[napi(ts_args_type = "format?: SurfaceFormat | null", ts_return_type = "ModelSurface")]
-    pub fn surface<'env>(&self, env: &'env Env, format: Option<String>) -> Result<Unknown<'env>, JsCode> {
+    pub fn surface<'env>(&self, env: &'env Env, format: Option<Unknown>) -> Result<Unknown<'env>, JsCode> {
         guard(|| {
-            let format = match format.as_deref() {
-                None => SurfaceFormat::Neutral,
-                Some(f) => SurfaceFormat::parse(f).map_err(to_js)?,
+            let format = match format {
+                Some(f) if !is_nullish(&f)? => {
+                    SurfaceFormat::parse(&string_arg(f, ErrorCode::InvalidRequest, "format")?).map_err(to_js)?
+                }
+                _ => SurfaceFormat::Neutral,
             };
             parsed(env, &*self.inner.surface(format))
         })
@@ -252,15 +292,18 @@ impl ToolSearchSession {
     /// The directory text (directory mode; memoized per catalog snapshot and
     /// options), without rendering the tool definitions.
     #[napi]
-    pub fn directory_prompt(&self) -> Option<String> {
-        self.inner.directory_prompt().map(|text| text.to_string())
+    pub fn directory_prompt(&self) -> Result<Option<String>, JsCode> {
+        guard(|| Ok(self.inner.directory_prompt().map(|text| text.to_string())))
     }
 
     /// Whether `handle` answers this tool name (control tools of the mode, and
     /// exact catalog tool names in direct and directory modes).
-    #[napi]
-    pub fn handles(&self, tool_name: String) -> bool {
-        self.inner.handles(&tool_name)
+    #[napi(ts_args_type = "toolName: string")]
+    pub fn handles(&self, tool_name: Unknown) -> Result<bool, JsCode> {
+        guard(|| {
+            let tool_name = string_arg(tool_name, ErrorCode::InvalidRequest, "toolName")?;
+            Ok(self.inner.handles(&tool_name))
+        })
     }
 
     /// Answer one model tool call. Resolves with a `ToolResult`; failures
@@ -273,40 +316,42 @@ impl ToolSearchSession {
     pub fn handle<'env>(
         &self,
         env: &'env Env,
-        tool_name: String,
-        args: Unknown,
-        options: Option<Object>,
-    ) -> Result<PromiseRaw<'env, Value>, JsCode> {
+        tool_name: Unknown,
+        args: Option<Unknown>,
+        options: Option<Unknown>,
+    ) -> Result<PromiseRaw<'env, Unknown<'env>>, JsCode> {
         let session = self.inner.clone();
         let mut listener: Option<AbortListener> = None;
+        let tool_name = guard(|| string_arg(tool_name, ErrorCode::InvalidRequest, "toolName"))?;
         let prepared = guard(|| {
-            let args = json_of(args, "tool arguments")?;
-            let mut handle_options = HandleOptions::default();
-            if let Some(options) = &options {
-                if let Some(id) = property(options, "toolCallId")? {
-                    match json_of(id, "options.toolCallId")? {
-                        Value::String(id) => handle_options.tool_call_id = Some(id),
-                        _ => return Err(js_error(ErrorCode::InvalidRequest, "options.toolCallId must be a string")),
+            let args = optional_json_arg(env, args, ErrorCode::InvalidRequest, "tool arguments")?.unwrap_or(Value::Null);
+            let mut handle_options = HandleOptions { offload: Some(super::code_mode::offload()), ..HandleOptions::default() };
+            if let Some(options) = options {
+                if !is_nullish(&options)? {
+                    let options = object_arg(options, ErrorCode::InvalidRequest, "options")?;
+                    if let Some(id) = property(&options, "toolCallId")? {
+                        handle_options.tool_call_id = Some(string_arg(id, ErrorCode::InvalidRequest, "options.toolCallId")?);
                     }
-                }
-                if let Some(signal) = property(options, "signal")? {
-                    let (cancel, added) = link_abort_signal(env, signal)?;
-                    handle_options.cancel = Some(cancel);
-                    listener = added;
+                    if let Some(signal) = property(&options, "signal")? {
+                        let (cancel, added) = link_abort_signal(env, signal)?;
+                        handle_options.cancel = Some(cancel);
+                        listener = added;
+                    }
                 }
             }
             Ok((args, handle_options))
         });
         let future = async move {
-            match prepared {
-                Ok((args, handle_options)) => {
-                    let result = session.handle(&tool_name, args, handle_options).await;
-                    Ok(serde_json::to_value(result).unwrap_or(Value::Null))
-                }
-                Err(e) => Ok(error_result(&tool_name, tool_search_core::Error::invalid_request(e.reason.clone()))),
-            }
+            let result = match prepared {
+                Ok((args, handle_options)) => session.handle(&tool_name, args, handle_options).await,
+                Err(e) => error_result(&tool_name, tool_search_core::Error::invalid_request(e.reason.clone())),
+            };
+            // Serialized here, off the event loop; rebuilt there with one JSON.parse.
+            Ok(serde_json::to_string(&result).unwrap_or_else(|_| "null".into()))
         };
-        let mut promise = match env.spawn_future(future) {
+        let mut promise = match env.spawn_future_with_callback(future, |env, text| {
+            parse_text(env, text).map_err(|e| napi::Error::new(Status::GenericFailure, e.reason.clone()))
+        }) {
             Ok(promise) => promise,
             Err(e) => {
                 if let Some(listener) = listener {
@@ -329,9 +374,13 @@ impl ToolSearchSession {
         ts_args_type = "userPrompt: string, options?: { maxTools?: number; required?: string[] } | null",
         ts_return_type = "ToolDefinition[]"
     )]
-    pub fn hydrate<'env>(&self, env: &'env Env, user_prompt: String, options: Option<Value>) -> Result<Unknown<'env>, JsCode> {
+    pub fn hydrate<'env>(&self, env: &'env Env, user_prompt: Unknown, options: Option<Unknown>) -> Result<Unknown<'env>, JsCode> {
         guard(|| {
-            let options = options.unwrap_or(Value::Null);
+            let user_prompt = string_arg(user_prompt, ErrorCode::InvalidRequest, "userPrompt")?;
+            let options = optional_json_arg(env, options, ErrorCode::InvalidRequest, "options")?.unwrap_or(Value::Null);
+            if !matches!(options, Value::Null | Value::Object(_)) {
+                return Err(js_error(ErrorCode::InvalidRequest, "options must be an object"));
+            }
             let max_tools = match options.get("maxTools") {
                 None | Some(Value::Null) => None,
                 Some(v) => match v.as_f64() {
@@ -353,13 +402,16 @@ impl ToolSearchSession {
     }
 
     /// Record the serialized size of one provider request (bytes).
-    #[napi]
-    pub fn record_request_bytes(&self, bytes: f64) -> Result<(), JsCode> {
-        if !bytes.is_finite() || bytes < 0.0 {
-            return Err(js_error(ErrorCode::InvalidRequest, "bytes must be a non-negative number"));
-        }
-        self.inner.record_request_bytes(bytes as u64);
-        Ok(())
+    #[napi(ts_args_type = "bytes: number")]
+    pub fn record_request_bytes(&self, bytes: Unknown) -> Result<(), JsCode> {
+        guard(|| {
+            let bytes = number_arg(bytes, ErrorCode::InvalidRequest, "bytes")?;
+            if !bytes.is_finite() || bytes < 0.0 {
+                return Err(js_error(ErrorCode::InvalidRequest, "bytes must be a non-negative number"));
+            }
+            self.inner.record_request_bytes(bytes as u64);
+            Ok(())
+        })
     }
 
     /// Catalog counters plus what the model saw, bytes and tools called.
@@ -372,8 +424,8 @@ impl ToolSearchSession {
 fn js_executor(env: &Env, executor: Unknown) -> JsResult<Arc<dyn Executor>> {
     let factory: Function<Unknown, Object> = env.run_script(EXECUTOR_ADAPTER).map_err(from_napi)?;
     let adapter = factory.call(executor).map_err(from_napi)?;
-    let run: Function<Value, Promise<Value>> = adapter.get_named_property("run").map_err(from_napi)?;
-    let abort: Function<Value, Unknown> = adapter.get_named_property("abort").map_err(from_napi)?;
+    let run: Function<String, Promise<String>> = adapter.get_named_property("run").map_err(from_napi)?;
+    let abort: Function<String, Unknown> = adapter.get_named_property("abort").map_err(from_napi)?;
     let run: JsFn = run.build_threadsafe_function().callee_handled::<false>().weak::<true>().build().map_err(from_napi)?;
     let abort: JsSink =
         abort.build_threadsafe_function().callee_handled::<false>().weak::<true>().build().map_err(from_napi)?;
@@ -381,15 +433,16 @@ fn js_executor(env: &Env, executor: Unknown) -> JsResult<Arc<dyn Executor>> {
 }
 
 /// `onEvent` receives each event as a plain object, asynchronously (queued
-/// to the JS thread; never blocks the session).
-fn event_sink(callback: Unknown) -> JsResult<EventSink> {
-    let function: Function<Value, Unknown> = unsafe { callback.cast() }.map_err(from_napi)?;
+/// to the JS thread as one JSON string; never blocks the session).
+fn event_sink(env: &Env, callback: Unknown) -> JsResult<EventSink> {
+    let factory: Function<Unknown, Function<String, Unknown>> = env.run_script(EVENT_ADAPTER).map_err(from_napi)?;
+    let function = factory.call(callback).map_err(from_napi)?;
     let tsfn: JsSink =
         function.build_threadsafe_function().callee_handled::<false>().weak::<true>().build().map_err(from_napi)?;
     let tsfn = Arc::new(tsfn);
     Ok(Arc::new(move |event: &SessionEvent| {
-        if let Ok(value) = serde_json::to_value(event) {
-            tsfn.call(value, ThreadsafeFunctionCallMode::NonBlocking);
+        if let Ok(text) = serde_json::to_string(event) {
+            tsfn.call(text, ThreadsafeFunctionCallMode::NonBlocking);
         }
     }))
 }

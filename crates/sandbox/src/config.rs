@@ -6,7 +6,8 @@ use std::time::Duration;
 use crate::launcher::Want;
 
 /// Caps on one run. Defaults are generous for real cells and small enough to bound floods.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Caps {
     /// Model-written code (bytes of UTF-8).
     pub code_bytes: usize,
@@ -31,6 +32,16 @@ pub struct Caps {
     pub stderr_max_bytes: usize,
     /// Frames queued for a child that does not read them before the run ends.
     pub pending_replies: usize,
+    /// `call`s a cell may have outstanding (running + queued); one more is refused at once
+    /// (the promise rejects with `budget_exceeded`), nothing queued.
+    pub calls_outstanding: usize,
+    /// Bytes of `call` frames a cell may have outstanding; queued calls are held as their JSON
+    /// text (not parsed values, ~16x larger), so this bounds a cell's share of gateway memory.
+    pub call_bytes_outstanding: usize,
+    /// JSON values (containers and scalars) in a returned value; more ends the run as
+    /// `output_limit`. The gateway rebuilds the value with `JSON.parse` on its event loop, whose
+    /// cost grows with the number of values far more than with bytes.
+    pub result_values: usize,
 }
 
 impl Default for Caps {
@@ -48,6 +59,9 @@ impl Default for Caps {
             stderr_tail_bytes: 4 * 1024,
             stderr_max_bytes: 1024 * 1024,
             pending_replies: 64,
+            calls_outstanding: 64,
+            call_bytes_outstanding: 4 * 1024 * 1024,
+            result_values: 25_000,
         }
     }
 }
@@ -94,6 +108,15 @@ pub struct RunnerConfig {
     /// `workdirClean` in the telemetry). Off by default: the child is SIGKILLed (process group)
     /// before `run` returns either way, and a reaper thread collects it moments later.
     pub await_reap: bool,
+    /// Resident memory of all children together (one memory cgroup, where the host allows it;
+    /// see `CapabilityReport::memory_cgroup`). 0 = no group.
+    pub children_memory_bytes: u64,
+    /// Cells running at once in this runner (gateway-wide when the runner is shared). A cell
+    /// beyond it waits for a slot within its own deadline, then fails as `busy`.
+    pub max_concurrent_cells: usize,
+    /// Bytes of `call` frames outstanding across every cell of this runner; a call beyond it is
+    /// refused at once with `budget_exceeded`.
+    pub gateway_call_bytes: usize,
     /// Tests only: replaces the child's prelude script (to prove the OS layers hold when the
     /// in-child defences are bypassed). Never set by the binding.
     #[doc(hidden)]
@@ -122,6 +145,9 @@ impl RunnerConfig {
             unprivileged_gid: 65534,
             probe_on_new: true,
             await_reap: false,
+            children_memory_bytes: 2 * 1024 * 1024 * 1024,
+            max_concurrent_cells: 8,
+            gateway_call_bytes: 64 * 1024 * 1024,
             prelude_override: None,
         }
     }

@@ -42,7 +42,9 @@
 //! the code arrives over the bridge. Every layer applied is reported per run
 //! (`telemetry.containment`) and in the [`CapabilityReport`].
 
+mod budget;
 mod cancel;
+mod cgroup;
 mod config;
 mod host;
 pub mod launcher;
@@ -56,12 +58,19 @@ mod spawn;
 use std::path::{Path, PathBuf};
 
 pub use cancel::CancelToken;
+pub use cgroup::MemoryCgroupReport;
 pub use config::{Caps, RunnerConfig};
 pub use host::{BridgeError, BridgeHost, CallFuture};
 pub use launcher::{LauncherReport, Want};
 pub use probe::{probe_node, NodeSupport};
 pub use result::{BridgeCallCounts, CodeRunResult, FailureKind, RunFailure, RunTelemetry};
 pub use runner::{CapabilityReport, CodeRunner, ConfigError, PRELUDE};
+
+/// Releases what runners hold outside the process when the gateway exits normally (call it
+/// from an exit or environment-cleanup hook): the children's memory cgroups.
+pub fn shutdown() {
+    cgroup::remove_all();
+}
 
 /// File name of the launcher binary built from this crate.
 pub const LAUNCHER_NAME: &str = "openclaw-tool-search-launcher";

@@ -1,8 +1,10 @@
 //! Which node the runner may use: version, flag spellings, and whether its permission model has
 //! the known bypasses fixed (>= 22.23, >= 24.17, >= 26.3.1; odd and older lines are refused).
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
@@ -31,6 +33,48 @@ console.log(JSON.stringify({v:process.versions.node,p:f.has('--permission'),\
 e:f.has('--experimental-permission'),s:f.has('--no-experimental-sqlite'),\
 x:f.has('--no-experimental-ffi'),u:f.has('--disable-sigusr1'),a:f.has('--no-addons')}))";
 
+/// A node that has not answered `--version`-like probing by then is treated as unusable (a hung
+/// or very slow binary must not hang the gateway's code-mode set-up).
+const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// `node -e PROBE_JS` with an empty environment, killed after `timeout`.
+fn run_with_timeout(path: &Path, timeout: Duration) -> std::io::Result<Output> {
+    let mut child = Command::new(path)
+        .args(["-e", PROBE_JS])
+        .env_clear()
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()?;
+    let mut stdout = child.stdout.take();
+    // Read on a thread: a child that fills the pipe must not block the wait.
+    let reader = std::thread::spawn(move || {
+        let mut out = Vec::new();
+        if let Some(pipe) = stdout.as_mut() {
+            let _ = pipe.take(64 * 1024).read_to_end(&mut out);
+        }
+        out
+    });
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if started.elapsed() > timeout {
+            let _ = child.kill();
+            let _ = child.wait();
+            let _ = reader.join();
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!("node did not answer within {} s", timeout.as_secs()),
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let stdout = reader.join().unwrap_or_default();
+    Ok(Output { status, stdout, stderr: Vec::new() })
+}
+
 /// Runs `node -e` once (empty environment) and classifies the binary.
 pub fn probe_node(path: &Path) -> NodeSupport {
     let mut support = NodeSupport { path: path.to_path_buf(), ..Default::default() };
@@ -38,13 +82,7 @@ pub fn probe_node(path: &Path) -> NodeSupport {
         support.reason = Some("the node path must be absolute".into());
         return support;
     }
-    let output = Command::new(path)
-        .args(["-e", PROBE_JS])
-        .env_clear()
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output();
-    let output = match output {
+    let output = match run_with_timeout(path, PROBE_TIMEOUT) {
         Ok(o) if o.status.success() => o,
         Ok(o) => {
             support.reason = Some(format!("node exited with {}", o.status));
@@ -142,6 +180,18 @@ mod tests {
         assert!(is_sound((26, 3, 0)).is_err());
         assert!(is_sound((26, 3, 1)).is_ok());
         assert!(is_sound((28, 0, 0)).is_ok());
+    }
+
+    #[test]
+    fn a_hung_binary_is_refused_after_the_timeout() {
+        let dir = std::env::temp_dir().join(format!("openclaw-probe-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let script = dir.join("hung-node");
+        std::fs::write(&script, "#!/bin/sh\nexec sleep 30\n").unwrap();
+        std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        let err = run_with_timeout(&script, Duration::from_millis(300)).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::TimedOut);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

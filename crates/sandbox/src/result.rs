@@ -21,6 +21,8 @@ pub enum FailureKind {
     OutputLimit,
     /// The child broke the bridge protocol or its caps.
     BridgeViolation,
+    /// Every cell slot stayed taken until the deadline: nothing ran.
+    Busy,
 }
 
 /// A failure with a bounded diagnostic.
@@ -53,6 +55,12 @@ pub struct RunTelemetry {
     pub bridge_calls: BridgeCallCounts,
     /// Calls cancelled because the run ended first.
     pub calls_cancelled: u64,
+    /// Calls refused at once because the cell's or the gateway's budget was spent.
+    pub calls_refused: u64,
+    /// Most bytes of call frames this cell had outstanding at once.
+    pub peak_call_bytes: u64,
+    /// Waiting for a free cell slot (gateway-wide concurrency cap).
+    pub queued_ms: f64,
     pub log_lines: u64,
     pub log_bytes: u64,
     pub logs_truncated: bool,

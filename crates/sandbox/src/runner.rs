@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use tokio::io::AsyncReadExt;
 
+use crate::budget::CallBytes;
+use crate::cgroup::{ChildrenCgroup, MemoryCgroupReport};
 use crate::config::RunnerConfig;
 use crate::launcher::{LauncherArgs, LauncherReport, Want};
 use crate::probe::{probe_node, NodeSupport};
@@ -44,10 +46,15 @@ pub struct CapabilityReport {
     pub layers: Option<LauncherReport>,
     /// RLIMIT_AS in bytes (what bounds off-heap Buffers here), 0 = none.
     pub address_space_bytes: u64,
-    /// A cgroup memory/pids limit is not used (joining one costs ~10-13 ms per child and needs a
-    /// delegated hierarchy); RLIMIT_AS and the heap cap bound memory instead.
-    pub memory_cgroup: bool,
+    /// The memory cgroup holding all children together, or why there is none (then RLIMIT_AS,
+    /// the heap cap and `max_concurrent_cells` are what bound the children's memory).
+    pub memory_cgroup: MemoryCgroupReport,
     pub pool_size: usize,
+    /// Gateway-wide budgets: cells at once, bytes of bridged call arguments outstanding.
+    pub max_concurrent_cells: usize,
+    pub gateway_call_bytes: usize,
+    /// Per-cell caps (code, result, logs, frames, calls, outstanding call budgets).
+    pub caps: crate::config::Caps,
 }
 
 pub(crate) struct Inner {
@@ -61,6 +68,12 @@ pub(crate) struct Inner {
     layers: Mutex<Option<LauncherReport>>,
     pool: Mutex<VecDeque<ChildProc>>,
     starting: AtomicUsize,
+    /// Cell slots (gateway-wide when the runner is shared).
+    cells: tokio::sync::Semaphore,
+    /// Bytes of bridged calls outstanding across all cells.
+    call_bytes: Arc<CallBytes>,
+    cgroup: Option<ChildrenCgroup>,
+    cgroup_report: MemoryCgroupReport,
 }
 
 /// The code-mode runner. `Send + Sync`; create once per gateway (or per session) and share it.
@@ -80,6 +93,16 @@ impl CodeRunner {
         let (node_args, node_flags) = node_arguments(&node, &config);
         let work_root = config.work_root.clone().unwrap_or_else(std::env::temp_dir);
         spawn::sweep_stale_workdirs(&work_root);
+        let (cgroup, cgroup_report) = match ChildrenCgroup::create(config.children_memory_bytes) {
+            Ok((group, report)) => (Some(group), report),
+            Err(reason) => (None, MemoryCgroupReport {
+                applied: false,
+                version: None,
+                path: None,
+                limit_bytes: config.children_memory_bytes,
+                reason: Some(reason),
+            }),
+        };
         let reason = if !node.sound {
             Some(node.reason.clone().unwrap_or_else(|| "node is not usable for code mode".into()))
         } else if launcher.is_none() {
@@ -88,7 +111,6 @@ impl CodeRunner {
             None
         };
         let inner = Arc::new(Inner {
-            config,
             node,
             launcher,
             node_args,
@@ -98,6 +120,11 @@ impl CodeRunner {
             layers: Mutex::new(None),
             pool: Mutex::new(VecDeque::new()),
             starting: AtomicUsize::new(0),
+            cells: tokio::sync::Semaphore::new(config.max_concurrent_cells),
+            call_bytes: Arc::new(CallBytes::new(config.gateway_call_bytes)),
+            cgroup,
+            cgroup_report,
+            config,
         });
         let runner = CodeRunner { inner };
         if runner.inner.config.probe_on_new && runner.unavailable_reason().is_none() {
@@ -131,8 +158,11 @@ impl CodeRunner {
             node_flags: self.inner.node_flags.clone(),
             layers: lock(&self.inner.layers).clone(),
             address_space_bytes: self.inner.config.address_space_bytes,
-            memory_cgroup: false,
+            memory_cgroup: self.inner.cgroup_report.clone(),
             pool_size: self.inner.config.pool_size,
+            max_concurrent_cells: self.inner.config.max_concurrent_cells,
+            gateway_call_bytes: self.inner.config.gateway_call_bytes,
+            caps: self.inner.config.caps.clone(),
         }
     }
 
@@ -172,6 +202,21 @@ impl CodeRunner {
         if cancel.is_cancelled() {
             return early(FailureKind::Aborted, "the run was aborted before it started".into(), telemetry);
         }
+        // A slot first: beyond the cap, cells wait (within their own deadline) instead of each
+        // starting a node process; the gateway stays responsive under a burst of cells.
+        let slot = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => Err((FailureKind::Aborted, "the run was aborted while waiting for a free cell slot".to_string())),
+            _ = tokio::time::sleep_until(deadline) => Err((FailureKind::Busy, format!(
+                "code mode is at capacity: {} cells were running for the whole {} ms deadline; nothing ran, try again",
+                self.inner.config.max_concurrent_cells, timeout.as_millis()))),
+            permit = self.inner.cells.acquire() => permit.map_err(|_| (FailureKind::RuntimeUnavailable, "the code runner is shutting down".to_string())),
+        };
+        let _slot = match slot {
+            Ok(permit) => permit,
+            Err((kind, message)) => return early(kind, message, telemetry),
+        };
+        telemetry.queued_ms = ms(started.elapsed());
 
         let acquired = tokio::select! {
             biased;
@@ -192,7 +237,7 @@ impl CodeRunner {
             *lock(&self.inner.layers) = Some(report);
         }
 
-        let mut session = Session::new(caps, host);
+        let mut session = Session::new(caps, host, Arc::clone(&self.inner.call_bytes));
         let outcome = session.drive(&mut child, code, deadline, timeout, &cancel).await;
         child.kill();
         telemetry.calls_cancelled = session.cancel_outstanding();
@@ -263,6 +308,12 @@ fn validate(config: &RunnerConfig) -> Result<(), ConfigError> {
     if config.heap_mb < 16 {
         return bad("heap_mb must be at least 16");
     }
+    if config.max_concurrent_cells == 0 || config.max_concurrent_cells > 1024 {
+        return bad("max_concurrent_cells must be 1..=1024");
+    }
+    if caps.calls_outstanding == 0 || caps.call_bytes_outstanding < caps.frame_bytes || config.gateway_call_bytes < caps.frame_bytes {
+        return bad("calls_outstanding must be positive and the call byte budgets at least one frame");
+    }
     Ok(())
 }
 
@@ -328,6 +379,30 @@ async fn start_child(inner: &Inner) -> Result<ChildProc, String> {
     let child = spawn::spawn_async(command, workdir.clone())
         .await
         .map_err(|e| format!("cannot start the launcher: {e}"))?;
+    // Into the children's memory group before the child can receive any code (the write can
+    // take ~10 ms in the kernel: off the async workers). Fail closed if it does not take.
+    let child = match &inner.cgroup {
+        None => child,
+        Some(group) => {
+            let pid = child.id();
+            let procs = group.dir().to_path_buf();
+            let adopted = tokio::task::spawn_blocking(move || {
+                std::fs::write(procs.join("cgroup.procs"), pid.to_string())
+            })
+            .await;
+            match adopted {
+                Ok(Ok(())) => child,
+                Ok(Err(e)) => {
+                    spawn::kill_and_reap(child, Some(workdir), None);
+                    return Err(format!("cannot move the child into its memory cgroup: {e}"));
+                }
+                Err(e) => {
+                    spawn::kill_and_reap(child, Some(workdir), None);
+                    return Err(format!("cannot move the child into its memory cgroup: {e}"));
+                }
+            }
+        }
+    };
     let mut child = ChildProc::new(child, workdir, inner.config.caps.frame_bytes)
         .map_err(|e| format!("cannot set up the bridge: {e}"))?;
     let startup = tokio::time::timeout(inner.config.startup_timeout, handshake(&mut child, inner)).await;
@@ -430,6 +505,12 @@ fn probe_launch(inner: &Inner) -> Result<LauncherReport, String> {
             return Err(format!("cannot start the launcher: {e}"));
         }
     };
+    if let Some(group) = &inner.cgroup {
+        if let Err(e) = group.adopt(child.id()) {
+            spawn::kill_and_reap(child, Some(workdir), None);
+            return Err(format!("cannot move the child into its memory cgroup: {e}"));
+        }
+    }
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
     let (tx, rx) = std::sync::mpsc::channel();

@@ -11,6 +11,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
+use crate::budget::{count_values, CallBytes};
 use crate::config::Caps;
 use crate::protocol::{parse_child_frame, truncate, CallRequest, ChildFrame, LogLevel};
 use crate::result::{BridgeCallCounts, FailureKind, RunTelemetry};
@@ -29,6 +30,12 @@ fn fail(kind: FailureKind, message: impl Into<String>) -> Outcome {
 
 type CallOutput = (u64, Result<Value, BridgeError>);
 
+struct QueuedCall {
+    id: u64,
+    tool: String,
+    args_json: String,
+}
+
 pub(crate) struct Session {
     caps: Caps,
     host: Arc<dyn BridgeHost>,
@@ -38,7 +45,14 @@ pub(crate) struct Session {
     calls: JoinSet<CallOutput>,
     task_ids: HashMap<tokio::task::Id, u64>,
     tokens: HashMap<u64, CancelToken>,
-    queue: VecDeque<(u64, String, Value)>,
+    /// Calls waiting for a concurrency slot, with their arguments as JSON text.
+    queue: VecDeque<QueuedCall>,
+    /// Bytes charged per outstanding call (running or queued), released when it settles.
+    charges: HashMap<u64, usize>,
+    outstanding_bytes: usize,
+    peak_call_bytes: usize,
+    calls_refused: u64,
+    gateway_bytes: Arc<CallBytes>,
     writer: Option<mpsc::Sender<Vec<u8>>>,
     writer_task: Option<tokio::task::JoinHandle<()>>,
     logs: Vec<String>,
@@ -52,8 +66,13 @@ pub(crate) struct Session {
 }
 
 impl Session {
-    pub(crate) fn new(caps: Caps, host: Arc<dyn BridgeHost>) -> Self {
+    pub(crate) fn new(caps: Caps, host: Arc<dyn BridgeHost>, gateway_bytes: Arc<CallBytes>) -> Self {
         Session {
+            charges: HashMap::new(),
+            outstanding_bytes: 0,
+            peak_call_bytes: 0,
+            calls_refused: 0,
+            gateway_bytes,
             caps,
             host,
             counts: BridgeCallCounts::default(),
@@ -163,7 +182,7 @@ impl Session {
         match frame {
             ChildFrame::Ready { .. } => Some(fail(FailureKind::BridgeViolation, "unexpected ready frame")),
             ChildFrame::Log { level, text } => self.on_log(level, text),
-            ChildFrame::Call { id, request } => self.on_call(id, request),
+            ChildFrame::Call { id, request } => self.on_call(id, request, bytes.len()),
             ChildFrame::Result(result) => {
                 if buffered_after > 0 {
                     return Some(fail(FailureKind::BridgeViolation, "frames after the result"));
@@ -172,9 +191,13 @@ impl Session {
                     Ok(value) => {
                         let size = serde_json::to_vec(&value).map(|v| v.len()).unwrap_or(usize::MAX);
                         self.result_bytes = size;
+                        let values = count_values(&value, self.caps.result_values);
                         if size > self.caps.result_bytes {
                             fail(FailureKind::OutputLimit, format!(
                                 "the returned value is {size} bytes, over the cap of {}", self.caps.result_bytes))
+                        } else if values > self.caps.result_values {
+                            fail(FailureKind::OutputLimit, format!(
+                                "the returned value holds more than {} JSON values; return a summary", self.caps.result_values))
                         } else {
                             Outcome::Value(value)
                         }
@@ -232,7 +255,7 @@ impl Session {
         None
     }
 
-    fn on_call(&mut self, id: u64, request: CallRequest) -> Option<Outcome> {
+    fn on_call(&mut self, id: u64, request: CallRequest, frame_bytes: usize) -> Option<Outcome> {
         if self.last_id.is_some_and(|last| id <= last) {
             return Some(fail(FailureKind::BridgeViolation, format!("duplicate or out-of-order call id {id}")));
         }
@@ -257,13 +280,56 @@ impl Session {
             }
             CallRequest::Call { id: tool, args } => {
                 self.counts.call += 1;
+                if let Err(refusal) = self.charge(id, frame_bytes) {
+                    self.calls_refused += 1;
+                    return self.reply(id, Err(refusal));
+                }
                 if self.calls.len() < self.caps.concurrent_calls {
                     self.start_call(id, tool, args);
                 } else {
-                    self.queue.push_back((id, tool, args));
+                    // Held as text until it starts: a parsed value is ~16x its JSON size.
+                    let args_json = serde_json::to_string(&args).unwrap_or_else(|_| "null".into());
+                    drop(args);
+                    self.queue.push_back(QueuedCall { id, tool, args_json });
                 }
                 None
             }
+        }
+    }
+
+    /// Charges an accepted call to the cell's and the gateway's budgets, or says why not.
+    fn charge(&mut self, id: u64, bytes: usize) -> Result<(), BridgeError> {
+        let outstanding = self.charges.len();
+        if outstanding >= self.caps.calls_outstanding || self.outstanding_bytes + bytes > self.caps.call_bytes_outstanding {
+            return Err(BridgeError::new(
+                "budget_exceeded",
+                format!(
+                    "this call was not started: the cell already has {outstanding} calls ({} bytes of arguments) \
+                     outstanding, and a cell may have at most {} calls or {} bytes; await earlier calls first",
+                    self.outstanding_bytes, self.caps.calls_outstanding, self.caps.call_bytes_outstanding
+                ),
+            ));
+        }
+        if !self.gateway_bytes.try_charge(bytes) {
+            return Err(BridgeError::new(
+                "gateway_busy",
+                format!(
+                    "this call was not started: the gateway already holds {} of {} bytes of bridged call arguments; try again later",
+                    self.gateway_bytes.used(),
+                    self.gateway_bytes.limit()
+                ),
+            ));
+        }
+        self.charges.insert(id, bytes);
+        self.outstanding_bytes += bytes;
+        self.peak_call_bytes = self.peak_call_bytes.max(self.outstanding_bytes);
+        Ok(())
+    }
+
+    fn release(&mut self, id: u64) {
+        if let Some(bytes) = self.charges.remove(&id) {
+            self.outstanding_bytes -= bytes;
+            self.gateway_bytes.release(bytes);
         }
     }
 
@@ -288,8 +354,10 @@ impl Session {
         };
         self.task_ids.remove(&task);
         self.tokens.remove(&id);
-        if let Some((next, tool, args)) = self.queue.pop_front() {
-            self.start_call(next, tool, args);
+        self.release(id);
+        if let Some(next) = self.queue.pop_front() {
+            let args = serde_json::from_str(&next.args_json).unwrap_or(Value::Null);
+            self.start_call(next.id, next.tool, args);
         }
         self.reply(id, answer)
     }
@@ -359,6 +427,10 @@ impl Session {
         self.tokens.clear();
         self.queue.clear();
         self.calls.abort_all();
+        for (_, bytes) in self.charges.drain() {
+            self.gateway_bytes.release(bytes);
+        }
+        self.outstanding_bytes = 0;
         self.writer = None;
         if let Some(task) = self.writer_task.take() {
             task.abort();
@@ -372,6 +444,8 @@ impl Session {
         telemetry.log_bytes = self.log_bytes as u64;
         telemetry.logs_truncated = self.logs_truncated;
         telemetry.result_bytes = self.result_bytes as u64;
+        telemetry.calls_refused = self.calls_refused;
+        telemetry.peak_call_bytes = self.peak_call_bytes as u64;
     }
 
     pub(crate) fn take_logs(&mut self) -> Vec<String> {

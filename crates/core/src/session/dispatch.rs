@@ -9,7 +9,7 @@ use serde_json::{json, Map, Value};
 use super::args::{self, clip, CallSpec, SearchRequest};
 use super::cancel::{until_cancelled, CancelSignal};
 use super::events::{Outcome, SessionEvent, ToolRef};
-use super::executor::{CodeContext, ExecutorCall, ExecutorOutcome};
+use super::executor::{offloaded, CodeContext, ExecutorCall, ExecutorOutcome, OffloadHandle};
 use super::result::{Failure, ResultError, ResultStatus, ToolResult, CANCELLED, TOOL_FAILED};
 use super::{control_names, control_set, Session};
 use crate::catalog::{LookupStyle, ToolEntry};
@@ -20,6 +20,11 @@ use crate::surfaces::CONTROL_TOOL_NAMES;
 
 /// Longest `tool_search_code` body accepted (characters).
 pub const MAX_CODE_CHARS: usize = 100_000;
+/// Most JSON values (containers and scalars) in one call's arguments. The
+/// gateway's executor receives them through `JSON.parse` on its event loop,
+/// whose cost follows the number of values (350k empty objects: ~100 ms), not
+/// the bytes; this keeps one call's delivery to a few milliseconds.
+pub const MAX_ARGS_VALUES: usize = 25_000;
 /// Longest executor failure or block reason passed on to the model.
 const MAX_REASON_CHARS: usize = 2_000;
 const VIA_DIRECT: &str = "direct";
@@ -31,14 +36,21 @@ pub struct HandleOptions {
     pub tool_call_id: Option<String>,
     /// Cancels the call (and a code cell's outstanding bridged calls).
     pub cancel: Option<CancelSignal>,
+    /// Where argument validation runs (off the async workers); inline when absent.
+    pub offload: Option<OffloadHandle>,
 }
 
 /// Context of a bridged `openclaw.tools.call` from a code cell.
 #[derive(Debug, Clone, Default)]
 pub struct CallContext {
+    /// The executor's call id; when absent, a bridged call with a parent gets
+    /// `tool_search_code:<parent>:<tool name>:<sequence>`.
     pub tool_call_id: Option<String>,
     pub parent_tool_call_id: Option<String>,
+    /// 1-based position of this call among the cell's calls.
+    pub sequence: Option<u64>,
     pub cancel: CancelSignal,
+    pub offload: Option<OffloadHandle>,
 }
 
 fn ms(start: Instant) -> f64 {
@@ -94,11 +106,18 @@ impl Session {
             TOOL_SEARCH => self.search_value(&args, TOOL_SEARCH),
             TOOL_DESCRIBE => self.describe_value(&args, LookupStyle::Structured, TOOL_DESCRIBE),
             TOOL_CALL => {
-                let tool_call_id = options.tool_call_id.clone().unwrap_or_else(|| self.next_tool_call_id());
+                let wrapper_id = options.tool_call_id.clone().unwrap_or_else(|| self.next_tool_call_id());
                 let cancel = options.cancel.unwrap_or_default();
                 match args::parse_call(self.catalog(), &args, LookupStyle::Structured) {
-                    Ok(spec) => self.execute(spec, TOOL_CALL, tool_call_id, None, cancel, LookupStyle::Structured).await,
-                    Err(e) => Err(self.call_rejected(TOOL_CALL, &tool_call_id, None, requested_of(&args), e)),
+                    Ok(spec) => {
+                        // The target call gets its own id and names the wrapper as its parent, so a
+                        // gateway can project it into its transcript.
+                        let name = self.catalog().entry(spec.ordinal).map(|e| e.name.clone()).unwrap_or_default();
+                        let target_id = format!("{TOOL_CALL}:{wrapper_id}:{name}");
+                        let offload = options.offload.clone();
+                        self.execute(spec, TOOL_CALL, target_id, Some(wrapper_id), cancel, offload, LookupStyle::Structured).await
+                    }
+                    Err(e) => Err(self.call_rejected(TOOL_CALL, &wrapper_id, None, requested_of(&args), e)),
                 }
             }
             name => self.direct_call(name, args, options).await,
@@ -212,15 +231,23 @@ impl Session {
 
     /// Code mode: `openclaw.tools.call(id, args?)` -> `{ tool, result }`.
     pub async fn call(&self, id: &str, args: Value, context: CallContext) -> Result<Value, Failure> {
-        let tool_call_id = context.tool_call_id.unwrap_or_else(|| self.next_tool_call_id());
         let parent = context.parent_tool_call_id;
         let resolved = self.catalog().resolve_ordinal(id, LookupStyle::Code);
+        let name = resolved.as_ref().ok().and_then(|&o| self.catalog().entry(o)).map(|e| e.name.clone());
+        let tool_call_id = match (context.tool_call_id, &parent) {
+            (Some(id), _) => id,
+            (None, Some(parent)) => {
+                let sequence = context.sequence.unwrap_or(0);
+                format!("{TOOL_SEARCH_CODE}:{parent}:{}:{sequence}", name.as_deref().unwrap_or_else(|| clip_str(id, 120)))
+            }
+            (None, None) => self.next_tool_call_id(),
+        };
         let ordinal = match resolved {
             Ok(o) => o,
             Err(e) => return Err(self.call_rejected(TOOL_SEARCH_CODE, &tool_call_id, parent, clip(id, 200), e)),
         };
         let spec = CallSpec { requested: id.to_string(), ordinal, args, repaired: None };
-        self.execute(spec, TOOL_SEARCH_CODE, tool_call_id, parent, context.cancel, LookupStyle::Code).await
+        self.execute(spec, TOOL_SEARCH_CODE, tool_call_id, parent, context.cancel, context.offload, LookupStyle::Code).await
     }
 
     /// A direct call of an exact catalog tool name (direct and directory
@@ -238,7 +265,7 @@ impl Session {
         };
         let spec = CallSpec { requested: name.to_string(), ordinal, args, repaired: None };
         let cancel = options.cancel.unwrap_or_default();
-        self.execute(spec, VIA_DIRECT, tool_call_id, None, cancel, LookupStyle::Structured).await
+        self.execute(spec, VIA_DIRECT, tool_call_id, None, cancel, options.offload, LookupStyle::Structured).await
     }
 
     fn resolve_direct_name(&self, name: &str) -> crate::Result<usize> {
@@ -307,6 +334,7 @@ impl Session {
         error.into()
     }
 
+    #[allow(clippy::too_many_arguments)]
     async fn execute(
         &self,
         spec: CallSpec,
@@ -314,6 +342,7 @@ impl Session {
         tool_call_id: String,
         parent: Option<String>,
         cancel: CancelSignal,
+        offload: Option<OffloadHandle>,
         style: LookupStyle,
     ) -> Result<Value, Failure> {
         let start = Instant::now();
@@ -322,7 +351,8 @@ impl Session {
             return Err(self.call_rejected(via, &tool_call_id, parent, clip(&spec.requested, 200), e));
         };
         let tool = tool_ref(&entry);
-        let (result, reached) = self.execute_inner(&entry, spec.ordinal, spec.args, &tool_call_id, &parent, cancel, style).await;
+        let (result, reached) =
+            self.execute_inner(&entry, spec.ordinal, spec.args, &tool_call_id, &parent, cancel, offload, style).await;
         let outcome = match &result {
             Ok(_) => Outcome::Ok,
             Err(f) => f.outcome,
@@ -361,6 +391,7 @@ impl Session {
         tool_call_id: &str,
         parent: &Option<String>,
         cancel: CancelSignal,
+        offload: Option<OffloadHandle>,
         style: LookupStyle,
     ) -> (Result<Value, Failure>, bool) {
         let args = match args {
@@ -376,29 +407,39 @@ impl Session {
                 )
             }
         };
-        if let Err(why) = crate::schema::check_bounds(&args, crate::limits::MAX_JSON_DEPTH, args::MAX_ARGS_BYTES) {
-            return (Err(Failure::error(ErrorCode::InvalidArgs, format!("Arguments for {}: {why} Nothing was run.", entry.id))), false);
-        }
-        if entry.is_trusted() {
-            match self.catalog().validate_ordinal(ordinal, &args) {
-                Ok(v) if v.ok => {}
-                Ok(v) => {
-                    let issues: Vec<&str> = v.errors.iter().map(|i| i.message.as_str()).collect();
-                    let message = format!(
-                        "Invalid arguments for {}: {} Nothing was run; fix the arguments (the schema is in {}) and call again.",
-                        entry.id,
-                        issues.join(" "),
-                        guidance(style)
-                    );
-                    return (Err(Failure::error(ErrorCode::InvalidArgs, message)), false);
-                }
-                // An unusable schema cannot vouch for the input: fail closed.
-                Err(e) => {
-                    let message = format!("{} cannot be called: its input schema is unusable ({}). Nothing was run.", entry.id, e.message);
-                    return (Err(Failure::new(e.code.as_str(), message, Outcome::Error)), false);
-                }
+        // Bounds and schema validation off the async workers: their cost grows with the
+        // arguments and the schema, and a worker busy here would delay other cells' deadlines.
+        let catalog = self.catalog().clone();
+        let trusted = entry.is_trusted();
+        let checked = offloaded(offload.as_ref(), move || {
+            let verdict = check_args(&catalog, ordinal, trusted, &args);
+            (args, verdict)
+        })
+        .await;
+        let args = match checked {
+            Some((args, Ok(()))) => args,
+            Some((_, Err(ArgsProblem::Bounds(why)))) => {
+                return (Err(Failure::error(ErrorCode::InvalidArgs, format!("Arguments for {}: {why} Nothing was run.", entry.id))), false)
             }
-        }
+            Some((_, Err(ArgsProblem::Invalid(issues)))) => {
+                let message = format!(
+                    "Invalid arguments for {}: {} Nothing was run; fix the arguments (the schema is in {}) and call again.",
+                    entry.id,
+                    issues.join(" "),
+                    guidance(style)
+                );
+                return (Err(Failure::error(ErrorCode::InvalidArgs, message)), false);
+            }
+            // An unusable schema cannot vouch for the input: fail closed.
+            Some((_, Err(ArgsProblem::Schema(e)))) => {
+                let message = format!("{} cannot be called: its input schema is unusable ({}). Nothing was run.", entry.id, e.message);
+                return (Err(Failure::new(e.code.as_str(), message, Outcome::Error)), false);
+            }
+            None => {
+                let message = format!("{} was not run: its arguments could not be validated (the gateway is shutting down).", entry.id);
+                return (Err(Failure::error(ErrorCode::Internal, message)), false);
+            }
+        };
         if cancel.is_cancelled() {
             return (Err(cancelled(entry, &cancel)), false);
         }
@@ -534,4 +575,54 @@ fn compact_tool(session: &Session, ordinal: usize) -> Value {
         out.insert("mcp".into(), serde_json::to_value(mcp).unwrap_or(Value::Null));
     }
     Value::Object(out)
+}
+
+enum ArgsProblem {
+    Bounds(String),
+    Invalid(Vec<String>),
+    Schema(Error),
+}
+
+/// Size, depth and value-count bounds for every tool; schema validation for trusted ones.
+fn check_args(catalog: &crate::catalog::Catalog, ordinal: usize, trusted: bool, args: &Value) -> Result<(), ArgsProblem> {
+    crate::schema::check_bounds(args, crate::limits::MAX_JSON_DEPTH, args::MAX_ARGS_BYTES).map_err(ArgsProblem::Bounds)?;
+    let values = count_values(args, MAX_ARGS_VALUES);
+    if values > MAX_ARGS_VALUES {
+        return Err(ArgsProblem::Bounds(format!(
+            "more than {MAX_ARGS_VALUES} JSON values (each array item and object property counts); pass fewer items per call."
+        )));
+    }
+    if !trusted {
+        return Ok(());
+    }
+    match catalog.validate_ordinal(ordinal, args) {
+        Ok(v) if v.ok => Ok(()),
+        Ok(v) => Err(ArgsProblem::Invalid(v.errors.iter().map(|i| i.message.clone()).collect())),
+        Err(e) => Err(ArgsProblem::Schema(e)),
+    }
+}
+
+/// Number of JSON values in `value`, counting stops past `cap` (iterative).
+fn count_values(value: &Value, cap: usize) -> usize {
+    let mut count = 0usize;
+    let mut stack = vec![value];
+    while let Some(v) = stack.pop() {
+        count += 1;
+        if count > cap {
+            break;
+        }
+        match v {
+            Value::Array(items) => stack.extend(items.iter()),
+            Value::Object(map) => stack.extend(map.values()),
+            _ => {}
+        }
+    }
+    count
+}
+
+fn clip_str(text: &str, max: usize) -> &str {
+    match text.char_indices().nth(max) {
+        Some((i, _)) => &text[..i],
+        None => text,
+    }
 }

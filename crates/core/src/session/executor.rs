@@ -62,3 +62,69 @@ pub struct CodeContext {
     pub cancel: CancelSignal,
     pub timeout_ms: u64,
 }
+
+/// Runs blocking work (argument validation) off the async runtime's workers,
+/// so one expensive schema cannot stall the deadlines of other cells. The
+/// binding supplies a blocking-thread pool; without one, work runs inline.
+pub trait Offload: Send + Sync {
+    fn run(&self, job: Box<dyn FnOnce() + Send>);
+}
+
+/// A shareable [`Offload`] (cloned into every call's context).
+#[derive(Clone)]
+pub struct OffloadHandle(pub std::sync::Arc<dyn Offload>);
+
+impl std::fmt::Debug for OffloadHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OffloadHandle")
+    }
+}
+
+/// Runs `job` through `offload` (inline without one) and resolves with its
+/// output; `None` only if the pool dropped the job without running it.
+pub async fn offloaded<T: Send + 'static>(offload: Option<&OffloadHandle>, job: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+    let Some(offload) = offload else { return Some(job()) };
+    let slot: Slot<T> = std::sync::Arc::new(std::sync::Mutex::new(SlotState { value: None, waker: None, done: false }));
+    let filler = Filler { slot: std::sync::Arc::clone(&slot), value: None };
+    offload.0.run(Box::new(move || {
+        let mut filler = filler;
+        filler.value = Some(job());
+        // Dropping the filler publishes the value and wakes the waiter.
+    }));
+    std::future::poll_fn(move |cx| {
+        let Ok(mut state) = slot.lock() else { return std::task::Poll::Ready(None) };
+        if state.done {
+            return std::task::Poll::Ready(state.value.take());
+        }
+        state.waker = Some(cx.waker().clone());
+        std::task::Poll::Pending
+    })
+    .await
+}
+
+type Slot<T> = std::sync::Arc<std::sync::Mutex<SlotState<T>>>;
+
+struct SlotState<T> {
+    value: Option<T>,
+    waker: Option<std::task::Waker>,
+    done: bool,
+}
+
+/// Moved into the job: publishes its value (or nothing, if the job was dropped unrun) on drop.
+struct Filler<T> {
+    slot: Slot<T>,
+    value: Option<T>,
+}
+
+impl<T> Drop for Filler<T> {
+    fn drop(&mut self) {
+        let waker = self.slot.lock().ok().and_then(|mut state| {
+            state.value = self.value.take();
+            state.done = true;
+            state.waker.take()
+        });
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+}

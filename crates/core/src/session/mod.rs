@@ -31,7 +31,7 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock};
 pub use cancel::{until_cancelled, CancelSignal};
 pub use dispatch::{CallContext, HandleOptions};
 pub use events::{EventSink, Outcome, SessionEvent, ToolRef};
-pub use executor::{BoxFuture, CodeContext, CodeRunner, Executor, ExecutorCall, ExecutorOutcome};
+pub use executor::{offloaded, BoxFuture, CodeContext, CodeRunner, Executor, ExecutorCall, ExecutorOutcome, Offload, OffloadHandle};
 pub use result::{Failure, ResultError, ResultStatus, ToolResult};
 pub use stats::SessionTelemetry;
 

@@ -517,18 +517,20 @@ fn cancellation_stops_waiting_and_signals_the_executor() {
     let r = block_on(s.handle(
         "tool_call",
         json!({ "id": "send_message", "args": { "channel": "c", "text": "t" } }),
-        HandleOptions { tool_call_id: Some("call_9".into()), cancel: Some(cancel) },
+        HandleOptions { tool_call_id: Some("call_9".into()), cancel: Some(cancel), ..Default::default() },
     ));
     t.join().unwrap();
     assert_eq!(code_of(&r), "CANCELLED");
     assert!(r.content.contains("run aborted"));
     let calls = e.calls();
-    assert_eq!(calls[0].tool_call_id, "call_9");
+    // The target call has its own id and names the tool_call wrapper as its parent.
+    assert_eq!(calls[0].tool_call_id, "tool_call:call_9:send_message");
+    assert_eq!(calls[0].parent_tool_call_id.as_deref(), Some("call_9"));
     assert!(calls[0].cancel.is_cancelled());
     // Already cancelled: nothing reaches the executor.
     let cancel = CancelSignal::new();
     cancel.cancel("early");
-    let r = block_on(s.handle("tool_call", json!({ "id": "get_weather", "args": { "city": "x" } }), HandleOptions { tool_call_id: None, cancel: Some(cancel) }));
+    let r = block_on(s.handle("tool_call", json!({ "id": "get_weather", "args": { "city": "x" } }), HandleOptions { tool_call_id: None, cancel: Some(cancel), ..Default::default() }));
     assert_eq!(code_of(&r), "CANCELLED");
     assert_eq!(e.calls().len(), 1);
 }
@@ -624,7 +626,9 @@ impl CodeRunner for ScriptedRunner {
                 .call(&id, json!({ "marker": "from-code" }), CallContext {
                     tool_call_id: None,
                     parent_tool_call_id: Some(context.tool_call_id.clone()),
+                    sequence: Some(1),
                     cancel: context.cancel.child(),
+                    offload: None,
                 })
                 .await;
             json!({ "ok": call.is_ok(), "value": { "described": described, "unknown": unknown, "result": call.ok() }, "logs": [] })
@@ -646,7 +650,7 @@ fn code_mode_bridges_through_the_same_session() {
     let e = Arc::new(TestExecutor::default());
     let options = SessionOptions { on_event: Some(sink), code_runner: Some(Arc::new(ScriptedRunner)), ..Default::default() };
     let s = session_with(sample_tools(), json!({ "mode": "code" }), e.clone(), options).unwrap();
-    let r = block_on(s.handle("tool_search_code", json!({ "code": "fake plugin tool" }), HandleOptions { tool_call_id: Some("cell_1".into()), cancel: None }));
+    let r = block_on(s.handle("tool_search_code", json!({ "code": "fake plugin tool" }), HandleOptions { tool_call_id: Some("cell_1".into()), cancel: None, ..Default::default() }));
     assert!(r.ok, "{r:?}");
     let value = r.value.unwrap();
     assert_eq!(value["value"]["described"], true);

@@ -1,0 +1,180 @@
+//! One memory cgroup for all of a runner's children: an aggregate bound on what every cell
+//! together can hold (RLIMIT_AS bounds one child's address space, not resident memory across
+//! children, and zero-filled Buffers escape the V8 heap cap).
+//!
+//! Where the host allows it (root, a writable memory controller: cgroup v2 with `memory` in the
+//! parent's subtree, or cgroup v1's `memory` hierarchy), the runner creates
+//! `openclaw-tool-search-<pid>-<random>` beside itself in its own memory cgroup, sets the limit
+//! there, and moves each child into it right after spawning it, before the child receives any
+//! code (the launcher has not exec'd node's first user code by then: the code arrives only after
+//! the `ready` handshake). Charges made before the move follow the child on v1
+//! (`move_charge_at_immigrate`). When the limit is reached the kernel's OOM killer ends a child
+//! of the group, never the gateway. The group is removed when the runner shuts down.
+//! Anything else: not applied, and the reason is reported.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde::Serialize;
+
+/// What the runner could set up, for the capability report.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MemoryCgroupReport {
+    pub applied: bool,
+    /// `v1` or `v2` when applied.
+    pub version: Option<String>,
+    pub path: Option<PathBuf>,
+    pub limit_bytes: u64,
+    pub reason: Option<String>,
+}
+
+#[derive(Debug)]
+pub(crate) struct ChildrenCgroup {
+    procs: PathBuf,
+    dir: PathBuf,
+}
+
+/// Groups made by this process, removed at shutdown.
+fn created() -> &'static Mutex<Vec<PathBuf>> {
+    static CREATED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+    &CREATED
+}
+
+impl ChildrenCgroup {
+    /// Creates the group with `limit_bytes`; `Err` says why it is not available here.
+    pub(crate) fn create(limit_bytes: u64) -> Result<(ChildrenCgroup, MemoryCgroupReport), String> {
+        if limit_bytes == 0 {
+            return Err("off (children_memory_bytes = 0)".into());
+        }
+        // SAFETY: getter.
+        if unsafe { libc::geteuid() } != 0 {
+            return Err("not root: no writable memory cgroup".into());
+        }
+        let own = std::fs::read_to_string("/proc/self/cgroup").map_err(|e| format!("/proc/self/cgroup: {e}"))?;
+        let name = format!("openclaw-tool-search-{}-{:016x}", std::process::id(), random_u64());
+        let mut reasons = Vec::new();
+        // v2 first: one hierarchy, memory.max.
+        if let Some(rel) = own.lines().find_map(|l| l.strip_prefix("0::")) {
+            for mount in ["/sys/fs/cgroup/unified", "/sys/fs/cgroup"] {
+                let parent = Path::new(mount).join(rel.trim_start_matches('/'));
+                match try_v2(&parent, &name, limit_bytes) {
+                    Ok(group) => return Ok(group),
+                    Err(e) => reasons.push(format!("v2 at {}: {e}", parent.display())),
+                }
+            }
+        }
+        if let Some(rel) = own.lines().find_map(|l| {
+            let mut parts = l.splitn(3, ':');
+            let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+            controllers.split(',').any(|c| c == "memory").then_some(path)
+        }) {
+            let parent = Path::new("/sys/fs/cgroup/memory").join(rel.trim_start_matches('/'));
+            match try_v1(&parent, &name, limit_bytes) {
+                Ok(group) => return Ok(group),
+                Err(e) => reasons.push(format!("v1 at {}: {e}", parent.display())),
+            }
+        }
+        if reasons.is_empty() {
+            reasons.push("no memory controller found".into());
+        }
+        Err(reasons.join("; "))
+    }
+
+    /// Moves `pid` (a just-spawned child) into the group.
+    pub(crate) fn adopt(&self, pid: u32) -> io::Result<()> {
+        std::fs::write(&self.procs, pid.to_string())
+    }
+
+    pub(crate) fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
+fn try_v2(parent: &Path, name: &str, limit: u64) -> Result<(ChildrenCgroup, MemoryCgroupReport), String> {
+    let controllers = std::fs::read_to_string(parent.join("cgroup.subtree_control")).map_err(|e| e.to_string())?;
+    if !controllers.split_whitespace().any(|c| c == "memory") {
+        return Err("the memory controller is not enabled for child groups".into());
+    }
+    let dir = parent.join(name);
+    std::fs::create_dir(&dir).map_err(|e| e.to_string())?;
+    let set = std::fs::write(dir.join("memory.max"), limit.to_string())
+        .and_then(|()| std::fs::write(dir.join("memory.swap.max"), "0").or(Ok(())));
+    finish(dir, "cgroup.procs", "v2", limit, set)
+}
+
+fn try_v1(parent: &Path, name: &str, limit: u64) -> Result<(ChildrenCgroup, MemoryCgroupReport), String> {
+    if !parent.join("memory.limit_in_bytes").is_file() {
+        return Err("no memory.limit_in_bytes".into());
+    }
+    let dir = parent.join(name);
+    std::fs::create_dir(&dir).map_err(|e| e.to_string())?;
+    let set = std::fs::write(dir.join("memory.limit_in_bytes"), limit.to_string()).and_then(|()| {
+        // Charges a child made before the move (node's start-up) go with it; optional.
+        let _ = std::fs::write(dir.join("memory.move_charge_at_immigrate"), "1");
+        Ok(())
+    });
+    finish(dir, "cgroup.procs", "v1", limit, set)
+}
+
+fn finish(
+    dir: PathBuf,
+    procs: &str,
+    version: &str,
+    limit: u64,
+    set: io::Result<()>,
+) -> Result<(ChildrenCgroup, MemoryCgroupReport), String> {
+    if let Err(e) = set {
+        let _ = std::fs::remove_dir(&dir);
+        return Err(format!("cannot set the limit: {e}"));
+    }
+    if let Ok(mut list) = created().lock() {
+        list.push(dir.clone());
+    }
+    let report = MemoryCgroupReport {
+        applied: true,
+        version: Some(version.into()),
+        path: Some(dir.clone()),
+        limit_bytes: limit,
+        reason: None,
+    };
+    Ok((ChildrenCgroup { procs: dir.join(procs), dir }, report))
+}
+
+impl Drop for ChildrenCgroup {
+    fn drop(&mut self) {
+        if let Ok(mut list) = created().lock() {
+            list.retain(|d| d != &self.dir);
+        }
+        remove_dir_retrying(&self.dir);
+    }
+}
+
+fn remove_dir_retrying(dir: &Path) {
+    // Members may still be exiting after SIGKILL: retry briefly.
+    for _ in 0..50 {
+        match std::fs::remove_dir(dir) {
+            Ok(()) => return,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return,
+            Err(_) => std::thread::sleep(std::time::Duration::from_millis(2)),
+        }
+    }
+}
+
+/// Removes every group this process made (their children must be gone: a group with live
+/// members cannot be removed, and is left for the kernel to keep until they exit).
+pub fn remove_all() {
+    let dirs = created().lock().map(|mut list| std::mem::take(&mut *list)).unwrap_or_default();
+    for dir in dirs {
+        remove_dir_retrying(&dir);
+    }
+}
+
+fn random_u64() -> u64 {
+    let mut bytes = [0u8; 8];
+    // SAFETY: valid buffer; a short read leaves zeros, which only makes the name less unique
+    // (the pid is in the name too).
+    unsafe { libc::getrandom(bytes.as_mut_ptr().cast(), bytes.len(), 0) };
+    u64::from_ne_bytes(bytes)
+}

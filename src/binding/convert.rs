@@ -1,0 +1,114 @@
+//! The one way values cross the boundary.
+//!
+//! In: every structured argument goes through the realm's `JSON.stringify`
+//! (NaN and Infinity become `null`, `undefined` and functions are dropped,
+//! exactly as a JS gateway would serialize them), then `serde_json`; strings
+//! and numbers are read by type, and a value of the wrong type is a coded
+//! error (`INVALID_REQUEST`, `INVALID_QUERY`, …), never a napi status string.
+//! Out: results are serialized once and rebuilt by `JSON.parse` (one string
+//! crosses instead of one napi call per property; a `__proto__` key stays an
+//! own property).
+
+use napi::bindgen_prelude::*;
+use serde_json::Value;
+use tool_search_core::ErrorCode;
+
+use super::errors::{js_error, JsCode, JsResult};
+
+/// `JSON[name]` of the realm, as found.
+fn json_function<'env, Args: JsValuesTupleIntoVec, Return: FromNapiValue>(
+    env: &'env Env,
+    name: &str,
+) -> napi::Result<Function<'env, Args, Return>> {
+    let json: Object = env.get_global()?.get_named_property("JSON")?;
+    json.get_named_property(name)
+}
+
+/// `JSON.stringify(value)`: `None` for values JSON cannot represent
+/// (undefined, functions). Throws (BigInt, a throwing getter, a cycle, nesting
+/// deeper than V8's stack) come back as the error's message.
+pub fn stringify(env: &Env, value: Unknown) -> std::result::Result<Option<String>, String> {
+    let stringify: Function<Unknown, Unknown> = json_function(env, "stringify").map_err(|e| e.reason.clone())?;
+    let out = stringify.call(value).map_err(|e| e.reason.clone())?;
+    match out.get_type().map_err(|e| e.reason.clone())? {
+        ValueType::String => unsafe { out.cast::<String>() }.map(Some).map_err(|e| e.reason.clone()),
+        _ => Ok(None),
+    }
+}
+
+/// A result as a JS value through `JSON.parse` (ten search hits: ~20 µs
+/// instead of ~150 µs through per-property conversion).
+pub fn parsed<'env, T: serde::Serialize + ?Sized>(env: &'env Env, value: &T) -> JsResult<Unknown<'env>> {
+    let text = serde_json::to_string(value).map_err(|e| js_error(ErrorCode::Internal, e.to_string()))?;
+    parse_text(env, text)
+}
+
+/// JSON text (already serialized) as a JS value through `JSON.parse`.
+pub fn parse_text(env: &Env, text: String) -> JsResult<Unknown<'_>> {
+    let parse: Function<String, Unknown> = json_function(env, "parse").map_err(internal)?;
+    parse.call(text).map_err(internal)
+}
+
+fn internal(e: napi::Error) -> JsError {
+    js_error(ErrorCode::Internal, e.reason.clone())
+}
+
+type JsError = napi::Error<JsCode>;
+
+/// A structured argument as JSON (through `JSON.stringify`); `undefined`
+/// and values JSON drops become `null`. Failures are `code` errors.
+pub fn json_arg(env: &Env, value: Unknown, code: ErrorCode, what: &str) -> JsResult<Value> {
+    match stringify(env, value).map_err(|e| js_error(code, format!("{what}: {e}")))? {
+        None => Ok(Value::Null),
+        Some(text) => serde_json::from_str(&text).map_err(|e| js_error(code, format!("{what}: {e}"))),
+    }
+}
+
+/// An optional structured argument: `None` when absent (`undefined` or `null`).
+pub fn optional_json_arg(env: &Env, value: Option<Unknown>, code: ErrorCode, what: &str) -> JsResult<Option<Value>> {
+    match value {
+        None => Ok(None),
+        Some(v) if is_nullish(&v)? => Ok(None),
+        Some(v) => json_arg(env, v, code, what).map(Some),
+    }
+}
+
+pub fn is_nullish(value: &Unknown) -> JsResult<bool> {
+    Ok(matches!(value_type(value)?, ValueType::Undefined | ValueType::Null))
+}
+
+pub fn value_type(value: &Unknown) -> JsResult<ValueType> {
+    value.get_type().map_err(|e| js_error(ErrorCode::InvalidRequest, e.reason.clone()))
+}
+
+/// A string argument, or a `code` error naming it.
+pub fn string_arg(value: Unknown, code: ErrorCode, what: &str) -> JsResult<String> {
+    match value_type(&value)? {
+        ValueType::String => unsafe { value.cast::<String>() }.map_err(|e| js_error(code, e.reason.clone())),
+        _ => Err(js_error(code, format!("{what} must be a string."))),
+    }
+}
+
+/// A number argument (any finite or non-finite number), or a `code` error.
+pub fn number_arg(value: Unknown, code: ErrorCode, what: &str) -> JsResult<f64> {
+    match value_type(&value)? {
+        ValueType::Number => unsafe { value.cast::<f64>() }.map_err(|e| js_error(code, e.reason.clone())),
+        _ => Err(js_error(code, format!("{what} must be a number."))),
+    }
+}
+
+/// An object argument (not null, not a function), or a `code` error.
+pub fn object_arg<'a>(value: Unknown<'a>, code: ErrorCode, what: &str) -> JsResult<Object<'a>> {
+    match value_type(&value)? {
+        ValueType::Object => unsafe { value.cast::<Object>() }.map_err(|e| js_error(code, e.reason.clone())),
+        _ => Err(js_error(code, format!("{what} must be an object."))),
+    }
+}
+
+/// A named property of an object, `None` when `undefined` or `null`.
+pub fn property<'a>(object: &Object<'a>, name: &str) -> JsResult<Option<Unknown<'a>>> {
+    let value: Unknown = object
+        .get_named_property(name)
+        .map_err(|e| js_error(ErrorCode::InvalidRequest, format!("cannot read {name}: {}", e.reason)))?;
+    Ok(if is_nullish(&value)? { None } else { Some(value) })
+}
