@@ -194,7 +194,7 @@ export interface ToolResult {
   toolName: string
   /** tool_search: hits or `{ results, truncated? }`; tool_describe: ToolDescription; tool_call and direct calls: `{ tool, result }`; tool_search_code: `{ ok, value, logs, ... }`. */
   value?: unknown
-  /** Stable codes: ToolSearchErrorCode, TOOL_FAILED / CANCELLED, or a code cell's CODE_TIMEOUT / CODE_ABORTED / CODE_RUNTIME_ERROR / CODE_OUTPUT_LIMIT / CODE_BRIDGE_VIOLATION. */
+  /** Stable codes: ToolSearchErrorCode, TOOL_FAILED / CANCELLED, or a code cell's CODE_TIMEOUT / CODE_ABORTED / CODE_RUNTIME_ERROR / CODE_OUTPUT_LIMIT / CODE_BRIDGE_VIOLATION / CODE_BUSY. */
   error?: { code: string; message: string }
   /** Text for the provider's tool-result message (compact JSON of `value`, or the error message). */
   content: string
@@ -248,8 +248,43 @@ export interface CodeModeCapability {
   nodeFlags?: string[]
   /** Each OS containment layer and whether the host allowed it. */
   layers?: Record<string, unknown> | null
+  /** The memory cgroup that bounds all children together, or why there is none. */
+  memoryCgroup?: { applied: boolean; version?: 'v1' | 'v2' | null; path?: string | null; limitBytes: number; reason?: string | null }
+  /** RLIMIT_AS of each child (bytes). */
+  addressSpaceBytes?: number
   poolSize?: number
+  /** Gateway-wide budgets (see `configureCodeMode`). */
+  maxConcurrentCells?: number
+  gatewayCallBytes?: number
+  /** Per-cell caps: code, result, logs, frames, calls, outstanding call budgets. */
+  caps?: Record<string, number>
+  /** True while the first probe is still running (`await probeCodeMode()`). */
+  pending?: boolean
   [key: string]: unknown
+}
+
+/** `resolveToolSearchConfig`'s host facts. */
+export interface ConfigEnv {
+  /** Whether this host can run code mode. Default: the probe's answer (false while it runs). */
+  codeModeSupported?: boolean
+}
+
+/** Gateway-wide code-mode budgets; set once, before the probe starts. */
+export interface CodeModeSettings {
+  /** Cells running at once (default 8); more wait within their deadline, then fail with CODE_BUSY. */
+  maxConcurrentCells?: number
+  /** Bytes of bridged call arguments outstanding across all cells (default 64 MiB). */
+  gatewayCallBytes?: number
+  /** Calls one cell may have outstanding, running or queued (default 64). */
+  cellCallsOutstanding?: number
+  /** Bytes of call arguments one cell may have outstanding (default 4 MiB). */
+  cellCallBytesOutstanding?: number
+  /** Calls of one cell running at once (default 8). */
+  concurrentCalls?: number
+  /** Warm children kept ready (default 1). */
+  poolSize?: number
+  /** Resident memory of all children together, one memory cgroup where the host allows it (default 2 GiB; 0 = none). */
+  childrenMemoryBytes?: number
 }
 
 
@@ -364,19 +399,24 @@ export declare class ToolSearchSession {
 
 /**
  * What the host allowed for code mode: Node version and flags, each
- * containment layer, caps, and why code mode is unavailable if it is.
- * The first call (or the first config resolution) probes Node and launches
- * one contained child, ~100–300 ms once per process: do it at start-up.
+ * containment layer, budgets, and why code mode is unavailable if it is.
+ * Never waits more than a few milliseconds: while the probe runs, it
+ * answers `{ available: false, pending: true, reason }`.
  */
 export declare function codeModeCapability(): CodeModeCapability
 
-export interface ConfigEnv {
-  /**
-   * Whether this host can run code mode. Default: probed once
-   * (`codeModeCapability().available`).
-   */
-  codeModeSupported?: boolean
-}
+/**
+ * Sets code mode's gateway-wide budgets. Only before the probe starts (the
+ * first `probeCodeMode()`, `codeModeCapability()`, `resolveToolSearchConfig()`
+ * or code-mode session); later calls throw INVALID_CONFIG.
+ */
+export declare function configureCodeMode(settings: CodeModeSettings): void
+
+/**
+ * Runs (once) and awaits the code-mode probe off the event loop; resolves
+ * with the same report as `codeModeCapability()` once it is final.
+ */
+export declare function probeCodeMode(): Promise<CodeModeCapability>
 
 /** Resolve a raw `tools.toolSearch` value once per run (contract §4). */
 export declare function resolveToolSearchConfig(raw: unknown, env?: ConfigEnv): ResolvedToolSearchConfig

@@ -838,4 +838,6 @@ module.exports = nativeBinding
 module.exports.ToolCatalog = nativeBinding.ToolCatalog
 module.exports.ToolSearchSession = nativeBinding.ToolSearchSession
 module.exports.codeModeCapability = nativeBinding.codeModeCapability
+module.exports.configureCodeMode = nativeBinding.configureCodeMode
+module.exports.probeCodeMode = nativeBinding.probeCodeMode
 module.exports.resolveToolSearchConfig = nativeBinding.resolveToolSearchConfig

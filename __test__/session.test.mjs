@@ -107,7 +107,9 @@ test('structured search (two queries) then tool_call through the JS executor', a
   assert.deepEqual(called.value.tool, { id: 'openclaw:fake-plugin:fake_plugin_tool_07', name: 'fake_plugin_tool_07', source: 'openclaw', sourceName: 'fake-plugin' })
   assert.equal(called.value.result.content[0].text, 'FAKE_PLUGIN_OK fake_plugin_tool_07 {"marker":"qa"}')
   assert.equal(calls.length, 1)
-  assert.equal(calls[0].toolCallId, 'call_2')
+  // The target call has its own id and names the tool_call wrapper as its parent.
+  assert.equal(calls[0].toolCallId, 'tool_call:call_2:fake_plugin_tool_07')
+  assert.equal(calls[0].parentToolCallId, 'call_2')
   assert.equal(calls[0].owner, 'fake-plugin')
   assert.ok(calls[0].signal instanceof AbortSignal)
 

@@ -192,8 +192,18 @@ fn catalog_arg<'a>(env: &Env, value: &Unknown<'a>) -> JsResult<&'a ToolCatalog> 
     if value_type(value)? != ValueType::Object {
         return Err(js_error(ErrorCode::InvalidRequest, "catalog must be a ToolCatalog."));
     }
-    unsafe { <ToolCatalog as FromNapiRef>::from_napi_ref(env.raw(), value.raw()) }
-        .map_err(|_| js_error(ErrorCode::InvalidRequest, "catalog must be a ToolCatalog."))
+    let wrong = || js_error(ErrorCode::InvalidRequest, "catalog must be a ToolCatalog.");
+    let mut wrapped: *mut std::ffi::c_void = std::ptr::null_mut();
+    // SAFETY: `value` is a live handle of this call's scope; the unwrapped pointer is only used
+    // while it lives (the session clones what it needs before returning). The type tag rejects
+    // objects of another class or with a spoofed prototype.
+    unsafe {
+        if napi::sys::napi_unwrap(env.raw(), value.raw(), &mut wrapped) != napi::sys::Status::napi_ok || wrapped.is_null() {
+            return Err(wrong());
+        }
+        validate_type_tag(env.raw(), value.raw(), &<ToolCatalog as TypeTag>::type_tag(), "ToolCatalog").map_err(|_| wrong())?;
+        Ok(&*(wrapped as *const ToolCatalog))
+    }
 }
 
 fn function_arg<'a>(value: Option<Unknown<'a>>, what: &str) -> JsResult<Option<Unknown<'a>>> {
