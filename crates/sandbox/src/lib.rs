@@ -54,6 +54,7 @@ mod result;
 mod runner;
 mod session;
 mod spawn;
+mod version;
 
 use std::path::{Path, PathBuf};
 

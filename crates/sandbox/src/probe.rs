@@ -8,6 +8,8 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use crate::version::{fmt, is_sound, parse_version};
+
 /// What `probe_node` found.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -124,44 +126,6 @@ pub fn probe_node(path: &Path) -> NodeSupport {
         Err(reason) => support.reason = Some(reason),
     }
     support
-}
-
-fn fmt((a, b, c): (u32, u32, u32)) -> String {
-    format!("{a}.{b}.{c}")
-}
-
-pub(crate) fn parse_version(v: &str) -> Option<(u32, u32, u32)> {
-    let mut parts = v.trim().trim_start_matches('v').splitn(3, '.');
-    let major = parts.next()?.parse().ok()?;
-    let minor = parts.next()?.parse().ok()?;
-    let patch_part = parts.next()?;
-    let digits: String = patch_part.chars().take_while(|c| c.is_ascii_digit()).collect();
-    Some((major, minor, digits.parse().ok()?))
-}
-
-/// Minimum versions with the known permission-model bypasses fixed.
-pub(crate) fn is_sound(v: (u32, u32, u32)) -> Result<(), String> {
-    let minimum = match v.0 {
-        22 => (22, 23, 0),
-        24 => (24, 17, 0),
-        26 => (26, 3, 1),
-        major if major > 26 && major % 2 == 0 => return Ok(()),
-        _ => {
-            return Err(format!(
-                "node {} is not supported for code mode (need >= 22.23, >= 24.17 or >= 26.3.1)",
-                fmt(v)
-            ))
-        }
-    };
-    if v >= minimum {
-        Ok(())
-    } else {
-        Err(format!(
-            "node {} has known permission-model bypasses (need >= {})",
-            fmt(v),
-            fmt(minimum)
-        ))
-    }
 }
 
 #[cfg(test)]
