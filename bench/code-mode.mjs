@@ -9,9 +9,9 @@ import { setTimeout as sleep } from 'node:timers/promises'
 
 const require = createRequire(import.meta.url)
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
-const { ToolCatalog, ToolSearchSession, resolveToolSearchConfig, codeModeCapability } = require(join(root, 'index.js'))
+const { ToolCatalog, ToolSearchSession, resolveToolSearchConfig, probeCodeMode } = require(join(root, 'index.js'))
 
-const capability = codeModeCapability()
+const capability = await probeCodeMode()
 if (!capability.available) {
   console.log(`code mode unavailable here: ${capability.reason}`)
   process.exit(0)

@@ -12,6 +12,8 @@ const parts = [
   ['surfaces', 'surface bytes per mode and directory render time', ['bench/surfaces.mjs']],
   ['code-mode', 'code-mode cells through the session and sandbox', ['bench/code-mode.mjs']],
   ['quality', 'retrieval quality on the dev set', ['bench/quality.mjs']],
+  ['hostile', 'what hostile cells, schemas and lookups cost the gateway (event-loop gaps, RSS, bounds)', ['bench/hostile.mjs']],
+  ['soak', '10,000 sequential and 100 concurrent cells: RSS, leftovers, every cell settled', ['bench/soak.mjs']],
 ]
 console.log(`openclaw-tool-search benchmarks, ${new Date().toISOString().slice(0, 10)}, Node ${process.version}`)
 for (const [name, what, args] of parts) {

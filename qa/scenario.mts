@@ -11,7 +11,7 @@ import { buildQaCatalog, QA_TARGET, type QaCatalog } from './fake-plugin.mjs';
 import { MockProvider } from './provider-client.mjs';
 import { SessionLog } from './session-log.mjs';
 import { performance } from 'node:perf_hooks';
-import { ToolCatalog, codeModeCapability } from '../index.js';
+import { ToolCatalog, probeCodeMode } from '../index.js';
 import { catalogInput, LANES, runLane, type Lane, type RunResult, type Scenario } from './run-lane.mjs';
 
 export interface QaOptions {
@@ -143,7 +143,7 @@ async function runAll(provider: MockProvider, qa: QaCatalog, logDir: string, opt
   // Build the catalog once before the lanes: every run then reuses it (same fingerprint), so the
   // first lane's wall time is not the index build. Both numbers go into the report.
   let t0 = performance.now();
-  const capability = codeModeCapability();
+  const capability = await probeCodeMode();
   const codeMode = {
     available: capability.available,
     reason: capability.reason ?? null,
