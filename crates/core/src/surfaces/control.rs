@@ -145,7 +145,8 @@ pub fn tool_search_code(s: &ControlSettings) -> ToolDefinition {
     let seconds = s.code_timeout_ms as f64 / 1000.0;
     let description = format!(
         "Find and run tools by executing a short JavaScript snippet in an isolated sandbox. The code is the body of an \
-         async function: use `await`, and `return` a JSON-serializable value to get it back. Only these exist inside: \
+         async function: use `await`, and `return` a JSON-serializable value to get it back. It runs in a contained Node \
+         process (its own `process` object exists but can reach nothing); besides JavaScript built-ins there is only \
          console.log/warn/error, and \
          `await openclaw.tools.search(query, {{ limit }}?)` -> array of hits, best first, each \
          {{ id, source, sourceName, name, label?, description, input, output? }} (`query` is the capability you need in a \
@@ -156,7 +157,8 @@ pub fn tool_search_code(s: &ControlSettings) -> ToolDefinition {
          `await openclaw.tools.call(id, args?)` -> {{ tool, result }} where `result` is the tool's result (JSON values in \
          result.details). `id` is the exact id from search (or an exact unique tool name). Arguments are validated \
          before the tool runs; errors (unknown id, invalid arguments, a blocked or unavailable tool) are thrown as \
-         Error with a message saying what to fix. No require, import, process, filesystem or network. The whole run, \
+         Error with a message saying what to fix. No require, import, filesystem, network or child processes. Calls \
+         started before the code returns are waited for; start none after it. The whole run, \
          including tool calls, must finish within {seconds} s. Returns {{ ok, value, logs }} (on failure ok is false \
          and `error` explains)."
     );
