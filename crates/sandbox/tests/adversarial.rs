@@ -32,9 +32,10 @@ fn private_dir(tag: &str) -> std::path::PathBuf {
 }
 
 // 1, 2: signals to the parent, the inspector escape, pid scans, priorities.
+#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn signals_and_inspector_escape_are_blocked() {
-    let Some(runner) = bypass_runner() else { return };
+    let runner = bypass_runner();
     // SAFETY: installs a counting handler for SIGUSR1 in this test process.
     unsafe { libc::signal(libc::SIGUSR1, on_sigusr1 as *const () as libc::sighandler_t) };
     let code = probe_code(
@@ -69,9 +70,10 @@ async fn signals_and_inspector_escape_are_blocked() {
 }
 
 // 3: network canaries (TCP, UDP, Unix socket) see zero connections.
+#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn network_canaries_see_nothing() {
-    let Some(runner) = bypass_runner() else { return };
+    let runner = bypass_runner();
     let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     tcp.set_nonblocking(true).unwrap();
     let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
@@ -111,9 +113,10 @@ async fn network_canaries_see_nothing() {
 }
 
 // 4: only the bridge's fds are open; a leaked gateway fd is not readable.
+#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn leaked_fds_are_closed() {
-    let Some(runner) = bypass_runner() else { return };
+    let runner = bypass_runner();
     let dir = private_dir("fd");
     let secret = dir.join("leaked.txt");
     std::fs::write(&secret, "LEAKED-FD-SECRET").unwrap();
@@ -146,9 +149,10 @@ async fn leaked_fds_are_closed() {
 }
 
 // 5, 6, 7, 8: sqlite, reads, writes, process creation and native code.
+#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn file_system_sqlite_and_process_creation_are_denied() {
-    let Some(runner) = bypass_runner() else { return };
+    let runner = bypass_runner();
     let dir = private_dir("fs");
     let secret = dir.join("gateway-secrets.json");
     std::fs::write(&secret, "{\"token\":\"GATEWAY-SECRET-TOKEN\"}").unwrap();
@@ -203,9 +207,10 @@ async fn file_system_sqlite_and_process_creation_are_denied() {
 }
 
 // 8 (standard prelude): the in-child defences are in place before user code.
+#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn in_child_defences_are_in_place() {
-    let Some(runner) = runner() else { return };
+    let runner = runner();
     let code = r#"
         const types = {};
         for (const k of ['kill', '_kill', '_debugProcess', 'dlopen', 'binding', '_linkedBinding', 'getBuiltinModule', 'execve', 'setuid'])
@@ -227,11 +232,12 @@ async fn in_child_defences_are_in_place() {
 }
 
 // 9: the gateway's environment never reaches the child.
+#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn environment_canary_never_appears() {
     // SAFETY (edition 2021): set before the runner spawns anything in this test.
     std::env::set_var("OPENCLAW_SANDBOX_CANARY", "ENV-CANARY-VALUE-42");
-    let Some(runner) = bypass_runner() else { return };
+    let runner = bypass_runner();
     let code = r#"
         let report = null;
         try { report = process.report.getReport(); } catch (e) { report = String(e); }
@@ -246,9 +252,10 @@ async fn environment_canary_never_appears() {
 
 // 10, 11: busy loops, Atomics.wait, microtask floods and trapped SIGTERM die at the deadline
 // while the gateway stays responsive.
+#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn busy_children_are_killed_at_the_deadline() {
-    let Some(runner) = bypass_runner() else { return };
+    let runner = bypass_runner();
     let runner = Arc::new(runner);
     let ticks = Arc::new(AtomicUsize::new(0));
     let ticker = {
@@ -289,9 +296,10 @@ async fn busy_children_are_killed_at_the_deadline() {
 }
 
 // 12: timers and promises left pending after the result: the child is gone right after.
+#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pending_work_after_the_result_dies_with_the_child() {
-    let Some(runner) = runner() else { return };
+    let runner = runner();
     let code = r#"
         setInterval(() => console.log('tick'), 1);
         setTimeout(() => {}, 1e7);
@@ -310,12 +318,13 @@ async fn pending_work_after_the_result_dies_with_the_child() {
 }
 
 // 13: heap, Buffer and Wasm floods are contained; no core file.
+#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn memory_floods_are_contained() {
     let mut config = config();
     config.heap_mb = 64;
     config.address_space_bytes = 2 * 1024 * 1024 * 1024;
-    let Some(runner) = runner_with(config) else { return };
+    let runner = runner_with(config);
     let cases = [
         "const a = []; for (;;) a.push(new Array(1e5).fill({ x: 1 }));",
         "const b = []; for (;;) b.push(Buffer.alloc(64 * 1024 * 1024, 1));",
@@ -333,9 +342,10 @@ async fn memory_floods_are_contained() {
 }
 
 // 14: stdout/stderr/log floods are capped, then killed.
+#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn output_floods_are_capped() {
-    let Some(runner) = bypass_runner() else { return };
+    let runner = bypass_runner();
     let (stdout, _) = run_code(&runner, "for (;;) process.stdout.write('x'.repeat(65536));").await;
     assert_eq!(stdout.failure_kind(), Some(FailureKind::OutputLimit), "{stdout:?}");
     let (line, _) =
@@ -351,9 +361,10 @@ async fn output_floods_are_capped() {
 }
 
 // 15: bridge abuse ends the run; the parent is neither crashed nor polluted.
+#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bridge_abuse_is_rejected() {
-    let Some(runner) = bypass_runner() else { return };
+    let runner = bypass_runner();
     let w = |frame: &str| format!("__req('fs').writeSync(3, {frame}); await new Promise(() => {{}});");
     let cases = [
         ("oversized", w(r#"'{"t":"log","level":"log","text":"' + 'a'.repeat(2 << 20) + '"}\n'"#)),
@@ -385,9 +396,10 @@ async fn bridge_abuse_is_rejected() {
 }
 
 // 16, 17: forged frames and calls outside the policy cannot reach a tool outside the policy.
+#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn forged_and_out_of_policy_calls_are_rejected_by_the_parent() {
-    let Some(runner) = bypass_runner() else { return };
+    let runner = bypass_runner();
     let code = r#"
         __req('fs').writeSync(3, '{"t":"call","id":1000000,"op":"call","args":{"id":"secret_admin","args":{"all":true}}}\n');
         await new Promise((res) => setTimeout(res, 200));
@@ -396,12 +408,13 @@ async fn forged_and_out_of_policy_calls_are_rejected_by_the_parent() {
     let (result, host) = run_code(&runner, code).await;
     assert!(result.ok, "{result:?}");
     assert_eq!(host.calls.load(Ordering::SeqCst), 1, "the forged frame is handled like any call: through the host's policy");
-    let Some(standard) = common::runner() else { return };
+    let standard = common::runner();
     let (denied, _) = run_code(&standard, "try { await openclaw.tools.call('secret_admin', {}); return 'called'; } catch (e) { return e.code; }").await;
     assert_eq!(denied.value, Some(Value::from("policy_denied")));
 }
 
 // 18: the gateway dies mid-run: the child dies too.
+#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
 #[test]
 fn gateway_death_kills_the_child() {
     if std::env::var_os("SANDBOX_TEST_GATEWAY_ROLE").is_some() {
@@ -470,6 +483,7 @@ fn act_as_gateway() {
 }
 
 // 19: node without a sound permission model is refused; code mode falls back.
+#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unsound_node_is_refused() {
     let dir = private_dir("fake-node");
@@ -508,9 +522,10 @@ async fn unsound_node_is_refused() {
 }
 
 // 20: the child never runs as root or with capabilities where the OS lets us drop them.
+#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn child_runs_unprivileged() {
-    let Some(runner) = runner() else { return };
+    let runner = runner();
     let report = runner.capability_report();
     let layers = report.layers.clone().expect("layers from the probe launch");
     assert!(layers.caps_dropped && layers.no_new_privs && layers.seccomp);

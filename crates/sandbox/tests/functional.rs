@@ -17,9 +17,10 @@ async fn run(runner: &CodeRunner, code: &str) -> (CodeRunResult, Arc<TestHost>) 
     (result, host)
 }
 
+#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn search_describe_call_through_the_bridge() {
-    let Some(runner) = runner() else { return };
+    let runner = runner();
     let code = r#"
         const hits = await openclaw.tools.search('echo', { limit: 3 });
         const schema = await openclaw.tools.describe(hits[0].id);
@@ -48,9 +49,10 @@ async fn search_describe_call_through_the_bridge() {
     assert!(js.get("error").is_none());
 }
 
+#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn describe_errors_and_policy_rejections_reach_the_code() {
-    let Some(runner) = runner() else { return };
+    let runner = runner();
     let code = r#"
         const out = {};
         try { await openclaw.tools.describe('nope'); } catch (e) { out.describe = e.code; }
@@ -66,11 +68,12 @@ async fn describe_errors_and_policy_rejections_reach_the_code() {
     assert_eq!(value["options"], "TypeError");
 }
 
+#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_calls_with_promise_all_respect_the_cap() {
     let mut config = config();
     config.caps.concurrent_calls = 3;
-    let Some(runner) = runner_with(config) else { return };
+    let runner = runner_with(config);
     let code = r#"
         const sums = await Promise.all(Array.from({ length: 25 }, (_, i) => openclaw.tools.call('add', { a: i, b: 1 })));
         const [s, d] = await Promise.all([openclaw.tools.search(''), openclaw.tools.describe('add')]);
@@ -86,11 +89,12 @@ async fn concurrent_calls_with_promise_all_respect_the_cap() {
     assert_eq!(result.telemetry.bridge_calls.call, 25);
 }
 
+#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn logs_are_kept_in_order_and_capped() {
     let mut config = config();
     config.caps.log_lines = 5;
-    let Some(runner) = runner_with(config) else { return };
+    let runner = runner_with(config);
     let code = r#"
         console.log('hello', 1, { a: [1, 2] });
         console.warn('careful');
@@ -108,9 +112,10 @@ async fn logs_are_kept_in_order_and_capped() {
     assert_eq!(result.value, Some(json!("done")));
 }
 
+#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn json_unsafe_return_values_are_made_safe() {
-    let Some(runner) = runner() else { return };
+    let runner = runner();
     let code = r#"
         const cyc = { name: 'c' }; cyc.self = cyc;
         return { big: 12345678901234567890n, undef: undefined, fn() {}, nan: NaN, inf: -Infinity,
@@ -140,9 +145,10 @@ async fn json_unsafe_return_values_are_made_safe() {
     assert!(bad.error.unwrap().message.contains("not serializable"));
 }
 
+#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn thrown_errors_and_syntax_errors_are_runtime_errors() {
-    let Some(runner) = runner() else { return };
+    let runner = runner();
     let (thrown, _) = run(&runner, "console.log('before'); throw new RangeError('out of range')").await;
     assert!(!thrown.ok);
     let error = thrown.error.clone().unwrap();
@@ -162,9 +168,10 @@ async fn thrown_errors_and_syntax_errors_are_runtime_errors() {
     assert!(rejected.error.unwrap().message.contains("async boom"));
 }
 
+#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn timeout_aborts_an_in_flight_call() {
-    let Some(runner) = runner() else { return };
+    let runner = runner();
     let host = TestHost::new();
     let result = runner
         .run_with_timeout(
@@ -182,9 +189,10 @@ async fn timeout_aborts_an_in_flight_call() {
     assert_eq!(result.telemetry.child_exit.as_deref(), Some("signal 9"));
 }
 
+#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn abort_signal_ends_the_run_and_cancels_calls() {
-    let Some(runner) = runner() else { return };
+    let runner = runner();
     let host = TestHost::new();
     let cancel = CancelToken::new();
     let trigger = cancel.clone();
@@ -208,12 +216,13 @@ async fn abort_signal_ends_the_run_and_cancels_calls() {
     assert_eq!(result.failure_kind(), Some(FailureKind::Aborted));
 }
 
+#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn oversized_results_and_code_are_refused() {
     let mut config = config();
     config.caps.result_bytes = 10_000;
     config.caps.code_bytes = 5_000;
-    let Some(runner) = runner_with(config) else { return };
+    let runner = runner_with(config);
     let (big, _) = run(&runner, "return 'x'.repeat(20000)").await;
     assert_eq!(big.failure_kind(), Some(FailureKind::OutputLimit), "{big:?}");
     let long_code = format!("return 1 // {}", "y".repeat(6000));
@@ -222,11 +231,12 @@ async fn oversized_results_and_code_are_refused() {
     assert!(code.error.unwrap().message.contains("over the cap"));
 }
 
+#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn warm_pool_uses_each_child_once() {
     let mut config = config();
     config.pool_size = 1;
-    let Some(runner) = runner_with(config) else { return };
+    let runner = runner_with(config);
     runner.prewarm();
     let mut pids = HashSet::new();
     let mut warm = 0;
@@ -244,11 +254,12 @@ async fn warm_pool_uses_each_child_once() {
     assert!(warm >= 1, "no run used a warm child");
 }
 
+#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn twenty_concurrent_cells_complete() {
     let mut config = config();
     config.pool_size = 2;
-    let Some(runner) = runner_with(config) else { return };
+    let runner = runner_with(config);
     let runner = Arc::new(runner);
     let mut tasks = Vec::new();
     for i in 0..20 {
@@ -265,11 +276,12 @@ async fn twenty_concurrent_cells_complete() {
     }
 }
 
+#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn default_config_kills_before_returning_and_reaps_soon_after() {
     let mut config = config();
     config.await_reap = false;
-    let Some(runner) = runner_with(config) else { return };
+    let runner = runner_with(config);
     let (result, _) = run(&runner, "setInterval(() => {}, 1); return process.pid").await;
     assert!(result.ok, "{result:?}");
     let pid = result.telemetry.child_pid.unwrap();

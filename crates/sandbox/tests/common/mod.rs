@@ -42,23 +42,17 @@ pub fn config() -> RunnerConfig {
     config
 }
 
-/// Builds a runner; `None` when this host cannot run code mode, after asserting that the runner
-/// refuses and says why (so the suite still checks the fallback path).
-pub fn runner_with(config: RunnerConfig) -> Option<CodeRunner> {
+/// Builds a runner that can run cells. Tests that use it are marked
+/// `#[cfg_attr(not(code_mode_host), ignore = "…")]` (see build.rs): they run where a sound Node is
+/// found or `REQUIRE_CODE_MODE=1` is set, and then a runner that cannot run code fails the test.
+pub fn runner_with(config: RunnerConfig) -> CodeRunner {
     let runner = CodeRunner::new(config).expect("valid config");
     let report = runner.capability_report();
-    if report.available {
-        return Some(runner);
-    }
-    // Only an unsound (or missing) node may make code mode unavailable; with a sound node every
-    // test must really run.
-    assert!(!report.node.sound, "a sound node was refused: {:?}", report.reason);
-    eprintln!("code mode unavailable on this host (node not sound): {:?}", report.reason);
-    assert!(report.reason.is_some());
-    None
+    assert!(report.available, "code mode is unavailable on this host: {:?} (node {:?})", report.reason, report.node);
+    runner
 }
 
-pub fn runner() -> Option<CodeRunner> {
+pub fn runner() -> CodeRunner {
     runner_with(config())
 }
 
@@ -150,7 +144,7 @@ pub fn bypass_prelude() -> String {
     out
 }
 
-pub fn bypass_runner() -> Option<CodeRunner> {
+pub fn bypass_runner() -> CodeRunner {
     let mut config = config();
     config.prelude_override = Some(bypass_prelude());
     runner_with(config)
