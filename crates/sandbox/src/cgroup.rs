@@ -90,6 +90,15 @@ impl ChildrenCgroup {
     pub(crate) fn dir(&self) -> &Path {
         &self.dir
     }
+
+    /// Children the kernel has OOM-killed in this group so far (v2 `memory.events`, v1
+    /// `memory.oom_control`), if the kernel reports it.
+    pub(crate) fn oom_kills(&self) -> Option<u64> {
+        ["memory.events", "memory.oom_control"].iter().find_map(|file| {
+            let text = std::fs::read_to_string(self.dir.join(file)).ok()?;
+            text.lines().find_map(|line| line.strip_prefix("oom_kill ")?.trim().parse().ok())
+        })
+    }
 }
 
 fn try_v2(parent: &Path, name: &str, limit: u64) -> Result<(ChildrenCgroup, MemoryCgroupReport), String> {

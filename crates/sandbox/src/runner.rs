@@ -237,12 +237,22 @@ impl CodeRunner {
             *lock(&self.inner.layers) = Some(report);
         }
 
+        let oom_kills_before = self.inner.cgroup.as_ref().and_then(ChildrenCgroup::oom_kills);
         let mut session = Session::new(caps, host, Arc::clone(&self.inner.call_bytes));
         let outcome = session.drive(&mut child, code, deadline, timeout, &cancel).await;
         child.kill();
         telemetry.calls_cancelled = session.cancel_outstanding();
         let mut outcome = outcome;
         if let Outcome::Fail(FailureKind::RuntimeError, message, true) = &mut outcome {
+            let oom_kills_after = self.inner.cgroup.as_ref().and_then(ChildrenCgroup::oom_kills);
+            if let (Some(before), Some(after)) = (oom_kills_before, oom_kills_after) {
+                if after > before {
+                    message.push_str(&format!(
+                        " (the kernel killed a child at the code-mode memory limit of {} MiB for all cells together)",
+                        self.inner.config.children_memory_bytes / (1024 * 1024)
+                    ));
+                }
+            }
             let tail = read_diag_tail(&mut child.diag, session.diag_tail(), Duration::from_millis(200)).await;
             if !tail.is_empty() {
                 message.push_str("; stderr: ");
