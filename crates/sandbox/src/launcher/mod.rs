@@ -2,16 +2,19 @@
 //! itself and then `execve`s node. It exists so the (possibly large) gateway never forks: the runner
 //! spawns it through the posix_spawn fast path (no `pre_exec`).
 //!
-//! Order matters: setsid → fds → rlimits → netns (needs root) → uid drop → chdir →
-//! PR_SET_PDEATHSIG (a uid change clears it) + parent check → no_new_privs → landlock →
-//! seccomp (last: it forbids setuid) →
-//! report frame on fd 3 → execve with an empty environment.
+//! Order matters: setsid → fds → node's exec fd (above the coming RLIMIT_NOFILE) → rlimits →
+//! net and IPC namespaces (need root) → uid drop → capabilities (bounding set when still root;
+//! ambient and inheritable always) → chdir → PR_SET_PDEATHSIG (a uid change clears it) + parent
+//! check → no_new_privs → landlock → seccomp (last: it forbids setuid, capset and every exec but
+//! the one prepared in [`exec::ExecGate`]) → report frame on fd 3 → `execveat` of node with an
+//! empty environment.
 //!
 //! File descriptors on entry: 0 = parent→child bridge pipe, 1 = child→parent bridge pipe,
 //! 2 = diagnostics pipe. On exec: 0 = /dev/null, 1 and 2 = diagnostics, 3 = child→parent,
 //! 4 = parent→child, nothing else.
 
 pub mod args;
+pub mod exec;
 pub mod landlock;
 pub mod report;
 pub mod seccomp;
@@ -19,6 +22,8 @@ pub mod seccomp;
 use std::ffi::{CString, OsString};
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
+
+use exec::ExecGate;
 
 pub use args::{LauncherArgs, Want};
 pub use report::LauncherReport;
@@ -56,10 +61,12 @@ fn contain_and_exec(args: &LauncherArgs) -> Result<std::convert::Infallible, Str
     arrange_fds()?;
     report.close_range = true;
 
+    let exec = ExecGate::open(args)?;
     set_rlimits(args)?;
     report.rlimits = true;
 
     report.netns = apply_netns(args.netns)?;
+    report.ipcns = apply_ipcns(args.netns);
     report.uid_drop = drop_uid(args)?;
     // SAFETY: getters without arguments.
     (report.uid, report.gid) = unsafe { (libc::geteuid(), libc::getegid()) };
@@ -69,6 +76,8 @@ fn contain_and_exec(args: &LauncherArgs) -> Result<std::convert::Infallible, Str
     } else {
         report.caps_dropped = true; // a non-root uid holds no capabilities after execve
     }
+    clear_ambient_and_inheritable_caps()?;
+    report.ambient_caps_cleared = true;
 
     let cwd = CString::new(args.cwd.as_os_str().as_bytes()).map_err(|_| "cwd contains NUL")?;
     // SAFETY: valid C string.
@@ -91,23 +100,24 @@ fn contain_and_exec(args: &LauncherArgs) -> Result<std::convert::Infallible, Str
     if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
         return Err(os_err("PR_SET_NO_NEW_PRIVS"));
     }
-    report.landlock = apply_landlock(args)?;
+    (report.landlock, report.landlock_reads) = apply_landlock(args)?;
 
     // SAFETY: getter.
     let self_pid = unsafe { libc::getpid() };
-    let filters = seccomp::build_filters(self_pid)?;
-    let exec = ExecArgs::new(args)?; // allocate before seccomp, nothing after it but write+execve
+    let filters = seccomp::build_filters(self_pid, exec.allowance())?;
     seccomp::install(&filters)?;
     report.seccomp = true;
     report.no_new_privs = true;
+    report.exec_only_node = true;
+    report.x32_denied = seccomp::X32_DENIED;
+    report.ipc_denied = true;
+    report.priority_scoped = true;
+    report.pdeathsig_locked = true;
 
     let mut line = serde_json::to_vec(&report).map_err(|e| format!("report: {e}"))?;
     line.push(b'\n');
     write_all_fd(3, &line)?;
-
-    // SAFETY: NUL-terminated argv and envp arrays of valid C strings that outlive the call.
-    unsafe { libc::execve(exec.path.as_ptr(), exec.argv.as_ptr(), exec.envp.as_ptr()) };
-    Err(os_err("execve node"))
+    Err(exec.exec())
 }
 
 /// Moves the bridge pipes to fds 3/4, points 0 at /dev/null and 1 at the diagnostics pipe, and
@@ -174,13 +184,36 @@ fn apply_netns(want: Want) -> Result<String, String> {
     Ok(format!("unavailable: {reason}"))
 }
 
-fn apply_landlock(args: &LauncherArgs) -> Result<String, String> {
+/// IPC namespace: SysV objects and POSIX message queues of earlier cells are out of sight. A
+/// second layer behind seccomp (which denies those syscalls), so it follows `--netns` but is
+/// never required.
+fn apply_ipcns(want: Want) -> String {
+    if want == Want::Off {
+        return "off".into();
+    }
+    // SAFETY: plain syscall.
+    if unsafe { libc::unshare(libc::CLONE_NEWIPC) } == 0 {
+        return "applied".into();
+    }
+    format!("unavailable: {}", os_err("unshare(CLONE_NEWIPC)"))
+}
+
+/// `(landlock, landlock_reads)` for the report.
+fn apply_landlock(args: &LauncherArgs) -> Result<(String, String), String> {
     if args.landlock == Want::Off {
-        return Ok("off".into());
+        return Ok(("off".into(), "off".into()));
     }
     match landlock::restrict(&args.node) {
-        Ok(abi) => Ok(format!("applied (abi {abi})")),
-        Err(reason) if args.landlock == Want::Try => Ok(format!("unavailable: {reason}")),
+        Ok(applied) => {
+            let mut landlock = format!("applied (abi {})", applied.abi);
+            if !applied.unavailable.is_empty() {
+                landlock.push_str(&format!("; unavailable: {}", applied.unavailable.join(", ")));
+            }
+            Ok((landlock, format!("limited to {} paths", applied.read_rules)))
+        }
+        Err(reason) if args.landlock == Want::Try => {
+            Ok((format!("unavailable: {reason}"), "unavailable: no landlock".into()))
+        }
         Err(reason) => Err(reason),
     }
 }
@@ -223,6 +256,47 @@ fn drop_capability_bounding_set() -> Result<(), String> {
     Ok(())
 }
 
+/// Empties the ambient and inheritable capability sets: an ambient capability (e.g. a gateway
+/// started with `AmbientCapabilities=`) survives execve into a non-root program, and root keeps
+/// its inheritable set across execve whatever the bounding set.
+fn clear_ambient_and_inheritable_caps() -> Result<(), String> {
+    // SAFETY: plain prctl. EINVAL: a kernel before 4.3 has no ambient set at all.
+    let rc = unsafe { libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong, 0, 0, 0) };
+    if rc != 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINVAL) {
+        return Err(os_err("PR_CAP_AMBIENT_CLEAR_ALL"));
+    }
+    #[repr(C)]
+    struct CapHeader {
+        version: u32,
+        pid: i32,
+    }
+    #[repr(C)]
+    #[derive(Clone, Copy, Default)]
+    struct CapData {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
+    let mut header = CapHeader { version: LINUX_CAPABILITY_VERSION_3, pid: 0 };
+    let mut data = [CapData::default(); 2];
+    // SAFETY: version-3 header and two data structs, as the ABI requires.
+    if unsafe { libc::syscall(libc::SYS_capget, &mut header as *mut CapHeader, data.as_mut_ptr()) } != 0 {
+        return Err(os_err("capget"));
+    }
+    if data.iter().all(|d| d.inheritable == 0) {
+        return Ok(());
+    }
+    for d in &mut data {
+        d.inheritable = 0;
+    }
+    // SAFETY: as above; lowering the inheritable set needs no privilege.
+    if unsafe { libc::syscall(libc::SYS_capset, &mut header as *mut CapHeader, data.as_ptr()) } != 0 {
+        return Err(os_err("capset (clear inheritable)"));
+    }
+    Ok(())
+}
+
 fn write_all_fd(fd: i32, mut bytes: &[u8]) -> Result<(), String> {
     while !bytes.is_empty() {
         // SAFETY: valid buffer and length.
@@ -236,25 +310,4 @@ fn write_all_fd(fd: i32, mut bytes: &[u8]) -> Result<(), String> {
         bytes = &bytes[n as usize..];
     }
     Ok(())
-}
-
-/// Pre-built execve arguments (built before seccomp so nothing allocates afterwards).
-struct ExecArgs {
-    path: CString,
-    _strings: Vec<CString>,
-    argv: Vec<*const libc::c_char>,
-    envp: Vec<*const libc::c_char>,
-}
-
-impl ExecArgs {
-    fn new(args: &LauncherArgs) -> Result<Self, String> {
-        let path = CString::new(args.node.as_os_str().as_bytes()).map_err(|_| "node path contains NUL")?;
-        let mut strings = vec![path.clone()];
-        for arg in &args.node_args {
-            strings.push(CString::new(arg.as_bytes()).map_err(|_| "node argument contains NUL")?);
-        }
-        let mut argv: Vec<*const libc::c_char> = strings.iter().map(|s| s.as_ptr()).collect();
-        argv.push(std::ptr::null());
-        Ok(ExecArgs { path, _strings: strings, argv, envp: vec![std::ptr::null()] })
-    }
 }

@@ -27,4 +27,24 @@ pub struct LauncherReport {
     pub pdeathsig: bool,
     pub seccomp: bool,
     pub no_new_privs: bool,
+    /// IPC namespace (SysV objects and POSIX message queues of other cells out of sight):
+    /// "applied", "off" (with `netns` off) or "unavailable: <reason>"; seccomp denies those
+    /// syscalls either way.
+    pub ipcns: String,
+    /// Ambient and inheritable capability sets emptied before execve.
+    pub ambient_caps_cleared: bool,
+    /// Landlock reads: "limited to N paths" (node, its loader and library directory, loader
+    /// cache, time zone, its own /proc directory, /proc/meminfo, /dev/null, /dev/urandom), "off"
+    /// or "unavailable: <reason>".
+    pub landlock_reads: String,
+    /// seccomp: `execve` denied and `execveat` only for the launcher's own exec of node.
+    pub exec_only_node: bool,
+    /// seccomp: every x32 syscall number denied (x86_64; other architectures have no x32).
+    pub x32_denied: bool,
+    /// seccomp: SysV shared memory, semaphores, message queues and POSIX message queues denied.
+    pub ipc_denied: bool,
+    /// seccomp: setpriority/ioprio_set only for the child's own process or process group.
+    pub priority_scoped: bool,
+    /// seccomp: `prctl(PR_SET_PDEATHSIG)` denied, so the parent-death signal cannot be cleared.
+    pub pdeathsig_locked: bool,
 }

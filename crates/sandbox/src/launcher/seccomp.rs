@@ -1,11 +1,16 @@
-//! The launcher's seccomp filters (seccompiler 0.5).
+//! The launcher's seccomp filters (seccompiler 0.5, plus one hand-written program).
 //!
-//! Three stacked filters, because one seccompiler filter has a single "match" action:
-//! - `EPERM` for signals/priority changes aimed outside the child's own process, process-inspection
-//!   and kernel-surface syscalls, privilege changes, and fork-like `clone` (threads stay allowed);
+//! Stacked filters, because one seccompiler filter has a single "match" action:
+//! - `EPERM` for signals/priority changes aimed outside the child's own process (group),
+//!   process-inspection and kernel-surface syscalls, privilege changes, SysV IPC and POSIX message
+//!   queues (they outlive the cell), `PR_SET_PDEATHSIG` changes, fork-like `clone` (threads stay
+//!   allowed), `execve`, and every `execveat` but the launcher's own exec of node ([`ExecAllowance`]);
 //! - `EACCES` for `socket()` (every family: netlink and packet sockets too);
 //! - `ENOSYS` for `clone3`, so glibc falls back to `clone` where the flag rule applies
-//!   (EPERM there makes Node abort).
+//!   (EPERM there makes Node abort);
+//! - (x86_64) `EPERM` for every x32 syscall number (bit `__X32_SYSCALL_BIT`): the rules above are
+//!   keyed on x86_64 numbers, which an x32 number never equals. seccompiler's own programs kill
+//!   any other architecture (i386 `int 0x80`).
 //!
 //! Pids are compared as 32-bit values so that `-self` (a process-group target) matches.
 
@@ -16,10 +21,19 @@ use seccompiler::{
     SeccompRule, TargetArch,
 };
 
-/// Builds the three BPF programs for a child whose pid (and process group) is `self_pid`.
-pub fn build_filters(self_pid: i32) -> Result<Vec<BpfProgram>, String> {
+/// The only exec the filters allow: `execveat(fd, pathname, argv, _, AT_EMPTY_PATH)` with these
+/// exact values (see `exec.rs` for why the child cannot reproduce them).
+#[derive(Clone, Copy, Debug)]
+pub struct ExecAllowance {
+    pub fd: i32,
+    pub pathname: u64,
+    pub argv: u64,
+}
+
+/// Builds the BPF programs for a child whose pid (and process group) is `self_pid`.
+pub fn build_filters(self_pid: i32, exec: ExecAllowance) -> Result<Vec<BpfProgram>, String> {
     let arch = target_arch()?;
-    let eperm = errno_filter(eperm_rules(self_pid)?, libc::EPERM, arch)?;
+    let eperm = errno_filter(eperm_rules(self_pid, exec)?, libc::EPERM, arch)?;
     let socket = errno_filter(
         BTreeMap::from([(libc::SYS_socket, Vec::new())]),
         libc::EACCES,
@@ -30,7 +44,38 @@ pub fn build_filters(self_pid: i32) -> Result<Vec<BpfProgram>, String> {
         libc::ENOSYS,
         arch,
     )?;
-    Ok(vec![eperm, socket, clone3])
+    let mut filters = vec![eperm, socket, clone3];
+    #[cfg(target_arch = "x86_64")]
+    filters.push(deny_x32_program());
+    Ok(filters)
+}
+
+/// Whether x32 syscall numbers are denied: always on x86_64, and other architectures have no x32.
+pub const X32_DENIED: bool = true;
+
+/// `EPERM` for any syscall number with the x32 bit; kill for a non-x86_64 arch (as seccompiler's
+/// programs do); allow the rest (the other filters decide).
+#[cfg(target_arch = "x86_64")]
+fn deny_x32_program() -> BpfProgram {
+    use seccompiler::sock_filter;
+    const LD_W_ABS: u16 = 0x00 | 0x00 | 0x20; // BPF_LD | BPF_W | BPF_ABS
+    const JEQ_K: u16 = 0x05 | 0x10; // BPF_JMP | BPF_JEQ | BPF_K
+    const JSET_K: u16 = 0x05 | 0x40; // BPF_JMP | BPF_JSET | BPF_K
+    const RET_K: u16 = 0x06; // BPF_RET | BPF_K
+    const NR_OFFSET: u32 = 0; // seccomp_data.nr
+    const ARCH_OFFSET: u32 = 4; // seccomp_data.arch
+    const AUDIT_ARCH_X86_64: u32 = 0xc000_003e;
+    const X32_SYSCALL_BIT: u32 = 0x4000_0000;
+    let op = |code, jt, jf, k| sock_filter { code, jt, jf, k };
+    vec![
+        op(LD_W_ABS, 0, 0, ARCH_OFFSET),
+        op(JEQ_K, 1, 0, AUDIT_ARCH_X86_64),
+        op(RET_K, 0, 0, libc::SECCOMP_RET_KILL_PROCESS),
+        op(LD_W_ABS, 0, 0, NR_OFFSET),
+        op(JSET_K, 0, 1, X32_SYSCALL_BIT),
+        op(RET_K, 0, 0, libc::SECCOMP_RET_ERRNO | libc::EPERM as u32),
+        op(RET_K, 0, 0, libc::SECCOMP_RET_ALLOW),
+    ]
 }
 
 /// Installs the filters on the calling thread (sets `no_new_privs` first).
@@ -77,7 +122,16 @@ fn pid_not_in(arg: u8, allowed: &[i32]) -> Result<Vec<SeccompRule>, String> {
     Ok(vec![rule(conditions)?])
 }
 
-fn eperm_rules(self_pid: i32) -> Result<BTreeMap<i64, Vec<SeccompRule>>, String> {
+/// "argument `arg` (an int) is none of `allowed`": the syscall is denied.
+fn int_not_in(arg: u8, allowed: &[i32]) -> Result<SeccompRule, String> {
+    let conditions = allowed
+        .iter()
+        .map(|v| cond(arg, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, *v as u32 as u64))
+        .collect::<Result<Vec<_>, _>>()?;
+    rule(conditions)
+}
+
+fn eperm_rules(self_pid: i32, exec: ExecAllowance) -> Result<BTreeMap<i64, Vec<SeccompRule>>, String> {
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
     // Signals: only to itself, its own group (0) or -self. Denying kill outright breaks abort().
     rules.insert(libc::SYS_kill, pid_not_in(0, &[self_pid, 0, -self_pid])?);
@@ -86,9 +140,32 @@ fn eperm_rules(self_pid: i32) -> Result<BTreeMap<i64, Vec<SeccompRule>>, String>
     rules.insert(libc::SYS_rt_sigqueueinfo, pid_not_in(0, &[self_pid])?);
     rules.insert(libc::SYS_rt_tgsigqueueinfo, pid_not_in(0, &[self_pid])?);
     rules.insert(libc::SYS_pidfd_open, pid_not_in(0, &[self_pid])?);
-    // Priority / scheduling of other processes (`os.setPriority(ppid)`): only 0 or self.
-    rules.insert(libc::SYS_setpriority, pid_not_in(1, &[0, self_pid])?);
-    rules.insert(libc::SYS_ioprio_set, pid_not_in(1, &[0, self_pid])?);
+    // Priority of other processes (`os.setPriority(ppid)`): only the child's own process or
+    // process group (it is a group leader after setsid), by 0 or its pid; never PRIO_USER /
+    // IOPRIO_WHO_USER, which reach every process of the sandbox uid.
+    let mut setpriority = pid_not_in(1, &[0, self_pid])?;
+    setpriority.push(int_not_in(0, &[libc::PRIO_PROCESS as i32, libc::PRIO_PGRP as i32])?);
+    rules.insert(libc::SYS_setpriority, setpriority);
+    const IOPRIO_WHO_PROCESS: i32 = 1;
+    const IOPRIO_WHO_PGRP: i32 = 2;
+    let mut ioprio = pid_not_in(1, &[0, self_pid])?;
+    ioprio.push(int_not_in(0, &[IOPRIO_WHO_PROCESS, IOPRIO_WHO_PGRP])?);
+    rules.insert(libc::SYS_ioprio_set, ioprio);
+    // The parent-death signal the launcher set must survive: the child may not change it.
+    rules.insert(
+        libc::SYS_prctl,
+        vec![rule(vec![cond(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, libc::PR_SET_PDEATHSIG as u64)?])?],
+    );
+    // Exec: only the launcher's own execveat of node (any of these differing denies it).
+    rules.insert(
+        libc::SYS_execveat,
+        vec![
+            int_not_in(0, &[exec.fd])?,
+            rule(vec![cond(1, SeccompCmpArgLen::Qword, SeccompCmpOp::Ne, exec.pathname)?])?,
+            rule(vec![cond(2, SeccompCmpArgLen::Qword, SeccompCmpOp::Ne, exec.argv)?])?,
+            int_not_in(4, &[libc::AT_EMPTY_PATH])?,
+        ],
+    );
     for sys in [
         libc::SYS_sched_setscheduler,
         libc::SYS_sched_setparam,
@@ -117,6 +194,26 @@ fn eperm_rules(self_pid: i32) -> Result<BTreeMap<i64, Vec<SeccompRule>>, String>
 fn denied_outright() -> Vec<i64> {
     #[allow(unused_mut)]
     let mut list = vec![
+        libc::SYS_execve,
+        // SysV IPC and POSIX message queues: objects that outlive the cell and reach the next one.
+        libc::SYS_shmget,
+        libc::SYS_shmat,
+        libc::SYS_shmdt,
+        libc::SYS_shmctl,
+        libc::SYS_semget,
+        libc::SYS_semop,
+        libc::SYS_semtimedop,
+        libc::SYS_semctl,
+        libc::SYS_msgget,
+        libc::SYS_msgsnd,
+        libc::SYS_msgrcv,
+        libc::SYS_msgctl,
+        libc::SYS_mq_open,
+        libc::SYS_mq_unlink,
+        libc::SYS_mq_timedsend,
+        libc::SYS_mq_timedreceive,
+        libc::SYS_mq_notify,
+        libc::SYS_mq_getsetattr,
         libc::SYS_pidfd_send_signal,
         libc::SYS_pidfd_getfd,
         libc::SYS_ptrace,
