@@ -39,3 +39,11 @@ pub const INPUT_HINT_MAX_DEPTH: usize = 4;
 pub const INPUT_HINT_MAX_PROPERTIES: usize = 16;
 pub const INPUT_HINT_MAX_ENUM: usize = 8;
 pub const OUTPUT_HINT_MAX_CHARS: usize = 850;
+/// Most subschema applications a schema may cause at one value of the
+/// arguments (`schema::schema_cost`); above it the schema is INVALID_SCHEMA
+/// (an `anyOf` of two refs to the next level doubles per level: depth 20 is
+/// a million checks of one value).
+pub const MAX_SCHEMA_CHECKS_PER_VALUE: u64 = 1_000;
+/// Most subschema applications one validation may do (checks per value ×
+/// values in the arguments); larger arguments are refused unvalidated.
+pub const MAX_VALIDATION_CHECKS: u64 = 1_000_000;

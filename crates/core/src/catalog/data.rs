@@ -8,6 +8,7 @@ use std::sync::{Arc, OnceLock};
 use serde_json::Value;
 
 use super::entry::{Source, ToolEntry, ToolRecord};
+use super::lookup::NameIndex;
 use super::records::RawRecord;
 use crate::error::{Error, Result};
 use crate::limits::*;
@@ -48,6 +49,8 @@ pub(crate) struct Lazy {
 pub struct CatalogData {
     pub entries: Vec<ToolEntry>,
     pub index: SearchIndex,
+    /// Trigrams of owners and names: candidates for "did you mean".
+    pub(crate) names: NameIndex,
     pub fingerprint: String,
     pub by_id: HashMap<String, usize>,
     pub by_name: HashMap<String, Vec<usize>>,
@@ -151,6 +154,7 @@ fn normalize(record: ToolRecord) -> std::result::Result<Normalized, String> {
             if !(schema.is_object() || schema.is_boolean()) {
                 return Err("inputSchema must be a JSON Schema object".into());
             }
+            check_cost("inputSchema", &schema)?;
             Some(Arc::new(schema))
         }
     };
@@ -158,6 +162,7 @@ fn normalize(record: ToolRecord) -> std::result::Result<Normalized, String> {
     let output_schema = match record.output_schema {
         Some(schema) if source.is_trusted() => {
             schema::check_bounds(&schema, MAX_JSON_DEPTH, MAX_SCHEMA_BYTES).map_err(|e| format!("outputSchema: {e}"))?;
+            check_cost("outputSchema", &schema)?;
             Some(Arc::new(schema))
         }
         _ => None,
@@ -165,6 +170,16 @@ fn normalize(record: ToolRecord) -> std::result::Result<Normalized, String> {
     let label = record.label.map(|l| bounded_text(&l, MAX_LABEL_CHARS)).filter(|l| !l.is_empty());
     let description = bounded_text(record.description.as_deref().unwrap_or(""), MAX_DESCRIPTION_CHARS);
     Ok(Normalized::Entry(ToolEntry { id, source, owner, name, label, description, input_schema, output_schema }))
+}
+
+/// A schema whose validation could explode is rejected here, at build, rather
+/// than on the first call. A `$ref` that cannot be followed is left to the
+/// compile on first use (INVALID_SCHEMA then), like any uncompilable schema.
+fn check_cost(what: &str, schema: &Value) -> std::result::Result<(), String> {
+    match schema::schema_cost(schema) {
+        Err(schema::CostError::TooExpensive(why)) => Err(format!("{what} rejected (INVALID_SCHEMA): {why}")),
+        Ok(_) | Err(schema::CostError::Unfollowable(_)) => Ok(()),
+    }
 }
 
 fn check_identifier_part(what: &str, value: &str, max_chars: usize) -> std::result::Result<(), String> {
@@ -241,6 +256,7 @@ pub fn fingerprint(validated: &Validated) -> String {
 impl CatalogData {
     pub fn build(validated: Validated, fingerprint: String, records: Arc<[Box<str>]>) -> Result<CatalogData> {
         let index = SearchIndex::build(&validated.entries)?;
+        let names = NameIndex::build(&validated.entries);
         let mut by_id = HashMap::with_capacity(validated.entries.len());
         let mut by_name: HashMap<String, Vec<usize>> = HashMap::with_capacity(validated.entries.len());
         for (ordinal, e) in validated.entries.iter().enumerate() {
@@ -258,6 +274,7 @@ impl CatalogData {
         Ok(CatalogData {
             entries: validated.entries,
             index,
+            names,
             fingerprint,
             by_id,
             by_name,

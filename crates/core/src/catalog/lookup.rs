@@ -2,7 +2,7 @@
 //! otherwise an error with up to three suggestions.
 
 use super::data::clip;
-use super::Catalog;
+use super::{Catalog, ToolEntry};
 use crate::error::{Error, ErrorCode, Result};
 
 /// Which surface the caller is on; picks the guidance in error texts.
@@ -33,6 +33,138 @@ const MAX_SUGGESTIONS: usize = 3;
 const MAX_SUGGESTION_DISTANCE: usize = 6;
 /// Ids and names longer than this are not compared for suggestions.
 const MAX_SELECTOR_CHARS: usize = 300;
+/// Views with at most this many allowed tools are compared in full; larger
+/// ones compare only the candidates the trigram index proposes.
+const FULL_SCAN_MAX_TOOLS: usize = 512;
+/// Candidates (most shared trigrams first) compared by edit distance.
+const MAX_CANDIDATES: usize = 48;
+/// Postings walked per lookup, rarest trigrams first: bounds a miss on a
+/// large catalog whatever was typed.
+const MAX_POSTINGS_WALKED: usize = 40_000;
+/// Words of the typed text given to the search fallback.
+const MAX_FALLBACK_WORDS: usize = 8;
+/// Owner words that say nothing about the tool (`mcp-github`, `server-github`).
+const FILLER_OWNER_WORDS: [&str; 3] = ["mcp", "server", "plugin"];
+
+/// Trigram postings over every entry's owner and name, built with the
+/// catalog, so a miss looks at a few dozen likely tools instead of all of
+/// them. Text is folded first ([`fold`]): lowercase, separators as `_`,
+/// padded with start / end marks so short names have trigrams too.
+pub struct NameIndex {
+    /// Distinct trigrams, sorted; `starts[i]..starts[i + 1]` are the
+    /// postings of `trigrams[i]`.
+    trigrams: Vec<u64>,
+    starts: Vec<u32>,
+    /// Entry ordinals, ascending within one trigram.
+    postings: Vec<u32>,
+}
+
+impl NameIndex {
+    pub fn build(entries: &[ToolEntry]) -> NameIndex {
+        let mut pairs: Vec<(u64, u32)> = Vec::with_capacity(entries.len() * 24);
+        for (ordinal, entry) in entries.iter().enumerate() {
+            let key = fold(&format!("{} {}", entry.owner, entry.name));
+            for_each_trigram(&key, |trigram| pairs.push((trigram, ordinal as u32)));
+        }
+        pairs.sort_unstable();
+        pairs.dedup();
+        let mut index = NameIndex { trigrams: Vec::new(), starts: Vec::new(), postings: Vec::with_capacity(pairs.len()) };
+        for (trigram, ordinal) in pairs {
+            if index.trigrams.last() != Some(&trigram) {
+                index.trigrams.push(trigram);
+                index.starts.push(index.postings.len() as u32);
+            }
+            index.postings.push(ordinal);
+        }
+        index.starts.push(index.postings.len() as u32);
+        index
+    }
+
+    fn postings_of(&self, trigram: u64) -> &[u32] {
+        match self.trigrams.binary_search(&trigram) {
+            Ok(i) => &self.postings[self.starts[i] as usize..self.starts[i + 1] as usize],
+            Err(_) => &[],
+        }
+    }
+
+    /// Up to `limit` ordinals sharing the most trigrams with `folded`
+    /// (ties: lower ordinal), with the shared count; `allowed` filters.
+    fn candidates(&self, folded: &str, entry_count: usize, limit: usize, allowed: &dyn Fn(usize) -> bool) -> Vec<(u32, usize)> {
+        let mut lists: Vec<&[u32]> = Vec::new();
+        let mut seen: Vec<u64> = Vec::new();
+        for_each_trigram(folded, |trigram| {
+            if !seen.contains(&trigram) {
+                seen.push(trigram);
+                lists.push(self.postings_of(trigram));
+            }
+        });
+        lists.sort_by_key(|list| list.len());
+        let mut shared = vec![0u16; entry_count];
+        let mut walked = 0usize;
+        for list in lists {
+            walked += list.len();
+            if walked > MAX_POSTINGS_WALKED {
+                break;
+            }
+            for &ordinal in list {
+                shared[ordinal as usize] = shared[ordinal as usize].saturating_add(1);
+            }
+        }
+        let mut found: Vec<(u32, usize)> = shared
+            .iter()
+            .enumerate()
+            .filter(|&(ordinal, &count)| count > 0 && allowed(ordinal))
+            .map(|(ordinal, &count)| (u32::from(count), ordinal))
+            .collect();
+        let by_rank = |a: &(u32, usize), b: &(u32, usize)| b.0.cmp(&a.0).then(a.1.cmp(&b.1));
+        if found.len() > limit {
+            found.select_nth_unstable_by(limit, by_rank);
+            found.truncate(limit);
+        }
+        found.sort_by(by_rank);
+        found
+    }
+}
+
+/// Lowercase, every run of non-alphanumerics as one `_`, so `mcp-github`,
+/// `mcp:github` and `mcp github` read alike.
+fn fold(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_alphanumeric() {
+            out.extend(c.to_lowercase());
+        } else if !out.ends_with('_') {
+            out.push('_');
+        }
+    }
+    out
+}
+
+/// Trigrams of `folded` padded with a start and an end mark.
+fn for_each_trigram(folded: &str, mut sink: impl FnMut(u64)) {
+    const MARK_START: u64 = 0x11_0000;
+    const MARK_END: u64 = 0x11_0001;
+    let chars = std::iter::once(MARK_START).chain(folded.chars().map(u64::from)).chain(std::iter::once(MARK_END));
+    let (mut a, mut b) = (u64::MAX, u64::MAX);
+    for c in chars {
+        if a != u64::MAX {
+            sink((a << 42) | (b << 21) | c);
+        }
+        (a, b) = (b, c);
+    }
+}
+
+/// The folded texts a typed selector is compared with: the name, the id, and
+/// `<owner words>_<name>` without filler words (`github_create_issue` for
+/// `mcp:mcp-github:create_issue`).
+fn views(entry: &ToolEntry) -> [String; 3] {
+    let owner: Vec<&str> = entry
+        .owner
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty() && !FILLER_OWNER_WORDS.iter().any(|f| w.eq_ignore_ascii_case(f)))
+        .collect();
+    [fold(&entry.name), fold(&entry.id), fold(&format!("{}_{}", owner.join("_"), entry.name))]
+}
 
 impl Catalog {
     /// The ordinal of the allowed tool `id_or_name` names.
@@ -67,34 +199,41 @@ impl Catalog {
         ))
     }
 
-    /// Up to three allowed ids closest to `typed`: by edit distance over names
-    /// and ids, then by search rank for words the model used.
+    /// Up to three allowed ids closest to `typed`: by edit distance to names,
+    /// ids and owner + name, then by search rank for words the model used.
+    /// Bounded on any catalog: a large one compares only the candidates its
+    /// trigram index proposes.
     fn suggestions(&self, typed: &str) -> Vec<String> {
         if typed.trim().is_empty() || typed.chars().count() > MAX_SELECTOR_CHARS {
             return Vec::new();
         }
-        let typed_lower = typed.to_lowercase();
-        let mut scored: Vec<(usize, usize)> = Vec::new(); // (distance, ordinal)
-        for (ordinal, e) in self.data.entries.iter().enumerate() {
-            if !self.is_allowed(ordinal) {
-                continue;
-            }
-            let name_lower = e.name.to_lowercase();
-            // Small, fixed ceiling: rows stop early, so a miss stays cheap on big catalogs.
-            let budget = (typed_lower.chars().count().max(name_lower.chars().count()) / 2 + 1).min(MAX_SUGGESTION_DISTANCE);
-            let d_name = bounded_levenshtein(&typed_lower, &name_lower, budget);
-            let d_id = bounded_levenshtein(&typed_lower, &e.id.to_lowercase(), budget);
-            let contains = !typed_lower.is_empty() && name_lower.len() >= 3 && typed_lower.contains(&name_lower);
-            let best = [d_name, d_id].into_iter().flatten().min().or(contains.then_some(budget));
-            if let Some(d) = best {
-                scored.push((d, ordinal));
+        let folded = fold(typed);
+        let allowed = |o: usize| self.is_allowed(o);
+        let candidates: Vec<(u32, usize)> = if self.allowed_count <= FULL_SCAN_MAX_TOOLS {
+            self.ordinals().map(|(o, _)| (0, o)).collect()
+        } else {
+            self.data.names.candidates(&folded, self.data.entries.len(), MAX_CANDIDATES, &allowed)
+        };
+        let mut scored: Vec<(usize, std::cmp::Reverse<u32>, usize)> = Vec::new(); // (distance, shared trigrams, ordinal)
+        for (shared, ordinal) in candidates {
+            let entry = &self.data.entries[ordinal];
+            let views = views(entry);
+            let [name, ..] = &views;
+            let longest = views.iter().map(|v| v.chars().count()).max().unwrap_or(0);
+            // Small, fixed ceiling: a far miss is no suggestion.
+            let budget = (folded.chars().count().max(longest) / 2 + 1).min(MAX_SUGGESTION_DISTANCE);
+            let distance = views.iter().filter_map(|view| bounded_levenshtein(&folded, view, budget)).min();
+            let contains = name.chars().count() >= 3 && folded.contains(name.as_str());
+            if let Some(d) = distance.or(contains.then_some(budget)) {
+                scored.push((d, std::cmp::Reverse(shared), ordinal));
             }
         }
         scored.sort();
-        let mut out: Vec<String> = scored.iter().take(MAX_SUGGESTIONS).map(|&(_, o)| self.data.entries[o].id.clone()).collect();
+        let mut out: Vec<String> = scored.iter().take(MAX_SUGGESTIONS).map(|&(_, _, o)| self.data.entries[o].id.clone()).collect();
         if out.len() < MAX_SUGGESTIONS {
-            let query: String = typed.chars().map(|c| if c.is_alphanumeric() { c } else { ' ' }).collect();
-            for hit in self.data.index.search(&query, MAX_SUGGESTIONS, &|o| self.is_allowed(o)) {
+            let words: Vec<&str> =
+                typed.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).take(MAX_FALLBACK_WORDS).collect();
+            for hit in self.data.index.search(&words.join(" "), MAX_SUGGESTIONS, &allowed) {
                 let id = &self.data.entries[hit.ordinal].id;
                 if out.len() < MAX_SUGGESTIONS && !out.contains(id) {
                     out.push(id.clone());
@@ -105,23 +244,35 @@ impl Catalog {
     }
 }
 
-/// Levenshtein distance if it is at most `max`, else None. O(len·max) with an
-/// early exit, so a long hostile selector cannot make lookups slow.
+/// Levenshtein distance if it is at most `max`, else None. Only the diagonal
+/// band of width `2·max + 1` is computed: O(len·max), so a long hostile
+/// selector cannot make lookups slow.
 pub(crate) fn bounded_levenshtein(a: &str, b: &str, max: usize) -> Option<usize> {
     let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
     if a.len().abs_diff(b.len()) > max {
         return None;
     }
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    let mut cur = vec![0; b.len() + 1];
+    const FAR: usize = usize::MAX / 2;
+    // prev[j] / cur[j]: distance between a[..i] and b[..j]; FAR outside the band.
+    let mut prev: Vec<usize> = (0..=b.len()).map(|j| if j <= max { j } else { FAR }).collect();
+    let mut cur = vec![FAR; b.len() + 1];
     for (i, &ca) in a.iter().enumerate() {
-        cur[0] = i + 1;
-        let mut row_min = cur[0];
-        for (j, &cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != cb);
-            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
-            row_min = row_min.min(cur[j + 1]);
+        let row = i + 1;
+        let from = row.saturating_sub(max);
+        let to = (row + max).min(b.len());
+        cur[0] = if row <= max { row } else { FAR };
+        if from > 1 {
+            cur[from - 1] = FAR;
+        }
+        let mut row_min = if from == 0 { cur[0] } else { FAR };
+        for j in from.max(1)..=to {
+            let cost = usize::from(ca != b[j - 1]);
+            cur[j] = (prev[j - 1] + cost).min(prev[j] + 1).min(cur[j - 1] + 1);
+            row_min = row_min.min(cur[j]);
+        }
+        if to < b.len() {
+            cur[to + 1] = FAR;
         }
         if row_min > max {
             return None;
@@ -131,10 +282,41 @@ pub(crate) fn bounded_levenshtein(a: &str, b: &str, max: usize) -> Option<usize>
     let d = prev[b.len()];
     (d <= max).then_some(d)
 }
-
 #[cfg(test)]
 mod tests {
     use super::bounded_levenshtein;
+    use crate::catalog::{Catalog, CatalogOptions, LookupStyle};
+
+    fn suggested(catalog: &Catalog, typed: &str) -> String {
+        let err = catalog.resolve(typed, LookupStyle::Structured).unwrap_err();
+        let start = err.message.find("Did you mean: ").map(|i| i + "Did you mean: ".len()).unwrap_or(0);
+        err.message[start..].split('?').next().unwrap_or_default().to_string()
+    }
+
+    /// Real typos on the 12.8k-tool dev catalog, where only the trigram
+    /// index's candidates are compared.
+    #[test]
+    fn typos_find_the_tool_in_a_large_catalog() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/data/retrieval-dev/catalog.jsonl");
+        let text = std::fs::read_to_string(path).expect("dev catalog");
+        let catalog = Catalog::from_json_text(&text, &CatalogOptions::default()).unwrap();
+        assert!(catalog.size() > 12_000);
+        let first = |typed: &str| suggested(&catalog, typed).split(", ").next().unwrap_or_default().to_string();
+        let github = ["mcp:mcp-github:create_issue", "mcp:server-github:create_issue"];
+        for typed in ["github_create_isue", "mcp:github:create_isue", "mcp-github:create_issue_", "gihub_create_issue"] {
+            assert!(github.contains(&first(typed).as_str()), "{typed}: {}", suggested(&catalog, typed));
+        }
+        assert_eq!(first("mcp:mcp-github:create_isue"), "mcp:mcp-github:create_issue");
+        assert!(suggested(&catalog, "create_isue").contains(":create_issue"));
+        // A restricted view suggests only what it allows.
+        let view = catalog.restrict(&["mcp:gitlab-mcp-server:create_issue", "mcp:jira-mcp-server:create_issue"]);
+        let only = suggested(&view, "github_create_isue");
+        assert!(only.split(", ").all(|id| id.ends_with("-mcp-server:create_issue")), "{only}");
+        // Hostile selectors: no panic, bounded, at most three suggestions.
+        for typed in ["x", "::", &"ab_".repeat(100), &"é".repeat(300), &"q".repeat(301)] {
+            assert!(suggested(&catalog, typed).split(", ").count() <= 3);
+        }
+    }
 
     #[test]
     fn levenshtein_bounds() {
@@ -142,5 +324,42 @@ mod tests {
         assert_eq!(bounded_levenshtein("kitten", "sitting", 2), None);
         assert_eq!(bounded_levenshtein("", "abc", 3), Some(3));
         assert_eq!(bounded_levenshtein("abc", "abc", 0), Some(0));
+    }
+
+    /// Plain O(n·m) Levenshtein, to check the banded one against.
+    fn full_levenshtein(a: &str, b: &str) -> usize {
+        let b: Vec<char> = b.chars().collect();
+        let mut prev: Vec<usize> = (0..=b.len()).collect();
+        for (i, ca) in a.chars().enumerate() {
+            let mut cur = vec![i + 1; b.len() + 1];
+            for j in 0..b.len() {
+                cur[j + 1] = (prev[j] + usize::from(ca != b[j])).min(prev[j + 1] + 1).min(cur[j] + 1);
+            }
+            prev = cur;
+        }
+        prev[b.len()]
+    }
+
+    #[test]
+    fn banded_levenshtein_matches_the_full_table() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut word = |len: usize| -> String {
+            (0..len)
+                .map(|_| {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    ['a', 'b', 'c', 'é'][(seed % 4) as usize]
+                })
+                .collect()
+        };
+        for round in 0..3_000 {
+            let (a, b) = (word(round % 13), word((round / 13) % 11));
+            let exact = full_levenshtein(&a, &b);
+            for max in 0..8 {
+                let expected = (exact <= max).then_some(exact);
+                assert_eq!(bounded_levenshtein(&a, &b, max), expected, "{a:?} {b:?} max {max}");
+            }
+        }
     }
 }

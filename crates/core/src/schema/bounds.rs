@@ -12,10 +12,26 @@ use serde_json::Value;
 /// counted) and the walk stops as soon as either limit is exceeded, so the cost
 /// is bounded by the limits, not by the value.
 pub fn check_bounds(value: &Value, max_depth: usize, max_bytes: usize) -> Result<(), String> {
+    measure(value, max_depth, max_bytes).map(|_| ())
+}
+
+/// Size of a JSON value that passed [`check_bounds`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JsonSize {
+    /// Values (nodes) in the tree: containers and scalars, the root included.
+    pub values: u64,
+    /// Approximate compact serialization length.
+    pub bytes: usize,
+}
+
+/// [`check_bounds`], also returning the size it measured.
+pub fn measure(value: &Value, max_depth: usize, max_bytes: usize) -> Result<JsonSize, String> {
     let mut bytes: usize = 0;
+    let mut values: u64 = 0;
     // (value, depth of the container holding it)
     let mut stack: Vec<(&Value, usize)> = vec![(value, 0)];
     while let Some((node, parent_depth)) = stack.pop() {
+        values += 1;
         match node {
             Value::Null => bytes += 4,
             Value::Bool(b) => bytes += if *b { 4 } else { 5 },
@@ -53,7 +69,7 @@ pub fn check_bounds(value: &Value, max_depth: usize, max_bytes: usize) -> Result
             return Err(too_big(max_bytes));
         }
     }
-    Ok(())
+    Ok(JsonSize { values, bytes })
 }
 
 /// Serialized length of a number without allocating for the common integer case.

@@ -6,6 +6,8 @@
 //! - [`output_hint`] (hint.rs): compact hint of a complete output schema, or None.
 //! - [`CompiledSchema`] / [`validate_args`] (validate.rs): issues (path,
 //!   message, suggestion), or INVALID_SCHEMA when the schema cannot be compiled.
+//! - [`schema_cost`] (cost.rs): static bound on subschema checks per value;
+//!   schemas whose validation would explode are rejected before compiling.
 //! - [`check_bounds`] (bounds.rs): iterative depth / size guard for untrusted JSON.
 //! - [`param_text`] / [`param_names`] (params.rs): parameter names and
 //!   descriptions for the search index.
@@ -14,6 +16,7 @@
 //! unbounded recursion, no network (remote `$ref`s are never fetched).
 
 mod bounds;
+mod cost;
 mod hint;
 mod params;
 mod refs;
@@ -25,10 +28,11 @@ mod tests;
 
 use serde::Serialize;
 
-pub use bounds::check_bounds;
+pub use bounds::{check_bounds, measure, JsonSize};
+pub use cost::{schema_cost, CostError, SchemaCost};
 pub use hint::{input_hint, output_hint};
 pub use params::{param_names, param_text, MAX_PARAM_NAMES};
-pub use validate::{validate_args, CompiledSchema, MAX_ISSUES};
+pub use validate::{check_schema, validate_args, CompiledSchema, MAX_ISSUES};
 
 /// One problem with model-supplied arguments, phrased so a small model can fix it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -13,15 +13,24 @@
 //!   does not know is ignored (default draft, 2020-12), and a schema that only
 //!   compiles as draft 4 (`"exclusiveMinimum": true`) is compiled as draft 4.
 //! - At most [`MAX_ISSUES`] issues are returned, in the validator's order.
+//! - Validation work is bounded: a schema whose checks per value exceed
+//!   `MAX_SCHEMA_CHECKS_PER_VALUE` (cost.rs) is INVALID_SCHEMA before it is
+//!   compiled, and arguments with more values than the schema's share of
+//!   `MAX_VALIDATION_CHECKS` are refused unvalidated. Patterns run on
+//!   fancy-regex (ECMA-style look-around and back-references are common in
+//!   tool schemas), which hands plain patterns to the linear-time `regex`
+//!   engine; a pattern that backtracks more than [`REGEX_BACKTRACK_LIMIT`]
+//!   steps fails the value instead of running on.
 
 use std::sync::Arc;
 
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::paths::LocationSegment;
-use jsonschema::{Draft, JsonType, ValidationError, Validator};
+use jsonschema::{Draft, JsonType, PatternOptions, ValidationError, Validator};
 use serde_json::Value;
 
-use super::bounds::check_bounds;
+use super::bounds::{check_bounds, measure};
+use super::cost::{schema_cost, SchemaCost};
 use super::hint::fragment_hint;
 use super::suggest::closest_name;
 use super::ArgumentIssue;
@@ -38,6 +47,14 @@ const MAX_LISTED_OPTIONS: usize = 8;
 const MAX_FORMS_HINT_CHARS: usize = 160;
 /// Longest message (chars); compiler errors and odd kinds are cut to this.
 const MAX_MESSAGE_CHARS: usize = 300;
+/// Backtracking steps one `pattern` match may take (fancy-regex's default is
+/// a million, tens of milliseconds per string).
+const REGEX_BACKTRACK_LIMIT: usize = 20_000;
+/// Compiled size of one `pattern` (bytes), for the program and the lazy DFA
+/// cache (the `regex` defaults are 10 MiB and 2 MiB; a 256 KiB schema can hold
+/// thousands of patterns).
+const REGEX_SIZE_LIMIT: usize = 2 << 20;
+const REGEX_DFA_SIZE_LIMIT: usize = 1 << 20;
 
 /// A schema compiled once and used for many validations (the catalog caches
 /// one per tool). Cheap to share: `Send + Sync`, cloning is an `Arc` bump.
@@ -46,6 +63,7 @@ pub struct CompiledSchema {
     validator: Arc<Validator>,
     /// Kept to look up the allowed property names for suggestions.
     schema: Arc<Value>,
+    cost: SchemaCost,
 }
 
 impl std::fmt::Debug for CompiledSchema {
@@ -56,14 +74,12 @@ impl std::fmt::Debug for CompiledSchema {
 
 impl CompiledSchema {
     /// Compiles `schema`, or fails with INVALID_SCHEMA (too deep / too big,
-    /// not a schema, bad regex, remote or unresolvable `$ref`...).
+    /// too expensive to validate, not a schema, bad regex, remote or
+    /// unresolvable `$ref`...).
     pub fn compile(schema: &Value) -> Result<Self> {
-        if !matches!(schema, Value::Object(_) | Value::Bool(_)) {
-            return Err(invalid_schema("the schema must be a JSON object or boolean."));
-        }
-        check_bounds(schema, MAX_JSON_DEPTH, MAX_SCHEMA_BYTES).map_err(|why| invalid_schema(&why))?;
+        let cost = check_schema(schema)?;
         let validator = build(schema, None).or_else(|first| compile_leniently(schema, first))?;
-        Ok(CompiledSchema { validator: Arc::new(validator), schema: Arc::new(schema.clone()) })
+        Ok(CompiledSchema { validator: Arc::new(validator), schema: Arc::new(schema.clone()), cost })
     }
 
     /// The schema this was compiled from.
@@ -73,8 +89,17 @@ impl CompiledSchema {
 
     /// Checks `args`; an empty list means valid. At most [`MAX_ISSUES`] issues.
     pub fn validate(&self, args: &Value) -> Vec<ArgumentIssue> {
-        if let Err(why) = check_bounds(args, MAX_JSON_DEPTH, usize::MAX) {
-            return vec![ArgumentIssue { path: String::new(), message: why, suggestion: None }];
+        let values = match measure(args, MAX_JSON_DEPTH, usize::MAX) {
+            Ok(size) => size.values,
+            Err(why) => return vec![ArgumentIssue { path: String::new(), message: why, suggestion: None }],
+        };
+        let max_values = self.cost.max_argument_values();
+        if values > max_values {
+            let message = format!(
+                "Arguments too large to validate against this schema: {values} JSON values \
+                 (at most {max_values} for this tool); send fewer or smaller items."
+            );
+            return vec![ArgumentIssue { path: String::new(), message, suggestion: None }];
         }
         let mut issues: Vec<ArgumentIssue> = Vec::new();
         for error in self.validator.iter_errors(args) {
@@ -252,8 +277,24 @@ impl CompiledSchema {
     }
 }
 
+/// The checks every schema passes before it is compiled or cataloged: a
+/// JSON object or boolean, within the depth and size limits, and cheap enough
+/// to validate against. INVALID_SCHEMA otherwise.
+pub fn check_schema(schema: &Value) -> Result<SchemaCost> {
+    if !matches!(schema, Value::Object(_) | Value::Bool(_)) {
+        return Err(invalid_schema("the schema must be a JSON object or boolean."));
+    }
+    check_bounds(schema, MAX_JSON_DEPTH, MAX_SCHEMA_BYTES).map_err(|why| invalid_schema(&why))?;
+    schema_cost(schema).map_err(|why| invalid_schema(why.reason()))
+}
+
 fn build(schema: &Value, draft: Option<Draft>) -> std::result::Result<Validator, String> {
-    let mut options = jsonschema::options().offline().should_validate_formats(false);
+    let patterns = PatternOptions::fancy_regex()
+        .backtrack_limit(REGEX_BACKTRACK_LIMIT)
+        .size_limit(REGEX_SIZE_LIMIT)
+        .dfa_size_limit(REGEX_DFA_SIZE_LIMIT);
+    let mut options =
+        jsonschema::options().offline().should_validate_formats(false).with_pattern_options(patterns);
     if let Some(draft) = draft {
         options = options.with_draft(draft);
     }
@@ -375,7 +416,7 @@ fn quote_value(value: &Value) -> String {
     }
 }
 
-fn quote_str(text: &str) -> String {
+pub(super) fn quote_str(text: &str) -> String {
     clip(&serde_json::to_string(text).unwrap_or_default())
 }
 
