@@ -131,3 +131,29 @@ fn results_are_deterministic_and_masked() {
     assert_eq!(masked.len(), 20);
     assert!(masked.iter().all(|h| h.ordinal != banned));
 }
+
+/// Parameter text inside schema branches is part of the catalog's content:
+/// changing only a branch description gives a new fingerprint and a
+/// re-indexed catalog, never a cached index of the old text (cache on).
+#[test]
+fn a_changed_branch_description_is_reindexed() {
+    use tool_search_core::catalog::{Catalog, CatalogOptions};
+    let tool = |branch: &str| {
+        serde_json::json!({
+            "name": "convert_amount",
+            "description": "Convert an amount.",
+            "inputSchema": { "type": "object", "properties": {
+                "amount": { "anyOf": [{ "type": "number" }, { "type": "string", "description": branch }] }
+            } }
+        })
+    };
+    let options = CatalogOptions::default();
+    let before = Catalog::from_records(vec![tool("Figure written in euros")], &options).unwrap();
+    let after = Catalog::from_records(vec![tool("Figure written in yen")], &options).unwrap();
+    assert_ne!(before.fingerprint(), after.fingerprint());
+    let names = |c: &Catalog, q: &str| c.search(q, None).unwrap().into_iter().map(|h| h.name).collect::<Vec<_>>();
+    assert_eq!(names(&before, "euros"), vec!["convert_amount"]);
+    assert!(names(&before, "yen").is_empty());
+    assert_eq!(names(&after, "yen"), vec!["convert_amount"]);
+    assert!(names(&after, "euros").is_empty());
+}
