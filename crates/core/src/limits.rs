@@ -19,10 +19,12 @@ pub const MAX_PARAM_TEXT_CHARS: usize = 4_096;
 pub const MAX_PARAM_INDEX_DEPTH: usize = 4;
 /// Largest catalog accepted in one build.
 pub const MAX_CATALOG_TOOLS: usize = 200_000;
-/// Longest single search query (chars); longer queries are an INVALID_QUERY
-/// error. Long multi-task requests are real (the dev set has some), so this is
-/// wider than a batch query; the engine reads at most this much anyway.
-pub const MAX_QUERY_CHARS: usize = 2_048;
+/// Longest single search query, in JS string length (UTF-16 code units, as
+/// the gateway counts a tool schema's `maxLength`); longer queries are an
+/// INVALID_QUERY error. Long multi-task requests are real (the dev set has
+/// some), so this is wider than a batch query; work stays bounded by the
+/// engine's term caps, not by this length.
+pub const MAX_QUERY_CHARS: usize = 4_096;
 /// Batch search: longest query in a batch (contract §3).
 pub const MAX_BATCH_QUERY_CHARS: usize = 512;
 /// Batch search: queries per request.

@@ -131,3 +131,45 @@ fn results_are_deterministic_and_masked() {
     assert_eq!(masked.len(), 20);
     assert!(masked.iter().all(|h| h.ordinal != banned));
 }
+
+/// Parameter text inside schema branches is part of the catalog's content:
+/// changing only a branch description gives a new fingerprint and a
+/// re-indexed catalog, never a cached index of the old text (cache on).
+#[test]
+fn a_changed_branch_description_is_reindexed() {
+    use tool_search_core::catalog::{Catalog, CatalogOptions};
+    let tool = |branch: &str| {
+        serde_json::json!({
+            "name": "convert_amount",
+            "description": "Convert an amount.",
+            "inputSchema": { "type": "object", "properties": {
+                "amount": { "anyOf": [{ "type": "number" }, { "type": "string", "description": branch }] }
+            } }
+        })
+    };
+    let options = CatalogOptions::default();
+    let before = Catalog::from_records(vec![tool("Figure written in euros")], &options).unwrap();
+    let after = Catalog::from_records(vec![tool("Figure written in yen")], &options).unwrap();
+    assert_ne!(before.fingerprint(), after.fingerprint());
+    let names = |c: &Catalog, q: &str| c.search(q, None).unwrap().into_iter().map(|h| h.name).collect::<Vec<_>>();
+    assert_eq!(names(&before, "euros"), vec!["convert_amount"]);
+    assert!(names(&before, "yen").is_empty());
+    assert_eq!(names(&after, "yen"), vec!["convert_amount"]);
+    assert!(names(&after, "euros").is_empty());
+}
+
+/// The scalar query cap is the gateway's: 4,096 in JS string length (UTF-16
+/// code units), so a character outside the BMP counts twice.
+#[test]
+fn scalar_queries_up_to_4096_utf16_units_are_accepted() {
+    use tool_search_core::catalog::{Catalog, CatalogOptions};
+    use tool_search_core::error::ErrorCode;
+    let c = Catalog::from_records(vec![serde_json::json!({ "name": "get_weather", "description": "Weather for a city." })], &CatalogOptions::default()).unwrap();
+    let padded = |filler: &str, count: usize| format!("{}weather", filler.repeat(count));
+    // 4,089 + 7 = 4,096 units: accepted, and the capability at the end is still read.
+    assert_eq!(c.search(&padded(" ", 4_089), None).unwrap()[0].name, "get_weather");
+    assert_eq!(c.search(&padded(" ", 4_090), None).unwrap_err().code, ErrorCode::InvalidQuery);
+    // U+1F600 is one char but two UTF-16 units: 2,044 of them + 7 = 4,095 units.
+    assert!(c.search(&padded("\u{1F600}", 2_044), None).is_ok());
+    assert_eq!(c.search(&padded("\u{1F600}", 2_045), None).unwrap_err().code, ErrorCode::InvalidQuery);
+}

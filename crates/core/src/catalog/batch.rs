@@ -1,6 +1,10 @@
 //! Batch search (contract §3): several queries in one call, bounded in count,
 //! size and total candidates, with a response budget that drops the
 //! lowest-ranked candidates first and marks every group that lost some.
+//! Batch hits are compact (descriptions whitespace-collapsed and clipped,
+//! long labels dropped) so that, when the budget allows, every group keeps
+//! its best candidate: descriptions of the remaining best candidates shrink
+//! before a group is emptied.
 
 use serde::{Deserialize, Serialize};
 
@@ -51,13 +55,22 @@ fn json_limit(limit: Option<&serde_json::Value>) -> Result<Option<f64>> {
     }
 }
 
+/// Longest description of a batch hit (chars, after collapsing whitespace).
+const BATCH_DESCRIPTION_MAX_CHARS: usize = 180;
+/// Shortest a description is clipped to so that every group keeps a candidate.
+const BATCH_DESCRIPTION_MIN_CHARS: usize = 40;
+/// Labels longer than this are dropped from batch hits (the name remains).
+const BATCH_LABEL_MAX_CHARS: usize = 64;
+
 fn invalid(message: impl Into<String>) -> Error {
     Error::new(ErrorCode::InvalidQuery, message)
 }
 
 impl Catalog {
-    /// Run a batch. Counts as one search.
+    /// Run a batch. Counts one search per query.
     pub fn search_batch(&self, request: &BatchRequest) -> Result<BatchResult> {
+        // Validated even when it only sits beside `queries`.
+        self.limits.effective(json_limit(request.limit.as_ref())?)?;
         let mut queries: Vec<BatchQuery> = Vec::new();
         if let Some(q) = request.query.as_deref().filter(|q| !q.trim().is_empty()) {
             queries.push(BatchQuery { query: q.to_string(), limit: request.limit.clone() });
@@ -85,41 +98,89 @@ impl Catalog {
         let mut groups = Vec::with_capacity(queries.len());
         for (q, limit) in queries.iter().zip(limits) {
             let ordinals = self.search_ordinals(&q.query, limit)?;
-            let candidates = ordinals.into_iter().map(|o| self.data.hit(o)).collect();
+            let candidates = ordinals
+                .into_iter()
+                .map(|o| {
+                    let mut hit = self.data.hit(o);
+                    compact(&mut hit, BATCH_DESCRIPTION_MAX_CHARS);
+                    hit
+                })
+                .collect();
             groups.push(BatchResultGroup { query: q.query.clone(), candidates, truncated: false });
         }
-        self.counters.record_search();
+        self.counters.record_search(groups.len() as u64);
         Ok(fit_budget(groups))
     }
 }
 
+/// A batch hit: description whitespace-collapsed and clipped to `max_chars`,
+/// an over-long label dropped.
+fn compact(hit: &mut SearchHit, max_chars: usize) {
+    let collapsed = hit.description.split_whitespace().collect::<Vec<_>>().join(" ");
+    hit.description = clip_chars(&collapsed, max_chars);
+    if hit.label.as_ref().is_some_and(|l| l.chars().count() > BATCH_LABEL_MAX_CHARS) {
+        hit.label = None;
+    }
+}
+
+/// `text` cut to at most `max_chars` chars, the cut marked with `…` (counted).
+fn clip_chars(text: &str, max_chars: usize) -> String {
+    if text.chars().count() <= max_chars {
+        return text.to_string();
+    }
+    let keep: String = text.chars().take(max_chars.saturating_sub(1)).collect();
+    format!("{}…", keep.trim_end())
+}
+
+fn serialized_chars<T: Serialize>(value: &T) -> usize {
+    serde_json::to_string(value).map(|s| s.chars().count()).unwrap_or(0)
+}
+
 /// Drop the lowest-ranked candidates (deepest rank first; among equal ranks,
 /// the later group first) until at most MAX_BATCH_CANDIDATES remain and the
-/// serialized response fits BATCH_RESPONSE_BUDGET_CHARS.
+/// serialized response fits BATCH_RESPONSE_BUDGET_CHARS. Before the last
+/// candidate of a group would go, the descriptions of the remaining
+/// candidates are shortened (down to BATCH_DESCRIPTION_MIN_CHARS).
 fn fit_budget(mut groups: Vec<BatchResultGroup>) -> BatchResult {
-    let mut sizes: Vec<Vec<usize>> = groups
-        .iter()
-        .map(|g| g.candidates.iter().map(|c| serde_json::to_string(c).map(|s| s.chars().count()).unwrap_or(0) + 1).collect())
-        .collect();
-    let fixed = serde_json::to_string(&BatchResult {
+    let mut sizes: Vec<Vec<usize>> =
+        groups.iter().map(|g| g.candidates.iter().map(|c| serialized_chars(c) + 1).collect()).collect();
+    let fixed = serialized_chars(&BatchResult {
         results: groups
             .iter()
             .map(|g| BatchResultGroup { query: g.query.clone(), candidates: Vec::new(), truncated: true })
             .collect(),
         truncated: true,
-    })
-    .map(|s| s.chars().count())
-    .unwrap_or(0);
+    });
     let mut total_chars = fixed + sizes.iter().flatten().sum::<usize>();
     let mut total_candidates: usize = groups.iter().map(|g| g.candidates.len()).sum();
+    let mut shrunk = false;
     while total_candidates > MAX_BATCH_CANDIDATES || total_chars > BATCH_RESPONSE_BUDGET_CHARS {
         let victim = groups
             .iter()
             .enumerate()
             .filter(|(_, g)| !g.candidates.is_empty())
             .max_by_key(|(i, g)| (g.candidates.len(), *i))
-            .map(|(i, _)| i);
-        let Some(i) = victim else { break };
+            .map(|(i, g)| (i, g.candidates.len()));
+        let Some((i, len)) = victim else { break };
+        if len == 1 && !shrunk && total_candidates <= MAX_BATCH_CANDIDATES {
+            // Only best candidates are left: share the excess among their descriptions.
+            shrunk = true;
+            let excess = total_chars - BATCH_RESPONSE_BUDGET_CHARS;
+            let cut = excess.div_ceil(total_candidates.max(1));
+            for (group, group_sizes) in groups.iter_mut().zip(sizes.iter_mut()) {
+                for (hit, size) in group.candidates.iter_mut().zip(group_sizes.iter_mut()) {
+                    let current = hit.description.chars().count();
+                    let target = current.saturating_sub(cut).max(BATCH_DESCRIPTION_MIN_CHARS);
+                    if target < current {
+                        compact(hit, target);
+                        let new_size = serialized_chars(hit) + 1;
+                        total_chars = total_chars - *size + new_size;
+                        *size = new_size;
+                    }
+                }
+            }
+            continue;
+        }
         groups[i].candidates.pop();
         groups[i].truncated = true;
         total_chars -= sizes[i].pop().unwrap_or(0);
@@ -127,4 +188,93 @@ fn fit_budget(mut groups: Vec<BatchResultGroup>) -> BatchResult {
     }
     let truncated = groups.iter().any(|g| g.truncated);
     BatchResult { results: groups, truncated }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{json, Value};
+
+    use super::*;
+    use crate::catalog::CatalogOptions;
+
+    fn catalog(tools: Vec<Value>) -> Catalog {
+        Catalog::from_records(tools, &CatalogOptions::default()).unwrap()
+    }
+
+    fn request(value: Value) -> BatchRequest {
+        serde_json::from_value(value).unwrap()
+    }
+
+    /// Sixteen tools with long, loosely spaced descriptions, each found by its own word.
+    fn sixteen_tools() -> Vec<Value> {
+        (0..16)
+            .map(|i| {
+                let word = format!("topic{}", (b'a' + i as u8) as char);
+                json!({
+                    "name": format!("tool_{word}"),
+                    "label": format!("{} {}", word, "very long label ".repeat(8)),
+                    "description": format!("Handles {word}.\n\n   {}", "Lots of detail about   the behaviour.  ".repeat(15)),
+                    "inputSchema": { "type": "object", "properties": { "marker": { "type": "string" } }, "required": ["marker"] }
+                })
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_group_keeps_its_best_candidate_when_the_budget_allows() {
+        let c = catalog(sixteen_tools());
+        let queries: Vec<Value> = (0..16).map(|i| json!({ "query": format!("topic{}", (b'a' + i as u8) as char), "limit": 1 })).collect();
+        let result = c.search_batch(&request(json!({ "queries": queries }))).unwrap();
+        let size = serde_json::to_string(&result).unwrap().chars().count();
+        assert!(size <= BATCH_RESPONSE_BUDGET_CHARS, "{size}");
+        assert_eq!(result.results.len(), 16);
+        for group in &result.results {
+            assert_eq!(group.candidates.len(), 1, "{} lost its only candidate", group.query);
+            let hit = &group.candidates[0];
+            assert!(hit.name.ends_with(&group.query), "{} → {}", group.query, hit.name);
+            assert!(hit.description.chars().count() <= BATCH_DESCRIPTION_MAX_CHARS);
+            assert!(!hit.description.contains("  ") && !hit.description.contains('\n'), "{:?}", hit.description);
+            assert_eq!(hit.label, None, "an over-long label is dropped");
+        }
+    }
+
+    #[test]
+    fn batch_descriptions_are_compacted_to_180_chars() {
+        let c = catalog(sixteen_tools());
+        let result = c.search_batch(&request(json!({ "queries": [{ "query": "topica" }] }))).unwrap();
+        let hit = &result.results[0].candidates[0];
+        let chars = hit.description.chars().count();
+        assert!((170..=BATCH_DESCRIPTION_MAX_CHARS).contains(&chars), "{chars}");
+        assert!(hit.description.starts_with("Handles topica. Lots of detail about the behaviour. Lots"), "{}", hit.description);
+        assert!(hit.description.ends_with('…'));
+        // A short label is kept; single searches keep the full hit.
+        let short = catalog(vec![json!({ "name": "t", "label": "Short", "description": "a  b" })]);
+        let result = short.search_batch(&request(json!({ "queries": [{ "query": "t" }] }))).unwrap();
+        assert_eq!(result.results[0].candidates[0].label.as_deref(), Some("Short"));
+        assert_eq!(result.results[0].candidates[0].description, "a b");
+        assert_eq!(short.search("t", None).unwrap()[0].description, "a  b");
+    }
+
+    #[test]
+    fn top_level_limit_beside_queries_is_validated() {
+        let c = catalog(sixteen_tools());
+        for bad in [json!(0), json!(-1), json!(1.5), json!("3")] {
+            let err = c.search_batch(&request(json!({ "limit": bad, "queries": [{ "query": "topica" }] }))).unwrap_err();
+            assert_eq!(err.code, ErrorCode::InvalidLimit, "{bad}");
+        }
+        assert!(c.search_batch(&request(json!({ "limit": 3, "queries": [{ "query": "topica" }] }))).is_ok());
+        assert!(c.search_batch(&request(json!({ "limit": null, "queries": [{ "query": "topica" }] }))).is_ok());
+    }
+
+    #[test]
+    fn a_batch_counts_one_search_per_query() {
+        let c = catalog(sixteen_tools());
+        let queries: Vec<Value> = (0..5).map(|i| json!({ "query": format!("topic{}", (b'a' + i as u8) as char) })).collect();
+        c.search_batch(&request(json!({ "queries": queries }))).unwrap();
+        assert_eq!(c.telemetry().search_count, 5);
+        c.search_batch(&request(json!({ "query": "topica", "queries": [{ "query": "topicb" }] }))).unwrap();
+        assert_eq!(c.telemetry().search_count, 7);
+        c.search("topicc", None).unwrap();
+        assert_eq!(c.telemetry().search_count, 8);
+    }
 }

@@ -322,7 +322,7 @@ impl Catalog {
     pub fn search(&self, query: &str, limit: Option<f64>) -> Result<Vec<SearchHit>> {
         let limit = self.limits.effective(limit)?;
         let hits = self.search_ordinals(query, limit)?;
-        self.counters.record_search();
+        self.counters.record_search(1);
         Ok(hits.into_iter().map(|o| self.data.hit(o)).collect())
     }
 
@@ -414,7 +414,8 @@ impl Catalog {
 }
 
 fn check_query(query: &str) -> Result<()> {
-    if query.chars().count() > MAX_QUERY_CHARS {
+    // JS string length (UTF-16 code units), as the gateway measures it.
+    if query.encode_utf16().count() > MAX_QUERY_CHARS {
         return Err(Error::new(
             ErrorCode::InvalidQuery,
             format!("query must be at most {MAX_QUERY_CHARS} characters; describe the capability you need in a few words."),

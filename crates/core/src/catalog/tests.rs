@@ -294,7 +294,7 @@ fn batch_runs_scalar_first_and_enforces_limits() {
     assert!(size <= crate::limits::BATCH_RESPONSE_BUDGET_CHARS, "{size}");
     assert!(result.truncated);
     assert!(result.results.iter().all(|g| g.truncated));
-    assert_eq!(c.telemetry().search_count, 1);
+    assert_eq!(c.telemetry().search_count, 2);
 
     let too_many: BatchRequest =
         serde_json::from_value(json!({ "queries": (0..17).map(|i| json!({ "query": format!("q{i}") })).collect::<Vec<_>>() })).unwrap();

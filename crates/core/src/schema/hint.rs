@@ -5,14 +5,14 @@
 //! The renderer passes a byte budget down the tree, so the work is bounded by
 //! the caps, not by the schema: a 10,000-property object costs no more than a
 //! 17-property one. Recursion depth is bounded by `max_depth` plus a fixed
-//! number of `$ref` hops. Output is deterministic (property order is the
-//! schema's document order).
+//! number of `$ref` hops. Output is deterministic and independent of the
+//! schema's key order: required properties first, then by name.
 
 use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
-use super::refs::resolve_local;
+use super::refs::{ref_of, resolve_local};
 use crate::limits::{
     INPUT_HINT_MAX_CHARS, INPUT_HINT_MAX_DEPTH, INPUT_HINT_MAX_ENUM, INPUT_HINT_MAX_PROPERTIES,
     OUTPUT_HINT_MAX_CHARS,
@@ -27,6 +27,10 @@ const MAX_REF_HOPS: usize = 32;
 /// Closing text of a cut object / union (reserved up front so it always fits).
 const OBJECT_CUT_TAIL: &str = "; ... }";
 const UNION_CUT_TAIL: &str = " | ...";
+/// The schema `true` (anything): the value of a required key nothing declares.
+static ANY_SCHEMA: Value = Value::Bool(true);
+/// Longest numeric bound printed (`>= 0`); longer numbers are left out.
+const MAX_BOUND_CHARS: usize = 24;
 
 #[derive(Debug, Clone, Copy)]
 struct Caps {
@@ -48,8 +52,12 @@ const OUTPUT_CAPS: Caps = Caps { max_chars: OUTPUT_HINT_MAX_CHARS, ..INPUT_CAPS 
 
 /// Signature of a tool's input schema.
 ///
-/// - `None`, `null`, `{}` and an object schema without properties → `{}`.
-/// - Required properties print as `name: T`, optional ones as `name?: T`.
+/// - `None`, `null`, `{}` and an object schema without properties → `{}`;
+///   one that only lists `required` names prints them as `name: unknown`.
+/// - Required properties print first, as `name: T`, then optional ones as
+///   `name?: T`; each group sorted by name.
+/// - Numeric bounds follow the type: `number (>= 0, <= 100)` (`>`/`<` for
+///   exclusive ones), when they fit the budget.
 /// - `integer` → `number`; `enum`/`const` → literal unions; `anyOf`/`oneOf` →
 ///   unions; `allOf` → intersections; `nullable: true` and `type: [.., "null"]`
 ///   → `T | null`; arrays → `T[]` (tuples `[A, B]`); maps → `Record<string, T>`.
@@ -70,30 +78,98 @@ pub fn input_hint(schema: Option<&Value>) -> String {
         .unwrap_or_else(|| "unknown".to_string())
 }
 
+/// Most object variants of a root union an output hint shows.
+const OUTPUT_MAX_OBJECT_VARIANTS: usize = 5;
+
 /// Hint of a trusted output schema, only when it can be shown COMPLETE.
 ///
-/// Returns None when the schema is not an object schema with at least one
-/// property (`type` absent or `"object"`), or when rendering it would need any
-/// cut (850-char budget, 16 properties, 8 union members, depth 4), or when a
-/// part cannot be expressed (unresolvable `$ref`, over-long literal, unknown
+/// Shown for these roots: an object with at least one property; an array
+/// (`Array<T>`); an enum or const; a nullable scalar (`string | null`); a
+/// union (`anyOf` / `oneOf`) of one to five object variants (and `null`).
+/// None for anything else, e.g. a plain scalar, or an object that also has a
+/// root `anyOf` / `oneOf` (its real shape is the combination, which a single
+/// signature would misstate). Also None when rendering would need any cut
+/// (850-char budget, 16 properties, 8 union members, depth 4), or when a part
+/// cannot be expressed (unresolvable `$ref`, over-long literal, unknown
 /// `type`). A partial output hint would mislead the model more than none.
 pub fn output_hint(schema: &Value) -> Option<String> {
-    let map = schema.as_object()?;
-    match map.get("type") {
-        None => {}
-        Some(Value::String(t)) if t == "object" => {}
-        Some(_) => return None,
-    }
-    let has_properties = map
-        .get("properties")
-        .and_then(Value::as_object)
-        .is_some_and(|props| !props.is_empty());
-    if !has_properties {
-        return None;
-    }
     let mut renderer = Renderer::new(schema, OUTPUT_CAPS);
-    let hint = renderer.render(schema, 0, OUTPUT_CAPS.max_chars)?;
+    let hint = match output_root(schema)? {
+        OutputRoot::Array(items) => {
+            let wrapper = "Array<>".len();
+            let inner = renderer.render(items, 1, OUTPUT_CAPS.max_chars.checked_sub(wrapper)?)?;
+            format!("Array<{inner}>")
+        }
+        OutputRoot::Whole => renderer.render(schema, 0, OUTPUT_CAPS.max_chars)?,
+    };
     (!renderer.incomplete).then_some(hint)
+}
+
+enum OutputRoot<'a> {
+    /// An array root: its `items` schema.
+    Array(&'a Value),
+    /// Rendered as a whole.
+    Whole,
+}
+
+/// Which output roots get a hint (see [`output_hint`]).
+fn output_root(schema: &Value) -> Option<OutputRoot<'_>> {
+    let map = schema.as_object()?;
+    let union = ["anyOf", "oneOf"].iter().find_map(|k| map.get(*k));
+    if map.contains_key("enum") || map.contains_key("const") {
+        return Some(OutputRoot::Whole);
+    }
+    let nullable = map.get("nullable") == Some(&Value::Bool(true));
+    match map.get("type") {
+        Some(Value::String(t)) if t == "object" => object_root(map, union),
+        Some(Value::String(t)) if t == "array" => map.get("items").filter(|i| i.is_object()).map(OutputRoot::Array),
+        Some(Value::String(t)) if nullable && is_scalar_type(t) => Some(OutputRoot::Whole),
+        Some(Value::Array(types)) => {
+            let names: Vec<&str> = types.iter().filter_map(Value::as_str).collect();
+            let nullable_scalar = names.len() == types.len()
+                && names.contains(&"null")
+                && names.iter().any(|t| is_scalar_type(t))
+                && names.iter().all(|t| *t == "null" || is_scalar_type(t));
+            nullable_scalar.then_some(OutputRoot::Whole)
+        }
+        Some(_) => None,
+        None if map.contains_key("properties") => object_root(map, union),
+        None => match union {
+            Some(Value::Array(members)) => union_root(schema, members),
+            _ => None,
+        },
+    }
+}
+
+fn object_root<'a>(map: &'a Map<String, Value>, union: Option<&Value>) -> Option<OutputRoot<'a>> {
+    let has_properties = map.get("properties").and_then(Value::as_object).is_some_and(|p| !p.is_empty());
+    (has_properties && union.is_none()).then_some(OutputRoot::Whole)
+}
+
+/// A root union: one to five object variants (plus `null`), or a nullable scalar.
+fn union_root<'a>(root: &'a Value, members: &'a [Value]) -> Option<OutputRoot<'a>> {
+    let (mut objects, mut scalars, mut nulls) = (0usize, 0usize, 0usize);
+    for member in members {
+        let member = match ref_of(member) {
+            Some(reference) => resolve_local(root, reference)?,
+            None => member,
+        };
+        let map = member.as_object()?;
+        match map.get("type").and_then(Value::as_str) {
+            Some("null") => nulls += 1,
+            Some("object") => objects += 1,
+            None if map.contains_key("properties") => objects += 1,
+            Some(t) if is_scalar_type(t) => scalars += 1,
+            _ => return None,
+        }
+    }
+    let object_union = objects >= 1 && objects <= OUTPUT_MAX_OBJECT_VARIANTS && scalars == 0;
+    let nullable_scalar = scalars >= 1 && nulls >= 1 && objects == 0;
+    (object_union || nullable_scalar).then_some(OutputRoot::Whole)
+}
+
+fn is_scalar_type(name: &str) -> bool {
+    matches!(name, "string" | "number" | "integer" | "boolean")
 }
 
 /// Signature of one subschema of `root` (local refs resolve against `root`),
@@ -235,7 +311,13 @@ impl<'a> Renderer<'a> {
     ) -> Option<String> {
         let text = match type_name {
             "string" => "string",
-            "number" | "integer" => "number",
+            "number" | "integer" => {
+                // Bounds are extra: when they do not fit, the plain type still may.
+                if let Some(text) = numeric_bounds(map).and_then(|b| fit(format!("number ({b})"), budget)) {
+                    return Some(text);
+                }
+                "number"
+            }
             "boolean" => "boolean",
             "null" => "null",
             "array" => return self.render_array(map, depth, budget),
@@ -309,24 +391,34 @@ impl<'a> Renderer<'a> {
         depth: usize,
         budget: usize,
     ) -> Option<String> {
-        let properties = map.get("properties").and_then(Value::as_object);
-        let properties = match properties {
-            Some(props) if !props.is_empty() => props,
-            _ => return self.render_record(map, depth, budget),
-        };
-        if depth >= self.caps.max_depth {
-            self.incomplete = true;
-            return fit("object".to_string(), budget);
-        }
         let required: HashSet<&str> = map
             .get("required")
             .and_then(Value::as_array)
             .map(|names| names.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
+        let properties = map.get("properties").and_then(Value::as_object).filter(|p| !p.is_empty());
+        if properties.is_none() && required.is_empty() {
+            return self.render_record(map, depth, budget);
+        }
+        if depth >= self.caps.max_depth {
+            self.incomplete = true;
+            return fit("object".to_string(), budget);
+        }
+        // Required keys without a declared schema: their value is anything
+        // the map allows (`additionalProperties`), else unknown.
+        let value_schema = match map.get("additionalProperties") {
+            Some(schema @ Value::Object(m)) if !m.is_empty() => schema,
+            _ => &ANY_SCHEMA,
+        };
+        let entries: Vec<(&str, &Value)> = match properties {
+            Some(props) => props.iter().map(|(k, v)| (k.as_str(), v)).collect(),
+            None => required.iter().map(|name| (*name, value_schema)).collect(),
+        };
+        let entries = ordered_properties(entries, &required, self.caps.max_props + 1);
         let mut out = String::from("{ ");
         let mut count = 0;
         let mut cut = false;
-        for (name, prop) in properties {
+        for (name, prop) in entries {
             if count >= self.caps.max_props {
                 cut = true;
                 break;
@@ -335,7 +427,7 @@ impl<'a> Renderer<'a> {
                 cut = true;
                 break;
             };
-            let optional = if required.contains(name.as_str()) { "" } else { "?" };
+            let optional = if required.contains(name) { "" } else { "?" };
             let sep = if count > 0 { "; " } else { "" };
             let prefix = format!("{sep}{key}{optional}: ");
             let Some(avail) = budget.checked_sub(out.len() + prefix.len() + OBJECT_CUT_TAIL.len())
@@ -527,6 +619,46 @@ fn is_shape(member: &Value) -> bool {
     }
 }
 
+/// At most `keep` properties in hint order: required first, then by name.
+/// Selects before sorting, so a 10,000-property object is not fully sorted.
+fn ordered_properties<'v>(
+    mut entries: Vec<(&'v str, &'v Value)>,
+    required: &HashSet<&str>,
+    keep: usize,
+) -> Vec<(&'v str, &'v Value)> {
+    let key = |(name, _): &(&'v str, &'v Value)| (!required.contains(name), *name);
+    if keep > 0 && entries.len() > keep {
+        entries.select_nth_unstable_by(keep - 1, |a, b| key(a).cmp(&key(b)));
+        entries.truncate(keep);
+    }
+    entries.sort_by(|a, b| key(a).cmp(&key(b)));
+    entries
+}
+
+/// `>= 0, <= 100` from a number schema's bounds (draft 4 boolean and
+/// draft 6+ numeric exclusive forms), or None without bounds.
+fn numeric_bounds(map: &Map<String, Value>) -> Option<String> {
+    let number = |key: &str| {
+        map.get(key)
+            .filter(|v| v.is_number())
+            .map(Value::to_string)
+            .filter(|t| t.len() <= MAX_BOUND_CHARS)
+    };
+    let flag = |key: &str| map.get(key) == Some(&Value::Bool(true));
+    let lower = match number("exclusiveMinimum") {
+        Some(n) => Some(format!("> {n}")),
+        None => number("minimum").map(|n| if flag("exclusiveMinimum") { format!("> {n}") } else { format!(">= {n}") }),
+    };
+    let upper = match number("exclusiveMaximum") {
+        Some(n) => Some(format!("< {n}")),
+        None => number("maximum").map(|n| if flag("exclusiveMaximum") { format!("< {n}") } else { format!("<= {n}") }),
+    };
+    match (lower, upper) {
+        (Some(l), Some(u)) => Some(format!("{l}, {u}")),
+        (l, u) => l.or(u),
+    }
+}
+
 fn fit(text: String, budget: usize) -> Option<String> {
     (text.len() <= budget).then_some(text)
 }
@@ -549,9 +681,12 @@ fn render_key(name: &str) -> Option<String> {
 }
 
 /// Whether `text` has a top-level ` | ` or ` & ` (outside brackets and quotes),
-/// so it must be parenthesized before `[]` or `&`.
+/// or ends with a bounds note (`number (>= 0)`), so it must be parenthesized
+/// before `[]` or `&`.
 fn needs_parens(text: &str) -> bool {
-    split_top_level(text, " | ").len() > 1 || split_top_level(text, " & ").len() > 1
+    split_top_level(text, " | ").len() > 1
+        || split_top_level(text, " & ").len() > 1
+        || (text.ends_with(')') && !text.starts_with('('))
 }
 
 /// Splits on `separator` only outside `{}`, `[]`, `()`, `<>` and string literals.

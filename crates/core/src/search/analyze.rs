@@ -253,8 +253,9 @@ fn split_identifier_into(run: &str, parts: &mut Vec<(usize, usize)>) {
             let next = iter.peek().map(|&(_, n)| class(n));
             let boundary = match (p, cur) {
                 (Class::Lower, Class::Upper) => true,
-                // Acronym followed by a word: `HTTPServer` splits before `S`.
-                (Class::Upper, Class::Upper) => next == Some(Class::Lower),
+                // Acronym followed by a word: `HTTPServer` splits before `S`;
+                // a plural acronym (`getURLs`, `IDsList`) keeps its `s`.
+                (Class::Upper, Class::Upper) => next == Some(Class::Lower) && !plural_s(&run[i + c.len_utf8()..]),
                 (Class::Digit, Class::Lower | Class::Upper) => true,
                 (Class::Lower | Class::Upper, Class::Digit) => true,
                 _ => false,
@@ -269,6 +270,13 @@ fn split_identifier_into(run: &str, parts: &mut Vec<(usize, usize)>) {
     if chunk_start.is_some() {
         parts.push((part_start, run.len()));
     }
+}
+
+/// Whether `rest` (what follows an upper-case letter) is a lone plural `s`:
+/// `s` then the end of the identifier or a non-lowercase char.
+fn plural_s(rest: &str) -> bool {
+    let mut chars = rest.chars();
+    chars.next() == Some('s') && !chars.next().is_some_and(char::is_lowercase)
 }
 
 /// CJK runs: overlapping bigrams; a lone character stays a unigram.
@@ -307,6 +315,10 @@ mod tests {
         assert_eq!(parts("FinanceTool"), vec!["finance", "tool"]);
         assert_eq!(parts("airqualityforeast"), vec!["airqualityforeast"]);
         assert_eq!(parts("a__b"), vec!["a", "b"]);
+        assert_eq!(parts("getURLs"), vec!["get", "urls"]);
+        assert_eq!(parts("listIDsForUser"), vec!["list", "ids", "for", "user"]);
+        assert_eq!(parts("URLSearch"), vec!["url", "search"]);
+        assert_eq!(parts("HTTPServer"), vec!["http", "server"]);
     }
 
     #[test]

@@ -62,6 +62,8 @@ const CONCEPTS: &[(&str, &[&str])] = &[
     ("map", &["route", "directions", "navigate", "navigation", "nearby", "distance", "street"]),
     ("website", &["seo", "webpage", "domain", "url", "site"]),
     ("company", &["corporation", "corp", "business", "officer", "enterprise", "firm"]),
+    // Phrasal "look up" / "look for" (the particle is a stopword) is a search.
+    ("search", &["look", "seek"]),
     ("task", &["todo", "reminder", "remind", "productivity", "goal", "habit"]),
 ];
 
@@ -105,6 +107,36 @@ fn concepts_enabled() -> bool {
     std::env::var_os("TOOL_SEARCH_NO_CONCEPTS").is_none()
 }
 
+/// Shortest stem whose trailing "er" is read as an agent-noun suffix.
+const MIN_AGENT_NOUN_CHARS: usize = 5;
+
+/// Base forms of an agent noun the stemmer kept whole ("runner", "writer",
+/// "reader": Snowball strips "-er" only from longer words like "computer"):
+/// the verb stem, with a doubled final consonant undone (runn → run) or a
+/// silent "e" restored (writ → write). Stemmed; may include non-words
+/// ("writ"), which simply match nothing. Empty for other terms.
+pub fn base_forms(stem: &str, analyzer: &mut Analyzer) -> Vec<String> {
+    let Some(base) = stem.strip_suffix("er") else { return Vec::new() };
+    if stem.chars().count() < MIN_AGENT_NOUN_CHARS || !base.is_ascii() {
+        return Vec::new();
+    }
+    let bytes = base.as_bytes();
+    let last = bytes[bytes.len() - 1];
+    let vowel = |b: u8| matches!(b, b'a' | b'e' | b'i' | b'o' | b'u' | b'y');
+    let mut forms = Vec::new();
+    if bytes.len() >= 2 && bytes[bytes.len() - 2] == last && !vowel(last) {
+        forms.push(analyzer.stem(&base[..base.len() - 1]));
+    } else {
+        forms.push(analyzer.stem(base));
+        if !vowel(last) {
+            forms.push(analyzer.stem(&format!("{base}e")));
+        }
+    }
+    forms.retain(|f| f != stem);
+    forms.dedup();
+    forms
+}
+
 /// Expansions of one stemmed term (empty when none).
 pub fn expansions(stem: &str) -> &'static [String] {
     table().get(stem).map(Vec::as_slice).unwrap_or(&[])
@@ -122,5 +154,24 @@ mod tests {
         assert!(expansions(&find).contains(&search));
         assert!(expansions(&search).contains(&find));
         assert!(expansions("zzzz").is_empty());
+    }
+
+    #[test]
+    fn looking_something_up_is_a_search() {
+        let mut analyzer = Analyzer::new();
+        let look = analyzer.stem("look");
+        assert!(expansions(&look).contains(&analyzer.stem("search")));
+        // One way: a search does not suggest "look".
+        assert!(!expansions(&analyzer.stem("search")).contains(&look));
+    }
+
+    #[test]
+    fn agent_noun_base_forms() {
+        let mut analyzer = Analyzer::new();
+        assert_eq!(base_forms("runner", &mut analyzer), vec!["run"]);
+        assert_eq!(base_forms("writer", &mut analyzer), vec!["writ", "write"]);
+        assert_eq!(base_forms("reader", &mut analyzer), vec!["read"]);
+        assert!(base_forms("user", &mut analyzer).is_empty());
+        assert!(base_forms("search", &mut analyzer).is_empty());
     }
 }

@@ -42,8 +42,6 @@ pub struct IndexData {
     pub field_factor: Vec<[f32; FIELD_COUNT]>,
     /// The parameters `field_factor` was computed with.
     pub params: RankingParams,
-    /// Exact id or name → ordinals (ascending).
-    pub exact: HashMap<String, Vec<u32>>,
     /// Lowercased id or name → ordinals (ascending).
     pub exact_folded: HashMap<String, Vec<u32>>,
     /// Name, label and description terms per ordinal, for redundancy checks.
@@ -113,7 +111,6 @@ pub fn build(entries: &[ToolEntry], params: &RankingParams) -> Result<IndexData>
     let mut texts: [String; FIELD_COUNT] = Default::default();
     let mut field_len = Vec::with_capacity(entries.len());
     let mut len_sum = [0f64; FIELD_COUNT];
-    let mut exact: HashMap<String, Vec<u32>> = HashMap::new();
     let mut exact_folded: HashMap<String, Vec<u32>> = HashMap::new();
     let mut signatures = Vec::with_capacity(entries.len());
 
@@ -136,7 +133,6 @@ pub fn build(entries: &[ToolEntry], params: &RankingParams) -> Result<IndexData>
         ));
 
         for key in [&entry.id, &entry.name] {
-            push_unique(exact.entry(key.clone()).or_default(), ordinal32);
             push_unique(exact_folded.entry(key.to_lowercase()).or_default(), ordinal32);
         }
     }
@@ -177,7 +173,6 @@ pub fn build(entries: &[ToolEntry], params: &RankingParams) -> Result<IndexData>
         avg_len,
         field_factor,
         params: params.clone(),
-        exact,
         exact_folded,
         signatures,
         doc_count,

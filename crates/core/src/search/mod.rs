@@ -5,7 +5,7 @@
 //!   in the id-sorted slice).
 //! - `SearchIndex::search(query, limit, allowed)` returns at most `limit`
 //!   ordinals, best first, only those with `allowed(ordinal) == true`.
-//!   Exact name / id matches come first; an empty or all-stopword query
+//!   Exact name / id matches (ignoring case) come first; an empty or all-stopword query
 //!   returns nothing unless it is an exact name or id; ties break by id.
 //!
 //! Layout: [`analyze`] (tokenizer, shared by both sides) → [`index`] (tantivy
@@ -34,7 +34,7 @@ use rank::Candidate;
 
 /// Queries longer than this (chars) are cut before analysis; the catalog
 /// already rejects longer ones, this only bounds work for other callers.
-const MAX_ANALYZED_QUERY_CHARS: usize = 2_048;
+const MAX_ANALYZED_QUERY_CHARS: usize = crate::limits::MAX_QUERY_CHARS;
 
 /// One ranked result: the entry's ordinal in the catalog and its score.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -112,19 +112,17 @@ impl SearchIndex {
             .collect()
     }
 
-    /// Entries whose id or name equals the trimmed query: case-sensitive
-    /// matches if any, else case-insensitive ones. Only allowed ordinals.
+    /// Entries whose id or name equals the trimmed query ignoring case (one
+    /// tier: `harvest` and `HARVEST` are both exact for "Harvest"). Only
+    /// allowed ordinals.
     fn exact_matches(&self, query: &str, allowed: &dyn Fn(usize) -> bool) -> Vec<u32> {
         let trimmed = query.trim();
         if trimmed.is_empty() {
             return Vec::new();
         }
-        let found = self
-            .data
-            .exact
-            .get(trimmed)
-            .or_else(|| self.data.exact_folded.get(&trimmed.to_lowercase()));
-        found
+        self.data
+            .exact_folded
+            .get(&trimmed.to_lowercase())
             .map(|list| list.iter().copied().filter(|&o| allowed(o as usize)).collect())
             .unwrap_or_default()
     }

@@ -1,6 +1,8 @@
-//! Parameter text for indexing: property names and their descriptions, walked
-//! with hard bounds on depth, visited nodes and collected characters, so a
-//! hostile (MCP or client) schema cannot stall a catalog build.
+//! Parameter text for indexing: property names and the text of every schema
+//! node walked (the root's description, each property's, and those inside
+//! `items` and `anyOf` / `oneOf` / `allOf` branches), with hard bounds on
+//! depth, visited nodes and collected characters, so a hostile (MCP or
+//! client) schema cannot stall a catalog build.
 //! Names and descriptions are kept apart: they are weighted separately.
 
 use serde_json::Value;
@@ -49,18 +51,23 @@ impl Walk {
     }
 
     fn schema(&mut self, node: &Value, depth: usize) {
-        if depth > MAX_PARAM_INDEX_DEPTH || !self.budget_left() {
+        if !self.budget_left() {
             return;
         }
         self.nodes += 1;
         let Value::Object(map) = node else { return };
+        // A node's own text counts even at the depth limit: it is the text of
+        // the property (or branch) that led here.
+        self.describe(map, depth == 0);
+        if depth > MAX_PARAM_INDEX_DEPTH {
+            return;
+        }
         if let Some(Value::Object(props)) = map.get("properties") {
             for (name, prop) in props {
                 if !self.budget_left() {
                     return;
                 }
                 self.push(true, name);
-                self.describe(prop);
                 self.schema(prop, depth + 1);
             }
         }
@@ -76,22 +83,27 @@ impl Walk {
         }
     }
 
-    /// Description, title and short string enum values of one property.
-    fn describe(&mut self, prop: &Value) {
-        let Value::Object(map) = prop else { return };
-        for key in ["description", "title"] {
-            if let Some(Value::String(text)) = map.get(key) {
+    /// Description, title and short string enum / const values of one node.
+    /// The root's title is skipped: generators fill it with the type name
+    /// (`fetchArguments`), which is not a capability.
+    fn describe(&mut self, map: &serde_json::Map<String, Value>, root: bool) {
+        let keys: &[&str] = if root { &["description"] } else { &["description", "title"] };
+        for key in keys {
+            if let Some(Value::String(text)) = map.get(*key) {
                 self.push(false, text);
             }
         }
+        let short = |value: &Value| match value {
+            Value::String(text) if text.chars().count() <= 32 => Some(text.clone()),
+            _ => None,
+        };
         if let Some(Value::Array(values)) = map.get("enum") {
-            for value in values.iter().take(MAX_ENUM_VALUES) {
-                if let Value::String(text) = value {
-                    if text.chars().count() <= 32 {
-                        self.push(false, text);
-                    }
-                }
+            for text in values.iter().take(MAX_ENUM_VALUES).filter_map(short) {
+                self.push(false, &text);
             }
+        }
+        if let Some(text) = map.get("const").and_then(short) {
+            self.push(false, &text);
         }
     }
 }
@@ -123,6 +135,32 @@ mod tests {
         let text = param_text(Some(&schema));
         assert_eq!(text.names, "city unit filter maxAge");
         assert_eq!(text.descriptions, "City name celsius fahrenheit");
+    }
+
+    #[test]
+    fn root_items_and_branch_text_is_collected() {
+        let schema = json!({
+            "title": "convertArguments",
+            "description": "Convert between currencies",
+            "type": "object",
+            "properties": {
+                "amount": {
+                    "anyOf": [
+                        { "type": "number", "description": "Plain amount" },
+                        { "type": "string", "description": "Amount with a symbol" }
+                    ]
+                },
+                "rates": { "type": "array", "items": { "type": "object", "description": "Historical rate row", "properties": { "day": { "type": "string" } } } },
+                "mode": { "oneOf": [{ "const": "spot", "title": "Spot rate" }] },
+                "source": { "allOf": [{ "description": "Central bank feed" }] }
+            }
+        });
+        let text = param_text(Some(&schema));
+        assert_eq!(text.names, "amount rates day mode source");
+        assert_eq!(
+            text.descriptions,
+            "Convert between currencies Plain amount Amount with a symbol Historical rate row Spot rate spot Central bank feed"
+        );
     }
 
     #[test]

@@ -9,7 +9,7 @@
 use std::cell::RefCell;
 
 use super::analyze::Analyzer;
-use super::expand::expansions;
+use super::expand::{base_forms, expansions};
 use super::fields::RankingParams;
 
 /// Most distinct terms a query contributes; the rest are ignored (bounds work
@@ -96,6 +96,8 @@ fn is_connector(word: &str) -> bool {
 pub fn plan(query: &str, params: &RankingParams) -> QueryPlan {
     let mut terms: Vec<QueryTerm> = Vec::new();
     let mut clause_count = 0usize;
+    // Per literal term (by index): base forms of agent nouns ("runner" → "run").
+    let mut bases: Vec<Vec<String>> = Vec::new();
     ANALYZER.with(|cell| {
         let Ok(mut analyzer) = cell.try_borrow_mut() else { return };
         let parts = if params.multi_intent { clauses(query, params.split_on_connectors) } else { vec![query] };
@@ -118,6 +120,7 @@ pub fn plan(query: &str, params: &RankingParams) -> QueryPlan {
                 clause_count += 1;
             }
         }
+        bases = terms.iter().map(|t| base_forms(&t.text, &mut analyzer)).collect();
     });
     let clause_count = clause_count.min(MAX_CLAUSES);
 
@@ -125,11 +128,12 @@ pub fn plan(query: &str, params: &RankingParams) -> QueryPlan {
         let mut added = 0usize;
         let literal_count = terms.len();
         for i in 0..literal_count {
-            for related in expansions(&terms[i].text) {
+            let clauses = terms[i].clauses;
+            let related = bases.get(i).into_iter().flatten().chain(expansions(&terms[i].text));
+            for related in related {
                 if added >= MAX_EXPANSION_TERMS {
                     break;
                 }
-                let clauses = terms[i].clauses;
                 if let Some(existing) = terms.iter_mut().find(|t| &t.text == related) {
                     if !existing.literal {
                         existing.clauses |= clauses;
@@ -154,6 +158,19 @@ mod tests {
         let literal: Vec<&str> = plan.terms.iter().filter(|t| t.literal).map(|t| t.text.as_str()).collect();
         assert_eq!(literal, vec!["find", "weather"]);
         assert!(plan.terms.iter().any(|t| !t.literal && t.text == "search" && t.weight < 1.0));
+    }
+
+    #[test]
+    fn agent_nouns_expand_to_their_verb() {
+        let plan = plan("test runner", &RankingParams::default());
+        let run = plan.terms.iter().find(|t| t.text == "run").expect("run");
+        assert!(!run.literal && run.weight < 1.0);
+        let plan = plan_default("file writer");
+        assert!(plan.terms.iter().any(|t| t.text == "write" && !t.literal));
+    }
+
+    fn plan_default(query: &str) -> QueryPlan {
+        plan(query, &RankingParams::default())
     }
 
     #[test]

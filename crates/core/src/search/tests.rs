@@ -188,3 +188,82 @@ fn a_misspelt_tool_name_word_still_finds_the_tool() {
     assert_eq!(ids(&index, &entries, "message", 5), vec!["openclaw:core:send_email"]);
     assert!(ids(&index, &entries, "snd", 5).is_empty());
 }
+
+#[test]
+fn parameter_text_in_branches_items_and_root_description_is_indexed() {
+    let mut convert = entry(Source::Mcp, "fx", "convert", "Convert an amount.");
+    convert.input_schema = Some(Arc::new(json!({
+        "description": "Uses central bank reference rates",
+        "type": "object",
+        "properties": {
+            "amount": { "anyOf": [{ "type": "number", "description": "Plain figure" }, { "type": "string", "description": "Figure with a currency symbol" }] },
+            "history": { "type": "array", "items": { "type": "object", "description": "One dated exchange quote" } },
+            "mode": { "oneOf": [{ "const": "spot" }, { "const": "forward", "description": "Settlement in the future" }] },
+            "filter": { "allOf": [{ "description": "Restrict to liquid pairs" }] }
+        }
+    })));
+    let entries = sorted(vec![convert, entry(Source::Mcp, "misc", "other", "Something unrelated.")]);
+    let index = SearchIndex::build(&entries).unwrap();
+    for query in ["currency symbol", "central bank", "exchange quote", "settlement future", "liquid pairs"] {
+        assert_eq!(ids(&index, &entries, query, 1), vec!["mcp:fx:convert"], "{query}");
+    }
+}
+
+#[test]
+fn exact_names_match_ignoring_case_as_one_tier() {
+    let entries = sorted(vec![
+        entry(Source::Mcp, "a", "HARVEST", "Collect crops."),
+        entry(Source::Mcp, "b", "harvest", "Collect crops."),
+        entry(Source::Mcp, "c", "harvest_report", "Harvest harvest harvest: a harvest report of the harvest."),
+        entry(Source::Mcp, "d", "do", "Run a step."),
+        entry(Source::Mcp, "e", "DO", "Run a step."),
+        entry(Source::Mcp, "f", "do_thing", "Do the thing."),
+    ]);
+    let index = SearchIndex::build(&entries).unwrap();
+    let top2 = ids(&index, &entries, "harvest", 2);
+    assert!(top2.contains(&"mcp:a:HARVEST".to_string()) && top2.contains(&"mcp:b:harvest".to_string()), "{top2:?}");
+    assert_eq!(ids(&index, &entries, " DO ", 5), vec!["mcp:d:do", "mcp:e:DO"]);
+    assert_eq!(ids(&index, &entries, "Do", 5), vec!["mcp:d:do", "mcp:e:DO"]);
+}
+
+#[test]
+fn agent_nouns_reach_their_verb() {
+    let entries = sorted(vec![
+        entry(Source::Openclaw, "core", "run_tests", "Execute the test suite."),
+        entry(Source::Openclaw, "core", "send_email", "Send a message."),
+    ]);
+    let index = SearchIndex::build(&entries).unwrap();
+    assert_eq!(ids(&index, &entries, "runner", 5), vec!["openclaw:core:run_tests"]);
+}
+
+#[test]
+fn plural_acronyms_in_names_match_the_singular() {
+    let entries = sorted(vec![
+        entry(Source::Mcp, "web", "getURLs", "Collect the links of a page."),
+        entry(Source::Mcp, "web", "listIDsForUser", "Identifiers owned by someone."),
+        entry(Source::Mcp, "misc", "fetch_page", "Download a page."),
+    ]);
+    let index = SearchIndex::build(&entries).unwrap();
+    assert_eq!(ids(&index, &entries, "url", 1), vec!["mcp:web:getURLs"]);
+    assert_eq!(ids(&index, &entries, "ids", 1), vec!["mcp:web:listIDsForUser"]);
+}
+
+#[test]
+fn looking_up_a_price_reaches_web_search() {
+    let entries = sorted(vec![
+        entry(Source::Openclaw, "core", "web_search", "Search the web for current information."),
+        entry(Source::Openclaw, "core", "send_email", "Send a message to an address."),
+        entry(Source::Mcp, "github", "create_issue", "Open a new issue in a repository."),
+    ]);
+    let index = SearchIndex::build(&entries).unwrap();
+    assert_eq!(ids(&index, &entries, "look up the price of a laptop", 3), vec!["openclaw:core:web_search"]);
+}
+
+#[test]
+fn long_queries_are_read_up_to_the_cap() {
+    let entries = sample();
+    let index = SearchIndex::build(&entries).unwrap();
+    // The capability sits past 2,048 chars but inside the 4,096 cap.
+    let query = format!("{} weather", "\u{2003}".repeat(3_000));
+    assert_eq!(ids(&index, &entries, &query, 1), vec!["mcp:weather:getWeather"]);
+}

@@ -578,7 +578,7 @@ fn telemetry_and_events_answer_the_session_log_questions() {
     assert_eq!(t.surface_bytes.tools, surface.bytes.tools as u64);
     assert_eq!((t.request_bytes.total, t.request_bytes.requests), (2_000, 2));
     assert_eq!((t.searches, t.describes, t.calls), (1, 1, 2));
-    assert_eq!((t.catalog.search_count, t.catalog.describe_count, t.catalog.call_count), (1, 1, 2));
+    assert_eq!((t.catalog.search_count, t.catalog.describe_count, t.catalog.call_count), (2, 1, 2));
     assert_eq!(t.catalog.catalog_size, 6);
     assert_eq!(t.tools_called.iter().map(|c| (c.id.as_str(), c.source.as_str())).collect::<Vec<_>>(),
         [("openclaw:core:fake_plugin_tool_01", "openclaw"), ("mcp:github:create_issue", "mcp")]);

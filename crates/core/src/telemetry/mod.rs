@@ -30,8 +30,10 @@ impl Counters {
     pub fn scope(&self) -> &str {
         &self.scope
     }
-    pub fn record_search(&self) {
-        self.searches.fetch_add(1, Ordering::Relaxed);
+    /// Count `queries` searches: a batch counts each of its queries, as the
+    /// gateway's own telemetry does.
+    pub fn record_search(&self, queries: u64) {
+        self.searches.fetch_add(queries, Ordering::Relaxed);
     }
     pub fn record_describe(&self) {
         self.describes.fetch_add(1, Ordering::Relaxed);
@@ -65,6 +67,7 @@ pub struct CatalogTelemetry {
     pub catalog_size: u64,
     pub sources: SourceCounts,
     pub counter_scope: String,
+    /// Search queries run (a batch of five counts five).
     pub search_count: u64,
     pub describe_count: u64,
     pub call_count: u64,

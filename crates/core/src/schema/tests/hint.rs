@@ -33,7 +33,7 @@ fn golden_nullable_any_of() {
     let schema = json!({"properties": {"call_benefit": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": null, "description": "Brief explanation of why this fetch is being performed and expected benefit.", "title": "Call Benefit"}, "detail": {"anyOf": [{"enum": ["protocol", "locations", "outcomes", "references", "all", "full"], "type": "string"}, {"type": "null"}], "default": null, "title": "Detail"}, "domain": {"anyOf": [{"enum": ["article", "trial", "variant"], "type": "string"}, {"type": "null"}], "default": null, "description": "Domain of the record (auto-detected if not provided)", "title": "Domain"}, "id": {"title": "Id", "type": "string"}}, "required": ["id"], "title": "fetchArguments", "type": "object"});
     assert_eq!(
         hint(schema),
-        r#"{ call_benefit?: string | null; detail?: "protocol" | "locations" | "outcomes" | "references" | "all" | "full" | null; domain?: "article" | "trial" | "variant" | null; id: string }"#
+        r#"{ id: string; call_benefit?: string | null; detail?: "protocol" | "locations" | "outcomes" | "references" | "all" | "full" | null; domain?: "article" | "trial" | "variant" | null }"#
     );
 }
 
@@ -50,7 +50,7 @@ fn golden_array_of_objects() {
     let schema = json!({"$schema": "http://json-schema.org/draft-07/schema#", "properties": {"data": {"description": "Data for radar chart, such as, [{ name: 'Design', value: 70 }].", "items": {"properties": {"group": {"type": "string"}, "name": {"type": "string"}, "value": {"type": "number"}}, "required": ["name", "value"], "type": "object"}, "minItems": 1, "type": "array"}, "height": {"default": 400, "description": "Set the height of chart, default is 400.", "type": "number"}, "theme": {"default": "default", "description": "Set the theme for the chart, optional, default is 'default'.", "enum": ["default", "academy"], "type": "string"}, "title": {"default": "", "description": "Set the title of chart.", "type": "string"}, "width": {"default": 600, "description": "Set the width of chart, default is 600.", "type": "number"}}, "required": ["data"], "type": "object"});
     assert_eq!(
         hint(schema),
-        r#"{ data: { group?: string; name: string; value: number }[]; height?: number; theme?: "default" | "academy"; title?: string; width?: number }"#
+        r#"{ data: { name: string; value: number; group?: string }[]; height?: number; theme?: "default" | "academy"; title?: string; width?: number }"#
     );
 }
 
@@ -70,7 +70,7 @@ fn golden_nullable_array() {
     let schema = json!({"properties": {"output_path": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": null, "title": "Output Path"}, "prs_path": {"title": "Prs Path", "type": "string"}, "slide_indices": {"anyOf": [{"items": {"type": "integer"}, "type": "array"}, {"type": "null"}], "default": null, "title": "Slide Indices"}}, "required": ["prs_path"], "title": "clear_placeholders_from_slidesArguments", "type": "object"});
     assert_eq!(
         hint(schema),
-        "{ output_path?: string | null; prs_path: string; slide_indices?: number[] | null }"
+        "{ prs_path: string; output_path?: string | null; slide_indices?: number[] | null }"
     );
 }
 
@@ -106,7 +106,7 @@ fn scalar_types() {
         hint(json!({"type": "object", "required": ["s", "i", "n", "b", "z"], "properties": {
             "s": {"type": "string"}, "i": {"type": "integer"}, "n": {"type": "number"},
             "b": {"type": "boolean"}, "z": {"type": "null"}}})),
-        "{ s: string; i: number; n: number; b: boolean; z: null }"
+        "{ b: boolean; i: number; n: number; s: string; z: null }"
     );
 }
 
@@ -243,8 +243,64 @@ fn weird_keys_are_quoted_when_needed() {
         "$ok": {"type": "boolean"}, "": {"type": "string"}, "constructor": {"type": "string"}}});
     assert_eq!(
         hint(schema),
-        r#"{ __proto__: string; "a-b": string; "with \"quote\""?: number; $ok?: boolean; ""?: string; constructor?: string }"#
+        r#"{ __proto__: string; "a-b": string; ""?: string; $ok?: boolean; constructor?: string; "with \"quote\""?: number }"#
     );
+}
+
+#[test]
+fn property_order_is_required_first_then_by_name() {
+    let one: Value = serde_json::from_str(
+        r#"{"type": "object", "required": ["zeta", "beta"], "properties": {"zeta": {"type": "string"}, "alpha": {"type": "number"}, "beta": {"type": "boolean"}, "gamma": {"type": "string"}}}"#,
+    ).unwrap();
+    let other: Value = serde_json::from_str(
+        r#"{"properties": {"gamma": {"type": "string"}, "beta": {"type": "boolean"}, "alpha": {"type": "number"}, "zeta": {"type": "string"}}, "required": ["beta", "zeta"], "type": "object"}"#,
+    ).unwrap();
+    assert_eq!(hint(one.clone()), "{ beta: boolean; zeta: string; alpha?: number; gamma?: string }");
+    assert_eq!(hint(one), hint(other));
+    // The 16-property cut keeps the first 16 in that order, required ones first.
+    let mut wide = wide_schema(20, false);
+    wide["required"] = json!(["p19"]);
+    let text = hint(wide);
+    assert!(text.starts_with("{ p19: string; p0?: string; p1?: string; p10?: string;"), "{text}");
+    assert!(text.ends_with("; ... }"), "{text}");
+}
+
+#[test]
+fn required_keys_without_properties_are_not_an_empty_object() {
+    assert_eq!(hint(json!({"type": "object", "required": ["path", "mode"]})), "{ mode: unknown; path: unknown }");
+    assert_eq!(
+        hint(json!({"type": "object", "required": ["id"], "additionalProperties": {"type": "string"}})),
+        "{ id: string }"
+    );
+    // Nested, too.
+    assert_eq!(
+        hint(json!({"type": "object", "required": ["opts"], "properties": {"opts": {"type": "object", "required": ["x"]}}})),
+        "{ opts: { x: unknown } }"
+    );
+}
+
+#[test]
+fn numeric_bounds_are_shown() {
+    let schema = json!({"type": "object", "required": ["n"], "properties": {
+        "n": {"type": "integer", "minimum": 0, "maximum": 100},
+        "r": {"type": "number", "exclusiveMinimum": 0},
+        "s": {"type": "number", "minimum": 1, "exclusiveMinimum": true},
+        "t": {"type": "number", "maximum": 2.5},
+        "list": {"type": "array", "items": {"type": "number", "minimum": 0}},
+        "maybe": {"type": ["integer", "null"], "minimum": 1}}});
+    assert_eq!(
+        hint(schema),
+        "{ n: number (>= 0, <= 100); list?: (number (>= 0))[]; maybe?: number (>= 1) | null; r?: number (> 0); s?: number (> 1); t?: number (<= 2.5) }"
+    );
+    // Within the same budget: bounds never push a hint past 300 chars.
+    let mut props = serde_json::Map::new();
+    for i in 0..16 {
+        props.insert(format!("p{i:02}"), json!({"type": "integer", "minimum": -1_000_000, "maximum": 1_000_000}));
+    }
+    let text = hint(json!({"type": "object", "properties": props}));
+    assert!(text.len() <= INPUT_HINT_MAX_CHARS, "{} chars: {text}", text.len());
+    assert!(text.starts_with("{ p00?: number (>= -1000000, <= 1000000);"), "{text}");
+    assert!(text.ends_with("; ... }"), "{text}");
 }
 
 #[test]
@@ -265,13 +321,60 @@ fn output_hint_renders_complete_object_schemas() {
 }
 
 #[test]
-fn output_hint_is_none_when_not_an_object_schema() {
+fn output_hint_is_none_for_roots_it_cannot_show() {
     assert_eq!(output_hint(&json!({"type": "string"})), None);
     assert_eq!(output_hint(&json!({"type": "object"})), None);
     assert_eq!(output_hint(&json!({"type": "object", "properties": {}})), None);
-    assert_eq!(output_hint(&json!({"type": "array", "items": {"type": "string"}})), None);
+    assert_eq!(output_hint(&json!({"type": "array"})), None);
+    assert_eq!(output_hint(&json!({"anyOf": [{"type": "string"}, {"type": "number"}]})), None);
     assert_eq!(output_hint(&json!(true)), None);
     assert_eq!(output_hint(&json!(5)), None);
+}
+
+#[test]
+fn output_hint_for_array_roots() {
+    let schema = json!({"type": "array", "items": {"type": "object", "required": ["id"],
+        "properties": {"name": {"type": "string"}, "id": {"type": "string"}}}});
+    assert_eq!(output_hint(&schema).as_deref(), Some("Array<{ id: string; name?: string }>"));
+    assert_eq!(output_hint(&json!({"type": "array", "items": {"type": "string"}})).as_deref(), Some("Array<string>"));
+    // Cut items: no hint.
+    assert_eq!(output_hint(&json!({"type": "array", "items": wide_schema(17, false)})), None);
+}
+
+#[test]
+fn output_hint_for_nullable_scalars_and_enums() {
+    assert_eq!(output_hint(&json!({"type": ["string", "null"]})).as_deref(), Some("string | null"));
+    assert_eq!(output_hint(&json!({"type": "integer", "nullable": true})).as_deref(), Some("number | null"));
+    assert_eq!(output_hint(&json!({"anyOf": [{"type": "boolean"}, {"type": "null"}]})).as_deref(), Some("boolean | null"));
+    assert_eq!(output_hint(&json!({"enum": ["ok", "failed", null]})).as_deref(), Some(r#""ok" | "failed" | null"#));
+    assert_eq!(output_hint(&json!({"type": "string", "enum": ["a", "b"]})).as_deref(), Some(r#""a" | "b""#));
+    assert_eq!(output_hint(&json!({"type": ["string", "object"]})), None);
+}
+
+#[test]
+fn output_hint_for_unions_of_up_to_five_objects() {
+    let variant = |key: &str| json!({"type": "object", "required": [key], "properties": {key: {"type": "string"}}});
+    let two = json!({"oneOf": [variant("ok"), {"$ref": "#/$defs/E"}], "$defs": {"E": variant("error")}});
+    assert_eq!(output_hint(&two).as_deref(), Some("{ ok: string } | { error: string }"));
+    let with_null = json!({"anyOf": [variant("a"), {"type": "null"}]});
+    assert_eq!(output_hint(&with_null).as_deref(), Some("{ a: string } | null"));
+    let five: Vec<Value> = (0..5).map(|i| variant(&format!("k{i}"))).collect();
+    assert!(output_hint(&json!({"anyOf": five})).is_some());
+    let six: Vec<Value> = (0..6).map(|i| variant(&format!("k{i}"))).collect();
+    assert_eq!(output_hint(&json!({"anyOf": six})), None);
+    assert_eq!(output_hint(&json!({"anyOf": [variant("a"), {"type": "string"}]})), None);
+}
+
+#[test]
+fn output_hint_is_none_for_a_closed_object_with_a_root_union() {
+    // The real shape is "a or b", not the merged property list.
+    let schema = json!({"type": "object", "additionalProperties": false,
+        "properties": {"a": {"type": "string"}, "b": {"type": "number"}},
+        "oneOf": [{"required": ["a"]}, {"required": ["b"]}]});
+    assert_eq!(output_hint(&schema), None);
+    let shaped = json!({"type": "object", "properties": {"a": {"type": "string"}},
+        "anyOf": [{"type": "object", "properties": {"x": {"type": "string"}}}]});
+    assert_eq!(output_hint(&shaped), None);
 }
 
 #[test]
