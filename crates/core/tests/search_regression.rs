@@ -158,18 +158,18 @@ fn a_changed_branch_description_is_reindexed() {
     assert!(names(&after, "euros").is_empty());
 }
 
-/// The scalar query cap is the gateway's: 4,096 in JS string length (UTF-16
-/// code units), so a character outside the BMP counts twice.
+/// The scalar query cap counts as the tool_search schema's `maxLength` does
+/// (JSON Schema: code points), so a character outside the BMP counts once.
 #[test]
-fn scalar_queries_up_to_4096_utf16_units_are_accepted() {
+fn scalar_queries_up_to_4096_characters_are_accepted() {
     use tool_search_core::catalog::{Catalog, CatalogOptions};
     use tool_search_core::error::ErrorCode;
     let c = Catalog::from_records(vec![serde_json::json!({ "name": "get_weather", "description": "Weather for a city." })], &CatalogOptions::default()).unwrap();
     let padded = |filler: &str, count: usize| format!("{}weather", filler.repeat(count));
-    // 4,089 + 7 = 4,096 units: accepted, and the capability at the end is still read.
+    // 4,089 + 7 = 4,096 characters: accepted, and the capability at the end is still read.
     assert_eq!(c.search(&padded(" ", 4_089), None).unwrap()[0].name, "get_weather");
     assert_eq!(c.search(&padded(" ", 4_090), None).unwrap_err().code, ErrorCode::InvalidQuery);
-    // U+1F600 is one char but two UTF-16 units: 2,044 of them + 7 = 4,095 units.
-    assert!(c.search(&padded("\u{1F600}", 2_044), None).is_ok());
-    assert_eq!(c.search(&padded("\u{1F600}", 2_045), None).unwrap_err().code, ErrorCode::InvalidQuery);
+    // U+1F600 is one character (two UTF-16 units): 4,089 of them + 7 = 4,096 characters.
+    assert!(c.search(&padded("\u{1F600}", 4_089), None).is_ok());
+    assert_eq!(c.search(&padded("\u{1F600}", 4_090), None).unwrap_err().code, ErrorCode::InvalidQuery);
 }

@@ -414,8 +414,9 @@ impl Catalog {
 }
 
 fn check_query(query: &str) -> Result<()> {
-    // JS string length (UTF-16 code units), as the gateway measures it.
-    if query.encode_utf16().count() > MAX_QUERY_CHARS {
+    // Counted as the tool_search schema's `maxLength` counts (JSON Schema: Unicode code points),
+    // so a query the schema allows is never refused here.
+    if query.chars().count() > MAX_QUERY_CHARS {
         return Err(Error::new(
             ErrorCode::InvalidQuery,
             format!("query must be at most {MAX_QUERY_CHARS} characters; describe the capability you need in a few words."),

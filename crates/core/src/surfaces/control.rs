@@ -5,7 +5,7 @@
 use serde_json::{json, Value};
 
 use super::format::ToolDefinition;
-use crate::limits::{BATCH_RESPONSE_BUDGET_CHARS, MAX_BATCH_CANDIDATES, MAX_BATCH_QUERIES, MAX_BATCH_QUERY_CHARS};
+use crate::limits::{BATCH_RESPONSE_BUDGET_CHARS, MAX_BATCH_CANDIDATES, MAX_BATCH_QUERIES, MAX_BATCH_QUERY_CHARS, MAX_QUERY_CHARS};
 
 pub const TOOL_SEARCH_CODE: &str = "tool_search_code";
 pub const TOOL_SEARCH: &str = "tool_search";
@@ -65,7 +65,8 @@ pub fn tool_search(s: &ControlSettings) -> ToolDefinition {
     );
     let query = json!({
         "type": "string",
-        "maxLength": MAX_BATCH_QUERY_CHARS, // asked of the model; the engine tolerates up to MAX_QUERY_CHARS
+        // Counted as the engine counts: code points, as JSON Schema does.
+        "maxLength": MAX_QUERY_CHARS,
         "description": "The capability to find, in a few words, e.g. \"send a chat message\"."
     });
     let limit = json!({
