@@ -431,7 +431,10 @@ async fn handshake(child: &mut ChildProc, inner: &Inner) -> Result<(), String> {
     let first = child.from_child.next_frame().await?.ok_or("containment could not be applied")?;
     let report: LauncherReport =
         serde_json::from_slice(&first).map_err(|e| format!("bad launcher report: {e}"))?;
-    if !(report.setsid && report.seccomp && report.rlimits && report.close_range && report.pdeathsig && report.caps_dropped) {
+    if !(report.setsid && report.seccomp && report.rlimits && report.close_range && report.pdeathsig && report.caps_dropped
+        && report.exec_only_node && report.x32_denied && report.ipc_denied && report.priority_scoped
+        && report.pdeathsig_locked && report.ambient_caps_cleared)
+    {
         return Err("the launcher did not apply the required layers".into());
     }
     let second = child.from_child.next_frame().await?.ok_or("node exited during startup")?;

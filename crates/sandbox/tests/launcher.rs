@@ -122,6 +122,9 @@ fn skip(test: &str, reason: &str) {
     eprintln!("SKIPPED {test}: {reason}");
 }
 
+/// Per probe case: (return value, errno, extra value).
+type ProbeResults = BTreeMap<String, (i64, i32, Option<i64>)>;
+
 /// `fixtures/native_probe.c` compiled with `cc` into a directory the sandbox uid can read.
 struct NativeProbe {
     dir: PathBuf,
@@ -156,7 +159,7 @@ impl NativeProbe {
         drop_uid: Want,
         cases: &[&str],
         before_launcher: Option<fn() -> std::io::Result<()>>,
-    ) -> (LauncherReport, BTreeMap<String, (i64, i32, Option<i64>)>, String) {
+    ) -> (LauncherReport, ProbeResults, String) {
         let loader = tool_search_sandbox::launcher::landlock::elf_interpreter(&self.binary)
             .expect("the probe is a dynamic executable");
         let nofile = 64u64;

@@ -83,16 +83,23 @@ pub struct Grant {
 pub fn read_grants(node: &Path) -> Vec<Grant> {
     let grant = |path: &str, access: u64| Grant { path: PathBuf::from(path), access, required: false };
     let mut grants = vec![Grant { path: node.to_path_buf(), access: EXECUTE | READ_FILE, required: true }];
+    let mut library_dirs: Vec<PathBuf> = Vec::new();
     if let Some(interpreter) = elf_interpreter(node) {
         // The shared libraries sit next to the loader (glibc installs them together).
         if let Some(dir) = std::fs::canonicalize(&interpreter).ok().and_then(|p| p.parent().map(Path::to_path_buf)) {
-            grants.push(Grant { path: dir, access: READ_FILE, required: false });
+            library_dirs.push(dir);
+        }
+        if interpreter.to_string_lossy().contains("ld-musl") {
+            // musl's default search path (Alpine: libstdc++ lives in /usr/lib).
+            library_dirs.extend(["/lib", "/usr/local/lib", "/usr/lib"].map(PathBuf::from));
         }
         grants.push(Grant { path: interpreter, access: EXECUTE | READ_FILE, required: true });
     }
+    // glibc's default directories (Debian multiarch; Fedora and others lib64).
     let multiarch = format!("{}-linux-gnu", std::env::consts::ARCH);
-    for dir in [format!("/lib/{multiarch}"), format!("/usr/lib/{multiarch}"), "/lib64".into(), "/usr/lib64".into()] {
-        grants.push(Grant { path: dir.into(), access: READ_FILE, required: false });
+    library_dirs.extend([format!("/lib/{multiarch}"), format!("/usr/lib/{multiarch}"), "/lib64".into(), "/usr/lib64".into()].map(PathBuf::from));
+    for dir in library_dirs {
+        grants.push(Grant { path: dir, access: READ_FILE, required: false });
     }
     grants.extend([
         grant("/etc/ld.so.cache", READ_FILE),
@@ -233,5 +240,23 @@ mod tests {
             assert!(interp.is_absolute());
         }
         assert_eq!(elf_interpreter(Path::new("/nonexistent")), None);
+    }
+
+    #[test]
+    fn read_grants_are_limited_and_only_node_and_its_loader_execute() {
+        let exe = std::env::current_exe().unwrap();
+        let interpreter = elf_interpreter(&exe);
+        let grants = read_grants(&exe);
+        assert_eq!(grants[0], Grant { path: exe.clone(), access: EXECUTE | READ_FILE, required: true });
+        for grant in &grants {
+            let path = grant.path.to_str().unwrap();
+            assert!(!["/", "/etc", "/usr", "/proc", "/dev", "/home", "/root", "/tmp", "/var"].contains(&path), "{grant:?}");
+            if grant.access & EXECUTE != 0 {
+                assert!(grant.path == exe || Some(&grant.path) == interpreter.as_ref(), "{grant:?}");
+            }
+            if grant.access & READ_DIR != 0 {
+                assert_eq!(path, "/proc/self", "only the child's own /proc directory is listable");
+            }
+        }
     }
 }

@@ -58,9 +58,10 @@ pub const X32_DENIED: bool = true;
 #[cfg(target_arch = "x86_64")]
 fn deny_x32_program() -> BpfProgram {
     use seccompiler::sock_filter;
-    const LD_W_ABS: u16 = 0x00 | 0x00 | 0x20; // BPF_LD | BPF_W | BPF_ABS
-    const JEQ_K: u16 = 0x05 | 0x10; // BPF_JMP | BPF_JEQ | BPF_K
-    const JSET_K: u16 = 0x05 | 0x40; // BPF_JMP | BPF_JSET | BPF_K
+    // Opcodes from linux/bpf_common.h (BPF_LD = BPF_W = BPF_K = 0).
+    const LD_W_ABS: u16 = 0x20; // BPF_LD | BPF_W | BPF_ABS
+    const JEQ_K: u16 = 0x15; // BPF_JMP | BPF_JEQ | BPF_K
+    const JSET_K: u16 = 0x45; // BPF_JMP | BPF_JSET | BPF_K
     const RET_K: u16 = 0x06; // BPF_RET | BPF_K
     const NR_OFFSET: u32 = 0; // seccomp_data.nr
     const ARCH_OFFSET: u32 = 4; // seccomp_data.arch
