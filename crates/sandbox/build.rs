@@ -1,7 +1,8 @@
 //! Decides whether this host can run the code-mode integration tests: `cfg(code_mode_host)` when
 //! the Node the tests use (`OPENCLAW_TOOL_SEARCH_NODE`, else /opt/node24, else the system node)
 //! has a sound permission model, or when `REQUIRE_CODE_MODE=1` (then the tests run and fail if
-//! they cannot). Without it they are reported as ignored, with the reason.
+//! they cannot). Without it they are reported as ignored, with the reason. Likewise
+//! `cfg(native_probe_host)`: root and a C compiler, for the launcher's native-code probe tests.
 
 #[path = "src/version.rs"]
 #[allow(dead_code)]
@@ -24,6 +25,7 @@ fn test_node() -> PathBuf {
 
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(code_mode_host)");
+    println!("cargo::rustc-check-cfg=cfg(native_probe_host)");
     println!("cargo::rerun-if-env-changed=OPENCLAW_TOOL_SEARCH_NODE");
     println!("cargo::rerun-if-env-changed=REQUIRE_CODE_MODE");
     println!("cargo::rerun-if-changed=src/version.rs");
@@ -40,5 +42,12 @@ fn main() {
         .is_some_and(|v| version::is_sound(v).is_ok());
     if sound || required {
         println!("cargo::rustc-cfg=code_mode_host");
+    }
+    // The launcher's native-code probe tests compile a C probe and run the launcher as root.
+    // SAFETY: getter.
+    let root = unsafe { libc::geteuid() } == 0;
+    let cc = Command::new("cc").arg("--version").output().is_ok_and(|o| o.status.success());
+    if (root && cc) || required {
+        println!("cargo::rustc-cfg=native_probe_host");
     }
 }
