@@ -62,6 +62,7 @@ pub use launcher::{LauncherReport, Want};
 pub use probe::{probe_node, NodeSupport};
 pub use result::{BridgeCallCounts, CodeRunResult, FailureKind, RunFailure, RunTelemetry};
 pub use runner::{CapabilityReport, CodeRunner, ConfigError, PRELUDE};
+pub use spawn::{shutdown, ShutdownReport};
 
 /// File name of the launcher binary built from this crate.
 pub const LAUNCHER_NAME: &str = "openclaw-tool-search-launcher";
