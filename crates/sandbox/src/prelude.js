@@ -26,6 +26,9 @@
   const objectKeys = Object.keys;
   const isArray = Array.isArray;
   const numberIsFinite = Number.isFinite;
+  const bufferToString = Buffer.prototype.toString;
+  const stringIndexOf = String.prototype.indexOf;
+  const stringSlice = String.prototype.slice;
   const mapEntries = Map.prototype.entries;
   const setValues = Set.prototype.values;
   const { isMap, isSet, isNativeError, isBoxedPrimitive, isNumberObject, isStringObject, isBooleanObject, isBigIntObject } = util.types;
@@ -38,10 +41,16 @@
   const BaseTypeError = TypeError;
   const BaseRangeError = RangeError;
 
+  // Written as a string: no Buffer of ours passes through getters the cell can patch (which could
+  // rewrite a frame's bytes). The rest of a partial write (a signal mid-write) goes as bytes.
   const writeFrame = (text) => {
-    const buf = bufferFrom(text + '\n', 'utf8');
-    let off = 0;
-    while (off < buf.length) off += fs.writeSync(OUT, buf, off, buf.length - off);
+    const line = text + '\n';
+    const written = fs.writeSync(OUT, line);
+    const total = byteLength(line);
+    if (written >= total) return;
+    const buf = bufferFrom(line, 'utf8');
+    let off = written;
+    while (off < total) off += fs.writeSync(OUT, buf, off, total - off);
   };
   const send = (obj) => writeFrame(stringify(obj));
 
@@ -431,27 +440,36 @@
   process.on('uncaughtException', onUncaught);
   process.on('unhandledRejection', onUncaught);
 
+  // Frames from the parent, read with plain fs.read calls into a private buffer: a stream object
+  // would pass through EventEmitter/Readable methods the cell can patch (and hand it `this`, a
+  // stream holding the fd and fs). Bytes are kept as latin1 text (one char per byte) and each
+  // complete line is decoded as UTF-8, so a character split across reads is never mangled.
   let started = false;
-  let pendingText = '';
-  const input = fs.createReadStream(null, { fd: IN, highWaterMark: 65536, autoClose: false, encoding: 'utf8' });
-  input.on('data', (chunk) => {
-    pendingText += chunk;
-    let nl;
-    while ((nl = pendingText.indexOf('\n')) >= 0) {
-      const line = pendingText.slice(0, nl);
-      pendingText = pendingText.slice(nl + 1);
-      let frame;
-      try { frame = parse(line); } catch { continue; }
-      if (frame.t === 'reply') onReply(frame);
-      else if (frame.t === 'run' && !started) {
-        started = true;
-        if (frame.caps) caps = { ...caps, ...frame.caps };
-        run(String(frame.code));
-      }
+  const readBuf = Buffer.allocUnsafe(65536);
+  let pendingBytes = '';
+  const onLine = (line) => {
+    let frame;
+    try { frame = parse(line); } catch { return; }
+    if (frame.t === 'reply') onReply(frame);
+    else if (frame.t === 'run' && !started) {
+      started = true;
+      if (frame.caps) caps = { ...caps, ...frame.caps };
+      run(toStr(frame.code));
     }
-  });
-  input.on('error', () => exit(71));
-  input.on('end', () => exit(0));
+  };
+  const onRead = (err, n) => {
+    if (err) exit(71);
+    if (n === 0) exit(0);
+    pendingBytes += apply(bufferToString, readBuf, ['latin1', 0, n]);
+    let nl;
+    while ((nl = apply(stringIndexOf, pendingBytes, ['\n'])) >= 0) {
+      const line = apply(bufferToString, bufferFrom(apply(stringSlice, pendingBytes, [0, nl]), 'latin1'), ['utf8']);
+      pendingBytes = apply(stringSlice, pendingBytes, [nl + 1]);
+      onLine(line);
+    }
+    fs.read(IN, readBuf, 0, 65536, null, onRead);
+  };
+  fs.read(IN, readBuf, 0, 65536, null, onRead);
 
   // Warm the paths a cell takes (compile, serialize, frame) so the first cell does not pay for it.
   try {

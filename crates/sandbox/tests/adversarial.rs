@@ -341,6 +341,38 @@ async fn process_streams_expose_no_fs_or_fd() {
     assert_eq!(v["stdoutWrites"], true);
 }
 
+// 4 (standard prelude): methods the cell patches on shared prototypes (EventEmitter, Readable)
+// never see an fd-backed object of the prelude as `this` (a bridge ReadStream would carry fd 4 and
+// fs); a reply larger than one read, with multibyte text, still arrives intact.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn patched_prototypes_never_receive_the_bridge_stream() {
+    let Some(runner) = runner() else { return };
+    let code = r#"
+        const EE = Object.getPrototypeOf(Object.getPrototypeOf(process));
+        const Stream = Object.getPrototypeOf(process.stdout.constructor);
+        const caught = [];
+        const isFs = (v) => { try { return typeof v.openSync === 'function'; } catch { return false; } };
+        for (const [obj, name] of [[EE, 'emit'], [EE, 'on'], [Stream.Readable.prototype, 'push'], [Stream.Readable.prototype, 'read'], [Stream.Writable.prototype, 'write']]) {
+            const orig = obj[name];
+            obj[name] = function (...args) {
+                try {
+                    if (typeof this.fd === 'number') caught.push(name + ': fd ' + this.fd);
+                    for (const s of Object.getOwnPropertySymbols(this)) if (isFs(this[s])) caught.push(name + ': fs');
+                } catch {}
+                return Reflect.apply(orig, this, args);
+            };
+        }
+        const text = 'ü€'.repeat(30000);
+        const reply = await openclaw.tools.call('echo', { text });
+        return { caught, intact: reply.text === text };
+    "#;
+    let (result, _) = run_code(&runner, code).await;
+    assert!(result.ok, "{result:?}");
+    let v = result.value.unwrap();
+    assert_eq!(v["caught"], serde_json::json!([]), "{v}");
+    assert_eq!(v["intact"], true);
+}
+
 // 9: the gateway's environment never reaches the child.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn environment_canary_never_appears() {
