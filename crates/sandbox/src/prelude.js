@@ -19,7 +19,10 @@
   const toStr = String;
   const bufferFrom = Buffer.from.bind(Buffer);
   const byteLength = Buffer.byteLength.bind(Buffer);
+  const PromiseCtor = Promise;
   const allSettled = Promise.allSettled.bind(Promise);
+  const promiseReject = Promise.reject.bind(Promise);
+  const arrayFrom = Array.from;
   const setImmediateHere = setImmediate;
   const apply = Reflect.apply;
   const defineProperty = Object.defineProperty;
@@ -330,10 +333,10 @@
       try {
         for (;;) {
           if (pending.size > 0) {
-            await allSettled(Array.from(pending.values(), (p) => p.promise));
+            await allSettled(arrayFrom(pending.values(), (p) => p.promise));
             continue;
           }
-          await new Promise((resolve) => setImmediateHere(resolve));
+          await new PromiseCtor((resolve) => setImmediateHere(resolve));
           if (pending.size === 0) break;
         }
       } catch {}
@@ -368,19 +371,19 @@
 
   const ignore = () => {};
   const bridge = (op, args) => {
-    if (done) return Promise.reject(bridgeError(BaseError, 'bridge closed: the run has finished', 'bridge_closed'));
+    if (done) return promiseReject(bridgeError(BaseError, 'bridge closed: the run has finished', 'bridge_closed'));
     let text;
     try {
       text = stringify({ __proto__: null, t: 'call', id: nextId + 1, op, args });
     } catch (e) {
-      return Promise.reject(bridgeError(BaseTypeError, 'bridge request not serializable: ' + str(() => e.message, 500), 'invalid_args'));
+      return promiseReject(bridgeError(BaseTypeError, 'bridge request not serializable: ' + str(() => e.message, 500), 'invalid_args'));
     }
     if (byteLength(text) > caps.argBytes) {
-      return Promise.reject(bridgeError(BaseRangeError, 'bridge request too large', 'args_too_large'));
+      return promiseReject(bridgeError(BaseRangeError, 'bridge request too large', 'args_too_large'));
     }
     const id = ++nextId;
     let entry;
-    const promise = new Promise((resolve, reject) => { entry = { resolve, reject, promise: null }; });
+    const promise = new PromiseCtor((resolve, reject) => { entry = { resolve, reject, promise: null }; });
     entry.promise = promise;
     // A request the cell never awaits must not fail the cell as an unhandled rejection.
     promise.then(ignore, ignore);
@@ -392,7 +395,7 @@
     tools: Object.freeze({
       search: (query, options) => {
         if (options != null && (typeof options !== 'object' || Array.isArray(options))) {
-          return Promise.reject(bridgeError(BaseTypeError, 'search options must be an object', 'invalid_args'));
+          return promiseReject(bridgeError(BaseTypeError, 'search options must be an object', 'invalid_args'));
         }
         return bridge('search', { __proto__: null, query: toStr(query), options: options ?? null });
       },
