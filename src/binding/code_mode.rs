@@ -221,13 +221,20 @@ pub fn session_code_runner() -> Option<Arc<dyn CodeRunner>> {
     Some(Arc::new(SandboxCodeRunner { runner }) as Arc<dyn CodeRunner>)
 }
 
-/// Kills warm children and removes their directories when the gateway's
-/// environment is torn down (normal exit, worker termination).
+/// Kills code-mode children and removes their directories and memory group
+/// when the gateway's main environment is torn down (normal exit). Process-wide,
+/// so only the main thread's environment registers it: a worker thread that
+/// exits must not kill the main thread's children.
 fn register_cleanup(env: &Env) {
     static REGISTERED: OnceLock<()> = OnceLock::new();
-    REGISTERED.get_or_init(|| {
-        let _ = env.add_env_cleanup_hook((), |_| tool_search_sandbox::shutdown());
-    });
+    // SAFETY: plain getters. Node's main environment runs on the process's main thread.
+    let main_thread = unsafe { libc::gettid() == libc::getpid() };
+    if main_thread && REGISTERED.get().is_none() && env.add_env_cleanup_hook((), |_| {
+        let report = tool_search_sandbox::shutdown();
+        tracing::debug!(target: "openclaw_tool_search", ?report, "code mode shut down");
+    }).is_ok() {
+        let _ = REGISTERED.set(());
+    }
 }
 
 /// What the host allowed for code mode: Node version and flags, each

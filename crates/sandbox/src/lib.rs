@@ -66,11 +66,16 @@ pub use launcher::{LauncherReport, Want};
 pub use probe::{probe_node, NodeSupport};
 pub use result::{BridgeCallCounts, CodeRunResult, FailureKind, RunFailure, RunTelemetry};
 pub use runner::{CapabilityReport, CodeRunner, ConfigError, PRELUDE};
+pub use spawn::ShutdownReport;
 
-/// Releases what runners hold outside the process when the gateway exits normally (call it
-/// from an exit or environment-cleanup hook): the children's memory cgroups.
-pub fn shutdown() {
+/// Releases everything code mode holds outside the process when the gateway exits normally
+/// (call it from the main environment's cleanup hook; it is process-wide): kills every child and
+/// removes every working directory (see [`spawn::shutdown`]), then the children's memory
+/// cgroups. Afterwards no child starts and runs fail as `runtime_unavailable`.
+pub fn shutdown() -> ShutdownReport {
+    let report = spawn::shutdown();
     cgroup::remove_all();
+    report
 }
 
 /// File name of the launcher binary built from this crate.

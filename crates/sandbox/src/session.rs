@@ -125,6 +125,8 @@ impl Session {
                 "logBytes": self.caps.log_bytes,
                 "logLines": self.caps.log_lines,
                 "argBytes": self.caps.frame_bytes.saturating_sub(64),
+                // The result frame wraps the value in one object.
+                "jsonDepth": self.caps.json_depth.saturating_sub(1),
             },
         });
         if let Some(outcome) = self.send_value(&run) {

@@ -296,3 +296,343 @@ async fn default_config_kills_before_returning_and_reaps_soon_after() {
     }
     assert!(gone, "the child was not reaped");
 }
+
+#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serializer_survives_cycles_through_maps_and_sets() {
+    let runner = runner();
+    let code = r#"
+        const o = { m: new Map([[1, 2]]) }; o.self = o;
+        const s = new Set(['a']); s.add(s);
+        const m = new Map(); m.set('me', m); m.set({ k: 1 }, new Set([1n]));
+        const shared = { x: 1 };
+        return { o, s, m, twice: [shared, shared] };
+    "#;
+    let (result, _) = run(&runner, code).await;
+    assert!(result.ok, "{result:?}");
+    let v = result.value.unwrap();
+    assert_eq!(v["o"], json!({"m": [[1, 2]], "self": "[Circular]"}));
+    assert_eq!(v["s"], json!(["a", "[Circular]"]));
+    assert_eq!(v["m"], json!([["me", "[Circular]"], [{"k": 1}, ["1"]]]));
+    // Only ancestors are cycles: a value seen twice side by side is written twice.
+    assert_eq!(v["twice"], json!([{"x": 1}, {"x": 1}]));
+}
+
+#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serializer_follows_json_rules_and_honours_to_json() {
+    let runner = runner();
+    let code = r#"
+        class Point { constructor() { this.x = 1; } toJSON(key) { return 'point@' + key; } }
+        const err = new RangeError('r'); err.extra = 1;
+        return {
+            p: new Point(), list: [new Point()], boxed: [new Number(2), new String('s'), new Boolean(false), Object(3n)],
+            sparse: [1, , 3], negZero: -0, bytes: Buffer.from('hi'), typed: new Uint8Array([7]),
+            err, nested: { deeper: { big: 10n ** 20n } }, skipped: { f() {}, s: Symbol('x'), u: undefined, keep: 0 },
+        };
+    "#;
+    let (result, _) = run(&runner, code).await;
+    assert!(result.ok, "{result:?}");
+    let v = result.value.unwrap();
+    assert_eq!(v["p"], "point@p");
+    assert_eq!(v["list"], json!(["point@0"]));
+    assert_eq!(v["boxed"], json!([2, "s", false, "3"]));
+    assert_eq!(v["sparse"], json!([1, null, 3]));
+    assert_eq!(v["negZero"], json!(0));
+    assert_eq!(v["bytes"], json!({"type": "Buffer", "data": [104, 105]}));
+    assert_eq!(v["typed"], json!({"0": 7}));
+    assert_eq!(v["err"], json!({"name": "RangeError", "message": "r"}));
+    assert_eq!(v["nested"]["deeper"]["big"], "100000000000000000000");
+    assert_eq!(v["skipped"], json!({"keep": 0}));
+    // Patched globals cannot change the framing: the result is still well formed.
+    let (patched, _) = run(
+        &runner,
+        r#"JSON.stringify = () => '1}\n{"t":"ready"'; Array.prototype.join = () => 'x'; String = () => '"';
+           return { a: 'b', n: [1, 2n] };"#,
+    )
+    .await;
+    assert!(patched.ok, "{patched:?}");
+    assert_eq!(patched.value, Some(json!({"a": "b", "n": [1, "2"]})));
+}
+
+#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serializer_reports_hostile_values_as_errors_and_bounds_size_and_depth() {
+    let mut config = config();
+    config.caps.result_bytes = 10_000;
+    let runner = runner_with(config);
+    let cases = [
+        ("return { a: { get b() { throw new Error('boom') } } }", "reading $.a.b threw Error: boom"),
+        ("return [{ toJSON() { throw new TypeError('no json') } }]", "calling toJSON of $[0] threw TypeError: no json"),
+        ("const p = Proxy.revocable({}, {}); p.revoke(); return { x: p.proxy }", "reading toJSON of $.x threw TypeError"),
+        ("return { p: new Proxy({}, { ownKeys() { throw new RangeError('trap') } }) }", "listing the keys of $.p threw RangeError: trap"),
+        ("let d = {}; const root = d; for (let i = 0; i < 200; i++) { d.n = {}; d = d.n; } return root", "nested deeper than"),
+        ("return { get ['k'.repeat(100000)]() { throw 1 } }", "threw Thrown: 1"),
+    ];
+    for (code, expected) in cases {
+        let (result, _) = run(&runner, code).await;
+        assert_eq!(result.failure_kind(), Some(FailureKind::RuntimeError), "{code}: {result:?}");
+        let message = result.error.unwrap().message;
+        assert!(message.contains("not serializable") && message.contains(expected), "{code}: {message}");
+        assert!(message.len() < 2000, "{code}: the message is not bounded");
+    }
+    // A value nested as deep as the bridge allows still goes through.
+    let (deep, _) = run(&runner, "let d = {}; const root = d; for (let i = 0; i < 60; i++) { d.n = {}; d = d.n; } return root").await;
+    assert!(deep.ok, "{deep:?}");
+    // Size is bounded while walking, not after building the whole text.
+    for code in ["return new Array(1e9)", "return new Map(Array.from({ length: 1e5 }, (_, i) => [i, 'v' + i]))"] {
+        let (big, _) = run(&runner, code).await;
+        assert_eq!(big.failure_kind(), Some(FailureKind::OutputLimit), "{code}: {big:?}");
+    }
+}
+
+#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bridge_errors_carry_no_child_stack_frames() {
+    let runner = runner();
+    let code = r#"
+        const seen = {};
+        const grab = async (name, f) => {
+            try { await f(); seen[name] = 'resolved'; }
+            catch (e) { seen[name] = { stack: e.stack, code: e.code ?? null, name: e.name, message: e.message }; }
+        };
+        await grab('policy', () => openclaw.tools.call('secret_admin', { all: true }));
+        await grab('missing', () => openclaw.tools.describe('nope'));
+        await grab('options', () => openclaw.tools.search('x', 5));
+        await grab('args', () => openclaw.tools.call('echo', { big: 1n }));
+        return seen;
+    "#;
+    let (result, _) = run(&runner, code).await;
+    assert!(result.ok, "{result:?}");
+    let v = result.value.unwrap();
+    assert_eq!(v["policy"], json!({"stack": "Error: secret_admin is not allowed", "code": "policy_denied", "name": "Error", "message": "secret_admin is not allowed"}));
+    assert_eq!(v["missing"]["stack"], "Error: no tool nope");
+    assert_eq!(v["missing"]["code"], "not_found");
+    assert_eq!(v["options"]["stack"], "TypeError: search options must be an object");
+    assert_eq!(v["args"]["code"], "invalid_args");
+    assert!(!v["args"]["stack"].as_str().unwrap().contains("\n"), "{v}");
+    // Rethrown, it is the cell's failure with the same text; the cell's own errors keep only the
+    // cell's frames (with the cell's line numbers).
+    let (rethrown, _) = run(&runner, "await openclaw.tools.call('secret_admin', {})").await;
+    assert_eq!(rethrown.error.unwrap().message, "Error: secret_admin is not allowed");
+    let (own, _) = run(&runner, "const x = 1;\nthrow new Error('mine');").await;
+    let message = own.error.unwrap().message;
+    assert!(message.starts_with("Error: mine\n    at tool_search_code.js:2:"), "{message}");
+    assert!(!message.contains("[eval]") && !message.contains("node:"), "{message}");
+}
+
+/// A host whose `call` takes a while (so a call is still running when the cell returns), counts
+/// what finished, and records every call's arguments and cancel token.
+#[derive(Default)]
+struct DelayHost {
+    calls: std::sync::atomic::AtomicUsize,
+    finished: Arc<std::sync::atomic::AtomicUsize>,
+    seen: std::sync::Mutex<Vec<serde_json::Value>>,
+    tokens: std::sync::Mutex<Vec<CancelToken>>,
+}
+
+impl BridgeHost for DelayHost {
+    fn search(&self, _: &str, _: &serde_json::Value) -> Result<serde_json::Value, tool_search_sandbox::BridgeError> {
+        Ok(json!([]))
+    }
+    fn describe(&self, id: &str) -> Result<serde_json::Value, tool_search_sandbox::BridgeError> {
+        Ok(json!({ "id": id }))
+    }
+    fn call(&self, id: String, args: serde_json::Value, cancel: CancelToken) -> tool_search_sandbox::CallFuture {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        self.seen.lock().unwrap().push(args.clone());
+        self.tokens.lock().unwrap().push(cancel.clone());
+        let finished = self.finished.clone();
+        Box::pin(async move {
+            if id == "deny" {
+                return Err(tool_search_sandbox::BridgeError::new("policy_denied", "denied"));
+            }
+            tokio::select! {
+                _ = cancel.cancelled() => Err(tool_search_sandbox::BridgeError::new("cancelled", "cancelled")),
+                _ = tokio::time::sleep(Duration::from_millis(50)) => {
+                    finished.fetch_add(1, Ordering::SeqCst);
+                    Ok(args)
+                }
+            }
+        })
+    }
+}
+
+impl DelayHost {
+    fn cancelled(&self) -> usize {
+        self.tokens.lock().unwrap().iter().filter(|t| t.is_cancelled()).count()
+    }
+}
+
+async fn run_delayed(runner: &CodeRunner, code: &str) -> (CodeRunResult, Arc<DelayHost>) {
+    let host = Arc::new(DelayHost::default());
+    let result = runner.run(code.into(), host.clone() as Arc<dyn BridgeHost>, CancelToken::new()).await;
+    (result, host)
+}
+
+#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unawaited_call_is_waited_for_in_every_cell() {
+    let runner = runner();
+    for i in 0..10 {
+        let code = format!("openclaw.tools.call('echo', {{ cell: {i} }}); return 'done';");
+        let (result, host) = run_delayed(&runner, &code).await;
+        assert!(result.ok, "cell {i}: {result:?}");
+        assert_eq!(host.calls.load(Ordering::SeqCst), 1, "cell {i}: the call did not reach the host once");
+        assert_eq!(host.finished.load(Ordering::SeqCst), 1, "cell {i}: the call did not finish");
+        assert_eq!(host.cancelled(), 0, "cell {i}: the call was cancelled");
+        assert_eq!(result.telemetry.bridge_calls.call, 1, "cell {i}");
+        assert_eq!(result.telemetry.calls_cancelled, 0, "cell {i}");
+        assert_eq!(host.seen.lock().unwrap()[0], json!({ "cell": i }));
+    }
+}
+
+#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chained_calls_run_and_fill_the_returned_value() {
+    let runner = runner();
+    let code = r#"
+        const out = [];
+        openclaw.tools.call('echo', { step: 1 })
+            .then((r) => { out.push(r); return r; })
+            .then(() => openclaw.tools.call('echo', { step: 2 }))
+            .then((r) => out.push(r));
+        return out;
+    "#;
+    let (result, host) = run_delayed(&runner, code).await;
+    assert!(result.ok, "{result:?}");
+    assert_eq!(host.calls.load(Ordering::SeqCst), 2);
+    assert_eq!(host.finished.load(Ordering::SeqCst), 2);
+    assert_eq!(host.cancelled(), 0);
+    assert_eq!(result.telemetry.bridge_calls.call, 2);
+    // The value is serialized once the calls have settled.
+    assert_eq!(result.value, Some(json!([{ "step": 1 }, { "step": 2 }])));
+}
+
+#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unawaited_failures_and_body_errors_report_after_the_calls_settle() {
+    let runner = runner();
+    // A rejected call nobody awaits is not an unhandled rejection of the cell.
+    let (denied, host) = run_delayed(&runner, "openclaw.tools.call('deny', {}); return 'still ok';").await;
+    assert_eq!(denied.value, Some(json!("still ok")), "{denied:?}");
+    assert_eq!(host.calls.load(Ordering::SeqCst), 1);
+    // The body's own failure still wins, but only after its calls have finished.
+    let (thrown, host) = run_delayed(&runner, "openclaw.tools.call('echo', {}); throw new Error('body failed');").await;
+    assert_eq!(thrown.failure_kind(), Some(FailureKind::RuntimeError), "{thrown:?}");
+    assert!(thrown.error.unwrap().message.contains("body failed"));
+    assert_eq!(host.finished.load(Ordering::SeqCst), 1);
+    assert_eq!(host.cancelled(), 0);
+}
+
+#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_started_after_the_result_never_reach_the_host() {
+    let runner = runner();
+    let code = r#"
+        setTimeout(() => openclaw.tools.call('echo', { late: 'timeout' }), 0);
+        setImmediate(() => setImmediate(() => openclaw.tools.call('echo', { late: 'immediate' })));
+        return 'done';
+    "#;
+    for _ in 0..3 {
+        let (result, host) = run_delayed(&runner, code).await;
+        assert_eq!(result.value, Some(json!("done")), "{result:?}");
+        assert_eq!(host.calls.load(Ordering::SeqCst), 0, "{:?}", host.seen.lock().unwrap());
+        assert_eq!(result.telemetry.bridge_calls.call, 0);
+    }
+}
+
+#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_deadline_ends_a_cell_whose_calls_never_settle() {
+    let runner = runner();
+    let host = TestHost::new();
+    let result = runner
+        .run_with_timeout(
+            "openclaw.tools.call('slow', {}); return 'returned early'".into(),
+            host.clone() as Arc<dyn BridgeHost>,
+            CancelToken::new(),
+            Duration::from_millis(700),
+        )
+        .await;
+    assert_eq!(result.failure_kind(), Some(FailureKind::Timeout), "{result:?}");
+    assert_eq!(host.calls.load(Ordering::SeqCst), 1);
+    assert!(host.tokens.lock().unwrap()[0].is_cancelled());
+    assert_eq!(result.telemetry.calls_cancelled, 1);
+}
+
+// Gateway exit: `shutdown()` kills the warm child and removes every working directory. It is
+// process-wide, so it runs in a re-executed copy of this test binary playing the gateway.
+#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
+#[test]
+fn shutdown_kills_pooled_children_and_removes_their_workdirs() {
+    if std::env::var_os("SANDBOX_TEST_SHUTDOWN_ROOT").is_some() {
+        return act_as_exiting_gateway();
+    }
+    if runner().is_none() {
+        return;
+    }
+    let root = std::env::temp_dir().join(format!("sandbox-test-shutdown-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root).unwrap();
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["shutdown_kills_pooled_children_and_removes_their_workdirs", "--exact", "--nocapture", "--test-threads=1"])
+        .env("SANDBOX_TEST_SHUTDOWN_ROOT", &root)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).to_string();
+    assert!(output.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+    // The test harness prints its own text on the same line.
+    let line = stdout.split("SHUTDOWN ").nth(1).and_then(|rest| rest.lines().next()).unwrap_or_else(|| panic!("{stdout}"));
+    let fields: Vec<&str> = line.split_whitespace().collect();
+    let pid: u32 = fields[0].parse().unwrap();
+    assert_eq!(fields[1], "killed=1", "{line}");
+    assert_eq!(fields[2], "removed=1", "{line}");
+    // The gateway has exited: nothing of it is left in the work root.
+    let left: Vec<_> = std::fs::read_dir(&root).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    let mut gone = false;
+    for _ in 0..200 {
+        if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            gone = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(gone, "the warm child outlived the gateway");
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+fn act_as_exiting_gateway() {
+    let root = std::path::PathBuf::from(std::env::var_os("SANDBOX_TEST_SHUTDOWN_ROOT").unwrap());
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    runtime.block_on(async {
+        let mut config = config();
+        config.pool_size = 1;
+        config.work_root = Some(root.clone());
+        let runner = runner_with(config).expect("code mode runs here");
+        // One cell (its workdir is removed after the run), then the pool refills: one warm child.
+        let (result, _) = run(&runner, "return 1").await;
+        assert!(result.ok, "{result:?}");
+        for _ in 0..500 {
+            if runner.warm_children() == 1 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(runner.warm_children(), 1, "the pool did not refill");
+        let dirs: Vec<_> = std::fs::read_dir(&root).unwrap().flatten().map(|e| e.path()).collect();
+        assert_eq!(dirs.len(), 1, "{dirs:?}");
+        let pid = std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+            .find(|pid| std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd == dirs[0]))
+            .expect("the warm child runs in its workdir");
+        let report = tool_search_sandbox::shutdown();
+        println!("SHUTDOWN {pid} killed={} removed={}", report.children_killed, report.workdirs_removed);
+        // No new child starts after shutdown.
+        let (after, _) = run(&runner, "return 2").await;
+        assert_eq!(after.failure_kind(), Some(FailureKind::RuntimeUnavailable), "{after:?}");
+    });
+}
