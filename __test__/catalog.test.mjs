@@ -292,6 +292,7 @@ test('telemetry counts searches and describes per scope', () => {
   catalog.searchBatch({ queries: [{ query: 'a' }, { query: 'b' }] })
   catalog.describe('fake_plugin_tool_01')
   const t = catalog.telemetry()
-  assert.deepEqual([t.catalogSize, t.searchCount, t.describeCount, t.callCount], [3, 2, 1, 0])
+  // searchCount counts queries: the batch of two counts two.
+  assert.deepEqual([t.catalogSize, t.searchCount, t.describeCount, t.callCount], [3, 3, 1, 0])
   assert.deepEqual(t.sources, { openclaw: 3, mcp: 0, client: 0 })
 })

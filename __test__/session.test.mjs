@@ -121,7 +121,7 @@ test('structured search (two queries) then tool_call through the JS executor', a
   assert.equal(typeof events[2].durationMs, 'number')
 
   const t = s.telemetry()
-  assert.equal(t.searchCount, 1)
+  assert.equal(t.searchCount, 2, 'one tool_search call with two queries counts two')
   assert.equal(t.describeCount, 1)
   assert.equal(t.callCount, 1)
   assert.deepEqual(t.toolsCalled.map((c) => [c.id, c.source]), [['openclaw:fake-plugin:fake_plugin_tool_07', 'openclaw']])
