@@ -17,6 +17,7 @@ pub mod direct;
 mod dispatch;
 pub mod events;
 pub mod executor;
+mod hydrate;
 pub mod result;
 pub mod stats;
 mod surface;
