@@ -24,6 +24,10 @@ mod surface;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_args;
+#[cfg(test)]
+mod tests_hydrate;
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
