@@ -74,7 +74,7 @@ test('explain text is for an operator: the layer and rule, not model guidance', 
   withFiles((dir) => {
     const r = run(dir, ['search', 'catalog.jsonl', 'chat message', '--policy', 'policy.json', '--explain', 'send_message'])
     assert.equal(r.status, 0, r.stderr)
-    assert.match(r.stdout, /explain send_message \[policy\]: removed by policy \(policy\.json\): session\.deny "send_message" matches it/)
+    assert.match(r.stdout, /explain openclaw:core:send_message \[policy\]: removed by policy \(policy\.json\): session\.deny "send_message" matches it/)
     assert.doesNotMatch(r.stdout, /tool_search|tool_describe|tool_call/)
     const text = run(dir, ['explain', 'catalog.jsonl', 'broken_tool']).stdout
     assert.match(text, /^broken_tool \[excluded\]: excluded when the catalog was built/)
