@@ -15,11 +15,15 @@ Commands:
   surface  <catalog> [--mode M]         what the model sees in mode M
                                         (direct | code | tools | directory)
   stats    <catalog>                    size, sources, excluded records, fingerprint
+  explain  <catalog> <id-or-name|#N>    whether the tool (or record N) is cataloged, direct-only,
+                                        excluded (and why), removed by --policy
+                                        (which layer and rule) or unknown
 
 Options:
   --limit N          search: number of hits (default 8, capped at 20 unless --max-limit)
   --max-limit N      search: raise the cap (at most 50)
-  --explain ID       search: where ID ranks for the query, and why it may be missing
+  --explain ID       search: where ID ranks for the query or, when it cannot
+                     rank, why (as the explain command)
   --policy FILE      a JSON policy ({ agent, profile, sandbox, session, groups })
   --mode M           surface: mode (default tools)
   --format F         surface: neutral | openai-responses | openai-chat | anthropic
@@ -50,13 +54,26 @@ function usage(message) {
   process.exit(2)
 }
 
-function loadCatalog(path, flags, binding) {
-  const text = readFileSync(resolve(path), 'utf8')
+function catalogOptions(flags) {
   const options = {}
-  if (flags.policy) options.policy = JSON.parse(readFileSync(resolve(flags.policy), 'utf8'))
   if (flags['max-limit']) options.maxSearchLimit = Number(flags['max-limit'])
   if (flags.explain) options.maxSearchLimit = 50 // explain looks at the top 50
-  return binding.ToolCatalog.fromJson(text, options)
+  return options
+}
+
+let bindingModule
+function loadCatalogText(text, options) {
+  return bindingModule.ToolCatalog.fromJson(text, options)
+}
+
+/** The catalog as the commands see it, plus what explain needs to rebuild it without the policy. */
+function loadCatalog(path, flags, binding) {
+  bindingModule = binding
+  const text = readFileSync(resolve(path), 'utf8')
+  const options = catalogOptions(flags)
+  const policy = flags.policy ? JSON.parse(readFileSync(resolve(flags.policy), 'utf8')) : undefined
+  const catalog = loadCatalogText(text, policy ? { ...options, policy } : options)
+  return { catalog, text, options, policy, policyPath: flags.policy }
 }
 
 function table(rows, columns) {
@@ -74,16 +91,149 @@ function out(flags, data, human) {
   process.stdout.write(flags.json ? `${JSON.stringify(data, null, 2)}\n` : `${human()}\n`)
 }
 
-function explain(catalog, query, id) {
-  const rank = catalog.search(query, { limit: 50 }).findIndex((h) => h.id === id || h.name === id)
-  if (rank >= 0) return { id, rank: rank + 1, note: `ranks #${rank + 1} for this query` }
+const POLICY_LAYERS = ['agent', 'profile', 'sandbox', 'session']
+
+/** The record an id or name refers to: `source:owner:name` ids are matched on their name part too. */
+function namePart(id) {
+  const parts = String(id).split(':')
+  return parts.length >= 3 ? parts.slice(2).join(':') : String(id)
+}
+
+function sameTool(record, id) {
+  return record && (record.name === id || record.id === id || (record.name !== undefined && record.name === namePart(id)))
+}
+
+/** Whether `id` is cataloged (searchable) or direct-only in `catalog`. */
+function presence(catalog, id) {
   try {
     const d = catalog.describe(id)
-    return { id: d.id, rank: null, note: 'cataloged and allowed, but not in the top 50 for this query: its name, description and parameter names share too few words with the query' }
+    return { cataloged: d.id }
   } catch (err) {
-    const excluded = catalog.excluded.find((e) => e.name === id)
-    if (excluded) return { id, rank: null, note: `not cataloged: ${excluded.reason}` }
-    return { id, rank: null, note: `not found in this catalog view (unknown, or removed by --policy): ${err.code}: ${err.message}` }
+    if (err.code === 'AMBIGUOUS_TOOL') return { ambiguous: err.message }
+    const direct = catalog.directOnly.find((t) => sameTool(t, id))
+    return direct ? { directOnly: direct.name } : { missing: err.message }
+  }
+}
+
+/**
+ * Which policy rules remove `id`: each layer's allow list and each deny
+ * pattern is tried alone against the catalog built without a policy (the
+ * built index is reused; only the policy view changes).
+ */
+function policyRules(text, options, policy, id) {
+  const rules = []
+  const gone = (probe) => {
+    const view = loadCatalogText(text, { ...options, policy: policy.groups ? { groups: policy.groups, ...probe } : probe })
+    const p = presence(view, id)
+    return !p.cataloged && !p.directOnly && !p.ambiguous
+  }
+  for (const layer of POLICY_LAYERS) {
+    const rule = policy[layer]
+    if (!rule) continue
+    if (Array.isArray(rule.allow) && gone({ [layer]: { allow: rule.allow } })) {
+      rules.push({ layer, rule: 'allow', pattern: null, text: `${layer}.allow does not match it (allow: ${JSON.stringify(rule.allow)})` })
+    }
+    for (const pattern of rule.deny ?? []) {
+      if (gone({ [layer]: { deny: [pattern] } })) rules.push({ layer, rule: 'deny', pattern, text: `${layer}.deny ${JSON.stringify(pattern)} matches it` })
+    }
+  }
+  return rules
+}
+
+/** The records as the catalog file lists them: array elements or non-empty JSON lines. */
+function recordTexts(text) {
+  const trimmed = text.replace(/^[\ufeff\s]+/, '')
+  if (trimmed.startsWith('[')) {
+    try {
+      return JSON.parse(trimmed)
+    } catch {
+      return []
+    }
+  }
+  return trimmed.split(/\r?\n/).filter((line) => line.trim() !== '')
+}
+
+/** `catalog.excluded`, with the name the file gives each record (the core leaves it out for invalid records). */
+function excludedRecords(ctx) {
+  let records
+  return ctx.catalog.excluded.map((e) => {
+    if (e.name !== undefined && e.name !== null) return e
+    records ??= recordTexts(ctx.text)
+    let record = records[e.index]
+    if (typeof record === 'string') {
+      try {
+        record = JSON.parse(record)
+      } catch {
+        record = undefined
+      }
+    }
+    const name = record && typeof record === 'object' && typeof record.name === 'string' ? record.name : undefined
+    return name === undefined ? e : { ...e, name }
+  })
+}
+
+/** Why `id` is or is not what the model finds, for an operator reading the CLI. */
+function explain(ctx, query, id) {
+  const { catalog } = ctx
+  const here = presence(catalog, id)
+  if (here.cataloged) {
+    if (query === undefined) return { id: here.cataloged, status: 'cataloged', rank: null, note: 'cataloged and allowed by the policy: tool_search can return it' }
+    const rank = catalog.search(query, { limit: 50 }).findIndex((h) => h.id === here.cataloged)
+    if (rank >= 0) return { id: here.cataloged, status: 'ranked', rank: rank + 1, note: `ranks #${rank + 1} for this query` }
+    return {
+      id: here.cataloged,
+      status: 'unranked',
+      rank: null,
+      note: 'cataloged and allowed, but not in the top 50 for this query: its name, description and parameter names share too few words with the query',
+    }
+  }
+  if (here.ambiguous) return { id, status: 'ambiguous', rank: null, note: `several allowed tools are named ${JSON.stringify(id)}; explain one by its id (source:owner:name)` }
+  if (here.directOnly) {
+    return {
+      id,
+      status: 'direct-only',
+      rank: null,
+      name: here.directOnly,
+      note: `direct-only: ${JSON.stringify(here.directOnly)} is marked catalogMode "direct-only", so it is not cataloged and search never returns it; the gateway keeps it visible as a direct tool in every mode`,
+    }
+  }
+  // `#N`: the record at index N (an invalid record may have no usable name).
+  const index = /^#\d+$/.test(id) ? Number(id.slice(1)) : undefined
+  const excluded = excludedRecords(ctx).filter((e) => (index === undefined ? sameTool(e, id) : e.index === index))
+  if (excluded.length) {
+    const reasons = excluded.map((e) => `record #${e.index} ${JSON.stringify(e.name)}: ${e.reason}`).join('; ')
+    return {
+      id,
+      status: 'excluded',
+      rank: null,
+      name: excluded[0].name,
+      records: excluded,
+      note: `excluded when the catalog was built (the record is invalid, so no mode shows it): ${reasons}`,
+    }
+  }
+  if (ctx.policy) {
+    const open = loadCatalogText(ctx.text, ctx.options)
+    const unfiltered = presence(open, id)
+    if (unfiltered.cataloged || unfiltered.directOnly || unfiltered.ambiguous) {
+      const rules = policyRules(ctx.text, ctx.options, ctx.policy, id)
+      const what = unfiltered.cataloged ?? unfiltered.directOnly ?? id
+      const why = rules.length ? rules.map((r) => r.text).join('; ') : 'no single rule removes it alone; the layers together do'
+      return {
+        id: what,
+        status: 'policy',
+        rank: null,
+        rules,
+        note: `removed by policy (${ctx.policyPath}): ${why}. ${unfiltered.directOnly ? 'It is a direct-only tool' : 'It is cataloged'} without the policy`,
+      }
+    }
+  }
+  // The core's message also carries guidance for the model; an operator needs only the near misses.
+  const nearMisses = /Did you mean: ([^?]*)\?/.exec(here.missing ?? '')?.[1]
+  return {
+    id,
+    status: 'unknown',
+    rank: null,
+    note: `unknown: no record in the catalog file has this id or name${nearMisses ? ` (near: ${nearMisses})` : ''}`,
   }
 }
 
@@ -97,7 +247,8 @@ function main() {
   if (!command) usage()
   if (!catalogPath) usage('missing the catalog file')
   const binding = require('../index.js')
-  const catalog = loadCatalog(catalogPath, flags, binding)
+  const ctx = loadCatalog(catalogPath, flags, binding)
+  const { catalog } = ctx
 
   switch (command) {
     case 'search': {
@@ -105,12 +256,20 @@ function main() {
       if (!query) usage('missing the query')
       const limit = flags.limit === undefined ? undefined : Number(flags.limit)
       const hits = catalog.search(query, { limit })
-      const why = flags.explain ? explain(catalog, query, flags.explain) : undefined
+      const why = flags.explain ? explain(ctx, query, flags.explain) : undefined
       out(flags, why ? { hits, explain: why } : hits, () => {
         const rows = hits.map((h, i) => ({ '#': i + 1, id: h.id, input: clip(h.input, 50), description: clip(h.description, 70) }))
         const text = hits.length ? table(rows, ['#', 'id', 'input', 'description']) : '(no hits: empty or all-stopword query, or nothing matches)'
-        return why ? `${text}\n\nexplain ${why.id}: ${why.note}` : text
+        return why ? `${text}\n\nexplain ${why.id} [${why.status}]: ${why.note}` : text
       })
+      break
+    }
+    case 'explain': {
+      const id = rest[0] ?? flags.explain
+      if (!id) usage('missing the tool id or name')
+      const why = explain(ctx, undefined, id)
+      out(flags, why, () => `${why.id} [${why.status}]: ${why.note}`)
+      if (why.status === 'unknown') process.exitCode = 1
       break
     }
     case 'describe': {

@@ -149,7 +149,7 @@ pub fn parse_describe(catalog: &Catalog, raw: &Value, style: LookupStyle) -> Res
             return Ok((text.clone(), ordinal));
         }
     }
-    let map = object_args(raw, "tool_describe arguments")?;
+    let map = hoist_wrapped(object_args(raw, "tool_describe arguments")?);
     let mut selectors = string_selectors(&map, &ID_KEYS)?;
     if selectors.is_empty() {
         if let Some(Value::String(name)) = map.get(NAME_KEY) {
@@ -175,84 +175,155 @@ pub struct CallSpec {
     pub repaired: Option<String>,
 }
 
+/// Selector keys in the order they identify the tool: the dedicated keys
+/// first, then `id` (the documented one), then `name` (also a common
+/// argument name).
+const SELECTOR_PRIORITY: [&str; 4] = ["toolId", "tool_id", "id", NAME_KEY];
+
+/// Most segments of a dotted argument key (`args.a.b.c`).
+const MAX_DOTTED_SEGMENTS: usize = 16;
+
+/// What a selector value names.
+enum Named {
+    Tool(usize),
+    /// Names tools, but not exactly one (shared name).
+    Ambiguous(Error),
+    /// Names no tool: may be an argument of the tool another selector names.
+    Nothing(Error),
+}
+
+fn name_of(catalog: &Catalog, value: &str, style: LookupStyle) -> Named {
+    match catalog.resolve_ordinal(value, style) {
+        Ok(o) => Named::Tool(o),
+        Err(e) if e.code == ErrorCode::AmbiguousTool => Named::Ambiguous(e),
+        Err(e) => Named::Nothing(e),
+    }
+}
+
 pub fn parse_call(catalog: &Catalog, raw: &Value, style: LookupStyle) -> Result<CallSpec> {
     let map = object_args(raw, "tool_call arguments")?;
     let mut repaired: Vec<String> = Vec::new();
+    let wrapped = !has_selector(&map);
+    let map = hoist_wrapped(map);
+    if wrapped && has_selector(&map) {
+        repaired.push("double-wrapped call unwrapped".into());
+    }
 
-    // Arguments: `args`, or its aliases; several different ones are ambiguous.
-    let mut explicit: Option<(&str, &Value)> = None;
+    // Arguments: `args`, or its aliases; several different non-empty ones
+    // are ambiguous. `null` and empty wrappers carry nothing.
+    let mut explicit: Option<(&str, Map<String, Value>)> = None;
     for key in ARGS_KEYS {
         let Some(value) = map.get(key).filter(|v| !v.is_null()) else { continue };
-        match explicit {
-            Some((first, prev)) if prev != value => {
+        let args = object_args(value, "tool_call \"args\"")?;
+        if args.is_empty() {
+            continue;
+        }
+        if let Some((first, prev)) = &explicit {
+            if *prev != args {
                 return Err(invalid(format!(
                     "tool_call got both \"{first}\" and \"{key}\" with different values; pass the arguments once, in \"args\"."
-                )))
+                )));
             }
-            Some(_) => {}
-            None => explicit = Some((key, value)),
+            continue;
+        }
+        if key != "args" {
+            repaired.push(format!("\"{key}\" read as \"args\""));
+        }
+        if value.is_string() {
+            repaired.push("JSON-string args parsed".into());
+        }
+        explicit = Some((key, args));
+    }
+    let explicit_args = explicit.map(|(_, args)| args);
+
+    // Selectors, in priority order; the first that names a tool identifies it.
+    string_selectors(&map, &ID_KEYS)?;
+    let selectors: Vec<(&'static str, &Value)> =
+        SELECTOR_PRIORITY.iter().filter_map(|&k| map.get(k).filter(|v| !v.is_null()).map(|v| (k, v))).collect();
+    let named: Vec<(&'static str, &Value, Option<Named>)> = selectors
+        .iter()
+        .map(|&(k, v)| (k, v, v.as_str().map(|text| name_of(catalog, text, style))))
+        .collect();
+    let identifier = named.iter().enumerate().find_map(|(i, (_, _, n))| match n {
+        Some(Named::Tool(o)) => Some((i, *o)),
+        _ => None,
+    });
+    let Some((identifier, ordinal)) = identifier else {
+        // Nothing names exactly one tool: report the strongest selector's error.
+        for (_, _, n) in &named {
+            if let Some(Named::Ambiguous(e)) = n {
+                return Err(e.clone());
+            }
+        }
+        return match named.into_iter().find_map(|(_, _, n)| n) {
+            Some(Named::Nothing(e)) | Some(Named::Ambiguous(e)) => Err(e),
+            _ => Err(invalid("tool_call needs { \"id\": string, \"args\"?: object }: the exact tool id from tool_search.")),
+        };
+    };
+    let (id_key, id_value, _) = &named[identifier];
+    let requested = id_value.as_str().unwrap_or_default().to_string();
+    if *id_key == NAME_KEY {
+        repaired.push("\"name\" read as \"id\"".into());
+    }
+
+    // The other selectors: agreeing ones are dropped, ones naming no tool are
+    // arguments, ones naming another tool are refused unless explicit args
+    // say what to run.
+    let mut flattened: Map<String, Value> = Map::new();
+    for (i, (key, value, n)) in named.iter().enumerate() {
+        if i == identifier {
+            continue;
+        }
+        let agrees = match n {
+            Some(Named::Tool(o)) => *o == ordinal,
+            _ => value.as_str().is_some_and(|text| names_entry(catalog, ordinal, text)),
+        };
+        if agrees {
+            continue;
+        }
+        match n {
+            Some(Named::Tool(_)) | Some(Named::Ambiguous(_)) => {
+                if explicit_args.is_some() {
+                    repaired.push(format!("\"{key}\" naming another tool ignored: explicit args go to \"{}\"", clip(&requested, 120)));
+                    continue;
+                }
+                let shown = value.as_str().map_or_else(|| value.to_string(), str::to_string);
+                return Err(Error::new(
+                    ErrorCode::AmbiguousTool,
+                    format!(
+                        "tool_call got \"{id_key}\": \"{}\" and \"{key}\": \"{}\", which name different tools; pass only the exact id, with the tool's arguments inside \"args\".",
+                        clip(&requested, 120),
+                        clip(&shown, 120)
+                    ),
+                ));
+            }
+            _ => {
+                repaired.push(format!("\"{key}\" read as an argument of the tool"));
+                flattened.insert((*key).to_string(), (*value).clone());
+            }
         }
     }
-    let explicit_args = match explicit {
-        None => None,
-        Some((key, value)) => {
-            if key != "args" {
-                repaired.push(format!("\"{key}\" read as \"args\""));
-            }
-            let was_string = value.is_string();
-            let args = object_args(value, "tool_call \"args\"")?;
-            if was_string {
-                repaired.push("JSON-string args parsed".into());
-            }
-            Some(args)
-        }
-    };
 
-    let selectors = string_selectors(&map, &ID_KEYS)?;
-    let mut flattened: Map<String, Value> = map
-        .iter()
-        .filter(|(k, _)| !ID_KEYS.contains(&k.as_str()) && !ARGS_KEYS.contains(&k.as_str()) && k.as_str() != NAME_KEY)
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    let name = map.get(NAME_KEY);
-
-    let (requested, ordinal) = match resolve_selectors(catalog, &selectors, style)? {
-        Some((requested, ordinal)) => {
-            if let Some(name) = name {
-                let agrees = match name {
-                    Value::String(n) => check_name_agrees(catalog, &requested, ordinal, n, style).is_ok(),
-                    _ => false,
-                };
-                if !agrees {
-                    // `name` may be a flattened argument of a tool that takes one.
-                    if explicit_args.is_none() && schema_has_property(catalog, ordinal, NAME_KEY) {
-                        flattened.insert(NAME_KEY.to_string(), name.clone());
-                    } else {
-                        let shown = name.as_str().map_or_else(|| name.to_string(), str::to_string);
-                        return Err(Error::new(
-                            ErrorCode::AmbiguousTool,
-                            format!(
-                                "tool_call got \"id\": \"{}\" and \"name\": \"{}\", which do not name the same tool; pass only the exact id, with the tool's arguments inside \"args\".",
-                                clip(&requested, 120),
-                                clip(&shown, 120)
-                            ),
-                        ));
-                    }
-                }
-            }
-            (requested, ordinal)
+    // Ordinary flattened keys and dotted ones (`"args.path": "x"`).
+    let mut dotted: Map<String, Value> = Map::new();
+    for (key, value) in &map {
+        if SELECTOR_PRIORITY.contains(&key.as_str()) || ARGS_KEYS.contains(&key.as_str()) {
+            continue;
         }
-        None => match name {
-            Some(Value::String(n)) => {
-                repaired.push("\"name\" read as \"id\"".into());
-                (n.clone(), catalog.resolve_ordinal(n, style)?)
+        match dotted_path(key) {
+            Some(path) => insert_path(&mut dotted, &path, value.clone())?,
+            None => {
+                flattened.insert(key.clone(), value.clone());
             }
-            _ => return Err(invalid("tool_call needs { \"id\": string, \"args\"?: object }: the exact tool id from tool_search.")),
-        },
-    };
+        }
+    }
+    if !dotted.is_empty() {
+        let keys: Vec<String> = dotted.keys().take(8).map(|k| clip(k, 40)).collect();
+        repaired.push(format!("dotted argument keys nested ({})", keys.join(", ")));
+    }
 
     let args = match explicit_args {
-        Some(args) => {
+        Some(mut args) => {
             if !flattened.is_empty() {
                 let keys: Vec<String> = flattened.keys().take(8).map(|k| clip(k, 40)).collect();
                 return Err(invalid(format!(
@@ -260,6 +331,7 @@ pub fn parse_call(catalog: &Catalog, raw: &Value, style: LookupStyle) -> Result<
                     keys.join(", ")
                 )));
             }
+            merge_missing(&mut args, dotted);
             args
         }
         None => {
@@ -267,11 +339,85 @@ pub fn parse_call(catalog: &Catalog, raw: &Value, style: LookupStyle) -> Result<
                 let keys: Vec<String> = flattened.keys().take(8).map(|k| clip(k, 40)).collect();
                 repaired.push(format!("flattened arguments moved into \"args\" ({})", keys.join(", ")));
             }
+            merge_missing(&mut flattened, dotted);
             flattened
         }
     };
     let repaired = (!repaired.is_empty()).then(|| repaired.join("; "));
     Ok(CallSpec { requested, ordinal, args: Value::Object(args), repaired })
+}
+
+/// Whether `text` is the name or id of the tool at `ordinal`.
+fn names_entry(catalog: &Catalog, ordinal: usize, text: &str) -> bool {
+    catalog.entry(ordinal).is_some_and(|e| e.name == text || e.id == text)
+}
+
+fn has_selector(map: &Map<String, Value>) -> bool {
+    SELECTOR_PRIORITY.iter().any(|k| map.get(*k).is_some_and(|v| !v.is_null()))
+}
+
+/// `{ args: { id, args } }` (or `input`/`arguments`) with no selector of its
+/// own: the model wrapped the whole call once more; use the inner object.
+/// One level only, and only when the wrapper is the sole key.
+fn hoist_wrapped(map: Map<String, Value>) -> Map<String, Value> {
+    if has_selector(&map) {
+        return map;
+    }
+    let mut present = map.iter().filter(|(_, v)| !v.is_null());
+    let (Some((key, inner)), None) = (present.next(), present.next()) else { return map };
+    if !ARGS_KEYS.contains(&key.as_str()) {
+        return map;
+    }
+    let Ok(inner) = object_args(inner, "tool_call arguments") else { return map };
+    if SELECTOR_PRIORITY.iter().any(|k| inner.get(*k).is_some_and(Value::is_string)) {
+        inner
+    } else {
+        map
+    }
+}
+
+/// The argument path of a dotted key: `args.a.b` is `["a", "b"]`. Keys
+/// without an argument prefix, or with an empty segment, are not dotted.
+fn dotted_path(key: &str) -> Option<Vec<&str>> {
+    let (prefix, rest) = key.split_once('.')?;
+    if !ARGS_KEYS.contains(&prefix) {
+        return None;
+    }
+    let path: Vec<&str> = rest.split('.').collect();
+    (path.iter().all(|s| !s.is_empty())).then_some(path)
+}
+
+fn insert_path(target: &mut Map<String, Value>, path: &[&str], value: Value) -> Result<()> {
+    if path.len() > MAX_DOTTED_SEGMENTS {
+        return Err(invalid(format!("a dotted argument key has more than {MAX_DOTTED_SEGMENTS} segments.")));
+    }
+    let conflict = || invalid(format!("dotted argument key \"args.{}\" conflicts with another one.", clip(&path.join("."), 80)));
+    let (last, parents) = path.split_last().ok_or_else(conflict)?;
+    let mut node = target;
+    for segment in parents {
+        let slot = node.entry((*segment).to_string()).or_insert_with(|| Value::Object(Map::new()));
+        node = slot.as_object_mut().ok_or_else(conflict)?;
+    }
+    if node.contains_key(*last) {
+        return Err(conflict());
+    }
+    node.insert((*last).to_string(), value);
+    Ok(())
+}
+
+/// Add `extra`'s entries that `base` lacks; where both hold objects, merge
+/// into them the same way (`base` wins every conflict). Depth is bounded by
+/// the dotted keys `extra` was built from.
+fn merge_missing(base: &mut Map<String, Value>, extra: Map<String, Value>) {
+    for (key, value) in extra {
+        match (base.get_mut(&key), value) {
+            (None, value) => {
+                base.insert(key, value);
+            }
+            (Some(Value::Object(into)), Value::Object(more)) => merge_missing(into, more),
+            (Some(_), _) => {}
+        }
+    }
 }
 
 /// `(key, value)` for each present selector key; non-strings are errors.
@@ -330,13 +476,4 @@ fn check_name_agrees(catalog: &Catalog, requested: &str, ordinal: usize, name: &
             ),
         )),
     }
-}
-
-fn schema_has_property(catalog: &Catalog, ordinal: usize, property: &str) -> bool {
-    catalog
-        .entry(ordinal)
-        .and_then(|e| e.input_schema.as_deref())
-        .and_then(|s| s.get("properties"))
-        .and_then(Value::as_object)
-        .is_some_and(|p| p.contains_key(property))
 }

@@ -17,12 +17,17 @@ pub mod direct;
 mod dispatch;
 pub mod events;
 pub mod executor;
+mod hydrate;
 pub mod result;
 pub mod stats;
 mod surface;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_args;
+#[cfg(test)]
+mod tests_hydrate;
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
