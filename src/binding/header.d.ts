@@ -146,6 +146,24 @@ export interface ToolDefinition {
   strict?: boolean
 }
 
+/**
+ * A tool the gateway keeps directly visible, as it has it: a neutral
+ * definition, a catalog record (`inputSchema` or `parameters`; e.g. from
+ * `catalog.directOnly`) or a Chat Completions tool (`{ type: 'function', function }`).
+ * A missing or non-object schema becomes `{ type: 'object', properties: {} }`.
+ */
+export type DirectToolInput =
+  | {
+      name: string
+      description?: string
+      parameters?: Record<string, unknown> | boolean
+      inputSchema?: Record<string, unknown> | boolean
+      input_schema?: Record<string, unknown> | boolean
+      strict?: boolean
+      [key: string]: unknown
+    }
+  | { type: 'function'; function: { name: string; description?: string; parameters?: Record<string, unknown>; strict?: boolean } }
+
 /** A tool call handed to the gateway executor. */
 export interface ExecutorCall {
   id: string
@@ -170,8 +188,11 @@ export interface ToolSearchSessionOptions {
    * Results are passed through JSON (`JSON.stringify` rules).
    */
   executor: (call: ExecutorCall) => Promise<unknown> | unknown
-  /** Direct-only and policy-required tools that stay visible in every mode. */
-  directTools?: ToolDefinition[]
+  /**
+   * Direct-only and policy-required tools that stay visible in every mode.
+   * The catalog's own direct-only tools are added after these (by name, without duplicates).
+   */
+  directTools?: DirectToolInput[]
   /** Scales the directory budget: min(18000, max(768, contextTokens / 10)). */
   contextTokens?: number
   /** One event per search, describe, call, code cell, surface and hydration (delivered asynchronously). */

@@ -378,8 +378,10 @@ impl ToolSearchSession {
     }
 
     /// Directory mode: at most `maxTools` (default and cap 4) schemas likely
-    /// needed this turn, `required` first, chosen by searching with the
-    /// prompt; never MCP or client tools. Other modes: `[]`.
+    /// needed this turn, `required` first. Reads the whole prompt with bounded
+    /// work (its ends searched, tool names anywhere looked up), hydrates implied
+    /// families together (web search + page reader, memory tools), never a name
+    /// shared by two tools, never MCP or client tools. Other modes: `[]`.
     #[napi(
         ts_args_type = "userPrompt: string, options?: { maxTools?: number; required?: string[] } | null",
         ts_return_type = "ToolDefinition[]"
