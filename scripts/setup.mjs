@@ -7,14 +7,16 @@
 //     download when already there) in /opt/openclaw-tool-search when running as root
 //     (the sandbox child runs as uid 65534 and must be able to execute it; /root is
 //     0700), else in ~/.cache/openclaw-tool-search;
-//  4. runs the named task with OPENCLAW_TOOL_SEARCH_NODE set, passing extra arguments on.
+//  4. runs the named task with OPENCLAW_TOOL_SEARCH_NODE set, passing extra arguments on
+//     (`test` = `test:rust` (cargo test) then `test:js` (node:test, the Node on PATH)).
 //
-//   node scripts/setup.mjs [--release] [--then test|qa|bench] [task args...]
+//   node scripts/setup.mjs [--release] [--then test|test:rust|test:js|qa|bench] [task args...]
 import { execFileSync, spawnSync } from 'node:child_process'
-import { existsSync, readdirSync, statSync } from 'node:fs'
+import { readdirSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { ensureDependencies } from './deps.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const argv = process.argv.slice(2)
@@ -22,21 +24,11 @@ const release = argv.includes('--release')
 const thenAt = argv.indexOf('--then')
 const task = thenAt >= 0 ? argv[thenAt + 1] : undefined
 const taskArgs = thenAt >= 0 ? argv.slice(thenAt + 2) : []
-const PNPM = 'pnpm@12.4.2'
 const CODE_NODE_VERSION = '24.22.3'
 const TARGET = 'x86_64-unknown-linux-gnu'
 
 function run(cmd, args, opts = {}) {
   execFileSync(cmd, args, { cwd: root, stdio: ['ignore', 'inherit', 'inherit'], ...opts })
-}
-
-function hasCommand(cmd) {
-  try {
-    execFileSync(cmd, ['--version'], { stdio: 'ignore' })
-    return true
-  } catch {
-    return false
-  }
 }
 
 /** Node versions whose permission model has the known bypasses fixed (sandbox-threats.md). */
@@ -68,13 +60,8 @@ function codeModeNode() {
   return bin
 }
 
-// 1. Dependencies: install when node_modules is missing or older than the lockfile.
-const marker = join(root, 'node_modules', '.modules.yaml')
-const lock = join(root, 'pnpm-lock.yaml')
-if (!existsSync(marker) || statSync(marker).mtimeMs < statSync(lock).mtimeMs) {
-  if (hasCommand('pnpm')) run('pnpm', ['install', '--frozen-lockfile'])
-  else run('npx', ['--yes', PNPM, 'install', '--frozen-lockfile'])
-}
+// 1. Dependencies.
+ensureDependencies()
 
 // 2. Addon + launcher.
 const napiArgs = ['build', '--platform', '--target', TARGET, ...(release ? ['--release'] : [])]
@@ -82,12 +69,13 @@ run(join(root, 'node_modules', '.bin', 'napi'), napiArgs, { stdio: ['ignore', 'i
 run(process.execPath, [join(root, 'scripts', 'build-launcher.mjs'), ...(release ? ['--release'] : [])])
 
 // 3 + 4. The task.
+const cargoTest = ['cargo', ['test', '--workspace', '--target', TARGET]]
+// Files listed explicitly: Node 20 takes no globs, Node 22+ no directories.
+const nodeTest = [process.execPath, ['--test', '--test-reporter=tap', '--test-concurrency=1', ...readdirSync(join(root, '__test__')).filter((f) => f.endsWith('.test.mjs')).sort().map((f) => `__test__/${f}`)]]
 const tasks = {
-  test: [
-    ['cargo', ['test', '--workspace', '--target', TARGET]],
-    // Files listed explicitly: Node 20 takes no globs, Node 22+ no directories.
-    [process.execPath, ['--test', '--test-reporter=tap', '--test-concurrency=1', ...readdirSync(join(root, '__test__')).filter((f) => f.endsWith('.test.mjs')).sort().map((f) => `__test__/${f}`)]],
-  ],
+  test: [cargoTest, nodeTest],
+  'test:rust': [cargoTest],
+  'test:js': [nodeTest],
   qa: [[process.execPath, ['qa/run.mjs']]],
   bench: [[process.execPath, ['bench/run.mjs']]],
 }
