@@ -22,7 +22,7 @@ use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 use serde_json::{json, Value};
-use tool_search_core::config::{self, ResolvedConfig};
+use tool_search_core::config;
 use tool_search_core::session::{
     direct::definition_from_value, BoxFuture, CancelSignal, EventSink, Executor, ExecutorCall, ExecutorOutcome, Failure,
     HandleOptions, Session, SessionEvent, SessionOptions, ToolResult,
@@ -142,27 +142,6 @@ fn property<'a>(object: &Object<'a>, name: &str) -> JsResult<Option<Unknown<'a>>
     })
 }
 
-/// Accept the output of `resolveToolSearchConfig` (re-resolved, so values are
-/// clamped the same way) or a raw `tools.toolSearch` value.
-fn config_of(raw: Value) -> ResolvedConfig {
-    match &raw {
-        Value::Object(obj) if obj.contains_key("enabled") && obj.contains_key("mode") => {
-            if obj.get("enabled") == Some(&Value::Bool(false)) || obj.get("mode") == Some(&json!("direct")) {
-                return config::resolve(&Value::Bool(false), false);
-            }
-            let supported = obj.get("codeModeSupported").and_then(Value::as_bool).unwrap_or(false);
-            let mut again = serde_json::Map::new();
-            for key in ["mode", "codeTimeoutMs", "maxSearchLimit", "searchDefaultLimit"] {
-                if let Some(v) = obj.get(key) {
-                    again.insert(key.into(), v.clone());
-                }
-            }
-            config::resolve(&Value::Object(again), supported)
-        }
-        _ => config::resolve(&raw, false),
-    }
-}
-
 fn error_result(tool_name: &str, e: tool_search_core::Error) -> Value {
     serde_json::to_value(ToolResult::from_outcome(tool_name, Err(Failure::from(e)))).unwrap_or(Value::Null)
 }
@@ -178,7 +157,7 @@ impl ToolSearchSession {
     )]
     pub fn new(env: Env, catalog: &ToolCatalog, config: Unknown, options: Object) -> Result<Self, JsCode> {
         guard(|| {
-            let mut config = config_of(json_of(config, "config")?);
+            let mut config = super::config::resolve_for_session(&json_of(config, "config")?);
             let executor = property(&options, "executor")?
                 .filter(|v| v.get_type().ok() == Some(ValueType::Function))
                 .ok_or_else(|| js_error(ErrorCode::InvalidRequest, "options.executor must be a function"))?;
