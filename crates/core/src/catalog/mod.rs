@@ -13,6 +13,7 @@ mod policy;
 mod records;
 mod release;
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -149,7 +150,7 @@ struct BuildSettings {
     policy: Arc<CompiledPolicy>,
     strict: bool,
     cache: bool,
-    core_tools: Arc<[String]>,
+    core_tools: Arc<BTreeSet<String>>,
 }
 
 impl std::fmt::Debug for Catalog {
@@ -165,10 +166,10 @@ impl Catalog {
             policy: Arc::new(options.policy.compile()?),
             strict: options.strict,
             cache: options.cache.unwrap_or(true) && !options.strict,
-            core_tools: match &options.core_tools {
+            core_tools: Arc::new(match &options.core_tools {
                 Some(names) => names.iter().cloned().collect(),
                 None => DEFAULT_CORE_TOOLS.iter().map(|n| n.to_string()).collect(),
-            },
+            }),
         };
         let limits = SearchLimits::from_options(options.search_default_limit.as_ref(), options.max_search_limit.as_ref());
         let data = Catalog::data_for_text(text, &settings)?;
@@ -345,12 +346,23 @@ impl Catalog {
     /// an `openclaw` tool of owner `core` with such a name. A plugin tool
     /// reusing the name is not.
     pub fn is_core_tool(&self, entry: &ToolEntry) -> bool {
-        entry.source == Source::Openclaw && entry.owner == "core" && self.settings.core_tools.iter().any(|n| *n == entry.name)
+        entry.source == Source::Openclaw && entry.owner == "core" && self.settings.core_tools.contains(&entry.name)
     }
 
-    /// Allowed core coding tools, in id order.
+    /// Allowed core coding tools, in id order. Looked up by name: the cost
+    /// follows the configured names, not the catalog size.
     pub fn core_tools(&self) -> impl Iterator<Item = &ToolEntry> + '_ {
-        self.entries().filter(|e| self.is_core_tool(e))
+        let mut ordinals: Vec<usize> = self
+            .settings
+            .core_tools
+            .iter()
+            .filter_map(|name| self.data.by_name.get(name))
+            .flatten()
+            .copied()
+            .filter(|&o| self.is_allowed(o) && self.is_core_tool(&self.data.entries[o]))
+            .collect();
+        ordinals.sort_unstable();
+        ordinals.into_iter().map(|o| &self.data.entries[o])
     }
 
     /// Records that were not cataloged (bad records, control tools), with reasons.
