@@ -34,3 +34,10 @@ pub fn resolve_tool_search_config(
         serde_json::to_value(resolved).map_err(|e| to_js(tool_search_core::Error::internal(e.to_string())))
     })
 }
+
+/// What `new ToolSearchSession(catalog, config)` runs on its `config`: a raw
+/// `tools.toolSearch` value resolves exactly as `resolveToolSearchConfig` does
+/// on this host (probed code-mode support); a resolved config is read back.
+pub(crate) fn resolve_for_session(raw: &Value) -> tool_search_core::config::ResolvedConfig {
+    tool_search_core::config::resolve_for_session(raw, super::code_mode::code_mode_supported())
+}

@@ -22,7 +22,7 @@ use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 use serde_json::{json, Value};
-use tool_search_core::config::{self, ResolvedConfig};
+use tool_search_core::config;
 use tool_search_core::session::{
     direct::definition_from_value, BoxFuture, CancelSignal, EventSink, Executor, ExecutorCall, ExecutorOutcome, Failure,
     HandleOptions, Session, SessionEvent, SessionOptions, ToolResult,
@@ -162,27 +162,6 @@ pub struct ToolSearchSession {
     pub(crate) inner: Session,
 }
 
-/// Accept the output of `resolveToolSearchConfig` (re-resolved, so values are
-/// clamped the same way) or a raw `tools.toolSearch` value.
-fn config_of(raw: Value) -> ResolvedConfig {
-    match &raw {
-        Value::Object(obj) if obj.contains_key("enabled") && obj.contains_key("mode") => {
-            if obj.get("enabled") == Some(&Value::Bool(false)) || obj.get("mode") == Some(&json!("direct")) {
-                return config::resolve(&Value::Bool(false), false);
-            }
-            let supported = obj.get("codeModeSupported").and_then(Value::as_bool).unwrap_or(false);
-            let mut again = serde_json::Map::new();
-            for key in ["mode", "codeTimeoutMs", "maxSearchLimit", "searchDefaultLimit"] {
-                if let Some(v) = obj.get(key) {
-                    again.insert(key.into(), v.clone());
-                }
-            }
-            config::resolve(&Value::Object(again), supported)
-        }
-        _ => config::resolve(&raw, false),
-    }
-}
-
 fn error_result(tool_name: &str, e: tool_search_core::Error) -> ToolResult {
     ToolResult::from_outcome(tool_name, Err(Failure::from(e)))
 }
@@ -227,7 +206,7 @@ impl ToolSearchSession {
         guard(|| {
             let catalog = catalog_arg(&env, &catalog)?;
             let raw_config = optional_json_arg(&env, config, ErrorCode::InvalidConfig, "config")?.unwrap_or(Value::Null);
-            let mut config = config_of(raw_config);
+            let mut config = super::config::resolve_for_session(&raw_config);
             let options = match options {
                 Some(o) if !is_nullish(&o)? => object_arg(o, ErrorCode::InvalidRequest, "options")?,
                 _ => return Err(js_error(ErrorCode::InvalidRequest, "options.executor must be a function")),

@@ -51,6 +51,7 @@ fn load_catalog(dir: &std::path::Path) -> Vec<ToolEntry> {
                 description: str_field(&v, "description"),
                 input_schema: v.get("inputSchema").cloned().map(Arc::new),
                 output_schema: None,
+                mcp: None,
             }
         })
         .collect();

@@ -36,6 +36,7 @@ fn fixture() -> &'static Fixture {
                     description: s("description"),
                     input_schema: v.get("inputSchema").cloned().map(Arc::new),
                     output_schema: None,
+                    mcp: None,
                 }
             })
             .collect();

@@ -44,6 +44,7 @@ pub(crate) struct Lazy {
     pub input_hint: OnceLock<String>,
     pub output_hint: OnceLock<Option<String>>,
     pub validator: OnceLock<std::result::Result<Arc<CompiledSchema>, Error>>,
+    pub output_validator: OnceLock<std::result::Result<Arc<CompiledSchema>, Error>>,
 }
 
 pub struct CatalogData {
@@ -58,6 +59,9 @@ pub struct CatalogData {
     /// renders in one pass without sorting.
     pub name_order: Vec<u32>,
     pub direct_only: Vec<DirectOnlyTool>,
+    /// Records named like a control tool (also in `excluded`): shown as given
+    /// when Tool Search is off, never cataloged.
+    pub control_named: Vec<DirectOnlyTool>,
     pub excluded: Vec<ExcludedTool>,
     pub(crate) lazy: Vec<Lazy>,
     /// The text of each record this data was built from, in order (an
@@ -69,6 +73,7 @@ pub struct CatalogData {
 pub struct Validated {
     pub entries: Vec<ToolEntry>,
     pub direct_only: Vec<DirectOnlyTool>,
+    pub control_named: Vec<DirectOnlyTool>,
     pub excluded: Vec<ExcludedTool>,
 }
 
@@ -77,6 +82,7 @@ pub struct Validated {
 pub fn validate_records(records: Vec<RawRecord>, strict: bool) -> Result<Validated> {
     let mut entries: Vec<(ToolEntry, usize)> = Vec::with_capacity(records.len());
     let mut direct_only = Vec::new();
+    let mut control_named = Vec::new();
     let mut excluded = Vec::new();
     for raw in records {
         let index = raw.index;
@@ -87,8 +93,10 @@ pub fn validate_records(records: Vec<RawRecord>, strict: bool) -> Result<Validat
                 tool.raw = value;
                 direct_only.push(tool);
             }
-            Ok((Normalized::Control(name), _)) => {
-                excluded.push(ExcludedTool { index, name: Some(name), reason: "control tool (never cataloged)".into() })
+            Ok((Normalized::Control(mut tool), value)) => {
+                excluded.push(ExcludedTool { index, name: Some(tool.name.clone()), reason: "control tool (never cataloged)".into() });
+                tool.raw = value;
+                control_named.push(tool);
             }
             Err(reason) => {
                 if strict {
@@ -113,13 +121,13 @@ pub fn validate_records(records: Vec<RawRecord>, strict: bool) -> Result<Validat
         kept.push(entry);
     }
     excluded.sort_by_key(|e| e.index);
-    Ok(Validated { entries: kept, direct_only, excluded })
+    Ok(Validated { entries: kept, direct_only, control_named, excluded })
 }
 
 enum Normalized {
     Entry(ToolEntry),
     DirectOnly(DirectOnlyTool),
-    Control(String),
+    Control(DirectOnlyTool),
 }
 
 fn normalize(record: ToolRecord) -> std::result::Result<Normalized, String> {
@@ -138,7 +146,10 @@ fn normalize(record: ToolRecord) -> std::result::Result<Normalized, String> {
         }
     }
     if CONTROL_TOOL_NAMES.contains(&name.as_str()) {
-        return Ok(Normalized::Control(name));
+        return Ok(Normalized::Control(DirectOnlyTool { source, owner, name, id, raw: Value::Null }));
+    }
+    if record.mcp.is_some() && source != Source::Mcp {
+        return Err(format!("\"mcp\" metadata is for source \"mcp\" tools only (this one is {})", source.as_str()));
     }
     match record.catalog_mode.as_deref() {
         None => {}
@@ -163,13 +174,18 @@ fn normalize(record: ToolRecord) -> std::result::Result<Normalized, String> {
         Some(schema) if source.is_trusted() => {
             schema::check_bounds(&schema, MAX_JSON_DEPTH, MAX_SCHEMA_BYTES).map_err(|e| format!("outputSchema: {e}"))?;
             check_cost("outputSchema", &schema)?;
+            // Results are checked against it (`Catalog::check_output`): an
+            // unusable one is reported now, not at the first call.
+            CompiledSchema::compile(&schema)
+                .map_err(|e| format!("outputSchema is not a usable JSON Schema ({}): {}", e.code.as_str(), e.message))?;
             Some(Arc::new(schema))
         }
         _ => None,
     };
     let label = record.label.map(|l| bounded_text(&l, MAX_LABEL_CHARS)).filter(|l| !l.is_empty());
     let description = bounded_text(record.description.as_deref().unwrap_or(""), MAX_DESCRIPTION_CHARS);
-    Ok(Normalized::Entry(ToolEntry { id, source, owner, name, label, description, input_schema, output_schema }))
+    let mcp = record.mcp;
+    Ok(Normalized::Entry(ToolEntry { id, source, owner, name, label, description, input_schema, output_schema, mcp }))
 }
 
 /// A schema whose validation could explode is rejected here, at build, rather
@@ -236,6 +252,7 @@ pub fn fingerprint(validated: &Validated) -> String {
         write(e.description.as_bytes());
         write(e.input_schema.as_ref().map(|s| s.to_string()).unwrap_or_default().as_bytes());
         write(e.output_schema.as_ref().map(|s| s.to_string()).unwrap_or_default().as_bytes());
+        write(e.mcp.as_ref().map(|m| format!("{m:?}")).unwrap_or_default().as_bytes());
     }
     // Excluded records are part of what a build reports, so part of its identity.
     write(b"excluded");
@@ -244,7 +261,8 @@ pub fn fingerprint(validated: &Validated) -> String {
         write(x.reason.as_bytes());
     }
     write(b"direct-only");
-    let mut direct: Vec<String> = validated.direct_only.iter().map(|d| d.raw.to_string()).collect();
+    let mut direct: Vec<String> =
+        validated.direct_only.iter().chain(&validated.control_named).map(|d| d.raw.to_string()).collect();
     direct.sort();
     for d in &direct {
         write(d.as_bytes());
@@ -280,6 +298,7 @@ impl CatalogData {
             by_name,
             name_order,
             direct_only: validated.direct_only,
+            control_named: validated.control_named,
             excluded: validated.excluded,
             lazy,
             records,

@@ -5,6 +5,8 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::hits::McpInfo;
+
 /// Where a tool comes from. Only `Openclaw` is trusted: MCP and client tool
 /// text never enters a prompt, and their schemas are shown only via describe.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -43,8 +45,9 @@ impl Source {
 }
 
 /// A tool record as a gateway (or the dev catalog file) supplies it, read by
-/// `ToolRecord::deserialize_lenient`. `parameters` is accepted as an alias of
-/// `inputSchema` (OpenClaw tools use it).
+/// `ToolRecord::deserialize_lenient`. `parameters` (OpenClaw tools) and
+/// `input_schema` (Anthropic-style tools) are accepted as aliases of
+/// `inputSchema`.
 #[derive(Debug, Clone, Default)]
 pub struct ToolRecord {
     pub id: Option<String>,
@@ -56,6 +59,11 @@ pub struct ToolRecord {
     pub input_schema: Option<Value>,
     pub output_schema: Option<Value>,
     pub catalog_mode: Option<String>,
+    /// The gateway's MCP routing metadata, derived fields filled in.
+    pub mcp: Option<McpInfo>,
+    /// Top-level fields outside [`super::records::KNOWN_FIELDS`] (at most a
+    /// few names): ignored, except that `strict` builds reject them.
+    pub unknown_fields: Vec<String>,
 }
 
 /// A validated, normalized catalog entry. Entries are immutable and shared.
@@ -74,6 +82,9 @@ pub struct ToolEntry {
     pub input_schema: Option<Arc<Value>>,
     /// Output schema, kept for trusted tools only.
     pub output_schema: Option<Arc<Value>>,
+    /// MCP metadata as the gateway supplied it (MCP tools only); `None`
+    /// derives it from the owner and name.
+    pub mcp: Option<McpInfo>,
 }
 
 impl ToolEntry {

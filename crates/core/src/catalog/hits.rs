@@ -4,13 +4,14 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::data::CatalogData;
-use super::entry::Source;
+use super::entry::{Source, ToolEntry};
 
 /// Longest description carried by a search hit; describe returns it whole.
 pub const HIT_DESCRIPTION_MAX_CHARS: usize = 600;
 
-/// MCP routing details of an MCP tool's hit.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// MCP routing details of an MCP tool's hit: as the gateway supplied them
+/// (`mcp` in the record), else derived from the owner (server) and name.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct McpInfo {
     pub server_name: String,
@@ -56,15 +57,7 @@ pub struct ToolDescription {
 impl CatalogData {
     pub(crate) fn hit(&self, ordinal: usize) -> SearchHit {
         let e = &self.entries[ordinal];
-        let mcp = (e.source == Source::Mcp).then(|| {
-            let safe = safe_server_name(&e.owner);
-            McpInfo {
-                server_name: e.owner.clone(),
-                operation: format!("{safe}__{}", e.name),
-                safe_server_name: safe,
-                tool_name: e.name.clone(),
-            }
-        });
+        let mcp = e.mcp_info();
         SearchHit {
             id: e.id.clone(),
             source: e.source,
@@ -87,6 +80,24 @@ impl CatalogData {
             parameters: e.input_schema.as_deref().cloned().unwrap_or_else(|| Value::Object(Default::default())),
             output_schema: e.output_schema.as_deref().filter(|_| e.is_trusted()).cloned(),
         }
+    }
+}
+
+impl ToolEntry {
+    /// The MCP routing details of an MCP tool (`None` for other sources).
+    pub fn mcp_info(&self) -> Option<McpInfo> {
+        if self.source != Source::Mcp {
+            return None;
+        }
+        Some(self.mcp.clone().unwrap_or_else(|| {
+            let safe = safe_server_name(&self.owner);
+            McpInfo {
+                server_name: self.owner.clone(),
+                operation: format!("{safe}__{}", self.name),
+                safe_server_name: safe,
+                tool_name: self.name.clone(),
+            }
+        }))
     }
 }
 

@@ -13,6 +13,7 @@ mod policy;
 mod records;
 mod release;
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -24,7 +25,7 @@ pub use entry::{Source, ToolEntry, ToolRecord};
 pub use hits::{safe_server_name, McpInfo, SearchHit, ToolDescription};
 pub use lookup::LookupStyle;
 pub use policy::{CompiledPolicy, Policy, PolicyLayer};
-pub use records::{parse_catalog_text, parse_spans, record_spans, RawRecord};
+pub use records::{parse_catalog_text, parse_spans, record_spans, RawRecord, KNOWN_FIELDS};
 
 use crate::config::{MAX_SEARCH_LIMIT_CAP, MAX_SEARCH_LIMIT_DEFAULT, SEARCH_DEFAULT_LIMIT_DEFAULT};
 use crate::error::{Error, ErrorCode, Result};
@@ -45,7 +46,14 @@ pub struct CatalogOptions {
     pub cache: Option<bool>,
     pub search_default_limit: Option<Value>,
     pub max_search_limit: Option<Value>,
+    /// Names of the core coding tools (source `openclaw`, owner `core`) that
+    /// stay directly visible in tools and directory modes while staying
+    /// cataloged. Default [`DEFAULT_CORE_TOOLS`]; `[]` defers them all.
+    pub core_tools: Option<Vec<String>>,
 }
+
+/// Core coding tools a model expects in front of it (OpenClaw keeps them visible).
+pub const DEFAULT_CORE_TOOLS: &[&str] = &["read", "write", "edit", "exec", "process", "apply_patch"];
 
 /// The limits a search applies (resolved config values).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,7 +79,7 @@ impl SearchLimits {
         if let Some(v) = max_limit {
             raw.insert("maxSearchLimit".into(), v.clone());
         }
-        let resolved = crate::config::resolve(&Value::Object(raw), false);
+        let resolved = crate::config::resolve_labeled(&Value::Object(raw), false, "catalog options");
         SearchLimits { default_limit: resolved.search_default_limit, max_limit: resolved.max_search_limit }
     }
 
@@ -101,7 +109,7 @@ pub struct Catalog {
     mask: Option<Arc<[bool]>>,
     allowed_count: usize,
     fingerprint: String,
-    direct_only: Arc<[DirectOnlyTool]>,
+    uncataloged: Uncataloged,
     counters: Arc<Counters>,
     limits: SearchLimits,
     settings: BuildSettings,
@@ -117,12 +125,32 @@ impl Drop for Catalog {
     }
 }
 
+/// Records kept out of the catalog whose tools may still be shown as given,
+/// narrowed by the view's policy (and `restrict`).
+#[derive(Clone)]
+struct Uncataloged {
+    /// `catalogMode: "direct-only"`: visible in every mode.
+    direct_only: Arc<[DirectOnlyTool]>,
+    /// Named like a control tool: visible only with Tool Search off.
+    control_named: Arc<[DirectOnlyTool]>,
+}
+
+impl Uncataloged {
+    fn of(direct_only: &[DirectOnlyTool], control_named: &[DirectOnlyTool], keep: impl Fn(&DirectOnlyTool) -> bool) -> Uncataloged {
+        Uncataloged {
+            direct_only: direct_only.iter().filter(|d| keep(d)).cloned().collect(),
+            control_named: control_named.iter().filter(|d| keep(d)).cloned().collect(),
+        }
+    }
+}
+
 /// How a catalog was built, so `append` builds the next one the same way.
 #[derive(Clone)]
 struct BuildSettings {
     policy: Arc<CompiledPolicy>,
     strict: bool,
     cache: bool,
+    core_tools: Arc<BTreeSet<String>>,
 }
 
 impl std::fmt::Debug for Catalog {
@@ -138,6 +166,10 @@ impl Catalog {
             policy: Arc::new(options.policy.compile()?),
             strict: options.strict,
             cache: options.cache.unwrap_or(true) && !options.strict,
+            core_tools: Arc::new(match &options.core_tools {
+                Some(names) => names.iter().cloned().collect(),
+                None => DEFAULT_CORE_TOOLS.iter().map(|n| n.to_string()).collect(),
+            }),
         };
         let limits = SearchLimits::from_options(options.search_default_limit.as_ref(), options.max_search_limit.as_ref());
         let data = Catalog::data_for_text(text, &settings)?;
@@ -165,7 +197,11 @@ impl Catalog {
 
     /// Built data for these record texts; `key` names them in the cache.
     fn data_for_spans(spans: &[&str], key: String, settings: &BuildSettings) -> Result<Arc<CatalogData>> {
-        let validated = data::validate_records(parse_spans(spans.iter().copied()), settings.strict)?;
+        let mut records = parse_spans(spans.iter().copied());
+        if settings.strict {
+            reject_unknown_fields(&mut records);
+        }
+        let validated = data::validate_records(records, settings.strict)?;
         let fingerprint = data::fingerprint(&validated);
         let content_key = format!("content:{fingerprint}");
         if let Some(data) = settings.cache.then(|| cache::get(&content_key)).flatten() {
@@ -224,19 +260,14 @@ impl Catalog {
         let policy = &settings.policy;
         let mask: Option<Arc<[bool]>> =
             (!policy.is_unrestricted()).then(|| data.entries.iter().map(|e| policy.allows_entry(e)).collect());
-        let direct_only: Arc<[DirectOnlyTool]> = data
-            .direct_only
-            .iter()
-            .filter(|d| policy.allows(d.source, &d.owner, &d.name, &d.id))
-            .cloned()
-            .collect();
-        Catalog::view(data, mask, direct_only, counters, limits, settings, false)
+        let uncataloged = Uncataloged::of(&data.direct_only, &data.control_named, |d| policy.allows(d.source, &d.owner, &d.name, &d.id));
+        Catalog::view(data, mask, uncataloged, counters, limits, settings, false)
     }
 
     fn view(
         data: Arc<CatalogData>,
         mask: Option<Arc<[bool]>>,
-        direct_only: Arc<[DirectOnlyTool]>,
+        uncataloged: Uncataloged,
         counters: Arc<Counters>,
         limits: SearchLimits,
         settings: BuildSettings,
@@ -255,7 +286,7 @@ impl Catalog {
                 hasher.finalize().to_hex()[..32].to_string()
             }
         };
-        Catalog { data, mask, allowed_count, fingerprint, direct_only, counters, limits, settings, restricted }
+        Catalog { data, mask, allowed_count, fingerprint, uncataloged, counters, limits, settings, restricted }
     }
 
     pub fn size(&self) -> usize {
@@ -302,7 +333,36 @@ impl Catalog {
 
     /// Direct-only tools the policy allows: the gateway keeps them visible.
     pub fn direct_only(&self) -> &[DirectOnlyTool] {
-        &self.direct_only
+        &self.uncataloged.direct_only
+    }
+
+    /// Tools the policy allows that are named like a control tool: never
+    /// cataloged, passed through as given when Tool Search is off.
+    pub fn control_named(&self) -> &[DirectOnlyTool] {
+        &self.uncataloged.control_named
+    }
+
+    /// Whether `entry` is one of the core coding tools (`CatalogOptions.coreTools`):
+    /// an `openclaw` tool of owner `core` with such a name. A plugin tool
+    /// reusing the name is not.
+    pub fn is_core_tool(&self, entry: &ToolEntry) -> bool {
+        entry.source == Source::Openclaw && entry.owner == "core" && self.settings.core_tools.contains(&entry.name)
+    }
+
+    /// Allowed core coding tools, in id order. Looked up by name: the cost
+    /// follows the configured names, not the catalog size.
+    pub fn core_tools(&self) -> impl Iterator<Item = &ToolEntry> + '_ {
+        let mut ordinals: Vec<usize> = self
+            .settings
+            .core_tools
+            .iter()
+            .filter_map(|name| self.data.by_name.get(name))
+            .flatten()
+            .copied()
+            .filter(|&o| self.is_allowed(o) && self.is_core_tool(&self.data.entries[o]))
+            .collect();
+        ordinals.sort_unstable();
+        ordinals.into_iter().map(|o| &self.data.entries[o])
     }
 
     /// Records that were not cataloged (bad records, control tools), with reasons.
@@ -365,6 +425,43 @@ impl Catalog {
         Ok(ArgsValidation { ok: errors.is_empty(), errors })
     }
 
+    /// Check what a trusted tool returned against its declared output schema.
+    /// What is checked: the JSON value of the result, i.e. `details` when the
+    /// result has OpenClaw's tool-result shape `{ content: [...], details }`
+    /// (`content` is the text for the model), otherwise the whole result. Ok
+    /// when the tool is untrusted or declares no output schema. Err says what
+    /// does not match (a few issues, bounded); the call has then failed.
+    pub fn check_output(&self, ordinal: usize, result: &Value) -> std::result::Result<(), String> {
+        let Some(entry) = self.data.entries.get(ordinal) else {
+            return Err("the tool is not in this catalog".into());
+        };
+        if !entry.is_trusted() || entry.output_schema.is_none() {
+            return Ok(());
+        }
+        let value = match result {
+            Value::Object(obj) if obj.get("content").is_some_and(Value::is_array) => match obj.get("details") {
+                Some(details) => details,
+                None => return Err("the result has no `details` to match its declared output schema".into()),
+            },
+            other => other,
+        };
+        let validator = self.data.output_validator(ordinal).map_err(|e| format!("its output schema is unusable: {}", e.message))?;
+        let issues = validator.validate(value);
+        if issues.is_empty() {
+            return Ok(());
+        }
+        const SHOWN: usize = 3;
+        let mut message = String::from("the result does not match its declared output schema:");
+        for issue in issues.iter().take(SHOWN) {
+            message.push(' ');
+            message.push_str(&issue.message);
+        }
+        if issues.len() > SHOWN {
+            message.push_str(&format!(" (+{} more)", issues.len() - SHOWN));
+        }
+        Err(message)
+    }
+
     /// A narrowed view: only tools whose name or id is in `names` (and that this
     /// view already allows). Same index and counters; nothing is rebuilt.
     pub fn restrict<S: AsRef<str>>(&self, names: &[S]) -> Catalog {
@@ -376,16 +473,13 @@ impl Catalog {
             .enumerate()
             .map(|(o, e)| self.is_allowed(o) && (wanted.contains(e.name.as_str()) || wanted.contains(e.id.as_str())))
             .collect();
-        let direct_only: Arc<[DirectOnlyTool]> = self
-            .direct_only
-            .iter()
-            .filter(|d| wanted.contains(d.name.as_str()) || wanted.contains(d.id.as_str()))
-            .cloned()
-            .collect();
+        let uncataloged = Uncataloged::of(&self.uncataloged.direct_only, &self.uncataloged.control_named, |d| {
+            wanted.contains(d.name.as_str()) || wanted.contains(d.id.as_str())
+        });
         Catalog::view(
             Arc::clone(&self.data),
             Some(mask),
-            direct_only,
+            uncataloged,
             Arc::clone(&self.counters),
             self.limits,
             self.settings.clone(),
@@ -410,6 +504,33 @@ impl Catalog {
             describe_count: self.counters.describes(),
             call_count: self.counters.calls(),
         }
+    }
+}
+
+/// `strict` builds accept only [`records::KNOWN_FIELDS`]: a record with any
+/// other top-level field becomes a bad record (so the build fails on it).
+fn reject_unknown_fields(records: &mut [RawRecord]) {
+    for record in records {
+        let unknown = match &record.parsed {
+            Ok((tool, _)) if !tool.unknown_fields.is_empty() => tool.unknown_fields.join("\", \""),
+            _ => continue,
+        };
+        record.parsed = Err(format!(
+            "unknown field \"{unknown}\" (a strict catalog accepts only {})",
+            records::KNOWN_FIELDS.join(", ")
+        ));
+    }
+}
+
+impl CatalogData {
+    /// The compiled output schema of a trusted tool, compiled on first use and
+    /// cached like the input validator.
+    pub(crate) fn output_validator(&self, ordinal: usize) -> std::result::Result<Arc<crate::schema::CompiledSchema>, Error> {
+        let schema = self.entries[ordinal].output_schema.as_deref();
+        self.lazy[ordinal]
+            .output_validator
+            .get_or_init(|| crate::schema::CompiledSchema::compile(schema.unwrap_or(&Value::Bool(true))).map(Arc::new))
+            .clone()
     }
 }
 

@@ -5,8 +5,9 @@
 use serde_json::Value;
 
 use super::entry::ToolRecord;
+use super::hits::{safe_server_name, McpInfo};
 use crate::error::{Error, Result};
-use crate::limits::MAX_CATALOG_TOOLS;
+use crate::limits::{MAX_CATALOG_TOOLS, MAX_NAME_CHARS};
 
 /// One element of the input: its position and either the parsed record (with
 /// the raw value, kept for direct-only tools) or why it could not be read.
@@ -58,9 +59,32 @@ fn parse_record(span: &str) -> std::result::Result<(ToolRecord, Value), String> 
     Ok((record, value))
 }
 
+/// Every top-level field a tool record may have. Others are ignored (gateways
+/// attach their own metadata), except in `strict` builds, where they are errors.
+pub const KNOWN_FIELDS: &[&str] = &[
+    "id",
+    "source",
+    "owner",
+    "name",
+    "label",
+    "description",
+    "inputSchema",
+    "parameters",
+    "input_schema",
+    "outputSchema",
+    "catalogMode",
+    "mcp",
+];
+
+/// The names of the input schema, one meaning.
+const INPUT_SCHEMA_FIELDS: [&str; 3] = ["inputSchema", "parameters", "input_schema"];
+
+/// Unknown field names reported per record.
+const MAX_UNKNOWN_FIELDS_REPORTED: usize = 5;
+
 impl ToolRecord {
     /// Read the known fields of a tool object; wrong types are errors, unknown
-    /// fields are ignored (gateways attach their own metadata).
+    /// fields are collected (not read).
     pub fn deserialize_lenient(value: &Value) -> std::result::Result<ToolRecord, String> {
         let obj = value.as_object().ok_or("a tool must be a JSON object")?;
         let text = |key: &str| -> std::result::Result<Option<String>, String> {
@@ -70,14 +94,22 @@ impl ToolRecord {
                 Some(_) => Err(format!("\"{key}\" must be a string")),
             }
         };
-        let input_schema = match (obj.get("inputSchema"), obj.get("parameters")) {
-            (Some(a), Some(b)) if !a.is_null() && !b.is_null() && a != b => {
-                return Err("\"inputSchema\" and \"parameters\" differ; give one".into())
+        let mut input_schema: Option<&Value> = None;
+        for key in INPUT_SCHEMA_FIELDS {
+            let Some(schema) = obj.get(key).filter(|v| !v.is_null()) else { continue };
+            match input_schema {
+                Some(first) if first != schema => {
+                    return Err("\"inputSchema\", \"parameters\" and \"input_schema\" name the same schema; they differ here, give one".into())
+                }
+                _ => input_schema = Some(schema),
             }
-            (Some(v), _) if !v.is_null() => Some(v.clone()),
-            (_, Some(v)) if !v.is_null() => Some(v.clone()),
-            _ => None,
-        };
+        }
+        let unknown_fields = obj
+            .keys()
+            .filter(|k| !KNOWN_FIELDS.contains(&k.as_str()))
+            .take(MAX_UNKNOWN_FIELDS_REPORTED)
+            .map(|k| super::data::clip(k, 40))
+            .collect();
         Ok(ToolRecord {
             id: text("id")?,
             source: text("source")?,
@@ -85,11 +117,39 @@ impl ToolRecord {
             name: text("name")?,
             label: text("label")?,
             description: text("description")?,
-            input_schema,
+            input_schema: input_schema.cloned(),
             output_schema: obj.get("outputSchema").filter(|v| !v.is_null()).cloned(),
             catalog_mode: text("catalogMode")?,
+            mcp: obj.get("mcp").filter(|v| !v.is_null()).map(mcp_info).transpose()?,
+            unknown_fields,
         })
     }
+}
+
+/// `mcp: { serverName, toolName, safeServerName?, operation? }` as the gateway
+/// routes the tool: kept as given (bounded), the optional parts derived as
+/// OpenClaw does when absent.
+fn mcp_info(value: &Value) -> std::result::Result<McpInfo, String> {
+    let obj = value.as_object().ok_or("\"mcp\" must be an object { serverName, toolName }")?;
+    let part = |key: &str, required: bool| -> std::result::Result<Option<String>, String> {
+        match obj.get(key) {
+            None | Some(Value::Null) if !required => Ok(None),
+            Some(Value::String(s)) => {
+                if s.is_empty() || s.chars().count() > MAX_NAME_CHARS || s.chars().any(char::is_control) {
+                    return Err(format!(
+                        "\"mcp.{key}\" must be 1 to {MAX_NAME_CHARS} characters without control characters"
+                    ));
+                }
+                Ok(Some(s.clone()))
+            }
+            _ => Err(format!("\"mcp.{key}\" must be a string")),
+        }
+    };
+    let server_name = part("serverName", true)?.unwrap_or_default();
+    let tool_name = part("toolName", true)?.unwrap_or_default();
+    let safe_server_name = part("safeServerName", false)?.unwrap_or_else(|| safe_server_name(&server_name));
+    let operation = part("operation", false)?.unwrap_or_else(|| format!("{safe_server_name}__{tool_name}"));
+    Ok(McpInfo { server_name, safe_server_name, tool_name, operation })
 }
 
 /// Split a top-level JSON array into element spans by scanning bytes with a
@@ -189,5 +249,36 @@ mod tests {
         let recs = parse_catalog_text(r#"[{"name":"a","parameters":{"type":"object"}}, {"name":5}]"#).unwrap();
         assert!(recs[0].parsed.as_ref().unwrap().0.input_schema.is_some());
         assert!(recs[1].parsed.is_err());
+    }
+
+    #[test]
+    fn input_schema_aliases_and_unknown_fields() {
+        let recs = parse_catalog_text(
+            r#"[{"name":"a","input_schema":{"type":"object"}},
+                {"name":"b","input_schema":{"type":"object"},"parameters":{"type":"string"}},
+                {"name":"c","inputSchema":{"type":"object"},"input_schema":{"type":"object"},"x-extra":1,"execute":null}]"#,
+        )
+        .unwrap();
+        assert_eq!(recs[0].parsed.as_ref().unwrap().0.input_schema, Some(serde_json::json!({"type":"object"})));
+        assert!(recs[1].parsed.as_ref().unwrap_err().contains("differ"));
+        let c = &recs[2].parsed.as_ref().unwrap().0;
+        assert!(c.input_schema.is_some());
+        assert_eq!(c.unknown_fields, ["x-extra", "execute"]);
+        assert!(recs[0].parsed.as_ref().unwrap().0.unknown_fields.is_empty());
+    }
+
+    #[test]
+    fn mcp_metadata_is_read_and_bounded() {
+        let recs = parse_catalog_text(
+            r#"[{"name":"docs_fetch","source":"mcp","owner":"docs","mcp":{"serverName":"docs.io","toolName":"fetch"}},
+                {"name":"x","mcp":{"serverName":"s"}},
+                {"name":"y","mcp":"s"}]"#,
+        )
+        .unwrap();
+        let mcp = recs[0].parsed.as_ref().unwrap().0.mcp.clone().unwrap();
+        assert_eq!((mcp.server_name.as_str(), mcp.tool_name.as_str()), ("docs.io", "fetch"));
+        assert_eq!((mcp.safe_server_name.as_str(), mcp.operation.as_str()), ("docs_io", "docs_io__fetch"));
+        assert!(recs[1].parsed.as_ref().unwrap_err().contains("mcp.toolName"));
+        assert!(recs[2].parsed.is_err());
     }
 }

@@ -36,7 +36,7 @@ pub fn empty_data() -> Option<Arc<CatalogData>> {
     static EMPTY: OnceLock<Option<Arc<CatalogData>>> = OnceLock::new();
     EMPTY
         .get_or_init(|| {
-            let validated = Validated { entries: Vec::new(), direct_only: Vec::new(), excluded: Vec::new() };
+            let validated = Validated { entries: Vec::new(), direct_only: Vec::new(), control_named: Vec::new(), excluded: Vec::new() };
             CatalogData::build(validated, String::new(), Arc::from(Vec::new())).ok().map(Arc::new)
         })
         .clone()

@@ -353,6 +353,9 @@ fn duplicate_ids_report_their_input_index() {
     let c = catalog(vec![tool("a", "x"), tool("b", "y"), tool("a", "again")]);
     let dup = c.excluded().iter().find(|e| e.reason.contains("duplicate")).unwrap();
     assert_eq!(dup.index, 2);
+    assert_eq!(dup.name.as_deref(), Some("a"));
+    assert_eq!(c.size(), 2);
+    // The first record keeps the id, whatever the order of the ids around it.
     assert_eq!(c.resolve("a", LookupStyle::Structured).unwrap().description, "x");
 }
 
@@ -443,4 +446,157 @@ fn concurrent_builds_of_the_same_text_share_one_build() {
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
     assert!(built.windows(2).all(|pair| Arc::ptr_eq(&pair[0].data, &pair[1].data)));
+}
+
+fn options(value: Value) -> CatalogOptions {
+    serde_json::from_value(value).unwrap()
+}
+
+#[test]
+fn supplied_mcp_metadata_is_kept_in_hits_and_describe() {
+    let c = catalog(vec![
+        json!({ "source": "mcp", "owner": "docs", "name": "docs_io__fetch", "description": "Fetch a documentation page",
+                "mcp": { "serverName": "docs.io", "toolName": "fetch" } }),
+        json!({ "source": "mcp", "owner": "github", "name": "create_issue", "description": "Open a GitHub issue" }),
+        json!({ "name": "local", "description": "not mcp", "mcp": { "serverName": "s", "toolName": "t" } }),
+    ]);
+    let hit = c.search("fetch documentation page", None).unwrap().into_iter().find(|h| h.name == "docs_io__fetch").unwrap();
+    let mcp = hit.mcp.unwrap();
+    assert_eq!((mcp.server_name.as_str(), mcp.tool_name.as_str()), ("docs.io", "fetch"));
+    assert_eq!((mcp.safe_server_name.as_str(), mcp.operation.as_str()), ("docs_io", "docs_io__fetch"));
+    let described = serde_json::to_value(c.describe("docs_io__fetch", LookupStyle::Structured).unwrap()).unwrap();
+    assert_eq!(described["mcp"]["serverName"], "docs.io");
+    assert_eq!(described["mcp"]["toolName"], "fetch");
+    // Without metadata: derived from the owner and name, as before.
+    let derived = c.describe("create_issue", LookupStyle::Structured).unwrap().hit.mcp.unwrap();
+    assert_eq!((derived.server_name.as_str(), derived.operation.as_str()), ("github", "github__create_issue"));
+    // Routing metadata on a non-MCP tool is refused rather than trusted.
+    assert!(c.excluded().iter().any(|e| e.index == 2 && e.reason.contains("\"mcp\" metadata")), "{:?}", c.excluded());
+    // The metadata is part of the content: a different server is a different catalog.
+    let other = catalog(vec![json!({ "source": "mcp", "owner": "docs", "name": "docs_io__fetch", "description": "Fetch a documentation page",
+                                     "mcp": { "serverName": "docs.example", "toolName": "fetch" } })]);
+    let first = catalog(vec![json!({ "source": "mcp", "owner": "docs", "name": "docs_io__fetch", "description": "Fetch a documentation page",
+                                     "mcp": { "serverName": "docs.io", "toolName": "fetch" } })]);
+    assert_ne!(other.fingerprint(), first.fingerprint());
+}
+
+#[test]
+fn anthropic_input_schema_is_accepted_like_input_schema() {
+    let schema = json!({ "type": "object", "properties": { "path": { "type": "string" } }, "required": ["path"], "additionalProperties": false });
+    let c = catalog(vec![json!({ "name": "open_file", "description": "Open a file", "input_schema": schema.clone() })]);
+    assert_eq!(c.describe("open_file", LookupStyle::Structured).unwrap().parameters, schema);
+    assert!(!c.validate_args("open_file", &json!({})).unwrap().ok);
+    assert!(c.validate_args("open_file", &json!({ "path": "a" })).unwrap().ok);
+    assert!(c.search("open file", None).unwrap()[0].input.contains("path: string"));
+    let clash = catalog(vec![json!({ "name": "x", "input_schema": { "type": "object" }, "inputSchema": { "type": "string" } })]);
+    assert_eq!(clash.size(), 0);
+}
+
+#[test]
+fn strict_builds_reject_unknown_top_level_fields() {
+    let tools = vec![tool("ok", "fine"), json!({ "name": "extra", "description": "has one", "displaySummary": "x" })];
+    let lenient = catalog(tools.clone());
+    assert_eq!(lenient.size(), 2);
+    let err = Catalog::from_records(tools, &options(json!({ "strict": true }))).unwrap_err();
+    assert_eq!(err.code, ErrorCode::InvalidCatalog);
+    assert!(err.message.contains("tool #1") && err.message.contains("displaySummary"), "{}", err.message);
+    // Every known field is accepted in strict mode.
+    let full = json!({ "id": "mcp:docs:fetch", "source": "mcp", "owner": "docs", "name": "fetch", "label": "Fetch",
+                       "description": "d", "inputSchema": { "type": "object" }, "parameters": { "type": "object" },
+                       "input_schema": { "type": "object" }, "outputSchema": { "type": "object" },
+                       "mcp": { "serverName": "docs", "toolName": "fetch" } });
+    let direct = json!({ "name": "message", "catalogMode": "direct-only" });
+    let strict = Catalog::from_records(vec![full, direct], &options(json!({ "strict": true }))).unwrap();
+    assert_eq!((strict.size(), strict.direct_only().len()), (1, 1));
+}
+
+#[test]
+fn an_unusable_trusted_output_schema_is_reported_at_build() {
+    let c = catalog(vec![
+        json!({ "name": "bad_regex", "outputSchema": { "type": "object", "properties": { "a": { "type": "string", "pattern": "(unclosed" } } } }),
+        json!({ "name": "bad_type", "outputSchema": { "type": "nope" } }),
+        json!({ "name": "remote_ref", "outputSchema": { "$ref": "https://example.com/schema.json" } }),
+        json!({ "name": "fine", "outputSchema": { "type": "object", "properties": { "n": { "type": "integer" } } } }),
+        // Untrusted output schemas are never shown or used: dropped, not checked.
+        json!({ "source": "mcp", "owner": "s", "name": "untrusted", "outputSchema": { "type": "nope" } }),
+    ]);
+    let names: Vec<&str> = c.entries().map(|e| e.name.as_str()).collect();
+    assert_eq!(names, ["untrusted", "fine"]);
+    let reasons: Vec<&str> = c.excluded().iter().map(|e| e.reason.as_str()).collect();
+    assert_eq!(reasons.len(), 3, "{reasons:?}");
+    assert!(reasons.iter().all(|r| r.contains("outputSchema") && r.contains("INVALID_SCHEMA")), "{reasons:?}");
+    let strict = Catalog::from_records(vec![json!({ "name": "bad_type", "outputSchema": { "type": "nope" } })], &options(json!({ "strict": true })));
+    assert_eq!(strict.unwrap_err().code, ErrorCode::InvalidCatalog);
+}
+
+#[test]
+fn results_are_checked_against_the_trusted_output_schema() {
+    let output = json!({ "type": "object", "properties": { "count": { "type": "integer" } }, "required": ["count"] });
+    let c = catalog(vec![
+        json!({ "name": "counter", "description": "count things", "outputSchema": output.clone() }),
+        json!({ "name": "plain", "description": "no output schema" }),
+        json!({ "source": "mcp", "owner": "s", "name": "remote", "outputSchema": output }),
+    ]);
+    let ordinal = |name: &str| c.ordinals().find(|(_, e)| e.name == name).unwrap().0;
+    let counter = ordinal("counter");
+    // OpenClaw's tool-result shape: `details` is the JSON value checked.
+    let ok = json!({ "content": [{ "type": "text", "text": "2 things" }], "details": { "count": 2 } });
+    assert_eq!(c.check_output(counter, &ok), Ok(()));
+    let wrong = json!({ "content": [{ "type": "text", "text": "2 things" }], "details": { "count": "2" } });
+    let err = c.check_output(counter, &wrong).unwrap_err();
+    assert!(err.contains("does not match") && err.contains("count"), "{err}");
+    let missing = json!({ "content": [{ "type": "text", "text": "nothing" }] });
+    assert!(c.check_output(counter, &missing).unwrap_err().contains("details"));
+    // Any other result is the value itself.
+    assert_eq!(c.check_output(counter, &json!({ "count": 3 })), Ok(()));
+    assert!(c.check_output(counter, &json!({ "total": 3 })).is_err());
+    assert!(c.check_output(counter, &json!("3")).is_err());
+    // A hostile, deeply nested result is refused, not walked.
+    let mut deep = json!(1);
+    for _ in 0..200 {
+        deep = json!([deep]);
+    }
+    assert!(c.check_output(counter, &json!({ "count": 1, "extra": deep })).is_err());
+    // Nothing declared, or untrusted: nothing to check.
+    assert_eq!(c.check_output(ordinal("plain"), &json!("anything")), Ok(()));
+    assert_eq!(c.check_output(ordinal("remote"), &json!("anything")), Ok(()));
+    assert!(c.check_output(99, &json!({})).is_err());
+}
+
+#[test]
+fn core_coding_tools_are_recognised_by_source_owner_and_name() {
+    let tools = vec![
+        tool("read", "Read a file"),
+        tool("message", "Send a message"),
+        json!({ "owner": "fs", "name": "write", "description": "A plugin's write" }),
+        json!({ "source": "client", "name": "edit", "description": "A client edit" }),
+        tool("apply_patch", "Apply a patch"),
+    ];
+    let names = |c: &Catalog| c.core_tools().map(|e| e.name.clone()).collect::<Vec<_>>();
+    let c = catalog(tools.clone());
+    assert_eq!(names(&c), ["apply_patch", "read"]);
+    // Still cataloged: searchable and describable.
+    assert!(c.describe("read", LookupStyle::Structured).is_ok());
+    let custom = Catalog::from_records(tools.clone(), &options(json!({ "coreTools": ["message"] }))).unwrap();
+    assert_eq!(names(&custom), ["message"]);
+    let none = Catalog::from_records(tools.clone(), &options(json!({ "coreTools": [] }))).unwrap();
+    assert!(names(&none).is_empty());
+    // Policy still applies, and the setting carries through append.
+    let denied = with_policy(tools, json!({ "agent": { "deny": ["read"] } }));
+    assert_eq!(names(&denied), ["apply_patch"]);
+    let appended = custom.append(&json!([tool("write", "Write a file")]).to_string()).unwrap();
+    assert_eq!(names(&appended), ["message"]);
+}
+
+#[test]
+fn control_named_records_are_excluded_but_kept_for_pass_through() {
+    let plugin_search = json!({ "owner": "websearch", "name": "tool_search", "description": "Search the web's tool registry", "x-extra": 1 });
+    let c = catalog(vec![tool("a", "x"), plugin_search.clone()]);
+    assert_eq!(c.size(), 1);
+    assert!(c.excluded().iter().any(|e| e.name.as_deref() == Some("tool_search") && e.reason.contains("control tool")));
+    assert_eq!(c.control_named().len(), 1);
+    assert_eq!(c.control_named()[0].raw, plugin_search);
+    assert!(c.direct_only().is_empty());
+    let denied = with_policy(vec![plugin_search], json!({ "agent": { "deny": ["openclaw:websearch:tool_search"] } }));
+    assert!(denied.control_named().is_empty());
 }

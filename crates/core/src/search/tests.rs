@@ -17,6 +17,7 @@ fn entry(source: Source, owner: &str, name: &str, description: &str) -> ToolEntr
         description: description.to_string(),
         input_schema: None,
         output_schema: None,
+        mcp: None,
     }
 }
 

@@ -457,7 +457,16 @@ impl Session {
         let future = self.inner.executor.call(call);
         let result = match until_cancelled(future, &cancel).await {
             None => Err(cancelled(entry, &cancel)),
-            Some(ExecutorOutcome::Ok(result)) => Ok(json!({ "tool": compact_tool(self, ordinal), "result": result })),
+            // A trusted tool's result must match its declared output schema: a mismatch is a
+            // failed call, never passed on as if it matched.
+            Some(ExecutorOutcome::Ok(result)) => match self.catalog().check_output(ordinal, &result) {
+                Ok(()) => Ok(json!({ "tool": compact_tool(self, ordinal), "result": result })),
+                Err(mismatch) => Err(Failure::new(
+                    TOOL_FAILED,
+                    format!("{} failed: {}", entry.id, clip(&mismatch, MAX_REASON_CHARS)),
+                    Outcome::Error,
+                )),
+            },
             Some(ExecutorOutcome::Missing(reason)) => Err(Failure::new(
                 ErrorCode::ToolUnavailable.as_str(),
                 format!(

@@ -53,7 +53,9 @@ use crate::surfaces::{
 pub struct SessionOptions {
     /// Direct-only and policy-required tools that stay visible in every mode.
     /// The catalog's own direct-only tools are added after these (by name,
-    /// without duplicates).
+    /// without duplicates), then its core coding tools in tools and directory
+    /// modes (`CatalogOptions.core_tools`) and, in direct mode, its tools named
+    /// like control tools.
     pub direct_tools: Vec<ToolDefinition>,
     /// The model's context size; scales the directory budget.
     pub context_tokens: Option<u64>,
@@ -116,7 +118,8 @@ impl Session {
             code_timeout_ms: config.code_timeout_ms,
         };
 
-        // Direct tools: the gateway's, then the catalog's direct-only ones.
+        // Direct tools: the gateway's, then the catalog's direct-only ones,
+        // then (by mode) core coding tools or control-named tools.
         let mut direct_tools = options.direct_tools;
         let mut direct_names = BTreeSet::new();
         for tool in &direct_tools {
@@ -124,11 +127,23 @@ impl Session {
                 return Err(collision(format!("Two direct tools are named \"{}\"; tool names must be unique.", tool.name)));
             }
         }
-        for tool in catalog.direct_only() {
+        // Tool Search off: a tool named like a control tool is an ordinary
+        // tool, so the list passes through whole.
+        let control_named = if mode == Mode::Direct { catalog.control_named() } else { &[] };
+        for tool in catalog.direct_only().iter().chain(control_named) {
             match direct::definition_from_direct_only(tool) {
                 Ok(def) if direct_names.insert(def.name.clone()) => direct_tools.push(def),
                 Ok(_) => {}
                 Err(e) => tracing::warn!(target: "tool_search::session", id = tool.id.as_str(), error = %e, "direct-only tool skipped"),
+            }
+        }
+        // Core coding tools stay in front of the model (and in the catalog)
+        // where the other tools are deferred; code mode shows only its tool.
+        if matches!(mode, Mode::Tools | Mode::Directory) {
+            for e in catalog.core_tools() {
+                if direct_names.insert(e.name.clone()) {
+                    direct_tools.push(ToolDefinition::new(e.name.clone(), e.description.clone(), e.input_schema.as_deref()));
+                }
             }
         }
         if control_set(mode) != ControlSet::None {
@@ -373,8 +388,8 @@ fn direct_mode_table(catalog: &Catalog, direct_names: &BTreeSet<String>) -> Hash
 }
 
 pub(crate) fn direct_mode_name(e: &crate::catalog::ToolEntry) -> String {
-    match e.source {
-        Source::Mcp => format!("{}__{}", crate::catalog::safe_server_name(&e.owner), e.name),
-        _ => e.name.clone(),
+    match e.mcp_info() {
+        Some(mcp) => mcp.operation,
+        None => e.name.clone(),
     }
 }

@@ -663,3 +663,105 @@ fn code_mode_bridges_through_the_same_session() {
     let kinds: Vec<&str> = events.lock().unwrap().iter().map(|e| e.kind()).collect();
     assert_eq!(kinds, ["search", "describe", "describe", "call", "code"]);
 }
+
+// ---- gateway fidelity: configuration, pass-through, core tools ------------
+
+#[test]
+fn enabled_false_turns_tool_search_off_whatever_the_mode() {
+    let (direct, _) = session("direct");
+    for mode in ["code", "tools", "directory"] {
+        let e = Arc::new(TestExecutor::default());
+        let s = session_with(sample_tools(), json!({ "enabled": false, "mode": mode }), e, SessionOptions::default()).unwrap();
+        assert_eq!(s.mode(), crate::config::Mode::Direct, "{mode}");
+        assert_eq!(names(&s.surface(SurfaceFormat::Neutral)), names(&direct.surface(SurfaceFormat::Neutral)), "{mode}");
+        assert!(!s.handles("tool_search") && !s.handles("tool_search_code"));
+        assert!(s.handles("get_weather"));
+    }
+}
+
+#[test]
+fn direct_mode_passes_tools_named_like_control_tools_through() {
+    let plugin_search = json!({ "owner": "registry", "name": "tool_search", "description": "Search the plugin registry.",
+                                "inputSchema": { "type": "object", "properties": { "q": { "type": "string" } } } });
+    let mut tools = sample_tools();
+    tools.push(plugin_search.clone());
+    let e = Arc::new(TestExecutor::default());
+    let direct = session_with(tools.clone(), json!(false), e.clone(), SessionOptions::default()).unwrap();
+    let surface = direct.surface(SurfaceFormat::Neutral);
+    let shown = names(&surface);
+    assert_eq!(shown.iter().filter(|n| *n == "tool_search").count(), 1, "{shown:?}");
+    let tool = surface.tools.iter().find(|t| t["name"] == "tool_search").unwrap();
+    assert_eq!(tool["description"], "Search the plugin registry.");
+    assert_eq!(tool["parameters"], plugin_search["inputSchema"]);
+    // Every catalog tool is still there: nothing else changed.
+    for name in ["get_weather", "send_message", "create_user", "github__create_issue", "select_file", "exec", "fake_plugin_tool_01"] {
+        assert!(shown.iter().any(|n| n == name), "{name} missing from {shown:?}");
+    }
+    // The gateway runs it as its own tool: the session does not answer it.
+    assert!(!direct.handles("tool_search"));
+    // With Tool Search on, the name is the control tool's, and the plugin tool stays out.
+    let tools_mode = session_with(tools, json!({ "mode": "tools" }), e, SessionOptions::default()).unwrap();
+    let surface = tools_mode.surface(SurfaceFormat::Neutral);
+    assert_eq!(names(&surface).iter().filter(|n| *n == "tool_search").count(), 1);
+    assert_ne!(surface.tools[0]["description"], "Search the plugin registry.");
+    assert!(tools_mode.handles("tool_search"));
+}
+
+fn coding_tools() -> Vec<Value> {
+    let path = json!({ "type": "object", "properties": { "path": { "type": "string" } }, "required": ["path"] });
+    vec![
+        json!({ "name": "read", "description": "Read a file from the workspace.", "inputSchema": path.clone() }),
+        json!({ "name": "write", "description": "Write a file in the workspace.", "inputSchema": path.clone() }),
+        json!({ "owner": "notes", "name": "edit", "description": "Edit a note (a plugin tool reusing a core name).", "inputSchema": path }),
+        json!({ "name": "send_message", "description": "Send a chat message to a channel." }),
+        json!({ "source": "client", "name": "select_file", "description": "Let the user pick a file in the app." }),
+    ]
+}
+
+#[test]
+fn core_coding_tools_stay_visible_and_cataloged_in_tools_and_directory_modes() {
+    let e = Arc::new(TestExecutor::default());
+    let tools = session_with(coding_tools(), json!({ "mode": "tools" }), e.clone(), SessionOptions::default()).unwrap();
+    let surface = tools.surface(SurfaceFormat::Neutral);
+    assert_eq!(names(&surface), ["tool_search", "tool_describe", "tool_call", "read", "write"]);
+    let read = surface.tools.iter().find(|t| t["name"] == "read").unwrap();
+    assert_eq!(read["parameters"]["required"], json!(["path"]));
+    // Still cataloged: found by search and callable through tool_call.
+    let found = handle(&tools, "tool_search", json!({ "query": "read a file" }));
+    assert!(found.ok && found.content.contains("openclaw:core:read"), "{found:?}");
+    assert!(handle(&tools, "tool_call", json!({ "id": "openclaw:core:read", "args": { "path": "a" } })).ok);
+    // Shown directly: the gateway runs a direct call itself.
+    assert!(!tools.handles("read"));
+    assert_eq!(tools.telemetry().schemas_up_front, 5);
+
+    let directory = session_with(coding_tools(), json!({ "mode": "directory" }), e.clone(), SessionOptions::default()).unwrap();
+    let surface = directory.surface(SurfaceFormat::Neutral);
+    assert_eq!(names(&surface), ["tool_search", "tool_describe", "tool_call", "read", "write", "select_file"]);
+    let prompt = surface.directory_prompt.as_deref().unwrap();
+    assert!(!prompt.contains("- read ") && !prompt.contains("- write "), "{prompt}");
+    // The plugin's `edit` is deferred like any plugin tool.
+    assert!(prompt.contains("- edit (notes)"), "{prompt}");
+    assert!(!directory.handles("read") && directory.handles("edit"));
+    assert!(directory.hydrate("read the file a.txt", None, &["read".into()]).iter().all(|d| d.name != "read"));
+
+    // Code mode shows only its tool; direct mode shows everything anyway.
+    let code = session_with(coding_tools(), json!({ "mode": "code" }), e.clone(), SessionOptions::default()).unwrap();
+    assert_eq!(names(&code.surface(SurfaceFormat::Neutral)), ["tool_search_code"]);
+
+    // The set is the catalog's `coreTools`.
+    let catalog = Catalog::from_records(coding_tools(), &serde_json::from_value(json!({ "coreTools": ["send_message"] })).unwrap()).unwrap();
+    let custom = Session::new(&catalog, config(json!({ "mode": "tools" })), e, SessionOptions::default()).unwrap();
+    assert_eq!(names(&custom.surface(SurfaceFormat::Neutral)), ["tool_search", "tool_describe", "tool_call", "send_message"]);
+}
+
+#[test]
+fn direct_mode_names_mcp_tools_from_their_supplied_metadata() {
+    let tools = vec![json!({ "source": "mcp", "owner": "docs", "name": "fetch_page", "description": "Fetch a page.",
+                             "mcp": { "serverName": "docs.io", "toolName": "fetch" } })];
+    let e = Arc::new(TestExecutor::default());
+    let s = session_with(tools, json!(false), e.clone(), SessionOptions::default()).unwrap();
+    assert_eq!(names(&s.surface(SurfaceFormat::Neutral)), ["docs_io__fetch"]);
+    assert!(s.handles("docs_io__fetch") && !s.handles("docs__fetch_page"));
+    assert!(handle(&s, "docs_io__fetch", json!({})).ok);
+    assert_eq!(e.calls()[0].id, "mcp:docs:fetch_page");
+}

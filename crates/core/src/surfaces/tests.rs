@@ -37,6 +37,7 @@ pub(crate) fn entry(source: Source, owner: &str, name: &str, description: &str) 
         description: description.into(),
         input_schema: None,
         output_schema: None,
+        mcp: None,
     }
 }
 
