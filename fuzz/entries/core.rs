@@ -86,7 +86,6 @@ fn fixtures() -> &'static Fixtures {
 
 /// Build the fixtures outside any per-input time budget (the fuzz targets call
 /// this; the replay test builds them on first use).
-#[allow(dead_code)]
 pub fn warm() {
     fixtures();
 }
@@ -128,33 +127,39 @@ fn json_values(bytes: &[u8], n: usize) -> Vec<Value> {
 
 /// Catalog text (JSON array or JSON Lines) through splitting, per-record
 /// parsing and, for small texts, a full build (policy, validation, index)
-/// followed by describe / validate / search on what was built. The index is
-/// built only for texts of at most 4 KiB, so long inputs stay on the cheap
-/// parsing path.
+/// followed by describe / validate / search on what was built.
 pub fn catalog_records(data: &[u8]) {
-    let Ok(text) = std::str::from_utf8(data) else {
-        // The binding takes a JS string: never invalid UTF-8. Lossy text is what a
-        // Buffer.toString() would hand over.
-        return catalog_text(&String::from_utf8_lossy(data), data.len());
-    };
-    catalog_text(text, data.len())
+    catalog_records_with(data, false)
 }
 
-fn catalog_text(text: &str, len: usize) {
-    if let Ok(records) = tool_search_core::catalog::parse_catalog_text(text) {
+/// [`catalog_records`] building every small text (the replay test: a superset
+/// of what the fuzzer ran, so every crash it saved still reproduces).
+pub fn catalog_records_full(data: &[u8]) {
+    catalog_records_with(data, true)
+}
+
+fn catalog_records_with(data: &[u8], build_all: bool) {
+    // The binding takes a JS string, never invalid UTF-8; lossy text is what a
+    // Buffer.toString() would hand over.
+    let text = String::from_utf8_lossy(data);
+    let len = data.len();
+    if let Ok(records) = tool_search_core::catalog::parse_catalog_text(&text) {
         for record in &records {
             if let Ok((_, value)) = &record.parsed {
                 let _ = tool_search_core::catalog::ToolRecord::deserialize_lenient(value);
             }
         }
     }
-    if len > 4096 {
+    // A build indexes with tantivy (milliseconds each); parsing takes
+    // microseconds. Build for one small text in eight, chosen by content so a
+    // replay makes the same choice.
+    if len > 4096 || (!build_all && fnv1a(data) % 8 != 0) {
         return;
     }
     // Odd lengths build strictly; every fourth length goes through the
     // process-wide cache (bounded: a few recent builds), the rest bypass it.
     let options = CatalogOptions { strict: len % 2 == 1, cache: Some(len % 4 == 0), ..CatalogOptions::default() };
-    let Ok(catalog) = Catalog::from_json_text(text, &options) else { return };
+    let Ok(catalog) = Catalog::from_json_text(&text, &options) else { return };
     let ids: Vec<(String, String)> = catalog.entries().take(4).map(|e| (e.id.clone(), e.name.clone())).collect();
     for (id, name) in &ids {
         let _ = catalog.describe(id, LookupStyle::Structured);
@@ -167,6 +172,10 @@ fn catalog_text(text: &str, len: usize) {
     if let Some((_, name)) = ids.first() {
         let _ = catalog.restrict(&[name.as_str()]).search(name, Some(3.0));
     }
+}
+
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
 }
 
 // ---- 2. queries -----------------------------------------------------------
