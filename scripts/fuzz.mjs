@@ -15,7 +15,7 @@
 //     is reported as flaky and left in fuzz/artifacts/<target>/;
 //  4. merges the new inputs into fuzz/corpus/<target> (libFuzzer -merge=1): the
 //     committed seeds (seed-*) stay, other files are kept only if they add coverage
-//     and are at most 8 KiB (the committed corpus stays small; `--runs 0` only merges);
+//     and are at most 2 KiB (the committed corpus stays small; `--runs 0` only merges);
 //  5. prints one summary line per target and writes fuzz/artifacts/summary.txt.
 //
 //   node scripts/fuzz.mjs [--runs N] [--targets a,b] [--parallel K] [--max-time SECONDS]
@@ -33,7 +33,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const fuzzDir = join(root, 'fuzz')
 const TARGET = 'x86_64-unknown-linux-gnu'
 /** Largest generated input committed to fuzz/corpus (seeds are kept whatever their size). */
-const MAX_KEPT_BYTES = 8 * 1024
+const MAX_KEPT_BYTES = 2 * 1024
 const ALL_TARGETS = ['catalog_records', 'queries', 'schemas', 'bridge_frames', 'control_args']
 
 function option(name, fallback) {
