@@ -49,3 +49,7 @@ pub const MAX_SCHEMA_CHECKS_PER_VALUE: u64 = 1_000;
 /// Most subschema applications one validation may do (checks per value ×
 /// values in the arguments); larger arguments are refused unvalidated.
 pub const MAX_VALIDATION_CHECKS: u64 = 1_000_000;
+/// Checks within which every issue of invalid arguments is described (a
+/// described failure costs microseconds per check: each failed `anyOf` keeps
+/// its branches' errors); beyond it only the first issue is.
+pub const MAX_REPORTED_CHECKS: u64 = 20_000;

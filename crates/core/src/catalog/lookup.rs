@@ -208,6 +208,7 @@ impl Catalog {
             return Vec::new();
         }
         let folded = fold(typed);
+        let folded_chars = folded.chars().count();
         let allowed = |o: usize| self.is_allowed(o);
         let candidates: Vec<(u32, usize)> = if self.allowed_count <= FULL_SCAN_MAX_TOOLS {
             self.ordinals().map(|(o, _)| (0, o)).collect()
@@ -219,10 +220,18 @@ impl Catalog {
             let entry = &self.data.entries[ordinal];
             let views = views(entry);
             let [name, ..] = &views;
-            let longest = views.iter().map(|v| v.chars().count()).max().unwrap_or(0);
+            let lengths = views.each_ref().map(|v| v.chars().count());
+            let longest = lengths.iter().copied().max().unwrap_or(0);
             // Small, fixed ceiling: a far miss is no suggestion.
-            let budget = (folded.chars().count().max(longest) / 2 + 1).min(MAX_SUGGESTION_DISTANCE);
-            let distance = views.iter().filter_map(|view| bounded_levenshtein(&folded, view, budget)).min();
+            let budget = (folded_chars.max(longest) / 2 + 1).min(MAX_SUGGESTION_DISTANCE);
+            // Lengths further apart than the budget cannot be within it: skip
+            // the comparison (a long random selector then costs nothing here).
+            let distance = views
+                .iter()
+                .zip(lengths)
+                .filter(|&(_, len)| len.abs_diff(folded_chars) <= budget)
+                .filter_map(|(view, _)| bounded_levenshtein(&folded, view, budget))
+                .min();
             let contains = name.chars().count() >= 3 && folded.contains(name.as_str());
             if let Some(d) = distance.or(contains.then_some(budget)) {
                 scored.push((d, std::cmp::Reverse(shared), ordinal));

@@ -16,7 +16,9 @@
 //! - Validation work is bounded: a schema whose checks per value exceed
 //!   `MAX_SCHEMA_CHECKS_PER_VALUE` (cost.rs) is INVALID_SCHEMA before it is
 //!   compiled, and arguments with more values than the schema's share of
-//!   `MAX_VALIDATION_CHECKS` are refused unvalidated. Patterns run on
+//!   `MAX_VALIDATION_CHECKS` are refused unvalidated. Valid arguments cost one
+//!   yes / no pass; every issue is described only within
+//!   `MAX_REPORTED_CHECKS`, beyond it the first one. Patterns run on
 //!   fancy-regex (ECMA-style look-around and back-references are common in
 //!   tool schemas), which hands plain patterns to the linear-time `regex`
 //!   engine; a pattern that backtracks more than [`REGEX_BACKTRACK_LIMIT`]
@@ -35,7 +37,7 @@ use super::hint::fragment_hint;
 use super::suggest::closest_name;
 use super::ArgumentIssue;
 use crate::error::{Error, ErrorCode, Result};
-use crate::limits::{MAX_JSON_DEPTH, MAX_SCHEMA_BYTES};
+use crate::limits::{MAX_JSON_DEPTH, MAX_REPORTED_CHECKS, MAX_SCHEMA_BYTES};
 
 /// Issues returned per validation; the first ones are enough to fix a call.
 pub const MAX_ISSUES: usize = 20;
@@ -100,6 +102,21 @@ impl CompiledSchema {
                  (at most {max_values} for this tool); send fewer or smaller items."
             );
             return vec![ArgumentIssue { path: String::new(), message, suggestion: None }];
+        }
+        // Yes / no first: it stops at the first failure and keeps no errors.
+        if self.validator.is_valid(args) {
+            return Vec::new();
+        }
+        // Every error is the expensive part (a failed `anyOf` keeps its
+        // branches' errors, for every failing value): above the report
+        // budget, only the first error is described.
+        if values.saturating_mul(self.cost.checks_per_value) > MAX_REPORTED_CHECKS {
+            let mut issues = match self.validator.validate(args) {
+                Ok(()) => Vec::new(),
+                Err(error) => self.describe(&error),
+            };
+            issues.truncate(MAX_ISSUES);
+            return issues;
         }
         let mut issues: Vec<ArgumentIssue> = Vec::new();
         for error in self.validator.iter_errors(args) {

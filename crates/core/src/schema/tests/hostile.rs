@@ -196,10 +196,17 @@ fn arguments_beyond_the_validation_budget_are_refused() {
     let issues = compiled.validate(&json!({"items": large}));
     assert_eq!(issues.len(), 1);
     assert!(issues[0].message.starts_with("Arguments too large to validate against this schema: 5002 JSON values"), "{issues:?}");
+    // Invalid arguments beyond the report budget: the first issue only.
+    let failing = json!({"items": vec![1; 1_000]});
+    assert_eq!(compiled.validate(&failing).len(), 1);
+    let few = json!({"items": vec![1; 3]});
+    assert_eq!(compiled.validate(&few).len(), 3);
     // A cheap schema takes far larger arguments.
     let cheap = crate::schema::CompiledSchema::compile(&json!({"type": "array", "items": {"type": "string"}})).unwrap();
     let many: Vec<Value> = (0..50_000).map(|i| json!(format!("s{i}"))).collect();
     assert!(cheap.validate(&Value::Array(many)).is_empty());
+    assert_eq!(cheap.validate(&json!(vec![1; 50_000])).len(), 1);
+    assert_eq!(cheap.validate(&json!(vec![1; 100])).len(), crate::schema::MAX_ISSUES);
 }
 
 #[test]
