@@ -16,8 +16,12 @@ export interface CatalogTool {
   inputSchema?: Record<string, unknown> | boolean
   /** Alias of `inputSchema` (OpenClaw tools use it). */
   parameters?: Record<string, unknown> | boolean
-  /** Kept for trusted tools only. */
+  /** Alias of `inputSchema` (Anthropic-style); aliases that disagree exclude the record. */
+  input_schema?: Record<string, unknown> | boolean
+  /** Kept for trusted tools only; an unusable one excludes the tool, and results must match it (`details` of a `{ content, details }` result). */
   outputSchema?: Record<string, unknown>
+  /** MCP tools only: kept and returned in hits; missing parts are derived from owner and name. */
+  mcp?: { serverName: string; toolName: string; safeServerName?: string; operation?: string }
   /** Never cataloged; reported back in `directOnly` so it stays visible. */
   catalogMode?: 'direct-only'
   [key: string]: unknown
@@ -42,8 +46,10 @@ export interface ToolPolicy {
 
 export interface CatalogOptions {
   policy?: ToolPolicy
-  /** Throw INVALID_CATALOG on the first bad record instead of excluding it. */
+  /** Throw INVALID_CATALOG on the first bad record (or unknown top-level field) instead of excluding it. */
   strict?: boolean
+  /** Core coding tools (source `openclaw`, owner `core`) that stay visible in tools and directory modes and stay cataloged. Default: read, write, edit, exec, process, apply_patch. */
+  coreTools?: string[]
   /** Reuse the built index for an unchanged catalog (default true). */
   cache?: boolean
   /** Default 8, clamped 1..maxSearchLimit. */
@@ -111,6 +117,7 @@ export interface CatalogTelemetry {
   catalogSize: number
   sources: { openclaw: number; mcp: number; client: number }
   counterScope: string
+  /** Search queries run (a batch of N queries counts N). */
   searchCount: number
   describeCount: number
   callCount: number
@@ -125,6 +132,8 @@ export interface ResolvedToolSearchConfig {
   searchDefaultLimit: number
   codeModeSupported: boolean
   fallbackReason?: string
+  /** Values not used as given: an unknown mode, a number that fell back to its default or was clamped. */
+  warnings?: string[]
 }
 
 /** Error codes carried by thrown errors (`err.code`). */
@@ -408,8 +417,10 @@ export declare class ToolSearchSession {
   handle(toolName: string, args: unknown, options?: { toolCallId?: string; signal?: AbortSignal } | null): Promise<ToolResult>
   /**
    * Directory mode: at most `maxTools` (default and cap 4) schemas likely
-   * needed this turn, `required` first, chosen by searching with the
-   * prompt; never MCP or client tools. Other modes: `[]`.
+   * needed this turn, `required` first. Reads the whole prompt with bounded
+   * work (its ends searched, tool names anywhere looked up), hydrates implied
+   * families together (web search + page reader, memory tools), never a name
+   * shared by two tools, never MCP or client tools. Other modes: `[]`.
    */
   hydrate(userPrompt: string, options?: { maxTools?: number; required?: string[] } | null): ToolDefinition[]
   /** Record the serialized size of one provider request (bytes). */

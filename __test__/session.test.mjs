@@ -135,7 +135,8 @@ test('flattened arguments are repaired; invalid input never reaches the executor
   const invalid = await s.handle('tool_call', { id: 'fake_plugin_tool_03', args: { markr: 'x' } })
   assert.equal(invalid.error.code, 'INVALID_ARGS')
   assert.match(invalid.content, /marker/)
-  const ambiguous = await s.handle('tool_call', { id: 'fake_plugin_tool_03', toolId: 'fake_plugin_tool_04', args: { marker: 'x' } })
+  // Two selectors naming two tools, with no explicit args to tell which one is the target: refused.
+  const ambiguous = await s.handle('tool_call', { id: 'fake_plugin_tool_03', toolId: 'fake_plugin_tool_04' })
   assert.equal(ambiguous.error.code, 'AMBIGUOUS_TOOL')
   const providerString = await s.handle('tool_call', '{"id":"fake_plugin_tool_05","args":{"marker":"s"}}')
   assert.equal(providerString.ok, true)

@@ -133,8 +133,9 @@ export function assertSearchLaneCallsTarget(a: RunArtifacts): void {
   check(name, event !== undefined && event.outcome === 'ok', `no successful session call event for the executor's call ${run.toolCallId}`);
   const vias = LANE_VIA[a.lane] ?? [];
   check(name, vias.includes(event.via), `the target was called via ${event.via}, expected ${vias.join(' or ')}`);
-  // The model call that caused it: the code cell (parent) or the tool_call / direct call itself.
-  const origin = event.via === 'tool_search_code' ? event.parentToolCallId : event.toolCallId;
+  // The model call that caused it: the code cell or the tool_call wrapper (the parent), or the
+  // direct call itself.
+  const origin = event.parentToolCallId ?? event.toolCallId;
   const modelCall = toolCalls(a).find((c) => c.callId === origin);
   check(name, modelCall !== undefined, `no model tool call ${String(origin)} in the log`);
   const expectedName = event.via === 'tool_search_code' ? 'tool_search_code' : event.via === 'tool_call' ? 'tool_call' : QA_TARGET;
