@@ -594,9 +594,8 @@ enum ArgsProblem {
 
 /// Size, depth and value-count bounds for every tool; schema validation for trusted ones.
 fn check_args(catalog: &crate::catalog::Catalog, ordinal: usize, trusted: bool, args: &Value) -> Result<(), ArgsProblem> {
-    crate::schema::check_bounds(args, crate::limits::MAX_JSON_DEPTH, args::MAX_ARGS_BYTES).map_err(ArgsProblem::Bounds)?;
-    let values = count_values(args, MAX_ARGS_VALUES);
-    if values > MAX_ARGS_VALUES {
+    let size = crate::schema::measure(args, crate::limits::MAX_JSON_DEPTH, args::MAX_ARGS_BYTES).map_err(ArgsProblem::Bounds)?;
+    if size.values > MAX_ARGS_VALUES as u64 {
         return Err(ArgsProblem::Bounds(format!(
             "more than {MAX_ARGS_VALUES} JSON values (each array item and object property counts); pass fewer items per call."
         )));
@@ -609,24 +608,6 @@ fn check_args(catalog: &crate::catalog::Catalog, ordinal: usize, trusted: bool, 
         Ok(v) => Err(ArgsProblem::Invalid(v.errors.iter().map(|i| i.message.clone()).collect())),
         Err(e) => Err(ArgsProblem::Schema(e)),
     }
-}
-
-/// Number of JSON values in `value`, counting stops past `cap` (iterative).
-fn count_values(value: &Value, cap: usize) -> usize {
-    let mut count = 0usize;
-    let mut stack = vec![value];
-    while let Some(v) = stack.pop() {
-        count += 1;
-        if count > cap {
-            break;
-        }
-        match v {
-            Value::Array(items) => stack.extend(items.iter()),
-            Value::Object(map) => stack.extend(map.values()),
-            _ => {}
-        }
-    }
-    count
 }
 
 fn clip_str(text: &str, max: usize) -> &str {
