@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { ToolCatalog, ToolSearchSession, codeModeCapability, resolveToolSearchConfig, type ModelSurface, type ResolvedToolSearchConfig, type ToolResult } from '../index.js';
+import { ToolCatalog, ToolSearchSession, codeModeCapability, probeCodeMode, resolveToolSearchConfig, type ModelSurface, type ResolvedToolSearchConfig, type ToolResult } from '../index.js';
 import { buildQaCatalog, QA_TARGET, OK_PREFIX, type QaCatalog, type QaTool } from './fake-plugin.mjs';
 import { FakeGateway } from './gateway.mjs';
 import { postResponses, QA_MODEL, type ResponsesFunctionCall } from './provider-client.mjs';
@@ -284,6 +284,8 @@ interface OpenedSession {
 async function openSession(options: RunOptions, qa: QaCatalog, scenario: Scenario, gateway: FakeGateway, log: SessionLog, prompt: string): Promise<OpenedSession> {
   const raw = LANE_CONFIG[options.lane];
   const withTimeout = typeof raw === 'object' && raw !== null && options.codeTimeoutMs !== undefined ? { ...raw, codeTimeoutMs: options.codeTimeoutMs } : raw;
+  // A gateway probes code mode once at start-up (cached afterwards); until then code resolves to tools.
+  await probeCodeMode();
   const config = resolveToolSearchConfig(withTimeout);
   // Built off the event loop, as a gateway should: the 5,000-tool runs share the loop with 19 others.
   const catalog = await ToolCatalog.build(catalogInput(qa.tools), { policy: policyFor(scenario) });
