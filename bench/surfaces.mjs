@@ -13,7 +13,9 @@ import { fileURLToPath } from 'node:url'
 
 const require = createRequire(import.meta.url)
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
-const { ToolCatalog, ToolSearchSession, resolveToolSearchConfig } = require(join(root, 'index.js'))
+const { ToolCatalog, ToolSearchSession, resolveToolSearchConfig, probeCodeMode } = require(join(root, 'index.js'))
+// Code sessions render the code surface only where code mode runs (else they fall back to tools).
+await probeCodeMode()
 const dataDir = join(root, 'bench', 'data', 'retrieval-dev')
 
 const dev = readFileSync(join(dataDir, 'catalog.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l))
