@@ -450,5 +450,12 @@ export declare function configureCodeMode(settings: CodeModeSettings): void
  */
 export declare function probeCodeMode(): Promise<CodeModeCapability>
 
+/**
+ * A memory-pressure hook: drop cached catalog builds and stored tool
+ * records that no catalog object holds. Catalogs in use are untouched; the
+ * next build of released tools serializes and indexes them again.
+ */
+export declare function releaseUnusedMemory(): { catalogs: number; records: number }
+
 /** Resolve a raw `tools.toolSearch` value once per run (contract §4). */
 export declare function resolveToolSearchConfig(raw: unknown, env?: ConfigEnv): ResolvedToolSearchConfig

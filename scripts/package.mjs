@@ -58,13 +58,13 @@ try {
   for (const file of ['package.json', 'README.md']) copyFileSync(join(platformDir, file), join(stage, file))
   const generated = join(stage, 'generated')
   mkdirSync(generated)
-  run(join(root, 'node_modules', '.bin', 'napi'), ['build', '--platform', '--release', '--target', TARGET, '--output-dir', generated])
+  run(join(root, 'node_modules', '.bin', 'napi'), ['build', '--platform', '--js', 'binding.js', '--release', '--target', TARGET, '--output-dir', generated])
   const addon = `${binaryName}.${platformSuffix}.node`
   copyFileSync(join(generated, addon), join(stage, addon))
   chmodSync(join(stage, addon), 0o755)
   run(process.execPath, [join(root, 'scripts', 'build-launcher.mjs'), '--release', '--out', stage])
   // The loader and types napi generated with this build are the ones the main package ships.
-  for (const file of ['index.js', 'index.d.ts']) {
+  for (const file of ['binding.js', 'index.d.ts']) {
     const fresh = readFileSync(join(generated, file))
     if (!readFileSync(join(root, file)).equals(fresh)) {
       writeFileSync(join(root, file), fresh)

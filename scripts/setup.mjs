@@ -64,7 +64,7 @@ function codeModeNode() {
 ensureDependencies()
 
 // 2. Addon + launcher.
-const napiArgs = ['build', '--platform', '--target', TARGET, ...(release ? ['--release'] : [])]
+const napiArgs = ['build', '--platform', '--js', 'binding.js', '--target', TARGET, ...(release ? ['--release'] : [])]
 run(join(root, 'node_modules', '.bin', 'napi'), napiArgs, { stdio: ['ignore', 'ignore', 'inherit'] })
 run(process.execPath, [join(root, 'scripts', 'build-launcher.mjs'), ...(release ? ['--release'] : [])])
 

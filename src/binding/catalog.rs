@@ -4,6 +4,8 @@
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::Value;
+use tool_search_core::catalog::store::{self, SlotId, StoredRecord};
+use std::sync::Arc;
 use tool_search_core::catalog::{BatchRequest, Catalog, CatalogOptions, LookupStyle};
 use tool_search_core::ErrorCode;
 
@@ -78,6 +80,8 @@ type Failure = (JsCode, String);
 enum BuildJob {
     /// Catalog text and options: `Catalog::from_json_text`.
     Build(String, CatalogOptions),
+    /// Stored records: `Catalog::from_stored`.
+    Stored(Vec<Arc<StoredRecord>>, CatalogOptions),
     /// A catalog and the tools to append: `Catalog::append`.
     Append(Catalog, String),
 }
@@ -101,6 +105,7 @@ impl Task for BuildTask {
         Ok(job.and_then(|job| {
             guard(|| match job {
                 BuildJob::Build(text, options) => Catalog::from_json_text(&text, &options),
+                BuildJob::Stored(records, options) => Catalog::from_stored(records, &options),
                 BuildJob::Append(catalog, text) => catalog.append(&text),
             }
             .map_err(to_js))
@@ -129,6 +134,73 @@ fn tools_text(env: &Env, tools: Unknown) -> JsResult<String> {
         return Err(js_error(ErrorCode::InvalidCatalog, "tools must be an array of tool objects"));
     }
     tools_json(env, tools)
+}
+
+/// Store the records of `text` (a JSON array of tool records, each already
+/// serialized by `JSON.stringify`) for the JS-side record cache
+/// (`js/catalog.js`). Returns each record's id as two numbers (slot,
+/// generation). Internal.
+#[napi(js_name = "__internRecords", skip_typescript)]
+pub fn intern_records(text: Unknown) -> Result<Vec<u32>, JsCode> {
+    guard(|| {
+        let text = string_arg(text, ErrorCode::InvalidCatalog, "records")?;
+        let records = store::intern(tool_search_core::catalog::record_spans(&text).map_err(to_js)?);
+        Ok(records.iter().flat_map(|r| [r.id.slot, r.id.generation]).collect())
+    })
+}
+
+/// Record ids from a Uint32Array of (slot, generation) pairs.
+fn ids_arg(ids: &Unknown) -> JsResult<Vec<SlotId>> {
+    // The cast checks the typed array's type (napi_get_typedarray_info).
+    let pairs: Uint32ArraySlice = unsafe { ids.cast() }
+        .map_err(|_| js_error(ErrorCode::InvalidRequest, "record ids must be a Uint32Array"))?;
+    if pairs.len() % 2 != 0 {
+        return Err(js_error(ErrorCode::InvalidRequest, "record ids come in (slot, generation) pairs"));
+    }
+    Ok(pairs.chunks_exact(2).map(|p| SlotId { slot: p[0], generation: p[1] }).collect())
+}
+
+/// Positions (tool indexes) whose record id no longer names a stored record:
+/// the JS side serializes those tools again. Internal.
+#[napi(js_name = "__missingRecords", skip_typescript)]
+pub fn missing_records(ids: Unknown) -> Result<Vec<u32>, JsCode> {
+    guard(|| {
+        Ok(match store::find(&ids_arg(&ids)?) {
+            Ok(_) => Vec::new(),
+            Err(missing) => missing.into_iter().map(|p| p as u32).collect(),
+        })
+    })
+}
+
+/// The stored records named by `ids`, or INVALID_REQUEST.
+fn stored_arg(ids: Unknown) -> JsResult<Vec<Arc<StoredRecord>>> {
+    store::find(&ids_arg(&ids)?).map_err(|missing| {
+        js_error(ErrorCode::InvalidRequest, format!("record #{} is not stored (pass the tools again)", missing[0]))
+    })
+}
+
+/// A catalog of stored records, by slot (the JS constructor's path).
+#[napi(js_name = "__catalogFromSlots", skip_typescript)]
+pub fn catalog_from_slots(env: Env, slots: Unknown, options: Option<Unknown>) -> Result<ToolCatalog, JsCode> {
+    guard(|| {
+        let records = stored_arg(slots)?;
+        let options = parse_options(&env, options)?;
+        Catalog::from_stored(records, &options).map(|inner| ToolCatalog { inner }).map_err(to_js)
+    })
+}
+
+/// `__catalogFromSlots` with the build on a libuv worker (`ToolCatalog.build`'s path).
+#[napi(js_name = "__buildFromSlots", skip_typescript)]
+pub fn build_from_slots(env: Env, slots: Unknown, options: Option<Unknown>) -> AsyncTask<BuildTask> {
+    BuildTask::new(guard(|| Ok(BuildJob::Stored(stored_arg(slots)?, parse_options(&env, options)?))))
+}
+
+/// A memory-pressure hook: drop cached catalog builds and stored tool
+/// records that no catalog object holds. Catalogs in use are untouched; the
+/// next build of released tools serializes and indexes them again.
+#[napi(ts_return_type = "{ catalogs: number; records: number }")]
+pub fn release_unused_memory(env: &Env) -> Result<Unknown<'_>, JsCode> {
+    guard(|| parsed(env, &tool_search_core::catalog::release_unused()))
 }
 
 #[napi]

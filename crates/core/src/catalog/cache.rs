@@ -85,11 +85,17 @@ impl Drop for Claim {
     }
 }
 
-/// Drop every cached entry (tests and memory-pressure hooks).
-pub fn clear() {
+/// Drop every cached entry (the memory-pressure hook). Returns how many
+/// builds were kept alive only by the cache.
+pub fn clear() -> usize {
     let mut cache = cache().lock().unwrap_or_else(|p| p.into_inner());
     cache.live.clear();
-    for mut data in cache.recent.drain(..) {
+    let recent = std::mem::take(&mut cache.recent);
+    drop(cache);
+    let mut released = 0;
+    for mut data in recent {
+        released += usize::from(std::sync::Arc::strong_count(&data) == 1);
         super::release::release(&mut data);
     }
+    released
 }

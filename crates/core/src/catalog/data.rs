@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::entry::{Source, ToolEntry, ToolRecord};
 use super::lookup::NameIndex;
 use super::records::RawRecord;
+use super::store::StoredRecord;
 use crate::error::{Error, Result};
 use crate::limits::*;
 use crate::schema::{self, CompiledSchema};
@@ -64,9 +65,9 @@ pub struct CatalogData {
     pub control_named: Vec<DirectOnlyTool>,
     pub excluded: Vec<ExcludedTool>,
     pub(crate) lazy: Vec<Lazy>,
-    /// The text of each record this data was built from, in order (an
-    /// `append` parses these plus the new ones, each on its own).
-    pub records: Arc<[Box<str>]>,
+    /// Each record this data was built from, in order (an `append` parses
+    /// these plus the new ones, each on its own). Shared with the record store.
+    pub records: Arc<[Arc<StoredRecord>]>,
 }
 
 /// Records after validation, before indexing.
@@ -272,7 +273,7 @@ pub fn fingerprint(validated: &Validated) -> String {
 }
 
 impl CatalogData {
-    pub fn build(validated: Validated, fingerprint: String, records: Arc<[Box<str>]>) -> Result<CatalogData> {
+    pub fn build(validated: Validated, fingerprint: String, records: Arc<[Arc<StoredRecord>]>) -> Result<CatalogData> {
         let index = SearchIndex::build(&validated.entries)?;
         let names = NameIndex::build(&validated.entries);
         let mut by_id = HashMap::with_capacity(validated.entries.len());

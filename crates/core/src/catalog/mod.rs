@@ -12,6 +12,7 @@ mod lookup;
 mod policy;
 mod records;
 mod release;
+pub mod store;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -153,6 +154,20 @@ struct BuildSettings {
     core_tools: Arc<BTreeSet<String>>,
 }
 
+impl BuildSettings {
+    fn of(options: &CatalogOptions) -> Result<BuildSettings> {
+        Ok(BuildSettings {
+            policy: Arc::new(options.policy.compile()?),
+            strict: options.strict,
+            cache: options.cache.unwrap_or(true) && !options.strict,
+            core_tools: Arc::new(match &options.core_tools {
+                Some(names) => names.iter().cloned().collect(),
+                None => DEFAULT_CORE_TOOLS.iter().map(|n| n.to_string()).collect(),
+            }),
+        })
+    }
+}
+
 impl std::fmt::Debug for Catalog {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Catalog").field("size", &self.allowed_count).field("fingerprint", &self.fingerprint).finish()
@@ -162,15 +177,7 @@ impl std::fmt::Debug for Catalog {
 impl Catalog {
     /// Build from catalog text: a JSON array of tool records, or JSON Lines.
     pub fn from_json_text(text: &str, options: &CatalogOptions) -> Result<Catalog> {
-        let settings = BuildSettings {
-            policy: Arc::new(options.policy.compile()?),
-            strict: options.strict,
-            cache: options.cache.unwrap_or(true) && !options.strict,
-            core_tools: Arc::new(match &options.core_tools {
-                Some(names) => names.iter().cloned().collect(),
-                None => DEFAULT_CORE_TOOLS.iter().map(|n| n.to_string()).collect(),
-            }),
-        };
+        let settings = BuildSettings::of(options)?;
         let limits = SearchLimits::from_options(options.search_default_limit.as_ref(), options.max_search_limit.as_ref());
         let data = Catalog::data_for_text(text, &settings)?;
         let counters = Arc::new(Counters::new(&data.fingerprint));
@@ -182,7 +189,7 @@ impl Catalog {
     fn data_for_text(text: &str, settings: &BuildSettings) -> Result<Arc<CatalogData>> {
         let text_key = format!("text:{}", blake3::hash(text.as_bytes()).to_hex());
         if !settings.cache {
-            return Catalog::data_for_spans(&record_spans(text)?, text_key, settings);
+            return Catalog::data_for_records(store::intern(record_spans(text)?), Some(text_key), settings);
         }
         if let Some(data) = cache::get(&text_key) {
             return Ok(data);
@@ -192,26 +199,63 @@ impl Catalog {
         if let Some(data) = cache::get(&text_key) {
             return Ok(data);
         }
-        Catalog::data_for_spans(&record_spans(text)?, text_key, settings)
+        Catalog::data_for_records(store::intern(record_spans(text)?), Some(text_key), settings)
     }
 
-    /// Built data for these record texts; `key` names them in the cache.
-    fn data_for_spans(spans: &[&str], key: String, settings: &BuildSettings) -> Result<Arc<CatalogData>> {
-        let mut records = parse_spans(spans.iter().copied());
-        if settings.strict {
-            reject_unknown_fields(&mut records);
+    /// Build from stored records, in order: the binding's path, where each
+    /// distinct tool object is serialized and stored once ([`store`]). An
+    /// unchanged catalog is found from the records' digests alone.
+    pub fn from_stored(records: Vec<Arc<store::StoredRecord>>, options: &CatalogOptions) -> Result<Catalog> {
+        if records.len() > MAX_CATALOG_TOOLS {
+            return Err(Error::invalid_catalog(format!(
+                "catalog has {} tools; at most {MAX_CATALOG_TOOLS} are accepted",
+                records.len()
+            )));
         }
-        let validated = data::validate_records(records, settings.strict)?;
-        let fingerprint = data::fingerprint(&validated);
-        let content_key = format!("content:{fingerprint}");
-        if let Some(data) = settings.cache.then(|| cache::get(&content_key)).flatten() {
-            cache::put(&[&key], &data);
+        let settings = BuildSettings::of(options)?;
+        let limits = SearchLimits::from_options(options.search_default_limit.as_ref(), options.max_search_limit.as_ref());
+        let data = Catalog::data_for_records(records, None, &settings)?;
+        let counters = Arc::new(Counters::new(&data.fingerprint));
+        Ok(Catalog::with_policy(data, settings, limits, counters))
+    }
+
+    /// Built data for these records (in order), cached under their records
+    /// key (and `also_key`, the text they came from).
+    fn data_for_records(
+        records: Vec<Arc<store::StoredRecord>>,
+        also_key: Option<String>,
+        settings: &BuildSettings,
+    ) -> Result<Arc<CatalogData>> {
+        let key = store::records_key(&records);
+        if settings.cache {
+            if let Some(data) = cache::get(&key) {
+                if let Some(also) = &also_key {
+                    cache::put(&[also], &data);
+                }
+                return Ok(data);
+            }
+        }
+        // Two async builds of the same records: the second waits and reuses.
+        let _claim = settings.cache.then(|| cache::claim(&key));
+        if let Some(data) = settings.cache.then(|| cache::get(&key)).flatten() {
             return Ok(data);
         }
-        let records: Arc<[Box<str>]> = spans.iter().map(|s| Box::from(*s)).collect();
-        let data = Arc::new(CatalogData::build(validated, fingerprint, records)?);
+        let mut parsed = parse_spans(records.iter().map(|r| &*r.text));
+        if settings.strict {
+            reject_unknown_fields(&mut parsed);
+        }
+        let validated = data::validate_records(parsed, settings.strict)?;
+        let fingerprint = data::fingerprint(&validated);
+        let content_key = format!("content:{fingerprint}");
+        let mut keys: Vec<&str> = vec![&key, &content_key];
+        keys.extend(also_key.as_deref());
+        if let Some(data) = settings.cache.then(|| cache::get(&content_key)).flatten() {
+            cache::put(&keys, &data);
+            return Ok(data);
+        }
+        let data = Arc::new(CatalogData::build(validated, fingerprint, records.into())?);
         if settings.cache {
-            cache::put(&[&key, &content_key], &data);
+            cache::put(&keys, &data);
         }
         Ok(data)
     }
@@ -235,18 +279,8 @@ impl Catalog {
                 "catalog would have {total} tools; at most {MAX_CATALOG_TOOLS} are accepted"
             )));
         }
-        let spans: Vec<&str> = self.data.records.iter().map(|r| &**r).chain(new).collect();
-        // Length-prefixed, so no two different record lists share a key.
-        let mut hasher = blake3::Hasher::new();
-        for span in &spans {
-            hasher.update(&(span.len() as u64).to_le_bytes());
-            hasher.update(span.as_bytes());
-        }
-        let key = format!("records:{}", hasher.finalize().to_hex());
-        let data = match self.settings.cache.then(|| cache::get(&key)).flatten() {
-            Some(data) => data,
-            None => Catalog::data_for_spans(&spans, key, &self.settings)?,
-        };
+        let records: Vec<_> = self.data.records.iter().cloned().chain(store::intern(new)).collect();
+        let data = Catalog::data_for_records(records, None, &self.settings)?;
         Ok(Catalog::with_policy(data, self.settings.clone(), self.limits, Arc::clone(&self.counters)))
     }
 
@@ -546,9 +580,21 @@ fn check_query(query: &str) -> Result<()> {
     Ok(())
 }
 
-/// Drop every cached catalog build.
-pub fn clear_cache() {
-    cache::clear();
+/// What [`release_unused`] let go of.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct ReleasedMemory {
+    /// Cached catalog builds no catalog held.
+    pub catalogs: usize,
+    /// Stored tool records no catalog held.
+    pub records: usize,
+}
+
+/// A memory-pressure hook: drop cached catalog builds and stored tool records
+/// that no catalog holds. Catalogs in use are untouched; the next build of
+/// released tools reads (and indexes) them again.
+pub fn release_unused() -> ReleasedMemory {
+    let catalogs = cache::clear();
+    ReleasedMemory { catalogs, records: store::evict_unheld() }
 }
 
 #[cfg(test)]

@@ -1,0 +1,60 @@
+//! Heap bytes held by one built catalog, by part (counting allocator).
+//!   cargo run --release -p tool-search-core --example catalog_memory -- <catalog.jsonl>
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+
+struct Counting;
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        let now = LIVE.fetch_add(l.size(), Relaxed) + l.size();
+        PEAK.fetch_max(now, Relaxed);
+        unsafe { System.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        LIVE.fetch_sub(l.size(), Relaxed);
+        unsafe { System.dealloc(p, l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
+        if n > l.size() {
+            let now = LIVE.fetch_add(n - l.size(), Relaxed) + n - l.size();
+            PEAK.fetch_max(now, Relaxed);
+        } else {
+            LIVE.fetch_sub(l.size() - n, Relaxed);
+        }
+        unsafe { System.realloc(p, l, n) }
+    }
+}
+#[global_allocator]
+static A: Counting = Counting;
+
+fn mb(b: usize) -> f64 {
+    b as f64 / (1 << 20) as f64
+}
+
+fn main() {
+    let path = std::env::args().nth(1).expect("catalog path");
+    let text = std::fs::read_to_string(path).unwrap();
+    let base = LIVE.load(Relaxed);
+    PEAK.store(base, Relaxed);
+    let options = tool_search_core::catalog::CatalogOptions { cache: Some(false), ..Default::default() };
+    let catalog = tool_search_core::catalog::Catalog::from_json_text(&text, &options).unwrap();
+    let held = LIVE.load(Relaxed) - base;
+    println!("tools {} held {:.1} MiB peak {:.1} MiB (text {:.1} MiB)", catalog.size(), mb(held), mb(PEAK.load(Relaxed) - base), mb(text.len()));
+    let entries = &catalog.data().entries;
+    let before = LIVE.load(Relaxed);
+    let index = tool_search_core::search::SearchIndex::build(entries).unwrap();
+    println!("  search index {:.1} MiB", mb(LIVE.load(Relaxed) - before));
+    drop(index);
+    let before = LIVE.load(Relaxed);
+    let schemas: Vec<serde_json::Value> =
+        entries.iter().filter_map(|e| e.input_schema.as_ref()).map(|s| serde_json::from_str(&s.to_string()).unwrap()).collect();
+    let schema_text: usize = entries.iter().filter_map(|e| e.input_schema.as_ref()).map(|s| s.to_string().len()).sum();
+    println!("  input schemas as Value {:.1} MiB ({} schemas, {:.1} MiB as text)", mb(LIVE.load(Relaxed) - before), schemas.len(), mb(schema_text));
+    drop(schemas);
+    let records: usize = catalog.data().records.iter().map(|r| r.text.len()).sum();
+    println!("  record texts {:.1} MiB", mb(records));
+    let strings: usize = entries.iter().map(|e| e.id.len() + e.owner.len() + e.name.len() + e.description.len()).sum();
+    println!("  entry strings {:.1} MiB, entry structs {:.1} MiB", mb(strings), mb(entries.len() * std::mem::size_of::<tool_search_core::catalog::ToolEntry>()));
+}
