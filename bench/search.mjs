@@ -1,7 +1,9 @@
-// Search latency and catalog build cost from JS, on the release addon.
+// Search latency and a gateway's per-run catalog cost from JS, on the release addon.
 //   node bench/search.mjs [--json]
 // Catalogs: the first 1,000 dev tools, the 12,812-tool dev catalog, and 50k
-// (the dev catalog replicated under other owners). Medians over repeats.
+// (the dev catalog replicated under other owners). Medians over repeats. The
+// event-loop probe spins the loop (one core busy) while a build runs.
+import { execFileSync } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
@@ -57,8 +59,43 @@ async function loopStall(run) {
   return { wall, longest }
 }
 
+/** Tools with content of their own (owners suffixed), as fresh objects. */
+const variant = (tools, tag) => tools.map(({ id, ...t }) => ({ ...t, owner: `${t.owner}-${tag}` }))
+
+/** Resident memory per catalog: a child process builds `copies` distinct catalogs of `size` tools. */
+function rssPerCatalog(label) {
+  const out = execFileSync(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), '--rss-child', label], { encoding: 'utf8' })
+  return JSON.parse(out)
+}
+
+const catalogs = [['1k', dev.slice(0, 1000)], ['12.8k', dev], ['50k', replicate(dev, 4).slice(0, 50_000)]]
+
+if (process.argv.includes('--rss-child')) {
+  const label = process.argv[process.argv.indexOf('--rss-child') + 1]
+  const tools = catalogs.find(([l]) => l === label)[1]
+  const copies = 4
+  const inputs = Array.from({ length: copies }, (_, i) => variant(tools, `m${i}`))
+  const settle = async () => {
+    for (let i = 0; i < 3; i++) {
+      globalThis.gc()
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  }
+  new ToolCatalog(dev.slice(0, 10)) // load the addon and warm its pools first
+  await settle()
+  const before = process.memoryUsage().rss
+  const held = []
+  for (const input of inputs) held.push(await ToolCatalog.build(input))
+  inputs.length = 0
+  await settle()
+  const perCatalog = (process.memoryUsage().rss - before) / copies / 2 ** 20
+  process.stdout.write(JSON.stringify({ rssMbPerCatalog: Number(perCatalog.toFixed(1)), catalogs: held.length }))
+  process.exit(0)
+}
+
 const results = []
-for (const [label, tools] of [['1k', dev.slice(0, 1000)], ['12.8k', dev], ['50k', replicate(dev, 4).slice(0, 50_000)]]) {
+for (const [label, tools] of catalogs) {
+  // Search latency (and the one-turn constructor, uncached).
   const builds = []
   let catalog
   for (let i = 0; i < 3; i++) {
@@ -66,44 +103,73 @@ for (const [label, tools] of [['1k', dev.slice(0, 1000)], ['12.8k', dev], ['50k'
     builds.push(r.ms)
     catalog = r.value
   }
-  // The same build through ToolCatalog.build (parse and index on a libuv worker).
-  const stalls = []
-  for (let i = 0; i < 3; i++) stalls.push(await loopStall(() => ToolCatalog.build(tools, { cache: false })))
-  const syncStall = await loopStall(async () => new ToolCatalog(tools, { cache: false }))
-  const unchanged = []
-  new ToolCatalog(tools) // prime the cache
-  for (let i = 0; i < 7; i++) unchanged.push(time(() => new ToolCatalog(tools)).ms)
   for (const q of queries.slice(0, 200)) catalog.search(q) // warm-up
   const lat = []
   for (const q of queries) lat.push(time(() => catalog.search(q)).ms)
+
+  // Per-run cost through ToolCatalog.build: a first build (tool objects and content never
+  // seen), an unchanged rebuild (the same objects), and one source of 30 tools changed.
+  const firsts = []
+  for (let i = 0; i < 3; i++) {
+    const input = variant(tools, `first${i}`)
+    firsts.push(await loopStall(() => ToolCatalog.build(input)))
+  }
+  const same = variant(tools, 'same')
+  await ToolCatalog.build(same)
+  const unchanged = []
+  for (let i = 0; i < 7; i++) unchanged.push(await loopStall(() => ToolCatalog.build(same)))
+  const unchangedSync = []
+  for (let i = 0; i < 7; i++) unchangedSync.push(time(() => new ToolCatalog(same)).ms)
+  // One server's 30 tools come back changed (new objects, new text); the rest are the same objects.
+  const changedOne = []
+  for (let i = 0; i < 3; i++) {
+    const input = same.map((t, k) => (k < 30 ? { ...t, owner: 'changed-server', description: `${t.description} (v${i})` } : t))
+    changedOne.push(await loopStall(() => ToolCatalog.build(input)))
+  }
   results.push({
     catalog: label,
     tools: catalog.size,
     buildMs: median(builds),
-    unchangedMs: median(unchanged),
-    asyncBuildMs: median(stalls.map((s) => s.wall)),
-    asyncBuildLoopStallMs: median(stalls.map((s) => s.longest)),
-    syncBuildLoopStallMs: syncStall.longest,
     searchP50Ms: median(lat),
     searchP99Ms: pct(lat, 0.99),
     queries: lat.length,
-    rssMb: Math.round(process.memoryUsage().rss / 2 ** 20),
+    firstBuildMs: median(firsts.map((s) => s.wall)),
+    firstBuildStallMs: median(firsts.map((s) => s.longest)),
+    unchangedMs: median(unchangedSync),
+    unchangedBuildMs: median(unchanged.map((s) => s.wall)),
+    unchangedStallMs: median(unchanged.map((s) => s.longest)),
+    oneSourceChangedMs: median(changedOne.map((s) => s.wall)),
+    oneSourceChangedStallMs: median(changedOne.map((s) => s.longest)),
+    ...rssPerCatalog(label),
   })
 }
 
 if (process.argv.includes('--json')) {
   process.stdout.write(`${JSON.stringify(results, null, 2)}\n`)
 } else {
-  console.log('catalog  tools   build ms  unchanged ms  search p50 ms  search p99 ms  RSS MB (cumulative)')
+  const row = (cells, widths) => cells.map((c, i) => String(c).padStart(widths[i])).join('  ')
+  const w1 = [7, 6, 15, 13, 13]
+  console.log(row(['catalog', 'tools', 'constructor ms', 'search p50 ms', 'search p99 ms'], w1))
   for (const r of results) {
-    console.log(
-      `${r.catalog.padEnd(7)}  ${String(r.tools).padEnd(6)}  ${r.buildMs.toFixed(1).padStart(8)}  ${r.unchangedMs.toFixed(2).padStart(12)}  ${r.searchP50Ms.toFixed(3).padStart(13)}  ${r.searchP99Ms.toFixed(3).padStart(13)}  ${String(r.rssMb).padStart(6)}`
-    )
+    console.log(row([r.catalog, r.tools, r.buildMs.toFixed(1), r.searchP50Ms.toFixed(3), r.searchP99Ms.toFixed(3)], w1))
   }
-  console.log('\ncatalog  ToolCatalog.build ms (loop probe spinning)  longest event-loop stall: build / constructor ms')
+  console.log('\nper-run cost (medians; "stall" = longest event-loop turn while it ran; RSS from a separate process)')
+  const w2 = [7, 17, 19, 22, 20, 19, 16]
+  console.log(row(['catalog', 'first build ms', 'first build stall', 'unchanged new/build ms', 'unchanged build stall', '30 changed build ms', 'RSS MB/catalog'], w2))
   for (const r of results) {
     console.log(
-      `${r.catalog.padEnd(7)}  ${r.asyncBuildMs.toFixed(1).padStart(39)}  ${r.asyncBuildLoopStallMs.toFixed(1).padStart(18)} / ${r.syncBuildLoopStallMs.toFixed(1)}`
+      row(
+        [
+          r.catalog,
+          r.firstBuildMs.toFixed(1),
+          r.firstBuildStallMs.toFixed(1),
+          `${r.unchangedMs.toFixed(2)} / ${r.unchangedBuildMs.toFixed(2)}`,
+          r.unchangedStallMs.toFixed(2),
+          `${r.oneSourceChangedMs.toFixed(1)} (stall ${r.oneSourceChangedStallMs.toFixed(1)})`,
+          r.rssMbPerCatalog.toFixed(1),
+        ],
+        w2
+      )
     )
   }
 }

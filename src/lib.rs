@@ -14,3 +14,24 @@ mod binding;
 /// ~20% faster. Memory crosses to JS only as copies, never freed across.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// mimalloc purges freed memory only after a delay (1 s in this build), and
+/// only when that thread allocates again: a libuv worker that built a catalog
+/// and went idle kept its build garbage resident, and eagerly committed arenas
+/// added more (RSS per 12.8k-tool catalog here: 74 MB before, 59 MB after).
+/// Purge at once, commit on use.
+pub(crate) fn return_freed_memory_promptly() {
+    use std::ffi::{c_int, c_long};
+    extern "C" {
+        fn mi_option_set(option: c_int, value: c_long);
+    }
+    // Positions in `enum mi_option_e` of the mimalloc v3 sources that
+    // libmimalloc-sys (pinned in Cargo.lock) bundles: include/mimalloc.h.
+    const ARENA_EAGER_COMMIT: c_int = 4;
+    const PURGE_DELAY: c_int = 15;
+    // SAFETY: a plain option setter of the linked mimalloc.
+    unsafe {
+        mi_option_set(ARENA_EAGER_COMMIT, 0);
+        mi_option_set(PURGE_DELAY, 0);
+    }
+}

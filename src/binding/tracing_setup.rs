@@ -25,5 +25,6 @@ pub fn init() {
 
 #[napi_derive::module_init]
 fn module_init() {
+    crate::return_freed_memory_promptly();
     init();
 }
