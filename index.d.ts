@@ -12,6 +12,8 @@ export interface CatalogTool {
   owner?: string
   name: string
   label?: string
+  /** MCP `tools/list` display name: used as `label` when that is absent. */
+  title?: string
   description?: string
   inputSchema?: Record<string, unknown> | boolean
   /** Alias of `inputSchema` (OpenClaw tools use it). */
@@ -24,7 +26,15 @@ export interface CatalogTool {
   mcp?: { serverName: string; toolName: string; safeServerName?: string; operation?: string }
   /** Never cataloged; reported back in `directOnly` so it stays visible. */
   catalogMode?: 'direct-only'
+  /** MCP `tools/list` hints: accepted, not read. */
+  annotations?: Record<string, unknown>
   [key: string]: unknown
+}
+
+/** One source's owner: what `withSource` replaces (an MCP server: `{ source: 'mcp', owner: '<server>' }`). */
+export interface SourceSelector {
+  source: 'openclaw' | 'mcp' | 'client'
+  owner: string
 }
 
 /** Allow/deny lists of tool names, ids, `*` globs and `group:` names. */
@@ -374,6 +384,17 @@ export declare class ToolCatalog {
   append(tools: CatalogTool[]): ToolCatalog
   /** `append` off the event loop (the union is re-indexed on a libuv worker). */
   appendAsync(tools: CatalogTool[]): Promise<ToolCatalog>
+  /**
+   * This catalog with exactly the tools of `selector` (one source's owner,
+   * e.g. an MCP server) replaced by `tools`: `[]` removes them, a new
+   * owner is added. Accepts a server's `tools/list` answer as is (missing
+   * `source`/`owner` are the selector's; naming another is INVALID_CATALOG
+   * and nothing changes). Same policy, limits, strictness; the counter
+   * scope carries over. Ranks exactly as a full build of the final tools.
+   */
+  withSource(selector: SourceSelector, tools: CatalogTool[]): ToolCatalog
+  /** `withSource` with the build on a libuv worker. */
+  withSourceAsync(selector: SourceSelector, tools: CatalogTool[]): Promise<ToolCatalog>
   /**
    * A narrowed view (names or ids) over the same index: nothing is rebuilt,
    * telemetry counters are shared.

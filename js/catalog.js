@@ -42,6 +42,7 @@ function fieldsOf(tool) {
     owner: tool.owner,
     name: tool.name,
     label: tool.label,
+    title: tool.title,
     description: tool.description,
     inputSchema: tool.inputSchema,
     parameters: tool.parameters,
@@ -61,6 +62,7 @@ function sameFields(tool, f) {
     tool.source === f.source &&
     tool.id === f.id &&
     tool.label === f.label &&
+    tool.title === f.title &&
     tool.parameters === f.parameters &&
     tool.input_schema === f.input_schema &&
     tool.outputSchema === f.outputSchema &&

@@ -6,7 +6,7 @@ use napi_derive::napi;
 use serde_json::Value;
 use tool_search_core::catalog::store::{self, SlotId, StoredRecord};
 use std::sync::Arc;
-use tool_search_core::catalog::{BatchRequest, Catalog, CatalogOptions, LookupStyle};
+use tool_search_core::catalog::{BatchRequest, Catalog, CatalogOptions, LookupStyle, SourceSelector};
 use tool_search_core::ErrorCode;
 
 use super::convert::{is_nullish, json_arg, number_arg, object_arg, optional_json_arg, parsed, property, string_arg, stringify};
@@ -49,6 +49,13 @@ fn tools_json(env: &Env, tools: Unknown) -> JsResult<String> {
     Ok(text)
 }
 
+fn selector_arg(env: &Env, selector: Unknown) -> JsResult<SourceSelector> {
+    let value = json_arg(env, selector, ErrorCode::InvalidRequest, "selector")?;
+    serde_json::from_value(value).map_err(|e| {
+        js_error(ErrorCode::InvalidRequest, format!("selector must be {{ source: 'openclaw' | 'mcp' | 'client', owner: string }}: {e}"))
+    })
+}
+
 /// `{ limit?: number | null }` → the requested limit, if any. Read from the
 /// JS value directly so NaN and Infinity reach the limit check (JSON has no
 /// such numbers).
@@ -84,6 +91,8 @@ enum BuildJob {
     Stored(Vec<Arc<StoredRecord>>, CatalogOptions),
     /// A catalog and the tools to append: `Catalog::append`.
     Append(Catalog, String),
+    /// A catalog, one source's owner and its new tools: `Catalog::with_source`.
+    WithSource(Catalog, SourceSelector, String),
 }
 
 impl BuildTask {
@@ -107,6 +116,7 @@ impl Task for BuildTask {
                 BuildJob::Build(text, options) => Catalog::from_json_text(&text, &options),
                 BuildJob::Stored(records, options) => Catalog::from_stored(records, &options),
                 BuildJob::Append(catalog, text) => catalog.append(&text),
+                BuildJob::WithSource(catalog, selector, text) => catalog.with_source(&selector, &text),
             }
             .map_err(to_js))
             .map_err(failure)
@@ -338,6 +348,30 @@ impl ToolCatalog {
     #[napi(ts_args_type = "tools: CatalogTool[]", ts_return_type = "Promise<ToolCatalog>")]
     pub fn append_async(&self, env: Env, tools: Unknown) -> AsyncTask<BuildTask> {
         BuildTask::new(guard(|| Ok(BuildJob::Append(self.inner.clone(), tools_text(&env, tools)?))))
+    }
+
+    /// This catalog with exactly the tools of `selector` (one source's owner,
+    /// e.g. an MCP server) replaced by `tools`: `[]` removes them, a new
+    /// owner is added. Accepts a server's `tools/list` answer as is (missing
+    /// `source`/`owner` are the selector's; naming another is INVALID_CATALOG
+    /// and nothing changes). Same policy, limits, strictness; the counter
+    /// scope carries over. Ranks exactly as a full build of the final tools.
+    #[napi(ts_args_type = "selector: SourceSelector, tools: CatalogTool[]")]
+    pub fn with_source(&self, env: Env, selector: Unknown, tools: Unknown) -> Result<ToolCatalog, JsCode> {
+        guard(|| {
+            let selector = selector_arg(&env, selector)?;
+            let text = tools_text(&env, tools)?;
+            self.inner.with_source(&selector, &text).map(|inner| ToolCatalog { inner }).map_err(to_js)
+        })
+    }
+
+    /// `withSource` with the build on a libuv worker.
+    #[napi(ts_args_type = "selector: SourceSelector, tools: CatalogTool[]", ts_return_type = "Promise<ToolCatalog>")]
+    pub fn with_source_async(&self, env: Env, selector: Unknown, tools: Unknown) -> AsyncTask<BuildTask> {
+        BuildTask::new(guard(|| {
+            let selector = selector_arg(&env, selector)?;
+            Ok(BuildJob::WithSource(self.inner.clone(), selector, tools_text(&env, tools)?))
+        }))
     }
 
     /// A narrowed view (names or ids) over the same index: nothing is rebuilt,

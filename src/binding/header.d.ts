@@ -12,6 +12,8 @@ export interface CatalogTool {
   owner?: string
   name: string
   label?: string
+  /** MCP `tools/list` display name: used as `label` when that is absent. */
+  title?: string
   description?: string
   inputSchema?: Record<string, unknown> | boolean
   /** Alias of `inputSchema` (OpenClaw tools use it). */
@@ -24,7 +26,15 @@ export interface CatalogTool {
   mcp?: { serverName: string; toolName: string; safeServerName?: string; operation?: string }
   /** Never cataloged; reported back in `directOnly` so it stays visible. */
   catalogMode?: 'direct-only'
+  /** MCP `tools/list` hints: accepted, not read. */
+  annotations?: Record<string, unknown>
   [key: string]: unknown
+}
+
+/** One source's owner: what `withSource` replaces (an MCP server: `{ source: 'mcp', owner: '<server>' }`). */
+export interface SourceSelector {
+  source: 'openclaw' | 'mcp' | 'client'
+  owner: string
 }
 
 /** Allow/deny lists of tool names, ids, `*` globs and `group:` names. */

@@ -68,6 +68,9 @@ pub struct CatalogData {
     /// Each record this data was built from, in order (an `append` parses
     /// these plus the new ones, each on its own). Shared with the record store.
     pub records: Arc<[Arc<StoredRecord>]>,
+    /// The source and owner each record names (defaults applied), `None` for
+    /// a record that could not be read: what `with_source` replaces.
+    pub origins: Vec<Option<(Source, Box<str>)>>,
 }
 
 /// Records after validation, before indexing.
@@ -76,6 +79,16 @@ pub struct Validated {
     pub direct_only: Vec<DirectOnlyTool>,
     pub control_named: Vec<DirectOnlyTool>,
     pub excluded: Vec<ExcludedTool>,
+}
+
+/// The source and owner a parsed record names, defaults applied.
+pub fn origin(record: &ToolRecord) -> Option<(Source, Box<str>)> {
+    let source = match record.source.as_deref() {
+        None => Source::Openclaw,
+        Some(s) => Source::parse(s)?,
+    };
+    let owner = record.owner.as_deref().unwrap_or(source.default_owner());
+    Some((source, owner.into()))
 }
 
 /// Validate and normalize records. Bad records are excluded with a reason;
@@ -273,7 +286,12 @@ pub fn fingerprint(validated: &Validated) -> String {
 }
 
 impl CatalogData {
-    pub fn build(validated: Validated, fingerprint: String, records: Arc<[Arc<StoredRecord>]>) -> Result<CatalogData> {
+    pub fn build(
+        validated: Validated,
+        fingerprint: String,
+        records: Arc<[Arc<StoredRecord>]>,
+        origins: Vec<Option<(Source, Box<str>)>>,
+    ) -> Result<CatalogData> {
         let index = SearchIndex::build(&validated.entries)?;
         let names = NameIndex::build(&validated.entries);
         let mut by_id = HashMap::with_capacity(validated.entries.len());
@@ -303,6 +321,7 @@ impl CatalogData {
             excluded: validated.excluded,
             lazy,
             records,
+            origins,
         })
     }
 

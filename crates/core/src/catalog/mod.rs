@@ -53,6 +53,42 @@ pub struct CatalogOptions {
     pub core_tools: Option<Vec<String>>,
 }
 
+/// One source's owner: the unit a live catalog replaces (an MCP server's
+/// tools are source `mcp`, owner = the server).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceSelector {
+    pub source: Source,
+    pub owner: String,
+}
+
+impl SourceSelector {
+    /// `span` as a record of this source and owner: missing `source` /
+    /// `owner` filled in, others refused. Text that is not a JSON object is
+    /// passed on as is (the build excludes it alone, with the reason).
+    fn claim<'a>(&self, index: usize, span: &'a str) -> Result<std::borrow::Cow<'a, str>> {
+        let Ok(Value::Object(mut record)) = serde_json::from_str::<Value>(span) else {
+            return Ok(std::borrow::Cow::Borrowed(span));
+        };
+        let mut changed = false;
+        for (key, wanted) in [("source", self.source.as_str()), ("owner", self.owner.as_str())] {
+            match record.get(key) {
+                None | Some(Value::Null) => {
+                    record.insert(key.to_string(), Value::from(wanted));
+                    changed = true;
+                }
+                Some(Value::String(given)) if given == wanted => {}
+                Some(given) => {
+                    return Err(Error::invalid_catalog(format!(
+                        "tool #{index} names {key} {given}, not the replaced {key} \"{wanted}\""
+                    )))
+                }
+            }
+        }
+        Ok(if changed { std::borrow::Cow::Owned(Value::Object(record).to_string()) } else { std::borrow::Cow::Borrowed(span) })
+    }
+}
+
 /// Core coding tools a model expects in front of it (OpenClaw keeps them visible).
 pub const DEFAULT_CORE_TOOLS: &[&str] = &["read", "write", "edit", "exec", "process", "apply_patch"];
 
@@ -241,6 +277,7 @@ impl Catalog {
             return Ok(data);
         }
         let mut parsed = parse_spans(records.iter().map(|r| &*r.text));
+        let origins = parsed.iter().map(|r| r.parsed.as_ref().ok().and_then(|(record, _)| data::origin(record))).collect();
         if settings.strict {
             reject_unknown_fields(&mut parsed);
         }
@@ -253,7 +290,7 @@ impl Catalog {
             cache::put(&keys, &data);
             return Ok(data);
         }
-        let data = Arc::new(CatalogData::build(validated, fingerprint, records.into())?);
+        let data = Arc::new(CatalogData::build(validated, fingerprint, records.into(), origins)?);
         if settings.cache {
             cache::put(&keys, &data);
         }
@@ -280,6 +317,39 @@ impl Catalog {
             )));
         }
         let records: Vec<_> = self.data.records.iter().cloned().chain(store::intern(new)).collect();
+        let data = Catalog::data_for_records(records, None, &self.settings)?;
+        Ok(Catalog::with_policy(data, self.settings.clone(), self.limits, Arc::clone(&self.counters)))
+    }
+
+    /// This catalog with exactly the tools of one source's owner (an MCP
+    /// server, a plugin) replaced by the tools in `text` (same formats as
+    /// [`Catalog::from_json_text`]; no tools removes the owner, a new owner
+    /// is added). Same policy, limits and strictness; the counter scope
+    /// carries over, as with [`Catalog::append`]. A new record without
+    /// `source` / `owner` gets the selector's (an MCP `tools/list` answer
+    /// passes straight through); one naming another source or owner is an
+    /// INVALID_CATALOG error and nothing changes. The result is built from
+    /// the final record set, so it ranks exactly as a full build of it.
+    pub fn with_source(&self, selector: &SourceSelector, text: &str) -> Result<Catalog> {
+        if self.restricted {
+            return Err(Error::invalid_request("replace a source in the catalog itself, not in a restricted view"));
+        }
+        let new = record_spans(text)?;
+        let mut texts: Vec<std::borrow::Cow<'_, str>> = Vec::with_capacity(new.len());
+        for (index, span) in new.into_iter().enumerate() {
+            texts.push(selector.claim(index, span)?);
+        }
+        let owned = |origin: &Option<(Source, Box<str>)>| {
+            origin.as_ref().is_some_and(|(source, owner)| *source == selector.source && **owner == *selector.owner)
+        };
+        let kept = self.data.records.iter().zip(&self.data.origins).filter(|(_, origin)| !owned(origin)).map(|(r, _)| Arc::clone(r));
+        let records: Vec<_> = kept.chain(store::intern(texts.iter().map(|t| t.as_ref()))).collect();
+        if records.len() > MAX_CATALOG_TOOLS {
+            return Err(Error::invalid_catalog(format!(
+                "catalog would have {} tools; at most {MAX_CATALOG_TOOLS} are accepted",
+                records.len()
+            )));
+        }
         let data = Catalog::data_for_records(records, None, &self.settings)?;
         Ok(Catalog::with_policy(data, self.settings.clone(), self.limits, Arc::clone(&self.counters)))
     }

@@ -74,6 +74,10 @@ pub const KNOWN_FIELDS: &[&str] = &[
     "outputSchema",
     "catalogMode",
     "mcp",
+    // MCP `tools/list` fields: `title` is the display name (a `label` alias),
+    // `annotations` are hints the catalog does not read.
+    "title",
+    "annotations",
 ];
 
 /// The names of the input schema, one meaning.
@@ -115,7 +119,10 @@ impl ToolRecord {
             source: text("source")?,
             owner: text("owner")?,
             name: text("name")?,
-            label: text("label")?,
+            label: match text("label")? {
+                Some(label) => Some(label),
+                None => text("title")?,
+            },
             description: text("description")?,
             input_schema: input_schema.cloned(),
             output_schema: obj.get("outputSchema").filter(|v| !v.is_null()).cloned(),

@@ -37,7 +37,7 @@ pub fn empty_data() -> Option<Arc<CatalogData>> {
     EMPTY
         .get_or_init(|| {
             let validated = Validated { entries: Vec::new(), direct_only: Vec::new(), control_named: Vec::new(), excluded: Vec::new() };
-            CatalogData::build(validated, String::new(), Arc::from(Vec::new())).ok().map(Arc::new)
+            CatalogData::build(validated, String::new(), Arc::from(Vec::new()), Vec::new()).ok().map(Arc::new)
         })
         .clone()
 }

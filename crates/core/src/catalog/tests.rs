@@ -600,3 +600,115 @@ fn control_named_records_are_excluded_but_kept_for_pass_through() {
     let denied = with_policy(vec![plugin_search], json!({ "agent": { "deny": ["openclaw:websearch:tool_search"] } }));
     assert!(denied.control_named().is_empty());
 }
+
+// ---- live catalogs: one source's owner replaced ----
+
+fn selector(source: &str, owner: &str) -> SourceSelector {
+    serde_json::from_value(json!({ "source": source, "owner": owner })).unwrap()
+}
+
+fn mcp_tool(owner: &str, name: &str, description: &str) -> Value {
+    json!({ "source": "mcp", "owner": owner, "name": name, "description": description })
+}
+
+#[test]
+fn with_source_replaces_adds_and_removes_one_owner() {
+    let base = catalog(vec![
+        mcp_tool("github", "create_issue", "Create an issue"),
+        mcp_tool("github", "close_issue", "Close an issue"),
+        mcp_tool("slack", "post_message", "Post a message"),
+        tool("read", "Read a file"),
+    ]);
+    base.search("issue", None).unwrap();
+    // Replace: the server's answer as is (MCP tools/list shape, no source/owner).
+    let tools_list = json!([
+        { "name": "create_issue", "title": "Create issue", "description": "Open a new issue",
+          "inputSchema": { "type": "object" }, "annotations": { "readOnlyHint": false } },
+        { "name": "list_pulls", "description": "List pull requests" }
+    ]);
+    let next = base.with_source(&selector("mcp", "github"), &tools_list.to_string()).unwrap();
+    let ids: Vec<&str> = next.entries().map(|e| e.id.as_str()).collect();
+    assert_eq!(ids, ["mcp:github:create_issue", "mcp:github:list_pulls", "mcp:slack:post_message", "openclaw:core:read"]);
+    assert_eq!(next.resolve("mcp:github:create_issue", LookupStyle::Structured).unwrap().label.as_deref(), Some("Create issue"));
+    assert!(next.excluded().is_empty(), "{:?}", next.excluded());
+    // The counter scope continues.
+    assert_eq!(next.telemetry().search_count, base.telemetry().search_count);
+    next.search("pull", None).unwrap();
+    assert_eq!(base.telemetry().search_count, 2);
+    // Remove, and add a new owner.
+    let removed = next.with_source(&selector("mcp", "github"), "[]").unwrap();
+    assert_eq!(removed.entries().map(|e| e.id.as_str()).collect::<Vec<_>>(), ["mcp:slack:post_message", "openclaw:core:read"]);
+    let added = removed.with_source(&selector("mcp", "linear"), r#"[{"name":"create_ticket"}]"#).unwrap();
+    assert!(added.resolve("mcp:linear:create_ticket", LookupStyle::Structured).is_ok());
+    // Same content as a full build of the final tools: same fingerprint.
+    let full_linear = catalog(vec![
+        mcp_tool("slack", "post_message", "Post a message"),
+        tool("read", "Read a file"),
+        json!({ "source": "mcp", "owner": "linear", "name": "create_ticket" }),
+    ]);
+    assert_eq!(added.fingerprint(), full_linear.fingerprint());
+}
+
+#[test]
+fn with_source_refuses_tools_of_another_owner_and_restricted_views() {
+    let base = catalog(vec![mcp_tool("github", "create_issue", "Create an issue"), tool("read", "Read a file")]);
+    let foreign = json!([{ "name": "read", "owner": "core", "source": "openclaw", "description": "shadow the core tool" }]);
+    let err = base.with_source(&selector("mcp", "github"), &foreign.to_string()).unwrap_err();
+    assert_eq!(err.code, ErrorCode::InvalidCatalog);
+    assert!(err.message.contains("not the replaced"), "{}", err.message);
+    let view = base.restrict(&["read".to_string()]);
+    assert_eq!(view.with_source(&selector("mcp", "github"), "[]").unwrap_err().code, ErrorCode::InvalidRequest);
+    // A bad record of the server is excluded alone; the others still land.
+    let next = base.with_source(&selector("mcp", "github"), r#"[{"name":"ok_tool"}, 5, {"name":"bad:name"}]"#).unwrap();
+    assert!(next.resolve("mcp:github:ok_tool", LookupStyle::Structured).is_ok());
+    assert_eq!(next.excluded().len(), 2);
+}
+
+#[test]
+fn with_source_keeps_policy_and_ranks_exactly_as_a_full_build() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/data/retrieval-dev/catalog.jsonl");
+    let text = std::fs::read_to_string(path).unwrap();
+    let records: Vec<Value> =
+        text.lines().take(1500).map(|l| serde_json::from_str::<Value>(l).unwrap()).map(|mut v| {
+            v.as_object_mut().unwrap().remove("id");
+            v
+        }).collect();
+    // The owner with the most tools among these is the one that changes.
+    let mut counts: std::collections::BTreeMap<(String, String), usize> = Default::default();
+    for r in &records {
+        *counts.entry((r["source"].as_str().unwrap_or("openclaw").into(), r["owner"].as_str().unwrap_or("core").into())).or_default() += 1;
+    }
+    let ((source, owner), _) = counts.into_iter().max_by_key(|(_, n)| *n).unwrap();
+    let (theirs, others): (Vec<Value>, Vec<Value>) =
+        records.into_iter().partition(|r| r["source"].as_str().unwrap_or("openclaw") == source && r["owner"].as_str().unwrap_or("core") == owner);
+    let changed: Vec<Value> = theirs
+        .iter()
+        .skip(1)
+        .map(|r| {
+            let mut r = r.clone();
+            let d = r["description"].as_str().unwrap_or("").to_string();
+            r["description"] = Value::from(format!("{d} (updated: also exports reports)"));
+            r
+        })
+        .collect();
+    let options: CatalogOptions = serde_json::from_value(json!({ "policy": { "agent": { "deny": ["*delete*"] } } })).unwrap();
+    let start: Vec<Value> = others.iter().chain(&theirs).cloned().collect();
+    let live = Catalog::from_records(start, &options)
+        .unwrap()
+        .with_source(&selector(&source, &owner), &Value::from(changed.clone()).to_string())
+        .unwrap();
+    let full = Catalog::from_records(others.iter().chain(&changed).cloned().collect(), &options).unwrap();
+    assert_eq!(live.fingerprint(), full.fingerprint());
+    assert_eq!(live.size(), full.size());
+    let queries_path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/data/retrieval-dev/queries.jsonl");
+    let queries = std::fs::read_to_string(queries_path).unwrap();
+    let mut compared = 0;
+    for line in queries.lines().take(400) {
+        let query = serde_json::from_str::<Value>(line).unwrap()["query"].as_str().unwrap().to_string();
+        let a: Vec<String> = live.search(&query, Some(10.0)).unwrap().into_iter().map(|h| h.id).collect();
+        let b: Vec<String> = full.search(&query, Some(10.0)).unwrap().into_iter().map(|h| h.id).collect();
+        assert_eq!(a, b, "query {query:?}");
+        compared += 1;
+    }
+    assert_eq!(compared, 400);
+}

@@ -1,0 +1,63 @@
+// Live catalogs: one MCP server's tools replaced, removed or added (withSource).
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { createRequire } from 'node:module'
+
+const require = createRequire(import.meta.url)
+const { ToolCatalog } = require('../index.js')
+
+const base = () =>
+  new ToolCatalog([
+    { source: 'mcp', owner: 'github', name: 'create_issue', description: 'Create an issue in a repository' },
+    { source: 'mcp', owner: 'github', name: 'close_issue', description: 'Close an issue' },
+    { source: 'mcp', owner: 'slack', name: 'post_message', description: 'Post a message to a channel' },
+    { name: 'read', description: 'Read a file' },
+  ])
+
+// A server's tools/list answer, passed straight through.
+const toolsList = [
+  { name: 'create_issue', title: 'Create issue', description: 'Open a new issue', inputSchema: { type: 'object', properties: { title: { type: 'string' } } }, annotations: { readOnlyHint: false } },
+  { name: 'list_pulls', description: 'List the pull requests of a repository', inputSchema: { type: 'object' } },
+]
+
+test('withSource replaces exactly one server, accepts tools/list, keeps the counter scope', async () => {
+  const catalog = base()
+  catalog.search('issue')
+  const next = catalog.withSource({ source: 'mcp', owner: 'github' }, toolsList)
+  assert.deepEqual(next.ids(), ['mcp:github:create_issue', 'mcp:github:list_pulls', 'mcp:slack:post_message', 'openclaw:core:read'])
+  assert.equal(next.search('pull requests', { limit: 1 })[0].id, 'mcp:github:list_pulls')
+  assert.equal(next.search('close issue').some((h) => h.id === 'mcp:github:close_issue'), false)
+  assert.equal(next.describe('mcp:github:create_issue').label, 'Create issue')
+  // One scope: search('issue') on the old catalog, then two on the new one.
+  assert.equal(next.telemetry().searchCount, 3)
+  assert.equal(catalog.telemetry().searchCount, 3)
+  const async = await catalog.withSourceAsync({ source: 'mcp', owner: 'github' }, toolsList)
+  assert.equal(async.fingerprint, next.fingerprint)
+  // The same final tools built from scratch: the same content fingerprint and ranking.
+  const full = new ToolCatalog([
+    { source: 'mcp', owner: 'slack', name: 'post_message', description: 'Post a message to a channel' },
+    { name: 'read', description: 'Read a file' },
+    ...toolsList.map((t) => ({ ...t, source: 'mcp', owner: 'github' })),
+  ])
+  assert.equal(full.fingerprint, next.fingerprint)
+  for (const q of ['issue', 'message', 'pull requests of a repository', 'file']) {
+    assert.deepEqual(next.search(q).map((h) => h.id), full.search(q).map((h) => h.id), q)
+  }
+})
+
+test('withSource removes and adds servers; refuses foreign tools, bad selectors and views', async () => {
+  const catalog = base()
+  const removed = catalog.withSource({ source: 'mcp', owner: 'github' }, [])
+  assert.deepEqual(removed.ids(), ['mcp:slack:post_message', 'openclaw:core:read'])
+  const added = removed.withSource({ source: 'mcp', owner: 'linear' }, [{ name: 'create_ticket', description: 'Create a ticket' }])
+  assert.ok(added.ids().includes('mcp:linear:create_ticket'))
+  assert.throws(() => catalog.withSource({ source: 'mcp', owner: 'github' }, [{ name: 'read', source: 'openclaw', owner: 'core' }]), { code: 'INVALID_CATALOG' })
+  assert.throws(() => catalog.withSource({ source: 'ftp', owner: 'x' }, []), { code: 'INVALID_REQUEST' })
+  assert.throws(() => catalog.withSource({ owner: 'x' }, []), { code: 'INVALID_REQUEST' })
+  assert.throws(() => catalog.withSource({ source: 'mcp', owner: 'github' }, 'nope'), { code: 'INVALID_CATALOG' })
+  await assert.rejects(catalog.withSourceAsync(null, []), { code: 'INVALID_REQUEST' })
+  assert.throws(() => catalog.restrict(['read']).withSource({ source: 'mcp', owner: 'github' }, []), { code: 'INVALID_REQUEST' })
+  // The policy carries over.
+  const denied = new ToolCatalog([{ name: 'read' }], { policy: { agent: { deny: ['mcp:github:*'] } } })
+  assert.deepEqual(denied.withSource({ source: 'mcp', owner: 'github' }, toolsList).ids(), ['openclaw:core:read'])
+})
