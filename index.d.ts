@@ -396,6 +396,13 @@ export declare class ToolCatalog {
   /** `withSource` with the build on a libuv worker. */
   withSourceAsync(selector: SourceSelector, tools: CatalogTool[]): Promise<ToolCatalog>
   /**
+   * This catalog with the tools of `selector` (e.g. a disconnected MCP
+   * server) kept but unable to run: search leaves them out, a call fails
+   * closed with TOOL_UNAVAILABLE and `reason` ("server github
+   * disconnected"). `withSource` with fresh tools makes them available again.
+   */
+  withUnavailable(selector: SourceSelector, reason: string): ToolCatalog
+  /**
    * A narrowed view (names or ids) over the same index: nothing is rebuilt,
    * telemetry counters are shared.
    */

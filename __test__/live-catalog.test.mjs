@@ -61,3 +61,27 @@ test('withSource removes and adds servers; refuses foreign tools, bad selectors 
   const denied = new ToolCatalog([{ name: 'read' }], { policy: { agent: { deny: ['mcp:github:*'] } } })
   assert.deepEqual(denied.withSource({ source: 'mcp', owner: 'github' }, toolsList).ids(), ['openclaw:core:read'])
 })
+
+test('withUnavailable keeps a disconnected server known but out of search and calls; fresh tools bring it back', async () => {
+  const { ToolSearchSession, resolveToolSearchConfig } = require('../index.js')
+  const down = base().withUnavailable({ source: 'mcp', owner: 'github' }, 'server github disconnected')
+  assert.equal(down.size, 4)
+  assert.equal(down.search('issue').some((h) => h.id.startsWith('mcp:github:')), false)
+  assert.equal(down.describe('mcp:github:create_issue').id, 'mcp:github:create_issue')
+  const calls = []
+  const session = new ToolSearchSession(down, resolveToolSearchConfig({ mode: 'tools' }), {
+    executor: async (call) => {
+      calls.push(call.name)
+      return { content: [{ type: 'text', text: 'ok' }] }
+    },
+  })
+  const result = await session.handle('tool_call', { id: 'mcp:github:create_issue', args: {} })
+  assert.equal(result.ok, false)
+  assert.equal(result.error.code, 'TOOL_UNAVAILABLE')
+  assert.match(result.content, /server github disconnected/)
+  assert.deepEqual(calls, [])
+  assert.equal((await session.handle('tool_call', { id: 'mcp:slack:post_message', args: {} })).ok, true)
+  const back = down.withSource({ source: 'mcp', owner: 'github' }, toolsList)
+  assert.equal(back.search('pull requests', { limit: 1 })[0].id, 'mcp:github:list_pulls')
+  assert.throws(() => down.withUnavailable({ source: 'mcp', owner: 'github' }, 5), { code: 'INVALID_REQUEST' })
+})

@@ -374,6 +374,19 @@ impl ToolCatalog {
         }))
     }
 
+    /// This catalog with the tools of `selector` (e.g. a disconnected MCP
+    /// server) kept but unable to run: search leaves them out, a call fails
+    /// closed with TOOL_UNAVAILABLE and `reason` ("server github
+    /// disconnected"). `withSource` with fresh tools makes them available again.
+    #[napi(ts_args_type = "selector: SourceSelector, reason: string")]
+    pub fn with_unavailable(&self, env: Env, selector: Unknown, reason: Unknown) -> Result<ToolCatalog, JsCode> {
+        guard(|| {
+            let selector = selector_arg(&env, selector)?;
+            let reason = string_arg(reason, ErrorCode::InvalidRequest, "reason")?;
+            self.inner.with_unavailable(&selector, &reason).map(|inner| ToolCatalog { inner }).map_err(to_js)
+        })
+    }
+
     /// A narrowed view (names or ids) over the same index: nothing is rebuilt,
     /// telemetry counters are shared.
     #[napi(ts_args_type = "allowedNames: Iterable<string>")]

@@ -152,6 +152,33 @@ pub struct Catalog {
     settings: BuildSettings,
     /// A `restrict`ed view (cannot be appended to).
     restricted: bool,
+    /// Owners whose tools stay known but cannot run.
+    unavailable: Unavailable,
+}
+
+/// Owners whose tools are known but cannot run (a disconnected MCP server):
+/// left out of search, and a call fails closed with TOOL_UNAVAILABLE.
+#[derive(Clone, Default)]
+struct Unavailable {
+    /// (source, owner, reason)
+    owners: Arc<[(Source, String, String)]>,
+    /// Per ordinal of the data: whether the tool's owner is unavailable.
+    mask: Option<Arc<[bool]>>,
+}
+
+impl Unavailable {
+    fn of(owners: Arc<[(Source, String, String)]>, data: &CatalogData) -> Unavailable {
+        if owners.is_empty() {
+            return Unavailable::default();
+        }
+        let mask = data.entries.iter().map(|e| owners.iter().any(|(s, o, _)| *s == e.source && *o == e.owner)).collect();
+        Unavailable { owners, mask: Some(mask) }
+    }
+
+    /// These owners, without `selector`'s.
+    fn without(&self, selector: &SourceSelector) -> Arc<[(Source, String, String)]> {
+        self.owners.iter().filter(|(s, o, _)| !(*s == selector.source && *o == selector.owner)).cloned().collect()
+    }
 }
 
 impl Drop for Catalog {
@@ -318,7 +345,9 @@ impl Catalog {
         }
         let records: Vec<_> = self.data.records.iter().cloned().chain(store::intern(new)).collect();
         let data = Catalog::data_for_records(records, None, &self.settings)?;
-        Ok(Catalog::with_policy(data, self.settings.clone(), self.limits, Arc::clone(&self.counters)))
+        let mut next = Catalog::with_policy(data, self.settings.clone(), self.limits, Arc::clone(&self.counters));
+        next.unavailable = Unavailable::of(Arc::clone(&self.unavailable.owners), &next.data);
+        Ok(next)
     }
 
     /// This catalog with exactly the tools of one source's owner (an MCP
@@ -351,7 +380,39 @@ impl Catalog {
             )));
         }
         let data = Catalog::data_for_records(records, None, &self.settings)?;
-        Ok(Catalog::with_policy(data, self.settings.clone(), self.limits, Arc::clone(&self.counters)))
+        let mut next = Catalog::with_policy(data, self.settings.clone(), self.limits, Arc::clone(&self.counters));
+        // Fresh tools from the owner: available again.
+        next.unavailable = Unavailable::of(self.unavailable.without(selector), &next.data);
+        Ok(next)
+    }
+
+    /// This catalog with the tools of `selector` (one source's owner, e.g. a
+    /// disconnected MCP server) kept but unable to run: search leaves them
+    /// out, a call fails closed with TOOL_UNAVAILABLE and `reason` (at most
+    /// 200 characters; control characters become spaces). `with_source` with
+    /// fresh tools makes them available again. Same data, policy and counters.
+    pub fn with_unavailable(&self, selector: &SourceSelector, reason: &str) -> Result<Catalog> {
+        if self.restricted {
+            return Err(Error::invalid_request("mark a source unavailable in the catalog itself, not in a restricted view"));
+        }
+        let reason: String = reason.chars().take(200).map(|c| if c.is_control() { ' ' } else { c }).collect();
+        let reason = reason.trim();
+        let reason = if reason.is_empty() { "unavailable" } else { reason };
+        let mut owners: Vec<_> = self.unavailable.without(selector).to_vec();
+        owners.push((selector.source, selector.owner.clone(), reason.to_string()));
+        let mut next = self.clone();
+        next.unavailable = Unavailable::of(owners.into(), &self.data);
+        Ok(next)
+    }
+
+    /// Why the tool at `ordinal` cannot run, if its owner is unavailable.
+    pub fn unavailable_reason(&self, ordinal: usize) -> Option<&str> {
+        let unavailable = self.unavailable.mask.as_ref()?.get(ordinal).copied().unwrap_or(false);
+        if !unavailable {
+            return None;
+        }
+        let entry = self.data.entries.get(ordinal)?;
+        self.unavailable.owners.iter().find(|(s, o, _)| *s == entry.source && *o == entry.owner).map(|(_, _, r)| r.as_str())
     }
 
     /// Build from records already in memory (Rust callers, tests, benches).
@@ -390,7 +451,18 @@ impl Catalog {
                 hasher.finalize().to_hex()[..32].to_string()
             }
         };
-        Catalog { data, mask, allowed_count, fingerprint, uncataloged, counters, limits, settings, restricted }
+        Catalog {
+            data,
+            mask,
+            allowed_count,
+            fingerprint,
+            uncataloged,
+            counters,
+            limits,
+            settings,
+            restricted,
+            unavailable: Unavailable::default(),
+        }
     }
 
     pub fn size(&self) -> usize {
@@ -493,7 +565,8 @@ impl Catalog {
     /// Ranked ordinals without rendering or counting (surfaces, hydration).
     pub fn search_ordinals(&self, query: &str, limit: usize) -> Result<Vec<usize>> {
         check_query(query)?;
-        Ok(self.data.index.search(query, limit, &|o| self.is_allowed(o)).into_iter().map(|h| h.ordinal).collect())
+        let searchable = |o: usize| self.is_allowed(o) && self.unavailable_reason(o).is_none();
+        Ok(self.data.index.search(query, limit, &searchable).into_iter().map(|h| h.ordinal).collect())
     }
 
     /// The compact hit of an allowed entry.
@@ -580,7 +653,7 @@ impl Catalog {
         let uncataloged = Uncataloged::of(&self.uncataloged.direct_only, &self.uncataloged.control_named, |d| {
             wanted.contains(d.name.as_str()) || wanted.contains(d.id.as_str())
         });
-        Catalog::view(
+        let mut view = Catalog::view(
             Arc::clone(&self.data),
             Some(mask),
             uncataloged,
@@ -588,7 +661,9 @@ impl Catalog {
             self.limits,
             self.settings.clone(),
             true,
-        )
+        );
+        view.unavailable = self.unavailable.clone();
+        view
     }
 
     pub fn telemetry(&self) -> CatalogTelemetry {

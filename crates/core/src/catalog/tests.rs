@@ -712,3 +712,28 @@ fn with_source_keeps_policy_and_ranks_exactly_as_a_full_build() {
     }
     assert_eq!(compared, 400);
 }
+
+#[test]
+fn unavailable_owners_leave_search_and_come_back_with_fresh_tools() {
+    let base = catalog(vec![
+        mcp_tool("github", "create_issue", "Create an issue"),
+        mcp_tool("gitlab", "create_issue", "Create an issue in GitLab"),
+        tool("read", "Read a file"),
+    ]);
+    let down = base.with_unavailable(&selector("mcp", "github"), "server github disconnected\n").unwrap();
+    let ids = |c: &Catalog, q: &str| c.search(q, None).unwrap().into_iter().map(|h| h.id).collect::<Vec<_>>();
+    assert_eq!(ids(&down, "create issue"), ["mcp:gitlab:create_issue"]);
+    assert_eq!(ids(&base, "create issue").len(), 2, "the original catalog is unchanged");
+    let ordinal = down.resolve_ordinal("mcp:github:create_issue", LookupStyle::Structured).unwrap();
+    assert_eq!(down.unavailable_reason(ordinal), Some("server github disconnected"));
+    assert_eq!(down.size(), 3, "still known");
+    // Views and appends keep it; fresh tools from the owner clear it.
+    assert_eq!(ids(&down.restrict(&["create_issue"]), "create issue"), ["mcp:gitlab:create_issue"]);
+    let appended = down.append(r#"[{"name":"write","description":"Write a file"}]"#).unwrap();
+    assert_eq!(ids(&appended, "create issue"), ["mcp:gitlab:create_issue"]);
+    let back = appended.with_source(&selector("mcp", "github"), r#"[{"name":"create_issue","description":"Create an issue"}]"#).unwrap();
+    assert_eq!(ids(&back, "create issue").len(), 2);
+    // Another owner's replacement keeps github unavailable.
+    let still = down.with_source(&selector("mcp", "gitlab"), "[]").unwrap();
+    assert!(ids(&still, "create issue").is_empty());
+}

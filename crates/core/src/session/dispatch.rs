@@ -350,6 +350,13 @@ impl Session {
             let e = Error::new(ErrorCode::ToolNotFound, "tool is not in this catalog");
             return Err(self.call_rejected(via, &tool_call_id, parent, clip(&spec.requested, 200), e));
         };
+        if let Some(reason) = self.catalog().unavailable_reason(spec.ordinal) {
+            let e = Error::new(
+                ErrorCode::ToolUnavailable,
+                format!("{} is unavailable ({}); it was not run. Search again for another way to do this.", entry.id, reason),
+            );
+            return Err(self.call_rejected(via, &tool_call_id, parent, clip(&spec.requested, 200), e));
+        }
         let tool = tool_ref(&entry);
         let (result, reached) =
             self.execute_inner(&entry, spec.ordinal, spec.args, &tool_call_id, &parent, cancel, offload, style).await;

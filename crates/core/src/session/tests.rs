@@ -765,3 +765,19 @@ fn direct_mode_names_mcp_tools_from_their_supplied_metadata() {
     assert!(handle(&s, "docs_io__fetch", json!({})).ok);
     assert_eq!(e.calls()[0].id, "mcp:docs:fetch_page");
 }
+
+#[test]
+fn a_call_to_an_unavailable_owner_fails_closed_without_reaching_the_executor() {
+    let selector: crate::catalog::SourceSelector = serde_json::from_value(json!({ "source": "mcp", "owner": "github" })).unwrap();
+    let catalog = catalog_of(sample_tools()).with_unavailable(&selector, "server github disconnected").unwrap();
+    let e = Arc::new(TestExecutor::default());
+    let s = Session::new(&catalog, config(json!({ "mode": "tools" })), e.clone(), SessionOptions::default()).unwrap();
+    let r = handle(&s, "tool_call", json!({ "id": "mcp:github:create_issue", "args": { "title": "x" } }));
+    assert_eq!((r.ok, r.status, code_of(&r)), (false, ResultStatus::Error, "TOOL_UNAVAILABLE"));
+    assert!(r.content.contains("server github disconnected") && r.content.contains("was not run"), "{}", r.content);
+    assert!(e.calls().is_empty(), "the executor was reached");
+    // Search leaves it out; other tools still run.
+    let hits = handle(&s, "tool_search", json!({ "query": "open a github issue" }));
+    assert!(hits.value.unwrap().as_array().unwrap().iter().all(|h| h["id"] != "mcp:github:create_issue"));
+    assert!(handle(&s, "tool_call", json!({ "id": "send_message", "args": { "channel": "c", "text": "t" } })).ok);
+}
