@@ -419,6 +419,14 @@ export declare class ToolSearchSession {
    * MCP tools in directory mode, or a direct tool shadows a control tool.
    */
   constructor(catalog: ToolCatalog, config: ResolvedToolSearchConfig | unknown, options: ToolSearchSessionOptions)
+  /**
+   * Move this session to `catalog` (e.g. from `withSource` after an MCP
+   * server changed): same config, executor, event sink, telemetry and call
+   * numbering; the model surfaces keep their bytes in code and tools modes
+   * when the direct tools did not change. Calls in flight finish on the
+   * catalog they started with. Throws NAME_COLLISION as the constructor does.
+   */
+  useCatalog(catalog: ToolCatalog): void
   /** `direct` (Tool Search disabled), `code`, `tools` or `directory`. */
   get mode(): 'direct' | 'code' | 'tools' | 'directory'
   /**

@@ -85,3 +85,28 @@ test('withUnavailable keeps a disconnected server known but out of search and ca
   assert.equal(back.search('pull requests', { limit: 1 })[0].id, 'mcp:github:list_pulls')
   assert.throws(() => down.withUnavailable({ source: 'mcp', owner: 'github' }, 5), { code: 'INVALID_REQUEST' })
 })
+
+test('session.useCatalog moves a session to the changed catalog, keeping telemetry and surface bytes', async () => {
+  const { ToolSearchSession, resolveToolSearchConfig } = require('../index.js')
+  const calls = []
+  const executor = async (call) => {
+    calls.push(call.name)
+    return { content: [{ type: 'text', text: `OK ${call.name}` }] }
+  }
+  const catalog = base()
+  const session = new ToolSearchSession(catalog, resolveToolSearchConfig({ mode: 'tools' }), { executor })
+  const before = session.surface('openai-responses')
+  assert.equal((await session.handle('tool_call', { id: 'mcp:github:close_issue', args: {} })).ok, true)
+  session.useCatalog(catalog.withSource({ source: 'mcp', owner: 'github' }, toolsList))
+  assert.deepEqual(session.surface('openai-responses'), before)
+  const found = await session.handle('tool_search', { query: 'pull requests' })
+  assert.equal(found.value[0].id, 'mcp:github:list_pulls')
+  assert.equal((await session.handle('tool_call', { id: 'mcp:github:list_pulls', args: {} })).ok, true)
+  const gone = await session.handle('tool_call', { id: 'mcp:github:close_issue', args: {} })
+  assert.equal(gone.error.code, 'TOOL_NOT_FOUND')
+  const t = session.telemetry()
+  assert.equal(t.calls, 3)
+  assert.equal(t.searches, 1)
+  assert.deepEqual(calls, ['close_issue', 'list_pulls'])
+  assert.throws(() => session.useCatalog({}), { code: 'INVALID_REQUEST' })
+})

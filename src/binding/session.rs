@@ -159,7 +159,14 @@ fn outcome_of(answer: &str) -> ExecutorOutcome {
 /// A session answers one run's control-tool calls. See `ToolSearchSessionOptions`.
 #[napi]
 pub struct ToolSearchSession {
-    pub(crate) inner: Session,
+    /// Replaced by `useCatalog`; each call works on the session it read.
+    inner: std::sync::RwLock<Session>,
+}
+
+impl ToolSearchSession {
+    pub(crate) fn session(&self) -> Session {
+        self.inner.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
 }
 
 fn error_result(tool_name: &str, e: tool_search_core::Error) -> ToolResult {
@@ -251,15 +258,30 @@ impl ToolSearchSession {
             };
             let session_options = SessionOptions { direct_tools, context_tokens, on_event, code_runner };
             Session::new(&catalog.inner, config, executor, session_options)
-                .map(|inner| ToolSearchSession { inner })
+                .map(|inner| ToolSearchSession { inner: std::sync::RwLock::new(inner) })
                 .map_err(to_js)
+        })
+    }
+
+    /// Move this session to `catalog` (e.g. from `withSource` after an MCP
+    /// server changed): same config, executor, event sink, telemetry and call
+    /// numbering; the model surfaces keep their bytes in code and tools modes
+    /// when the direct tools did not change. Calls in flight finish on the
+    /// catalog they started with. Throws NAME_COLLISION as the constructor does.
+    #[napi(ts_args_type = "catalog: ToolCatalog")]
+    pub fn use_catalog(&self, env: Env, catalog: Unknown) -> Result<(), JsCode> {
+        guard(|| {
+            let catalog = catalog_arg(&env, &catalog)?;
+            let next = self.session().with_catalog(&catalog.inner).map_err(to_js)?;
+            *self.inner.write().unwrap_or_else(|p| p.into_inner()) = next;
+            Ok(())
         })
     }
 
     /// `direct` (Tool Search disabled), `code`, `tools` or `directory`.
     #[napi(getter, ts_return_type = "'direct' | 'code' | 'tools' | 'directory'")]
     pub fn mode(&self) -> Result<String, JsCode> {
-        guard(|| Ok(self.inner.mode().as_str().to_string()))
+        guard(|| Ok(self.session().mode().as_str().to_string()))
     }
 
     /// The tools to send (control tools for the mode, direct tools, and in
@@ -274,7 +296,7 @@ impl ToolSearchSession {
                 }
                 _ => SurfaceFormat::Neutral,
             };
-            parsed(env, &*self.inner.surface(format))
+            parsed(env, &*self.session().surface(format))
         })
     }
 
@@ -282,7 +304,7 @@ impl ToolSearchSession {
     /// options), without rendering the tool definitions.
     #[napi]
     pub fn directory_prompt(&self) -> Result<Option<String>, JsCode> {
-        guard(|| Ok(self.inner.directory_prompt().map(|text| text.to_string())))
+        guard(|| Ok(self.session().directory_prompt().map(|text| text.to_string())))
     }
 
     /// Whether `handle` answers this tool name (control tools of the mode, and
@@ -291,7 +313,7 @@ impl ToolSearchSession {
     pub fn handles(&self, tool_name: Unknown) -> Result<bool, JsCode> {
         guard(|| {
             let tool_name = string_arg(tool_name, ErrorCode::InvalidRequest, "toolName")?;
-            Ok(self.inner.handles(&tool_name))
+            Ok(self.session().handles(&tool_name))
         })
     }
 
@@ -309,7 +331,7 @@ impl ToolSearchSession {
         args: Option<Unknown>,
         options: Option<Unknown>,
     ) -> Result<PromiseRaw<'env, Unknown<'env>>, JsCode> {
-        let session = self.inner.clone();
+        let session = self.session();
         let mut listener: Option<AbortListener> = None;
         let tool_name = guard(|| string_arg(tool_name, ErrorCode::InvalidRequest, "toolName"))?;
         let prepared = guard(|| {
@@ -388,7 +410,7 @@ impl ToolSearchSession {
                     .ok_or_else(|| js_error(ErrorCode::InvalidRequest, "required must be an array of tool names or ids"))?,
                 Some(_) => return Err(js_error(ErrorCode::InvalidRequest, "required must be an array of tool names or ids")),
             };
-            parsed(env, &self.inner.hydrate(&user_prompt, max_tools, &required))
+            parsed(env, &self.session().hydrate(&user_prompt, max_tools, &required))
         })
     }
 
@@ -400,7 +422,7 @@ impl ToolSearchSession {
             if !bytes.is_finite() || bytes < 0.0 {
                 return Err(js_error(ErrorCode::InvalidRequest, "bytes must be a non-negative number"));
             }
-            self.inner.record_request_bytes(bytes as u64);
+            self.session().record_request_bytes(bytes as u64);
             Ok(())
         })
     }
@@ -408,7 +430,7 @@ impl ToolSearchSession {
     /// Catalog counters plus what the model saw, bytes and tools called.
     #[napi(ts_return_type = "SessionTelemetry")]
     pub fn telemetry<'env>(&self, env: &'env Env) -> Result<Unknown<'env>, JsCode> {
-        guard(|| parsed(env, &self.inner.telemetry()))
+        guard(|| parsed(env, &self.session().telemetry()))
     }
 }
 

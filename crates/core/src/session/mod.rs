@@ -86,8 +86,12 @@ struct Inner {
     directory: Option<DirectoryOptions>,
     /// One memoized surface per format (same snapshot, same bytes).
     surfaces: [OnceLock<Arc<ModelSurface>>; 4],
-    stats: Mutex<stats::Stats>,
-    next_call: AtomicU64,
+    /// Shared with the sessions `with_catalog` makes: one telemetry, one call counter.
+    stats: Arc<Mutex<stats::Stats>>,
+    next_call: Arc<AtomicU64>,
+    /// The gateway's own direct tools and context size, for `with_catalog`.
+    gateway_direct_tools: Vec<ToolDefinition>,
+    context_tokens: Option<u64>,
 }
 
 impl std::fmt::Debug for Session {
@@ -120,6 +124,7 @@ impl Session {
 
         // Direct tools: the gateway's, then the catalog's direct-only ones,
         // then (by mode) core coding tools or control-named tools.
+        let gateway_direct_tools = options.direct_tools.clone();
         let mut direct_tools = options.direct_tools;
         let mut direct_names = BTreeSet::new();
         for tool in &direct_tools {
@@ -175,10 +180,41 @@ impl Session {
                 direct_mode_names,
                 directory,
                 surfaces: Default::default(),
-                stats: Mutex::new(stats::Stats::default()),
-                next_call: AtomicU64::new(1),
+                stats: Arc::new(Mutex::new(stats::Stats::default())),
+                next_call: Arc::new(AtomicU64::new(1)),
+                gateway_direct_tools,
+                context_tokens: options.context_tokens,
             }),
         })
+    }
+
+    /// This session moved to `catalog` (e.g. after `Catalog::with_source`):
+    /// same config, executor, code runner, event sink, telemetry and call
+    /// numbering. The model surfaces are kept (same bytes) when the mode's
+    /// surface does not depend on the catalog: code and tools modes whose
+    /// direct tools did not change. Calls in flight finish on the old catalog.
+    pub fn with_catalog(&self, catalog: &Catalog) -> Result<Session> {
+        let old = &self.inner;
+        let code_runner = old.code_runner.read().ok().and_then(|r| r.clone());
+        let options = SessionOptions {
+            direct_tools: old.gateway_direct_tools.clone(),
+            context_tokens: old.context_tokens,
+            on_event: old.on_event.clone(),
+            code_runner,
+        };
+        let mut next = Session::new(catalog, old.config.clone(), Arc::clone(&old.executor), options)?;
+        let inner = Arc::get_mut(&mut next.inner).ok_or_else(|| Error::internal("a new session is shared"))?;
+        inner.stats = Arc::clone(&old.stats);
+        inner.next_call = Arc::clone(&old.next_call);
+        let surface_kept = matches!(self.mode(), Mode::Code | Mode::Tools) && inner.direct_tools == old.direct_tools;
+        if surface_kept {
+            for (kept, surface) in inner.surfaces.iter().zip(&old.surfaces) {
+                if let Some(surface) = surface.get() {
+                    let _ = kept.set(Arc::clone(surface));
+                }
+            }
+        }
+        Ok(next)
     }
 
     pub fn mode(&self) -> Mode {

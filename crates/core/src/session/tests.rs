@@ -781,3 +781,40 @@ fn a_call_to_an_unavailable_owner_fails_closed_without_reaching_the_executor() {
     assert!(hits.value.unwrap().as_array().unwrap().iter().all(|h| h["id"] != "mcp:github:create_issue"));
     assert!(handle(&s, "tool_call", json!({ "id": "send_message", "args": { "channel": "c", "text": "t" } })).ok);
 }
+
+#[test]
+fn a_session_moves_to_a_new_catalog_keeping_telemetry_and_surface_bytes() {
+    let e = Arc::new(TestExecutor::default());
+    let base = catalog_of(sample_tools());
+    let s = Session::new(&base, config(json!({ "mode": "tools" })), e.clone(), SessionOptions::default()).unwrap();
+    let before = s.surface(SurfaceFormat::OpenaiResponses);
+    assert!(handle(&s, "tool_call", json!({ "id": "send_message", "args": { "channel": "c", "text": "t" } })).ok);
+    handle(&s, "tool_search", json!({ "query": "github issue" }));
+    let selector: crate::catalog::SourceSelector = serde_json::from_value(json!({ "source": "mcp", "owner": "github" })).unwrap();
+    let next_catalog = base.with_source(&selector, r#"[{"name":"list_pulls","description":"List the pull requests of a repository"}]"#).unwrap();
+    let moved = s.with_catalog(&next_catalog).unwrap();
+    // Tools mode: the surface does not depend on the deferred tools; same bytes.
+    assert!(Arc::ptr_eq(&before, &moved.surface(SurfaceFormat::OpenaiResponses)));
+    let hits = handle(&moved, "tool_search", json!({ "query": "pull requests" }));
+    assert_eq!(hits.value.unwrap()[0]["id"], "mcp:github:list_pulls");
+    let gone = handle(&moved, "tool_call", json!({ "id": "mcp:github:create_issue", "args": { "title": "x" } }));
+    assert_eq!(code_of(&gone), "TOOL_NOT_FOUND");
+    assert!(handle(&moved, "tool_call", json!({ "id": "mcp:github:list_pulls", "args": {} })).ok);
+    // One telemetry: both sessions count into it, and call numbering continues.
+    let t = moved.telemetry();
+    assert_eq!((t.searches, t.calls), (2, 3));
+    assert_eq!(s.telemetry().calls, 3);
+    assert_eq!(t.tools_called.len(), 2);
+    // The old session still answers on its catalog (calls in flight finish there).
+    assert!(handle(&s, "tool_call", json!({ "id": "mcp:github:create_issue", "args": { "title": "x" } })).ok);
+    // Directory mode renders the new catalog's directory.
+    let d = Session::new(&base, config(json!({ "mode": "directory" })), e.clone(), SessionOptions::default()).unwrap();
+    let plugin: crate::catalog::SourceSelector = serde_json::from_value(json!({ "source": "openclaw", "owner": "weather" })).unwrap();
+    let replaced = base.with_source(&plugin, r#"[{"name":"get_forecast","description":"Seven-day forecast for a city."}]"#).unwrap();
+    let moved_d = d.with_catalog(&replaced).unwrap();
+    assert!(d.directory_prompt().unwrap().contains("get_weather"));
+    assert!(moved_d.directory_prompt().unwrap().contains("get_forecast"));
+    assert!(!moved_d.directory_prompt().unwrap().contains("get_weather"));
+    let calls: Vec<String> = e.calls().into_iter().map(|c| c.name).collect();
+    assert_eq!(calls, ["send_message", "list_pulls", "create_issue"]);
+}
