@@ -189,3 +189,65 @@ fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, EmbedError> {
     }
     Ok(bytes)
 }
+
+/// The text embedded for a tool: its name split into words, its description
+/// and its parameter names, e.g. `get user profile: Returns a profile.
+/// Parameters: user id, fields`. Identifier words are split (camelCase,
+/// snake_case, kebab-case) because the uncased WordPiece vocabulary would
+/// otherwise cut `getUserProfile` into sub-word fragments.
+pub fn tool_text(name: &str, description: &str, parameters: &[&str]) -> String {
+    let mut text = identifier_words(name);
+    let description = description.trim();
+    if !description.is_empty() {
+        text.push_str(": ");
+        text.push_str(description);
+    }
+    if !parameters.is_empty() {
+        if !text.ends_with('.') {
+            text.push('.');
+        }
+        text.push_str(" Parameters: ");
+        let words: Vec<String> = parameters.iter().map(|p| identifier_words(p)).collect();
+        text.push_str(&words.join(", "));
+    }
+    text
+}
+
+/// `getUserProfile_v2` -> `get user profile v2`.
+fn identifier_words(identifier: &str) -> String {
+    let mut out = String::with_capacity(identifier.len() + 8);
+    let mut previous: Option<char> = None;
+    for c in identifier.chars() {
+        if c == '_' || c == '-' || c == '.' || c == '/' || c.is_whitespace() {
+            if !out.ends_with(' ') && !out.is_empty() {
+                out.push(' ');
+            }
+            previous = None;
+            continue;
+        }
+        if let Some(p) = previous {
+            if c.is_uppercase() && p.is_lowercase() && !out.ends_with(' ') {
+                out.push(' ');
+            }
+        }
+        out.extend(c.to_lowercase());
+        previous = Some(c);
+    }
+    out.trim_end().to_string()
+}
+
+#[cfg(test)]
+mod text_tests {
+    use super::*;
+
+    #[test]
+    fn tool_text_splits_identifiers() {
+        assert_eq!(
+            tool_text("getUserProfile", "Returns a profile.", &["user_id", "include-fields"]),
+            "get user profile: Returns a profile. Parameters: user id, include fields"
+        );
+        assert_eq!(tool_text("send_email", "", &[]), "send email");
+        assert_eq!(tool_text("HTTPGet", " Fetch ", &["url"]), "httpget: Fetch. Parameters: url");
+        assert_eq!(tool_text("", "", &[]), "");
+    }
+}
