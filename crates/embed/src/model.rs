@@ -17,8 +17,8 @@ pub const MAX_POSITIONS: usize = 512;
 const QKV: usize = 3 * HIDDEN;
 
 struct Linear {
-    /// Row-major [out, in], as stored by PyTorch.
-    weight: Vec<f32>,
+    /// Weight packed by Linear::new (PyTorch stores it row-major [out, in]).
+    panels: Vec<f32>,
     bias: Vec<f32>,
     inputs: usize,
     outputs: usize,
@@ -39,6 +39,36 @@ struct Layer {
     output_norm: LayerNorm,
 }
 
+/// Which compute kernels run: chosen once per call from the CPU's features.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Kernel {
+    Portable,
+    Avx2,
+    Avx512,
+}
+
+impl Kernel {
+    pub(crate) fn detect() -> Kernel {
+        [Kernel::Avx512, Kernel::Avx2].into_iter().find(|k| k.supported()).unwrap_or(Kernel::Portable)
+    }
+
+    pub(crate) fn supported(self) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let avx2 = std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma");
+            match self {
+                Kernel::Portable => true,
+                Kernel::Avx2 => avx2,
+                Kernel::Avx512 => avx2 && std::is_x86_feature_detected!("avx512f"),
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            self == Kernel::Portable
+        }
+    }
+}
+
 pub struct Bert {
     word_embeddings: Vec<f32>,
     position_embeddings: Vec<f32>,
@@ -48,6 +78,8 @@ pub struct Bert {
     eps: f32,
     vocab_size: usize,
 }
+// The linear kernels work on panels of PANEL outputs; attention on 8 lanes.
+const _: () = assert!(HIDDEN % PANEL == 0 && INTERMEDIATE % PANEL == 0 && QKV % PANEL == 0 && HEAD_DIM % 8 == 0);
 
 /// Scratch buffers reused across layers of one batch.
 #[derive(Default)]
@@ -63,13 +95,12 @@ impl Bert {
     pub fn from_safetensors(bytes: &[u8], vocab_size: usize, eps: f32) -> Result<Bert, EmbedError> {
         let tensors = SafeTensors::deserialize(bytes).map_err(|e| EmbedError::Invalid(format!("model.safetensors: {e}")))?;
         let get = |name: &str, shape: &[usize]| load_tensor(&tensors, name, shape);
+        let raw = |prefix: &str, outputs: usize, inputs: usize| -> Result<(Vec<f32>, Vec<f32>), EmbedError> {
+            Ok((get(&format!("{prefix}.weight"), &[outputs, inputs])?, get(&format!("{prefix}.bias"), &[outputs])?))
+        };
         let linear = |prefix: &str, outputs: usize, inputs: usize| -> Result<Linear, EmbedError> {
-            Ok(Linear {
-                weight: get(&format!("{prefix}.weight"), &[outputs, inputs])?,
-                bias: get(&format!("{prefix}.bias"), &[outputs])?,
-                inputs,
-                outputs,
-            })
+            let (weight, bias) = raw(prefix, outputs, inputs)?;
+            Ok(Linear::new(&weight, bias, outputs, inputs))
         };
         let norm = |prefix: &str| -> Result<LayerNorm, EmbedError> {
             Ok(LayerNorm { gamma: get(&format!("{prefix}.weight"), &[HIDDEN])?, beta: get(&format!("{prefix}.bias"), &[HIDDEN])? })
@@ -78,16 +109,11 @@ impl Bert {
         for i in 0..LAYERS {
             let p = format!("encoder.layer.{i}");
             let (q, k, v) = (
-                linear(&format!("{p}.attention.self.query"), HIDDEN, HIDDEN)?,
-                linear(&format!("{p}.attention.self.key"), HIDDEN, HIDDEN)?,
-                linear(&format!("{p}.attention.self.value"), HIDDEN, HIDDEN)?,
+                raw(&format!("{p}.attention.self.query"), HIDDEN, HIDDEN)?,
+                raw(&format!("{p}.attention.self.key"), HIDDEN, HIDDEN)?,
+                raw(&format!("{p}.attention.self.value"), HIDDEN, HIDDEN)?,
             );
-            let qkv = Linear {
-                weight: [q.weight, k.weight, v.weight].concat(),
-                bias: [q.bias, k.bias, v.bias].concat(),
-                inputs: HIDDEN,
-                outputs: QKV,
-            };
+            let qkv = Linear::new(&[q.0, k.0, v.0].concat(), [q.1, k.1, v.1].concat(), QKV, HIDDEN);
             layers.push(Layer {
                 qkv,
                 attention_out: linear(&format!("{p}.attention.output.dense"), HIDDEN, HIDDEN)?,
@@ -117,26 +143,48 @@ impl Bert {
     /// must be < vocab size and every sequence at most MAX_POSITIONS long
     /// (the tokenizer guarantees both; checked anyway).
     pub fn encode(&self, sequences: &[Vec<u32>]) -> Vec<[f32; HIDDEN]> {
+        self.encode_kernel(sequences, Kernel::detect())
+    }
+
+    /// `encode` on a given kernel; an unsupported one falls back to Portable.
+    pub(crate) fn encode_kernel(&self, sequences: &[Vec<u32>], kernel: Kernel) -> Vec<[f32; HIDDEN]> {
+        #[cfg(target_arch = "x86_64")]
+        if kernel != Kernel::Portable && kernel.supported() {
+            // SAFETY: the CPU has AVX2 + FMA (and AVX-512F for Kernel::Avx512).
+            return unsafe { self.encode_avx2(sequences, kernel) };
+        }
+        self.encode_with::<false>(sequences, Kernel::Portable)
+    }
+
+    /// The same code compiled for AVX2 + FMA (the helpers below are inlined
+    /// into it); the dense layers and attention use explicit SIMD kernels.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn encode_avx2(&self, sequences: &[Vec<u32>], kernel: Kernel) -> Vec<[f32; HIDDEN]> {
+        self.encode_with::<true>(sequences, kernel)
+    }
+
+    #[inline(always)]
+    fn encode_with<const FMA: bool>(&self, sequences: &[Vec<u32>], kernel: Kernel) -> Vec<[f32; HIDDEN]> {
         let mut scratch = Scratch::default();
-        let total: usize = sequences.iter().map(Vec::len).sum();
+        let lengths: Vec<usize> = sequences.iter().map(|s| s.len().min(MAX_POSITIONS)).collect();
+        let total: usize = lengths.iter().sum();
         let mut x = vec![0f32; total * HIDDEN];
-        let mut offset = 0;
-        for seq in sequences {
-            for (pos, &id) in seq.iter().enumerate().take(MAX_POSITIONS) {
+        let mut rows = x.chunks_exact_mut(HIDDEN);
+        for (seq, &n) in sequences.iter().zip(&lengths) {
+            for (pos, &id) in seq[..n].iter().enumerate() {
                 let id = if (id as usize) < self.vocab_size { id as usize } else { 0 };
-                let row = &mut x[(offset + pos) * HIDDEN..(offset + pos + 1) * HIDDEN];
+                let row = rows.next().expect("one row per token");
                 let word = &self.word_embeddings[id * HIDDEN..(id + 1) * HIDDEN];
                 let position = &self.position_embeddings[pos * HIDDEN..(pos + 1) * HIDDEN];
-                for i in 0..HIDDEN {
-                    row[i] = word[i] + position[i] + self.token_type0[i];
+                for (((r, w), p), t) in row.iter_mut().zip(word).zip(position).zip(&self.token_type0) {
+                    *r = w + p + t;
                 }
             }
-            offset += seq.len();
         }
         layer_norm(&mut x, &self.embedding_norm, self.eps);
-        let lengths: Vec<usize> = sequences.iter().map(|s| s.len().min(MAX_POSITIONS)).collect();
         for layer in &self.layers {
-            self.layer_forward(layer, &mut x, total, &lengths, &mut scratch);
+            layer_forward::<FMA>(layer, &mut x, total, &lengths, &mut scratch, self.eps, kernel);
         }
         let mut out = Vec::with_capacity(sequences.len());
         let mut offset = 0;
@@ -156,56 +204,314 @@ impl Bert {
         }
         out
     }
+}
 
-    fn layer_forward(&self, layer: &Layer, x: &mut [f32], total: usize, lengths: &[usize], s: &mut Scratch) {
-        s.qkv.resize(total * QKV, 0.0);
-        linear(x, total, &layer.qkv, &mut s.qkv);
-        s.context.resize(total * HIDDEN, 0.0);
-        let scale = 1.0 / (HEAD_DIM as f32).sqrt();
-        let mut offset = 0;
-        for &n in lengths {
-            s.scores.resize(n * n, 0.0);
-            for h in 0..HEADS {
-                let q = &s.qkv[offset * QKV + h * HEAD_DIM..];
-                let k = &s.qkv[offset * QKV + HIDDEN + h * HEAD_DIM..];
-                let v = &s.qkv[offset * QKV + 2 * HIDDEN + h * HEAD_DIM..];
-                // scores = scale * Q_h K_h^T  ([n, n])
-                unsafe {
-                    matrixmultiply::sgemm(
-                        n, HEAD_DIM, n, scale,
-                        q.as_ptr(), QKV as isize, 1,
-                        k.as_ptr(), 1, QKV as isize,
-                        0.0, s.scores.as_mut_ptr(), n as isize, 1,
-                    );
-                }
-                for row in s.scores.chunks_exact_mut(n) {
-                    softmax(row);
-                }
-                // context_h = P V_h  ([n, HEAD_DIM] into the head's columns)
-                let ctx = &mut s.context[offset * HIDDEN + h * HEAD_DIM..];
-                unsafe {
-                    matrixmultiply::sgemm(
-                        n, n, HEAD_DIM, 1.0,
-                        s.scores.as_ptr(), n as isize, 1,
-                        v.as_ptr(), QKV as isize, 1,
-                        0.0, ctx.as_mut_ptr(), HIDDEN as isize, 1,
-                    );
+#[inline(always)]
+fn layer_forward<const FMA: bool>(layer: &Layer, x: &mut [f32], total: usize, lengths: &[usize], s: &mut Scratch, eps: f32, kernel: Kernel) {
+    s.qkv.resize(total * QKV, 0.0);
+    linear::<FMA>(x, total, &layer.qkv, &mut s.qkv, kernel);
+    s.context.resize(total * HIDDEN, 0.0);
+    let mut offset = 0;
+    for &n in lengths {
+        attention::<FMA>(&s.qkv[offset * QKV..(offset + n) * QKV], n, &mut s.scores, &mut s.context[offset * HIDDEN..(offset + n) * HIDDEN]);
+        offset += n;
+    }
+    s.hidden.resize(total * HIDDEN, 0.0);
+    linear::<FMA>(&s.context, total, &layer.attention_out, &mut s.hidden, kernel);
+    add_assign(x, &s.hidden);
+    layer_norm(x, &layer.attention_norm, eps);
+    s.intermediate.resize(total * INTERMEDIATE, 0.0);
+    linear::<FMA>(x, total, &layer.intermediate, &mut s.intermediate, kernel);
+    for v in &mut s.intermediate {
+        *v = gelu(*v);
+    }
+    linear::<FMA>(&s.intermediate, total, &layer.output, &mut s.hidden, kernel);
+    add_assign(x, &s.hidden);
+    layer_norm(x, &layer.output_norm, eps);
+}
+
+/// Multi-head self-attention of one sequence of `n` tokens: `qkv` holds its
+/// [n, 3 * HIDDEN] projections, `context` receives [n, HIDDEN].
+#[inline(always)]
+fn attention<const FMA: bool>(qkv: &[f32], n: usize, scores: &mut Vec<f32>, context: &mut [f32]) {
+    let scale = 1.0 / (HEAD_DIM as f32).sqrt();
+    scores.resize(n, 0.0);
+    assert!(qkv.len() >= n * QKV && context.len() >= n * HIDDEN);
+    #[cfg(target_arch = "x86_64")]
+    if FMA {
+        // SAFETY: FMA is only true inside encode_avx2; bounds asserted above.
+        unsafe { simd::attention_avx2(qkv.as_ptr(), n, scores, context.as_mut_ptr(), scale) };
+        return;
+    }
+    for h in 0..HEADS {
+        let head = h * HEAD_DIM..(h + 1) * HEAD_DIM;
+        for i in 0..n {
+            let q: &[f32; HEAD_DIM] = qkv[i * QKV..][head.clone()].try_into().unwrap();
+            for (j, score) in scores.iter_mut().enumerate() {
+                let k: &[f32; HEAD_DIM] = qkv[j * QKV + HIDDEN..][head.clone()].try_into().unwrap();
+                *score = dot8::<FMA>(q, k) * scale;
+            }
+            softmax(scores);
+            let out: &mut [f32; HEAD_DIM] = (&mut context[i * HIDDEN..][head.clone()]).try_into().unwrap();
+            *out = [0.0; HEAD_DIM];
+            for (j, &p) in scores.iter().enumerate() {
+                let v: &[f32; HEAD_DIM] = qkv[j * QKV + 2 * HIDDEN..][head.clone()].try_into().unwrap();
+                for (o, vv) in out.iter_mut().zip(v) {
+                    *o = madd::<FMA>(p, *vv, *o);
                 }
             }
-            offset += n;
         }
-        s.hidden.resize(total * HIDDEN, 0.0);
-        linear(&s.context, total, &layer.attention_out, &mut s.hidden);
-        add_assign(x, &s.hidden);
-        layer_norm(x, &layer.attention_norm, self.eps);
-        s.intermediate.resize(total * INTERMEDIATE, 0.0);
-        linear(x, total, &layer.intermediate, &mut s.intermediate);
-        for v in &mut s.intermediate {
-            *v = gelu(*v);
+    }
+}
+
+#[inline(always)]
+fn madd<const FMA: bool>(a: f32, b: f32, c: f32) -> f32 {
+    // mul_add is one instruction only where FMA is enabled (else a libm call).
+    if FMA {
+        a.mul_add(b, c)
+    } else {
+        a * b + c
+    }
+}
+
+/// Dot product with 8 independent lanes (vectorizes; fixed summation order,
+/// so results are deterministic).
+#[inline(always)]
+fn dot8<const FMA: bool>(a: &[f32], b: &[f32]) -> f32 {
+    let mut acc = [0f32; 8];
+    for (ca, cb) in a.chunks_exact(8).zip(b.chunks_exact(8)) {
+        for l in 0..8 {
+            acc[l] = madd::<FMA>(ca[l], cb[l], acc[l]);
         }
-        linear(&s.intermediate, total, &layer.output, &mut s.hidden);
-        add_assign(x, &s.hidden);
-        layer_norm(x, &layer.output_norm, self.eps);
+    }
+    hsum(&acc)
+}
+
+#[inline(always)]
+fn hsum(acc: &[f32; 8]) -> f32 {
+    (acc[0] + acc[4]) + (acc[1] + acc[5]) + ((acc[2] + acc[6]) + (acc[3] + acc[7]))
+}
+
+/// Output columns per packed weight panel.
+const PANEL: usize = 32;
+/// Input rows per tile: a tile of activations (up to 96 x 1536 floats) stays
+/// in L2 while every weight panel passes over it.
+const ROW_TILE: usize = 96; // a multiple of 12 (the AVX-512 block) and 3 (AVX2)
+
+impl Linear {
+    /// Packs a row-major [outputs, inputs] weight into panels of PANEL output
+    /// columns, [outputs / PANEL][inputs][PANEL]: the kernels then read one
+    /// contiguous vector of outputs per input.
+    fn new(weight: &[f32], bias: Vec<f32>, outputs: usize, inputs: usize) -> Linear {
+        let mut panels = vec![0f32; outputs * inputs];
+        for o in 0..outputs {
+            let (p, c) = (o / PANEL, o % PANEL);
+            for i in 0..inputs {
+                panels[(p * inputs + i) * PANEL + c] = weight[o * inputs + i];
+            }
+        }
+        Linear { panels, bias, inputs, outputs }
+    }
+}
+
+/// out = x W^T + b for `rows` rows of x.
+#[inline(always)]
+fn linear<const FMA: bool>(x: &[f32], rows: usize, lin: &Linear, out: &mut [f32], kernel: Kernel) {
+    let (k, m) = (lin.inputs, lin.outputs);
+    assert!(x.len() >= rows * k && out.len() >= rows * m && lin.panels.len() == m * k && lin.bias.len() == m);
+    #[cfg(target_arch = "x86_64")]
+    if FMA {
+        // SAFETY: FMA is only true inside encode_avx2, which runs only for a
+        // supported kernel (AVX2 + FMA, plus AVX-512F for Avx512). Bounds
+        // asserted above.
+        unsafe {
+            if kernel == Kernel::Avx512 {
+                simd::linear_avx512(x.as_ptr(), rows, lin, out.as_mut_ptr());
+            } else {
+                simd::linear_avx2(x.as_ptr(), rows, lin, out.as_mut_ptr());
+            }
+        }
+        return;
+    }
+    for t0 in (0..rows).step_by(ROW_TILE) {
+        let t1 = (t0 + ROW_TILE).min(rows);
+        for p in 0..m / PANEL {
+            let panel = &lin.panels[p * k * PANEL..(p + 1) * k * PANEL];
+            let bias = &lin.bias[p * PANEL..(p + 1) * PANEL];
+            for t in t0..t1 {
+                let mut acc = [0f32; PANEL];
+                acc.copy_from_slice(bias);
+                for (xi, w) in x[t * k..(t + 1) * k].iter().zip(panel.chunks_exact(PANEL)) {
+                    for (a, wv) in acc.iter_mut().zip(w) {
+                        *a = madd::<FMA>(*xi, *wv, *a);
+                    }
+                }
+                out[t * m + p * PANEL..t * m + (p + 1) * PANEL].copy_from_slice(&acc);
+            }
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod simd {
+    use std::arch::x86_64::*;
+
+    use super::{softmax, Linear, HEADS, HEAD_DIM, HIDDEN, PANEL, QKV, ROW_TILE};
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn hsum8(v: __m256) -> f32 {
+        let s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps::<1>(v));
+        let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+        let s = _mm_add_ss(s, _mm_shuffle_ps::<1>(s, s));
+        _mm_cvtss_f32(s)
+    }
+
+    /// Attention of one sequence: per head, scores of 32-dim q.k (4 vectors),
+    /// softmax, then the weighted sum of values kept in 4 registers.
+    /// Caller: AVX2 + FMA present; qkv has n * QKV floats, context n * HIDDEN,
+    /// scores n.
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn attention_avx2(qkv: *const f32, n: usize, scores: &mut [f32], context: *mut f32, scale: f32) {
+        const _: () = assert!(HEAD_DIM == 32);
+        for h in 0..HEADS {
+            let col = h * HEAD_DIM;
+            for i in 0..n {
+                let q = qkv.add(i * QKV + col);
+                let q = [_mm256_loadu_ps(q), _mm256_loadu_ps(q.add(8)), _mm256_loadu_ps(q.add(16)), _mm256_loadu_ps(q.add(24))];
+                for (j, score) in scores.iter_mut().enumerate() {
+                    let k = qkv.add(j * QKV + HIDDEN + col);
+                    let a = _mm256_fmadd_ps(q[0], _mm256_loadu_ps(k), _mm256_mul_ps(q[1], _mm256_loadu_ps(k.add(8))));
+                    let b = _mm256_fmadd_ps(q[2], _mm256_loadu_ps(k.add(16)), _mm256_mul_ps(q[3], _mm256_loadu_ps(k.add(24))));
+                    *score = hsum8(_mm256_add_ps(a, b)) * scale;
+                }
+                softmax(scores);
+                let mut acc = [_mm256_setzero_ps(); 4];
+                for (j, &p) in scores.iter().enumerate() {
+                    let v = qkv.add(j * QKV + 2 * HIDDEN + col);
+                    let pv = _mm256_set1_ps(p);
+                    for (d, a) in acc.iter_mut().enumerate() {
+                        *a = _mm256_fmadd_ps(pv, _mm256_loadu_ps(v.add(8 * d)), *a);
+                    }
+                }
+                let out = context.add(i * HIDDEN + col);
+                for (d, a) in acc.iter().enumerate() {
+                    _mm256_storeu_ps(out.add(8 * d), *a);
+                }
+            }
+        }
+    }
+
+    /// R rows x 32 outputs with 16-lane vectors: 2R accumulators, one
+    /// broadcast per row and two panel loads per input.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn block_avx512<const R: usize>(x: *const f32, k: usize, panel: *const f32, bias: *const f32, out: *mut f32, m: usize) {
+        let mut lo = [_mm512_loadu_ps(bias); R];
+        let mut hi = [_mm512_loadu_ps(bias.add(16)); R];
+        for i in 0..k {
+            let w0 = _mm512_loadu_ps(panel.add(i * PANEL));
+            let w1 = _mm512_loadu_ps(panel.add(i * PANEL + 16));
+            for r in 0..R {
+                let v = _mm512_set1_ps(*x.add(r * k + i));
+                lo[r] = _mm512_fmadd_ps(v, w0, lo[r]);
+                hi[r] = _mm512_fmadd_ps(v, w1, hi[r]);
+            }
+        }
+        for r in 0..R {
+            _mm512_storeu_ps(out.add(r * m), lo[r]);
+            _mm512_storeu_ps(out.add(r * m + 16), hi[r]);
+        }
+    }
+
+    /// Caller: AVX-512F present; x holds rows * inputs and out rows * outputs floats.
+    #[target_feature(enable = "avx512f")]
+    pub unsafe fn linear_avx512(x: *const f32, rows: usize, lin: &Linear, out: *mut f32) {
+        let (k, m) = (lin.inputs, lin.outputs);
+        for t0 in (0..rows).step_by(ROW_TILE) {
+            let t1 = (t0 + ROW_TILE).min(rows);
+            for p in 0..m / PANEL {
+                let panel = lin.panels.as_ptr().add(p * k * PANEL);
+                let bias = lin.bias.as_ptr().add(p * PANEL);
+                let mut t = t0;
+                // Up to 12 rows per block (24 accumulators): a short query
+                // passes over each weight panel once.
+                while t + 12 <= t1 {
+                    block_avx512::<12>(x.add(t * k), k, panel, bias, out.add(t * m + p * PANEL), m);
+                    t += 12;
+                }
+                let (xt, ot) = (x.add(t * k), out.add(t * m + p * PANEL));
+                match t1 - t {
+                    11 => block_avx512::<11>(xt, k, panel, bias, ot, m),
+                    10 => block_avx512::<10>(xt, k, panel, bias, ot, m),
+                    9 => block_avx512::<9>(xt, k, panel, bias, ot, m),
+                    8 => block_avx512::<8>(xt, k, panel, bias, ot, m),
+                    7 => block_avx512::<7>(xt, k, panel, bias, ot, m),
+                    6 => block_avx512::<6>(xt, k, panel, bias, ot, m),
+                    5 => block_avx512::<5>(xt, k, panel, bias, ot, m),
+                    4 => block_avx512::<4>(xt, k, panel, bias, ot, m),
+                    3 => block_avx512::<3>(xt, k, panel, bias, ot, m),
+                    2 => block_avx512::<2>(xt, k, panel, bias, ot, m),
+                    1 => block_avx512::<1>(xt, k, panel, bias, ot, m),
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    /// R rows x 32 outputs with 8-lane vectors: 4R accumulators.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn block_avx2<const R: usize>(x: *const f32, k: usize, panel: *const f32, bias: *const f32, out: *mut f32, m: usize) {
+        let mut acc = [[_mm256_setzero_ps(); 4]; R];
+        for row in acc.iter_mut() {
+            for (j, a) in row.iter_mut().enumerate() {
+                *a = _mm256_loadu_ps(bias.add(8 * j));
+            }
+        }
+        for i in 0..k {
+            let w = [
+                _mm256_loadu_ps(panel.add(i * PANEL)),
+                _mm256_loadu_ps(panel.add(i * PANEL + 8)),
+                _mm256_loadu_ps(panel.add(i * PANEL + 16)),
+                _mm256_loadu_ps(panel.add(i * PANEL + 24)),
+            ];
+            for r in 0..R {
+                let v = _mm256_set1_ps(*x.add(r * k + i));
+                for j in 0..4 {
+                    acc[r][j] = _mm256_fmadd_ps(v, w[j], acc[r][j]);
+                }
+            }
+        }
+        for r in 0..R {
+            for j in 0..4 {
+                _mm256_storeu_ps(out.add(r * m + 8 * j), acc[r][j]);
+            }
+        }
+    }
+
+    /// Caller: AVX2 + FMA present; sizes as for linear_avx512.
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn linear_avx2(x: *const f32, rows: usize, lin: &Linear, out: *mut f32) {
+        let (k, m) = (lin.inputs, lin.outputs);
+        for t0 in (0..rows).step_by(ROW_TILE) {
+            let t1 = (t0 + ROW_TILE).min(rows);
+            for p in 0..m / PANEL {
+                let panel = lin.panels.as_ptr().add(p * k * PANEL);
+                let bias = lin.bias.as_ptr().add(p * PANEL);
+                let mut t = t0;
+                while t + 3 <= t1 {
+                    block_avx2::<3>(x.add(t * k), k, panel, bias, out.add(t * m + p * PANEL), m);
+                    t += 3;
+                }
+                let (xt, ot) = (x.add(t * k), out.add(t * m + p * PANEL));
+                match t1 - t {
+                    2 => block_avx2::<2>(xt, k, panel, bias, ot, m),
+                    1 => block_avx2::<1>(xt, k, panel, bias, ot, m),
+                    _ => {}
+                }
+            }
+        }
     }
 }
 
@@ -249,32 +555,27 @@ fn f16_to_f32(h: u16) -> f32 {
     f32::from_bits(bits)
 }
 
-/// out = x W^T + b for `rows` rows.
-fn linear(x: &[f32], rows: usize, lin: &Linear, out: &mut [f32]) {
-    debug_assert!(x.len() >= rows * lin.inputs && out.len() >= rows * lin.outputs);
-    for row in out[..rows * lin.outputs].chunks_exact_mut(lin.outputs) {
-        row.copy_from_slice(&lin.bias);
-    }
-    unsafe {
-        matrixmultiply::sgemm(
-            rows, lin.inputs, lin.outputs, 1.0,
-            x.as_ptr(), lin.inputs as isize, 1,
-            lin.weight.as_ptr(), 1, lin.inputs as isize,
-            1.0, out.as_mut_ptr(), lin.outputs as isize, 1,
-        );
-    }
-}
-
 fn add_assign(x: &mut [f32], y: &[f32]) {
     for (a, b) in x.iter_mut().zip(y) {
         *a += b;
     }
 }
 
+/// Sum in 8 lanes (a plain f32 sum is one serial chain; this vectorizes).
+#[inline(always)]
+fn lane_sum(values: impl Iterator<Item = f32>) -> f32 {
+    let mut acc = [0f32; 8];
+    for (i, v) in values.enumerate() {
+        acc[i % 8] += v;
+    }
+    hsum(&acc)
+}
+
+#[inline(always)]
 fn layer_norm(x: &mut [f32], norm: &LayerNorm, eps: f32) {
     for row in x.chunks_exact_mut(HIDDEN) {
-        let mean = row.iter().sum::<f32>() / HIDDEN as f32;
-        let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / HIDDEN as f32;
+        let mean = lane_sum(row.iter().copied()) / HIDDEN as f32;
+        let var = lane_sum(row.iter().map(|v| (v - mean) * (v - mean))) / HIDDEN as f32;
         let inv = 1.0 / (var + eps).sqrt();
         for ((v, g), b) in row.iter_mut().zip(&norm.gamma).zip(&norm.beta) {
             *v = (*v - mean) * inv * g + b;
@@ -305,17 +606,17 @@ fn gelu(x: f32) -> f32 {
 fn erf(x: f32) -> f32 {
     let x = x.clamp(-4.0, 4.0);
     let x2 = x * x;
-    let mut p = x2.mul_add(-2.726_142_3e-10, 2.770_681_4e-8);
-    p = x2.mul_add(p, -2.101_024e-6);
-    p = x2.mul_add(p, -5.692_506_4e-5);
-    p = x2.mul_add(p, -7.349_906e-4);
-    p = x2.mul_add(p, -2.954_6e-3);
-    p = x2.mul_add(p, -1.609_603_3e-2);
+    let mut p = x2 * -2.726_142_3e-10 + 2.770_681_4e-8;
+    p = x2 * p - 2.101_024e-6;
+    p = x2 * p - 5.692_506_4e-5;
+    p = x2 * p - 7.349_906e-4;
+    p = x2 * p - 2.954_6e-3;
+    p = x2 * p - 1.609_603_3e-2;
     p *= x;
-    let mut q = x2.mul_add(-1.456_607_2e-5, -2.133_740_6e-4);
-    q = x2.mul_add(q, -1.682_827e-3);
-    q = x2.mul_add(q, -7.373_329e-3);
-    q = x2.mul_add(q, -1.426_473_9e-2);
+    let mut q = x2 * -1.456_607_2e-5 - 2.133_740_6e-4;
+    q = x2 * q - 1.682_827e-3;
+    q = x2 * q - 7.373_329e-3;
+    q = x2 * q - 1.426_473_9e-2;
     p / q
 }
 
@@ -355,6 +656,63 @@ mod tests {
             }
         }
         assert!(worst < 1e-6, "max erf error {worst} at {at}");
+    }
+
+    /// A full-size encoder with pseudo-random weights (small vocabulary).
+    fn random_bert() -> Bert {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move |scale: f32| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            ((state >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * scale
+        };
+        let mut values = |n: usize, scale: f32| (0..n).map(|_| next(scale)).collect::<Vec<f32>>();
+        let norm = |values: &mut dyn FnMut(usize, f32) -> Vec<f32>| LayerNorm {
+            gamma: values(HIDDEN, 0.2).iter().map(|g| 1.0 + g).collect(),
+            beta: values(HIDDEN, 0.1),
+        };
+        let layers = (0..LAYERS)
+            .map(|_| Layer {
+                qkv: Linear::new(&values(QKV * HIDDEN, 0.2), values(QKV, 0.1), QKV, HIDDEN),
+                attention_out: Linear::new(&values(HIDDEN * HIDDEN, 0.2), values(HIDDEN, 0.1), HIDDEN, HIDDEN),
+                attention_norm: norm(&mut values),
+                intermediate: Linear::new(&values(INTERMEDIATE * HIDDEN, 0.2), values(INTERMEDIATE, 0.1), INTERMEDIATE, HIDDEN),
+                output: Linear::new(&values(HIDDEN * INTERMEDIATE, 0.1), values(HIDDEN, 0.1), HIDDEN, INTERMEDIATE),
+                output_norm: norm(&mut values),
+            })
+            .collect();
+        Bert {
+            word_embeddings: values(100 * HIDDEN, 2.0),
+            position_embeddings: values(MAX_POSITIONS * HIDDEN, 1.0),
+            token_type0: values(HIDDEN, 0.5),
+            embedding_norm: norm(&mut values),
+            layers,
+            eps: 1e-12,
+            vocab_size: 100,
+        }
+    }
+
+    /// The SIMD kernels compute what the portable code does (every row and
+    /// block remainder: sequences of 1..=40 tokens in one batch).
+    #[test]
+    fn kernels_agree() {
+        let bert = random_bert();
+        let sequences: Vec<Vec<u32>> = (1..=40u32).map(|n| (0..n).map(|i| (i * 7 + n) % 100).collect()).collect();
+        let portable = bert.encode_kernel(&sequences, Kernel::Portable);
+        for kernel in [Kernel::Avx2, Kernel::Avx512] {
+            if !kernel.supported() {
+                eprintln!("{kernel:?} not supported on this CPU: not compared");
+                continue;
+            }
+            let fast = bert.encode_kernel(&sequences, kernel);
+            for (a, b) in portable.iter().zip(&fast) {
+                let cos: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+                assert!(cos > 0.99999, "{kernel:?} cosine {cos}");
+            }
+        }
+        // Out-of-range ids are clamped, not a panic.
+        assert_eq!(bert.encode(&[vec![5000, 1]]).len(), 1);
     }
 
     #[test]
