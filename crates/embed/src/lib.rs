@@ -240,6 +240,13 @@ fn identifier_words(identifier: &str) -> String {
 mod text_tests {
     use super::*;
 
+    /// The lead shares one encoder across worker threads.
+    #[test]
+    fn encoder_is_send_and_sync() {
+        fn shareable<T: Send + Sync>() {}
+        shareable::<Encoder>();
+    }
+
     #[test]
     fn tool_text_splits_identifiers() {
         assert_eq!(

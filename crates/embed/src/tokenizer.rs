@@ -108,7 +108,7 @@ impl WordPiece {
     fn encode_plain(&self, text: &str, budget: usize, ids: &mut Vec<u32>) {
         let mut word = String::new();
         for raw in text.chars() {
-            if ids.len() - 1 >= budget {
+            if ids.len() > budget {
                 return;
             }
             // BertNormalizer clean_text: drop NUL, U+FFFD and control
