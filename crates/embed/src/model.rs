@@ -433,27 +433,29 @@ mod simd {
             for p in 0..m / PANEL {
                 let panel = lin.panels.as_ptr().add(p * k * PANEL);
                 let bias = lin.bias.as_ptr().add(p * PANEL);
+                // Blocks of at most 12 rows (24 accumulators), balanced so a
+                // 13-token query runs as 7 + 6 rows, not 12 + 1 (a one-row
+                // block is bound by FMA latency, not throughput).
+                let blocks = (t1 - t0).div_ceil(12);
                 let mut t = t0;
-                // Up to 12 rows per block (24 accumulators): a short query
-                // passes over each weight panel once.
-                while t + 12 <= t1 {
-                    block_avx512::<12>(x.add(t * k), k, panel, bias, out.add(t * m + p * PANEL), m);
-                    t += 12;
-                }
-                let (xt, ot) = (x.add(t * k), out.add(t * m + p * PANEL));
-                match t1 - t {
-                    11 => block_avx512::<11>(xt, k, panel, bias, ot, m),
-                    10 => block_avx512::<10>(xt, k, panel, bias, ot, m),
-                    9 => block_avx512::<9>(xt, k, panel, bias, ot, m),
-                    8 => block_avx512::<8>(xt, k, panel, bias, ot, m),
-                    7 => block_avx512::<7>(xt, k, panel, bias, ot, m),
-                    6 => block_avx512::<6>(xt, k, panel, bias, ot, m),
-                    5 => block_avx512::<5>(xt, k, panel, bias, ot, m),
-                    4 => block_avx512::<4>(xt, k, panel, bias, ot, m),
-                    3 => block_avx512::<3>(xt, k, panel, bias, ot, m),
-                    2 => block_avx512::<2>(xt, k, panel, bias, ot, m),
-                    1 => block_avx512::<1>(xt, k, panel, bias, ot, m),
-                    _ => {}
+                for b in 0..blocks {
+                    let rows = (t1 - t) / (blocks - b) + usize::from((t1 - t) % (blocks - b) != 0);
+                    let (xt, ot) = (x.add(t * k), out.add(t * m + p * PANEL));
+                    match rows {
+                        12 => block_avx512::<12>(xt, k, panel, bias, ot, m),
+                        11 => block_avx512::<11>(xt, k, panel, bias, ot, m),
+                        10 => block_avx512::<10>(xt, k, panel, bias, ot, m),
+                        9 => block_avx512::<9>(xt, k, panel, bias, ot, m),
+                        8 => block_avx512::<8>(xt, k, panel, bias, ot, m),
+                        7 => block_avx512::<7>(xt, k, panel, bias, ot, m),
+                        6 => block_avx512::<6>(xt, k, panel, bias, ot, m),
+                        5 => block_avx512::<5>(xt, k, panel, bias, ot, m),
+                        4 => block_avx512::<4>(xt, k, panel, bias, ot, m),
+                        3 => block_avx512::<3>(xt, k, panel, bias, ot, m),
+                        2 => block_avx512::<2>(xt, k, panel, bias, ot, m),
+                        _ => block_avx512::<1>(xt, k, panel, bias, ot, m),
+                    }
+                    t += rows;
                 }
             }
         }
