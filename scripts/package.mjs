@@ -36,8 +36,11 @@ const problems = []
 const platformNames = []
 for (const dir of readdirSync(join(root, 'npm'))) {
   const pkg = readJson(join(root, 'npm', dir, 'package.json'))
-  platformNames.push(pkg.name)
   if (pkg.version !== main.version) problems.push(`npm/${dir}/package.json: version ${pkg.version}, expected ${main.version}`)
+  // Only platform packages (those with `os`) are optionalDependencies; the model package
+  // (npm/model-minilm) is installed on its own.
+  if (!pkg.os) continue
+  platformNames.push(pkg.name)
   const wanted = main.optionalDependencies?.[pkg.name]
   if (wanted !== main.version) problems.push(`package.json: optionalDependencies["${pkg.name}"] is ${wanted}, expected ${main.version}`)
 }

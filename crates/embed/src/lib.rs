@@ -1,0 +1,260 @@
+//! Sentence encoder for hybrid ranking: all-MiniLM-L6-v2 (BERT, 6 layers,
+//! 384 dimensions) in pure Rust, as sentence-transformers runs it: WordPiece
+//! tokens (at most 256), mean pooling over the last hidden state, L2
+//! normalization.
+//!
+//! The model directory holds `config.json`, `model.safetensors` (F32, F16 or
+//! BF16) and `vocab.txt`, as the `openclaw-tool-search-model-minilm` package
+//! ships them (scripts/model-package.mjs). Files come from disk: sizes are
+//! bounded, shapes and the configuration are checked, and nothing panics on a
+//! bad file.
+
+mod model;
+mod tokenizer;
+
+use std::fs::File;
+use std::io::Read;
+use std::path::Path;
+
+use serde::Deserialize;
+
+pub use model::HIDDEN as DIM;
+
+/// sentence-transformers' max_seq_length for this model (word pieces,
+/// including [CLS] and [SEP]).
+pub const MAX_TOKENS: usize = 256;
+/// Tokens per forward batch: bounds scratch memory (the intermediate
+/// activations are 6 KiB a token) while keeping matrix products large.
+const BATCH_TOKENS: usize = 2048;
+const MAX_WEIGHTS_BYTES: u64 = 512 << 20;
+const MAX_CONFIG_BYTES: u64 = 64 << 10;
+const MAX_VOCAB_BYTES: u64 = 8 << 20;
+
+#[derive(Debug, thiserror::Error)]
+pub enum EmbedError {
+    #[error("model file {path} is missing or unreadable: {source}")]
+    Missing { path: String, source: std::io::Error },
+    #[error("model file {path} is larger than {limit} bytes")]
+    TooLarge { path: String, limit: u64 },
+    #[error("invalid model file: {0}")]
+    Invalid(String),
+    #[error("not the expected model (all-MiniLM-L6-v2 BERT shape): {0}")]
+    WrongModel(String),
+}
+
+pub struct Encoder {
+    bert: model::Bert,
+    tokenizer: tokenizer::WordPiece,
+    digest: String,
+}
+
+/// The fields of config.json that must match the forward pass.
+#[derive(Deserialize)]
+struct Config {
+    model_type: Option<String>,
+    hidden_size: usize,
+    num_hidden_layers: usize,
+    num_attention_heads: usize,
+    intermediate_size: usize,
+    max_position_embeddings: usize,
+    vocab_size: usize,
+    hidden_act: String,
+    #[serde(default = "default_eps")]
+    layer_norm_eps: f64,
+    #[serde(default)]
+    position_embedding_type: Option<String>,
+}
+
+fn default_eps() -> f64 {
+    1e-12
+}
+
+impl Encoder {
+    /// Loads config.json, vocab.txt and model.safetensors from `dir`.
+    pub fn load(dir: &Path) -> Result<Encoder, EmbedError> {
+        let config_bytes = read_bounded(&dir.join("config.json"), MAX_CONFIG_BYTES)?;
+        let vocab_bytes = read_bounded(&dir.join("vocab.txt"), MAX_VOCAB_BYTES)?;
+        let weights = read_bounded(&dir.join("model.safetensors"), MAX_WEIGHTS_BYTES)?;
+
+        let config: Config = serde_json::from_slice(&config_bytes)
+            .map_err(|e| EmbedError::Invalid(format!("config.json: {e}")))?;
+        check_config(&config)?;
+        let vocab_text = std::str::from_utf8(&vocab_bytes)
+            .map_err(|_| EmbedError::Invalid("vocab.txt is not UTF-8".into()))?;
+        let tokenizer = tokenizer::WordPiece::from_vocab_text(vocab_text)?;
+        if tokenizer.vocab_len() != config.vocab_size {
+            return Err(EmbedError::WrongModel(format!(
+                "vocab.txt has {} tokens, config.json says {}",
+                tokenizer.vocab_len(),
+                config.vocab_size
+            )));
+        }
+        let bert = model::Bert::from_safetensors(&weights, config.vocab_size, config.layer_norm_eps as f32)?;
+
+        // Everything that changes the vectors, length-prefixed.
+        let mut hasher = blake3::Hasher::new();
+        for part in [&config_bytes, &vocab_bytes, &weights] {
+            hasher.update(&(part.len() as u64).to_le_bytes());
+            hasher.update(part);
+        }
+        hasher.update(&(MAX_TOKENS as u64).to_le_bytes());
+        let digest = hasher.finalize().to_hex().to_string();
+        Ok(Encoder { bert, tokenizer, digest })
+    }
+
+    /// L2-normalized vectors of `texts`, truncated to MAX_TOKENS word pieces.
+    pub fn embed(&self, texts: &[&str]) -> Vec<[f32; DIM]> {
+        self.embed_truncated(texts, MAX_TOKENS)
+    }
+
+    /// As `embed`, with at most `max_tokens` word pieces per text (including
+    /// [CLS] and [SEP]; clamped to 2..=MAX_TOKENS). Shorter limits trade
+    /// fidelity on long texts for speed.
+    pub fn embed_truncated(&self, texts: &[&str], max_tokens: usize) -> Vec<[f32; DIM]> {
+        let max_tokens = max_tokens.clamp(2, MAX_TOKENS);
+        let sequences: Vec<Vec<u32>> = texts.iter().map(|t| self.tokenizer.encode(t, max_tokens)).collect();
+        let mut out = Vec::with_capacity(texts.len());
+        let mut start = 0;
+        while start < sequences.len() {
+            let mut end = start;
+            let mut tokens = 0;
+            while end < sequences.len() && (end == start || tokens + sequences[end].len() <= BATCH_TOKENS) {
+                tokens += sequences[end].len();
+                end += 1;
+            }
+            out.extend(self.bert.encode(&sequences[start..end]));
+            start = end;
+        }
+        out
+    }
+
+    /// Token ids as the model sees them (for tests and diagnostics).
+    pub fn token_ids(&self, text: &str, max_tokens: usize) -> Vec<u32> {
+        self.tokenizer.encode(text, max_tokens.clamp(2, MAX_TOKENS))
+    }
+
+    /// Hex BLAKE3 digest of the model files and the token limit: vectors
+    /// cached under one digest are valid for any encoder with the same digest.
+    pub fn model_digest(&self) -> &str {
+        &self.digest
+    }
+}
+
+/// Cosine of two L2-normalized vectors.
+pub fn cosine(a: &[f32; DIM], b: &[f32; DIM]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+fn check_config(c: &Config) -> Result<(), EmbedError> {
+    let expect = |what: &str, got: usize, want: usize| {
+        if got == want {
+            Ok(())
+        } else {
+            Err(EmbedError::WrongModel(format!("config.json {what} is {got}, expected {want}")))
+        }
+    };
+    if c.model_type.as_deref().is_some_and(|t| t != "bert") {
+        return Err(EmbedError::WrongModel(format!("config.json model_type is {:?}, expected bert", c.model_type)));
+    }
+    if c.hidden_act != "gelu" {
+        return Err(EmbedError::WrongModel(format!("config.json hidden_act is {}, expected gelu", c.hidden_act)));
+    }
+    if c.position_embedding_type.as_deref().is_some_and(|t| t != "absolute") {
+        return Err(EmbedError::WrongModel("config.json position_embedding_type is not absolute".into()));
+    }
+    if !(c.layer_norm_eps > 0.0 && c.layer_norm_eps < 1e-3) {
+        return Err(EmbedError::Invalid(format!("config.json layer_norm_eps {} is out of range", c.layer_norm_eps)));
+    }
+    expect("hidden_size", c.hidden_size, model::HIDDEN)?;
+    expect("num_hidden_layers", c.num_hidden_layers, model::LAYERS)?;
+    expect("num_attention_heads", c.num_attention_heads, model::HEADS)?;
+    expect("intermediate_size", c.intermediate_size, model::INTERMEDIATE)?;
+    expect("max_position_embeddings", c.max_position_embeddings, model::MAX_POSITIONS)?;
+    if !(1000..=1_000_000).contains(&c.vocab_size) {
+        return Err(EmbedError::WrongModel(format!("config.json vocab_size {} is out of range", c.vocab_size)));
+    }
+    Ok(())
+}
+
+fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, EmbedError> {
+    let display = path.display().to_string();
+    let file = File::open(path).map_err(|source| EmbedError::Missing { path: display.clone(), source })?;
+    let mut bytes = Vec::new();
+    // Read one byte past the limit to tell "exactly at" from "over".
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|source| EmbedError::Missing { path: display.clone(), source })?;
+    if bytes.len() as u64 > limit {
+        return Err(EmbedError::TooLarge { path: display, limit });
+    }
+    Ok(bytes)
+}
+
+/// The text embedded for a tool: its name split into words, its description
+/// and its parameter names, e.g. `get user profile: Returns a profile.
+/// Parameters: user id, fields`. Identifier words are split (camelCase,
+/// snake_case, kebab-case) because the uncased WordPiece vocabulary would
+/// otherwise cut `getUserProfile` into sub-word fragments.
+pub fn tool_text(name: &str, description: &str, parameters: &[&str]) -> String {
+    let mut text = identifier_words(name);
+    let description = description.trim();
+    if !description.is_empty() {
+        text.push_str(": ");
+        text.push_str(description);
+    }
+    if !parameters.is_empty() {
+        if !text.ends_with('.') {
+            text.push('.');
+        }
+        text.push_str(" Parameters: ");
+        let words: Vec<String> = parameters.iter().map(|p| identifier_words(p)).collect();
+        text.push_str(&words.join(", "));
+    }
+    text
+}
+
+/// `getUserProfile_v2` -> `get user profile v2`.
+fn identifier_words(identifier: &str) -> String {
+    let mut out = String::with_capacity(identifier.len() + 8);
+    let mut previous: Option<char> = None;
+    for c in identifier.chars() {
+        if c == '_' || c == '-' || c == '.' || c == '/' || c.is_whitespace() {
+            if !out.ends_with(' ') && !out.is_empty() {
+                out.push(' ');
+            }
+            previous = None;
+            continue;
+        }
+        if let Some(p) = previous {
+            if c.is_uppercase() && p.is_lowercase() && !out.ends_with(' ') {
+                out.push(' ');
+            }
+        }
+        out.extend(c.to_lowercase());
+        previous = Some(c);
+    }
+    out.trim_end().to_string()
+}
+
+#[cfg(test)]
+mod text_tests {
+    use super::*;
+
+    /// The lead shares one encoder across worker threads.
+    #[test]
+    fn encoder_is_send_and_sync() {
+        fn shareable<T: Send + Sync>() {}
+        shareable::<Encoder>();
+    }
+
+    #[test]
+    fn tool_text_splits_identifiers() {
+        assert_eq!(
+            tool_text("getUserProfile", "Returns a profile.", &["user_id", "include-fields"]),
+            "get user profile: Returns a profile. Parameters: user id, include fields"
+        );
+        assert_eq!(tool_text("send_email", "", &[]), "send email");
+        assert_eq!(tool_text("HTTPGet", " Fetch ", &["url"]), "httpget: Fetch. Parameters: url");
+        assert_eq!(tool_text("", "", &[]), "");
+    }
+}

@@ -1,0 +1,740 @@
+//! BERT encoder forward pass (all-MiniLM-L6-v2 shape) on f32, single thread.
+//!
+//! Sequences of a batch are concatenated row-wise (no padding): the dense
+//! layers, which are nearly all of the work, run as one matrix product over
+//! all tokens; only attention runs per sequence.
+
+use safetensors::{Dtype, SafeTensors};
+
+use crate::EmbedError;
+
+pub const HIDDEN: usize = 384;
+pub const LAYERS: usize = 6;
+pub const HEADS: usize = 12;
+pub const HEAD_DIM: usize = HIDDEN / HEADS;
+pub const INTERMEDIATE: usize = 1536;
+pub const MAX_POSITIONS: usize = 512;
+const QKV: usize = 3 * HIDDEN;
+
+struct Linear {
+    /// Weight packed by Linear::new (PyTorch stores it row-major [out, in]).
+    panels: Vec<f32>,
+    bias: Vec<f32>,
+    inputs: usize,
+    outputs: usize,
+}
+
+struct LayerNorm {
+    gamma: Vec<f32>,
+    beta: Vec<f32>,
+}
+
+struct Layer {
+    /// Query, key and value fused into one [3 * HIDDEN, HIDDEN] product.
+    qkv: Linear,
+    attention_out: Linear,
+    attention_norm: LayerNorm,
+    intermediate: Linear,
+    output: Linear,
+    output_norm: LayerNorm,
+}
+
+/// Which compute kernels run: chosen once per call from the CPU's features.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Kernel {
+    Portable,
+    Avx2,
+    Avx512,
+}
+
+impl Kernel {
+    pub(crate) fn detect() -> Kernel {
+        [Kernel::Avx512, Kernel::Avx2].into_iter().find(|k| k.supported()).unwrap_or(Kernel::Portable)
+    }
+
+    pub(crate) fn supported(self) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let avx2 = std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma");
+            match self {
+                Kernel::Portable => true,
+                Kernel::Avx2 => avx2,
+                Kernel::Avx512 => avx2 && std::is_x86_feature_detected!("avx512f"),
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            self == Kernel::Portable
+        }
+    }
+}
+
+pub struct Bert {
+    word_embeddings: Vec<f32>,
+    position_embeddings: Vec<f32>,
+    token_type0: Vec<f32>,
+    embedding_norm: LayerNorm,
+    layers: Vec<Layer>,
+    eps: f32,
+    vocab_size: usize,
+}
+// The linear kernels work on panels of PANEL outputs; attention on 8 lanes.
+const _: () = assert!(HIDDEN % PANEL == 0 && INTERMEDIATE % PANEL == 0 && QKV % PANEL == 0 && HEAD_DIM % 8 == 0);
+
+/// Scratch buffers reused across layers of one batch.
+#[derive(Default)]
+struct Scratch {
+    qkv: Vec<f32>,
+    context: Vec<f32>,
+    hidden: Vec<f32>,
+    intermediate: Vec<f32>,
+    scores: Vec<f32>,
+}
+
+impl Bert {
+    pub fn from_safetensors(bytes: &[u8], vocab_size: usize, eps: f32) -> Result<Bert, EmbedError> {
+        let tensors = SafeTensors::deserialize(bytes).map_err(|e| EmbedError::Invalid(format!("model.safetensors: {e}")))?;
+        let get = |name: &str, shape: &[usize]| load_tensor(&tensors, name, shape);
+        let raw = |prefix: &str, outputs: usize, inputs: usize| -> Result<(Vec<f32>, Vec<f32>), EmbedError> {
+            Ok((get(&format!("{prefix}.weight"), &[outputs, inputs])?, get(&format!("{prefix}.bias"), &[outputs])?))
+        };
+        let linear = |prefix: &str, outputs: usize, inputs: usize| -> Result<Linear, EmbedError> {
+            let (weight, bias) = raw(prefix, outputs, inputs)?;
+            Ok(Linear::new(&weight, bias, outputs, inputs))
+        };
+        let norm = |prefix: &str| -> Result<LayerNorm, EmbedError> {
+            Ok(LayerNorm { gamma: get(&format!("{prefix}.weight"), &[HIDDEN])?, beta: get(&format!("{prefix}.bias"), &[HIDDEN])? })
+        };
+        let mut layers = Vec::with_capacity(LAYERS);
+        for i in 0..LAYERS {
+            let p = format!("encoder.layer.{i}");
+            let (q, k, v) = (
+                raw(&format!("{p}.attention.self.query"), HIDDEN, HIDDEN)?,
+                raw(&format!("{p}.attention.self.key"), HIDDEN, HIDDEN)?,
+                raw(&format!("{p}.attention.self.value"), HIDDEN, HIDDEN)?,
+            );
+            let qkv = Linear::new(&[q.0, k.0, v.0].concat(), [q.1, k.1, v.1].concat(), QKV, HIDDEN);
+            layers.push(Layer {
+                qkv,
+                attention_out: linear(&format!("{p}.attention.output.dense"), HIDDEN, HIDDEN)?,
+                attention_norm: norm(&format!("{p}.attention.output.LayerNorm"))?,
+                intermediate: linear(&format!("{p}.intermediate.dense"), INTERMEDIATE, HIDDEN)?,
+                output: linear(&format!("{p}.output.dense"), HIDDEN, INTERMEDIATE)?,
+                output_norm: norm(&format!("{p}.output.LayerNorm"))?,
+            });
+        }
+        // A seventh layer means another model, not this one truncated.
+        if tensors.names().iter().any(|n| n.starts_with(&format!("encoder.layer.{LAYERS}."))) {
+            return Err(EmbedError::WrongModel(format!("more than {LAYERS} encoder layers")));
+        }
+        let token_types = get("embeddings.token_type_embeddings.weight", &[2, HIDDEN])?;
+        Ok(Bert {
+            word_embeddings: get("embeddings.word_embeddings.weight", &[vocab_size, HIDDEN])?,
+            position_embeddings: get("embeddings.position_embeddings.weight", &[MAX_POSITIONS, HIDDEN])?,
+            token_type0: token_types[..HIDDEN].to_vec(),
+            embedding_norm: norm("embeddings.LayerNorm")?,
+            layers,
+            eps,
+            vocab_size,
+        })
+    }
+
+    /// Mean-pooled, L2-normalized vectors of token-id sequences. Every id
+    /// must be < vocab size and every sequence at most MAX_POSITIONS long
+    /// (the tokenizer guarantees both; checked anyway).
+    pub fn encode(&self, sequences: &[Vec<u32>]) -> Vec<[f32; HIDDEN]> {
+        self.encode_kernel(sequences, Kernel::detect())
+    }
+
+    /// `encode` on a given kernel; an unsupported one falls back to Portable.
+    pub(crate) fn encode_kernel(&self, sequences: &[Vec<u32>], kernel: Kernel) -> Vec<[f32; HIDDEN]> {
+        #[cfg(target_arch = "x86_64")]
+        if kernel != Kernel::Portable && kernel.supported() {
+            // SAFETY: the CPU has AVX2 + FMA (and AVX-512F for Kernel::Avx512).
+            return unsafe { self.encode_avx2(sequences, kernel) };
+        }
+        self.encode_with::<false>(sequences, Kernel::Portable)
+    }
+
+    /// The same code compiled for AVX2 + FMA (the helpers below are inlined
+    /// into it); the dense layers and attention use explicit SIMD kernels.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn encode_avx2(&self, sequences: &[Vec<u32>], kernel: Kernel) -> Vec<[f32; HIDDEN]> {
+        self.encode_with::<true>(sequences, kernel)
+    }
+
+    #[inline(always)]
+    fn encode_with<const FMA: bool>(&self, sequences: &[Vec<u32>], kernel: Kernel) -> Vec<[f32; HIDDEN]> {
+        let mut scratch = Scratch::default();
+        let lengths: Vec<usize> = sequences.iter().map(|s| s.len().min(MAX_POSITIONS)).collect();
+        let total: usize = lengths.iter().sum();
+        let mut x = vec![0f32; total * HIDDEN];
+        let mut rows = x.chunks_exact_mut(HIDDEN);
+        for (seq, &n) in sequences.iter().zip(&lengths) {
+            for (pos, &id) in seq[..n].iter().enumerate() {
+                let id = if (id as usize) < self.vocab_size { id as usize } else { 0 };
+                let row = rows.next().expect("one row per token");
+                let word = &self.word_embeddings[id * HIDDEN..(id + 1) * HIDDEN];
+                let position = &self.position_embeddings[pos * HIDDEN..(pos + 1) * HIDDEN];
+                for (((r, w), p), t) in row.iter_mut().zip(word).zip(position).zip(&self.token_type0) {
+                    *r = w + p + t;
+                }
+            }
+        }
+        layer_norm(&mut x, &self.embedding_norm, self.eps);
+        for layer in &self.layers {
+            layer_forward::<FMA>(layer, &mut x, total, &lengths, &mut scratch, self.eps, kernel);
+        }
+        let mut out = Vec::with_capacity(sequences.len());
+        let mut offset = 0;
+        for &n in &lengths {
+            let mut pooled = [0f32; HIDDEN];
+            for row in x[offset * HIDDEN..(offset + n) * HIDDEN].chunks_exact(HIDDEN) {
+                for (p, v) in pooled.iter_mut().zip(row) {
+                    *p += v;
+                }
+            }
+            let norm = pooled.iter().map(|v| v * v).sum::<f32>().sqrt().max(1e-12);
+            for p in &mut pooled {
+                *p /= norm;
+            }
+            out.push(pooled);
+            offset += n;
+        }
+        out
+    }
+}
+
+#[inline(always)]
+fn layer_forward<const FMA: bool>(layer: &Layer, x: &mut [f32], total: usize, lengths: &[usize], s: &mut Scratch, eps: f32, kernel: Kernel) {
+    s.qkv.resize(total * QKV, 0.0);
+    linear::<FMA>(x, total, &layer.qkv, &mut s.qkv, kernel);
+    s.context.resize(total * HIDDEN, 0.0);
+    let mut offset = 0;
+    for &n in lengths {
+        attention::<FMA>(&s.qkv[offset * QKV..(offset + n) * QKV], n, &mut s.scores, &mut s.context[offset * HIDDEN..(offset + n) * HIDDEN]);
+        offset += n;
+    }
+    s.hidden.resize(total * HIDDEN, 0.0);
+    linear::<FMA>(&s.context, total, &layer.attention_out, &mut s.hidden, kernel);
+    add_assign(x, &s.hidden);
+    layer_norm(x, &layer.attention_norm, eps);
+    s.intermediate.resize(total * INTERMEDIATE, 0.0);
+    linear::<FMA>(x, total, &layer.intermediate, &mut s.intermediate, kernel);
+    for v in &mut s.intermediate {
+        *v = gelu(*v);
+    }
+    linear::<FMA>(&s.intermediate, total, &layer.output, &mut s.hidden, kernel);
+    add_assign(x, &s.hidden);
+    layer_norm(x, &layer.output_norm, eps);
+}
+
+/// Multi-head self-attention of one sequence of `n` tokens: `qkv` holds its
+/// [n, 3 * HIDDEN] projections, `context` receives [n, HIDDEN].
+#[inline(always)]
+fn attention<const FMA: bool>(qkv: &[f32], n: usize, scores: &mut Vec<f32>, context: &mut [f32]) {
+    let scale = 1.0 / (HEAD_DIM as f32).sqrt();
+    scores.resize(n, 0.0);
+    assert!(qkv.len() >= n * QKV && context.len() >= n * HIDDEN);
+    #[cfg(target_arch = "x86_64")]
+    if FMA {
+        // SAFETY: FMA is only true inside encode_avx2; bounds asserted above.
+        unsafe { simd::attention_avx2(qkv.as_ptr(), n, scores, context.as_mut_ptr(), scale) };
+        return;
+    }
+    for h in 0..HEADS {
+        let head = h * HEAD_DIM..(h + 1) * HEAD_DIM;
+        for i in 0..n {
+            let q: &[f32; HEAD_DIM] = qkv[i * QKV..][head.clone()].try_into().unwrap();
+            for (j, score) in scores.iter_mut().enumerate() {
+                let k: &[f32; HEAD_DIM] = qkv[j * QKV + HIDDEN..][head.clone()].try_into().unwrap();
+                *score = dot8::<FMA>(q, k) * scale;
+            }
+            softmax(scores);
+            let out: &mut [f32; HEAD_DIM] = (&mut context[i * HIDDEN..][head.clone()]).try_into().unwrap();
+            *out = [0.0; HEAD_DIM];
+            for (j, &p) in scores.iter().enumerate() {
+                let v: &[f32; HEAD_DIM] = qkv[j * QKV + 2 * HIDDEN..][head.clone()].try_into().unwrap();
+                for (o, vv) in out.iter_mut().zip(v) {
+                    *o = madd::<FMA>(p, *vv, *o);
+                }
+            }
+        }
+    }
+}
+
+#[inline(always)]
+fn madd<const FMA: bool>(a: f32, b: f32, c: f32) -> f32 {
+    // mul_add is one instruction only where FMA is enabled (else a libm call).
+    if FMA {
+        a.mul_add(b, c)
+    } else {
+        a * b + c
+    }
+}
+
+/// Dot product with 8 independent lanes (vectorizes; fixed summation order,
+/// so results are deterministic).
+#[inline(always)]
+fn dot8<const FMA: bool>(a: &[f32], b: &[f32]) -> f32 {
+    let mut acc = [0f32; 8];
+    for (ca, cb) in a.chunks_exact(8).zip(b.chunks_exact(8)) {
+        for l in 0..8 {
+            acc[l] = madd::<FMA>(ca[l], cb[l], acc[l]);
+        }
+    }
+    hsum(&acc)
+}
+
+#[inline(always)]
+fn hsum(acc: &[f32; 8]) -> f32 {
+    (acc[0] + acc[4]) + (acc[1] + acc[5]) + ((acc[2] + acc[6]) + (acc[3] + acc[7]))
+}
+
+/// Output columns per packed weight panel.
+const PANEL: usize = 32;
+/// Input rows per tile: a tile of activations (up to 96 x 1536 floats) stays
+/// in L2 while every weight panel passes over it.
+const ROW_TILE: usize = 96; // a multiple of 12 (the AVX-512 block) and 3 (AVX2)
+
+impl Linear {
+    /// Packs a row-major [outputs, inputs] weight into panels of PANEL output
+    /// columns, [outputs / PANEL][inputs][PANEL]: the kernels then read one
+    /// contiguous vector of outputs per input.
+    fn new(weight: &[f32], bias: Vec<f32>, outputs: usize, inputs: usize) -> Linear {
+        let mut panels = vec![0f32; outputs * inputs];
+        for o in 0..outputs {
+            let (p, c) = (o / PANEL, o % PANEL);
+            for i in 0..inputs {
+                panels[(p * inputs + i) * PANEL + c] = weight[o * inputs + i];
+            }
+        }
+        Linear { panels, bias, inputs, outputs }
+    }
+}
+
+/// out = x W^T + b for `rows` rows of x.
+#[inline(always)]
+fn linear<const FMA: bool>(x: &[f32], rows: usize, lin: &Linear, out: &mut [f32], kernel: Kernel) {
+    let (k, m) = (lin.inputs, lin.outputs);
+    assert!(x.len() >= rows * k && out.len() >= rows * m && lin.panels.len() == m * k && lin.bias.len() == m);
+    #[cfg(target_arch = "x86_64")]
+    if FMA {
+        // SAFETY: FMA is only true inside encode_avx2, which runs only for a
+        // supported kernel (AVX2 + FMA, plus AVX-512F for Avx512). Bounds
+        // asserted above.
+        unsafe {
+            if kernel == Kernel::Avx512 {
+                simd::linear_avx512(x.as_ptr(), rows, lin, out.as_mut_ptr());
+            } else {
+                simd::linear_avx2(x.as_ptr(), rows, lin, out.as_mut_ptr());
+            }
+        }
+        return;
+    }
+    for t0 in (0..rows).step_by(ROW_TILE) {
+        let t1 = (t0 + ROW_TILE).min(rows);
+        for p in 0..m / PANEL {
+            let panel = &lin.panels[p * k * PANEL..(p + 1) * k * PANEL];
+            let bias = &lin.bias[p * PANEL..(p + 1) * PANEL];
+            for t in t0..t1 {
+                let mut acc = [0f32; PANEL];
+                acc.copy_from_slice(bias);
+                for (xi, w) in x[t * k..(t + 1) * k].iter().zip(panel.chunks_exact(PANEL)) {
+                    for (a, wv) in acc.iter_mut().zip(w) {
+                        *a = madd::<FMA>(*xi, *wv, *a);
+                    }
+                }
+                out[t * m + p * PANEL..t * m + (p + 1) * PANEL].copy_from_slice(&acc);
+            }
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod simd {
+    use std::arch::x86_64::*;
+
+    use super::{softmax, Linear, HEADS, HEAD_DIM, HIDDEN, PANEL, QKV, ROW_TILE};
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn hsum8(v: __m256) -> f32 {
+        let s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps::<1>(v));
+        let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+        let s = _mm_add_ss(s, _mm_shuffle_ps::<1>(s, s));
+        _mm_cvtss_f32(s)
+    }
+
+    /// Attention of one sequence: per head, scores of 32-dim q.k (4 vectors),
+    /// softmax, then the weighted sum of values kept in 4 registers.
+    /// Caller: AVX2 + FMA present; qkv has n * QKV floats, context n * HIDDEN,
+    /// scores n.
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn attention_avx2(qkv: *const f32, n: usize, scores: &mut [f32], context: *mut f32, scale: f32) {
+        const _: () = assert!(HEAD_DIM == 32);
+        for h in 0..HEADS {
+            let col = h * HEAD_DIM;
+            for i in 0..n {
+                let q = qkv.add(i * QKV + col);
+                let q = [_mm256_loadu_ps(q), _mm256_loadu_ps(q.add(8)), _mm256_loadu_ps(q.add(16)), _mm256_loadu_ps(q.add(24))];
+                for (j, score) in scores.iter_mut().enumerate() {
+                    let k = qkv.add(j * QKV + HIDDEN + col);
+                    let a = _mm256_fmadd_ps(q[0], _mm256_loadu_ps(k), _mm256_mul_ps(q[1], _mm256_loadu_ps(k.add(8))));
+                    let b = _mm256_fmadd_ps(q[2], _mm256_loadu_ps(k.add(16)), _mm256_mul_ps(q[3], _mm256_loadu_ps(k.add(24))));
+                    *score = hsum8(_mm256_add_ps(a, b)) * scale;
+                }
+                softmax(scores);
+                let mut acc = [_mm256_setzero_ps(); 4];
+                for (j, &p) in scores.iter().enumerate() {
+                    let v = qkv.add(j * QKV + 2 * HIDDEN + col);
+                    let pv = _mm256_set1_ps(p);
+                    for (d, a) in acc.iter_mut().enumerate() {
+                        *a = _mm256_fmadd_ps(pv, _mm256_loadu_ps(v.add(8 * d)), *a);
+                    }
+                }
+                let out = context.add(i * HIDDEN + col);
+                for (d, a) in acc.iter().enumerate() {
+                    _mm256_storeu_ps(out.add(8 * d), *a);
+                }
+            }
+        }
+    }
+
+    /// R rows x 32 outputs with 16-lane vectors: 2R accumulators, one
+    /// broadcast per row and two panel loads per input.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn block_avx512<const R: usize>(x: *const f32, k: usize, panel: *const f32, bias: *const f32, out: *mut f32, m: usize) {
+        let mut lo = [_mm512_loadu_ps(bias); R];
+        let mut hi = [_mm512_loadu_ps(bias.add(16)); R];
+        for i in 0..k {
+            let w0 = _mm512_loadu_ps(panel.add(i * PANEL));
+            let w1 = _mm512_loadu_ps(panel.add(i * PANEL + 16));
+            for r in 0..R {
+                let v = _mm512_set1_ps(*x.add(r * k + i));
+                lo[r] = _mm512_fmadd_ps(v, w0, lo[r]);
+                hi[r] = _mm512_fmadd_ps(v, w1, hi[r]);
+            }
+        }
+        for r in 0..R {
+            _mm512_storeu_ps(out.add(r * m), lo[r]);
+            _mm512_storeu_ps(out.add(r * m + 16), hi[r]);
+        }
+    }
+
+    /// Caller: AVX-512F present; x holds rows * inputs and out rows * outputs floats.
+    #[target_feature(enable = "avx512f")]
+    pub unsafe fn linear_avx512(x: *const f32, rows: usize, lin: &Linear, out: *mut f32) {
+        let (k, m) = (lin.inputs, lin.outputs);
+        for t0 in (0..rows).step_by(ROW_TILE) {
+            let t1 = (t0 + ROW_TILE).min(rows);
+            for p in 0..m / PANEL {
+                let panel = lin.panels.as_ptr().add(p * k * PANEL);
+                let bias = lin.bias.as_ptr().add(p * PANEL);
+                // Blocks of at most 12 rows (24 accumulators), balanced so a
+                // 13-token query runs as 7 + 6 rows, not 12 + 1 (a one-row
+                // block is bound by FMA latency, not throughput).
+                let blocks = (t1 - t0).div_ceil(12);
+                let mut t = t0;
+                for b in 0..blocks {
+                    let rows = (t1 - t) / (blocks - b) + usize::from((t1 - t) % (blocks - b) != 0);
+                    let (xt, ot) = (x.add(t * k), out.add(t * m + p * PANEL));
+                    match rows {
+                        12 => block_avx512::<12>(xt, k, panel, bias, ot, m),
+                        11 => block_avx512::<11>(xt, k, panel, bias, ot, m),
+                        10 => block_avx512::<10>(xt, k, panel, bias, ot, m),
+                        9 => block_avx512::<9>(xt, k, panel, bias, ot, m),
+                        8 => block_avx512::<8>(xt, k, panel, bias, ot, m),
+                        7 => block_avx512::<7>(xt, k, panel, bias, ot, m),
+                        6 => block_avx512::<6>(xt, k, panel, bias, ot, m),
+                        5 => block_avx512::<5>(xt, k, panel, bias, ot, m),
+                        4 => block_avx512::<4>(xt, k, panel, bias, ot, m),
+                        3 => block_avx512::<3>(xt, k, panel, bias, ot, m),
+                        2 => block_avx512::<2>(xt, k, panel, bias, ot, m),
+                        _ => block_avx512::<1>(xt, k, panel, bias, ot, m),
+                    }
+                    t += rows;
+                }
+            }
+        }
+    }
+
+    /// R rows x 32 outputs with 8-lane vectors: 4R accumulators.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn block_avx2<const R: usize>(x: *const f32, k: usize, panel: *const f32, bias: *const f32, out: *mut f32, m: usize) {
+        let mut acc = [[_mm256_setzero_ps(); 4]; R];
+        for row in acc.iter_mut() {
+            for (j, a) in row.iter_mut().enumerate() {
+                *a = _mm256_loadu_ps(bias.add(8 * j));
+            }
+        }
+        for i in 0..k {
+            let w = [
+                _mm256_loadu_ps(panel.add(i * PANEL)),
+                _mm256_loadu_ps(panel.add(i * PANEL + 8)),
+                _mm256_loadu_ps(panel.add(i * PANEL + 16)),
+                _mm256_loadu_ps(panel.add(i * PANEL + 24)),
+            ];
+            for r in 0..R {
+                let v = _mm256_set1_ps(*x.add(r * k + i));
+                for j in 0..4 {
+                    acc[r][j] = _mm256_fmadd_ps(v, w[j], acc[r][j]);
+                }
+            }
+        }
+        for r in 0..R {
+            for j in 0..4 {
+                _mm256_storeu_ps(out.add(r * m + 8 * j), acc[r][j]);
+            }
+        }
+    }
+
+    /// Caller: AVX2 + FMA present; sizes as for linear_avx512.
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn linear_avx2(x: *const f32, rows: usize, lin: &Linear, out: *mut f32) {
+        let (k, m) = (lin.inputs, lin.outputs);
+        for t0 in (0..rows).step_by(ROW_TILE) {
+            let t1 = (t0 + ROW_TILE).min(rows);
+            for p in 0..m / PANEL {
+                let panel = lin.panels.as_ptr().add(p * k * PANEL);
+                let bias = lin.bias.as_ptr().add(p * PANEL);
+                let mut t = t0;
+                while t + 3 <= t1 {
+                    block_avx2::<3>(x.add(t * k), k, panel, bias, out.add(t * m + p * PANEL), m);
+                    t += 3;
+                }
+                let (xt, ot) = (x.add(t * k), out.add(t * m + p * PANEL));
+                match t1 - t {
+                    2 => block_avx2::<2>(xt, k, panel, bias, ot, m),
+                    1 => block_avx2::<1>(xt, k, panel, bias, ot, m),
+                    _ => {}
+                }
+            }
+        }
+    }
+}
+
+fn load_tensor(tensors: &SafeTensors, name: &str, shape: &[usize]) -> Result<Vec<f32>, EmbedError> {
+    let view = tensors.tensor(name).map_err(|_| EmbedError::WrongModel(format!("tensor {name} is missing")))?;
+    if view.shape() != shape {
+        return Err(EmbedError::WrongModel(format!("tensor {name} has shape {:?}, expected {shape:?}", view.shape())));
+    }
+    let data = view.data();
+    let values: Vec<f32> = match view.dtype() {
+        Dtype::F32 => data.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect(),
+        Dtype::F16 => data.chunks_exact(2).map(|b| f16_to_f32(u16::from_le_bytes([b[0], b[1]]))).collect(),
+        Dtype::BF16 => data.chunks_exact(2).map(|b| f32::from_bits((u16::from_le_bytes([b[0], b[1]]) as u32) << 16)).collect(),
+        other => return Err(EmbedError::WrongModel(format!("tensor {name} has dtype {other:?}, expected F32, F16 or BF16"))),
+    };
+    // safetensors checks data length against shape and dtype; keep the
+    // invariant local anyway.
+    if values.len() != shape.iter().product::<usize>() {
+        return Err(EmbedError::Invalid(format!("tensor {name} has {} values for shape {shape:?}", values.len())));
+    }
+    if values.iter().any(|v| !v.is_finite()) {
+        return Err(EmbedError::Invalid(format!("tensor {name} has non-finite values")));
+    }
+    Ok(values)
+}
+
+/// IEEE half to single precision (normals, subnormals, inf/NaN).
+fn f16_to_f32(h: u16) -> f32 {
+    let sign = ((h >> 15) as u32) << 31;
+    let exp = ((h >> 10) & 0x1f) as u32;
+    let mant = (h & 0x3ff) as u32;
+    let bits = match (exp, mant) {
+        (0, 0) => sign,
+        (0, m) => {
+            // Subnormal: value = m * 2^-24.
+            return f32::from_bits(sign) + (if sign != 0 { -1.0 } else { 1.0 }) * (m as f32) * 2f32.powi(-24);
+        }
+        (0x1f, m) => sign | 0x7f80_0000 | (m << 13),
+        (e, m) => sign | ((e + 112) << 23) | (m << 13),
+    };
+    f32::from_bits(bits)
+}
+
+fn add_assign(x: &mut [f32], y: &[f32]) {
+    for (a, b) in x.iter_mut().zip(y) {
+        *a += b;
+    }
+}
+
+/// Sum in 8 lanes (a plain f32 sum is one serial chain; this vectorizes).
+#[inline(always)]
+fn lane_sum(values: impl Iterator<Item = f32>) -> f32 {
+    let mut acc = [0f32; 8];
+    for (i, v) in values.enumerate() {
+        acc[i % 8] += v;
+    }
+    hsum(&acc)
+}
+
+#[inline(always)]
+fn layer_norm(x: &mut [f32], norm: &LayerNorm, eps: f32) {
+    for row in x.chunks_exact_mut(HIDDEN) {
+        let mean = lane_sum(row.iter().copied()) / HIDDEN as f32;
+        let var = lane_sum(row.iter().map(|v| (v - mean) * (v - mean))) / HIDDEN as f32;
+        let inv = 1.0 / (var + eps).sqrt();
+        for ((v, g), b) in row.iter_mut().zip(&norm.gamma).zip(&norm.beta) {
+            *v = (*v - mean) * inv * g + b;
+        }
+    }
+}
+
+fn softmax(row: &mut [f32]) {
+    let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let mut sum = 0.0;
+    for v in row.iter_mut() {
+        *v = (*v - max).exp();
+        sum += *v;
+    }
+    let inv = 1.0 / sum;
+    for v in row.iter_mut() {
+        *v *= inv;
+    }
+}
+
+/// Exact (erf) GELU, as BERT's "gelu".
+fn gelu(x: f32) -> f32 {
+    0.5 * x * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2))
+}
+
+/// Rational approximation of erf on [-4, 4] (outside, erf is ±1 in f32);
+/// branch-free so the GELU loop vectorizes. Error is checked in the tests.
+fn erf(x: f32) -> f32 {
+    let x = x.clamp(-4.0, 4.0);
+    let x2 = x * x;
+    let mut p = x2 * -2.726_142_3e-10 + 2.770_681_4e-8;
+    p = x2 * p - 2.101_024e-6;
+    p = x2 * p - 5.692_506_4e-5;
+    p = x2 * p - 7.349_906e-4;
+    p = x2 * p - 2.954_6e-3;
+    p = x2 * p - 1.609_603_3e-2;
+    p *= x;
+    let mut q = x2 * -1.456_607_2e-5 - 2.133_740_6e-4;
+    q = x2 * q - 1.682_827e-3;
+    q = x2 * q - 7.373_329e-3;
+    q = x2 * q - 1.426_473_9e-2;
+    p / q
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// erf in f64: Taylor series for |x| <= 3 (no cancellation trouble
+    /// there), the Laplace continued fraction for erfc beyond.
+    fn erf_reference(x: f64) -> f64 {
+        if x.abs() <= 3.0 {
+            let mut term = x;
+            let mut sum = x;
+            for n in 1..200 {
+                term *= -x * x / n as f64;
+                sum += term / (2 * n + 1) as f64;
+            }
+            return sum * 2.0 / std::f64::consts::PI.sqrt();
+        }
+        let z = x.abs();
+        let mut fraction = 0.0;
+        for k in (1..200).rev() {
+            fraction = (k as f64 / 2.0) / (z + fraction);
+        }
+        let erfc = (-z * z).exp() / std::f64::consts::PI.sqrt() / (z + fraction);
+        x.signum() * (1.0 - erfc)
+    }
+
+    #[test]
+    fn erf_is_accurate() {
+        let (mut worst, mut at) = (0f64, 0f64);
+        for i in -8000..=8000 {
+            let x = i as f64 / 1000.0;
+            let error = (erf(x as f32) as f64 - erf_reference(x)).abs();
+            if error > worst {
+                (worst, at) = (error, x);
+            }
+        }
+        assert!(worst < 1e-6, "max erf error {worst} at {at}");
+    }
+
+    /// A full-size encoder with pseudo-random weights (small vocabulary).
+    fn random_bert() -> Bert {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move |scale: f32| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            ((state >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * scale
+        };
+        let mut values = |n: usize, scale: f32| (0..n).map(|_| next(scale)).collect::<Vec<f32>>();
+        let norm = |values: &mut dyn FnMut(usize, f32) -> Vec<f32>| LayerNorm {
+            gamma: values(HIDDEN, 0.2).iter().map(|g| 1.0 + g).collect(),
+            beta: values(HIDDEN, 0.1),
+        };
+        let layers = (0..LAYERS)
+            .map(|_| Layer {
+                qkv: Linear::new(&values(QKV * HIDDEN, 0.2), values(QKV, 0.1), QKV, HIDDEN),
+                attention_out: Linear::new(&values(HIDDEN * HIDDEN, 0.2), values(HIDDEN, 0.1), HIDDEN, HIDDEN),
+                attention_norm: norm(&mut values),
+                intermediate: Linear::new(&values(INTERMEDIATE * HIDDEN, 0.2), values(INTERMEDIATE, 0.1), INTERMEDIATE, HIDDEN),
+                output: Linear::new(&values(HIDDEN * INTERMEDIATE, 0.1), values(HIDDEN, 0.1), HIDDEN, INTERMEDIATE),
+                output_norm: norm(&mut values),
+            })
+            .collect();
+        Bert {
+            word_embeddings: values(100 * HIDDEN, 2.0),
+            position_embeddings: values(MAX_POSITIONS * HIDDEN, 1.0),
+            token_type0: values(HIDDEN, 0.5),
+            embedding_norm: norm(&mut values),
+            layers,
+            eps: 1e-12,
+            vocab_size: 100,
+        }
+    }
+
+    /// The SIMD kernels compute what the portable code does (block sizes
+    /// 1..=12 and tile remainders: sequences of 1..=13, 24 and 40 tokens).
+    #[test]
+    fn kernels_agree() {
+        let bert = random_bert();
+        let sequences: Vec<Vec<u32>> =
+            (1..=13u32).chain([24, 40]).map(|n| (0..n).map(|i| (i * 7 + n) % 100).collect()).collect();
+        let portable = bert.encode_kernel(&sequences, Kernel::Portable);
+        for kernel in [Kernel::Avx2, Kernel::Avx512] {
+            if !kernel.supported() {
+                eprintln!("{kernel:?} not supported on this CPU: not compared");
+                continue;
+            }
+            let fast = bert.encode_kernel(&sequences, kernel);
+            for (a, b) in portable.iter().zip(&fast) {
+                let cos: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+                assert!(cos > 0.99999, "{kernel:?} cosine {cos}");
+            }
+        }
+        // Out-of-range ids are clamped, not a panic.
+        assert_eq!(bert.encode(&[vec![5000, 1]]).len(), 1);
+    }
+
+    #[test]
+    fn f16_conversion() {
+        assert_eq!(f16_to_f32(0x3c00), 1.0);
+        assert_eq!(f16_to_f32(0xc000), -2.0);
+        assert_eq!(f16_to_f32(0x7bff), 65504.0);
+        assert_eq!(f16_to_f32(0x0001), 2f32.powi(-24));
+        assert_eq!(f16_to_f32(0x8001), -(2f32.powi(-24)));
+        assert!(f16_to_f32(0x7c00).is_infinite());
+        assert!(f16_to_f32(0x7e00).is_nan());
+        assert_eq!(f16_to_f32(0x3555), 0.333_251_95);
+    }
+
+    #[test]
+    fn softmax_sums_to_one() {
+        let mut row = [1.0, 2.0, 3.0, -1e30];
+        softmax(&mut row);
+        assert!((row.iter().sum::<f32>() - 1.0).abs() < 1e-6);
+        assert_eq!(row[3], 0.0);
+    }
+}

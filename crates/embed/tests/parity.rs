@@ -1,0 +1,125 @@
+//! Parity of the Rust encoder with an independent reference
+//! (tests/fixtures/reference.json, written by tests/fixtures/make_reference.py:
+//! Hugging Face `tokenizers` ids and a float64 numpy forward pass), and with
+//! the similarities published for this model.
+//!
+//! Needs the model files (OPENCLAW_TOOL_SEARCH_MODEL_DIR, or
+//! npm/model-minilm/model from `node scripts/model-package.mjs`); without them
+//! these tests are ignored, and `model_files_present_when_required` fails when
+//! REQUIRE_MODEL=1.
+
+use std::path::Path;
+use std::sync::OnceLock;
+
+use serde::Deserialize;
+use tool_search_embed::{cosine, Encoder, DIM};
+
+const MODEL_DIR: &str = env!("TOOL_SEARCH_EMBED_MODEL_DIR");
+
+#[derive(Deserialize)]
+struct Reference {
+    max_len: usize,
+    tokens: Vec<TokenCase>,
+    sentences: Vec<SentenceCase>,
+}
+
+#[derive(Deserialize)]
+struct TokenCase {
+    text: String,
+    ids: Vec<u32>,
+}
+
+#[derive(Deserialize)]
+struct SentenceCase {
+    text: String,
+    ids: Vec<u32>,
+    vector: Vec<f32>,
+}
+
+fn reference() -> Reference {
+    serde_json::from_str(include_str!("fixtures/reference.json")).unwrap()
+}
+
+fn encoder() -> &'static Encoder {
+    static ENCODER: OnceLock<Encoder> = OnceLock::new();
+    ENCODER.get_or_init(|| Encoder::load(Path::new(MODEL_DIR)).expect("load model"))
+}
+
+#[test]
+fn model_files_present_when_required() {
+    if std::env::var("REQUIRE_MODEL").as_deref() == Ok("1") {
+        assert!(
+            cfg!(has_model),
+            "REQUIRE_MODEL=1 but no model.safetensors in {MODEL_DIR} at build time \
+             (run `node scripts/model-package.mjs` or set OPENCLAW_TOOL_SEARCH_MODEL_DIR)"
+        );
+    }
+}
+
+#[test]
+#[cfg_attr(not(has_model), ignore = "model files absent: run `node scripts/model-package.mjs` or set OPENCLAW_TOOL_SEARCH_MODEL_DIR")]
+fn token_ids_match_reference_tokenizer() {
+    let reference = reference();
+    let mut mismatches = Vec::new();
+    for case in reference.tokens.iter().chain(reference.sentences.iter().map(|s| TokenCase { text: s.text.clone(), ids: s.ids.clone() }).collect::<Vec<_>>().iter()) {
+        let ids = encoder().token_ids(&case.text, reference.max_len);
+        if ids != case.ids {
+            mismatches.push(format!("{:?}\n  rust {:?}\n  ref  {:?}", case.text, ids, case.ids));
+        }
+    }
+    assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+}
+
+#[test]
+#[cfg_attr(not(has_model), ignore = "model files absent: run `node scripts/model-package.mjs` or set OPENCLAW_TOOL_SEARCH_MODEL_DIR")]
+fn vectors_match_reference_forward_pass() {
+    let reference = reference();
+    let texts: Vec<&str> = reference.sentences.iter().map(|s| s.text.as_str()).collect();
+    let vectors = encoder().embed(&texts);
+    for (case, vector) in reference.sentences.iter().zip(&vectors) {
+        let expected: [f32; DIM] = case.vector.as_slice().try_into().unwrap();
+        let similarity = cosine(vector, &expected);
+        eprintln!("cosine {similarity:.7} {:?}", case.text.chars().take(40).collect::<String>());
+        assert!(similarity >= 0.999, "cosine {similarity} for {:?}", case.text);
+        let norm: f32 = vector.iter().map(|v| v * v).sum::<f32>().sqrt();
+        assert!((norm - 1.0).abs() < 1e-4, "norm {norm}");
+    }
+}
+
+/// The similarities of the sentence-transformers quickstart for this model
+/// (0.6660, 0.1046, 0.1411), which the reference forward pass reproduces.
+#[test]
+#[cfg_attr(not(has_model), ignore = "model files absent: run `node scripts/model-package.mjs` or set OPENCLAW_TOOL_SEARCH_MODEL_DIR")]
+fn published_example_similarities() {
+    let v = encoder().embed(&["The weather is lovely today.", "It's so sunny outside!", "He drove to the stadium."]);
+    for (a, b, expected) in [(0, 1, 0.6660), (0, 2, 0.1046), (1, 2, 0.1411)] {
+        let got = cosine(&v[a], &v[b]);
+        assert!((got - expected).abs() < 0.002, "sim({a},{b}) = {got}, expected {expected}");
+    }
+}
+
+#[test]
+#[cfg_attr(not(has_model), ignore = "model files absent: run `node scripts/model-package.mjs` or set OPENCLAW_TOOL_SEARCH_MODEL_DIR")]
+fn batching_and_repetition_give_the_same_vectors() {
+    let texts = ["send an email", "", "weather forecast for Paris tomorrow", &"very long text ".repeat(200)];
+    let batch = encoder().embed(&texts);
+    assert_eq!(batch, encoder().embed(&texts), "not deterministic");
+    for (text, batched) in texts.iter().zip(&batch) {
+        let single = &encoder().embed(&[text])[0];
+        assert!(cosine(single, batched) > 0.99999, "batch changes {text:?}");
+    }
+    assert!(encoder().embed(&[]).is_empty());
+}
+
+#[test]
+#[cfg_attr(not(has_model), ignore = "model files absent: run `node scripts/model-package.mjs` or set OPENCLAW_TOOL_SEARCH_MODEL_DIR")]
+fn truncation_bounds_tokens_and_digest_is_stable() {
+    let long = "word ".repeat(10_000);
+    assert_eq!(encoder().token_ids(&long, 64).len(), 64);
+    assert_eq!(encoder().token_ids(&long, 100_000).len(), 256);
+    let short = encoder().embed_truncated(&[&long], 16);
+    assert_eq!(short.len(), 1);
+    let digest = encoder().model_digest();
+    assert_eq!(digest.len(), 64);
+    assert_eq!(digest, Encoder::load(Path::new(MODEL_DIR)).unwrap().model_digest());
+}
