@@ -405,6 +405,31 @@ impl Catalog {
         Ok(next)
     }
 
+    /// For each unavailable owner with tools among the best `limit` matches of
+    /// `query` (had they been available): (source, owner, how many, reason).
+    /// Empty, at no cost, when no owner is unavailable.
+    pub fn unavailable_matches(&self, query: &str, limit: usize) -> Vec<(Source, &str, usize, &str)> {
+        if self.unavailable.owners.is_empty() || check_query(query).is_err() {
+            return Vec::new();
+        }
+        let ranked = self.data.index.search(query, limit, &|o| self.is_allowed(o));
+        let mut out: Vec<(Source, &str, usize, &str)> = Vec::new();
+        for hit in ranked {
+            if self.unavailable_reason(hit.ordinal).is_none() {
+                continue;
+            }
+            let entry = &self.data.entries[hit.ordinal];
+            match out.iter_mut().find(|(s, o, _, _)| *s == entry.source && *o == entry.owner) {
+                Some(group) => group.2 += 1,
+                None => {
+                    let reason = self.unavailable_reason(hit.ordinal).unwrap_or_default();
+                    out.push((entry.source, &entry.owner, 1, reason));
+                }
+            }
+        }
+        out
+    }
+
     /// Why the tool at `ordinal` cannot run, if its owner is unavailable.
     pub fn unavailable_reason(&self, ordinal: usize) -> Option<&str> {
         let unavailable = self.unavailable.mask.as_ref()?.get(ordinal).copied().unwrap_or(false);

@@ -12,7 +12,7 @@ use super::events::{Outcome, SessionEvent, ToolRef};
 use super::executor::{offloaded, CodeContext, ExecutorCall, ExecutorOutcome, OffloadHandle};
 use super::result::{Failure, ResultError, ResultStatus, ToolResult, CANCELLED, TOOL_FAILED};
 use super::{control_names, control_set, Session};
-use crate::catalog::{LookupStyle, ToolEntry};
+use crate::catalog::{LookupStyle, Source, ToolEntry};
 use crate::config::Mode;
 use crate::error::{Error, ErrorCode};
 use crate::surfaces::control::{TOOL_CALL, TOOL_DESCRIBE, TOOL_SEARCH, TOOL_SEARCH_CODE};
@@ -85,8 +85,55 @@ impl Session {
         if tool_name == TOOL_SEARCH_CODE && self.offers(TOOL_SEARCH_CODE) {
             return self.run_code(args, options).await;
         }
+        let note = (tool_name == TOOL_SEARCH).then(|| self.unavailable_note(&args)).flatten();
         let outcome = self.dispatch(tool_name, args, options).await;
-        ToolResult::from_outcome(tool_name, outcome)
+        let mut result = ToolResult::from_outcome(tool_name, outcome);
+        // The model reads `content`: it learns why a tool it may expect is missing and
+        // does not reach for an unrelated one. `value` keeps the contract's shape.
+        if let (true, Some(note)) = (result.ok, note) {
+            result.content.push('\n');
+            result.content.push_str(&note);
+        }
+        result
+    }
+
+    /// "Note: 3 matching tools from server github are unavailable (...)" when
+    /// the search's best matches include tools of unavailable owners.
+    fn unavailable_note(&self, args: &Value) -> Option<String> {
+        let catalog = self.catalog();
+        let queries: Vec<(String, usize)> = match args::parse_search(args).ok()? {
+            args::SearchRequest::Single { query, limit } => vec![(query, catalog.limits().effective(limit).ok()?)],
+            args::SearchRequest::Batch(batch) => {
+                let limit = catalog.limits().default_limit as usize;
+                batch.all_queries().into_iter().map(|q| (q, limit)).collect()
+            }
+        };
+        let mut groups: Vec<(Source, String, usize, String)> = Vec::new();
+        for (query, limit) in &queries {
+            for (source, owner, count, reason) in catalog.unavailable_matches(query, *limit) {
+                match groups.iter_mut().find(|g| g.0 == source && g.1 == owner) {
+                    Some(g) => g.2 = g.2.max(count),
+                    None => groups.push((source, owner.to_string(), count, reason.to_string())),
+                }
+            }
+        }
+        if groups.is_empty() {
+            return None;
+        }
+        let parts: Vec<String> = groups
+            .iter()
+            .map(|(source, owner, count, reason)| {
+                let kind = match source {
+                    Source::Mcp => "server",
+                    Source::Openclaw => "plugin",
+                    Source::Client => "client",
+                };
+                let tools = if *count == 1 { "tool" } else { "tools" };
+                let verb = if *count == 1 { "is" } else { "are" };
+                format!("{count} matching {tools} from {kind} {owner} {verb} unavailable ({reason})")
+            })
+            .collect();
+        Some(format!("Note: {}; they cannot be called now.", parts.join("; ")))
     }
 
     fn offers(&self, control_tool: &str) -> bool {

@@ -776,9 +776,14 @@ fn a_call_to_an_unavailable_owner_fails_closed_without_reaching_the_executor() {
     assert_eq!((r.ok, r.status, code_of(&r)), (false, ResultStatus::Error, "TOOL_UNAVAILABLE"));
     assert!(r.content.contains("server github disconnected") && r.content.contains("was not run"), "{}", r.content);
     assert!(e.calls().is_empty(), "the executor was reached");
-    // Search leaves it out; other tools still run.
+    // Search leaves it out and says so to the model; the value keeps its shape.
     let hits = handle(&s, "tool_search", json!({ "query": "open a github issue" }));
+    assert!(hits.content.contains("Note: 1 matching tool from server github is unavailable (server github disconnected)"), "{}", hits.content);
     assert!(hits.value.unwrap().as_array().unwrap().iter().all(|h| h["id"] != "mcp:github:create_issue"));
+    let batch = handle(&s, "tool_search", json!({ "queries": [{ "query": "github issue" }, { "query": "weather" }] }));
+    assert!(batch.content.contains("server github is unavailable"), "{}", batch.content);
+    let unrelated = handle(&s, "tool_search", json!({ "query": "weather forecast" }));
+    assert!(!unrelated.content.contains("Note:"), "{}", unrelated.content);
     assert!(handle(&s, "tool_call", json!({ "id": "send_message", "args": { "channel": "c", "text": "t" } })).ok);
 }
 
