@@ -823,3 +823,26 @@ fn a_session_moves_to_a_new_catalog_keeping_telemetry_and_surface_bytes() {
     let calls: Vec<String> = e.calls().into_iter().map(|c| c.name).collect();
     assert_eq!(calls, ["send_message", "list_pulls", "create_issue"]);
 }
+
+#[test]
+fn directory_rows_of_unchanged_owners_keep_their_bytes_when_one_owner_changes() {
+    let mut tools = sample_tools();
+    for i in 0..12 {
+        tools.push(json!({ "owner": format!("plugin{}", i % 3), "name": format!("tool_{i:02}"), "description": format!("Does thing number {i}.") }));
+    }
+    let base = catalog_of(tools);
+    let e = Arc::new(TestExecutor::default());
+    let d = Session::new(&base, config(json!({ "mode": "directory" })), e.clone(), SessionOptions::default()).unwrap();
+    let before = d.directory_prompt().unwrap().to_string();
+    let plugin: crate::catalog::SourceSelector = serde_json::from_value(json!({ "source": "openclaw", "owner": "plugin1" })).unwrap();
+    let changed = base.with_source(&plugin, r#"[{"name":"tool_01","description":"Does thing number one, better."},{"name":"tool_99","description":"New."}]"#).unwrap();
+    let after = d.with_catalog(&changed).unwrap().directory_prompt().unwrap().to_string();
+    assert_ne!(before, after);
+    let touched = ["tool_01", "tool_04", "tool_07", "tool_10", "tool_99"];
+    let rows = |text: &str| -> Vec<String> {
+        text.lines().filter(|l| !touched.iter().any(|t| l.contains(t))).map(str::to_string).collect()
+    };
+    // Every other line (header, guidance, other owners' rows) is byte-identical and in order.
+    assert_eq!(rows(&before), rows(&after));
+    assert!(after.contains("tool_99") && !after.contains("tool_04"));
+}
