@@ -136,3 +136,13 @@ test('a build over many slices equals the one-turn build', async () => {
   assert.deepEqual(shape(built), shape(sync))
   assert.equal(built.size, 3000)
 })
+
+test('build() works on the tools as they were when it was called', async () => {
+  const list = tools('reuse_snapshot', 2000)
+  const expected = shape(new ToolCatalog(list, { cache: false }))
+  const pending = ToolCatalog.build(list, { cache: false })
+  // The caller changes its array while the build is still serializing in slices.
+  list.push({ name: 'reuse_snapshot_late', description: 'added after build() was called' })
+  list.length = 10
+  assert.deepEqual(shape(await pending), expected)
+})

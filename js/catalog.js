@@ -88,7 +88,8 @@ const MAX_ROUNDS = 3
 class RecordIds {
   constructor(native, tools, useCache) {
     this.native = native
-    this.tools = tools
+    // A copy: the caller may change its array between build()'s slices.
+    this.tools = Array.prototype.slice.call(tools)
     this.useCache = useCache
     this.ids = new Uint32Array(2 * tools.length)
     /** Tool indexes still to visit. `undefined`: all of them, in order. */
