@@ -340,12 +340,16 @@ export declare class ToolCatalog {
   /**
    * Build (or reuse, when unchanged) the catalog for a run. Bad records are
    * excluded with a reason (see `excluded`), or throw with `strict: true`.
+   * The package's `ToolCatalog` (`js/catalog.js`) serializes each distinct
+   * tool object once and builds from stored records; this native form,
+   * reached only for a non-array argument, throws the coded error.
    */
   constructor(tools: CatalogTool[], options?: CatalogOptions | null)
   /**
-   * The constructor's work off the event loop: only `JSON.stringify(tools)`
-   * runs on it; parsing and indexing run on a libuv worker. Rejects with
-   * the errors the constructor throws.
+   * The constructor's work off the event loop: tools not seen before are
+   * serialized in slices of at most 2 ms (`js/catalog.js`); parsing and
+   * indexing run on a libuv worker. Rejects with the errors the
+   * constructor throws.
    */
   static build(tools: CatalogTool[], options?: CatalogOptions | null): Promise<ToolCatalog>
   /** `fromJson` off the event loop. */

@@ -8,6 +8,7 @@ import { createRequire } from 'node:module'
 import { readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { loopStall, median } from './timing.mjs'
 
 const require = createRequire(import.meta.url)
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
@@ -16,26 +17,7 @@ const dataDir = join(root, 'bench', 'data', 'retrieval-dev')
 const dev = readFileSync(join(dataDir, 'catalog.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)).map(({ id, ...t }) => t)
 const queries = readFileSync(join(dataDir, 'queries.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l).query)
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 
-async function loopStall(run) {
-  let last = performance.now()
-  let longest = 0
-  let ticking = true
-  const tick = () => {
-    const now = performance.now()
-    longest = Math.max(longest, now - last)
-    last = now
-    if (ticking) setImmediate(tick)
-  }
-  setImmediate(tick)
-  const t0 = performance.now()
-  const value = await run()
-  const wall = performance.now() - t0
-  ticking = false
-  tick()
-  return { wall, longest, value }
-}
 
 function searchP50(catalog) {
   for (const q of queries.slice(0, 200)) catalog.search(q)

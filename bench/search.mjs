@@ -8,6 +8,7 @@ import { createRequire } from 'node:module'
 import { readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { loopStall, median } from './timing.mjs'
 
 const require = createRequire(import.meta.url)
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
@@ -26,7 +27,6 @@ function replicate(tools, copies) {
   return out.map(({ id, ...t }) => t)
 }
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]
 const ms = (ns) => Number(ns) / 1e6
 
@@ -34,29 +34,6 @@ function time(fn) {
   const t0 = process.hrtime.bigint()
   const value = fn()
   return { value, ms: ms(process.hrtime.bigint() - t0) }
-}
-
-/**
- * Wall time of `run()` and the longest the event loop went without a turn meanwhile. The
- * probe spins the loop (one core busy), so an async build's wall time is measured under that load.
- */
-async function loopStall(run) {
-  let last = performance.now()
-  let longest = 0
-  let ticking = true
-  const tick = () => {
-    const now = performance.now()
-    longest = Math.max(longest, now - last)
-    last = now
-    if (ticking) setImmediate(tick)
-  }
-  setImmediate(tick)
-  const t0 = performance.now()
-  await run()
-  const wall = performance.now() - t0
-  ticking = false
-  tick()
-  return { wall, longest }
 }
 
 /** Tools with content of their own (owners suffixed), as fresh objects. */

@@ -10,6 +10,7 @@ import { createRequire } from 'node:module'
 import { readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { median } from './timing.mjs'
 
 const require = createRequire(import.meta.url)
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
@@ -31,7 +32,6 @@ const fake = Array.from({ length: 36 }, (_, i) => {
 
 const executor = async () => null
 const config = (mode) => resolveToolSearchConfig(mode === 'direct' ? false : { mode }, { codeModeSupported: true })
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 const us = (ns) => Number(ns) / 1e3
 
 const bytes = []

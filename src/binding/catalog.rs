@@ -217,6 +217,9 @@ pub fn release_unused_memory(env: &Env) -> Result<Unknown<'_>, JsCode> {
 impl ToolCatalog {
     /// Build (or reuse, when unchanged) the catalog for a run. Bad records are
     /// excluded with a reason (see `excluded`), or throw with `strict: true`.
+    /// The package's `ToolCatalog` (`js/catalog.js`) serializes each distinct
+    /// tool object once and builds from stored records; this native form,
+    /// reached only for a non-array argument, throws the coded error.
     #[napi(constructor, ts_args_type = "tools: CatalogTool[], options?: CatalogOptions | null")]
     pub fn new(env: Env, tools: Unknown, options: Option<Unknown>) -> Result<Self, JsCode> {
         guard(|| {
@@ -225,9 +228,10 @@ impl ToolCatalog {
         })
     }
 
-    /// The constructor's work off the event loop: only `JSON.stringify(tools)`
-    /// runs on it; parsing and indexing run on a libuv worker. Rejects with
-    /// the errors the constructor throws.
+    /// The constructor's work off the event loop: tools not seen before are
+    /// serialized in slices of at most 2 ms (`js/catalog.js`); parsing and
+    /// indexing run on a libuv worker. Rejects with the errors the
+    /// constructor throws.
     #[napi(
         ts_args_type = "tools: CatalogTool[], options?: CatalogOptions | null",
         ts_return_type = "Promise<ToolCatalog>"

@@ -415,16 +415,11 @@ impl Catalog {
         let ranked = self.data.index.search(query, limit, &|o| self.is_allowed(o));
         let mut out: Vec<(Source, &str, usize, &str)> = Vec::new();
         for hit in ranked {
-            if self.unavailable_reason(hit.ordinal).is_none() {
-                continue;
-            }
+            let Some(reason) = self.unavailable_reason(hit.ordinal) else { continue };
             let entry = &self.data.entries[hit.ordinal];
             match out.iter_mut().find(|(s, o, _, _)| *s == entry.source && *o == entry.owner) {
                 Some(group) => group.2 += 1,
-                None => {
-                    let reason = self.unavailable_reason(hit.ordinal).unwrap_or_default();
-                    out.push((entry.source, &entry.owner, 1, reason));
-                }
+                None => out.push((entry.source, &entry.owner, 1, reason)),
             }
         }
         out

@@ -72,24 +72,32 @@ impl Store {
     /// Evict records no catalog holds that were not used recently. Amortized:
     /// runs once the store has doubled since the last sweep.
     fn sweep_if_due(&mut self, now: Instant) {
-        if self.by_digest.len() < SWEEP_MIN.max(2 * self.swept_at) {
-            return;
+        if self.by_digest.len() >= SWEEP_MIN.max(2 * self.swept_at) {
+            let uses = self.uses;
+            self.evict_unheld(|entry| {
+                uses - entry.last_use >= KEEP_USES && entry.used_at.is_none_or(|at| now.duration_since(at) >= KEEP_FOR)
+            });
         }
-        let Store { by_digest, slots, free, uses, .. } = self;
+    }
+
+    /// Evict the records no catalog holds for which `idle` says so: the slot
+    /// is freed and its generation moves on. Returns how many were evicted.
+    fn evict_unheld(&mut self, idle: impl Fn(&Slot) -> bool) -> usize {
+        let before = self.by_digest.len();
+        let Store { by_digest, slots, free, .. } = self;
         by_digest.retain(|_, &mut slot| {
             let entry = &mut slots[slot as usize];
-            let idle = *uses - entry.last_use >= KEEP_USES
-                && entry.used_at.is_none_or(|at| now.duration_since(at) >= KEEP_FOR);
             let unheld = entry.record.as_ref().is_some_and(|r| Arc::strong_count(r) == 1);
-            if idle && unheld {
-                entry.record = None;
-                entry.generation = entry.generation.wrapping_add(1);
-                free.push(slot);
-                return false;
+            if !(unheld && idle(entry)) {
+                return true;
             }
-            true
+            entry.record = None;
+            entry.generation = entry.generation.wrapping_add(1);
+            free.push(slot);
+            false
         });
         self.swept_at = self.by_digest.len();
+        before - self.by_digest.len()
     }
 }
 
@@ -168,26 +176,7 @@ pub fn find(ids: &[SlotId]) -> std::result::Result<Vec<Arc<StoredRecord>>, Vec<u
 /// pressure hook). Returns how many were evicted. Ids of evicted records go
 /// stale; the binding serializes those tools again.
 pub fn evict_unheld() -> usize {
-    let mut store = store().lock().unwrap_or_else(|p| p.into_inner());
-    let before = store.by_digest.len();
-    let Store { by_digest, slots, free, .. } = &mut *store;
-    by_digest.retain(|_, &mut slot| {
-        let entry = &mut slots[slot as usize];
-        if entry.record.as_ref().is_some_and(|r| Arc::strong_count(r) == 1) {
-            entry.record = None;
-            entry.generation = entry.generation.wrapping_add(1);
-            free.push(slot);
-            return false;
-        }
-        true
-    });
-    store.swept_at = store.by_digest.len();
-    before - store.by_digest.len()
-}
-
-/// Number of stored records (tests, telemetry).
-pub fn stored_count() -> usize {
-    store().lock().unwrap_or_else(|p| p.into_inner()).by_digest.len()
+    store().lock().unwrap_or_else(|p| p.into_inner()).evict_unheld(|_| true)
 }
 
 /// The cache key of a catalog built from these records, in this order.
