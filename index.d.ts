@@ -66,6 +66,54 @@ export interface CatalogOptions {
   searchDefaultLimit?: number
   /** Default 20, clamped 1..50. */
   maxSearchLimit?: number
+  /**
+   * `hybrid`: the lexical top 50 re-ranked with a sentence encoder's cosine once the
+   * tool vectors are computed (in the background; lexical until then). Default:
+   * `hybrid` when a model is installed (`rankingCapability()`), else `lexical`;
+   * the environment variable `OPENCLAW_TOOL_SEARCH_RANKING` overrides the default.
+   */
+  ranking?: 'lexical' | 'hybrid'
+  /** The model folder (config.json, vocab.txt, model.safetensors). Default: the one `rankingCapability()` reports. */
+  model?: string
+  /**
+   * Folder of the on-disk tool-vector cache (keyed by model and tool text, shared by
+   * processes); `false`: memory only. Default: `$OPENCLAW_TOOL_SEARCH_CACHE_DIR`, else
+   * `$XDG_CACHE_HOME/openclaw-tool-search`, else `~/.cache/openclaw-tool-search`.
+   */
+  vectorCache?: string | false
+}
+
+/** Whether hybrid ranking can run here (`rankingCapability()`). */
+export interface RankingCapability {
+  /** A model folder was found (the optional package or `OPENCLAW_TOOL_SEARCH_MODEL_DIR`). */
+  hybrid: boolean
+  /** What a catalog built without a `ranking` option uses. */
+  defaultRanking: 'lexical' | 'hybrid'
+  model?: string
+  /** Why hybrid ranking is not available. */
+  reason?: string
+}
+
+/** A catalog's ranking and its tool vectors' progress (`rankingStatus()`). */
+export interface RankingStatus {
+  /** The configured ranking. */
+  ranking: 'lexical' | 'hybrid'
+  /** What a search uses now: `hybrid` only once the vectors are ready. */
+  active: 'lexical' | 'hybrid'
+  /** `off`: no vectors (lexical, or no model); `failed`: see `error` (ranking stays lexical). */
+  state: 'off' | 'pending' | 'embedding' | 'ready' | 'failed'
+  total: number
+  /** Tools with a vector so far. */
+  done: number
+  /** Vectors reused from the previous catalog (append, withSource) or the disk cache. */
+  reused: number
+  /** Vectors this catalog computed. */
+  embedded: number
+  error?: string
+  /** A disk-cache problem that did not stop ranking (e.g. a read-only folder). */
+  cacheWarning?: string
+  model?: string
+  cache?: string
 }
 
 export interface McpInfo {
@@ -413,6 +461,22 @@ export declare class ToolCatalog {
   restrict(allowedNames: Iterable<string>): ToolCatalog
   /** Contract §6 counters for this catalog's scope. */
   telemetry(): CatalogTelemetry
+  /**
+   * The configured and active ranking (`hybrid` only once the tool vectors
+   * are ready) and the vectors' progress.
+   */
+  rankingStatus(): RankingStatus
+  /**
+   * Resolves when the tool vectors are ready or failed (at once for a
+   * lexical catalog), with the final status; `onProgress` gets each
+   * status on the way (about every 32 tools embedded).
+   */
+  whenRankingReady(onProgress?: ((status: RankingStatus) => void) | null): Promise<RankingStatus>
+  /**
+   * `search` on a libuv worker: the same hits, without holding the event
+   * loop while a hybrid catalog embeds the query (~4 ms on a miss).
+   */
+  searchAsync(query: string, options?: { limit?: number | null } | null): Promise<SearchHit[]>
 }
 
 /** A session answers one run's control-tool calls. See `ToolSearchSessionOptions`. */
@@ -489,6 +553,14 @@ export declare function configureCodeMode(settings: CodeModeSettings): void
  * with the same report as `codeModeCapability()` once it is final.
  */
 export declare function probeCodeMode(): Promise<CodeModeCapability>
+
+/**
+ * Whether hybrid ranking is available here and why not: the model package
+ * (`openclaw-tool-search-model-minilm`) or `OPENCLAW_TOOL_SEARCH_MODEL_DIR`.
+ * Only checks the files; the model loads on a background thread with the
+ * first hybrid catalog.
+ */
+export declare function rankingCapability(): RankingCapability
 
 /**
  * A memory-pressure hook: drop cached catalog builds and stored tool

@@ -4,6 +4,12 @@
 // One `exports.name =` per export, so ESM `import { … }` sees each name.
 const native = require('./binding.js')
 const { defineToolCatalog } = require('./js/catalog.js')
+const { findRankingModel } = require('./js/ranking.js')
+
+{
+  const found = findRankingModel()
+  native.__setRankingModel(found.dir ?? null, found.reason ?? null)
+}
 
 exports.ToolCatalog = defineToolCatalog(native)
 exports.ToolSearchSession = native.ToolSearchSession
@@ -13,3 +19,4 @@ exports.configureCodeMode = native.configureCodeMode
 exports.codeModeCapability = native.codeModeCapability
 exports.__napiBindingTarget = native.__napiBindingTarget
 exports.releaseUnusedMemory = native.releaseUnusedMemory
+exports.rankingCapability = native.rankingCapability

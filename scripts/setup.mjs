@@ -9,10 +9,14 @@
 //     0700), else in ~/.cache/openclaw-tool-search;
 //  4. runs the named task with OPENCLAW_TOOL_SEARCH_NODE set, passing extra arguments on
 //     (`test` = `test:rust` (cargo test) then `test:js` (node:test, the Node on PATH)).
+//     When scripts/model-package.mjs has assembled npm/model-minilm, the task also gets
+//     OPENCLAW_TOOL_SEARCH_MODEL_DIR pointing at it (the hybrid-ranking tests use it), and
+//     OPENCLAW_TOOL_SEARCH_RANKING=lexical unless set: suites, QA and benches that do not
+//     ask for hybrid ranking must not embed their catalogs in the background.
 //
 //   node scripts/setup.mjs [--release] [--then test|test:rust|test:js|qa|bench] [task args...]
 import { execFileSync, spawnSync } from 'node:child_process'
-import { readdirSync } from 'node:fs'
+import { existsSync, readdirSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -86,6 +90,9 @@ if (task !== undefined) {
     process.exit(2)
   }
   const env = { ...process.env, OPENCLAW_TOOL_SEARCH_NODE: codeModeNode() }
+  const modelDir = join(root, 'npm', 'model-minilm', 'model')
+  if (!env.OPENCLAW_TOOL_SEARCH_MODEL_DIR && existsSync(join(modelDir, 'model.safetensors'))) env.OPENCLAW_TOOL_SEARCH_MODEL_DIR = modelDir
+  env.OPENCLAW_TOOL_SEARCH_RANKING ??= 'lexical'
   for (const [i, [cmd, args]] of steps.entries()) {
     const last = i === steps.length - 1
     const result = spawnSync(cmd, last ? [...args, ...taskArgs] : args, { cwd: root, stdio: 'inherit', env })

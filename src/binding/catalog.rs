@@ -18,11 +18,13 @@ pub struct ToolCatalog {
 }
 
 fn parse_options(env: &Env, options: Option<Unknown>) -> JsResult<CatalogOptions> {
-    match optional_json_arg(env, options, ErrorCode::InvalidCatalog, "invalid catalog options")? {
-        None => Ok(CatalogOptions::default()),
+    let mut options: CatalogOptions = match optional_json_arg(env, options, ErrorCode::InvalidCatalog, "invalid catalog options")? {
+        None => CatalogOptions::default(),
         Some(v) => serde_json::from_value(v)
-            .map_err(|e| js_error(ErrorCode::InvalidCatalog, format!("invalid catalog options: {e}"))),
-    }
+            .map_err(|e| js_error(ErrorCode::InvalidCatalog, format!("invalid catalog options: {e}")))?,
+    };
+    super::ranking::apply_ranking_defaults(&mut options);
+    Ok(options)
 }
 
 /// The tool array as JSON text: one `JSON.stringify` pass; when that throws
@@ -59,7 +61,7 @@ fn selector_arg(env: &Env, selector: Unknown) -> JsResult<SourceSelector> {
 /// `{ limit?: number | null }` → the requested limit, if any. Read from the
 /// JS value directly so NaN and Infinity reach the limit check (JSON has no
 /// such numbers).
-fn limit_option(options: Option<Unknown>) -> JsResult<Option<f64>> {
+pub(crate) fn limit_option(options: Option<Unknown>) -> JsResult<Option<f64>> {
     let Some(options) = options else { return Ok(None) };
     if is_nullish(&options)? {
         return Ok(None);

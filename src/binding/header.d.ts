@@ -66,6 +66,54 @@ export interface CatalogOptions {
   searchDefaultLimit?: number
   /** Default 20, clamped 1..50. */
   maxSearchLimit?: number
+  /**
+   * `hybrid`: the lexical top 50 re-ranked with a sentence encoder's cosine once the
+   * tool vectors are computed (in the background; lexical until then). Default:
+   * `hybrid` when a model is installed (`rankingCapability()`), else `lexical`;
+   * the environment variable `OPENCLAW_TOOL_SEARCH_RANKING` overrides the default.
+   */
+  ranking?: 'lexical' | 'hybrid'
+  /** The model folder (config.json, vocab.txt, model.safetensors). Default: the one `rankingCapability()` reports. */
+  model?: string
+  /**
+   * Folder of the on-disk tool-vector cache (keyed by model and tool text, shared by
+   * processes); `false`: memory only. Default: `$OPENCLAW_TOOL_SEARCH_CACHE_DIR`, else
+   * `$XDG_CACHE_HOME/openclaw-tool-search`, else `~/.cache/openclaw-tool-search`.
+   */
+  vectorCache?: string | false
+}
+
+/** Whether hybrid ranking can run here (`rankingCapability()`). */
+export interface RankingCapability {
+  /** A model folder was found (the optional package or `OPENCLAW_TOOL_SEARCH_MODEL_DIR`). */
+  hybrid: boolean
+  /** What a catalog built without a `ranking` option uses. */
+  defaultRanking: 'lexical' | 'hybrid'
+  model?: string
+  /** Why hybrid ranking is not available. */
+  reason?: string
+}
+
+/** A catalog's ranking and its tool vectors' progress (`rankingStatus()`). */
+export interface RankingStatus {
+  /** The configured ranking. */
+  ranking: 'lexical' | 'hybrid'
+  /** What a search uses now: `hybrid` only once the vectors are ready. */
+  active: 'lexical' | 'hybrid'
+  /** `off`: no vectors (lexical, or no model); `failed`: see `error` (ranking stays lexical). */
+  state: 'off' | 'pending' | 'embedding' | 'ready' | 'failed'
+  total: number
+  /** Tools with a vector so far. */
+  done: number
+  /** Vectors reused from the previous catalog (append, withSource) or the disk cache. */
+  reused: number
+  /** Vectors this catalog computed. */
+  embedded: number
+  error?: string
+  /** A disk-cache problem that did not stop ranking (e.g. a read-only folder). */
+  cacheWarning?: string
+  model?: string
+  cache?: string
 }
 
 export interface McpInfo {

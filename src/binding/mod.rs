@@ -6,6 +6,7 @@ mod code_mode;
 mod config;
 mod convert;
 mod errors;
+mod ranking;
 mod session;
 mod tracing_setup;
 

@@ -97,7 +97,7 @@ impl Catalog {
         let limits: Vec<usize> = queries.iter().map(|q| self.limits.effective(json_limit(q.limit.as_ref())?)).collect::<Result<_>>()?;
         let mut groups = Vec::with_capacity(queries.len());
         for (q, limit) in queries.iter().zip(limits) {
-            let ordinals = self.search_ordinals(&q.query, limit)?;
+            let ordinals = self.ranked_ordinals(&q.query, limit)?;
             let candidates = ordinals
                 .into_iter()
                 .map(|o| {

@@ -71,6 +71,8 @@ pub struct CatalogData {
     /// The source and owner each record names (defaults applied), `None` for
     /// a record that could not be read: what `with_source` replaces.
     pub origins: Vec<Option<(Source, Box<str>)>>,
+    /// Tool vectors for hybrid ranking (per model), filled in the background.
+    pub vectors: crate::search::semantic::VectorSlots,
 }
 
 /// Records after validation, before indexing.
@@ -322,6 +324,7 @@ impl CatalogData {
             lazy,
             records,
             origins,
+            vectors: Default::default(),
         })
     }
 

@@ -10,6 +10,7 @@ mod entry;
 mod hits;
 mod lookup;
 mod policy;
+mod ranking;
 mod records;
 mod release;
 pub mod store;
@@ -26,6 +27,7 @@ pub use entry::{Source, ToolEntry, ToolRecord};
 pub use hits::{safe_server_name, McpInfo, SearchHit, ToolDescription};
 pub use lookup::LookupStyle;
 pub use policy::{CompiledPolicy, Policy, PolicyLayer};
+pub use ranking::{CatalogRanking, RankingMode};
 pub use records::{parse_catalog_text, parse_spans, record_spans, RawRecord, KNOWN_FIELDS};
 
 use crate::config::{MAX_SEARCH_LIMIT_CAP, MAX_SEARCH_LIMIT_DEFAULT, SEARCH_DEFAULT_LIMIT_DEFAULT};
@@ -51,6 +53,14 @@ pub struct CatalogOptions {
     /// stay directly visible in tools and directory modes while staying
     /// cataloged. Default [`DEFAULT_CORE_TOOLS`]; `[]` defers them all.
     pub core_tools: Option<Vec<String>>,
+    /// `lexical` (the default here) or `hybrid`: the lexical top re-ranked
+    /// with tool vectors once they are computed (needs `model`).
+    pub ranking: Option<RankingMode>,
+    /// The sentence encoder's folder (config.json, vocab.txt, model.safetensors).
+    pub model: Option<std::path::PathBuf>,
+    /// Folder of the on-disk vector cache; `false`: memory only. Default:
+    /// `$OPENCLAW_TOOL_SEARCH_CACHE_DIR`, else the user's cache folder.
+    pub vector_cache: Option<Value>,
 }
 
 /// One source's owner: the unit a live catalog replaces (an MCP server's
@@ -215,6 +225,7 @@ struct BuildSettings {
     strict: bool,
     cache: bool,
     core_tools: Arc<BTreeSet<String>>,
+    ranking: ranking::RankingSetting,
 }
 
 impl BuildSettings {
@@ -227,6 +238,7 @@ impl BuildSettings {
                 Some(names) => names.iter().cloned().collect(),
                 None => DEFAULT_CORE_TOOLS.iter().map(|n| n.to_string()).collect(),
             }),
+            ranking: ranking::RankingSetting::of(options.ranking, options.model.as_ref(), options.vector_cache.as_ref())?,
         })
     }
 }
@@ -244,7 +256,9 @@ impl Catalog {
         let limits = SearchLimits::from_options(options.search_default_limit.as_ref(), options.max_search_limit.as_ref());
         let data = Catalog::data_for_text(text, &settings)?;
         let counters = Arc::new(Counters::new(&data.fingerprint));
-        Ok(Catalog::with_policy(data, settings, limits, counters))
+        let catalog = Catalog::with_policy(data, settings, limits, counters);
+        catalog.prepare_ranking(None);
+        Ok(catalog)
     }
 
     /// Built data for `text`: reused when the same text or the same validated
@@ -279,7 +293,9 @@ impl Catalog {
         let limits = SearchLimits::from_options(options.search_default_limit.as_ref(), options.max_search_limit.as_ref());
         let data = Catalog::data_for_records(records, None, &settings)?;
         let counters = Arc::new(Counters::new(&data.fingerprint));
-        Ok(Catalog::with_policy(data, settings, limits, counters))
+        let catalog = Catalog::with_policy(data, settings, limits, counters);
+        catalog.prepare_ranking(None);
+        Ok(catalog)
     }
 
     /// Built data for these records (in order), cached under their records
@@ -347,6 +363,7 @@ impl Catalog {
         let data = Catalog::data_for_records(records, None, &self.settings)?;
         let mut next = Catalog::with_policy(data, self.settings.clone(), self.limits, Arc::clone(&self.counters));
         next.unavailable = Unavailable::of(Arc::clone(&self.unavailable.owners), &next.data);
+        next.prepare_ranking(Some(&self.data));
         Ok(next)
     }
 
@@ -383,6 +400,7 @@ impl Catalog {
         let mut next = Catalog::with_policy(data, self.settings.clone(), self.limits, Arc::clone(&self.counters));
         // Fresh tools from the owner: available again.
         next.unavailable = Unavailable::of(self.unavailable.without(selector), &next.data);
+        next.prepare_ranking(Some(&self.data));
         Ok(next)
     }
 
@@ -577,7 +595,7 @@ impl Catalog {
     /// Ranked compact hits. Counts as one search.
     pub fn search(&self, query: &str, limit: Option<f64>) -> Result<Vec<SearchHit>> {
         let limit = self.limits.effective(limit)?;
-        let hits = self.search_ordinals(query, limit)?;
+        let hits = self.ranked_ordinals(query, limit)?;
         self.counters.record_search(1);
         Ok(hits.into_iter().map(|o| self.data.hit(o)).collect())
     }

@@ -12,7 +12,8 @@
 //! build + side tables) → [`query`] (terms, [`expand`]ed at a discount, unknown
 //! words joined by name words one edit away: [`typo`]) →
 //! [`rank`] (BM25F over the postings, ordering) → [`diversify`] (near-duplicates
-//! yield to other tools). Field weights: [`fields`].
+//! yield to other tools). Field weights: [`fields`]. Optional hybrid
+//! re-ranking with a sentence encoder: [`semantic`].
 
 mod analyze;
 mod diversify;
@@ -22,6 +23,7 @@ mod index;
 mod params;
 mod query;
 mod rank;
+pub mod semantic;
 mod stopwords;
 mod typo;
 

@@ -1,0 +1,178 @@
+//! How a catalog ranks: lexically, or hybrid (the lexical top re-ranked with
+//! tool vectors, [`crate::search::semantic`]) once its vectors are ready.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{check_query, Catalog, CatalogData};
+use crate::error::{Error, Result};
+use crate::search::semantic::{self, fuse, HybridParams, ModelHandle, RankingState, RankingStatus, SemanticModel, VectorTable};
+
+/// The `ranking` option.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RankingMode {
+    #[default]
+    Lexical,
+    Hybrid,
+}
+
+/// A catalog's ranking setting, resolved from its options.
+#[derive(Clone, Default)]
+pub(crate) struct RankingSetting {
+    pub mode: RankingMode,
+    /// The model (hybrid only); `None`: no model folder was given.
+    pub model: Option<Arc<ModelHandle>>,
+    pub cache_dir: Option<PathBuf>,
+}
+
+impl RankingSetting {
+    pub fn of(mode: Option<RankingMode>, model: Option<&PathBuf>, vector_cache: Option<&Value>) -> Result<RankingSetting> {
+        let mode = mode.unwrap_or_default();
+        let cache_dir = match vector_cache {
+            None | Some(Value::Null) | Some(Value::Bool(true)) => default_cache_dir(),
+            Some(Value::Bool(false)) => None,
+            Some(Value::String(dir)) if !dir.trim().is_empty() => Some(PathBuf::from(dir)),
+            Some(_) => return Err(Error::invalid_catalog("vectorCache must be a folder path or false")),
+        };
+        let model = match (mode, model) {
+            (RankingMode::Hybrid, Some(dir)) => Some(semantic::model_at(dir)),
+            _ => None,
+        };
+        Ok(RankingSetting { mode, model, cache_dir })
+    }
+}
+
+/// `$OPENCLAW_TOOL_SEARCH_CACHE_DIR`, else `$XDG_CACHE_HOME/openclaw-tool-search`,
+/// else `~/.cache/openclaw-tool-search`.
+fn default_cache_dir() -> Option<PathBuf> {
+    let env = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    if let Some(dir) = env("OPENCLAW_TOOL_SEARCH_CACHE_DIR") {
+        return Some(dir);
+    }
+    let base = env("XDG_CACHE_HOME").or_else(|| env("HOME").map(|home| home.join(".cache")))?;
+    Some(base.join("openclaw-tool-search"))
+}
+
+/// What `rankingStatus()` reports: the configured and the active ranking,
+/// and where the tool vectors stand.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CatalogRanking {
+    pub ranking: RankingMode,
+    /// What a search uses now: hybrid only once the vectors are ready.
+    pub active: RankingMode,
+    #[serde(flatten)]
+    pub vectors: RankingStatus,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache: Option<String>,
+}
+
+impl Catalog {
+    /// Starts computing tool vectors (hybrid ranking with a model), reusing
+    /// those of `previous` (the catalog this one was derived from). Once per
+    /// built data; a no-op otherwise.
+    pub(crate) fn prepare_ranking(&self, previous: Option<&CatalogData>) {
+        let setting = &self.settings.ranking;
+        if let (RankingMode::Hybrid, Some(model)) = (setting.mode, &setting.model) {
+            let previous = previous.and_then(|p| p.vectors.get(model)).and_then(|slot| slot.table().cloned());
+            semantic::start(&self.data, Arc::clone(model), setting.cache_dir.clone(), previous);
+        }
+    }
+
+    /// The model and this catalog's vectors, when a search can use them.
+    fn hybrid(&self) -> Option<(&Arc<SemanticModel>, Arc<VectorTable>)> {
+        if self.settings.ranking.mode != RankingMode::Hybrid {
+            return None;
+        }
+        let handle = self.settings.ranking.model.as_ref()?;
+        let model = handle.get()?;
+        let table = self.data.vectors.get(handle)?.table()?.clone();
+        (table.model_digest == model.digest()).then_some((model, table))
+    }
+
+    /// Ranked ordinals of the searchable entries: the catalog's ranking
+    /// (hybrid once ready), for `search` and `search_batch` (what the model
+    /// and the gateway see). Surfaces and hydration use the lexical
+    /// [`Catalog::search_ordinals`]: they read whole prompts, and must stay cheap.
+    pub(crate) fn ranked_ordinals(&self, query: &str, limit: usize) -> Result<Vec<usize>> {
+        let Some((model, table)) = self.hybrid() else { return self.search_ordinals(query, limit) };
+        check_query(query)?;
+        let params = HybridParams::default();
+        let searchable = |o: usize| self.is_allowed(o) && self.unavailable_reason(o).is_none();
+        let ranked: Vec<usize> =
+            self.data.index.search(query, limit.max(params.depth), &searchable).into_iter().map(|h| h.ordinal).collect();
+        if ranked.is_empty() {
+            return Ok(ranked);
+        }
+        // Exact id / name matches stay first, as in lexical ranking.
+        let folded = query.trim().to_lowercase();
+        let exact = ranked
+            .iter()
+            .take_while(|&&o| {
+                let entry = &self.data.entries[o];
+                entry.id.to_lowercase() == folded || entry.name.to_lowercase() == folded
+            })
+            .count();
+        let query_vector = model.embed_query(query);
+        let mut out = ranked[..exact].to_vec();
+        out.extend(fuse(&ranked[exact..], |o| table.cosine(o, &query_vector), &params));
+        out.truncate(limit);
+        Ok(out)
+    }
+
+    /// The configured and active ranking and the vectors' progress.
+    pub fn ranking_status(&self) -> CatalogRanking {
+        let setting = &self.settings.ranking;
+        let total = self.data.entries.len();
+        let off = |error: Option<String>| RankingStatus {
+            state: RankingState::Off,
+            total,
+            done: 0,
+            reused: 0,
+            embedded: 0,
+            error,
+            cache_warning: None,
+        };
+        let vectors = match (setting.mode, &setting.model) {
+            (RankingMode::Lexical, _) => off(None),
+            (RankingMode::Hybrid, None) => off(Some(
+                "no ranking model: install openclaw-tool-search-model-minilm (see rankingCapability())".into(),
+            )),
+            (RankingMode::Hybrid, Some(model)) => match self.data.vectors.get(model).and_then(|slot| slot.status()) {
+                Some(status) => status,
+                None => off(Some(format!("no vectors were started for this catalog (model {})", model.dir().display()))),
+            },
+        };
+        CatalogRanking {
+            ranking: setting.mode,
+            active: if self.hybrid().is_some() { RankingMode::Hybrid } else { RankingMode::Lexical },
+            vectors,
+            model: setting.model.as_ref().map(|m| m.dir().display().to_string()),
+            cache: setting.cache_dir.as_ref().filter(|_| setting.mode == RankingMode::Hybrid).map(|d| d.display().to_string()),
+        }
+    }
+
+    /// Calls `listener` with each vector progress status until the vectors
+    /// are ready or failed (at once if that already happened, or if the
+    /// catalog does not compute vectors).
+    pub fn on_ranking_progress(&self, listener: Box<dyn FnMut(&CatalogRanking) + Send>) {
+        let status = self.ranking_status();
+        if status.vectors.state == RankingState::Off {
+            let mut listener = listener;
+            return listener(&status);
+        }
+        let Some(slot) = self.settings.ranking.model.as_ref().and_then(|m| self.data.vectors.get(m)) else {
+            let mut listener = listener;
+            return listener(&status);
+        };
+        let view = self.clone();
+        let mut listener = listener;
+        slot.subscribe(Box::new(move |_| listener(&view.ranking_status())));
+    }
+}

@@ -1,0 +1,25 @@
+//! Hybrid ranking: the lexical top `depth` of a query re-ranked with a small
+//! sentence encoder's cosine (all-MiniLM-L6-v2 from `tool-search-embed`).
+//! Optional: without the model package a catalog ranks lexically.
+//!
+//! Data flow:
+//! catalog data built → [`job`] embeds each tool's text on one background
+//! thread (reusing vectors of the previous catalog and of the [`disk`] cache,
+//! writing new ones to it) → the data's [`VectorSlot`] for that model holds a
+//! [`VectorTable`] → a search embeds the query ([`model`], LRU-cached) and
+//! [`fuse`]s the lexical order with the cosines. Until the table is ready the
+//! catalog ranks lexically.
+
+mod disk;
+mod fuse;
+mod job;
+mod model;
+mod vectors;
+
+pub use fuse::{fuse, HybridParams};
+pub use job::{start, RankingState, RankingStatus, VectorSlot, VectorSlots};
+pub use model::{model_at, ModelHandle, SemanticModel};
+pub use vectors::{tool_key, tool_text_of, QVec, VectorTable, TOOL_TOKENS};
+
+#[cfg(test)]
+mod tests;
