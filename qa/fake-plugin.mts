@@ -219,6 +219,8 @@ export interface McpListedTool {
   description?: string;
   inputSchema: JsonSchema;
   annotations?: Record<string, unknown>;
+  /** Servers may send more (outputSchema, _meta): it passes through as listed. */
+  [field: string]: unknown;
 }
 
 /** The server whose tools/list changes mid-run: the scenario's existing MCP owner. */
