@@ -3,6 +3,7 @@
 // disconnect (`withUnavailable`), moving the running session to the result with `useCatalog`.
 // Every change is logged as a `catalog.change` line with the session's telemetry on both sides.
 
+import { performance } from 'node:perf_hooks';
 import type { ToolCatalog, ToolSearchSession } from '../index.js';
 import type { McpListedTool, QaTool } from './fake-plugin.mjs';
 import type { FakeGateway } from './gateway.mjs';
@@ -62,26 +63,32 @@ export class LiveMcpCatalog {
 
   private async relist(server: FakeMcpServer): Promise<void> {
     const tools = await this.listTools(server);
+    const t0 = performance.now();
     // The raw tools/list shape goes straight in; the selector supplies source and owner.
     const next = this.current.withSource({ source: 'mcp', owner: server.name }, tools);
+    const catalogMs = round(performance.now() - t0);
     this.gateway.replaceOwner('mcp', server.name, tools.map((t) => registryTool(server.name, t)));
-    this.apply(next, { trigger: 'notifications/tools/list_changed', server: server.name, listed: tools.map((t) => t.name) });
+    this.apply(next, { trigger: 'notifications/tools/list_changed', server: server.name, listed: tools.map((t) => t.name), catalogMs });
   }
 
   private markUnavailable(server: FakeMcpServer): void {
     const reason = `server ${server.name} disconnected`;
+    const t0 = performance.now();
     const next = this.current.withUnavailable({ source: 'mcp', owner: server.name }, reason);
-    this.apply(next, { trigger: 'disconnect', server: server.name, reason });
+    this.apply(next, { trigger: 'disconnect', server: server.name, reason, catalogMs: round(performance.now() - t0) });
   }
 
-  private apply(next: ToolCatalog, info: { trigger: CatalogChangeTrigger; server: string; listed?: string[]; reason?: string }): void {
+  /** `catalogMs`: the wall time of withSource / withUnavailable (on the event loop), for the log. */
+  private apply(next: ToolCatalog, info: { trigger: CatalogChangeTrigger; server: string; listed?: string[]; reason?: string; catalogMs: number }): void {
     const session = this.session;
     if (!session) throw new Error('a catalog change arrived before the session was attached');
     const before = this.current;
     const beforeIds = new Set(before.ids());
     const afterIds = next.ids();
     const sessionTelemetryBefore = session.telemetry();
+    const t0 = performance.now();
     session.useCatalog(next);
+    const useCatalogMs = round(performance.now() - t0);
     const sessionTelemetryAfter = session.telemetry();
     this.current = next;
     this.changes += 1;
@@ -91,6 +98,7 @@ export class LiveMcpCatalog {
       added: afterIds.filter((id) => !beforeIds.has(id)),
       removed: [...beforeIds].filter((id) => !afterIds.includes(id)),
       serverTools: afterIds.filter((id) => id.startsWith(`mcp:${info.server}:`)),
+      useCatalogMs,
       sizeBefore: before.size,
       sizeAfter: next.size,
       fingerprintBefore: before.fingerprint,
@@ -114,4 +122,8 @@ function registryTool(server: string, listed: McpListedTool): QaTool {
     parameters: listed.inputSchema,
     kind: 'mcp-server',
   };
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 10) / 10;
 }

@@ -63,6 +63,9 @@ export interface LiveChange {
   reason: string | null;
   fingerprintBefore: string;
   fingerprintAfter: string;
+  /** Wall time of withSource / withUnavailable, and of session.useCatalog (measured, not checked). */
+  catalogMs: number;
+  useCatalogMs: number;
 }
 
 export interface QaReport {
@@ -229,11 +232,9 @@ async function runAll(provider: MockProvider, qa: QaCatalog, logDir: string, opt
   checks.push(checkWithNegative('live: removed MCP tool fails closed before the executor', () => A.assertLiveRemovedFailsClosed(live), () => A.assertLiveRemovedFailsClosed(N.removedToolReachedExecutor(live))));
   checks.push(checkWithNegative('live: disconnected MCP server fails closed, search notes it', () => A.assertLiveDisconnectFailsClosed(live), () => A.assertLiveDisconnectFailsClosed(N.disconnectedToolRanAnyway(live))));
   checks.push(checkWithNegative('live: session telemetry continues across useCatalog', () => A.assertLiveTelemetryContinues(live), () => A.assertLiveTelemetryContinues(N.telemetryResetByUseCatalog(live))));
-  {
-    const extra = { directOnly, clientTools };
-    checks.push(checkWithNegative('4 live sends only control tools', () => A.assertOnlyControlTools(live, extra), () => A.assertOnlyControlTools(N.leakFakeSchema(live), extra)));
-    checks.push(checkWithNegative('untrusted tools stay out of the live prompt', () => A.assertUntrustedOutOfPrompt(live, liveUntrusted), () => A.assertUntrustedOutOfPrompt(N.leakUntrustedName(live, LIVE_TARGET), liveUntrusted)));
-  }
+  const liveExtra = { directOnly, clientTools };
+  checks.push(checkWithNegative('4 live sends only control tools', () => A.assertOnlyControlTools(live, liveExtra), () => A.assertOnlyControlTools(N.leakFakeSchema(live), liveExtra)));
+  checks.push(checkWithNegative('untrusted tools stay out of the live prompt', () => A.assertUntrustedOutOfPrompt(live, liveUntrusted), () => A.assertUntrustedOutOfPrompt(N.leakUntrustedName(live, LIVE_TARGET), liveUntrusted)));
 
   // Fail-closed scenarios.
   for (const lane of ['tools', 'code'] as const) {
@@ -288,5 +289,7 @@ function liveChangesOf(a: A.RunArtifacts): LiveChange[] {
       reason: typeof l.reason === 'string' ? l.reason : null,
       fingerprintBefore: String(l.fingerprintBefore),
       fingerprintAfter: String(l.fingerprintAfter),
+      catalogMs: Number(l.catalogMs),
+      useCatalogMs: Number(l.useCatalogMs),
     }));
 }

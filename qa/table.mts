@@ -39,7 +39,7 @@ export function formatLiveChanges(report: QaReport): string[] {
       const what = c.trigger === 'disconnect'
         ? `withUnavailable (${c.reason ?? 'no reason'})`
         : `withSource: ${[...c.added.map((id) => `+${id}`), ...c.removed.map((id) => `-${id}`)].join(' ') || 'no change'}`;
-      return `  after model request ${c.afterModelRequest}: ${c.server} ${c.trigger} -> ${what}`;
+      return `  after model request ${c.afterModelRequest}: ${c.server} ${c.trigger} -> ${what} (${c.catalogMs.toFixed(1)} ms, useCatalog ${c.useCatalogMs.toFixed(1)} ms)`;
     }),
   ];
 }
