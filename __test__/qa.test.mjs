@@ -58,6 +58,21 @@ describe('mock OpenAI Responses provider (separate process)', () => {
     assert.equal(response.output[0].content[0].text, 'QA_TARGET_NOT_FOUND fake_plugin_tool_17');
   });
 
+  test('live script: one search for the target and the tools it will lose, then calls by the ids found (a trailing Note line is read around)', async () => {
+    const prompt = `${USER.replace('fake_plugin_tool_17', 'tracker_link_pull_request')} stale=tracker_search_issues down=docs_get_page`;
+    const tools = [fn('tool_search'), fn('tool_call')];
+    const first = await postResponses(provider.url, { model: QA_MODEL, input: prompt, tools }, {});
+    assert.equal(first.response.output[0].name, 'tool_search');
+    assert.deepEqual(JSON.parse(first.response.output[0].arguments).queries.map((q) => q.query), ['tracker_link_pull_request', 'tracker_search_issues', 'docs_get_page']);
+    const candidates = [{ id: 'mcp:qa_tracker:tracker_search_issues', name: 'tracker_search_issues' }, { id: 'mcp:docs:docs_get_page', name: 'docs_get_page' }];
+    const output = `${JSON.stringify({ results: [{ query: 'q', candidates }] })}\nNote: 2 matching tools from server x are unavailable (server x disconnected); they cannot be called now.`;
+    const search = { type: 'function_call', call_id: 'c1', name: 'tool_search', arguments: '{}' };
+    const input = [{ role: 'user', content: prompt }, search, { type: 'function_call_output', call_id: 'c1', output }];
+    const second = await postResponses(provider.url, { model: QA_MODEL, input, tools }, {});
+    assert.equal(second.response.output[0].name, 'tool_call');
+    assert.equal(JSON.parse(second.response.output[0].arguments).id, 'mcp:docs:docs_get_page');
+  });
+
   test('code mode: a cell that searches, describes and calls the target', async () => {
     const { response } = await postResponses(provider.url, { model: QA_MODEL, input: USER, tools: [fn('tool_search_code')] }, {});
     const code = JSON.parse(response.output[0].arguments).code;
@@ -167,12 +182,16 @@ describe('mock OpenAI Responses provider (separate process)', () => {
 // The full scenario against the built addon: every lane, every assertion with its negative case.
 describe('gateway QA scenario (36 tools, built addon)', async () => {
   const { runQa } = await tsImport('../qa/scenario.mts', import.meta.url);
+  const { laneMode, laneTarget } = await tsImport('../qa/run-lane.mts', import.meta.url);
   const report = await runQa({ tools: 36, parallel: 20 });
 
+  test('every lane is in the report, the live lane included', () => {
+    assert.deepEqual(report.lanes.map((l) => l.lane), ['direct', 'code', 'tools', 'directory', 'live']);
+  });
   for (const lane of report.lanes) {
-    test(`lane ${lane.lane} reaches FAKE_PLUGIN_OK fake_plugin_tool_17`, () => {
+    test(`lane ${lane.lane} reaches FAKE_PLUGIN_OK ${laneTarget(lane.lane)}`, () => {
       assert.equal(lane.outcome, 'ok', lane.error ?? `log: ${lane.logPath}`);
-      assert.equal(lane.mode, lane.lane, `lane ${lane.lane} ran in mode ${lane.mode}`);
+      assert.equal(lane.mode, laneMode(lane.lane), `lane ${lane.lane} ran in mode ${lane.mode}`);
     });
   }
   for (const check of report.checks) {

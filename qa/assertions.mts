@@ -4,8 +4,9 @@
 // of the data, which must make it fail (see ./negatives.mts).
 
 import { isDeepStrictEqual } from 'node:util';
-import { MARKER_SCHEMA, QA_TARGET, QA_TARGET_ID, OK_PREFIX } from './fake-plugin.mjs';
+import { MARKER_SCHEMA, QA_TARGET, QA_TARGET_ID, OK_PREFIX, LIVE_CHANGED_SERVER, LIVE_DOWN_ID, LIVE_DOWN_REASON, LIVE_DOWN_SERVER, LIVE_REMOVED, LIVE_REMOVED_ID, LIVE_TARGET, LIVE_TARGET_ID } from './fake-plugin.mjs';
 import type { RecordedRequest } from './provider-client.mjs';
+import { laneMode } from './run-lane.mjs';
 import type { LogLine } from './session-log.mjs';
 import type { GatewayAttempt } from './gateway.mjs';
 
@@ -27,6 +28,7 @@ const CONTROL_TOOLS: Record<string, string[]> = {
   code: ['tool_search_code'],
   tools: ['tool_search', 'tool_describe', 'tool_call'],
   directory: ['tool_search', 'tool_describe', 'tool_call'],
+  live: ['tool_search', 'tool_describe', 'tool_call'],
 };
 export const MAX_HYDRATED = 4;
 
@@ -66,14 +68,14 @@ function okRequests(a: RunArtifacts, assertion: string): RecordedRequest[] {
 function checkMode(a: RunArtifacts, assertion: string): void {
   const start = one(a, 'run.start', assertion);
   const config = start.config as { fallbackReason?: string } | undefined;
-  check(assertion, start.mode === a.lane, `lane ${a.lane} ran in mode ${String(start.mode)}${config?.fallbackReason ? ` (${config.fallbackReason})` : ''}`);
+  check(assertion, start.mode === laneMode(a.lane), `lane ${a.lane} ran in mode ${String(start.mode)}${config?.fallbackReason ? ` (${config.fallbackReason})` : ''}`);
 }
 
 /** The final answer must be the fake tool's OK line for the target. */
-function checkFinalOk(a: RunArtifacts, assertion: string): void {
+function checkFinalOk(a: RunArtifacts, assertion: string, target: string = QA_TARGET): void {
   const end = one(a, 'run.end', assertion);
   check(assertion, end.outcome === 'ok', `run outcome is ${String(end.outcome)} (${String(end.error ?? end.finalText)})`);
-  check(assertion, typeof end.finalText === 'string' && end.finalText.startsWith(`${OK_PREFIX} ${QA_TARGET} `), `final text does not start with "${OK_PREFIX} ${QA_TARGET}": ${String(end.finalText)}`);
+  check(assertion, typeof end.finalText === 'string' && end.finalText.startsWith(`${OK_PREFIX} ${target} `), `final text does not start with "${OK_PREFIX} ${target}": ${String(end.finalText)}`);
   const last = modelRequests(a).at(-1);
   check(assertion, last?.plan?.kind === 'message' && last.plan.text === end.finalText, 'the provider did not plan the final answer the log reports');
 }
@@ -372,6 +374,218 @@ export function assertParallelRuns(runs: RunArtifacts[], expectedRuns: number): 
     check(name, reqs.every((r) => r.runId === end.runId), `run ${end.runId} has requests from another run`);
     check(name, end.modelRequests === reqs.length, `run ${end.runId}: log says ${String(end.modelRequests)} requests, provider saw ${reqs.length}`);
   }
+}
+
+// The live lane (issue #15): MCP servers change their tools while the run goes on.
+
+/** A `catalog.change` line: what the gateway applied and the telemetry on both sides of `useCatalog`. */
+interface CatalogChangeLine extends LogLine {
+  trigger: 'notifications/tools/list_changed' | 'disconnect';
+  server: string;
+  listed?: string[];
+  reason?: string;
+  added: string[];
+  removed: string[];
+  serverTools: string[];
+  catalogTelemetryBefore: { counterScope: string; searchCount: number; describeCount: number; callCount: number };
+  catalogTelemetryAfter: { counterScope: string; searchCount: number; describeCount: number; callCount: number };
+  sessionTelemetryBefore: LiveTelemetryView;
+  sessionTelemetryAfter: LiveTelemetryView;
+}
+
+interface LiveTelemetryView extends SessionTelemetryView {
+  counterScope: string;
+}
+
+/** The one catalog change of this kind for this server. */
+function catalogChange(a: RunArtifacts, assertion: string, trigger: CatalogChangeLine['trigger'], server: string): CatalogChangeLine {
+  const found = lines(a, 'catalog.change').filter((l) => l.trigger === trigger && l.server === server) as CatalogChangeLine[];
+  check(assertion, found.length === 1, `expected one ${trigger} change of ${server} in the session log, found ${found.length}`);
+  return found[0]!;
+}
+
+/** One model tool call as the provider planned it, with its place in the session log and its result. */
+interface ModelCall {
+  callId: string;
+  name: string;
+  args: any;
+  /** `seq` of the log's `tool.call` line: orders the call against `catalog.change` lines. */
+  seq: number;
+  result: LogLine | undefined;
+  /** The output as the provider received it in the next request. */
+  output: string | null;
+}
+
+function modelCalls(a: RunArtifacts, assertion: string, name: string): ModelCall[] {
+  const reqs = okRequests(a, assertion);
+  const out: ModelCall[] = [];
+  for (const req of reqs) {
+    const plan = req.plan;
+    if (plan?.kind !== 'function_call' || plan.name !== name) continue;
+    const logged = lines(a, 'tool.call').find((l) => l.callId === plan.callId);
+    check(assertion, logged !== undefined, `the model's ${name} call ${plan.callId} is not in the session log`);
+    out.push({
+      callId: plan.callId,
+      name,
+      args: plan.arguments,
+      seq: logged.seq,
+      result: lines(a, 'tool.result').find((l) => l.callId === plan.callId),
+      output: functionOutput(reqs, plan.callId),
+    });
+  }
+  return out;
+}
+
+/** `tool_call`s of one catalog id. */
+function callsOf(a: RunArtifacts, assertion: string, id: string): ModelCall[] {
+  return modelCalls(a, assertion, 'tool_call').filter((c) => c.args?.id === id);
+}
+
+/** Candidate ids of a tool_search output; the JSON may be followed by a `Note: …` line for the model. */
+function searchOutputIds(output: string | null): string[] | null {
+  if (output === null) return null;
+  const note = output.lastIndexOf('\nNote: ');
+  const parsed = safeJson(output) ?? (note < 0 ? null : safeJson(output.slice(0, note)));
+  const groups = Array.isArray(parsed?.results) ? parsed.results : Array.isArray(parsed) ? [{ candidates: parsed }] : null;
+  if (groups === null) return null;
+  return groups.flatMap((g: any) => (Array.isArray(g?.candidates) ? g.candidates : [])).map((c: any) => String(c?.id));
+}
+
+/** The session's call event for a model tool_call (the event's parent is the model's call). */
+function callEventOf(a: RunArtifacts, callId: string): CallEvent | undefined {
+  return callEvents(a).find((e) => e.parentToolCallId === callId || e.toolCallId === callId);
+}
+
+/** The two searches of the live run: before and after the server's tool list changed. */
+function liveSearches(a: RunArtifacts, assertion: string, change: CatalogChangeLine): { before: ModelCall; after: ModelCall } {
+  const searches = modelCalls(a, assertion, 'tool_search');
+  const before = searches.filter((s) => s.seq < change.seq);
+  const after = searches.filter((s) => s.seq > change.seq);
+  check(assertion, before.length === 1 && after.length === 1, `expected one tool_search before and one after the list change, found ${before.length} and ${after.length}`);
+  return { before: before[0]!, after: after[0]! };
+}
+
+// Live: the tool an MCP server added mid-run is found through tool_search and called successfully.
+export function assertLiveNewToolCalled(a: RunArtifacts): void {
+  const name = 'live: new MCP tool found through tool_search and called';
+  checkMode(a, name);
+  checkFinalOk(a, name, LIVE_TARGET);
+  const change = catalogChange(a, name, 'notifications/tools/list_changed', LIVE_CHANGED_SERVER);
+  check(name, (change.listed ?? []).includes(LIVE_TARGET) && change.added.includes(LIVE_TARGET_ID), `the re-list did not add ${LIVE_TARGET_ID}: ${JSON.stringify({ listed: change.listed, added: change.added })}`);
+  const { before, after } = liveSearches(a, name, change);
+  const idsBefore = searchOutputIds(before.output);
+  const idsAfter = searchOutputIds(after.output);
+  check(name, idsBefore !== null && idsAfter !== null, 'a tool_search output that reached the provider is not a search result');
+  check(name, !idsBefore.includes(LIVE_TARGET_ID), `the search before the change already listed ${LIVE_TARGET_ID}`);
+  check(name, idsAfter.includes(LIVE_TARGET_ID), `the search after the change does not list ${LIVE_TARGET_ID}: ${idsAfter.join(', ')}`);
+  const calls = callsOf(a, name, LIVE_TARGET_ID);
+  check(name, calls.length === 1 && calls[0]!.seq > after.seq, `expected one tool_call of ${LIVE_TARGET_ID} after the second search, found ${calls.length}`);
+  const call = calls[0]!;
+  check(name, call.result?.status === 'ok', `the tool_call result is ${String(call.result?.status)} ${String(call.result?.errorCode ?? '')}`);
+  const runs = attempts(a, name).filter((t) => t.id === LIVE_TARGET_ID);
+  check(name, runs.length === 1, `expected one executor attempt of ${LIVE_TARGET_ID}, found ${runs.length}`);
+  const run = runs[0]!;
+  check(name, run.executed && run.outcome === 'ok' && run.via === 'session' && run.parentToolCallId === call.callId,
+    `executor attempt ${JSON.stringify({ executed: run.executed, outcome: run.outcome, via: run.via, parent: run.parentToolCallId })}, expected an ok session run of call ${call.callId}`);
+  check(name, isDeepStrictEqual(run.args, { marker: `qa-marker-${LIVE_TARGET}` }), `the new tool ran with ${JSON.stringify(run.args)}`);
+  const event = callEventOf(a, call.callId);
+  check(name, event?.outcome === 'ok' && event.tool?.id === LIVE_TARGET_ID && event.tool.source === 'mcp', `session call event: ${JSON.stringify(event)}`);
+}
+
+// Live: the tool an MCP server removed mid-run fails closed when the model calls it by the id it
+// saw before the change: a clear TOOL_NOT_FOUND, and the gateway's executor is never invoked.
+export function assertLiveRemovedFailsClosed(a: RunArtifacts): void {
+  const name = 'live: removed MCP tool fails closed before the executor';
+  checkMode(a, name);
+  const change = catalogChange(a, name, 'notifications/tools/list_changed', LIVE_CHANGED_SERVER);
+  check(name, change.removed.includes(LIVE_REMOVED_ID) && !change.serverTools.includes(LIVE_REMOVED_ID), `the re-list did not remove ${LIVE_REMOVED_ID}: ${JSON.stringify({ removed: change.removed, serverTools: change.serverTools })}`);
+  const { before } = liveSearches(a, name, change);
+  check(name, (searchOutputIds(before.output) ?? []).includes(LIVE_REMOVED_ID), `the search before the change did not show the model ${LIVE_REMOVED_ID}`);
+  const calls = callsOf(a, name, LIVE_REMOVED_ID);
+  check(name, calls.length === 1 && calls[0]!.seq > change.seq, `expected one tool_call of ${LIVE_REMOVED_ID} after the change, found ${calls.length}`);
+  const call = calls[0]!;
+  check(name, call.result?.status === 'error' && call.result.errorCode === 'TOOL_NOT_FOUND', `the tool_call result is ${String(call.result?.status)} ${String(call.result?.errorCode)}, expected error TOOL_NOT_FOUND`);
+  check(name, call.output !== null && call.output.includes(`Unknown tool id: ${LIVE_REMOVED_ID}`), `the model was not told the id is unknown: ${String(call.output).slice(0, 200)}`);
+  const touched = attempts(a, name).filter((t) => t.id === LIVE_REMOVED_ID || t.name === LIVE_REMOVED || t.parentToolCallId === call.callId);
+  check(name, touched.length === 0, `the gateway executor was invoked for the removed tool: ${JSON.stringify(touched)}`);
+  const event = callEventOf(a, call.callId);
+  check(name, event?.outcome === 'error' && (event as { errorCode?: string }).errorCode === 'TOOL_NOT_FOUND' && event.tool === undefined, `session call event: ${JSON.stringify(event)}`);
+}
+
+const UNAVAILABLE_NOTE = new RegExp(`^Note: \\d+ matching tools? from server ${LIVE_DOWN_SERVER} (is|are) unavailable \\(${LIVE_DOWN_REASON}\\)`, 'm');
+
+// Live: a disconnected MCP server's tools stay known but fail closed (TOOL_UNAVAILABLE with the
+// reason, no executor), and a search that matches them tells the model.
+export function assertLiveDisconnectFailsClosed(a: RunArtifacts): void {
+  const name = 'live: disconnected MCP server fails closed, search notes it';
+  checkMode(a, name);
+  const listChange = catalogChange(a, name, 'notifications/tools/list_changed', LIVE_CHANGED_SERVER);
+  const change = catalogChange(a, name, 'disconnect', LIVE_DOWN_SERVER);
+  check(name, change.reason === LIVE_DOWN_REASON && change.added.length === 0 && change.removed.length === 0 && change.serverTools.includes(LIVE_DOWN_ID),
+    `disconnect change ${JSON.stringify({ reason: change.reason, added: change.added, removed: change.removed, serverTools: change.serverTools })}`);
+  const calls = callsOf(a, name, LIVE_DOWN_ID);
+  check(name, calls.length === 2, `expected two tool_calls of ${LIVE_DOWN_ID}, found ${calls.length}`);
+  const [up, down] = calls as [ModelCall, ModelCall];
+  check(name, up.seq < change.seq && down.seq > change.seq, 'the two calls do not straddle the disconnect');
+  check(name, up.result?.status === 'ok', `the call before the disconnect is ${String(up.result?.status)}`);
+  check(name, down.result?.status === 'error' && down.result.errorCode === 'TOOL_UNAVAILABLE', `the call after the disconnect is ${String(down.result?.status)} ${String(down.result?.errorCode)}, expected error TOOL_UNAVAILABLE`);
+  check(name, down.output !== null && down.output.includes(LIVE_DOWN_REASON), `the model was not told why: ${String(down.output).slice(0, 200)}`);
+  const runs = attempts(a, name).filter((t) => t.id === LIVE_DOWN_ID || t.owner === LIVE_DOWN_SERVER);
+  check(name, runs.length === 1 && runs[0]!.executed && runs[0]!.parentToolCallId === up.callId,
+    `expected the executor to run ${LIVE_DOWN_ID} once, for the call before the disconnect: ${JSON.stringify(runs)}`);
+  const event = callEventOf(a, down.callId);
+  // Today a call refused for an unavailable owner is reported like an unknown id (outcome error,
+  // errorCode TOOL_UNAVAILABLE, no tool); a tool the executor reports gone gets outcome unavailable.
+  // Either says the same thing here.
+  const refused = event?.outcome === 'unavailable' || (event?.outcome === 'error' && (event as { errorCode?: string }).errorCode === 'TOOL_UNAVAILABLE');
+  check(name, refused, `session call event: ${JSON.stringify(event)}`);
+  const { after } = liveSearches(a, name, listChange);
+  check(name, after.seq > change.seq, 'the second search ran before the disconnect');
+  check(name, after.output !== null && UNAVAILABLE_NOTE.test(after.output), `the search after the disconnect does not note the unavailable server: ${String(after.output).slice(-300)}`);
+  const ids = searchOutputIds(after.output) ?? [];
+  check(name, !ids.some((id) => id.startsWith(`mcp:${LIVE_DOWN_SERVER}:`)), `the search after the disconnect lists ${ids.filter((id) => id.startsWith(`mcp:${LIVE_DOWN_SERVER}:`)).join(', ')}`);
+}
+
+// Live: useCatalog keeps the session's telemetry. Each change leaves the counters as they were, and
+// the run's final counters hold the calls from before and after both changes.
+export function assertLiveTelemetryContinues(a: RunArtifacts): void {
+  const name = 'live: session telemetry continues across useCatalog';
+  const changes = lines(a, 'catalog.change') as CatalogChangeLine[];
+  check(name, changes.length === 2, `expected two catalog changes, found ${changes.length}`);
+  const results = lines(a, 'tool.result');
+  const counted = (before: number | null, tool: string) => results.filter((l) => l.name === tool && (before === null || l.seq < before)).length;
+  for (const change of changes) {
+    const b = change.sessionTelemetryBefore;
+    const t = change.sessionTelemetryAfter;
+    check(name, b.searches === t.searches && b.describes === t.describes && b.calls === t.calls && isDeepStrictEqual(b.requestBytes, t.requestBytes) && b.counterScope === t.counterScope,
+      `change ${String(change.change)} (${change.trigger}) reset the session telemetry: ${JSON.stringify({ before: pick(b), after: pick(t) })}`);
+    check(name, b.searches === counted(change.seq, 'tool_search') && b.calls === counted(change.seq, 'tool_call'),
+      `change ${String(change.change)}: telemetry ${b.searches}/${b.calls} searches/calls, the log has ${counted(change.seq, 'tool_search')}/${counted(change.seq, 'tool_call')} before it`);
+    check(name, change.catalogTelemetryAfter.counterScope === change.catalogTelemetryBefore.counterScope && change.catalogTelemetryAfter.searchCount === change.catalogTelemetryBefore.searchCount,
+      `change ${String(change.change)}: the new catalog does not continue the counter scope: ${JSON.stringify({ before: change.catalogTelemetryBefore, after: change.catalogTelemetryAfter })}`);
+  }
+  const [first, second] = changes as [CatalogChangeLine, CatalogChangeLine];
+  check(name, first.sessionTelemetryBefore.searches >= 1 && second.sessionTelemetryBefore.calls >= 1, 'nothing was counted before the changes: the check would prove nothing');
+  const end = one(a, 'run.end', name);
+  const telemetry = end.telemetry as LiveTelemetryView | null;
+  check(name, telemetry !== null && typeof telemetry === 'object', 'run.end has no session telemetry');
+  const searches = counted(null, 'tool_search');
+  const calls = counted(null, 'tool_call');
+  check(name, telemetry.searches === searches && telemetry.calls === calls && telemetry.describes === counted(null, 'tool_describe'),
+    `final telemetry ${telemetry.searches}/${telemetry.describes}/${telemetry.calls}, the log has ${searches}/${counted(null, 'tool_describe')}/${calls} searches/describes/calls`);
+  check(name, isDeepStrictEqual(end.counts, { searches, describes: telemetry.describes, calls }), `run.end counts ${JSON.stringify(end.counts)}`);
+  check(name, telemetry.counterScope === first.sessionTelemetryBefore.counterScope, 'the session ended in another counter scope than it started');
+  const reqs = okRequests(a, name);
+  const providerBytes = sum(reqs.map((r) => r.rawBytes));
+  check(name, telemetry.requestBytes?.total === providerBytes && telemetry.requestBytes.requests === reqs.length,
+    `final telemetry records ${JSON.stringify(telemetry.requestBytes)} request bytes, the provider received ${providerBytes} in ${reqs.length} requests`);
+  const called = telemetry.toolsCalled ?? [];
+  check(name, called.some((f) => f.id === LIVE_DOWN_ID && f.ok >= 1) && called.some((f) => f.id === LIVE_TARGET_ID && f.ok === 1),
+    `toolsCalled ${JSON.stringify(called)} lacks the call from before the changes (${LIVE_DOWN_ID}) or the one after (${LIVE_TARGET_ID})`);
+}
+
+function pick(t: LiveTelemetryView) {
+  return { searches: t.searches, describes: t.describes, calls: t.calls, requestBytes: t.requestBytes, counterScope: t.counterScope };
 }
 
 function functionOutput(reqs: RecordedRequest[], callId: string): string | null {

@@ -22,7 +22,8 @@ export interface QaTool extends CatalogTool {
   name: string;
   description: string;
   parameters: JsonSchema;
-  kind: 'fake-plugin' | 'filler' | 'direct-only';
+  /** `mcp-server`: runs on its MCP server (`tools/call`), see ./mcp-server.mts. */
+  kind: 'fake-plugin' | 'filler' | 'direct-only' | 'mcp-server';
 }
 
 export interface QaCatalog {
@@ -207,4 +208,80 @@ export function runImplementation(tool: QaTool, args: unknown): FakeToolResult {
     return { content: [{ type: 'text', text: 'gateway ok' }], details: { status: 'ok' } };
   }
   return { content: [{ type: 'text', text: `done: ${tool.name}` }], details: { tool: tool.name, args } };
+}
+
+// The live lane (issue #15): MCP servers whose tools change while a run goes on.
+
+/** A tool as an MCP server's `tools/list` answer carries it (the raw shape `withSource` accepts). */
+export interface McpListedTool {
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema: JsonSchema;
+  annotations?: Record<string, unknown>;
+  /** Servers may send more (outputSchema, _meta): it passes through as listed. */
+  [field: string]: unknown;
+}
+
+/** The server whose tools/list changes mid-run: the scenario's existing MCP owner. */
+export const LIVE_CHANGED_SERVER = 'qa_tracker';
+/** Listed after the change only: the model must find it through tool_search and call it. */
+export const LIVE_TARGET = 'tracker_link_pull_request';
+export const LIVE_TARGET_ID = `mcp:${LIVE_CHANGED_SERVER}:${LIVE_TARGET}`;
+/** Listed before the change only: the model saw its id in a search and calls it afterwards. */
+export const LIVE_REMOVED = 'tracker_search_issues';
+export const LIVE_REMOVED_ID = `mcp:${LIVE_CHANGED_SERVER}:${LIVE_REMOVED}`;
+/** The server that disconnects mid-run; the live lane connects it at start, next to the normal catalog. */
+export const LIVE_DOWN_SERVER = 'docs';
+export const LIVE_DOWN_TOOL = 'docs_get_page';
+export const LIVE_DOWN_ID = `mcp:${LIVE_DOWN_SERVER}:${LIVE_DOWN_TOOL}`;
+export const LIVE_DOWN_REASON = `server ${LIVE_DOWN_SERVER} disconnected`;
+
+/** qa_tracker's tools/list before the change: the same two tools the normal catalog has. */
+export function trackerToolsBefore(): McpListedTool[] {
+  return fixedExtras()
+    .filter((t) => t.source === 'mcp' && t.owner === LIVE_CHANGED_SERVER)
+    .map((t) => ({ name: t.name, description: t.description, inputSchema: t.parameters }));
+}
+
+/** qa_tracker's tools/list after the change: tracker_search_issues gone, tracker_link_pull_request new. */
+export function trackerToolsAfter(): McpListedTool[] {
+  return [
+    ...trackerToolsBefore().filter((t) => t.name !== LIVE_REMOVED),
+    {
+      name: LIVE_TARGET,
+      title: 'Link pull request',
+      description: `Link a pull request to an issue in the QA tracker. Echoes the marker it is given as ${OK_PREFIX} ${LIVE_TARGET}.`,
+      inputSchema: MARKER_SCHEMA,
+      annotations: { readOnlyHint: false, idempotentHint: true },
+    },
+  ];
+}
+
+/** The docs server's tools/list (it never changes; the server goes away). */
+export function docsTools(): McpListedTool[] {
+  return [
+    {
+      name: LIVE_DOWN_TOOL,
+      title: 'Get docs page',
+      description: 'Fetch one page of the product documentation by its path.',
+      inputSchema: { type: 'object', properties: { marker: { type: 'string' } } },
+      annotations: { readOnlyHint: true },
+    },
+    {
+      name: 'docs_search_pages',
+      description: 'Search the product documentation pages by text.',
+      inputSchema: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] },
+      annotations: { readOnlyHint: true },
+    },
+  ];
+}
+
+/** What a live-lane server answers to `tools/call`: the target echoes the QA OK line, the rest a receipt. */
+export function mcpServerCall(server: string, name: string, args: unknown): FakeToolResult {
+  if (server === LIVE_CHANGED_SERVER && name === LIVE_TARGET) {
+    const checked = checkMarkerArgs(name, args);
+    return { content: [{ type: 'text', text: `${OK_PREFIX} ${name} ${JSON.stringify(checked)}` }], details: { tool: name, marker: checked.marker } };
+  }
+  return { content: [{ type: 'text', text: `done: ${server}/${name}` }], details: { tool: name, args } };
 }

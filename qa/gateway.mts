@@ -3,6 +3,7 @@
 // can tell what actually ran from what was merely asked for.
 
 import { runImplementation, type QaCatalog, type QaTool } from './fake-plugin.mjs';
+import type { FakeMcpServer } from './mcp-server.mjs';
 
 /** What the session hands the executor (the addon's `ExecutorCall`, restated for the log). */
 export interface ExecutorCallInfo {
@@ -45,6 +46,8 @@ export class FakeGateway {
   private readonly byId = new Map<string, QaTool>();
   private readonly byName = new Map<string, QaTool>();
   private readonly approvalDenied = new Set<string>();
+  private readonly mcpServers = new Map<string, FakeMcpServer>();
+  private nextRpcId = 0;
   readonly attempts: GatewayAttempt[] = [];
 
   constructor(catalog: QaCatalog) {
@@ -60,6 +63,24 @@ export class FakeGateway {
     if (!tool) return;
     this.byName.delete(name);
     this.byId.delete(tool.id);
+  }
+
+  /** Routes the calls of `mcp-server` tools owned by `server.name` to that server (`tools/call`). */
+  connectMcp(server: FakeMcpServer): void {
+    this.mcpServers.set(server.name, server);
+  }
+
+  /** Replaces every registered tool of one owner (an MCP server re-listed its tools). */
+  replaceOwner(source: QaTool['source'], owner: string, tools: QaTool[]): void {
+    for (const [id, tool] of this.byId) {
+      if (tool.source !== source || tool.owner !== owner) continue;
+      this.byId.delete(id);
+      if (this.byName.get(tool.name) === tool) this.byName.delete(tool.name);
+    }
+    for (const tool of tools) {
+      this.byId.set(tool.id, tool);
+      this.byName.set(tool.name, tool);
+    }
   }
 
   /** Makes the approval step deny this tool (as if the operator clicked "deny"). */
@@ -123,6 +144,7 @@ export class FakeGateway {
       attempt.outcome = 'aborted';
       throw new Error(`call of ${tool.name} aborted before it ran`);
     }
+    if (tool.kind === 'mcp-server') return this.callMcp(tool, attempt);
     try {
       attempt.executed = true;
       return runImplementation(tool, attempt.args);
@@ -131,5 +153,24 @@ export class FakeGateway {
       attempt.message = err instanceof Error ? err.message : String(err);
       throw err;
     }
+  }
+
+  /** Forwards a call to the tool's MCP server; a server that is gone makes the tool unavailable. */
+  private async callMcp(tool: QaTool, attempt: GatewayAttempt): Promise<unknown> {
+    const server = this.mcpServers.get(tool.owner);
+    if (!server?.isConnected) {
+      attempt.outcome = 'missing';
+      attempt.message = `MCP server ${tool.owner} is not connected`;
+      throw new GatewayToolError('TOOL_UNAVAILABLE', attempt.message);
+    }
+    attempt.executed = true;
+    const answer = await server.request({ jsonrpc: '2.0', id: ++this.nextRpcId, method: 'tools/call', params: { name: tool.name, arguments: attempt.args } });
+    const result = answer.result as { isError?: boolean; content?: { text?: string }[] } | undefined;
+    if (answer.error || !result || result.isError) {
+      attempt.outcome = 'error';
+      attempt.message = answer.error?.message ?? result?.content?.map((c) => c.text ?? '').join('\n') ?? 'no result';
+      throw new Error(attempt.message);
+    }
+    return result;
   }
 }

@@ -1,7 +1,7 @@
 // Deliberately wrong copies of recorded runs: each assertion must fail on its corruption, which
 // proves the assertion can fail at all. Every corruption is one small, realistic regression.
 
-import { QA_TARGET, QA_TARGET_ID } from './fake-plugin.mjs';
+import { LIVE_DOWN_ID, LIVE_DOWN_SERVER, LIVE_REMOVED, LIVE_REMOVED_ID, LIVE_TARGET_ID, QA_TARGET, QA_TARGET_ID } from './fake-plugin.mjs';
 import type { RunArtifacts } from './assertions.mjs';
 import type { GatewayAttempt } from './gateway.mjs';
 import type { LogLine } from './session-log.mjs';
@@ -143,5 +143,75 @@ export function leakUntrustedName(a: RunArtifacts, untrustedName: string): RunAr
   const req = copy.requests.find((r) => r.path === '/v1/responses' && r.body);
   if (!req) throw new Error('corruption needs a request body');
   req.body.instructions = `${req.body.instructions ?? ''}\n- ${untrustedName} (mcp): injected`;
+  return copy;
+}
+
+// The live lane.
+
+/** The model's tool_call of a catalog id (the provider's plan), or throws. */
+function plannedToolCall(a: RunArtifacts, id: string, nth = 0): string {
+  const plans = a.requests.filter((r) => r.plan?.kind === 'function_call' && r.plan.name === 'tool_call' && (r.plan.arguments as { id?: unknown })?.id === id);
+  const plan = plans[nth]?.plan;
+  if (plan?.kind !== 'function_call') throw new Error(`corruption needs tool_call #${nth + 1} of ${id}`);
+  return plan.callId;
+}
+
+/** The search after the list change does not list the new tool (the change never reached the session). */
+export function newToolMissingFromSearch(a: RunArtifacts): RunArtifacts {
+  const copy = clone(a);
+  const searches = new Set(copy.requests.flatMap((r) => (r.plan?.kind === 'function_call' && r.plan.name === 'tool_search' ? [r.plan.callId] : [])));
+  let changed = 0;
+  for (const req of copy.requests) {
+    for (const item of req.body?.input ?? []) {
+      if (item.type !== 'function_call_output' || !searches.has(item.call_id) || !String(item.output).includes(LIVE_TARGET_ID)) continue;
+      item.output = String(item.output).replaceAll(LIVE_TARGET_ID, 'mcp:qa_tracker:tracker_create_issue');
+      changed += 1;
+    }
+  }
+  if (changed === 0) throw new Error('corruption needs a search output listing the new tool');
+  return copy;
+}
+
+/** The removed tool's stale id reached the gateway executor (which no longer knows it). */
+export function removedToolReachedExecutor(a: RunArtifacts): RunArtifacts {
+  const copy = clone(a);
+  const callId = plannedToolCall(copy, LIVE_REMOVED_ID);
+  (endLine(copy).gatewayAttempts as GatewayAttempt[]).push({
+    via: 'session', id: LIVE_REMOVED_ID, name: LIVE_REMOVED, source: 'mcp', owner: 'qa_tracker',
+    toolCallId: `tool_call:${callId}:${LIVE_REMOVED}`, parentToolCallId: callId, args: {},
+    outcome: 'missing', executed: false, message: `tool ${LIVE_REMOVED_ID} is not available in this gateway`,
+  });
+  return copy;
+}
+
+/** The disconnected server's tool ran anyway on the call after the disconnect. */
+export function disconnectedToolRanAnyway(a: RunArtifacts): RunArtifacts {
+  const copy = clone(a);
+  const callId = plannedToolCall(copy, LIVE_DOWN_ID, 1);
+  (endLine(copy).gatewayAttempts as GatewayAttempt[]).push({
+    via: 'session', id: LIVE_DOWN_ID, name: 'docs_get_page', source: 'mcp', owner: LIVE_DOWN_SERVER,
+    toolCallId: `tool_call:${callId}:docs_get_page`, parentToolCallId: callId, args: {}, outcome: 'ok', executed: true,
+  });
+  return copy;
+}
+
+/**
+ * The session's counters restarted at the last catalog change: the run's final telemetry holds only
+ * what came after it. (The change line itself is left intact, so the check of the final totals is
+ * what has to catch it.)
+ */
+export function telemetryResetByUseCatalog(a: RunArtifacts): RunArtifacts {
+  const copy = clone(a);
+  const changes = copy.log.filter((l) => l.type === 'catalog.change');
+  const last = changes.at(-1);
+  if (!last) throw new Error('corruption needs a catalog.change line');
+  const before = last.sessionTelemetryBefore as { searches: number; calls: number; requestBytes: { total: number; requests: number } };
+  const end = endLine(copy);
+  const telemetry = end.telemetry as { searches: number; calls: number; requestBytes: { total: number; requests: number }; toolsCalled: { id: string }[] };
+  telemetry.searches -= before.searches;
+  telemetry.calls -= before.calls;
+  telemetry.requestBytes = { ...telemetry.requestBytes, total: telemetry.requestBytes.total - before.requestBytes.total, requests: telemetry.requestBytes.requests - before.requestBytes.requests };
+  telemetry.toolsCalled = telemetry.toolsCalled.filter((t) => t.id !== LIVE_DOWN_ID);
+  end.counts = { searches: telemetry.searches, describes: 0, calls: telemetry.calls };
   return copy;
 }

@@ -6,13 +6,18 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { ToolCatalog, ToolSearchSession, codeModeCapability, probeCodeMode, resolveToolSearchConfig, type ModelSurface, type ResolvedToolSearchConfig, type ToolResult } from '../index.js';
-import { buildQaCatalog, QA_TARGET, OK_PREFIX, type QaCatalog, type QaTool } from './fake-plugin.mjs';
+import { buildQaCatalog, docsTools, LIVE_CHANGED_SERVER, LIVE_DOWN_SERVER, LIVE_DOWN_TOOL, LIVE_REMOVED, LIVE_TARGET, QA_TARGET, OK_PREFIX, trackerToolsAfter, trackerToolsBefore, type QaCatalog, type QaTool } from './fake-plugin.mjs';
 import { FakeGateway } from './gateway.mjs';
+import { LiveMcpCatalog } from './live-catalog.mjs';
+import { FakeMcpServer } from './mcp-server.mjs';
 import { postResponses, QA_MODEL, type ResponsesFunctionCall } from './provider-client.mjs';
 import { SessionLog } from './session-log.mjs';
 
+/** The mode lanes: the same task in each mode (also the parallel runs' lanes). */
 export const LANES = ['direct', 'code', 'tools', 'directory'] as const;
-export type Lane = (typeof LANES)[number];
+/** The live-catalog lane: tools mode while MCP servers change their tools mid-run. */
+export const LIVE_LANE = 'live';
+export type Lane = (typeof LANES)[number] | typeof LIVE_LANE;
 
 /** The raw `tools.toolSearch` value each lane runs with. */
 export const LANE_CONFIG: Record<Lane, unknown> = {
@@ -20,7 +25,18 @@ export const LANE_CONFIG: Record<Lane, unknown> = {
   code: { mode: 'code' },
   tools: { mode: 'tools' },
   directory: { mode: 'directory' },
+  live: { mode: 'tools' },
 };
+
+/** The mode a lane runs in when nothing falls back. */
+export function laneMode(lane: string): string {
+  return lane === LIVE_LANE ? 'tools' : lane;
+}
+
+/** The tool whose OK line ends a successful run of the lane. */
+export function laneTarget(lane: string): string {
+  return lane === LIVE_LANE ? LIVE_TARGET : QA_TARGET;
+}
 
 export type Scenario = 'normal' | 'policy-denied' | 'vanish' | 'approval-block' | 'loop';
 
@@ -76,7 +92,9 @@ export interface RunResult {
   telemetry: unknown;
 }
 
-export function qaPrompt(scenario: Scenario): string {
+export function qaPrompt(scenario: Scenario, lane: Lane = 'tools'): string {
+  // The live lane also names the tools it will lose: one removed from its server, one whose server goes away.
+  if (lane === LIVE_LANE) return `tool search qa check target=${LIVE_TARGET} stale=${LIVE_REMOVED} down=${LIVE_DOWN_TOOL}`;
   const base = `tool search qa check target=${QA_TARGET}`;
   return scenario === 'loop' ? `${base} cell=loop-first` : base;
 }
@@ -99,8 +117,8 @@ function responsesDefinition(d: { name: string; description: string; parameters:
   return { type: 'function', name: d.name, description: d.description, parameters: d.parameters, strict: d.strict ?? false };
 }
 
-function classify(text: string): Outcome {
-  if (text.startsWith(`${OK_PREFIX} ${QA_TARGET} `)) return 'ok';
+function classify(text: string, target: string): Outcome {
+  if (text.startsWith(`${OK_PREFIX} ${target} `)) return 'ok';
   if (text.startsWith('QA_TARGET_NOT_FOUND')) return 'not-found';
   if (text.startsWith('QA_CALL_FAILED')) return 'call-failed';
   return 'no-answer';
@@ -146,7 +164,7 @@ export async function runLane(options: RunOptions): Promise<RunResult> {
   const gateway = new FakeGateway(qa);
   if (scenario === 'approval-block') gateway.denyApproval(QA_TARGET);
 
-  const prompt = qaPrompt(scenario);
+  const prompt = qaPrompt(scenario, lane);
   let opened: OpenedSession;
   try {
     opened = await openSession(options, qa, scenario, gateway, log, prompt);
@@ -162,7 +180,7 @@ export async function runLane(options: RunOptions): Promise<RunResult> {
       finalTool: null, toolCalls: [], hydrated: [], gateway, qaCatalog: qa, telemetry: null,
     };
   }
-  const { config, catalog, session, surface, tools, instructions, hydrated } = opened;
+  const { config, catalog, session, surface, tools, instructions, hydrated, live } = opened;
   const directOnly = qa.directOnly;
   const declaredTools = tools.map((t) => (t as { name: string }).name);
   log.write('run.start', {
@@ -187,7 +205,8 @@ export async function runLane(options: RunOptions): Promise<RunResult> {
   const requestSizes: number[] = [];
   let finalText = '';
   let error: string | null = null;
-  const maxTurns = options.maxTurns ?? 8;
+  const maxTurns = options.maxTurns ?? (live ? 12 : 8);
+  let roundTrips = 0;
   try {
     for (let turn = 1; turn <= maxTurns && finalText === ''; turn += 1) {
       const body = { model: QA_MODEL, instructions, input, tools, tool_choice: 'auto', parallel_tool_calls: false, stream: options.stream ?? true };
@@ -217,6 +236,8 @@ export async function runLane(options: RunOptions): Promise<RunResult> {
         input.push({ type: 'function_call_output', call_id: item.call_id, output: record.output });
         // The vanish scenario: the tool goes away right after the model has found it.
         if (scenario === 'vanish' && item.name === 'tool_search') gateway.vanish(QA_TARGET);
+        roundTrips += 1;
+        if (live) await live.afterRoundTrip(roundTrips);
       }
     }
     if (finalText === '') error = `no final answer after ${maxTurns} model requests`;
@@ -229,7 +250,7 @@ export async function runLane(options: RunOptions): Promise<RunResult> {
   const executed = gateway.attempts.filter((a) => a.executed);
   const last = executed.at(-1);
   const finalTool = last ? { id: last.id, source: last.source } : null;
-  const outcome: Outcome = error !== null ? 'error' : classify(finalText);
+  const outcome: Outcome = error !== null ? 'error' : classify(finalText, laneTarget(lane));
   const wallMs = round(performance.now() - started);
   log.write('run.end', {
     outcome,
@@ -241,7 +262,7 @@ export async function runLane(options: RunOptions): Promise<RunResult> {
     finalTool,
     gatewayAttempts: gateway.attempts,
     telemetry,
-    catalogTelemetry: catalog.telemetry(),
+    catalogTelemetry: (live?.client.catalog ?? catalog).telemetry(),
     wallMs,
   });
   log.close();
@@ -278,6 +299,31 @@ interface OpenedSession {
   tools: unknown[];
   instructions: string;
   hydrated: string[];
+  /** The live lane's MCP servers and the gateway's reaction to them. */
+  live: LiveServers | null;
+}
+
+/**
+ * The live lane's servers: qa_tracker re-lists its tools after the model's first tool round trip
+ * (one tool removed, one added), docs disconnects after the second. Each change is applied before
+ * the next model request, so the run is deterministic.
+ */
+class LiveServers {
+  readonly tracker = new FakeMcpServer(LIVE_CHANGED_SERVER, trackerToolsBefore());
+  readonly docs = new FakeMcpServer(LIVE_DOWN_SERVER, docsTools());
+
+  constructor(readonly client: LiveMcpCatalog) {}
+
+  async connect(): Promise<void> {
+    await this.client.connect(this.tracker);
+    await this.client.connect(this.docs);
+  }
+
+  async afterRoundTrip(n: number): Promise<void> {
+    if (n === 1) this.tracker.changeTools(trackerToolsAfter());
+    if (n === 2) this.docs.disconnect();
+    await this.client.settled();
+  }
 }
 
 /** Config, catalog through the policy, session, and what the first request declares. */
@@ -288,7 +334,14 @@ async function openSession(options: RunOptions, qa: QaCatalog, scenario: Scenari
   await probeCodeMode();
   const config = resolveToolSearchConfig(withTimeout);
   // Built off the event loop, as a gateway should: the 5,000-tool runs share the loop with 19 others.
-  const catalog = await ToolCatalog.build(catalogInput(qa.tools), { policy: policyFor(scenario) });
+  let catalog = await ToolCatalog.build(catalogInput(qa.tools), { policy: policyFor(scenario) });
+  let live: LiveServers | null = null;
+  if (options.lane === LIVE_LANE) {
+    // The gateway connects its MCP servers: each one's tools/list goes in with withSource.
+    live = new LiveServers(new LiveMcpCatalog(catalog, gateway, log));
+    await live.connect();
+    catalog = live.client.catalog;
+  }
 
   // Every lane goes through the session: in direct mode it renders every allowed schema and runs
   // exact-name calls, so the direct lane is the gateway without Tool Search, measured the same way.
@@ -299,6 +352,7 @@ async function openSession(options: RunOptions, qa: QaCatalog, scenario: Scenari
       log.write('session.event', { event });
     },
   });
+  live?.client.attach(session);
   let instructions = SYSTEM_PROMPT;
   let hydrated: string[] = [];
   let hydratedTools: unknown[] = [];
@@ -311,7 +365,7 @@ async function openSession(options: RunOptions, qa: QaCatalog, scenario: Scenari
   const surface = session.surface('openai-responses');
   const tools: unknown[] = [...(surface.tools as unknown[]), ...hydratedTools];
   if (surface.directoryPrompt) instructions = `${SYSTEM_PROMPT}\n\n${surface.directoryPrompt}`;
-  return { config, catalog, session, surface, tools, instructions, hydrated };
+  return { config, catalog, session, surface, tools, instructions, hydrated, live };
 }
 
 async function runToolCall(

@@ -7,12 +7,12 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as A from './assertions.mjs';
 import * as N from './negatives.mjs';
-import { buildQaCatalog, QA_TARGET, type QaCatalog } from './fake-plugin.mjs';
+import { buildQaCatalog, docsTools, LIVE_TARGET, QA_TARGET, trackerToolsAfter, type QaCatalog } from './fake-plugin.mjs';
 import { MockProvider } from './provider-client.mjs';
 import { SessionLog } from './session-log.mjs';
 import { performance } from 'node:perf_hooks';
 import { ToolCatalog, probeCodeMode } from '../index.js';
-import { catalogInput, LANES, runLane, type Lane, type RunResult, type Scenario } from './run-lane.mjs';
+import { catalogInput, LANES, LIVE_LANE, runLane, type Lane, type RunResult, type Scenario } from './run-lane.mjs';
 
 export interface QaOptions {
   /** Catalogable tools: 36 (the contract's fake plugin plus extras), 500 or 5000. */
@@ -53,6 +53,21 @@ export interface CheckResult {
   negativeMessage: string | null;
 }
 
+/** One catalog change of the live lane's run, as its session log recorded it. */
+export interface LiveChange {
+  afterModelRequest: number;
+  trigger: string;
+  server: string;
+  added: string[];
+  removed: string[];
+  reason: string | null;
+  fingerprintBefore: string;
+  fingerprintAfter: string;
+  /** Wall time of withSource / withUnavailable, and of session.useCatalog (measured, not checked). */
+  catalogMs: number;
+  useCatalogMs: number;
+}
+
 export interface QaReport {
   tools: number;
   catalogSize: number;
@@ -64,6 +79,8 @@ export interface QaReport {
   logDir: string;
   providerUrl: string;
   lanes: LaneRow[];
+  /** The catalog changes the live lane's gateway applied mid-run. */
+  liveChanges: LiveChange[];
   checks: CheckResult[];
   ok: boolean;
 }
@@ -104,7 +121,9 @@ function expectedCounts(lane: Lane, hydratedTarget: boolean): A.ExpectedCounts {
 }
 
 function rowOf(run: RunResult, direct: RunResult | null): LaneRow {
-  const saved = direct && run.lane !== 'direct' ? direct.totalRequestBytes - run.totalRequestBytes : null;
+  // Savings compare the same task; the live lane does another one (more tools, more turns).
+  const sameTask = run.lane !== 'direct' && run.lane !== LIVE_LANE;
+  const saved = direct && sameTask ? direct.totalRequestBytes - run.totalRequestBytes : null;
   return {
     lane: run.lane,
     mode: run.mode,
@@ -202,6 +221,21 @@ async function runAll(provider: MockProvider, qa: QaCatalog, logDir: string, opt
   }
   checks.push(checkWithNegative('7 tools: two queries in one tool_search, then tool_call', () => A.assertTwoQueriesOneSearch(art.get('tools')!), () => A.assertTwoQueriesOneSearch(N.singleQuerySearch(art.get('tools')!))));
 
+  // The live lane: an MCP server re-lists its tools and another disconnects while the run goes on.
+  const liveRun = await run(LIVE_LANE, `lane-${LIVE_LANE}`, 'normal', { stream: true });
+  const live = await artifactsOf(provider, liveRun);
+  const liveUntrusted = [
+    ...untrusted,
+    ...[...trackerToolsAfter(), ...docsTools()].map((t) => ({ name: t.name, description: t.description ?? '' })),
+  ];
+  checks.push(checkWithNegative('live: new MCP tool found through tool_search and called', () => A.assertLiveNewToolCalled(live), () => A.assertLiveNewToolCalled(N.newToolMissingFromSearch(live))));
+  checks.push(checkWithNegative('live: removed MCP tool fails closed before the executor', () => A.assertLiveRemovedFailsClosed(live), () => A.assertLiveRemovedFailsClosed(N.removedToolReachedExecutor(live))));
+  checks.push(checkWithNegative('live: disconnected MCP server fails closed, search notes it', () => A.assertLiveDisconnectFailsClosed(live), () => A.assertLiveDisconnectFailsClosed(N.disconnectedToolRanAnyway(live))));
+  checks.push(checkWithNegative('live: session telemetry continues across useCatalog', () => A.assertLiveTelemetryContinues(live), () => A.assertLiveTelemetryContinues(N.telemetryResetByUseCatalog(live))));
+  const liveExtra = { directOnly, clientTools };
+  checks.push(checkWithNegative('4 live sends only control tools', () => A.assertOnlyControlTools(live, liveExtra), () => A.assertOnlyControlTools(N.leakFakeSchema(live), liveExtra)));
+  checks.push(checkWithNegative('untrusted tools stay out of the live prompt', () => A.assertUntrustedOutOfPrompt(live, liveUntrusted), () => A.assertUntrustedOutOfPrompt(N.leakUntrustedName(live, LIVE_TARGET), liveUntrusted)));
+
   // Fail-closed scenarios.
   for (const lane of ['tools', 'code'] as const) {
     const denied = await artifactsOf(provider, await run(lane, `policy-denied-${lane}`, 'policy-denied'));
@@ -226,7 +260,7 @@ async function runAll(provider: MockProvider, qa: QaCatalog, logDir: string, opt
   checks.push(checkWithNegative(`${parallel} parallel runs succeed`, () => A.assertParallelRuns(parallelArt, parallel), () => A.assertParallelRuns(N.oneParallelRunFailed(parallelArt), parallel)));
 
   const directRun = runs.get('direct')!;
-  const lanes = LANES.map((lane) => rowOf(runs.get(lane)!, directRun));
+  const lanes = [...LANES.map((lane) => rowOf(runs.get(lane)!, directRun)), rowOf(liveRun, directRun)];
   return {
     tools: options.tools,
     catalogSize: qa.catalogSize,
@@ -236,7 +270,26 @@ async function runAll(provider: MockProvider, qa: QaCatalog, logDir: string, opt
     logDir,
     providerUrl: provider.url,
     lanes,
+    liveChanges: liveChangesOf(live),
     checks,
     ok: checks.every((c) => c.passed) && lanes.every((l) => l.outcome === 'ok'),
   };
+}
+
+/** The live run's catalog changes, placed after the model request they followed. */
+function liveChangesOf(a: A.RunArtifacts): LiveChange[] {
+  return a.log
+    .filter((l) => l.type === 'catalog.change')
+    .map((l) => ({
+      afterModelRequest: a.log.filter((m) => m.type === 'model.request' && m.seq < l.seq).length,
+      trigger: String(l.trigger),
+      server: String(l.server),
+      added: (l.added as string[] | undefined) ?? [],
+      removed: (l.removed as string[] | undefined) ?? [],
+      reason: typeof l.reason === 'string' ? l.reason : null,
+      fingerprintBefore: String(l.fingerprintBefore),
+      fingerprintAfter: String(l.fingerprintAfter),
+      catalogMs: Number(l.catalogMs),
+      useCatalogMs: Number(l.useCatalogMs),
+    }));
 }

@@ -12,6 +12,10 @@ export const NO_TARGET_PREFIX = 'QA_NO_TARGET';
 const TARGET_PATTERN = /tool search qa check target=([A-Za-z0-9][A-Za-z0-9_.:-]{0,127})/;
 // Optional scenario switches in the same user message, e.g. `cell=loop-first`.
 const CELL_PATTERN = /\bcell=([a-z-]{1,32})/;
+// The live-catalog script: `stale=<tool>` (removed from its server mid-run) and `down=<tool>` (its
+// server disconnects mid-run), both used by the model next to the target.
+const STALE_PATTERN = /\bstale=([A-Za-z0-9][A-Za-z0-9_.:-]{0,127})/;
+const DOWN_PATTERN = /\bdown=([A-Za-z0-9][A-Za-z0-9_.:-]{0,127})/;
 const MAX_EXCERPT = 300;
 
 /** The text of every user message, in order. */
@@ -138,9 +142,20 @@ function excerpt(text) {
   return flat.length > MAX_EXCERPT ? `${flat.slice(0, MAX_EXCERPT)}...` : flat;
 }
 
+/**
+ * A search output's JSON. A search that matched tools of an unavailable server ends its text with
+ * a line for the model (`Note: ... unavailable ...`) after the JSON: read around it.
+ */
+function searchJson(output) {
+  const parsed = safeJson(output);
+  if (parsed !== undefined) return parsed;
+  const note = output.lastIndexOf('\nNote: ');
+  return note < 0 ? undefined : safeJson(output.slice(0, note));
+}
+
 /** Candidates from a `tool_search` output (batch or single shape). */
 function searchCandidates(output) {
-  const parsed = safeJson(output);
+  const parsed = searchJson(output);
   const out = [];
   const visit = (value, depth) => {
     if (!value || typeof value !== 'object' || depth > 6) return;
@@ -198,6 +213,12 @@ export function planNext(body) {
     return answerPlan(`${CALL_FAILED_PREFIX} ${target}: ${excerpt(output)}`, 'code cell ran without the OK line');
   }
 
+  const stale = STALE_PATTERN.exec(prompt)?.[1] ?? null;
+  const down = DOWN_PATTERN.exec(prompt)?.[1] ?? null;
+  if (stale && down && declared.has('tool_search') && declared.has('tool_call')) {
+    return livePlan(target, stale, down, exchanges);
+  }
+
   if (declared.has('tool_search') && declared.has('tool_call')) {
     const searches = exchanges.filter((e) => e.name === 'tool_search');
     const calls = exchanges.filter((e) => e.name === 'tool_call');
@@ -214,4 +235,36 @@ export function planNext(body) {
   }
 
   return answerPlan(`${NO_TOOLS_PREFIX} ${target}: no tool that can reach it is declared.`, 'no usable tool');
+}
+
+/**
+ * The live-catalog script (structured tools), one step per model request:
+ * 1. search for the target, the stale tool and the down tool (the target is not listed yet);
+ * 2. call the down tool; 3. call the stale tool by the id the first search gave;
+ * 4. search again for the target and the down tool; 5. call the down tool again by its old id;
+ * 6. call the target found by the second search; then answer with its OK line.
+ * Failed calls do not stop the script: the gateway, not the model, has to keep them from running.
+ */
+function livePlan(target, stale, down, exchanges) {
+  const searches = exchanges.filter((e) => e.name === 'tool_search');
+  const calls = exchanges.filter((e) => e.name === 'tool_call');
+  const marker = markerFor(target);
+  if (searches.length === 0) {
+    const queries = [target, stale, down].map((query) => ({ query, limit: 5 }));
+    return callPlan('tool_search', { queries }, 'live: search for the target and the two tools it also uses');
+  }
+  const before = searchCandidates(searches[0].output ?? '');
+  const staleHit = before.find((c) => c.name === stale);
+  const downHit = before.find((c) => c.name === down);
+  if (!staleHit || !downHit) return answerPlan(`${NOT_FOUND_PREFIX} ${!staleHit ? stale : down}`, 'live: the first search lacks a tool it needs');
+  if (calls.length === 0) return callPlan('tool_call', { id: downHit.id, args: { marker } }, 'live: call the down tool while its server is up');
+  if (calls.length === 1) return callPlan('tool_call', { id: staleHit.id, args: { marker } }, 'live: call the stale tool by the id the first search gave');
+  if (searches.length === 1) {
+    return callPlan('tool_search', { queries: [target, down].map((query) => ({ query, limit: 5 })) }, 'live: search again for the target and the down tool');
+  }
+  if (calls.length === 2) return callPlan('tool_call', { id: downHit.id, args: { marker } }, 'live: call the down tool again by its old id');
+  const hit = searchCandidates(searches[1].output ?? '').find((c) => c.name === target || c.id === target);
+  if (!hit) return answerPlan(`${NOT_FOUND_PREFIX} ${target}`, 'live: the second search does not contain the target');
+  if (calls.length === 3) return callPlan('tool_call', { id: hit.id, args: { marker } }, 'live: call the target found by the second search');
+  return answerPlan(`${CALL_FAILED_PREFIX} ${target}: ${excerpt(calls.at(-1).output)}`, 'live: the target ran without the OK line');
 }

@@ -10,6 +10,7 @@ export type LogType =
   | 'tool.call'
   | 'tool.result'
   | 'session.event'
+  | 'catalog.change'
   | 'run.end';
 
 export interface LogLine {

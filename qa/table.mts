@@ -1,5 +1,6 @@
 // Plain-text tables for `pnpm qa`: one row per lane, then every check with its negative case.
 
+import { laneMode } from './run-lane.mjs';
 import type { QaReport } from './scenario.mjs';
 
 function table(headers: string[], rows: string[][], rightAligned: Set<number>): string {
@@ -29,6 +30,20 @@ export function formatLanes(report: QaReport): string {
   return table(headers, rows, new Set([3, 4, 5, 6, 7, 9]));
 }
 
+export function formatLiveChanges(report: QaReport): string[] {
+  if (report.liveChanges.length === 0) return [];
+  return [
+    '',
+    'Live lane catalog changes (applied with session.useCatalog):',
+    ...report.liveChanges.map((c) => {
+      const what = c.trigger === 'disconnect'
+        ? `withUnavailable (${c.reason ?? 'no reason'})`
+        : `withSource: ${[...c.added.map((id) => `+${id}`), ...c.removed.map((id) => `-${id}`)].join(' ') || 'no change'}`;
+      return `  after model request ${c.afterModelRequest}: ${c.server} ${c.trigger} -> ${what} (${c.catalogMs.toFixed(1)} ms, useCatalog ${c.useCatalogMs.toFixed(1)} ms)`;
+    }),
+  ];
+}
+
 export function formatChecks(report: QaReport): string {
   const headers = ['check', 'result', 'negative case'];
   const rows = report.checks.map((c) => [c.name, c.passed ? 'PASS' : 'FAIL', c.negative]);
@@ -38,7 +53,7 @@ export function formatChecks(report: QaReport): string {
 
 export function formatReport(report: QaReport): string {
   const errors = report.lanes.filter((l) => l.error).map((l) => `  ${l.lane}: ${l.error}`);
-  const fallbacks = report.lanes.filter((l) => l.mode !== l.lane).map((l) => `  ${l.lane} ran in ${l.mode} mode: ${l.fallbackReason ?? 'no reason given'}`);
+  const fallbacks = report.lanes.filter((l) => l.mode !== laneMode(l.lane)).map((l) => `  ${l.lane} ran in ${l.mode} mode: ${l.fallbackReason ?? 'no reason given'}`);
   return [
     `Tool Search QA: ${report.catalogSize} catalog tools (+1 direct-only), mock OpenAI Responses provider at ${report.providerUrl}`,
     report.codeMode.available
@@ -47,6 +62,7 @@ export function formatReport(report: QaReport): string {
     `Catalog index: built in ${report.catalogBuildMs.toFixed(1)} ms, unchanged catalog reused in ${report.catalogReuseMs.toFixed(1)} ms (before the lanes; every run reuses it)`,
     '',
     formatLanes(report),
+    ...formatLiveChanges(report),
     ...(errors.length ? ['', 'Lane errors:', ...errors] : []),
     ...(fallbacks.length
       ? ['', 'Mode fallbacks:', ...fallbacks, '  Code mode needs a Node with a sound permission model: set OPENCLAW_TOOL_SEARCH_NODE to Node >= 24.17',
