@@ -209,9 +209,10 @@ impl Catalog {
         }
         let folded = fold(typed);
         let folded_chars = folded.chars().count();
-        let allowed = |o: usize| self.is_allowed(o);
+        // Tools of an unavailable owner cannot run now: never suggested.
+        let allowed = |o: usize| self.is_allowed(o) && self.unavailable_reason(o).is_none();
         let candidates: Vec<(u32, usize)> = if self.allowed_count <= FULL_SCAN_MAX_TOOLS {
-            self.ordinals().map(|(o, _)| (0, o)).collect()
+            self.ordinals().filter(|&(o, _)| allowed(o)).map(|(o, _)| (0, o)).collect()
         } else {
             self.data.names.candidates(&folded, self.data.entries.len(), MAX_CANDIDATES, &allowed)
         };

@@ -776,6 +776,14 @@ fn a_call_to_an_unavailable_owner_fails_closed_without_reaching_the_executor() {
     assert_eq!((r.ok, r.status, code_of(&r)), (false, ResultStatus::Error, "TOOL_UNAVAILABLE"));
     assert!(r.content.contains("server github disconnected") && r.content.contains("was not run"), "{}", r.content);
     assert!(e.calls().is_empty(), "the executor was reached");
+    // Counted as a call to a known tool that could not run, as when the executor finds it gone.
+    let t = s.telemetry();
+    let called = t.tools_called.iter().find(|c| c.id == "mcp:github:create_issue").expect("counted");
+    assert_eq!((called.calls, called.unavailable), (1, 1));
+    // A mistyped id is never pointed at a tool that cannot run.
+    let typo = handle(&s, "tool_call", json!({ "id": "mcp:github:create_isue", "args": {} }));
+    assert_eq!(code_of(&typo), "TOOL_NOT_FOUND");
+    assert!(!typo.content.contains("mcp:github:create_issue"), "{}", typo.content);
     // Search leaves it out and says so to the model; the value keeps its shape.
     let hits = handle(&s, "tool_search", json!({ "query": "open a github issue" }));
     assert!(hits.content.contains("Note: 1 matching tool from server github is unavailable (server github disconnected)"), "{}", hits.content);
