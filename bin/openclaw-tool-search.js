@@ -24,6 +24,9 @@ Options:
   --max-limit N      search: raise the cap (at most 50)
   --explain ID       search: where ID ranks for the query or, when it cannot
                      rank, why (as the explain command)
+  --ranking R        lexical | hybrid (default: as a gateway gets it: hybrid when the
+                     model package is installed); hybrid waits for the tool vectors
+                     (on-disk cache; the first run of a large catalog takes a minute)
   --policy FILE      a JSON policy ({ agent, profile, sandbox, session, groups })
   --mode M           surface: mode (default tools)
   --format F         surface: neutral | openai-responses | openai-chat | anthropic
@@ -58,6 +61,10 @@ function catalogOptions(flags) {
   const options = {}
   if (flags['max-limit']) options.maxSearchLimit = Number(flags['max-limit'])
   if (flags.explain) options.maxSearchLimit = 50 // explain looks at the top 50
+  if (flags.ranking !== undefined) {
+    if (flags.ranking !== 'lexical' && flags.ranking !== 'hybrid') usage('--ranking must be lexical or hybrid')
+    options.ranking = flags.ranking
+  }
   return options
 }
 
@@ -237,7 +244,7 @@ function explain(ctx, query, id) {
   }
 }
 
-function main() {
+async function main() {
   const { positional, flags } = parseArgs(process.argv.slice(2))
   if (flags.h || flags.help) {
     process.stdout.write(`${USAGE}\n`)
@@ -255,6 +262,11 @@ function main() {
       const query = rest.join(' ')
       if (!query) usage('missing the query')
       const limit = flags.limit === undefined ? undefined : Number(flags.limit)
+      if (catalog.rankingStatus().ranking === 'hybrid') {
+        const status = await catalog.whenRankingReady()
+        const how = status.active === 'hybrid' ? `${status.reused} tool vectors reused, ${status.embedded} embedded` : `lexical: ${status.error}`
+        if (!flags.json) process.stderr.write(`ranking: ${status.active} (${how})\n`)
+      }
       const hits = catalog.search(query, { limit })
       const why = flags.explain ? explain(ctx, query, flags.explain) : undefined
       out(flags, why ? { hits, explain: why } : hits, () => {
@@ -338,9 +350,7 @@ function main() {
   }
 }
 
-try {
-  main()
-} catch (err) {
+main().catch((err) => {
   process.stderr.write(`openclaw-tool-search: ${err.code ? `${err.code}: ` : ''}${err.message}\n`)
   process.exit(1)
-}
+})
