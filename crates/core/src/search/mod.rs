@@ -27,7 +27,6 @@ mod strength;
 mod typo;
 
 pub use fields::{FieldKind, RankingParams, FIELD_COUNT};
-pub use strength::WEAK_BELOW;
 #[cfg(test)]
 pub(crate) use strength::tests::status_tools as strength_test_tools;
 
