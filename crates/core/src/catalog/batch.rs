@@ -97,11 +97,11 @@ impl Catalog {
         let limits: Vec<usize> = queries.iter().map(|q| self.limits.effective(json_limit(q.limit.as_ref())?)).collect::<Result<_>>()?;
         let mut groups = Vec::with_capacity(queries.len());
         for (q, limit) in queries.iter().zip(limits) {
-            let ordinals = self.ranked_ordinals(&q.query, limit)?;
-            let candidates = ordinals
-                .into_iter()
-                .map(|o| {
-                    let mut hit = self.data.hit(o);
+            let ranked = self.ranked_hits(&q.query, limit)?;
+            let candidates = ranked
+                .iter()
+                .map(|h| {
+                    let mut hit = self.data.ranked_hit(h);
                     compact(&mut hit, BATCH_DESCRIPTION_MAX_CHARS);
                     hit
                 })

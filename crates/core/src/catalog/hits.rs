@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use super::data::CatalogData;
 use super::entry::{Source, ToolEntry};
+use crate::search::ScoredHit;
 
 /// Longest description carried by a search hit; describe returns it whole.
 pub const HIT_DESCRIPTION_MAX_CHARS: usize = 600;
@@ -40,6 +41,10 @@ pub struct SearchHit {
     pub input: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output: Option<String>,
+    /// Search only: the hit matched only incidental common words of the query
+    /// (`search::ScoredHit::weak`); serialized only when true.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub weak: bool,
 }
 
 /// A hit plus the exact schemas.
@@ -68,7 +73,13 @@ impl CatalogData {
             description: super::data::clip(&e.description, HIT_DESCRIPTION_MAX_CHARS),
             input: self.input_hint(ordinal).to_string(),
             output: self.output_hint(ordinal).map(str::to_string),
+            weak: false,
         }
+    }
+
+    /// The compact hit of a search result, marked weak as ranked.
+    pub(crate) fn ranked_hit(&self, ranked: &ScoredHit) -> SearchHit {
+        SearchHit { weak: ranked.weak, ..self.hit(ranked.ordinal) }
     }
 
     pub(crate) fn description(&self, ordinal: usize) -> ToolDescription {

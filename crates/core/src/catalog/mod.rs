@@ -35,6 +35,7 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::limits::{MAX_CATALOG_TOOLS, MAX_QUERY_CHARS};
 use crate::schema::ArgumentIssue;
 use crate::telemetry::{CatalogTelemetry, Counters, SourceCounts};
+use crate::search::ScoredHit;
 
 /// How a catalog is built.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -595,16 +596,24 @@ impl Catalog {
     /// Ranked compact hits. Counts as one search.
     pub fn search(&self, query: &str, limit: Option<f64>) -> Result<Vec<SearchHit>> {
         let limit = self.limits.effective(limit)?;
-        let hits = self.ranked_ordinals(query, limit)?;
+        let hits = self.ranked_hits(query, limit)?;
         self.counters.record_search(1);
-        Ok(hits.into_iter().map(|o| self.data.hit(o)).collect())
+        Ok(hits.iter().map(|h| self.data.ranked_hit(h)).collect())
     }
 
     /// Ranked ordinals without rendering or counting (surfaces, hydration).
     pub fn search_ordinals(&self, query: &str, limit: usize) -> Result<Vec<usize>> {
+        Ok(self.search_ranked(query, limit)?.into_iter().map(|h| h.ordinal).collect())
+    }
+
+    /// Lexically ranked hits with their match strength and weak mark,
+    /// without rendering or counting (surfaces, hydration; `search` and
+    /// `search_batch` go through [`Catalog::ranked_hits`], which re-ranks
+    /// these when the catalog's ranking is hybrid).
+    pub fn search_ranked(&self, query: &str, limit: usize) -> Result<Vec<ScoredHit>> {
         check_query(query)?;
         let searchable = |o: usize| self.is_allowed(o) && self.unavailable_reason(o).is_none();
-        Ok(self.data.index.search(query, limit, &searchable).into_iter().map(|h| h.ordinal).collect())
+        Ok(self.data.index.search(query, limit, &searchable))
     }
 
     /// The compact hit of an allowed entry.

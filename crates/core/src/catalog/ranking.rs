@@ -7,8 +7,9 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{check_query, Catalog, CatalogData};
+use super::{Catalog, CatalogData};
 use crate::error::{Error, Result};
+use crate::search::ScoredHit;
 use crate::search::semantic::{self, fuse, HybridParams, ModelHandle, RankingState, RankingStatus, SemanticModel, VectorTable};
 
 /// The `ranking` option.
@@ -96,17 +97,14 @@ impl Catalog {
         (table.model_digest == model.digest()).then_some((model, table))
     }
 
-    /// Ranked ordinals of the searchable entries: the catalog's ranking
-    /// (hybrid once ready), for `search` and `search_batch` (what the model
-    /// and the gateway see). Surfaces and hydration use the lexical
-    /// [`Catalog::search_ordinals`]: they read whole prompts, and must stay cheap.
-    pub(crate) fn ranked_ordinals(&self, query: &str, limit: usize) -> Result<Vec<usize>> {
-        let Some((model, table)) = self.hybrid() else { return self.search_ordinals(query, limit) };
-        check_query(query)?;
+    /// Ranked hits of the searchable entries in the catalog's ranking
+    /// (hybrid once ready), for `search` and `search_batch`: what the model
+    /// and the gateway see. Surfaces and hydration use the lexical
+    /// [`Catalog::search_ranked`]: they read whole prompts, and must stay cheap.
+    pub(crate) fn ranked_hits(&self, query: &str, limit: usize) -> Result<Vec<ScoredHit>> {
+        let Some((model, table)) = self.hybrid() else { return self.search_ranked(query, limit) };
         let params = HybridParams::default();
-        let searchable = |o: usize| self.is_allowed(o) && self.unavailable_reason(o).is_none();
-        let ranked: Vec<usize> =
-            self.data.index.search(query, limit.max(params.depth), &searchable).into_iter().map(|h| h.ordinal).collect();
+        let ranked = self.search_ranked(query, limit.max(params.depth))?;
         if ranked.is_empty() {
             return Ok(ranked);
         }
@@ -114,14 +112,14 @@ impl Catalog {
         let folded = query.trim().to_lowercase();
         let exact = ranked
             .iter()
-            .take_while(|&&o| {
-                let entry = &self.data.entries[o];
+            .take_while(|h| {
+                let entry = &self.data.entries[h.ordinal];
                 entry.id.to_lowercase() == folded || entry.name.to_lowercase() == folded
             })
             .count();
         let query_vector = model.embed_query(query);
         let mut out = ranked[..exact].to_vec();
-        out.extend(fuse(&ranked[exact..], |o| table.cosine(o, &query_vector), &params));
+        out.extend(fuse(&ranked[exact..], |h: ScoredHit| table.cosine(h.ordinal, &query_vector), &params));
         out.truncate(limit);
         Ok(out)
     }

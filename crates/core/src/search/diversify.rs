@@ -129,7 +129,7 @@ mod tests {
     use super::*;
 
     fn candidate(ordinal: u32, score: f32) -> Candidate {
-        Candidate { ordinal, score, exact: false, literal: true }
+        Candidate { ordinal, score, exact: false, literal: true, named: 0 }
     }
 
     #[test]

@@ -76,6 +76,11 @@ pub struct RankingParams {
     /// Weight of a tool-name word one edit away from an unknown query word
     /// (0 = no typo tolerance).
     pub typo_weight: f32,
+    /// Match strength (strength.rs): a word in at least this share of the
+    /// catalog's tools is common and carries no informative mass.
+    pub common_share: f32,
+    /// A hit whose match strength is below this is marked weak.
+    pub weak_below: f32,
 }
 
 impl Default for RankingParams {
@@ -94,6 +99,8 @@ impl Default for RankingParams {
             diversity: 0.3,
             diversity_depth: 30,
             typo_weight: 0.8,
+            common_share: super::strength::COMMON_SHARE,
+            weak_below: super::strength::WEAK_BELOW,
         }
     }
 }
@@ -111,6 +118,8 @@ impl RankingParams {
             "diversity" => self.diversity = value,
             "diversity_depth" => self.diversity_depth = value as usize,
             "typo_weight" => self.typo_weight = value,
+            "common_share" => self.common_share = value,
+            "weak_below" => self.weak_below = value,
             _ => return None,
         }
         Some(())

@@ -25,9 +25,12 @@ mod query;
 mod rank;
 pub mod semantic;
 mod stopwords;
+mod strength;
 mod typo;
 
 pub use fields::{FieldKind, RankingParams, FIELD_COUNT};
+#[cfg(test)]
+pub(crate) use strength::tests::status_tools as strength_test_tools;
 
 use crate::catalog::ToolEntry;
 use crate::error::Result;
@@ -43,6 +46,13 @@ const MAX_ANALYZED_QUERY_CHARS: usize = crate::limits::MAX_QUERY_CHARS;
 pub struct ScoredHit {
     pub ordinal: usize,
     pub score: f32,
+    /// How much distinctive query text the hit matched in its name, label or
+    /// description, in [0, 1]: 1 for a word found in one tool only, or an
+    /// exact name/id match (see strength.rs).
+    pub strength: f32,
+    /// Matched only incidental common words ([`strength`](Self::strength)
+    /// below the calibrated threshold); never for an exact name/id match.
+    pub weak: bool,
 }
 
 /// The search index of one catalog. Immutable once built; Send + Sync.
@@ -89,7 +99,8 @@ impl SearchIndex {
         let exact = self.exact_matches(query, allowed);
         let mut plan = query::plan(query, params);
         typo::correct(&self.data, &mut plan, params);
-        let mut candidates = if plan.is_empty() { Vec::new() } else { rank::score(&self.data, &plan, params, allowed) };
+        let (mut candidates, idf) =
+            if plan.is_empty() { (Vec::new(), Vec::new()) } else { rank::score(&self.data, &plan, params, allowed) };
         if !exact.is_empty() {
             for candidate in candidates.iter_mut() {
                 if exact.contains(&candidate.ordinal) {
@@ -98,7 +109,7 @@ impl SearchIndex {
             }
             for &ordinal in &exact {
                 if !candidates.iter().any(|c| c.ordinal == ordinal) {
-                    candidates.push(Candidate { ordinal, score: 0.0, exact: true, literal: true });
+                    candidates.push(Candidate::exact_only(ordinal));
                 }
             }
         }
@@ -109,8 +120,13 @@ impl SearchIndex {
         let mut hits = diversify::select(pool, limit, params.diversity, &self.data.signatures);
         hits.extend(deeper);
         hits.truncate(limit);
+        let mass = strength::QueryMass::new(&plan, &idf, self.data.doc_count, params.common_share);
         hits.into_iter()
-            .map(|c| ScoredHit { ordinal: c.ordinal as usize, score: c.score })
+            .map(|c| {
+                let strength = if c.exact { 1.0 } else { mass.strength(c.named) };
+                let weak = strength::is_weak(strength, c.exact, params.weak_below);
+                ScoredHit { ordinal: c.ordinal as usize, score: c.score, strength, weak }
+            })
             .collect()
     }
 

@@ -17,6 +17,7 @@ use tantivy::{DocSet, TERMINATED};
 use super::fields::{RankingParams, FIELD_COUNT};
 use super::index::{field_factors, IndexData};
 use super::query::{QueryPlan, MAX_CLAUSES};
+use super::strength::{idf_of, term_bit, TermMask, NAMED_FIELDS};
 
 const NO_SLOT: u32 = u32::MAX;
 
@@ -27,6 +28,8 @@ struct Accumulator {
     total: f32,
     clause: [f32; MAX_CLAUSES],
     literal: bool,
+    /// Plan terms matched in a name, label or description (match strength).
+    named: TermMask,
 }
 
 /// Per-thread scratch arrays sized to the catalog, reset after each use via
@@ -35,6 +38,8 @@ struct Accumulator {
 struct Scratch {
     /// BM25F pseudo term frequency of the current term, per ordinal.
     term_tf: Vec<f32>,
+    /// Whether the current term occurs in a name, label or description, per ordinal.
+    term_named: Vec<bool>,
     term_touched: Vec<u32>,
     /// Ordinal → index in `accumulators`, or `NO_SLOT`.
     slot: Vec<u32>,
@@ -47,6 +52,7 @@ impl Scratch {
     fn prepare(&mut self, size: usize) {
         if self.dirty || self.slot.len() < size {
             self.term_tf = vec![0.0; size];
+            self.term_named = vec![false; size];
             self.slot = vec![NO_SLOT; size];
             self.term_touched.clear();
             self.accumulators.clear();
@@ -74,40 +80,63 @@ pub struct Candidate {
     pub score: f32,
     pub exact: bool,
     pub literal: bool,
+    /// Plan terms matched in a name, label or description.
+    pub named: TermMask,
+}
+
+impl Candidate {
+    /// An exact name/id match that no plan term reached.
+    pub fn exact_only(ordinal: u32) -> Candidate {
+        Candidate { ordinal, score: 0.0, exact: true, literal: true, named: 0 }
+    }
 }
 
 /// Score every entry matching at least one plan term; returns candidates
-/// (unordered) for which `allowed` holds.
+/// (unordered) for which `allowed` holds, and each plan term's idf (0 when
+/// no entry has it).
 pub fn score(
     data: &IndexData,
     plan: &QueryPlan,
     params: &RankingParams,
     allowed: &dyn Fn(usize) -> bool,
-) -> Vec<Candidate> {
-    SCRATCH.with(|cell| {
+) -> (Vec<Candidate>, Vec<f32>) {
+    let mut idfs = vec![0f32; plan.terms.len()];
+    let candidates = SCRATCH.with(|cell| {
         let Ok(mut scratch) = cell.try_borrow_mut() else { return Vec::new() };
         scratch.prepare(data.doc_count);
         let n = data.doc_count as f32;
-        for term in &plan.terms {
+        for (term_index, term) in plan.terms.iter().enumerate() {
             accumulate_term(data, &term.text, params, &mut scratch);
             let df = scratch.term_touched.len() as f32;
             if df == 0.0 {
                 continue;
             }
-            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-            let Scratch { term_tf, term_touched, slot, accumulators, .. } = &mut *scratch;
+            let idf = idf_of(df, n);
+            idfs[term_index] = idf;
+            let bit = term_bit(term_index);
+            let Scratch { term_tf, term_named, term_touched, slot, accumulators, .. } = &mut *scratch;
             for &ordinal in term_touched.iter() {
                 let i = ordinal as usize;
                 let tf = term_tf[i];
                 term_tf[i] = 0.0;
+                let named = std::mem::take(&mut term_named[i]);
                 let contribution = term.weight * idf * tf * (params.k1 + 1.0) / (params.k1 + tf);
                 if slot[i] == NO_SLOT {
                     slot[i] = accumulators.len() as u32;
-                    accumulators.push(Accumulator { ordinal, total: 0.0, clause: [0.0; MAX_CLAUSES], literal: false });
+                    accumulators.push(Accumulator {
+                        ordinal,
+                        total: 0.0,
+                        clause: [0.0; MAX_CLAUSES],
+                        literal: false,
+                        named: 0,
+                    });
                 }
                 let acc = &mut accumulators[slot[i] as usize];
                 acc.total += contribution;
                 acc.literal |= term.literal;
+                if named {
+                    acc.named |= bit;
+                }
                 if plan.clause_count > 1 {
                     for (c, value) in acc.clause.iter_mut().enumerate() {
                         if term.clauses & (1 << c) != 0 {
@@ -121,7 +150,8 @@ pub fn score(
         let out = finish(&scratch.accumulators, plan, params, allowed);
         scratch.reset();
         out
-    })
+    });
+    (candidates, idfs)
 }
 
 /// Filter by `allowed` and compute final scores (fusing clauses if any).
@@ -139,7 +169,7 @@ fn finish(
     if !fuse {
         return kept
             .iter()
-            .map(|a| Candidate { ordinal: a.ordinal, score: a.total, exact: false, literal: tier(a) })
+            .map(|a| Candidate { ordinal: a.ordinal, score: a.total, exact: false, literal: tier(a), named: a.named })
             .collect();
     }
     let clauses = plan.clause_count.min(MAX_CLAUSES);
@@ -155,7 +185,7 @@ fn finish(
         .map(|a| {
             let best_clause = (0..clauses).map(|c| a.clause[c] / max_clause[c]).fold(0.0f32, f32::max);
             let score = a.total / max_total + params.clause_weight * best_clause;
-            Candidate { ordinal: a.ordinal, score, exact: false, literal: tier(a) }
+            Candidate { ordinal: a.ordinal, score, exact: false, literal: tier(a), named: a.named }
         })
         .collect()
 }
@@ -190,6 +220,9 @@ fn accumulate_term(data: &IndexData, text: &str, params: &RankingParams, scratch
                     scratch.term_touched.push(ordinal);
                 }
                 scratch.term_tf[i] += factor * tf;
+                if field_index < NAMED_FIELDS {
+                    scratch.term_named[i] = true;
+                }
                 doc = postings.advance();
             }
         }

@@ -70,6 +70,32 @@ fn requested_of(raw: &Value) -> String {
     clip(text, 200)
 }
 
+/// Longest query quoted in a weak-match note (chars).
+const NOTE_QUERY_CHARS: usize = 80;
+
+/// "Note: no tool matched well ..." when the best hit of a search (or of
+/// some queries of a batch) is marked weak: it shares only common words with
+/// the query.
+fn weak_note(value: &Value) -> Option<String> {
+    let top_is_weak = |hits: &Value| hits.get(0).and_then(|h| h.get("weak")).and_then(Value::as_bool) == Some(true);
+    const ADVICE: &str = "hits marked \"weak\": true share only common words with the query and are probably not the \
+        tool you need; search again with the capability's own words (what the tool does) before calling one.";
+    match value {
+        Value::Array(_) => top_is_weak(value).then(|| format!("Note: no tool matched well; {ADVICE}")),
+        Value::Object(batch) => {
+            let weak: Vec<String> = batch
+                .get("results")?
+                .as_array()?
+                .iter()
+                .filter(|group| group.get("candidates").is_some_and(top_is_weak))
+                .filter_map(|group| group.get("query")?.as_str().map(|q| Value::String(clip(q, NOTE_QUERY_CHARS)).to_string()))
+                .collect();
+            (!weak.is_empty()).then(|| format!("Note: no tool matched {} well; {ADVICE}", weak.join(", ")))
+        }
+        _ => None,
+    }
+}
+
 fn guidance(style: LookupStyle) -> &'static str {
     match style {
         LookupStyle::Structured => "tool_describe",
@@ -91,6 +117,11 @@ impl Session {
         // The model reads `content`: it learns why a tool it may expect is missing and
         // does not reach for an unrelated one. `value` keeps the contract's shape.
         if let (true, Some(note)) = (result.ok, note) {
+            result.content.push('\n');
+            result.content.push_str(&note);
+        }
+        // Likewise it learns that the best hits fit poorly, before it calls one of them.
+        if let (true, Some(note)) = (result.ok && tool_name == TOOL_SEARCH, result.value.as_ref().and_then(weak_note)) {
             result.content.push('\n');
             result.content.push_str(&note);
         }

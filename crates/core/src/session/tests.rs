@@ -854,3 +854,59 @@ fn directory_rows_of_unchanged_owners_keep_their_bytes_when_one_owner_changes() 
     assert_eq!(rows(&before), rows(&after));
     assert!(after.contains("tool_99") && !after.contains("tool_04"));
 }
+
+fn status_catalog_tools() -> Vec<Value> {
+    crate::search::strength_test_tools()
+        .into_iter()
+        .map(|(name, description)| json!({ "name": name, "description": description }))
+        .collect()
+}
+
+#[test]
+fn a_search_that_matched_only_common_words_is_marked_weak_with_a_note() {
+    let e = Arc::new(TestExecutor::default());
+    let s = session_with(status_catalog_tools(), json!({ "mode": "tools" }), e, SessionOptions::default()).unwrap();
+    let weak = handle(&s, "tool_search", json!({ "query": "get the current status of my flux capacitor" }));
+    assert!(weak.ok);
+    let hits = weak.value.clone().unwrap();
+    assert!(!hits.as_array().unwrap().is_empty());
+    assert!(hits.as_array().unwrap().iter().all(|h| h["weak"] == true), "{hits}");
+    assert!(weak.content.contains("Note: no tool matched well;"), "{}", weak.content);
+    assert!(weak.content.contains("capability's own words"), "{}", weak.content);
+
+    let strong = handle(&s, "tool_search", json!({ "query": "status of the turbine" }));
+    let hits = strong.value.unwrap();
+    assert_eq!(hits[0]["name"], "get_turbine_status");
+    assert!(hits[0].get("weak").is_none(), "{hits}");
+    assert!(!strong.content.contains("Note:"), "{}", strong.content);
+    // An exact name is never weak, even when it is a common word.
+    let exact = handle(&s, "tool_search", json!({ "query": "status" }));
+    assert_eq!(exact.value.as_ref().unwrap()[0]["name"], "status");
+    assert!(!exact.content.contains("Note:"), "{}", exact.content);
+
+    // Batch: the note names the queries whose best candidate is weak.
+    let batch = handle(
+        &s,
+        "tool_search",
+        json!({ "queries": [{ "query": "send an email" }, { "query": "current status of the flux capacitor" }] }),
+    );
+    let value = batch.value.unwrap();
+    assert!(value["results"][0]["candidates"][0].get("weak").is_none(), "{value}");
+    assert_eq!(value["results"][1]["candidates"][0]["weak"], true, "{value}");
+    assert!(
+        batch.content.contains("Note: no tool matched \"current status of the flux capacitor\" well;"),
+        "{}",
+        batch.content
+    );
+    assert!(!batch.content.contains("\"send an email\" well"), "{}", batch.content);
+}
+
+#[test]
+fn code_mode_search_hits_carry_the_weak_mark() {
+    let e = Arc::new(TestExecutor::default());
+    let s = session_with(status_catalog_tools(), json!({ "mode": "tools" }), e, SessionOptions::default()).unwrap();
+    let hits = s.search_json("current status of my flux capacitor", &Value::Null).unwrap();
+    assert_eq!(hits[0]["weak"], true, "{hits}");
+    let hits = s.search_json("send an email", &Value::Null).unwrap();
+    assert!(hits[0].get("weak").is_none(), "{hits}");
+}
