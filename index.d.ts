@@ -134,6 +134,8 @@ export interface SearchHit {
   /** TypeScript-style input signature (trusted tools) or `"unknown"`. */
   input: string
   output?: string
+  /** Search and batch hits only: the hit shares only common words with the query (match strength below the calibrated threshold), so it is probably not the tool asked for. Absent otherwise; never on an exact name/id match. */
+  weak?: true
 }
 
 export interface ToolDescription extends SearchHit {
