@@ -11,12 +11,15 @@
 //      nice -n 19 $B npm/model-minilm/model bench/data/retrieval-dev $VEC --max-tokens 128
 //      nice -n 19 $B npm/model-minilm/model bench/data/retrieval-dev $VEC --text plain
 // 2. node bench/experiments/hybrid-rerank.mjs --vectors $VEC [--data DIR] [--dump FILE]
-//      [--final] [--examples N]
+//      [--texts full-256,full-128,plain-256] [--gates none,confidence,...]
+//      [--final [--no-loso]] [--rule text:D:k:w:gate] [--examples N]
 //    --dump: the lexical top 100 (`quality --dump 100` output); made with the shipped
 //      defaults when absent.
 //    default: the exploration grid (w, k, D, tool text, gates) with per-source
 //      figures, the all-source best, the LOSO selection and paired bootstraps;
-//    --final: JSON of the final rule (FINAL below) for bench/quality.mjs --hybrid;
+//    --final: JSON of the final rule (FINAL below) for bench/quality.mjs --hybrid, with the
+//      LOSO estimate of the selection that chose it (--no-loso: skip that, seconds instead
+//      of minutes); --rule evaluates another configuration in FINAL's place;
 //    --examples N: N worked examples of FINAL (query, lexical order, cosines,
 //      fused order) for a unit test of the product's fusion.
 import { execFileSync } from 'node:child_process'
@@ -25,7 +28,7 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 import { reference } from '../quality.mjs'
-import { bestByMacro, groupBySource, losoScores, pairedBootstrap, perSource, table } from './loso.mjs'
+import { bestByMacro, groupBySource, pairedBootstrap, perSource, table } from './loso.mjs'
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 const args = process.argv.slice(2)
@@ -70,7 +73,9 @@ function readVectors(name) {
   return new Float32Array(buf.buffer, buf.byteOffset, buf.byteLength / 4)
 }
 const queryVectors = readVectors('queries.f32')
-const texts = (option('--texts', 'full-256,plain-256')).split(',').filter((t) => existsSync(join(vectorDir, `tools-${t}.f32`)))
+const texts = option('--texts', 'full-256,full-128,plain-256')
+  .split(',')
+  .filter((t) => t === FINAL.text || existsSync(join(vectorDir, `tools-${t}.f32`))).filter((t) => existsSync(join(vectorDir, `tools-${t}.f32`)))
 
 // cosines[text][query][rank-1] for the lexical top 100 (vectors are L2-normalized).
 const cosines = {}
@@ -168,12 +173,14 @@ function comparison(scores) {
 if (args.includes('--final')) {
   const finalScores = scoresOf(FINAL)
   // LOSO of the final rule's family (the exploration grid), for the report.
+  // LOSO of the selection rule that picked FINAL: floor = OpenClaw's reference.
   const grid = args.includes('--no-loso') ? [FINAL] : explorationGrid()
-  const loso = losoScores(grid.map((c) => ({ label: label(c), scores: scoresOf(c) })), groups)
+  const loso = losoReport(grid.map((c) => ({ label: label(c), scores: scoresOf(c) })), perSource(lexicalScores, groups), 'reference', false)
   const { lex, hyb, boot } = comparison(finalScores)
   const out = { rule: `hybrid: (1 + ${FINAL.k}) / (rank + ${FINAL.k}) + ${FINAL.w} * cosine over the lexical top ${FINAL.depth}, tool text ${FINAL.text}, gate ${FINAL.gate}`, sets: {}, macro: {} }
   sources.forEach((s, i) => {
     out.sets[s] = { lexical: lex.bySource[s], hybrid: hyb.bySource[s], diff: boot[i].diff, low: boot[i].low, high: boot[i].high, loso: loso.bySource[s].score, losoChoice: loso.bySource[s].label }
+    if (args.includes('--no-loso')) delete out.sets[s].losoChoice
   })
   out.macro = { lexical: lex.macro, hybrid: hyb.macro, loso: loso.macro }
   console.log(JSON.stringify(out))
@@ -213,7 +220,7 @@ function explorationGrid() {
   for (const text of texts)
     for (const depth of [30, 50, 100])
       for (const w of [0.5, 1, 1.5, 2, 3])
-        for (const gate of (option('--gates', 'none,margin:0.2,spread:0.2,confidence,protect:0.7,protect:0.85,score')).split(','))
+        for (const gate of (option('--gates', 'none,margin:0.2,spread:0.2,confidence,protect:0.9,score')).split(','))
           for (const k of gate === 'score' ? [0] : [3, 5, 10, 20]) grid.push({ text, depth, k, w, gate })
   return grid
 }
@@ -264,7 +271,7 @@ function floorOf(constrained, lex) {
   if (constrained === 'reference') return Object.fromEntries(sources.map((s) => [s, reference[s].ndcg10]))
   return null
 }
-function losoReport(candidates, lex, constrained) {
+function losoReport(candidates, lex, constrained, print = true) {
   const floor = floorOf(constrained, lex)
   const pool = (heldOut) =>
     floor
@@ -286,6 +293,7 @@ function losoReport(candidates, lex, constrained) {
   const loso = { bySource, scores, macro: sources.reduce((a, s) => a + bySource[s].score, 0) / sources.length }
   const allPool = floor ? candidates.filter((c) => sources.every((s) => perSource(c.scores, groups).bySource[s] >= floor[s] - 1e-9)) : candidates
   const all = allPool.length ? bestByMacro(allPool, groups) : { label: 'lexical', macro: lex.macro }
+  if (!print) return loso
   const { boot } = comparison(loso.scores)
   const lrows = [['held out', 'chosen on the other six', 'held-out nDCG@10', 'lexical', 'diff [95% CI]']]
   sources.forEach((s, i) => {
