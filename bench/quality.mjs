@@ -198,7 +198,11 @@ function main() {
     searchP99Ms: median(results.map((r) => r.searchP99Ms)),
     runs,
     date: new Date().toISOString().slice(0, 10),
-    command: `node bench/quality.mjs --runs ${runs}` + (dataDir === 'bench/data/retrieval-dev' ? '' : ` --data ${dataDir}`),
+    command:
+      `node bench/quality.mjs --runs ${runs}` +
+      (dataDir === 'bench/data/retrieval-dev' ? '' : ` --data ${dataDir}`) +
+      (option('--hybrid', null) ? ` --hybrid ${option('--hybrid', null)}` : '') +
+      (overrides.length ? ` ${overrides.join(' ')}` : ''),
   }
   const previous = existsSync(resultsPath) ? JSON.parse(readFileSync(resultsPath, 'utf8')) : null
 
