@@ -9,7 +9,7 @@
 //      cargo build --release --target x86_64-unknown-linux-gnu -p tool-search-embed --example rerank
 //      nice -n 19 $B npm/model-minilm/model bench/data/retrieval-dev $VEC --queries   # full text, 256 tokens
 //      nice -n 19 $B npm/model-minilm/model bench/data/retrieval-dev $VEC --max-tokens 128
-//      nice -n 19 $B npm/model-minilm/model bench/data/retrieval-dev $VEC --text plain
+//      nice -n 19 $B npm/model-minilm/model bench/data/retrieval-dev $VEC --text plain [--max-tokens 64, 32]
 // 2. node bench/experiments/hybrid-rerank.mjs --vectors $VEC [--data DIR] [--dump FILE]
 //      [--texts full-256,full-128,plain-256] [--gates none,confidence,...]
 //      [--final [--no-loso]] [--rule text:D:k:w:gate] [--examples N]
@@ -45,7 +45,7 @@ const MAX_DEPTH = 100
 const ruleOption = option('--rule', null) // text:depth:k:w:gate, instead of FINAL (for comparisons)
 export const FINAL = ruleOption
   ? (([text, depth, k, w, gate]) => ({ text, depth: Number(depth), k: Number(k), w: Number(w), gate }))(ruleOption.split(':').length > 5 ? [...ruleOption.split(':').slice(0, 4), ruleOption.split(':').slice(4).join(':')] : ruleOption.split(':'))
-  : { text: 'plain-256', depth: 100, k: 3, w: 2, gate: 'confidence' }
+  : { text: 'plain-32', depth: 100, k: 0, w: 0.5, gate: 'score' }
 
 // ---- data ----
 const queries = readFileSync(join(dataDir, 'queries.jsonl'), 'utf8')
@@ -73,7 +73,7 @@ function readVectors(name) {
   return new Float32Array(buf.buffer, buf.byteOffset, buf.byteLength / 4)
 }
 const queryVectors = readVectors('queries.f32')
-const texts = option('--texts', 'full-256,full-128,plain-256')
+const texts = option('--texts', 'full-256,full-128,plain-256,plain-64,plain-32')
   .split(',')
   .filter((t) => t === FINAL.text || existsSync(join(vectorDir, `tools-${t}.f32`))).filter((t) => existsSync(join(vectorDir, `tools-${t}.f32`)))
 
@@ -173,11 +173,12 @@ function comparison(scores) {
 if (args.includes('--final')) {
   const finalScores = scoresOf(FINAL)
   // LOSO of the final rule's family (the exploration grid), for the report.
-  // LOSO of the selection rule that picked FINAL: floor = OpenClaw's reference.
+  // LOSO of the selection rule that picked FINAL: floor = lexical on every training source.
   const grid = args.includes('--no-loso') ? [FINAL] : explorationGrid()
-  const loso = losoReport(grid.map((c) => ({ label: label(c), scores: scoresOf(c) })), perSource(lexicalScores, groups), 'reference', false)
+  const loso = losoReport(grid.map((c) => ({ label: label(c), scores: scoresOf(c) })), perSource(lexicalScores, groups), 'lexical', false)
   const { lex, hyb, boot } = comparison(finalScores)
-  const out = { rule: `hybrid: (1 + ${FINAL.k}) / (rank + ${FINAL.k}) + ${FINAL.w} * cosine over the lexical top ${FINAL.depth}, tool text ${FINAL.text}, gate ${FINAL.gate}`, sets: {}, macro: {} }
+  const lexicalTerm = FINAL.gate === 'score' ? 'score / top score' : `(1 + ${FINAL.k}) / (rank + ${FINAL.k})`
+  const out = { rule: `hybrid: ${lexicalTerm} + ${FINAL.w} * cosine over the lexical top ${FINAL.depth}, tool text ${FINAL.text}${FINAL.gate === 'score' ? '' : `, gate ${FINAL.gate}`}`, sets: {}, macro: {} }
   sources.forEach((s, i) => {
     out.sets[s] = { lexical: lex.bySource[s], hybrid: hyb.bySource[s], diff: boot[i].diff, low: boot[i].low, high: boot[i].high, loso: loso.bySource[s].score, losoChoice: loso.bySource[s].label }
     if (args.includes('--no-loso')) delete out.sets[s].losoChoice
@@ -207,7 +208,7 @@ if (args.includes('--final')) {
       lexicalScores: lexical[q].hits.slice(0, 5).map(([, score]) => Number(score.toFixed(4))),
       cosines: cosines[FINAL.text][q].slice(0, 5).map((c) => Number(c.toFixed(4))),
       fused: fused.slice(0, 5).map((o) => ids[o]),
-      note: `top 5 only (D = 5), k = ${FINAL.k}, w = ${FINAL.w}, gate ${FINAL.gate}`,
+      note: `top 5 only (D = 5), ${label(FINAL)}`,
     }))
     void catalog
   }
