@@ -1,6 +1,6 @@
 // Live catalogs: what following a changed MCP server costs, from JS, on the release addon.
 //   node bench/live.mjs [--json]
-// On the 12,812-tool dev catalog: one server of 30 tools changes (withSource / withSourceAsync),
+// On the 13,163-tool dev catalog: one server of 30 tools changes (withSource / withSourceAsync),
 // a server of 1,000 tools changes, a server goes unavailable (withUnavailable); the wall time,
 // the longest event-loop stall while it ran, and search latency on the result against a full
 // build of the same tools. Medians over repeats.

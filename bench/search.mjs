@@ -1,6 +1,6 @@
 // Search latency and a gateway's per-run catalog cost from JS, on the release addon.
 //   node bench/search.mjs [--json]
-// Catalogs: the first 1,000 dev tools, the 12,812-tool dev catalog, and 50k
+// Catalogs: the first 1,000 dev tools, the 13,163-tool dev catalog, and 50k
 // (the dev catalog replicated under other owners). Medians over repeats. The
 // event-loop probe spins the loop (one core busy) while a build runs.
 import { execFileSync } from 'node:child_process'

@@ -3,7 +3,7 @@
 // 1. Surface bytes (OpenAI Responses tool array + directory prompt) for direct
 //    schemas vs each Tool Search mode, on 36 fake plugin tools (the QA
 //    scenario), and the first 500 and 5,000 tools of the dev catalog.
-// 2. Directory render time on the 12,812-tool dev catalog: first render
+// 2. Directory render time on the 13,163-tool dev catalog: first render
 //    (distinct budgets, so each one misses the memo) and memoized (same
 //    snapshot and options, new session each time).
 import { createRequire } from 'node:module'
@@ -68,7 +68,7 @@ for (let i = 0; i < 200; i++) {
   memo.push(us(process.hrtime.bigint() - t))
 }
 const render = {
-  catalog: 'dev 12,812',
+  catalog: 'dev 13,163',
   directoryChars: fullText.length,
   firstRenderUs18k: Math.round(fullFirstUs),
   firstRenderMedianUs: Math.round(median(first)),

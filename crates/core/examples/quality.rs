@@ -10,6 +10,10 @@
 //! `--param` overrides ranking parameters (w.name, b.description, k1, expansion, ...).
 //! `--grid` evaluates a small grid of field weights (used once to pick the defaults).
 //! `--dump N` prints each query's top-N ordinals and scores as JSON lines (offline fusion experiments).
+//! `--per-query FILE` evaluates each line of FILE (`label key=value key=value ...`; a bare label
+//! is the defaults, and `--param`s apply under every line) and prints one JSON line per
+//! configuration: its per-query nDCG@10 and Complete@10, in queries.jsonl order (read by
+//! bench/quality.mjs for per-source, leave-one-source-out and bootstrap figures).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -83,18 +87,29 @@ struct Sums {
     count: usize,
 }
 
+/// One query's nDCG@10, R@5, R@10 and Complete@10 (fractions).
+fn query_metrics(ranked: &[usize], gold: &[usize]) -> [f64; 4] {
+    let relevant = |o: &usize| gold.contains(o);
+    let dcg: f64 =
+        ranked.iter().take(10).enumerate().filter(|(_, o)| relevant(o)).map(|(i, _)| 1.0 / (i as f64 + 2.0).log2()).sum();
+    let ideal: f64 = (0..gold.len().min(10)).map(|i| 1.0 / (i as f64 + 2.0).log2()).sum();
+    let found = |k: usize| ranked.iter().take(k).filter(|o| relevant(o)).count() as f64;
+    let n = gold.len().max(1) as f64;
+    [
+        if ideal > 0.0 { dcg / ideal } else { 0.0 },
+        found(5) / n,
+        found(10) / n,
+        if !gold.is_empty() && found(10) as usize == gold.len() { 1.0 } else { 0.0 },
+    ]
+}
+
 impl Sums {
     fn add(&mut self, ranked: &[usize], gold: &[usize]) {
-        let relevant = |o: &usize| gold.contains(o);
-        let dcg: f64 =
-            ranked.iter().take(10).enumerate().filter(|(_, o)| relevant(o)).map(|(i, _)| 1.0 / (i as f64 + 2.0).log2()).sum();
-        let ideal: f64 = (0..gold.len().min(10)).map(|i| 1.0 / (i as f64 + 2.0).log2()).sum();
-        let found = |k: usize| ranked.iter().take(k).filter(|o| relevant(o)).count() as f64;
-        let n = gold.len().max(1) as f64;
-        self.ndcg10 += if ideal > 0.0 { dcg / ideal } else { 0.0 };
-        self.r5 += found(5) / n;
-        self.r10 += found(10) / n;
-        self.complete10 += if !gold.is_empty() && found(10) as usize == gold.len() { 1.0 } else { 0.0 };
+        let [ndcg10, r5, r10, complete10] = query_metrics(ranked, gold);
+        self.ndcg10 += ndcg10;
+        self.r5 += r5;
+        self.r10 += r10;
+        self.complete10 += complete10;
         self.count += 1;
     }
 
@@ -222,6 +237,28 @@ fn main() {
         timed.sort_by(|a, b| b.0.total_cmp(&a.0));
         for (us, n, text) in timed.iter().take(15) {
             println!("{us:>8.0} us  {n} hits  {text}");
+        }
+        return;
+    }
+    if let Some(i) = args.iter().position(|a| a == "--per-query") {
+        let path = args.get(i + 1).expect("--per-query FILE");
+        let specs = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {path}: {e}"));
+        for line in specs.lines().filter(|l| !l.trim().is_empty() && !l.starts_with('#')) {
+            let mut words = line.split_whitespace();
+            let label = words.next().unwrap_or_default();
+            let mut config = params.clone();
+            let overrides: Vec<&str> = words.collect();
+            for spec in &overrides {
+                apply_param(&mut config, spec);
+            }
+            let (mut ndcg, mut complete) = (Vec::with_capacity(queries.len()), Vec::with_capacity(queries.len()));
+            for q in &queries {
+                let ranked: Vec<usize> = index.search_with(&q.text, 10, &|_| true, &config).iter().map(|h| h.ordinal).collect();
+                let m = query_metrics(&ranked, &q.gold);
+                ndcg.push((m[0] * 1e4).round() / 1e4);
+                complete.push(m[3]);
+            }
+            println!("{}", json!({ "label": label, "params": overrides, "ndcg10": ndcg, "complete10": complete }));
         }
         return;
     }

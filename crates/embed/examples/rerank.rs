@@ -1,61 +1,77 @@
-//! Cosines between queries and their lexical candidates, for the offline
-//! fusion experiment (bench/experiments/hybrid-rerank.mjs).
+//! Sentence vectors of every catalog tool and every query, cached on disk for
+//! the offline fusion experiments (bench/experiments/hybrid-rerank.mjs), so the
+//! minutes of encoder CPU are spent once per tool text, not once per trial.
 //!
-//! rerank MODEL_DIR CATALOG.jsonl CANDIDATES.json [--max-tokens N]
-//!   CANDIDATES.json: {"queries": [{"query": str, "candidates": [tool id, ...]}, ...]}
-//!   Prints one JSON array per query: the cosine of each candidate, in order.
-//!   Tool texts are tool_text(name, description, parameter names); only tools
-//!   that appear as candidates are embedded. Timing goes to stderr.
-use std::collections::HashMap;
+//! rerank MODEL_DIR DATA_DIR OUT_DIR [--max-tokens N] [--text full|plain] [--queries]
+//!   DATA_DIR holds catalog.jsonl (and queries.jsonl for --queries).
+//!   Writes OUT_DIR/tools-<text>-<N>.f32: one row of DIM little-endian f32 per
+//!   tool, in catalog.jsonl's id order sorted (the quality example's ordinals),
+//!   and OUT_DIR/tool-ids.json; with --queries also OUT_DIR/queries.f32 (one row
+//!   per queries.jsonl line, at most 256 word pieces, as the product embeds a query).
+//!   --text full: tool_text(name, description, parameter names) (what the product
+//!   embeds); plain: name and description only. Timing (CPU of this thread) goes to stderr.
+use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
 
-use tool_search_embed::{cosine, tool_text, Encoder, MAX_TOKENS};
+use tool_search_embed::{tool_text, Encoder, MAX_TOKENS};
+
+fn write_rows(path: &Path, rows: &[[f32; tool_search_embed::DIM]]) {
+    let mut bytes = Vec::with_capacity(rows.len() * tool_search_embed::DIM * 4);
+    for row in rows {
+        for v in row {
+            bytes.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+    std::fs::File::create(path).and_then(|mut f| f.write_all(&bytes)).expect("write vectors");
+}
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let max_tokens: usize = args
-        .iter()
-        .position(|a| a == "--max-tokens")
-        .and_then(|i| args.get(i + 1))
-        .map_or(MAX_TOKENS, |v| v.parse().expect("--max-tokens N"));
+    let option = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
+    let max_tokens: usize = option("--max-tokens").map_or(MAX_TOKENS, |v| v.parse().expect("--max-tokens N"));
+    let text_kind = option("--text").unwrap_or_else(|| "full".into());
+    assert!(text_kind == "full" || text_kind == "plain", "--text full|plain");
     let encoder = Encoder::load(Path::new(&args[0])).expect("load model");
-    let mut texts: HashMap<String, String> = HashMap::new();
-    for line in std::fs::read_to_string(&args[1]).expect("catalog").lines().filter(|l| !l.trim().is_empty()) {
-        let tool: serde_json::Value = serde_json::from_str(line).expect("catalog line");
-        let params: Vec<&str> = tool["inputSchema"]["properties"]
-            .as_object()
-            .map(|p| p.keys().map(String::as_str).collect())
-            .unwrap_or_default();
-        let text = tool_text(tool["name"].as_str().unwrap_or(""), tool["description"].as_str().unwrap_or(""), &params);
-        texts.insert(tool["id"].as_str().unwrap_or("").to_string(), text);
-    }
-    let request: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&args[2]).expect("candidates")).expect("json");
-    let queries = request["queries"].as_array().expect("queries");
+    let data = Path::new(&args[1]);
+    let out = Path::new(&args[2]);
+    std::fs::create_dir_all(out).expect("out dir");
 
-    let mut needed: Vec<&str> = queries
-        .iter()
-        .flat_map(|q| q["candidates"].as_array().unwrap().iter().map(|c| c.as_str().unwrap()))
+    let mut tools: Vec<(String, String)> = std::fs::read_to_string(data.join("catalog.jsonl"))
+        .expect("catalog")
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|line| {
+            let tool: serde_json::Value = serde_json::from_str(line).expect("catalog line");
+            let params: Vec<&str> = if text_kind == "full" {
+                tool["inputSchema"]["properties"].as_object().map(|p| p.keys().map(String::as_str).collect()).unwrap_or_default()
+            } else {
+                Vec::new()
+            };
+            let text = tool_text(tool["name"].as_str().unwrap_or(""), tool["description"].as_str().unwrap_or(""), &params);
+            (tool["id"].as_str().unwrap_or("").to_string(), text)
+        })
         .collect();
-    needed.sort_unstable();
-    needed.dedup();
-    let start = Instant::now();
-    let tool_texts: Vec<&str> = needed.iter().map(|id| texts.get(*id).map_or("", String::as_str)).collect();
-    let tool_vectors = encoder.embed_truncated(&tool_texts, max_tokens);
-    let index: HashMap<&str, usize> = needed.iter().enumerate().map(|(i, id)| (*id, i)).collect();
-    eprintln!("embedded {} tools (max_tokens {max_tokens}) in {:.1} s", needed.len(), start.elapsed().as_secs_f64());
+    tools.sort_by(|a, b| a.0.cmp(&b.0));
+    let ids: Vec<&str> = tools.iter().map(|t| t.0.as_str()).collect();
+    std::fs::write(out.join("tool-ids.json"), serde_json::to_string(&ids).unwrap()).expect("write ids");
+
+    if args.iter().any(|a| a == "--queries") {
+        let queries: Vec<String> = std::fs::read_to_string(data.join("queries.jsonl"))
+            .expect("queries")
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("query line")["query"].as_str().unwrap_or("").to_string())
+            .collect();
+        let start = Instant::now();
+        let texts: Vec<&str> = queries.iter().map(String::as_str).collect();
+        write_rows(&out.join("queries.f32"), &encoder.embed(&texts));
+        eprintln!("embedded {} queries in {:.1} s", texts.len(), start.elapsed().as_secs_f64());
+    }
 
     let start = Instant::now();
-    let query_texts: Vec<&str> = queries.iter().map(|q| q["query"].as_str().unwrap_or("")).collect();
-    let query_vectors = encoder.embed(&query_texts);
-    eprintln!("embedded {} queries in {:.1} s", queries.len(), start.elapsed().as_secs_f64());
-    for (q, qv) in queries.iter().zip(&query_vectors) {
-        let cosines: Vec<f32> = q["candidates"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|c| cosine(qv, &tool_vectors[index[c.as_str().unwrap()]]))
-            .collect();
-        println!("{}", serde_json::to_string(&cosines).unwrap());
-    }
+    let texts: Vec<&str> = tools.iter().map(|t| t.1.as_str()).collect();
+    let vectors = encoder.embed_truncated(&texts, max_tokens);
+    write_rows(&out.join(format!("tools-{text_kind}-{max_tokens}.f32")), &vectors);
+    eprintln!("embedded {} tools ({text_kind}, max_tokens {max_tokens}) in {:.1} s", texts.len(), start.elapsed().as_secs_f64());
 }

@@ -303,7 +303,7 @@ mod tests {
         err.message[start..].split('?').next().unwrap_or_default().to_string()
     }
 
-    /// Real typos on the 12.8k-tool dev catalog, where only the trigram
+    /// Real typos on the 13k-tool dev catalog, where only the trigram
     /// index's candidates are compared.
     #[test]
     fn typos_find_the_tool_in_a_large_catalog() {

@@ -152,9 +152,15 @@ pub fn plan(query: &str, params: &RankingParams) -> QueryPlan {
 mod tests {
     use super::*;
 
+    /// Concept expansions are off by default (bench/QUALITY.md); these tests
+    /// check the mechanism with the lever on.
+    fn with_expansions() -> RankingParams {
+        RankingParams { expansion_weight: 0.7, ..RankingParams::default() }
+    }
+
     #[test]
     fn literal_terms_then_discounted_expansions() {
-        let plan = plan("find the weather", &RankingParams::default());
+        let plan = plan("find the weather", &with_expansions());
         let literal: Vec<&str> = plan.terms.iter().filter(|t| t.literal).map(|t| t.text.as_str()).collect();
         assert_eq!(literal, vec!["find", "weather"]);
         assert!(plan.terms.iter().any(|t| !t.literal && t.text == "search" && t.weight < 1.0));
@@ -162,11 +168,13 @@ mod tests {
 
     #[test]
     fn agent_nouns_expand_to_their_verb() {
-        let plan = plan("test runner", &RankingParams::default());
+        let plan = plan("test runner", &with_expansions());
         let run = plan.terms.iter().find(|t| t.text == "run").expect("run");
         assert!(!run.literal && run.weight < 1.0);
-        let plan = plan_default("file writer");
+        let plan = super::plan("file writer", &with_expansions());
         assert!(plan.terms.iter().any(|t| t.text == "write" && !t.literal));
+        // Off by default: only the typed words.
+        assert!(plan_default("file writer").terms.iter().all(|t| t.literal));
     }
 
     fn plan_default(query: &str) -> QueryPlan {

@@ -30,6 +30,17 @@ fn ids(index: &SearchIndex, entries: &[ToolEntry], query: &str, limit: usize) ->
     index.search(query, limit, &|_| true).into_iter().map(|h| entries[h.ordinal].id.clone()).collect()
 }
 
+/// As `ids`, with ranking parameters other than the defaults (levers that
+/// are off by default, tested with the lever on).
+fn ids_with(index: &SearchIndex, entries: &[ToolEntry], query: &str, limit: usize, params: &RankingParams) -> Vec<String> {
+    index.search_with(query, limit, &|_| true, params).into_iter().map(|h| entries[h.ordinal].id.clone()).collect()
+}
+
+/// Concept expansions with the strict literal tier (off by default: bench/QUALITY.md).
+fn expansions_on() -> RankingParams {
+    RankingParams { expansion_weight: 0.7, literal_tier: true, ..RankingParams::default() }
+}
+
 fn sample() -> Vec<ToolEntry> {
     let mut with_schema = entry(Source::Openclaw, "core", "get_forecast", "Daily outlook for a place.");
     with_schema.input_schema = Some(Arc::new(json!({
@@ -141,7 +152,9 @@ fn literal_match_outranks_expansion_only() {
         entry(Source::Mcp, "y", "locator", "Find a place."),
     ]);
     let index = SearchIndex::build(&entries).unwrap();
-    assert_eq!(ids(&index, &entries, "find", 2), vec!["mcp:y:locator", "mcp:x:searcher"]);
+    assert_eq!(ids_with(&index, &entries, "find", 2, &expansions_on()), vec!["mcp:y:locator", "mcp:x:searcher"]);
+    // Expansions off (the default): only the literal match.
+    assert_eq!(ids(&index, &entries, "find", 2), vec!["mcp:y:locator"]);
 }
 
 #[test]
@@ -177,17 +190,19 @@ fn a_misspelt_tool_name_word_still_finds_the_tool() {
         entry(Source::Mcp, "calendar", "create_event", "Add an event to a calendar."),
     ]);
     let index = SearchIndex::build(&entries).unwrap();
+    // Typo joining is off by default (bench/QUALITY.md); the mechanism, with the lever on:
+    let on = RankingParams { typo_weight: 0.8, ..RankingParams::default() };
+    let typo_ids = |query: &str, limit: usize| ids_with(&index, &entries, query, limit, &on);
     // "wether" (deletion), "emial" (transposition), "calandar" (substitution); words are
     // matched as stems, so a typo the stemmer changes more ("calender" → "calend") is out of reach.
-    assert_eq!(ids(&index, &entries, "wether now", 1), vec!["openclaw:core:get_weather"]);
-    assert_eq!(ids(&index, &entries, "emial someone", 1), vec!["openclaw:core:send_email"]);
-    assert_eq!(ids(&index, &entries, "calandar entry", 1), vec!["mcp:calendar:create_event"]);
-    // Off: no correction, so nothing matches.
-    let off = RankingParams { typo_weight: 0.0, ..RankingParams::default() };
-    assert!(index.search_with("wether", 5, &|_| true, &off).is_empty());
+    assert_eq!(typo_ids("wether now", 1), vec!["openclaw:core:get_weather"]);
+    assert_eq!(typo_ids("emial someone", 1), vec!["openclaw:core:send_email"]);
+    assert_eq!(typo_ids("calandar entry", 1), vec!["mcp:calendar:create_event"]);
+    // Off (the default): no correction, so nothing matches.
+    assert!(index.search("wether", 5, &|_| true).is_empty());
     // A known word is never corrected, and short words are never corrected.
-    assert_eq!(ids(&index, &entries, "message", 5), vec!["openclaw:core:send_email"]);
-    assert!(ids(&index, &entries, "snd", 5).is_empty());
+    assert_eq!(typo_ids("message", 5), vec!["openclaw:core:send_email"]);
+    assert!(typo_ids("snd", 5).is_empty());
 }
 
 #[test]
@@ -234,7 +249,7 @@ fn agent_nouns_reach_their_verb() {
         entry(Source::Openclaw, "core", "send_email", "Send a message."),
     ]);
     let index = SearchIndex::build(&entries).unwrap();
-    assert_eq!(ids(&index, &entries, "runner", 5), vec!["openclaw:core:run_tests"]);
+    assert_eq!(ids_with(&index, &entries, "runner", 5, &expansions_on()), vec!["openclaw:core:run_tests"]);
 }
 
 #[test]
@@ -257,7 +272,7 @@ fn looking_up_a_price_reaches_web_search() {
         entry(Source::Mcp, "github", "create_issue", "Open a new issue in a repository."),
     ]);
     let index = SearchIndex::build(&entries).unwrap();
-    assert_eq!(ids(&index, &entries, "look up the price of a laptop", 3), vec!["openclaw:core:web_search"]);
+    assert_eq!(ids_with(&index, &entries, "look up the price of a laptop", 3, &expansions_on()), vec!["openclaw:core:web_search"]);
 }
 
 #[test]

@@ -222,7 +222,7 @@ fn catastrophic_patterns_fail_the_value_instead_of_running_on() {
     assert_eq!(validate_args(&plain, &json!(format!("{}b", "a".repeat(10_000)))).unwrap().len(), 1);
 }
 
-/// Tool schemas as the wild writes them (the 12.8k-tool dev catalog): none is
+/// Tool schemas as the wild writes them (the 13k-tool dev catalog): none is
 /// too expensive. Prints the distribution of the bound.
 #[test]
 fn dev_catalog_schemas_are_not_rejected() {
