@@ -119,7 +119,7 @@ impl Catalog {
             .count();
         let query_vector = model.embed_query(query);
         let mut out = ranked[..exact].to_vec();
-        out.extend(fuse(&ranked[exact..], |h: ScoredHit| table.cosine(h.ordinal, &query_vector), &params));
+        out.extend(fuse(&ranked[exact..], |h: ScoredHit| h.score, |h: ScoredHit| table.cosine(h.ordinal, &query_vector), &params));
         out.truncate(limit);
         Ok(out)
     }

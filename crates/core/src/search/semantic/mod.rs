@@ -7,7 +7,7 @@
 //! thread (reusing vectors of the previous catalog and of the [`disk`] cache,
 //! writing new ones to it) → the data's [`VectorSlot`] for that model holds a
 //! [`VectorTable`] → a search embeds the query ([`model`], LRU-cached) and
-//! [`fuse`]s the lexical order with the cosines. Until the table is ready the
+//! [`fuse`]s the lexical scores with the cosines. Until the table is ready the
 //! catalog ranks lexically.
 
 mod disk;

@@ -24,15 +24,24 @@ fn unit(seed: u32) -> [f32; DIM] {
 
 #[test]
 fn fusion_reorders_the_head_and_keeps_the_tail() {
-    let params = HybridParams { depth: 3, k: 10.0, weight: 2.0 };
-    // Rank priors: 1.0, 11/12, 11/13. Item 2's cosine outweighs two ranks.
-    let cosines = [0.1f32, 0.1, 0.3, 0.9, 0.9];
-    let order = fuse(&[0usize, 1, 2, 3, 4], |i| cosines[i], &params);
-    assert_eq!(order, vec![2, 0, 1, 3, 4]);
-    // Equal fused scores keep the lexical order; NaN counts as 0.
-    let order = fuse(&[5usize, 6], |_| f32::NAN, &HybridParams::default());
-    assert_eq!(order, vec![5, 6]);
-    assert!(fuse::<usize>(&[], |_| 1.0, &params).is_empty());
+    // Cases from the dev set (bench/experiments/hybrid-rerank.mjs --examples), checked by hand.
+    let params = HybridParams { depth: 5, weight: 0.5 };
+    let scores = [11.5401f32, 11.3089, 9.8984, 9.7896, 9.2204];
+    let cosines = [0.4725f32, 0.0457, 0.3553, -0.0819, 0.3589];
+    let order = fuse(&[0usize, 1, 2, 3, 4], |i| scores[i], |i| cosines[i], &params);
+    assert_eq!(order, vec![0, 2, 1, 4, 3]);
+    let scores = [15.6908f32, 15.3029, 15.2409, 15.0083, 14.9109];
+    let cosines = [0.3379f32, 0.1465, 0.4483, 0.2054, 0.1941];
+    let order = fuse(&[0usize, 1, 2, 3, 4], |i| scores[i], |i| cosines[i], &params);
+    assert_eq!(order, vec![2, 0, 3, 1, 4]);
+    // Beyond the depth, lexical order is kept.
+    let shallow = HybridParams { depth: 2, weight: 0.5 };
+    let order = fuse(&[0usize, 1, 2, 3, 4], |i| scores[i], |i| cosines[i], &shallow);
+    assert_eq!(order, vec![0, 1, 2, 3, 4]);
+    // Equal fused scores keep the lexical order; NaN counts as 0; no scores: cosine decides.
+    assert_eq!(fuse(&[5usize, 6], |_| 1.0, |_| f32::NAN, &params), vec![5, 6]);
+    assert_eq!(fuse(&[5usize, 6], |_| 0.0, |i| i as f32, &params), vec![6, 5]);
+    assert!(fuse::<usize>(&[], |_| 1.0, |_| 1.0, &params).is_empty());
 }
 
 #[test]

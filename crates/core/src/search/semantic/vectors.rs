@@ -1,17 +1,15 @@
 //! Tool vectors: int8 with one scale per vector (388 bytes instead of 1,536;
 //! the cosine error is ~1e-3, far below the gaps fusion acts on).
 
-use serde_json::Value;
 use tool_search_embed::{tool_text, DIM};
 
 use crate::catalog::ToolEntry;
 
-/// Word pieces embedded per tool (name, description, parameter names). Longer
-/// texts are cut: their start carries the capability, and the forward pass
-/// costs grow with length.
-pub const TOOL_TOKENS: usize = 64;
-/// Parameter names included in a tool's text.
-const MAX_PARAM_NAMES: usize = 64;
+/// Word pieces embedded per tool (name and description, [CLS] and [SEP]
+/// included). Longer texts are cut: their start carries the capability, the
+/// forward pass costs grow with length, and on the dev set 32 pieces matched
+/// or beat the full text (bench/QUALITY.md).
+pub const TOOL_TOKENS: usize = 32;
 
 #[derive(Clone, Copy)]
 pub struct QVec {
@@ -56,17 +54,10 @@ impl VectorTable {
     }
 }
 
-/// The text embedded for a tool: its name as words, its description and its
-/// top-level parameter names.
+/// The text embedded for a tool: its name as words and its description
+/// (parameter names did not help on the dev set, and cost word pieces).
 pub fn tool_text_of(entry: &ToolEntry) -> String {
-    let names: Vec<&str> = entry
-        .input_schema
-        .as_deref()
-        .and_then(|schema| schema.get("properties"))
-        .and_then(Value::as_object)
-        .map(|properties| properties.keys().take(MAX_PARAM_NAMES).map(String::as_str).collect())
-        .unwrap_or_default();
-    tool_text(&entry.name, &entry.description, &names)
+    tool_text(&entry.name, &entry.description, &[])
 }
 
 /// The cache key of a tool text's vector: the model, the token limit and the text.
