@@ -10,7 +10,8 @@ use foldhash::{HashMap, HashMapExt};
 use std::sync::Arc;
 
 use tantivy::schema::{Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED};
-use tantivy::{DocId, Index, IndexWriter, Searcher, TantivyDocument};
+use tantivy::{DocId, DocSet, Index, IndexWriter, Searcher, TantivyDocument, TERMINATED};
+use tantivy::postings::TermInfo;
 
 use super::analyze::Analyzer;
 use super::diversify::{signature, Signature};
@@ -23,17 +24,77 @@ use crate::error::{Error, Result};
 const WRITER_MEMORY_BYTES: usize = 64 * 1024 * 1024;
 const ORDINAL_FIELD: &str = "ordinal";
 
-/// One segment's postings readers, one per field, and its doc → ordinal map.
+/// `ordinal_of_doc` value of a doc whose entry is not in this version (its
+/// tool was replaced or removed): skipped by scoring and term statistics.
+pub const DEAD: u32 = u32::MAX;
+
+/// One segment's postings readers, one per field, and its doc → ordinal map
+/// in this version.
 pub struct SegmentTables {
     pub fields: Vec<Arc<tantivy::InvertedIndexReader>>,
     pub ordinal_of_doc: Vec<u32>,
+    /// How many of its docs are `DEAD`.
+    pub dead: u32,
 }
 
-/// Everything built once per catalog. Immutable afterwards (Send + Sync).
-pub struct IndexData {
+impl SegmentTables {
+    /// Live docs among the postings of `info` in field `field_index` (what a
+    /// full build of this version's entries would count).
+    pub fn live_doc_freq(&self, field_index: usize, info: &TermInfo) -> u32 {
+        if self.dead == 0 {
+            return info.doc_freq;
+        }
+        let Ok(mut postings) = self.fields[field_index].read_postings_from_terminfo(info, IndexRecordOption::Basic) else {
+            return 0;
+        };
+        let mut live = 0;
+        let mut doc = postings.doc();
+        while doc != TERMINATED {
+            if self.ordinal_of_doc.get(doc as usize).is_some_and(|&o| o != DEAD) {
+                live += 1;
+            }
+            doc = postings.advance();
+        }
+        live
+    }
+}
+
+/// Entries indexed together: one tantivy index and the per-doc tables ranking
+/// needs, by position in the part. Immutable; shared by every version of a
+/// live catalog that still has entries in it, so a changed server costs
+/// indexing its own tools only.
+struct Part {
     /// Kept alive so the segment readers stay valid.
     _searcher: Searcher,
+    /// Per tantivy segment: readers per field, and doc → position in the part.
+    segments: Vec<(Vec<Arc<tantivy::InvertedIndexReader>>, Vec<u32>)>,
+    field_len: Vec<[u16; FIELD_COUNT]>,
+    signatures: Vec<Signature>,
+    /// Lowercased id or name → positions (ascending).
+    exact_folded: HashMap<String, Vec<u32>>,
+}
+
+impl Part {
+    fn len(&self) -> usize {
+        self.field_len.len()
+    }
+}
+
+/// A part as one version sees it: the ordinal of each of its positions, or `DEAD`.
+struct PartView {
+    part: Arc<Part>,
+    ordinal_of_position: Vec<u32>,
+    live: usize,
+}
+
+/// A version's index: shared parts, remapped to this version's ordinals.
+/// Everything a full build of the same entries would give (statistics over
+/// live docs only), so ranking is identical. Immutable (Send + Sync).
+pub struct IndexData {
     pub fields: [Field; FIELD_COUNT],
+    parts: Vec<PartView>,
+    /// (part, position) of each ordinal.
+    location: Vec<(u32, u32)>,
     pub segments: Vec<SegmentTables>,
     /// Analyzed term count per ordinal and field (saturating).
     pub field_len: Vec<[u16; FIELD_COUNT]>,
@@ -42,12 +103,13 @@ pub struct IndexData {
     pub field_factor: Vec<[f32; FIELD_COUNT]>,
     /// The parameters `field_factor` was computed with.
     pub params: RankingParams,
-    /// Lowercased id or name → ordinals (ascending).
-    pub exact_folded: HashMap<String, Vec<u32>>,
     /// Name, label and description terms per ordinal, for redundancy checks.
     pub signatures: Vec<Signature>,
     pub doc_count: usize,
 }
+
+/// Delta parts (beyond the first, largest part) kept before they are merged into one.
+const MAX_DELTA_PARTS: usize = 4;
 
 fn schema() -> (Schema, [Field; FIELD_COUNT], Field) {
     let mut builder = Schema::builder();
@@ -101,6 +163,64 @@ pub fn build(entries: &[ToolEntry], params: &RankingParams) -> Result<IndexData>
     if entries.len() > u32::MAX as usize {
         return Err(Error::invalid_catalog("catalog too large to index"));
     }
+    let part = build_part(entries.iter())?;
+    let view = PartView { part: Arc::new(part), ordinal_of_position: (0..entries.len() as u32).collect(), live: entries.len() };
+    Ok(assemble(vec![view], entries.len(), params))
+}
+
+/// The index of `entries` (a new version of `old`'s catalog), reusing `old`'s
+/// parts: `reused[ordinal]` names the ordinal in `old` of an entry whose
+/// indexed text is unchanged. Only the other entries are analyzed and
+/// indexed (one new part). When replaced docs or parts pile up, the delta
+/// parts are merged, or everything is rebuilt, so search cost stays flat.
+pub fn derive(old: &IndexData, entries: &[ToolEntry], reused: &[Option<u32>], params: &RankingParams) -> Result<IndexData> {
+    if entries.len() > u32::MAX as usize || reused.len() != entries.len() || old.parts.is_empty() {
+        return build(entries, params);
+    }
+    let mut views: Vec<PartView> = old
+        .parts
+        .iter()
+        .map(|v| PartView { part: Arc::clone(&v.part), ordinal_of_position: vec![DEAD; v.part.len()], live: 0 })
+        .collect();
+    let mut fresh: Vec<u32> = Vec::new();
+    for (ordinal, was) in reused.iter().enumerate() {
+        match was.and_then(|o| old.location.get(o as usize)) {
+            Some(&(part, position)) => {
+                let view = &mut views[part as usize];
+                view.ordinal_of_position[position as usize] = ordinal as u32;
+                view.live += 1;
+            }
+            None => fresh.push(ordinal as u32),
+        }
+    }
+    // The first part is the large one; rebuild once a quarter of it is gone
+    // or the deltas have grown to a quarter of it.
+    let base_len = views[0].part.len();
+    let delta_live: usize = views[1..].iter().map(|v| v.live).sum::<usize>() + fresh.len();
+    if views[0].live * 4 < base_len * 3 || delta_live * 4 > base_len {
+        return build(entries, params);
+    }
+    let mut kept: Vec<PartView> = Vec::with_capacity(views.len() + 1);
+    let mut deltas = views.into_iter();
+    kept.extend(deltas.next());
+    let mut deltas: Vec<PartView> = deltas.filter(|v| v.live > 0).collect();
+    if deltas.len() + usize::from(!fresh.is_empty()) > MAX_DELTA_PARTS {
+        for view in deltas.drain(..) {
+            fresh.extend(view.ordinal_of_position.iter().copied().filter(|&o| o != DEAD));
+        }
+        fresh.sort_unstable();
+    }
+    kept.extend(deltas);
+    if !fresh.is_empty() {
+        let part = build_part(fresh.iter().map(|&o| &entries[o as usize]))?;
+        let live = fresh.len();
+        kept.push(PartView { part: Arc::new(part), ordinal_of_position: fresh, live });
+    }
+    Ok(assemble(kept, entries.len(), params))
+}
+
+/// Analyze and index `entries` (positions in iteration order) into a new part.
+fn build_part<'a>(entries: impl ExactSizeIterator<Item = &'a ToolEntry>) -> Result<Part> {
     let (schema, fields, ordinal_field) = schema();
     let index = Index::create_in_ram(schema);
     // One thread: deterministic doc ids, and the gateway's other threads keep their cores.
@@ -110,22 +230,19 @@ pub fn build(entries: &[ToolEntry], params: &RankingParams) -> Result<IndexData>
     let mut analyzer = Analyzer::new();
     let mut texts: [String; FIELD_COUNT] = Default::default();
     let mut field_len = Vec::with_capacity(entries.len());
-    let mut len_sum = [0f64; FIELD_COUNT];
     let mut exact_folded: HashMap<String, Vec<u32>> = HashMap::new();
     let mut signatures = Vec::with_capacity(entries.len());
 
-    for (ordinal, entry) in entries.iter().enumerate() {
-        let ordinal32 = ordinal as u32;
+    for (position, entry) in entries.enumerate() {
         let lens = analyze_entry(&mut analyzer, entry, &mut texts);
         let mut doc = TantivyDocument::default();
         for kind in FieldKind::ALL {
             let f = kind as usize;
-            len_sum[f] += lens[f] as f64;
             if lens[f] > 0 {
                 doc.add_text(fields[f], &texts[f]);
             }
         }
-        doc.add_u64(ordinal_field, ordinal as u64);
+        doc.add_u64(ordinal_field, position as u64);
         writer.add_document(doc).map_err(|e| internal("add", e))?;
         field_len.push(lens);
         signatures.push(signature(
@@ -133,12 +250,11 @@ pub fn build(entries: &[ToolEntry], params: &RankingParams) -> Result<IndexData>
         ));
 
         for key in [&entry.id, &entry.name] {
-            push_unique(exact_folded.entry(key.to_lowercase()).or_default(), ordinal32);
+            push_unique(exact_folded.entry(key.to_lowercase()).or_default(), position as u32);
         }
     }
     writer.commit().map_err(|e| internal("commit", e))?;
     drop(writer);
-
 
     let reader = index.reader().map_err(|e| internal("reader", e))?;
     let searcher = reader.searcher();
@@ -149,34 +265,75 @@ pub fn build(entries: &[ToolEntry], params: &RankingParams) -> Result<IndexData>
             readers.push(segment.inverted_index(field).map_err(|e| internal("postings", e))?);
         }
         let column = segment.fast_fields().u64(ORDINAL_FIELD).map_err(|e| internal("ordinals", e))?;
-        let mut ordinal_of_doc = Vec::with_capacity(segment.max_doc() as usize);
+        let mut position_of_doc = Vec::with_capacity(segment.max_doc() as usize);
         for doc in 0..segment.max_doc() {
-            let ordinal = column.first(doc as DocId).ok_or_else(|| internal("ordinals", "missing"))?;
-            ordinal_of_doc.push(ordinal as u32);
+            let position = column.first(doc as DocId).ok_or_else(|| internal("ordinals", "missing"))?;
+            position_of_doc.push(position as u32);
         }
-        segments.push(SegmentTables { fields: readers, ordinal_of_doc });
+        segments.push((readers, position_of_doc));
     }
+    Ok(Part { _searcher: searcher, segments, field_len, signatures, exact_folded })
+}
 
-    let doc_count = entries.len();
+/// One version from its part views: per-ordinal tables gathered from the
+/// parts, statistics over live docs (integer length sums, so the average does
+/// not depend on how docs are split into parts).
+fn assemble(views: Vec<PartView>, doc_count: usize, params: &RankingParams) -> IndexData {
+    let (_, fields, _) = schema();
+    let mut location = vec![(0u32, 0u32); doc_count];
+    let mut field_len = vec![[0u16; FIELD_COUNT]; doc_count];
+    let mut signatures = vec![signature(std::iter::empty::<&str>()); doc_count];
+    let mut len_sum = [0u64; FIELD_COUNT];
+    let mut segments = Vec::new();
+    for (p, view) in views.iter().enumerate() {
+        for (position, &ordinal) in view.ordinal_of_position.iter().enumerate() {
+            if ordinal == DEAD {
+                continue;
+            }
+            let o = ordinal as usize;
+            location[o] = (p as u32, position as u32);
+            let lens = view.part.field_len[position];
+            for f in 0..FIELD_COUNT {
+                len_sum[f] += u64::from(lens[f]);
+            }
+            field_len[o] = lens;
+            signatures[o] = view.part.signatures[position].clone();
+        }
+        for (readers, position_of_doc) in &view.part.segments {
+            let ordinal_of_doc: Vec<u32> =
+                position_of_doc.iter().map(|&p| view.ordinal_of_position.get(p as usize).copied().unwrap_or(DEAD)).collect();
+            let dead = ordinal_of_doc.iter().filter(|&&o| o == DEAD).count() as u32;
+            segments.push(SegmentTables { fields: readers.clone(), ordinal_of_doc, dead });
+        }
+    }
     let mut avg_len = [1f32; FIELD_COUNT];
     for i in 0..FIELD_COUNT {
-        if doc_count > 0 && len_sum[i] > 0.0 {
-            avg_len[i] = (len_sum[i] / doc_count as f64) as f32;
+        if doc_count > 0 && len_sum[i] > 0 {
+            avg_len[i] = (len_sum[i] as f64 / doc_count as f64) as f32;
         }
     }
     let field_factor = field_len.iter().map(|lens| field_factors(lens, &avg_len, params)).collect();
-    Ok(IndexData {
-        _searcher: searcher,
-        fields,
-        segments,
-        field_len,
-        avg_len,
-        field_factor,
-        params: params.clone(),
-        exact_folded,
-        signatures,
-        doc_count,
-    })
+    IndexData { fields, parts: views, location, segments, field_len, avg_len, field_factor, params: params.clone(), signatures, doc_count }
+}
+
+impl IndexData {
+    /// Ordinals (ascending) whose lowercased id or name is `folded`.
+    pub fn exact(&self, folded: &str) -> Vec<u32> {
+        let mut out: Vec<u32> = Vec::new();
+        for view in &self.parts {
+            if let Some(positions) = view.part.exact_folded.get(folded) {
+                out.extend(positions.iter().map(|&p| view.ordinal_of_position[p as usize]).filter(|&o| o != DEAD));
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// How many parts this version reads (1 after a full build).
+    pub fn part_count(&self) -> usize {
+        self.parts.len()
+    }
 }
 
 fn push_unique(list: &mut Vec<u32>, ordinal: u32) {

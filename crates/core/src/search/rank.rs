@@ -15,7 +15,7 @@ use tantivy::schema::{IndexRecordOption, Term};
 use tantivy::{DocSet, TERMINATED};
 
 use super::fields::{RankingParams, FIELD_COUNT};
-use super::index::{field_factors, IndexData};
+use super::index::{field_factors, IndexData, DEAD};
 use super::query::{QueryPlan, MAX_CLAUSES};
 
 const NO_SLOT: u32 = u32::MAX;
@@ -179,6 +179,10 @@ fn accumulate_term(data: &IndexData, text: &str, params: &RankingParams, scratch
             let mut doc = postings.doc();
             while doc != TERMINATED {
                 let Some(&ordinal) = segment.ordinal_of_doc.get(doc as usize) else { break };
+                if ordinal == DEAD {
+                    doc = postings.advance();
+                    continue;
+                }
                 let i = ordinal as usize;
                 let factor = if precomputed {
                     data.field_factor.get(i).map_or(0.0, |f| f[field_index])
