@@ -356,12 +356,14 @@ impl Catalog {
         };
         let content_key = format!("content:{}", derived.fingerprint);
         if let Some(data) = settings.cache.then(|| cache::get(&content_key)).flatten() {
-            cache::put(&[&key, &content_key], &data);
+            cache::put_weak(&[&key, &content_key], &data);
             return Ok(data);
         }
         let data = Arc::new(derived);
+        // Found again while a catalog holds it, but not kept for later: a
+        // superseded version would hold its replaced tools.
         if settings.cache {
-            cache::put(&[&key, &content_key], &data);
+            cache::put_weak(&[&key, &content_key], &data);
         }
         Ok(data)
     }

@@ -22,6 +22,11 @@ use crate::error::{Error, Result};
 
 /// Indexing memory budget for the single writer thread (tantivy's minimum is 15 MB).
 const WRITER_MEMORY_BYTES: usize = 64 * 1024 * 1024;
+/// The budget for a small part (a changed server's tools): tantivy sizes its
+/// term table by the budget, and clearing a large one costs more than
+/// indexing a few tools.
+const SMALL_PART_WRITER_MEMORY_BYTES: usize = 15_000_000;
+const SMALL_PART_MAX_ENTRIES: usize = 2_000;
 const ORDINAL_FIELD: &str = "ordinal";
 
 /// `ordinal_of_doc` value of a doc whose entry is not in this version (its
@@ -224,8 +229,8 @@ fn build_part<'a>(entries: impl ExactSizeIterator<Item = &'a ToolEntry>) -> Resu
     let (schema, fields, ordinal_field) = schema();
     let index = Index::create_in_ram(schema);
     // One thread: deterministic doc ids, and the gateway's other threads keep their cores.
-    let mut writer: IndexWriter =
-        index.writer_with_num_threads(1, WRITER_MEMORY_BYTES).map_err(|e| internal("writer", e))?;
+    let budget = if entries.len() <= SMALL_PART_MAX_ENTRIES { SMALL_PART_WRITER_MEMORY_BYTES } else { WRITER_MEMORY_BYTES };
+    let mut writer: IndexWriter = index.writer_with_num_threads(1, budget).map_err(|e| internal("writer", e))?;
 
     let mut analyzer = Analyzer::new();
     let mut texts: [String; FIELD_COUNT] = Default::default();
