@@ -10,7 +10,8 @@ use foldhash::{HashMap, HashMapExt};
 use std::sync::Arc;
 
 use tantivy::schema::{Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED};
-use tantivy::{DocId, DocSet, Index, IndexWriter, Searcher, TantivyDocument, TERMINATED};
+use tantivy::directory::RamDirectory;
+use tantivy::{DocId, DocSet, Index, ReloadPolicy, Searcher, SingleSegmentIndexWriter, TantivyDocument, TERMINATED};
 use tantivy::postings::TermInfo;
 
 use super::analyze::Analyzer;
@@ -20,13 +21,12 @@ use super::params::param_text;
 use crate::catalog::ToolEntry;
 use crate::error::{Error, Result};
 
-/// Indexing memory budget for the single writer thread (tantivy's minimum is 15 MB).
-const WRITER_MEMORY_BYTES: usize = 64 * 1024 * 1024;
-/// The budget for a small part (a changed server's tools): tantivy sizes its
-/// term table by the budget, and clearing a large one costs more than
-/// indexing a few tools.
-const SMALL_PART_WRITER_MEMORY_BYTES: usize = 15_000_000;
-const SMALL_PART_MAX_ENTRIES: usize = 2_000;
+/// Indexing memory budget per entry, and its bounds: tantivy sizes its term
+/// table by the budget, and clearing a large one costs more than indexing a
+/// changed server's few tools.
+const WRITER_MEMORY_BYTES_PER_ENTRY: usize = 4 * 1024;
+const WRITER_MEMORY_BYTES_MIN: usize = 1024 * 1024;
+const WRITER_MEMORY_BYTES_MAX: usize = 64 * 1024 * 1024;
 const ORDINAL_FIELD: &str = "ordinal";
 
 /// `ordinal_of_doc` value of a doc whose entry is not in this version (its
@@ -227,10 +227,14 @@ pub fn derive(old: &IndexData, entries: &[ToolEntry], reused: &[Option<u32>], pa
 /// Analyze and index `entries` (positions in iteration order) into a new part.
 fn build_part<'a>(entries: impl ExactSizeIterator<Item = &'a ToolEntry>) -> Result<Part> {
     let (schema, fields, ordinal_field) = schema();
-    let index = Index::create_in_ram(schema);
-    // One thread: deterministic doc ids, and the gateway's other threads keep their cores.
-    let budget = if entries.len() <= SMALL_PART_MAX_ENTRIES { SMALL_PART_WRITER_MEMORY_BYTES } else { WRITER_MEMORY_BYTES };
-    let mut writer: IndexWriter = index.writer_with_num_threads(1, budget).map_err(|e| internal("writer", e))?;
+    // One segment written on this thread: deterministic doc ids, no writer
+    // threads to start (a few milliseconds, most of a small part's cost), and
+    // the gateway's other threads keep their cores.
+    let budget = (entries.len() * WRITER_MEMORY_BYTES_PER_ENTRY).clamp(WRITER_MEMORY_BYTES_MIN, WRITER_MEMORY_BYTES_MAX);
+    let mut writer: SingleSegmentIndexWriter = Index::builder()
+        .schema(schema)
+        .single_segment_index_writer(RamDirectory::create(), budget)
+        .map_err(|e| internal("writer", e))?;
 
     let mut analyzer = Analyzer::new();
     let mut texts: [String; FIELD_COUNT] = Default::default();
@@ -258,10 +262,8 @@ fn build_part<'a>(entries: impl ExactSizeIterator<Item = &'a ToolEntry>) -> Resu
             push_unique(exact_folded.entry(key.to_lowercase()).or_default(), position as u32);
         }
     }
-    writer.commit().map_err(|e| internal("commit", e))?;
-    drop(writer);
-
-    let reader = index.reader().map_err(|e| internal("reader", e))?;
+    let index = writer.finalize().map_err(|e| internal("commit", e))?;
+    let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into().map_err(|e| internal("reader", e))?;
     let searcher = reader.searcher();
     let mut segments = Vec::new();
     for segment in searcher.segment_readers() {

@@ -166,13 +166,15 @@ fn accumulate_term(data: &IndexData, text: &str, params: &RankingParams, scratch
     // Precomputed factors serve the index's own parameters; others (the
     // evaluation grid) are computed per posting.
     let precomputed = *params == data.params;
+    // One term per field, for every segment (a live catalog has several).
+    let terms: [Term; FIELD_COUNT] = std::array::from_fn(|f| Term::from_field_text(data.fields[f], text));
     for segment in &data.segments {
         for field_index in 0..FIELD_COUNT {
             if params.weight[field_index] <= 0.0 {
                 continue;
             }
-            let term = Term::from_field_text(data.fields[field_index], text);
-            let Ok(Some(mut postings)) = segment.fields[field_index].read_postings(&term, IndexRecordOption::WithFreqs)
+            let term = &terms[field_index];
+            let Ok(Some(mut postings)) = segment.fields[field_index].read_postings(term, IndexRecordOption::WithFreqs)
             else {
                 continue;
             };
