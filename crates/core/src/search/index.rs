@@ -46,15 +46,25 @@ impl SegmentTables {
     /// Live docs among the postings of `info` in field `field_index` (what a
     /// full build of this version's entries would count).
     pub fn live_doc_freq(&self, field_index: usize, info: &TermInfo) -> u32 {
+        self.live_docs_up_to(field_index, info, u32::MAX)
+    }
+
+    /// Whether a live doc has the term of `info` in field `field_index`.
+    pub fn has_live_doc(&self, field_index: usize, info: &TermInfo) -> bool {
+        self.live_docs_up_to(field_index, info, 1) > 0
+    }
+
+    /// Live docs among the postings of `info`, counted up to `limit`.
+    fn live_docs_up_to(&self, field_index: usize, info: &TermInfo, limit: u32) -> u32 {
         if self.dead == 0 {
-            return info.doc_freq;
+            return info.doc_freq.min(limit);
         }
         let Ok(mut postings) = self.fields[field_index].read_postings_from_terminfo(info, IndexRecordOption::Basic) else {
             return 0;
         };
         let mut live = 0;
         let mut doc = postings.doc();
-        while doc != TERMINATED {
+        while doc != TERMINATED && live < limit {
             if self.ordinal_of_doc.get(doc as usize).is_some_and(|&o| o != DEAD) {
                 live += 1;
             }

@@ -56,7 +56,7 @@ pub fn correct(data: &IndexData, plan: &mut QueryPlan, params: &RankingParams) {
 fn is_known(data: &IndexData, text: &str) -> bool {
     data.segments.iter().any(|segment| {
         segment.fields.iter().zip(data.fields.iter()).enumerate().any(|(f, (reader, &field))| {
-            matches!(reader.get_term_info(&Term::from_field_text(field, text)), Ok(Some(info)) if segment.live_doc_freq(f, &info) > 0)
+            matches!(reader.get_term_info(&Term::from_field_text(field, text)), Ok(Some(info)) if segment.has_live_doc(f, &info))
         })
     })
 }
