@@ -697,7 +697,11 @@ fn with_source_keeps_policy_and_ranks_exactly_as_a_full_build() {
         .unwrap()
         .with_source(&selector(&source, &owner), &Value::from(changed.clone()).to_string())
         .unwrap();
-    let full = Catalog::from_records(others.iter().chain(&changed).cloned().collect(), &options).unwrap();
+    // Not from the build cache (it would hand back the live version's data).
+    let uncached: CatalogOptions =
+        serde_json::from_value(json!({ "cache": false, "policy": { "agent": { "deny": ["*delete*"] } } })).unwrap();
+    let full = Catalog::from_records(others.iter().chain(&changed).cloned().collect(), &uncached).unwrap();
+    assert!(!std::ptr::eq(live.data(), full.data()));
     assert_eq!(live.fingerprint(), full.fingerprint());
     assert_eq!(live.size(), full.size());
     let queries_path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/data/retrieval-dev/queries.jsonl");
