@@ -1,5 +1,5 @@
 // Live catalogs: what following a changed MCP server costs, from JS, on the release addon.
-//   node bench/live.mjs [--json]
+//   node --expose-gc bench/live.mjs [--json]
 // On the 12,812-tool dev catalog: one server of 30 tools changes (withSource / withSourceAsync),
 // a server of 1,000 tools changes, a server goes unavailable (withUnavailable); the wall time,
 // the CPU time of the change (all threads) and the part of it on the event loop, the longest
@@ -21,15 +21,29 @@ const queries = readFileSync(join(dataDir, 'queries.jsonl'), 'utf8').split('\n')
 
 
 
-function searchP50(catalog) {
-  for (const q of queries.slice(0, 200)) catalog.search(q)
-  const lat = []
-  for (const q of queries) {
-    const t0 = performance.now()
-    catalog.search(q)
-    lat.push(performance.now() - t0)
+// Let dropped catalogs be freed first (off-thread frees would compete with the measurement).
+async function settle() {
+  globalThis.gc?.()
+  await new Promise((resolve) => setTimeout(resolve, 500))
+}
+
+// Search p50 of two catalogs, measured query by query in turn (so machine load drifts alike).
+function searchP50s(a, b) {
+  for (const q of queries.slice(0, 200)) {
+    a.search(q)
+    b.search(q)
   }
-  return median(lat)
+  const lat = [[], []]
+  for (let round = 0; round < 3; round++) {
+    for (const q of queries) {
+      ;[a, b].forEach((catalog, i) => {
+        const t0 = performance.now()
+        catalog.search(q)
+        lat[i].push(performance.now() - t0)
+      })
+    }
+  }
+  return lat.map(median)
 }
 
 // A server of `size` MCP tools, version `v`, made from dev tools under a new owner.
@@ -77,6 +91,7 @@ for (const size of [30, 1000]) {
   }
   const chainFull = await ToolCatalog.build([...dev, ...server(owner, size, 199).map((t) => ({ ...t, source: 'mcp', owner }))], { cache: false })
   const full = await ToolCatalog.build([...dev, ...server(owner, size, 17).map((t) => ({ ...t, source: 'mcp', owner }))], { cache: false })
+  await settle()
   const unavailableMs = []
   for (let i = 0; i < 5; i++) {
     const t0 = performance.now()
@@ -95,12 +110,10 @@ for (const size of [30, 1000]) {
     chain100CpuMedianMs: median(chainCpu),
     chain100CpuMaxMs: Math.max(...chainCpu),
     chain100SameAsFullBuild: chained.fingerprint === chainFull.fingerprint,
-    chain100SearchP50Ms: searchP50(chained),
-    chain100FullBuildSearchP50Ms: searchP50(chainFull),
+    ...((([live, built]) => ({ chain100SearchP50Ms: live, chain100FullBuildSearchP50Ms: built }))(searchP50s(chained, chainFull))),
     withUnavailableMs: median(unavailableMs),
     sameAsFullBuild: last.fingerprint === full.fingerprint,
-    searchP50Ms: searchP50(last),
-    fullBuildSearchP50Ms: searchP50(full),
+    ...((([live, built]) => ({ searchP50Ms: live, fullBuildSearchP50Ms: built }))(searchP50s(last, full))),
   })
 }
 

@@ -40,9 +40,23 @@ pub struct SegmentTables {
     pub ordinal_of_doc: Vec<u32>,
     /// How many of its docs are `DEAD`.
     pub dead: u32,
+    /// [`term_key`] of every term of the segment (any field).
+    terms: Arc<foldhash::HashSet<u64>>,
+}
+
+/// A term's key in a segment's term set.
+pub fn term_key(text: &str) -> u64 {
+    use std::hash::BuildHasher;
+    foldhash::fast::FixedState::with_seed(0).hash_one(text)
 }
 
 impl SegmentTables {
+    /// False when no field of this segment has the term of `key`: a live
+    /// catalog's small parts skip most query terms without a dictionary lookup.
+    pub fn may_have(&self, key: u64) -> bool {
+        self.terms.contains(&key)
+    }
+
     /// Live docs among the postings of `info` in field `field_index` (what a
     /// full build of this version's entries would count).
     pub fn live_doc_freq(&self, field_index: usize, info: &TermInfo) -> u32 {
@@ -81,8 +95,9 @@ impl SegmentTables {
 struct Part {
     /// Kept alive so the segment readers stay valid.
     _searcher: Searcher,
-    /// Per tantivy segment: readers per field, and doc → position in the part.
-    segments: Vec<(Vec<Arc<tantivy::InvertedIndexReader>>, Vec<u32>)>,
+    /// Per tantivy segment: readers per field, doc → position in the part,
+    /// and the keys of its terms.
+    segments: Vec<(Vec<Arc<tantivy::InvertedIndexReader>>, Vec<u32>, Arc<foldhash::HashSet<u64>>)>,
     field_len: Vec<[u16; FIELD_COUNT]>,
     signatures: Vec<Signature>,
     /// Lowercased id or name → positions (ascending).
@@ -287,7 +302,16 @@ fn build_part<'a>(entries: impl ExactSizeIterator<Item = &'a ToolEntry>) -> Resu
             let position = column.first(doc as DocId).ok_or_else(|| internal("ordinals", "missing"))?;
             position_of_doc.push(position as u32);
         }
-        segments.push((readers, position_of_doc));
+        let mut terms = foldhash::HashSet::default();
+        for reader in &readers {
+            let mut stream = reader.terms().stream().map_err(|e| internal("terms", e))?;
+            while stream.advance() {
+                if let Ok(text) = std::str::from_utf8(stream.key()) {
+                    terms.insert(term_key(text));
+                }
+            }
+        }
+        segments.push((readers, position_of_doc, Arc::new(terms)));
     }
     Ok(Part { _searcher: searcher, segments, field_len, signatures, exact_folded })
 }
@@ -316,11 +340,11 @@ fn assemble(views: Vec<PartView>, doc_count: usize, params: &RankingParams) -> I
             field_len[o] = lens;
             signatures[o] = view.part.signatures[position].clone();
         }
-        for (readers, position_of_doc) in &view.part.segments {
+        for (readers, position_of_doc, terms) in &view.part.segments {
             let ordinal_of_doc: Vec<u32> =
                 position_of_doc.iter().map(|&p| view.ordinal_of_position.get(p as usize).copied().unwrap_or(DEAD)).collect();
             let dead = ordinal_of_doc.iter().filter(|&&o| o == DEAD).count() as u32;
-            segments.push(SegmentTables { fields: readers.clone(), ordinal_of_doc, dead });
+            segments.push(SegmentTables { fields: readers.clone(), ordinal_of_doc, dead, terms: Arc::clone(terms) });
         }
     }
     let mut avg_len = [1f32; FIELD_COUNT];

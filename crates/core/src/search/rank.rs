@@ -15,7 +15,7 @@ use tantivy::schema::{IndexRecordOption, Term};
 use tantivy::{DocSet, TERMINATED};
 
 use super::fields::{RankingParams, FIELD_COUNT};
-use super::index::{field_factors, IndexData, DEAD};
+use super::index::{field_factors, term_key, IndexData, DEAD};
 use super::query::{QueryPlan, MAX_CLAUSES};
 
 const NO_SLOT: u32 = u32::MAX;
@@ -168,7 +168,11 @@ fn accumulate_term(data: &IndexData, text: &str, params: &RankingParams, scratch
     let precomputed = *params == data.params;
     // One term per field, for every segment (a live catalog has several).
     let terms: [Term; FIELD_COUNT] = std::array::from_fn(|f| Term::from_field_text(data.fields[f], text));
+    let key = term_key(text);
     for segment in &data.segments {
+        if !segment.may_have(key) {
+            continue;
+        }
         for field_index in 0..FIELD_COUNT {
             if params.weight[field_index] <= 0.0 {
                 continue;
