@@ -1,9 +1,11 @@
 // Live catalogs: what following a changed MCP server costs, from JS, on the release addon.
-//   node bench/live.mjs [--json]
+//   node --expose-gc bench/live.mjs [--json]
 // On the 13,163-tool dev catalog: one server of 30 tools changes (withSource / withSourceAsync),
 // a server of 1,000 tools changes, a server goes unavailable (withUnavailable); the wall time,
-// the longest event-loop stall while it ran, and search latency on the result against a full
-// build of the same tools. Medians over repeats.
+// the CPU time of the change (all threads) and the part of it on the event loop, the longest
+// event-loop stall while it ran, and search latency on the result against a full build of the
+// same tools. Medians over repeats. A chain of 100 updates of one server checks that the
+// index stays compact (parts are merged or rebuilt) and its search latency flat.
 import { createRequire } from 'node:module'
 import { readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
@@ -19,39 +21,80 @@ const queries = readFileSync(join(dataDir, 'queries.jsonl'), 'utf8').split('\n')
 
 
 
-function searchP50(catalog) {
-  for (const q of queries.slice(0, 200)) catalog.search(q)
-  const lat = []
-  for (const q of queries) {
-    const t0 = performance.now()
-    catalog.search(q)
-    lat.push(performance.now() - t0)
+// Let dropped catalogs be freed first (off-thread frees would compete with the measurement).
+async function settle() {
+  globalThis.gc?.()
+  await new Promise((resolve) => setTimeout(resolve, 500))
+}
+
+// Search p50 of two catalogs, measured query by query in turn (so machine load drifts alike),
+// which goes first alternating (the second search of a query runs warmer).
+function searchP50s(a, b) {
+  for (const q of queries.slice(0, 200)) {
+    a.search(q)
+    b.search(q)
   }
-  return median(lat)
+  const lat = [[], []]
+  let turn = 0
+  for (let round = 0; round < 3; round++) {
+    for (const q of queries) {
+      const order = turn++ % 2 ? [1, 0] : [0, 1]
+      for (const i of order) {
+        const t0 = performance.now()
+        ;[a, b][i].search(q)
+        lat[i].push(performance.now() - t0)
+      }
+    }
+  }
+  return lat.map(median)
 }
 
 // A server of `size` MCP tools, version `v`, made from dev tools under a new owner.
 const server = (owner, size, v) =>
   dev.slice(0, size).map((t, i) => ({ name: `${t.name}_${i}`, description: `${t.description ?? ''} (v${v})`, inputSchema: t.inputSchema }))
 
+// CPU milliseconds (every thread of the process) and event-loop busy milliseconds of `run()`.
+async function cpuAndLoop(run) {
+  const cpu0 = process.cpuUsage()
+  const elu0 = performance.eventLoopUtilization()
+  const t0 = performance.now()
+  const value = await run()
+  const wall = performance.now() - t0
+  const cpu = process.cpuUsage(cpu0)
+  const elu = performance.eventLoopUtilization(elu0)
+  return { value, wall, cpuMs: (cpu.user + cpu.system) / 1000, loopMs: elu.active }
+}
+
 const results = []
 for (const size of [30, 1000]) {
   const owner = `live-${size}`
   const selector = { source: 'mcp', owner }
   const base = await ToolCatalog.build([...dev, ...server(owner, size, 0).map((t) => ({ ...t, source: 'mcp', owner }))])
-  const syncMs = []
+  const syncRuns = []
   const asyncRuns = []
+  const asyncCpu = []
   let last
-  for (let v = 1; v <= 3; v++) {
+  for (let v = 1; v <= 7; v++) {
     const tools = server(owner, size, v)
-    const t0 = performance.now()
-    base.withSource(selector, tools)
-    syncMs.push(performance.now() - t0)
+    syncRuns.push(await cpuAndLoop(() => base.withSource(selector, tools)))
     const run = await loopStall(() => base.withSourceAsync(selector, server(owner, size, v + 10)))
     asyncRuns.push(run)
+    const tools2 = server(owner, size, v + 20)
+    asyncCpu.push(await cpuAndLoop(() => base.withSourceAsync(selector, tools2)))
     last = run.value
   }
-  const full = await ToolCatalog.build([...dev, ...server(owner, size, 13).map((t) => ({ ...t, source: 'mcp', owner }))], { cache: false })
+  // A chain: each update applied to the previous version (old versions dropped).
+  let chained = base
+  const chainCpu = []
+  for (let v = 100; v < 200; v++) {
+    const tools = server(owner, size, v)
+    const run = await cpuAndLoop(() => chained.withSource(selector, tools))
+    chainCpu.push(run.cpuMs)
+    chained = run.value
+  }
+  const chainFull = await ToolCatalog.build([...dev, ...server(owner, size, 199).map((t) => ({ ...t, source: 'mcp', owner }))], { cache: false })
+  const full = await ToolCatalog.build([...dev, ...server(owner, size, 17).map((t) => ({ ...t, source: 'mcp', owner }))], { cache: false })
+  await settle()
   const unavailableMs = []
   for (let i = 0; i < 5; i++) {
     const t0 = performance.now()
@@ -61,23 +104,31 @@ for (const size of [30, 1000]) {
   results.push({
     serverTools: size,
     catalogTools: base.size,
-    withSourceSyncMs: median(syncMs),
+    withSourceSyncMs: median(syncRuns.map((r) => r.wall)),
+    withSourceSyncCpuMs: median(syncRuns.map((r) => r.cpuMs)),
     withSourceAsyncMs: median(asyncRuns.map((r) => r.wall)),
     withSourceAsyncStallMs: median(asyncRuns.map((r) => r.longest)),
+    withSourceAsyncCpuMs: median(asyncCpu.map((r) => r.cpuMs)),
+    withSourceAsyncLoopMs: median(asyncCpu.map((r) => r.loopMs)),
+    chain100CpuMedianMs: median(chainCpu),
+    chain100CpuMaxMs: Math.max(...chainCpu),
+    chain100SameAsFullBuild: chained.fingerprint === chainFull.fingerprint,
+    ...((([live, built]) => ({ chain100SearchP50Ms: live, chain100FullBuildSearchP50Ms: built }))(searchP50s(chained, chainFull))),
     withUnavailableMs: median(unavailableMs),
     sameAsFullBuild: last.fingerprint === full.fingerprint,
-    searchP50Ms: searchP50(last),
-    fullBuildSearchP50Ms: searchP50(full),
+    ...((([live, built]) => ({ searchP50Ms: live, fullBuildSearchP50Ms: built }))(searchP50s(last, full))),
   })
 }
 
 if (process.argv.includes('--json')) {
   process.stdout.write(`${JSON.stringify(results, null, 2)}\n`)
 } else {
-  console.log('server tools  catalog  withSource (sync) ms  withSourceAsync ms (stall)  withUnavailable ms  = full build  search p50 ms (full build)')
   for (const r of results) {
-    console.log(
-      `${String(r.serverTools).padStart(12)}  ${String(r.catalogTools).padStart(7)}  ${r.withSourceSyncMs.toFixed(1).padStart(20)}  ${`${r.withSourceAsyncMs.toFixed(1)} (${r.withSourceAsyncStallMs.toFixed(1)})`.padStart(26)}  ${r.withUnavailableMs.toFixed(2).padStart(18)}  ${String(r.sameAsFullBuild).padStart(12)}  ${r.searchP50Ms.toFixed(3)} (${r.fullBuildSearchP50Ms.toFixed(3)})`
-    )
+    console.log(`server of ${r.serverTools} tools changes in a catalog of ${r.catalogTools} (medians):`)
+    console.log(`  withSource (sync):    wall ${r.withSourceSyncMs.toFixed(1)} ms, CPU ${r.withSourceSyncCpuMs.toFixed(1)} ms (all on the event loop)`)
+    console.log(`  withSourceAsync:      wall ${r.withSourceAsyncMs.toFixed(1)} ms, CPU ${r.withSourceAsyncCpuMs.toFixed(1)} ms, event loop ${r.withSourceAsyncLoopMs.toFixed(1)} ms, longest stall ${r.withSourceAsyncStallMs.toFixed(1)} ms`)
+    console.log(`  withUnavailable:      ${r.withUnavailableMs.toFixed(2)} ms`)
+    console.log(`  = full build: ${r.sameAsFullBuild}; search p50 ${r.searchP50Ms.toFixed(3)} ms (full build ${r.fullBuildSearchP50Ms.toFixed(3)} ms)`)
+    console.log(`  100 chained updates:  CPU median ${r.chain100CpuMedianMs.toFixed(1)} ms, max ${r.chain100CpuMaxMs.toFixed(1)} ms; = full build: ${r.chain100SameAsFullBuild}; search p50 ${r.chain100SearchP50Ms.toFixed(3)} ms (full build ${r.chain100FullBuildSearchP50Ms.toFixed(3)} ms)`)
   }
 }

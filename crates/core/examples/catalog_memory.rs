@@ -1,5 +1,6 @@
-//! Heap bytes held by one built catalog, by part (counting allocator).
-//!   cargo run --release -p tool-search-core --example catalog_memory -- <catalog.jsonl>
+//! Heap bytes held by one built catalog, by part (counting allocator), and by
+//! a live catalog after 100 updates of one server (old versions dropped).
+//!   cargo run --release -p tool-search-core --example catalog_memory -- <catalog.jsonl> [server tools (30)]
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
@@ -57,4 +58,56 @@ fn main() {
     println!("  record texts {:.1} MiB", mb(records));
     let strings: usize = entries.iter().map(|e| e.id.len() + e.owner.len() + e.name.len() + e.description.len()).sum();
     println!("  entry strings {:.1} MiB, entry structs {:.1} MiB", mb(strings), mb(entries.len() * std::mem::size_of::<tool_search_core::catalog::ToolEntry>()));
+    drop(catalog);
+    live_updates(&text);
+}
+
+/// One catalog with a server's tools, then 100 updates of that server, each
+/// applied to the previous version (dropped). Default options: the build
+/// cache keeps a few recent versions, as in a gateway.
+fn live_updates(text: &str) {
+    use tool_search_core::catalog::{release_unused, Catalog, SourceSelector};
+    let size: usize = std::env::args().nth(2).map_or(30, |s| s.parse().expect("server tools"));
+    let tools: Vec<serde_json::Value> = text.lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).unwrap()).collect();
+    let server = |v: usize| -> String {
+        let list: Vec<serde_json::Value> = tools[..size]
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                serde_json::json!({ "name": format!("{}_{i}", t["name"].as_str().unwrap_or("tool")),
+                    "description": format!("{} (v{v})", t["description"].as_str().unwrap_or("")), "inputSchema": t["inputSchema"] })
+            })
+            .collect();
+        serde_json::Value::from(list).to_string()
+    };
+    let settle = || std::thread::sleep(std::time::Duration::from_millis(300));
+    release_unused();
+    settle();
+    let base = LIVE.load(Relaxed);
+    let options = tool_search_core::catalog::CatalogOptions::default();
+    let selector: SourceSelector = serde_json::from_value(serde_json::json!({ "source": "mcp", "owner": "live" })).unwrap();
+    let mut catalog = Catalog::from_json_text(text, &options).unwrap().with_source(&selector, &server(0)).unwrap();
+    // Only this version: the build cache let go of the first build.
+    release_unused();
+    settle();
+    let one = LIVE.load(Relaxed) - base;
+    println!("live catalog ({} tools, a server of {size}): held {:.1} MiB", catalog.size(), mb(one));
+    let started = std::time::Instant::now();
+    for v in 1..=100 {
+        catalog = catalog.with_source(&selector, &server(v)).unwrap();
+    }
+    let elapsed = started.elapsed();
+    settle();
+    let after = LIVE.load(Relaxed) - base;
+    println!(
+        "  after 100 updates: held {:.1} MiB ({:+.1}% of one catalog; {} index parts; {:.1} ms per update)",
+        mb(after),
+        (after as f64 / one as f64 - 1.0) * 100.0,
+        catalog.data().index.part_count(),
+        elapsed.as_secs_f64() * 1000.0 / 100.0
+    );
+    release_unused();
+    settle();
+    let released = LIVE.load(Relaxed) - base;
+    println!("  after release_unused (cached versions, unheld records): held {:.1} MiB ({:+.1}%)", mb(released), (released as f64 / one as f64 - 1.0) * 100.0);
 }

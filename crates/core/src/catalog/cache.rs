@@ -44,6 +44,16 @@ pub fn put(keys: &[&str], data: &Arc<CatalogData>) {
     touch(&mut cache, data);
 }
 
+/// `put` without keeping `data` alive: for a live catalog's versions, which
+/// follow one another (keeping recent ones would hold superseded tools).
+pub fn put_weak(keys: &[&str], data: &Arc<CatalogData>) {
+    let mut cache = cache().lock().unwrap_or_else(|p| p.into_inner());
+    cache.live.retain(|_, weak| weak.strong_count() > 0);
+    for key in keys {
+        cache.live.insert((*key).to_string(), Arc::downgrade(data));
+    }
+}
+
 fn touch(cache: &mut Cache, data: &Arc<CatalogData>) {
     cache.recent.retain(|d| !Arc::ptr_eq(d, data));
     cache.recent.push(Arc::clone(data));

@@ -48,6 +48,31 @@ pub(crate) struct Lazy {
     pub output_validator: OnceLock<std::result::Result<Arc<CompiledSchema>, Error>>,
 }
 
+/// Id → ordinal and name → ordinals (ascending).
+fn lookup_maps(entries: &[ToolEntry]) -> (HashMap<String, usize>, HashMap<String, Vec<usize>>) {
+    let mut by_id = HashMap::with_capacity(entries.len());
+    let mut by_name: HashMap<String, Vec<usize>> = HashMap::with_capacity(entries.len());
+    for (ordinal, e) in entries.iter().enumerate() {
+        by_id.insert(e.id.clone(), ordinal);
+        by_name.entry(e.name.clone()).or_default().push(ordinal);
+    }
+    (by_id, by_name)
+}
+
+/// Two ascending (by `order`) sequences as one.
+fn merge_sorted(a: impl Iterator<Item = u32>, b: Vec<u32>, order: impl Fn(&u32, &u32) -> std::cmp::Ordering) -> Vec<u32> {
+    let mut out = Vec::with_capacity(b.len() + a.size_hint().0);
+    let mut b = b.into_iter().peekable();
+    for x in a {
+        while let Some(y) = b.next_if(|y| order(y, &x).is_lt()) {
+            out.push(y);
+        }
+        out.push(x);
+    }
+    out.extend(b);
+    out
+}
+
 pub struct CatalogData {
     pub entries: Vec<ToolEntry>,
     pub index: SearchIndex,
@@ -71,6 +96,9 @@ pub struct CatalogData {
     /// The source and owner each record names (defaults applied), `None` for
     /// a record that could not be read: what `with_source` replaces.
     pub origins: Vec<Option<(Source, Box<str>)>>,
+    /// [`entry_digest`] of each entry: the fingerprint of a derived version
+    /// hashes only its new entries.
+    pub(crate) entry_digests: Vec<EntryDigest>,
     /// Tool vectors for hybrid ranking (per model), filled in the background.
     pub vectors: crate::search::semantic::VectorSlots,
 }
@@ -96,6 +124,11 @@ pub fn origin(record: &ToolRecord) -> Option<(Source, Box<str>)> {
 /// Validate and normalize records. Bad records are excluded with a reason;
 /// `strict` turns the first one into an INVALID_CATALOG error instead.
 pub fn validate_records(records: Vec<RawRecord>, strict: bool) -> Result<Validated> {
+    validate_indexed(records, strict).map(|(validated, _)| validated)
+}
+
+/// [`validate_records`], with the record index of each kept entry.
+fn validate_indexed(records: Vec<RawRecord>, strict: bool) -> Result<(Validated, Vec<usize>)> {
     let mut entries: Vec<(ToolEntry, usize)> = Vec::with_capacity(records.len());
     let mut direct_only = Vec::new();
     let mut control_named = Vec::new();
@@ -125,6 +158,7 @@ pub fn validate_records(records: Vec<RawRecord>, strict: bool) -> Result<Validat
     // Stable sort: among equal ids the first record (in input order) wins.
     entries.sort_by(|a, b| a.0.id.cmp(&b.0.id));
     let mut kept: Vec<ToolEntry> = Vec::with_capacity(entries.len());
+    let mut kept_index: Vec<usize> = Vec::with_capacity(entries.len());
     for (entry, index) in entries {
         if kept.last().is_some_and(|prev| prev.id == entry.id) {
             let reason = format!("duplicate tool id {}", entry.id);
@@ -135,9 +169,10 @@ pub fn validate_records(records: Vec<RawRecord>, strict: bool) -> Result<Validat
             continue;
         }
         kept.push(entry);
+        kept_index.push(index);
     }
     excluded.sort_by_key(|e| e.index);
-    Ok(Validated { entries: kept, direct_only, control_named, excluded })
+    Ok((Validated { entries: kept, direct_only, control_named, excluded }, kept_index))
 }
 
 enum Normalized {
@@ -251,34 +286,51 @@ pub(crate) fn clip(text: &str, max_chars: usize) -> String {
     }
 }
 
-/// Content fingerprint of validated entries (and direct-only tools): stable
-/// for the same tools and schemas regardless of input order.
-pub fn fingerprint(validated: &Validated) -> String {
+/// Digest of one entry's content, a part of the catalog [`fingerprint`]
+/// (kept per entry so a live catalog's fingerprint costs its changed tools only).
+pub fn entry_digest(e: &ToolEntry) -> EntryDigest {
     let mut hasher = blake3::Hasher::new();
     let mut write = |part: &[u8]| {
         hasher.update(&(part.len() as u64).to_le_bytes());
         hasher.update(part);
     };
-    for e in &validated.entries {
-        write(e.id.as_bytes());
-        write(e.owner.as_bytes());
-        write(e.name.as_bytes());
-        write(if e.label.is_some() { b"label" } else { b"no label" });
-        write(e.label.as_deref().unwrap_or_default().as_bytes());
-        write(e.description.as_bytes());
-        write(e.input_schema.as_ref().map(|s| s.to_string()).unwrap_or_default().as_bytes());
-        write(e.output_schema.as_ref().map(|s| s.to_string()).unwrap_or_default().as_bytes());
-        write(e.mcp.as_ref().map(|m| format!("{m:?}")).unwrap_or_default().as_bytes());
+    write(e.id.as_bytes());
+    write(e.owner.as_bytes());
+    write(e.name.as_bytes());
+    write(if e.label.is_some() { b"label" } else { b"no label" });
+    write(e.label.as_deref().unwrap_or_default().as_bytes());
+    write(e.description.as_bytes());
+    write(e.input_schema.as_ref().map(|s| s.to_string()).unwrap_or_default().as_bytes());
+    write(e.output_schema.as_ref().map(|s| s.to_string()).unwrap_or_default().as_bytes());
+    write(e.mcp.as_ref().map(|m| format!("{m:?}")).unwrap_or_default().as_bytes());
+    let mut out = [0u8; 16];
+    out.copy_from_slice(&hasher.finalize().as_bytes()[..16]);
+    out
+}
+
+/// 128 bits of BLAKE3 over one entry's content.
+pub type EntryDigest = [u8; 16];
+
+/// Content fingerprint of validated entries (by their digests, in id order),
+/// excluded records and direct-only tools: stable for the same tools and
+/// schemas regardless of input order.
+pub fn fingerprint(entry_digests: &[EntryDigest], excluded: &[ExcludedTool], direct_only: &[DirectOnlyTool], control_named: &[DirectOnlyTool]) -> String {
+    let mut hasher = blake3::Hasher::new();
+    let mut write = |part: &[u8]| {
+        hasher.update(&(part.len() as u64).to_le_bytes());
+        hasher.update(part);
+    };
+    for digest in entry_digests {
+        write(digest);
     }
     // Excluded records are part of what a build reports, so part of its identity.
     write(b"excluded");
-    for x in &validated.excluded {
+    for x in excluded {
         write(&(x.index as u64).to_le_bytes());
         write(x.reason.as_bytes());
     }
     write(b"direct-only");
-    let mut direct: Vec<String> =
-        validated.direct_only.iter().chain(&validated.control_named).map(|d| d.raw.to_string()).collect();
+    let mut direct: Vec<String> = direct_only.iter().chain(control_named).map(|d| d.raw.to_string()).collect();
     direct.sort();
     for d in &direct {
         write(d.as_bytes());
@@ -287,6 +339,19 @@ pub fn fingerprint(validated: &Validated) -> String {
     hash.to_hex()[..32].to_string()
 }
 
+/// Whether two entries index the same text (the search index can keep the old one's doc).
+fn same_indexed_text(a: &ToolEntry, b: &ToolEntry) -> bool {
+    a.id == b.id
+        && a.owner == b.owner
+        && a.name == b.name
+        && a.label == b.label
+        && a.description == b.description
+        && a.input_schema == b.input_schema
+}
+
+/// Marks an old ordinal with no new one.
+const GONE: u32 = u32::MAX;
+
 impl CatalogData {
     pub fn build(
         validated: Validated,
@@ -294,14 +359,21 @@ impl CatalogData {
         records: Arc<[Arc<StoredRecord>]>,
         origins: Vec<Option<(Source, Box<str>)>>,
     ) -> Result<CatalogData> {
+        let entry_digests = validated.entries.iter().map(entry_digest).collect();
+        CatalogData::build_with_digests(validated, entry_digests, fingerprint, records, origins)
+    }
+
+    /// [`CatalogData::build`] with the entries' digests already computed.
+    pub fn build_with_digests(
+        validated: Validated,
+        entry_digests: Vec<EntryDigest>,
+        fingerprint: String,
+        records: Arc<[Arc<StoredRecord>]>,
+        origins: Vec<Option<(Source, Box<str>)>>,
+    ) -> Result<CatalogData> {
         let index = SearchIndex::build(&validated.entries)?;
         let names = NameIndex::build(&validated.entries);
-        let mut by_id = HashMap::with_capacity(validated.entries.len());
-        let mut by_name: HashMap<String, Vec<usize>> = HashMap::with_capacity(validated.entries.len());
-        for (ordinal, e) in validated.entries.iter().enumerate() {
-            by_id.insert(e.id.clone(), ordinal);
-            by_name.entry(e.name.clone()).or_default().push(ordinal);
-        }
+        let (by_id, by_name) = lookup_maps(&validated.entries);
         let lazy = validated.entries.iter().map(|_| Lazy::default()).collect();
         let mut name_order: Vec<u32> = (0..validated.entries.len() as u32).collect();
         name_order.sort_unstable_by(|&a, &b| {
@@ -324,6 +396,125 @@ impl CatalogData {
             lazy,
             records,
             origins,
+            entry_digests,
+            vectors: Default::default(),
+        })
+    }
+
+    /// This data with the records of `replaced` (one source's owner; `None`:
+    /// none) left out and the `added` records after the kept ones: equal to a
+    /// full build of that record list, but only the added records are parsed,
+    /// validated and indexed. Kept entries keep their order (remapped to their
+    /// new ordinals); the search index shares its parts with this one.
+    pub fn derive(&self, replaced: Option<(Source, &str)>, added: Vec<Arc<StoredRecord>>, strict: bool) -> Result<CatalogData> {
+        let owned = |source: Source, owner: &str| replaced.is_some_and(|(s, o)| s == source && o == owner);
+        let mut record_map: Vec<Option<usize>> = Vec::with_capacity(self.records.len());
+        let mut records: Vec<Arc<StoredRecord>> = Vec::with_capacity(self.records.len() + added.len());
+        let mut origins = Vec::with_capacity(self.records.len() + added.len());
+        for (record, origin) in self.records.iter().zip(&self.origins) {
+            if origin.as_ref().is_some_and(|(s, o)| owned(*s, o)) {
+                record_map.push(None);
+                continue;
+            }
+            record_map.push(Some(records.len()));
+            records.push(Arc::clone(record));
+            origins.push(origin.clone());
+        }
+        let kept_records = records.len();
+        let mut parsed = super::records::parse_spans(added.iter().map(|r| &*r.text));
+        for record in &mut parsed {
+            record.index += kept_records;
+        }
+        origins.extend(parsed.iter().map(|r| r.parsed.as_ref().ok().and_then(|(record, _)| origin(record))));
+        records.extend(added);
+        if strict {
+            super::reject_unknown_fields(&mut parsed);
+        }
+        let (fresh, fresh_index) = validate_indexed(parsed, strict)?;
+
+        // Merge the kept entries (in id order) with the fresh ones (in id order).
+        let capacity = self.entries.len() + fresh.entries.len();
+        let mut entries: Vec<ToolEntry> = Vec::with_capacity(capacity);
+        let mut entry_digests: Vec<EntryDigest> = Vec::with_capacity(capacity);
+        let mut reused: Vec<Option<u32>> = Vec::with_capacity(capacity);
+        let mut new_of_old = vec![GONE; self.entries.len()];
+        let mut fresh_ordinals: Vec<u32> = Vec::with_capacity(fresh.entries.len());
+        let mut excluded: Vec<ExcludedTool> = self
+            .excluded
+            .iter()
+            .filter_map(|x| record_map.get(x.index).copied().flatten().map(|index| ExcludedTool { index, ..x.clone() }))
+            .collect();
+        excluded.extend(fresh.excluded);
+        let mut old = (0..self.entries.len()).filter(|&o| !owned(self.entries[o].source, &self.entries[o].owner)).peekable();
+        let mut new = fresh.entries.into_iter().zip(fresh_index).peekable();
+        loop {
+            let take_old = match (old.peek(), new.peek()) {
+                (None, None) => break,
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (Some(&o), Some((entry, index))) => match self.entries[o].id.cmp(&entry.id) {
+                    std::cmp::Ordering::Less => true,
+                    std::cmp::Ordering::Greater => false,
+                    // The earlier record (the kept one) wins, as in a full build.
+                    std::cmp::Ordering::Equal => {
+                        let reason = format!("duplicate tool id {}", entry.id);
+                        if strict {
+                            return Err(Error::invalid_catalog(format!("tool #{index}: {reason}")));
+                        }
+                        let (entry, index) = new.next().expect("peeked");
+                        excluded.push(ExcludedTool { index, name: Some(entry.name), reason });
+                        continue;
+                    }
+                },
+            };
+            let ordinal = entries.len() as u32;
+            if take_old {
+                let o = old.next().expect("peeked");
+                new_of_old[o] = ordinal;
+                entries.push(self.entries[o].clone());
+                entry_digests.push(self.entry_digests[o]);
+                reused.push(Some(o as u32));
+            } else {
+                let (entry, _) = new.next().expect("peeked");
+                // A replaced tool whose text is unchanged keeps its indexed doc.
+                let twin = self.by_id.get(&entry.id).copied().filter(|&o| same_indexed_text(&self.entries[o], &entry));
+                reused.push(twin.map(|o| o as u32));
+                entry_digests.push(entry_digest(&entry));
+                fresh_ordinals.push(ordinal);
+                entries.push(entry);
+            }
+        }
+        excluded.sort_by_key(|e| e.index);
+        let direct_only: Vec<DirectOnlyTool> =
+            self.direct_only.iter().filter(|d| !owned(d.source, &d.owner)).cloned().chain(fresh.direct_only).collect();
+        let control_named: Vec<DirectOnlyTool> =
+            self.control_named.iter().filter(|d| !owned(d.source, &d.owner)).cloned().chain(fresh.control_named).collect();
+        let fingerprint = fingerprint(&entry_digests, &excluded, &direct_only, &control_named);
+
+        let index = self.index.derive(&entries, &reused)?;
+        let names = self.names.derive(&new_of_old, &entries, &fresh_ordinals);
+        let (by_id, by_name) = lookup_maps(&entries);
+        let order = |a: &u32, b: &u32| crate::surfaces::directory_order(&entries[*a as usize], &entries[*b as usize]);
+        let mut fresh_by_name = fresh_ordinals.clone();
+        fresh_by_name.sort_unstable_by(order);
+        let kept_by_name = self.name_order.iter().map(|&o| new_of_old[o as usize]).filter(|&o| o != GONE);
+        let name_order = merge_sorted(kept_by_name, fresh_by_name, order);
+        let lazy = entries.iter().map(|_| Lazy::default()).collect();
+        Ok(CatalogData {
+            entries,
+            index,
+            names,
+            fingerprint,
+            by_id,
+            by_name,
+            name_order,
+            direct_only,
+            control_named,
+            excluded,
+            lazy,
+            records: records.into(),
+            origins,
+            entry_digests,
             vectors: Default::default(),
         })
     }

@@ -50,6 +50,7 @@ const FILLER_OWNER_WORDS: [&str; 3] = ["mcp", "server", "plugin"];
 /// catalog, so a miss looks at a few dozen likely tools instead of all of
 /// them. Text is folded first ([`fold`]): lowercase, separators as `_`,
 /// padded with start / end marks so short names have trigrams too.
+#[cfg_attr(test, derive(Debug, PartialEq))]
 pub struct NameIndex {
     /// Distinct trigrams, sorted; `starts[i]..starts[i + 1]` are the
     /// postings of `trigrams[i]`.
@@ -75,6 +76,56 @@ impl NameIndex {
                 index.starts.push(index.postings.len() as u32);
             }
             index.postings.push(ordinal);
+        }
+        index.starts.push(index.postings.len() as u32);
+        index
+    }
+
+    /// This index for a new version of the entries: `new_of_old[o]` is old
+    /// ordinal `o`'s new ordinal (`u32::MAX`: gone; order kept), `fresh` the
+    /// new ordinals of the other entries. Equal to a build from `entries`.
+    pub fn derive(&self, new_of_old: &[u32], entries: &[ToolEntry], fresh: &[u32]) -> NameIndex {
+        let mut pairs: Vec<(u64, u32)> = Vec::with_capacity(fresh.len() * 24);
+        for &ordinal in fresh {
+            let entry = &entries[ordinal as usize];
+            let key = fold(&format!("{} {}", entry.owner, entry.name));
+            for_each_trigram(&key, |trigram| pairs.push((trigram, ordinal)));
+        }
+        pairs.sort_unstable();
+        pairs.dedup();
+        let mut index = NameIndex {
+            trigrams: Vec::with_capacity(self.trigrams.len()),
+            starts: Vec::with_capacity(self.starts.len()),
+            postings: Vec::with_capacity(self.postings.len() + pairs.len()),
+        };
+        let mut added = pairs.into_iter().peekable();
+        let mut old = self.trigrams.iter().enumerate().peekable();
+        loop {
+            let trigram = match (old.peek(), added.peek()) {
+                (None, None) => break,
+                (Some(&(_, &t)), None) => t,
+                (None, Some(&(t, _))) => t,
+                (Some(&(_, &a)), Some(&(b, _))) => a.min(b),
+            };
+            let start = index.postings.len();
+            let mut kept: &[u32] = &[];
+            if let Some((i, _)) = old.next_if(|&(_, &t)| t == trigram) {
+                kept = &self.postings[self.starts[i] as usize..self.starts[i + 1] as usize];
+            }
+            // Both lists ascend and are disjoint: merge them.
+            for ordinal in kept.iter().map(|&o| new_of_old[o as usize]).filter(|&o| o != u32::MAX) {
+                while let Some((_, f)) = added.next_if(|&(t, f)| t == trigram && f < ordinal) {
+                    index.postings.push(f);
+                }
+                index.postings.push(ordinal);
+            }
+            while let Some((_, f)) = added.next_if(|&(t, _)| t == trigram) {
+                index.postings.push(f);
+            }
+            if index.postings.len() > start {
+                index.trigrams.push(trigram);
+                index.starts.push(start as u32);
+            }
         }
         index.starts.push(index.postings.len() as u32);
         index

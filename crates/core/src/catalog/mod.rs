@@ -326,7 +326,9 @@ impl Catalog {
             reject_unknown_fields(&mut parsed);
         }
         let validated = data::validate_records(parsed, settings.strict)?;
-        let fingerprint = data::fingerprint(&validated);
+        let entry_digests: Vec<_> = validated.entries.iter().map(data::entry_digest).collect();
+        let fingerprint =
+            data::fingerprint(&entry_digests, &validated.excluded, &validated.direct_only, &validated.control_named);
         let content_key = format!("content:{fingerprint}");
         let mut keys: Vec<&str> = vec![&key, &content_key];
         keys.extend(also_key.as_deref());
@@ -334,9 +336,51 @@ impl Catalog {
             cache::put(&keys, &data);
             return Ok(data);
         }
-        let data = Arc::new(CatalogData::build(validated, fingerprint, records.into(), origins)?);
+        let data = Arc::new(CatalogData::build_with_digests(validated, entry_digests, fingerprint, records.into(), origins)?);
         if settings.cache {
             cache::put(&keys, &data);
+        }
+        Ok(data)
+    }
+
+    /// Built data for `records`: this catalog's records without `replaced`'s,
+    /// then the last `added` ones. Reused from the cache as in any build;
+    /// otherwise derived from this catalog's data (only the added records are
+    /// parsed and indexed), equal to a full build of `records`.
+    fn derived_data(
+        &self,
+        replaced: Option<(Source, &str)>,
+        records: Vec<Arc<store::StoredRecord>>,
+        added: usize,
+    ) -> Result<Arc<CatalogData>> {
+        let settings = &self.settings;
+        let key = store::records_key(&records);
+        if let Some(data) = settings.cache.then(|| cache::get(&key)).flatten() {
+            return Ok(data);
+        }
+        let claim = settings.cache.then(|| cache::claim(&key));
+        if let Some(data) = settings.cache.then(|| cache::get(&key)).flatten() {
+            return Ok(data);
+        }
+        let new = records[records.len() - added..].to_vec();
+        let derived = match self.data.derive(replaced, new, settings.strict) {
+            Ok(derived) => derived,
+            // A strict build's error: reported exactly as a full build of these records reports it.
+            Err(_) => {
+                drop(claim);
+                return Catalog::data_for_records(records, None, settings);
+            }
+        };
+        let content_key = format!("content:{}", derived.fingerprint);
+        if let Some(data) = settings.cache.then(|| cache::get(&content_key)).flatten() {
+            cache::put_weak(&[&key, &content_key], &data);
+            return Ok(data);
+        }
+        let data = Arc::new(derived);
+        // Found again while a catalog holds it, but not kept for later: a
+        // superseded version would hold its replaced tools.
+        if settings.cache {
+            cache::put_weak(&[&key, &content_key], &data);
         }
         Ok(data)
     }
@@ -360,8 +404,9 @@ impl Catalog {
                 "catalog would have {total} tools; at most {MAX_CATALOG_TOOLS} are accepted"
             )));
         }
+        let added = new.len();
         let records: Vec<_> = self.data.records.iter().cloned().chain(store::intern(new)).collect();
-        let data = Catalog::data_for_records(records, None, &self.settings)?;
+        let data = self.derived_data(None, records, added)?;
         let mut next = Catalog::with_policy(data, self.settings.clone(), self.limits, Arc::clone(&self.counters));
         next.unavailable = Unavailable::of(Arc::clone(&self.unavailable.owners), &next.data);
         next.prepare_ranking(Some(&self.data));
@@ -375,8 +420,9 @@ impl Catalog {
     /// carries over, as with [`Catalog::append`]. A new record without
     /// `source` / `owner` gets the selector's (an MCP `tools/list` answer
     /// passes straight through); one naming another source or owner is an
-    /// INVALID_CATALOG error and nothing changes. The result is built from
-    /// the final record set, so it ranks exactly as a full build of it.
+    /// INVALID_CATALOG error and nothing changes. Only the owner's new
+    /// records are parsed and indexed; the result equals a full build of the
+    /// final record set (same entries, fingerprint and ranking).
     pub fn with_source(&self, selector: &SourceSelector, text: &str) -> Result<Catalog> {
         if self.restricted {
             return Err(Error::invalid_request("replace a source in the catalog itself, not in a restricted view"));
@@ -397,7 +443,7 @@ impl Catalog {
                 records.len()
             )));
         }
-        let data = Catalog::data_for_records(records, None, &self.settings)?;
+        let data = self.derived_data(Some((selector.source, &selector.owner)), records, texts.len())?;
         let mut next = Catalog::with_policy(data, self.settings.clone(), self.limits, Arc::clone(&self.counters));
         // Fresh tools from the owner: available again.
         next.unavailable = Unavailable::of(self.unavailable.without(selector), &next.data);

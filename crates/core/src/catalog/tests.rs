@@ -697,7 +697,11 @@ fn with_source_keeps_policy_and_ranks_exactly_as_a_full_build() {
         .unwrap()
         .with_source(&selector(&source, &owner), &Value::from(changed.clone()).to_string())
         .unwrap();
-    let full = Catalog::from_records(others.iter().chain(&changed).cloned().collect(), &options).unwrap();
+    // Not from the build cache (it would hand back the live version's data).
+    let uncached: CatalogOptions =
+        serde_json::from_value(json!({ "cache": false, "policy": { "agent": { "deny": ["*delete*"] } } })).unwrap();
+    let full = Catalog::from_records(others.iter().chain(&changed).cloned().collect(), &uncached).unwrap();
+    assert!(!std::ptr::eq(live.data(), full.data()));
     assert_eq!(live.fingerprint(), full.fingerprint());
     assert_eq!(live.size(), full.size());
     let queries_path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/data/retrieval-dev/queries.jsonl");
@@ -736,4 +740,148 @@ fn unavailable_owners_leave_search_and_come_back_with_fresh_tools() {
     // Another owner's replacement keeps github unavailable.
     let still = down.with_source(&selector("mcp", "gitlab"), "[]").unwrap();
     assert!(ids(&still, "create issue").is_empty());
+}
+
+/// Every part of `live` a full build of its records would also have, and the
+/// full hit list (ordinals and score bits) of every query.
+fn assert_same_as_full_build(live: &Catalog, options: &CatalogOptions, queries: &[String], step: &str) {
+    let full = Catalog::from_stored(live.data().records.to_vec(), options).unwrap();
+    let (a, b) = (live.data(), full.data());
+    assert!(!std::ptr::eq(a, b), "{step}: compared with itself");
+    assert_eq!(a.fingerprint, b.fingerprint, "{step}");
+    assert_eq!(live.fingerprint(), full.fingerprint(), "{step}");
+    let ids = |d: &CatalogData| d.entries.iter().map(|e| e.id.clone()).collect::<Vec<_>>();
+    assert_eq!(ids(a), ids(b), "{step}");
+    assert_eq!(a.entry_digests, b.entry_digests, "{step}");
+    let excluded = |d: &CatalogData| d.excluded.iter().map(|x| (x.index, x.name.clone(), x.reason.clone())).collect::<Vec<_>>();
+    assert_eq!(excluded(a), excluded(b), "{step}");
+    let direct = |d: &[DirectOnlyTool]| d.iter().map(|t| (t.id.clone(), t.raw.to_string())).collect::<Vec<_>>();
+    assert_eq!(direct(&a.direct_only), direct(&b.direct_only), "{step}");
+    assert_eq!(direct(&a.control_named), direct(&b.control_named), "{step}");
+    assert_eq!(a.name_order, b.name_order, "{step}");
+    assert_eq!(a.by_id, b.by_id, "{step}");
+    assert_eq!(a.by_name, b.by_name, "{step}");
+    assert!(a.names == b.names, "{step}: name trigrams differ");
+    assert_eq!(a.origins, b.origins, "{step}");
+    assert_eq!(live.size(), full.size(), "{step}");
+    for query in queries {
+        let hits = |c: &Catalog| {
+            c.data()
+                .index
+                .search(query, 100_000, &|o| c.is_allowed(o))
+                .into_iter()
+                .map(|h| (h.ordinal, h.score.to_bits()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(hits(live), hits(&full), "{step}: query {query:?}");
+    }
+}
+
+#[test]
+fn a_sequence_of_live_changes_ranks_bit_for_bit_as_full_builds() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/data/retrieval-dev/catalog.jsonl");
+    let text = std::fs::read_to_string(path).unwrap();
+    let all: Vec<Value> = text
+        .lines()
+        .map(|l| {
+            let mut v = serde_json::from_str::<Value>(l).unwrap();
+            v.as_object_mut().unwrap().remove("id");
+            v
+        })
+        .collect();
+    // Every 8th tool: many owners, one large one (seal).
+    let sample: Vec<Value> = all.iter().step_by(8).cloned().collect();
+    let of = |source: &str, owner: &str| -> Vec<Value> {
+        sample
+            .iter()
+            .filter(|r| r["source"].as_str().unwrap_or("openclaw") == source && r["owner"].as_str().unwrap_or("core") == owner)
+            .cloned()
+            .collect()
+    };
+    // A server's `tools/list` answer: tools from elsewhere in the catalog, renamed per version.
+    let server = |from: usize, count: usize, version: &str| -> String {
+        let tools: Vec<Value> = all[from..from + count]
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                json!({ "name": format!("{}_{i}", t["name"].as_str().unwrap()),
+                        "description": format!("{} ({version})", t["description"].as_str().unwrap_or("")),
+                        "inputSchema": t["inputSchema"] })
+            })
+            .collect();
+        Value::from(tools).to_string()
+    };
+    let strip = |tools: Vec<Value>| -> String {
+        Value::from(tools.into_iter().map(|mut t| {
+            let o = t.as_object_mut().unwrap();
+            o.remove("source");
+            o.remove("owner");
+            t
+        }).collect::<Vec<_>>()).to_string()
+    };
+    let queries_path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/data/retrieval-dev/queries.jsonl");
+    let mut queries: Vec<String> = std::fs::read_to_string(queries_path)
+        .unwrap()
+        .lines()
+        .step_by(4)
+        .take(250)
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["query"].as_str().unwrap().to_string())
+        .collect();
+    // Typos of changed tools' words, exact names and ids, an owner.
+    let first_name = all[20]["name"].as_str().unwrap().to_string();
+    queries.extend([
+        format!("{first_name}_0"),
+        format!("mcp:alpha:{first_name}_0"),
+        first_name.to_lowercase(),
+        "mcp-servr tools".into(),
+        "alpha".into(),
+        "metatol".into(),
+        "forcast weathr".into(),
+    ]);
+    let options: CatalogOptions =
+        serde_json::from_value(json!({ "cache": false, "policy": { "agent": { "deny": ["*delete*"] } } })).unwrap();
+    let mut live = Catalog::from_records(sample.clone(), &options).unwrap();
+    let metatool = of("mcp", "metatool");
+    let mut changed_metatool = metatool.clone();
+    for t in changed_metatool.iter_mut().skip(2) {
+        t["description"] = Value::from(format!("{} (now also exports reports)", t["description"].as_str().unwrap_or("")));
+    }
+    changed_metatool.truncate(changed_metatool.len() - 3);
+    // (step, replaced owner or None for an append, tools text)
+    let mut steps: Vec<(String, Option<&str>, String)> = vec![
+        ("add owner alpha".into(), Some("alpha"), server(20, 30, "v1")),
+        ("replace metatool".into(), Some("metatool"), strip(changed_metatool)),
+        ("replace alpha".into(), Some("alpha"), server(20, 35, "v2")),
+        ("unchanged mcp-server".into(), Some("mcp-server"), strip(of("mcp", "mcp-server"))),
+    ];
+    let mut appended: Vec<Value> = all[3000..3010].to_vec();
+    appended.push(sample[5].clone());
+    appended.push(json!({ "name": "bad:name" }));
+    appended.push(json!({ "name": "pinned", "catalogMode": "direct-only" }));
+    appended.push(json!({ "name": "tool_call" }));
+    steps.push(("append (a duplicate, a bad record, a direct-only tool)".into(), None, Value::from(appended).to_string()));
+    steps.push(("remove alpha".into(), Some("alpha"), "[]".into()));
+    for (i, owner) in ["beta", "gamma", "delta", "epsilon", "zeta"].into_iter().enumerate() {
+        steps.push((format!("add owner {owner}"), Some(owner), server(400 + 40 * i, 12, "v1")));
+    }
+    steps.push((
+        "replace gamma with bad records".into(),
+        Some("gamma"),
+        r#"[{"name":"ok_tool","description":"a gamma tool"}, 5, {"name":"x","catalogMode":"direct-only"}]"#.into(),
+    ));
+    steps.push(("remove owner mcp".into(), Some("mcp"), "[]".into()));
+    steps.push(("add a large owner".into(), Some("large"), server(5000, 500, "v1")));
+    steps.push(("replace the large owner".into(), Some("large"), server(5000, 480, "v2")));
+    steps.push(("replace metatool again".into(), Some("metatool"), r#"[{"name":"only_one"}]"#.into()));
+    steps.push(("replace beta".into(), Some("beta"), server(900, 12, "v2")));
+    let mut most_parts = 1;
+    for (name, owner, tools) in &steps {
+        live = match owner {
+            Some(owner) => live.with_source(&selector("mcp", owner), tools).unwrap(),
+            None => live.append(tools).unwrap(),
+        };
+        most_parts = most_parts.max(live.data().index.part_count());
+        assert_same_as_full_build(&live, &options, &queries, name);
+    }
+    assert!(most_parts > 2, "the changes were derived, not rebuilt ({most_parts} parts at most)");
 }

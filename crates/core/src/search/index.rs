@@ -10,7 +10,9 @@ use foldhash::{HashMap, HashMapExt};
 use std::sync::Arc;
 
 use tantivy::schema::{Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED};
-use tantivy::{DocId, Index, IndexWriter, Searcher, TantivyDocument};
+use tantivy::directory::RamDirectory;
+use tantivy::{DocId, DocSet, Index, ReloadPolicy, Searcher, SingleSegmentIndexWriter, TantivyDocument, TERMINATED};
+use tantivy::postings::TermInfo;
 
 use super::analyze::Analyzer;
 use super::diversify::{signature, Signature};
@@ -19,21 +21,110 @@ use super::params::param_text;
 use crate::catalog::ToolEntry;
 use crate::error::{Error, Result};
 
-/// Indexing memory budget for the single writer thread (tantivy's minimum is 15 MB).
-const WRITER_MEMORY_BYTES: usize = 64 * 1024 * 1024;
+/// Indexing memory budget per entry, and its bounds: tantivy sizes its term
+/// table by the budget, and clearing a large one costs more than indexing a
+/// changed server's few tools.
+const WRITER_MEMORY_BYTES_PER_ENTRY: usize = 4 * 1024;
+const WRITER_MEMORY_BYTES_MIN: usize = 1024 * 1024;
+const WRITER_MEMORY_BYTES_MAX: usize = 64 * 1024 * 1024;
 const ORDINAL_FIELD: &str = "ordinal";
 
-/// One segment's postings readers, one per field, and its doc → ordinal map.
+/// `ordinal_of_doc` value of a doc whose entry is not in this version (its
+/// tool was replaced or removed): skipped by scoring and term statistics.
+pub const DEAD: u32 = u32::MAX;
+
+/// One segment's postings readers, one per field, and its doc → ordinal map
+/// in this version.
 pub struct SegmentTables {
     pub fields: Vec<Arc<tantivy::InvertedIndexReader>>,
     pub ordinal_of_doc: Vec<u32>,
+    /// How many of its docs are `DEAD`.
+    pub dead: u32,
+    /// [`term_key`] of every term of the segment (any field).
+    terms: Arc<foldhash::HashSet<u64>>,
 }
 
-/// Everything built once per catalog. Immutable afterwards (Send + Sync).
-pub struct IndexData {
+/// A term's key in a segment's term set.
+pub fn term_key(text: &str) -> u64 {
+    use std::hash::BuildHasher;
+    foldhash::fast::FixedState::with_seed(0).hash_one(text)
+}
+
+impl SegmentTables {
+    /// False when no field of this segment has the term of `key`: a live
+    /// catalog's small parts skip most query terms without a dictionary lookup.
+    pub fn may_have(&self, key: u64) -> bool {
+        self.terms.contains(&key)
+    }
+
+    /// Live docs among the postings of `info` in field `field_index` (what a
+    /// full build of this version's entries would count).
+    pub fn live_doc_freq(&self, field_index: usize, info: &TermInfo) -> u32 {
+        self.live_docs_up_to(field_index, info, u32::MAX)
+    }
+
+    /// Whether a live doc has the term of `info` in field `field_index`.
+    pub fn has_live_doc(&self, field_index: usize, info: &TermInfo) -> bool {
+        self.live_docs_up_to(field_index, info, 1) > 0
+    }
+
+    /// Live docs among the postings of `info`, counted up to `limit`.
+    fn live_docs_up_to(&self, field_index: usize, info: &TermInfo, limit: u32) -> u32 {
+        if self.dead == 0 {
+            return info.doc_freq.min(limit);
+        }
+        let Ok(mut postings) = self.fields[field_index].read_postings_from_terminfo(info, IndexRecordOption::Basic) else {
+            return 0;
+        };
+        let mut live = 0;
+        let mut doc = postings.doc();
+        while doc != TERMINATED && live < limit {
+            if self.ordinal_of_doc.get(doc as usize).is_some_and(|&o| o != DEAD) {
+                live += 1;
+            }
+            doc = postings.advance();
+        }
+        live
+    }
+}
+
+/// Entries indexed together: one tantivy index and the per-doc tables ranking
+/// needs, by position in the part. Immutable; shared by every version of a
+/// live catalog that still has entries in it, so a changed server costs
+/// indexing its own tools only.
+struct Part {
     /// Kept alive so the segment readers stay valid.
     _searcher: Searcher,
+    /// Per tantivy segment: readers per field, doc → position in the part,
+    /// and the keys of its terms.
+    segments: Vec<(Vec<Arc<tantivy::InvertedIndexReader>>, Vec<u32>, Arc<foldhash::HashSet<u64>>)>,
+    field_len: Vec<[u16; FIELD_COUNT]>,
+    signatures: Vec<Signature>,
+    /// Lowercased id or name → positions (ascending).
+    exact_folded: HashMap<String, Vec<u32>>,
+}
+
+impl Part {
+    fn len(&self) -> usize {
+        self.field_len.len()
+    }
+}
+
+/// A part as one version sees it: the ordinal of each of its positions, or `DEAD`.
+struct PartView {
+    part: Arc<Part>,
+    ordinal_of_position: Vec<u32>,
+    live: usize,
+}
+
+/// A version's index: shared parts, remapped to this version's ordinals.
+/// Everything a full build of the same entries would give (statistics over
+/// live docs only), so ranking is identical. Immutable (Send + Sync).
+pub struct IndexData {
     pub fields: [Field; FIELD_COUNT],
+    parts: Vec<PartView>,
+    /// (part, position) of each ordinal.
+    location: Vec<(u32, u32)>,
     pub segments: Vec<SegmentTables>,
     /// Analyzed term count per ordinal and field (saturating).
     pub field_len: Vec<[u16; FIELD_COUNT]>,
@@ -42,12 +133,13 @@ pub struct IndexData {
     pub field_factor: Vec<[f32; FIELD_COUNT]>,
     /// The parameters `field_factor` was computed with.
     pub params: RankingParams,
-    /// Lowercased id or name → ordinals (ascending).
-    pub exact_folded: HashMap<String, Vec<u32>>,
     /// Name, label and description terms per ordinal, for redundancy checks.
     pub signatures: Vec<Signature>,
     pub doc_count: usize,
 }
+
+/// Delta parts (beyond the first, largest part) kept before they are merged into one.
+const MAX_DELTA_PARTS: usize = 4;
 
 fn schema() -> (Schema, [Field; FIELD_COUNT], Field) {
     let mut builder = Schema::builder();
@@ -101,31 +193,90 @@ pub fn build(entries: &[ToolEntry], params: &RankingParams) -> Result<IndexData>
     if entries.len() > u32::MAX as usize {
         return Err(Error::invalid_catalog("catalog too large to index"));
     }
+    let part = build_part(entries.iter())?;
+    let view = PartView { part: Arc::new(part), ordinal_of_position: (0..entries.len() as u32).collect(), live: entries.len() };
+    Ok(assemble(vec![view], entries.len(), params))
+}
+
+/// The index of `entries` (a new version of `old`'s catalog), reusing `old`'s
+/// parts: `reused[ordinal]` names the ordinal in `old` of an entry whose
+/// indexed text is unchanged. Only the other entries are analyzed and
+/// indexed (one new part). When replaced docs or parts pile up, the delta
+/// parts are merged, or everything is rebuilt, so search cost stays flat.
+pub fn derive(old: &IndexData, entries: &[ToolEntry], reused: &[Option<u32>], params: &RankingParams) -> Result<IndexData> {
+    if entries.len() > u32::MAX as usize || reused.len() != entries.len() || old.parts.is_empty() {
+        return build(entries, params);
+    }
+    let mut views: Vec<PartView> = old
+        .parts
+        .iter()
+        .map(|v| PartView { part: Arc::clone(&v.part), ordinal_of_position: vec![DEAD; v.part.len()], live: 0 })
+        .collect();
+    let mut fresh: Vec<u32> = Vec::new();
+    for (ordinal, was) in reused.iter().enumerate() {
+        match was.and_then(|o| old.location.get(o as usize)) {
+            Some(&(part, position)) => {
+                let view = &mut views[part as usize];
+                view.ordinal_of_position[position as usize] = ordinal as u32;
+                view.live += 1;
+            }
+            None => fresh.push(ordinal as u32),
+        }
+    }
+    // The first part is the large one; rebuild once a quarter of it is gone
+    // or the deltas have grown to a quarter of it.
+    let base_len = views[0].part.len();
+    let delta_live: usize = views[1..].iter().map(|v| v.live).sum::<usize>() + fresh.len();
+    if views[0].live * 4 < base_len * 3 || delta_live * 4 > base_len {
+        return build(entries, params);
+    }
+    let mut kept: Vec<PartView> = Vec::with_capacity(views.len() + 1);
+    let mut deltas = views.into_iter();
+    kept.extend(deltas.next());
+    let mut deltas: Vec<PartView> = deltas.filter(|v| v.live > 0).collect();
+    if deltas.len() + usize::from(!fresh.is_empty()) > MAX_DELTA_PARTS {
+        for view in deltas.drain(..) {
+            fresh.extend(view.ordinal_of_position.iter().copied().filter(|&o| o != DEAD));
+        }
+        fresh.sort_unstable();
+    }
+    kept.extend(deltas);
+    if !fresh.is_empty() {
+        let part = build_part(fresh.iter().map(|&o| &entries[o as usize]))?;
+        let live = fresh.len();
+        kept.push(PartView { part: Arc::new(part), ordinal_of_position: fresh, live });
+    }
+    Ok(assemble(kept, entries.len(), params))
+}
+
+/// Analyze and index `entries` (positions in iteration order) into a new part.
+fn build_part<'a>(entries: impl ExactSizeIterator<Item = &'a ToolEntry>) -> Result<Part> {
     let (schema, fields, ordinal_field) = schema();
-    let index = Index::create_in_ram(schema);
-    // One thread: deterministic doc ids, and the gateway's other threads keep their cores.
-    let mut writer: IndexWriter =
-        index.writer_with_num_threads(1, WRITER_MEMORY_BYTES).map_err(|e| internal("writer", e))?;
+    // One segment written on this thread: deterministic doc ids, no writer
+    // threads to start (a few milliseconds, most of a small part's cost), and
+    // the gateway's other threads keep their cores.
+    let budget = (entries.len() * WRITER_MEMORY_BYTES_PER_ENTRY).clamp(WRITER_MEMORY_BYTES_MIN, WRITER_MEMORY_BYTES_MAX);
+    let mut writer: SingleSegmentIndexWriter = Index::builder()
+        .schema(schema)
+        .single_segment_index_writer(RamDirectory::create(), budget)
+        .map_err(|e| internal("writer", e))?;
 
     let mut analyzer = Analyzer::new();
     let mut texts: [String; FIELD_COUNT] = Default::default();
     let mut field_len = Vec::with_capacity(entries.len());
-    let mut len_sum = [0f64; FIELD_COUNT];
     let mut exact_folded: HashMap<String, Vec<u32>> = HashMap::new();
     let mut signatures = Vec::with_capacity(entries.len());
 
-    for (ordinal, entry) in entries.iter().enumerate() {
-        let ordinal32 = ordinal as u32;
+    for (position, entry) in entries.enumerate() {
         let lens = analyze_entry(&mut analyzer, entry, &mut texts);
         let mut doc = TantivyDocument::default();
         for kind in FieldKind::ALL {
             let f = kind as usize;
-            len_sum[f] += lens[f] as f64;
             if lens[f] > 0 {
                 doc.add_text(fields[f], &texts[f]);
             }
         }
-        doc.add_u64(ordinal_field, ordinal as u64);
+        doc.add_u64(ordinal_field, position as u64);
         writer.add_document(doc).map_err(|e| internal("add", e))?;
         field_len.push(lens);
         signatures.push(signature(
@@ -133,14 +284,11 @@ pub fn build(entries: &[ToolEntry], params: &RankingParams) -> Result<IndexData>
         ));
 
         for key in [&entry.id, &entry.name] {
-            push_unique(exact_folded.entry(key.to_lowercase()).or_default(), ordinal32);
+            push_unique(exact_folded.entry(key.to_lowercase()).or_default(), position as u32);
         }
     }
-    writer.commit().map_err(|e| internal("commit", e))?;
-    drop(writer);
-
-
-    let reader = index.reader().map_err(|e| internal("reader", e))?;
+    let index = writer.finalize().map_err(|e| internal("commit", e))?;
+    let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into().map_err(|e| internal("reader", e))?;
     let searcher = reader.searcher();
     let mut segments = Vec::new();
     for segment in searcher.segment_readers() {
@@ -149,34 +297,84 @@ pub fn build(entries: &[ToolEntry], params: &RankingParams) -> Result<IndexData>
             readers.push(segment.inverted_index(field).map_err(|e| internal("postings", e))?);
         }
         let column = segment.fast_fields().u64(ORDINAL_FIELD).map_err(|e| internal("ordinals", e))?;
-        let mut ordinal_of_doc = Vec::with_capacity(segment.max_doc() as usize);
+        let mut position_of_doc = Vec::with_capacity(segment.max_doc() as usize);
         for doc in 0..segment.max_doc() {
-            let ordinal = column.first(doc as DocId).ok_or_else(|| internal("ordinals", "missing"))?;
-            ordinal_of_doc.push(ordinal as u32);
+            let position = column.first(doc as DocId).ok_or_else(|| internal("ordinals", "missing"))?;
+            position_of_doc.push(position as u32);
         }
-        segments.push(SegmentTables { fields: readers, ordinal_of_doc });
+        let mut terms = foldhash::HashSet::default();
+        for reader in &readers {
+            let mut stream = reader.terms().stream().map_err(|e| internal("terms", e))?;
+            while stream.advance() {
+                if let Ok(text) = std::str::from_utf8(stream.key()) {
+                    terms.insert(term_key(text));
+                }
+            }
+        }
+        segments.push((readers, position_of_doc, Arc::new(terms)));
     }
+    Ok(Part { _searcher: searcher, segments, field_len, signatures, exact_folded })
+}
 
-    let doc_count = entries.len();
+/// One version from its part views: per-ordinal tables gathered from the
+/// parts, statistics over live docs (integer length sums, so the average does
+/// not depend on how docs are split into parts).
+fn assemble(views: Vec<PartView>, doc_count: usize, params: &RankingParams) -> IndexData {
+    let (_, fields, _) = schema();
+    let mut location = vec![(0u32, 0u32); doc_count];
+    let mut field_len = vec![[0u16; FIELD_COUNT]; doc_count];
+    let mut signatures = vec![signature(std::iter::empty::<&str>()); doc_count];
+    let mut len_sum = [0u64; FIELD_COUNT];
+    let mut segments = Vec::new();
+    for (p, view) in views.iter().enumerate() {
+        for (position, &ordinal) in view.ordinal_of_position.iter().enumerate() {
+            if ordinal == DEAD {
+                continue;
+            }
+            let o = ordinal as usize;
+            location[o] = (p as u32, position as u32);
+            let lens = view.part.field_len[position];
+            for f in 0..FIELD_COUNT {
+                len_sum[f] += u64::from(lens[f]);
+            }
+            field_len[o] = lens;
+            signatures[o] = view.part.signatures[position].clone();
+        }
+        for (readers, position_of_doc, terms) in &view.part.segments {
+            let ordinal_of_doc: Vec<u32> =
+                position_of_doc.iter().map(|&p| view.ordinal_of_position.get(p as usize).copied().unwrap_or(DEAD)).collect();
+            let dead = ordinal_of_doc.iter().filter(|&&o| o == DEAD).count() as u32;
+            segments.push(SegmentTables { fields: readers.clone(), ordinal_of_doc, dead, terms: Arc::clone(terms) });
+        }
+    }
     let mut avg_len = [1f32; FIELD_COUNT];
     for i in 0..FIELD_COUNT {
-        if doc_count > 0 && len_sum[i] > 0.0 {
-            avg_len[i] = (len_sum[i] / doc_count as f64) as f32;
+        if doc_count > 0 && len_sum[i] > 0 {
+            avg_len[i] = (len_sum[i] as f64 / doc_count as f64) as f32;
         }
     }
     let field_factor = field_len.iter().map(|lens| field_factors(lens, &avg_len, params)).collect();
-    Ok(IndexData {
-        _searcher: searcher,
-        fields,
-        segments,
-        field_len,
-        avg_len,
-        field_factor,
-        params: params.clone(),
-        exact_folded,
-        signatures,
-        doc_count,
-    })
+    IndexData { fields, parts: views, location, segments, field_len, avg_len, field_factor, params: params.clone(), signatures, doc_count }
+}
+
+impl IndexData {
+    /// Ordinals (ascending) whose lowercased id or name is `folded`.
+    pub fn exact(&self, folded: &str) -> Vec<u32> {
+        let mut out: Vec<u32> = Vec::new();
+        for view in &self.parts {
+            if let Some(positions) = view.part.exact_folded.get(folded) {
+                out.extend(positions.iter().map(|&p| view.ordinal_of_position[p as usize]).filter(|&o| o != DEAD));
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// How many parts this version reads (1 after a full build).
+    pub fn part_count(&self) -> usize {
+        self.parts.len()
+    }
 }
 
 fn push_unique(list: &mut Vec<u32>, ordinal: u32) {

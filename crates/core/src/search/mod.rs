@@ -71,6 +71,19 @@ impl SearchIndex {
         Ok(SearchIndex { data: index::build(entries, &params)?, params })
     }
 
+    /// The index of `entries`, a new version of this index's catalog:
+    /// `reused[ordinal]` is the ordinal here of an entry whose indexed text
+    /// (name, label, description, input schema, owner) is unchanged. Only the
+    /// other entries are indexed; ranking is identical to [`SearchIndex::build`].
+    pub fn derive(&self, entries: &[ToolEntry], reused: &[Option<u32>]) -> Result<SearchIndex> {
+        Ok(SearchIndex { data: index::derive(&self.data, entries, reused, &self.params)?, params: self.params.clone() })
+    }
+
+    /// How many shared index parts this version reads (1 after a full build).
+    pub fn part_count(&self) -> usize {
+        self.data.part_count()
+    }
+
     /// Number of indexed entries.
     pub fn len(&self) -> usize {
         self.data.doc_count
@@ -138,11 +151,9 @@ impl SearchIndex {
         if trimmed.is_empty() {
             return Vec::new();
         }
-        self.data
-            .exact_folded
-            .get(&trimmed.to_lowercase())
-            .map(|list| list.iter().copied().filter(|&o| allowed(o as usize)).collect())
-            .unwrap_or_default()
+        let mut exact = self.data.exact(&trimmed.to_lowercase());
+        exact.retain(|&o| allowed(o as usize));
+        exact
     }
 }
 

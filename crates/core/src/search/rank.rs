@@ -15,7 +15,7 @@ use tantivy::schema::{IndexRecordOption, Term};
 use tantivy::{DocSet, TERMINATED};
 
 use super::fields::{RankingParams, FIELD_COUNT};
-use super::index::{field_factors, IndexData};
+use super::index::{field_factors, term_key, IndexData, DEAD};
 use super::query::{QueryPlan, MAX_CLAUSES};
 use super::strength::{idf_of, term_bit, TermMask, NAMED_FIELDS};
 
@@ -196,19 +196,29 @@ fn accumulate_term(data: &IndexData, text: &str, params: &RankingParams, scratch
     // Precomputed factors serve the index's own parameters; others (the
     // evaluation grid) are computed per posting.
     let precomputed = *params == data.params;
+    // One term per field, for every segment (a live catalog has several).
+    let terms: [Term; FIELD_COUNT] = std::array::from_fn(|f| Term::from_field_text(data.fields[f], text));
+    let key = term_key(text);
     for segment in &data.segments {
+        if !segment.may_have(key) {
+            continue;
+        }
         for field_index in 0..FIELD_COUNT {
             if params.weight[field_index] <= 0.0 {
                 continue;
             }
-            let term = Term::from_field_text(data.fields[field_index], text);
-            let Ok(Some(mut postings)) = segment.fields[field_index].read_postings(&term, IndexRecordOption::WithFreqs)
+            let term = &terms[field_index];
+            let Ok(Some(mut postings)) = segment.fields[field_index].read_postings(term, IndexRecordOption::WithFreqs)
             else {
                 continue;
             };
             let mut doc = postings.doc();
             while doc != TERMINATED {
                 let Some(&ordinal) = segment.ordinal_of_doc.get(doc as usize) else { break };
+                if ordinal == DEAD {
+                    doc = postings.advance();
+                    continue;
+                }
                 let i = ordinal as usize;
                 let factor = if precomputed {
                     data.field_factor.get(i).map_or(0.0, |f| f[field_index])

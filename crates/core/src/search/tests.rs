@@ -283,3 +283,60 @@ fn long_queries_are_read_up_to_the_cap() {
     let query = format!("{} weather", "\u{2003}".repeat(3_000));
     assert_eq!(ids(&index, &entries, &query, 1), vec!["mcp:weather:getWeather"]);
 }
+
+#[test]
+fn a_derived_index_ranks_bit_for_bit_as_a_full_build() {
+    let mut old = sample();
+    old.push(entry(Source::Mcp, "gems", "quartz_finder", "Find crystals in a cave."));
+    old.push(entry(Source::Mcp, "units", "quart_convert", "Convert volumes between units."));
+    // Enough unchanged tools that the change is derived, not rebuilt.
+    for (i, topic) in ["invoices", "calendars", "tickets", "backups", "logs", "alerts"].iter().enumerate() {
+        old.push(entry(Source::Openclaw, "misc", &format!("tool_{i}"), &format!("Manage {topic} of a team.")));
+    }
+    let old = sorted(old);
+    let index = SearchIndex::build(&old).unwrap();
+    // Replaced and removed tools, one unchanged tool re-sent, new tools.
+    let mut new: Vec<ToolEntry> =
+        old.iter().filter(|e| !["quartz_finder", "message", "list_issues"].contains(&e.name.as_str())).cloned().collect();
+    new.push(entry(Source::Mcp, "github", "list_issues", "List the open issues of a repository, newest first."));
+    new.push(entry(Source::Mcp, "weather", "get_alerts", "Severe weather alerts for a region."));
+    let new = sorted(new);
+    let reused: Vec<Option<u32>> = new
+        .iter()
+        .map(|e| old.iter().position(|o| o.id == e.id && o.description == e.description).map(|o| o as u32))
+        .collect();
+    let derived = index.derive(&new, &reused).unwrap();
+    assert_eq!(derived.part_count(), 2, "derived, not rebuilt");
+    let full = SearchIndex::build(&new).unwrap();
+    // Typo joining is off by default (bench/QUALITY.md); its live-doc counting is checked with it on.
+    let typo_on = RankingParams { typo_weight: 0.8, ..RankingParams::default() };
+    let hits = |index: &SearchIndex, query: &str| {
+        let mut all = Vec::new();
+        for params in [&RankingParams::default(), &typo_on] {
+            all.extend(index.search_with(query, 100, &|_| true, params).into_iter().map(|h| (h.ordinal, h.score.to_bits())));
+        }
+        all
+    };
+    // "quartz" is only in a removed tool: unknown, so corrected to "quart" as in a full build.
+    assert_eq!(ids_with(&full, &new, "quartz", 5, &typo_on), vec!["mcp:units:quart_convert"]);
+    for query in [
+        "quartz", "mcp:gems:quartz_finder", "quartz_finder", "message", "list issues", "issues of a repository",
+        "weather alerts", "weather in a city", "city", "tool", "天气", "crystals", "convert volumes", "repositry",
+    ] {
+        assert_eq!(hits(&derived, query), hits(&full, query), "query {query:?}");
+    }
+    // Another version on top of the derived one.
+    let mut third: Vec<ToolEntry> = new.iter().filter(|e| e.owner != "weather").cloned().collect();
+    third.push(entry(Source::Mcp, "weather", "getWeather", "Current weather conditions for a city."));
+    let third = sorted(third);
+    let reused: Vec<Option<u32>> = third
+        .iter()
+        .map(|e| if e.owner == "weather" { None } else { new.iter().position(|o| o.id == e.id).map(|o| o as u32) })
+        .collect();
+    let derived = derived.derive(&third, &reused).unwrap();
+    assert_eq!(derived.part_count(), 3, "derived, not rebuilt");
+    let full = SearchIndex::build(&third).unwrap();
+    for query in ["weather", "weather alerts", "city", "list issues", "quartz", "getweather", "manage alerts"] {
+        assert_eq!(hits(&derived, query), hits(&full, query), "query {query:?}");
+    }
+}

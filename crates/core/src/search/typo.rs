@@ -52,11 +52,11 @@ pub fn correct(data: &IndexData, plan: &mut QueryPlan, params: &RankingParams) {
     }
 }
 
-/// Whether any field of any tool contains `text`.
+/// Whether any field of any (live) tool contains `text`.
 fn is_known(data: &IndexData, text: &str) -> bool {
     data.segments.iter().any(|segment| {
-        segment.fields.iter().zip(data.fields.iter()).any(|(reader, &field)| {
-            reader.doc_freq(&Term::from_field_text(field, text)).map_or(false, |df| df > 0)
+        segment.fields.iter().zip(data.fields.iter()).enumerate().any(|(f, (reader, &field))| {
+            matches!(reader.get_term_info(&Term::from_field_text(field, text)), Ok(Some(info)) if segment.has_live_doc(f, &info))
         })
     })
 }
@@ -76,7 +76,11 @@ fn words_one_edit_away(data: &IndexData, text: &str) -> Vec<String> {
             let Ok(mut stream) = dictionary.search(&automaton).into_stream() else { continue };
             while stream.advance() {
                 let Ok(word) = std::str::from_utf8(stream.key()) else { continue };
-                let df = stream.value().doc_freq;
+                // Docs of replaced tools do not count (a full build would not have them).
+                let df = segment.live_doc_freq(kind as usize, stream.value());
+                if df == 0 {
+                    continue;
+                }
                 match found.iter_mut().find(|(w, _)| w == word) {
                     Some((_, total)) => *total += df,
                     None => found.push((word.to_string(), df)),
