@@ -38,7 +38,7 @@ test('withSource replaces exactly one server, accepts tools/list, keeps the coun
     { source: 'mcp', owner: 'slack', name: 'post_message', description: 'Post a message to a channel' },
     { name: 'read', description: 'Read a file' },
     ...toolsList.map((t) => ({ ...t, source: 'mcp', owner: 'github' })),
-  ])
+  ], { cache: false }) // built from scratch, not the live version's data found by content
   assert.equal(full.fingerprint, next.fingerprint)
   for (const q of ['issue', 'message', 'pull requests of a repository', 'file']) {
     assert.deepEqual(next.search(q).map((h) => h.id), full.search(q).map((h) => h.id), q)
@@ -109,4 +109,19 @@ test('session.useCatalog moves a session to the changed catalog, keeping telemet
   assert.equal(t.searches, 1)
   assert.deepEqual(calls, ['close_issue', 'list_pulls'])
   assert.throws(() => session.useCatalog({}), { code: 'INVALID_REQUEST' })
+})
+
+test('a chain of server changes on a larger catalog ranks as a full build of the final tools', async () => {
+  const { sampleCatalogText } = await import('./helpers.mjs')
+  const tools = sampleCatalogText().split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l))
+  const queries = ['analyze evidence from a crime scene', 'send a message', 'weather forecast', 'search flights', 'convert currency', 'create an issue', 'database query', 'translate text', 'stock price', 'calendar event']
+  let live = new ToolCatalog(tools)
+  const server = (n) => Array.from({ length: 12 }, (_, i) => ({ name: `op_${n}_${i}`, description: `Operation ${i} of release ${n}: send weather alerts, convert files and search flights` }))
+  for (let n = 0; n < 6; n++) live = live.withSource({ source: 'mcp', owner: 'churn' }, server(n))
+  live = live.withSource({ source: 'mcp', owner: 'churn-two' }, server(9)).withSource({ source: 'mcp', owner: 'churn' }, [])
+  const final = [...tools, ...server(9).map((t) => ({ ...t, source: 'mcp', owner: 'churn-two' }))]
+  const full = new ToolCatalog(final, { cache: false })
+  assert.equal(live.fingerprint, full.fingerprint)
+  assert.deepEqual(live.ids(), full.ids())
+  for (const q of queries) assert.deepEqual(live.search(q, { limit: 20 }).map((h) => h.id), full.search(q, { limit: 20 }).map((h) => h.id), q)
 })
