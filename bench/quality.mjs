@@ -4,7 +4,9 @@
 // of every ranking lever (bench/QUALITY.md explains the method).
 //
 // Usage: node bench/quality.mjs [--record] [--runs N] [--data DIR] [--no-levers]
-//          [--hybrid VECTOR_DIR] [--param key=value ...]
+//          [--hybrid VECTOR_DIR] [--no-addon-hybrid] [--param key=value ...]
+//   Last, both rankings through the addon (bench/quality-hybrid.mjs; skipped with the reason
+//   when no model is installed; --no-addon-hybrid skips it).
 //   Runs the Rust evaluation example (crates/core/examples/quality.rs, release
 //   build) N times (default 3): quality metrics are deterministic; build time
 //   and latency are medians.
@@ -270,6 +272,31 @@ function main() {
     console.log(table(rows))
     console.log(hybrid.rule)
     current.hybrid = hybrid
+  }
+
+  // The product's two rankings through the addon (the model from OPENCLAW_TOOL_SEARCH_MODEL_DIR
+  // or the installed package; vectors from the on-disk cache, else computed: minutes).
+  if (!flag('--no-addon-hybrid')) {
+    const out = execFileSync(process.execPath, [join(root, 'bench/quality-hybrid.mjs'), '--json', '--data', resolve(root, dataDir)], {
+      cwd: root,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+    }).trim()
+    if (!out.startsWith('{')) {
+      console.log(`\n# Hybrid ranking through the addon: ${out}`)
+    } else {
+      const product = JSON.parse(out)
+      console.log('\n# Hybrid ranking through the addon (ranking: lexical vs hybrid, every query)')
+      const rows = [['set', 'lexical', 'hybrid', 'diff', 'OpenClaw']]
+      for (const [s, lexical] of Object.entries(product.lexical.perSet)) {
+        const hybrid = product.hybrid.perSet[s]
+        rows.push([s, fmt(lexical), fmt(hybrid), signed(hybrid - lexical), fmt(reference[s]?.ndcg10)])
+      }
+      rows.push(['macro', fmt(product.lexical.macro), fmt(product.hybrid.macro), signed(product.hybrid.macro - product.lexical.macro), fmt(reference.macro.ndcg10)])
+      console.log(table(rows))
+      console.log(`vectors ready in ${product.vectors.seconds.toFixed(1)} s (${product.vectors.reused} reused, ${product.vectors.embedded} embedded)`)
+      current.addonHybrid = product
+    }
   }
 
   if (flag('--record')) {
