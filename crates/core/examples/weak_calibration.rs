@@ -18,63 +18,13 @@
 //! `--dump` prints one JSON line per query (top-10 strengths and gold flags).
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
 
-use serde_json::{json, Value};
-use tool_search_core::catalog::{Source, ToolEntry};
+use serde_json::json;
 use tool_search_core::search::{RankingParams, SearchIndex};
 
-struct Query {
-    set: String,
-    text: String,
-    gold: Vec<usize>,
-}
-
-fn read_lines(path: &std::path::Path) -> Vec<Value> {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad line in {}: {e}", path.display())))
-        .collect()
-}
-
-fn str_field(v: &Value, key: &str) -> String {
-    v.get(key).and_then(Value::as_str).unwrap_or("").to_string()
-}
-
-fn load_catalog(dir: &std::path::Path) -> Vec<ToolEntry> {
-    let mut entries: Vec<ToolEntry> = read_lines(&dir.join("catalog.jsonl"))
-        .into_iter()
-        .map(|v| ToolEntry {
-            id: str_field(&v, "id"),
-            source: Source::parse(&str_field(&v, "source")).unwrap_or(Source::Mcp),
-            owner: str_field(&v, "owner"),
-            name: str_field(&v, "name"),
-            label: v.get("label").and_then(Value::as_str).map(str::to_string),
-            description: str_field(&v, "description"),
-            input_schema: v.get("inputSchema").cloned().map(Arc::new),
-            output_schema: None,
-            mcp: None,
-        })
-        .collect();
-    entries.sort_by(|a, b| a.id.cmp(&b.id));
-    entries
-}
-
-fn load_queries(dir: &std::path::Path, ordinal_of: &HashMap<&str, usize>) -> Vec<Query> {
-    read_lines(&dir.join("queries.jsonl"))
-        .into_iter()
-        .map(|v| Query {
-            set: str_field(&v, "set"),
-            text: str_field(&v, "query"),
-            gold: v
-                .get("gold")
-                .and_then(Value::as_array)
-                .map(|ids| ids.iter().filter_map(|id| id.as_str().and_then(|id| ordinal_of.get(id).copied())).collect())
-                .unwrap_or_default(),
-        })
-        .collect()
-}
+#[path = "dev_data/mod.rs"]
+mod dev_data;
+use dev_data::{load_catalog, load_queries, Query};
 
 /// What one query's searches gave: the top 10 with the gold tools in place, and the
 /// top hit's strength with them left out (None: no hit at all).
