@@ -429,39 +429,24 @@ impl Session {
             return Err(self.call_rejected(via, &tool_call_id, parent, clip(&spec.requested, 200), e));
         };
         let tool = tool_ref(&entry);
-        if let Some(reason) = self.catalog().unavailable_reason(spec.ordinal) {
-            // A known tool that cannot run now: counted and reported like a
-            // tool the executor found gone (outcome `unavailable`), never run.
-            let e = Error::new(
-                ErrorCode::ToolUnavailable,
-                format!("{} is unavailable ({}); it was not run. Search again for another way to do this.", entry.id, reason),
-            );
-            self.with_stats(|s| {
-                s.calls += 1;
-                s.record_call(&tool, via, Outcome::Unavailable);
-            });
-            self.emit(SessionEvent::Call {
-                via: via.to_string(),
-                tool_call_id,
-                parent_tool_call_id: parent,
-                requested: clip(&spec.requested, 200),
-                tool: Some(tool),
-                repaired: spec.repaired.is_some(),
-                duration_ms: ms(start),
-                outcome: Outcome::Unavailable,
-                error_code: Some(ErrorCode::ToolUnavailable.as_str().to_string()),
-            });
-            return Err(e.into());
-        }
-        let (result, reached) =
-            self.execute_inner(&entry, spec.ordinal, spec.args, &tool_call_id, &parent, cancel, offload, style).await;
+        // `counted`: the call counts against the tool (the executor was reached,
+        // or the tool is known but its owner unavailable).
+        let (result, counted) = match self.catalog().unavailable_reason(spec.ordinal) {
+            // A known tool that cannot run now: never run, and counted and reported
+            // like a tool the executor found gone (outcome `unavailable`).
+            Some(reason) => {
+                let message = format!("{} is unavailable ({reason}); it was not run. Search again for another way to do this.", entry.id);
+                (Err(Error::new(ErrorCode::ToolUnavailable, message).into()), true)
+            }
+            None => self.execute_inner(&entry, spec.ordinal, spec.args, &tool_call_id, &parent, cancel, offload, style).await,
+        };
         let outcome = match &result {
             Ok(_) => Outcome::Ok,
             Err(f) => f.outcome,
         };
         self.with_stats(|s| {
             s.calls += 1;
-            if reached {
+            if counted {
                 s.record_call(&tool, via, outcome);
             }
         });
