@@ -12,6 +12,7 @@ import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { groupBySource, ndcg10, perSource } from './experiments/loso.mjs'
 
 const require = createRequire(import.meta.url)
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
@@ -20,29 +21,13 @@ const args = process.argv.slice(2)
 const option = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback)
 const dataDir = resolve(option('--data', join(root, 'bench', 'data', 'retrieval-dev')))
 
-export function ndcg10(ranked, gold) {
-  const relevant = new Set(gold)
-  let dcg = 0
-  ranked.slice(0, 10).forEach((id, i) => {
-    if (relevant.has(id)) dcg += 1 / Math.log2(i + 2)
-  })
-  let ideal = 0
-  for (let i = 0; i < Math.min(10, gold.length); i++) ideal += 1 / Math.log2(i + 2)
-  return ideal > 0 ? dcg / ideal : 0
-}
-
-/** Per-source mean nDCG@10 (percent) and the macro over sources. */
-export function score(queries, rankings) {
-  const sets = new Map()
-  queries.forEach((q, i) => {
-    const s = sets.get(q.set) ?? { sum: 0, n: 0 }
-    s.sum += ndcg10(rankings[i], q.gold)
-    s.n += 1
-    sets.set(q.set, s)
-  })
-  const perSet = Object.fromEntries([...sets].sort().map(([name, s]) => [name, (100 * s.sum) / s.n]))
-  const values = Object.values(perSet)
-  return { perSet, macro: values.reduce((a, b) => a + b, 0) / values.length }
+/** Per-source mean nDCG@10 (percent) of `rankings` and the macro over sources. */
+function score(queries, rankings) {
+  const { bySource, macro } = perSource(
+    rankings.map((ranked, i) => ndcg10(ranked, new Set(queries[i].gold))),
+    groupBySource(queries.map((q) => q.set)),
+  )
+  return { perSet: bySource, macro }
 }
 
 async function main() {

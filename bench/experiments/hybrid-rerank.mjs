@@ -28,7 +28,7 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 import { reference } from '../quality.mjs'
-import { bestByMacro, groupBySource, pairedBootstrap, perSource, table } from './loso.mjs'
+import { bestByMacro, groupBySource, ndcg10, pairedBootstrap, perSource, table } from './loso.mjs'
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 const args = process.argv.slice(2)
@@ -94,13 +94,6 @@ for (const text of texts) {
 }
 
 // ---- metric ----
-function ndcg10(ranked, gold) {
-  let dcg = 0
-  for (let i = 0; i < Math.min(10, ranked.length); i++) if (gold.has(ranked[i])) dcg += 1 / Math.log2(i + 2)
-  let ideal = 0
-  for (let i = 0; i < Math.min(10, gold.size); i++) ideal += 1 / Math.log2(i + 2)
-  return ideal > 0 ? dcg / ideal : 0
-}
 const golds = lexical.map((row) => new Set(row.gold))
 
 // ---- fusion ----

@@ -1,9 +1,22 @@
 // Per-source scoring, leave-one-source-out (LOSO) selection and the paired
-// bootstrap that bench/quality.mjs and bench/experiments/hybrid-rerank.mjs share.
+// bootstrap that bench/quality.mjs, bench/quality-hybrid.mjs and
+// bench/experiments/hybrid-rerank.mjs share.
 //
 // A "run" is one configuration's per-query scores (nDCG@10 as a fraction, in
 // queries.jsonl order). Sources are the queries' `set`s; the macro is the
 // unweighted mean over sources, as the quality example reports it.
+
+/**
+ * nDCG@10 of one ranking (ids or ordinals) against the relevant set: binary
+ * relevance, ideal DCG over min(10, |relevant|), as the quality example computes it.
+ */
+export function ndcg10(ranked, relevant) {
+  let dcg = 0
+  for (let i = 0; i < Math.min(10, ranked.length); i++) if (relevant.has(ranked[i])) dcg += 1 / Math.log2(i + 2)
+  let ideal = 0
+  for (let i = 0; i < Math.min(10, relevant.size); i++) ideal += 1 / Math.log2(i + 2)
+  return ideal > 0 ? dcg / ideal : 0
+}
 
 /** Query indices of each source, sources in sorted order. */
 export function groupBySource(sets) {

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
 use napi::bindgen_prelude::*;
-use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi_derive::napi;
 use serde::Serialize;
 use tool_search_core::catalog::{Catalog, CatalogOptions, RankingMode};
@@ -14,7 +14,7 @@ use tool_search_core::search::semantic::RankingState;
 use tool_search_core::ErrorCode;
 
 use super::catalog::{limit_option, ToolCatalog};
-use super::convert::{is_nullish, parse_text, parsed, string_arg};
+use super::convert::{is_nullish, json_callback, parse_text, parsed, string_arg, JsonCallback};
 use super::errors::{from_napi, guard, js_error, to_js, JsCode, JsResult};
 
 /// The files a model folder must hold.
@@ -110,21 +110,12 @@ pub fn ranking_capability(env: &Env) -> Result<Unknown<'_>, JsCode> {
     })
 }
 
-type ProgressSink = ThreadsafeFunction<String, Unknown<'static>, String, Status, false, true>;
-
-/// `onProgress` receives each status as a plain object rebuilt with `JSON.parse`.
-const PROGRESS_ADAPTER: &str = r#"(function (callback) {
-  return (text) => { callback(JSON.parse(text)); };
-})"#;
-
-fn progress_sink(env: &Env, callback: Unknown) -> JsResult<ProgressSink> {
+fn progress_sink(env: &Env, callback: Unknown) -> JsResult<JsonCallback> {
     if callback.get_type().map_err(from_napi)? != ValueType::Function {
         return Err(js_error(ErrorCode::InvalidRequest, "onProgress must be a function"));
     }
-    let factory: Function<Unknown, Function<String, Unknown>> = env.run_script(PROGRESS_ADAPTER).map_err(from_napi)?;
-    let function = factory.call(callback).map_err(from_napi)?;
     // Weak: progress alone does not keep the process alive (the promise does).
-    function.build_threadsafe_function().callee_handled::<false>().weak::<true>().build().map_err(from_napi)
+    json_callback(env, callback)
 }
 
 /// `searchAsync`: the ranked search on a libuv worker.

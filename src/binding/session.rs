@@ -78,11 +78,6 @@ const EXECUTOR_ADAPTER: &str = r#"(function (executor) {
   };
 })"#;
 
-/// `onEvent` receives each event as a plain object rebuilt with `JSON.parse`.
-const EVENT_ADAPTER: &str = r#"(function (callback) {
-  return (text) => { callback(JSON.parse(text)); };
-})"#;
-
 type JsFn = ThreadsafeFunction<String, Promise<String>, String, Status, false, true>;
 type JsSink = ThreadsafeFunction<String, Unknown<'static>, String, Status, false, true>;
 
@@ -448,11 +443,7 @@ fn js_executor(env: &Env, executor: Unknown) -> JsResult<Arc<dyn Executor>> {
 /// `onEvent` receives each event as a plain object, asynchronously (queued
 /// to the JS thread as one JSON string; never blocks the session).
 fn event_sink(env: &Env, callback: Unknown) -> JsResult<EventSink> {
-    let factory: Function<Unknown, Function<String, Unknown>> = env.run_script(EVENT_ADAPTER).map_err(from_napi)?;
-    let function = factory.call(callback).map_err(from_napi)?;
-    let tsfn: JsSink =
-        function.build_threadsafe_function().callee_handled::<false>().weak::<true>().build().map_err(from_napi)?;
-    let tsfn = Arc::new(tsfn);
+    let tsfn = Arc::new(super::convert::json_callback(env, callback)?);
     Ok(Arc::new(move |event: &SessionEvent| {
         if let Ok(text) = serde_json::to_string(event) {
             tsfn.call(text, ThreadsafeFunctionCallMode::NonBlocking);
