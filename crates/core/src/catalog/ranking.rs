@@ -117,9 +117,9 @@ impl Catalog {
                 entry.id.to_lowercase() == folded || entry.name.to_lowercase() == folded
             })
             .count();
-        let query_vector = model.embed_query(query);
+        let query_vectors = model.embed_query(query);
         let mut out = ranked[..exact].to_vec();
-        out.extend(fuse(&ranked[exact..], |h: ScoredHit| h.score, |h: ScoredHit| table.cosine(h.ordinal, &query_vector), &params));
+        out.extend(fuse(&ranked[exact..], |h: ScoredHit| h.score, |h: ScoredHit| table.similarity(h.ordinal, &query_vectors), &params));
         out.truncate(limit);
         Ok(out)
     }

@@ -29,6 +29,7 @@ mod strength;
 mod typo;
 
 pub use fields::{FieldKind, RankingParams, FIELD_COUNT};
+pub use query::{clauses, MAX_CLAUSES};
 #[cfg(test)]
 pub(crate) use strength::tests::status_tools as strength_test_tools;
 

@@ -6,8 +6,8 @@
 //! catalog data built → [`job`] embeds each tool's text on one background
 //! thread (reusing vectors of the previous catalog and of the [`disk`] cache,
 //! writing new ones to it) → the data's [`VectorSlot`] for that model holds a
-//! [`VectorTable`] → a search embeds the query ([`model`], LRU-cached) and
-//! [`fuse`]s the lexical scores with the cosines. Until the table is ready the
+//! [`VectorTable`] → a search embeds the query and its clauses ([`model`],
+//! LRU-cached) and [`fuse`]s the lexical scores with the similarities. Until the table is ready the
 //! catalog ranks lexically.
 
 mod disk;
@@ -18,7 +18,7 @@ mod vectors;
 
 pub use fuse::{fuse, HybridParams};
 pub use job::{start, RankingState, RankingStatus, VectorSlot, VectorSlots};
-pub use model::{model_at, ModelHandle, SemanticModel};
+pub use model::{model_at, query_clauses, ModelHandle, QueryVectors, SemanticModel, MAX_QUERY_CLAUSES};
 pub use vectors::{tool_key, tool_text_of, QVec, VectorTable, TOOL_TOKENS};
 
 #[cfg(test)]

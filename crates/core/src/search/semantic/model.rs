@@ -1,5 +1,10 @@
 //! The encoder, loaded once per model folder and shared by every catalog,
 //! with a small cache of query vectors (a model often repeats a search).
+//!
+//! A query is embedded whole and, when it has several clauses (sentences and
+//! connector-led parts), clause by clause: one vector of a request
+//! that asks for several things points between them, while each clause's
+//! vector points at one (bench/QUALITY.md, "Multi-vector queries").
 
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
@@ -8,9 +13,60 @@ use std::sync::{Arc, Mutex, OnceLock};
 use tool_search_embed::{Encoder, DIM};
 
 use super::vectors::{QVec, TOOL_TOKENS};
+use crate::search::clauses;
 
-/// Query vectors kept (1.5 KiB each).
+/// Queries whose vectors are kept (1.5 KiB per vector; at most
+/// 1 + MAX_QUERY_CLAUSES vectors a query).
 const QUERY_CACHE_ENTRIES: usize = 512;
+
+/// Clauses embedded separately; the rest of a longer request is one last
+/// clause (as the lexical planner counts them).
+pub const MAX_QUERY_CLAUSES: usize = crate::search::MAX_CLAUSES;
+
+/// Share of the whole query's cosine in a tool's similarity; the rest is the
+/// best of the whole query's and the clauses' cosines.
+const WHOLE_SHARE: f32 = 0.25;
+
+/// A query's vectors: the whole text and, for a request of several clauses,
+/// one per clause.
+pub struct QueryVectors {
+    pub whole: [f32; DIM],
+    pub clauses: Vec<[f32; DIM]>,
+}
+
+impl QueryVectors {
+    /// Similarity of a tool: `WHOLE_SHARE · whole + (1 − WHOLE_SHARE) · best`,
+    /// best being the highest cosine of the whole query and of its clauses.
+    pub fn similarity(&self, tool: &QVec) -> f32 {
+        let whole = tool.cosine(&self.whole);
+        let best = self.clauses.iter().map(|c| tool.cosine(c)).fold(whole, f32::max);
+        WHOLE_SHARE * whole + (1.0 - WHOLE_SHARE) * best
+    }
+}
+
+/// The clauses of a query embedded on their own: parts split at sentence ends
+/// and before connector words ("and", "then", ...; which split better than
+/// sentences alone on the dev set) with at least three letters or digits, at most MAX_QUERY_CLAUSES (the last one runs
+/// to the end of the query). None when the query is a single clause.
+pub fn query_clauses(query: &str) -> Vec<&str> {
+    let parts: Vec<&str> = clauses(query, true)
+        .into_iter()
+        .map(str::trim)
+        .filter(|c| c.chars().filter(|ch| ch.is_alphanumeric()).count() >= 3)
+        .collect();
+    if parts.len() < 2 {
+        return Vec::new();
+    }
+    if parts.len() <= MAX_QUERY_CLAUSES {
+        return parts;
+    }
+    // Every part is a slice of `query`: the last kept clause runs to its end.
+    let last = &parts[MAX_QUERY_CLAUSES - 1];
+    let start = last.as_ptr() as usize - query.as_ptr() as usize;
+    let mut out = parts[..MAX_QUERY_CLAUSES - 1].to_vec();
+    out.push(query[start..].trim());
+    out
+}
 
 /// A model folder, loaded on first use (off the event loop: the embedding
 /// job loads it).
@@ -61,7 +117,7 @@ pub struct SemanticModel {
 
 #[derive(Default)]
 struct QueryCache {
-    vectors: HashMap<String, Arc<[f32; DIM]>>,
+    vectors: HashMap<String, Arc<QueryVectors>>,
     order: VecDeque<String>,
 }
 
@@ -71,13 +127,18 @@ impl SemanticModel {
         self.encoder.model_digest()
     }
 
-    /// The query's vector (full 256-piece limit: queries are short and carry
-    /// their meaning throughout).
-    pub fn embed_query(&self, query: &str) -> Arc<[f32; DIM]> {
+    /// The query's vectors (full 256-piece limit each: queries are short and
+    /// carry their meaning throughout). The whole query and its clauses go
+    /// through the encoder as one batch.
+    pub fn embed_query(&self, query: &str) -> Arc<QueryVectors> {
         if let Some(v) = self.queries.lock().unwrap_or_else(|e| e.into_inner()).vectors.get(query) {
             return Arc::clone(v);
         }
-        let vector: Arc<[f32; DIM]> = Arc::new(self.encoder.embed(&[query]).pop().unwrap_or([0.0; DIM]));
+        let mut texts = vec![query];
+        texts.extend(query_clauses(query));
+        let mut vectors = self.encoder.embed(&texts).into_iter();
+        let whole = vectors.next().unwrap_or([0.0; DIM]);
+        let vector = Arc::new(QueryVectors { whole, clauses: vectors.collect() });
         let mut cache = self.queries.lock().unwrap_or_else(|e| e.into_inner());
         if cache.vectors.insert(query.to_string(), Arc::clone(&vector)).is_none() {
             cache.order.push_back(query.to_string());

@@ -24,24 +24,59 @@ fn unit(seed: u32) -> [f32; DIM] {
 
 #[test]
 fn fusion_reorders_the_head_and_keeps_the_tail() {
-    // Cases from the dev set (bench/experiments/hybrid-rerank.mjs --examples), checked by hand.
-    let params = HybridParams { depth: 5, weight: 0.5 };
-    let scores = [11.5401f32, 11.3089, 9.8984, 9.7896, 9.2204];
-    let cosines = [0.4725f32, 0.0457, 0.3553, -0.0819, 0.3589];
-    let order = fuse(&[0usize, 1, 2, 3, 4], |i| scores[i], |i| cosines[i], &params);
-    assert_eq!(order, vec![0, 2, 1, 4, 3]);
-    let scores = [15.6908f32, 15.3029, 15.2409, 15.0083, 14.9109];
-    let cosines = [0.3379f32, 0.1465, 0.4483, 0.2054, 0.1941];
-    let order = fuse(&[0usize, 1, 2, 3, 4], |i| scores[i], |i| cosines[i], &params);
-    assert_eq!(order, vec![2, 0, 3, 1, 4]);
+    let params = HybridParams { depth: 5, weight: 0.15 };
+    // Similarities 0.1 / 0.5 / 0.3: mean 0.3, deviation 0.1633, z = -1.22 / +1.22 / 0;
+    // fused 0.816 / 1.084 / 0.8.
+    let scores = [10.0f32, 9.0, 8.0];
+    let similarities = [0.1f32, 0.5, 0.3];
+    assert_eq!(fuse(&[0usize, 1, 2], |i| scores[i], |i| similarities[i], &params), vec![1, 0, 2]);
+    // Only standardized similarity counts: shifted and scaled, the same order.
+    let scaled = similarities.map(|s| 10.0 * s - 3.0);
+    assert_eq!(fuse(&[0usize, 1, 2], |i| scores[i], |i| scaled[i], &params), vec![1, 0, 2]);
+    // A clear lexical lead survives the largest similarity gap of two (z = -1 / +1):
+    // 1 - 0.15 against 0.5 + 0.15.
+    assert_eq!(fuse(&[0usize, 1], |i| [10.0, 5.0][i], |i| [0.0, 1.0][i], &params), vec![0, 1]);
     // Beyond the depth, lexical order is kept.
-    let shallow = HybridParams { depth: 2, weight: 0.5 };
-    let order = fuse(&[0usize, 1, 2, 3, 4], |i| scores[i], |i| cosines[i], &shallow);
-    assert_eq!(order, vec![0, 1, 2, 3, 4]);
-    // Equal fused scores keep the lexical order; NaN counts as 0; no scores: cosine decides.
+    let shallow = HybridParams { depth: 1, weight: 0.15 };
+    assert_eq!(fuse(&[0usize, 1, 2], |i| scores[i], |i| similarities[i], &shallow), vec![0, 1, 2]);
+    // Equal similarities (or NaN, counted as 0) keep the lexical order; no scores: similarity decides.
     assert_eq!(fuse(&[5usize, 6], |_| 1.0, |_| f32::NAN, &params), vec![5, 6]);
+    assert_eq!(fuse(&[5usize, 6, 7], |i| 10.0 - i as f32, |_| 0.4, &params), vec![5, 6, 7]);
     assert_eq!(fuse(&[5usize, 6], |_| 0.0, |i| i as f32, &params), vec![6, 5]);
     assert!(fuse::<usize>(&[], |_| 1.0, |_| 1.0, &params).is_empty());
+}
+
+#[test]
+fn queries_of_several_sentences_are_embedded_clause_by_clause() {
+    assert!(query_clauses("send an email to my boss").is_empty(), "one clause: the whole query only");
+    assert_eq!(query_clauses("Find flights to Paris. Book a hotel there!"), vec!["Find flights to Paris", "Book a hotel there"]);
+    // Connector words start a clause and are dropped; parts without three letters
+    // or digits are not clauses ("Ok." here).
+    assert_eq!(query_clauses("Ok. Convert 5 USD to EUR and then email it"), vec!["Convert 5 USD to EUR", "email it"]);
+    // Past MAX_QUERY_CLAUSES, the last clause runs to the end of the query.
+    let long: String = (0..12).map(|i| format!("Task number {i}. ")).collect();
+    let parts = query_clauses(&long);
+    assert_eq!(parts.len(), MAX_QUERY_CLAUSES);
+    assert_eq!(parts[MAX_QUERY_CLAUSES - 2], "Task number 6");
+    assert!(parts[MAX_QUERY_CLAUSES - 1].starts_with("Task number 7. Task number 8.") && parts[MAX_QUERY_CLAUSES - 1].ends_with("Task number 11."));
+}
+
+#[test]
+fn a_tool_matching_one_clause_well_outranks_one_matching_the_blend() {
+    let (a, b) = (unit(1), unit(2));
+    let blend: [f32; DIM] = {
+        let v: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
+        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        std::array::from_fn(|i| v[i] / norm)
+    };
+    let query = QueryVectors { whole: blend, clauses: vec![a, b] };
+    let exact_a = query.similarity(&QVec::quantize(&a));
+    let whole_only = QueryVectors { whole: blend, clauses: Vec::new() };
+    // 0.25 · cos(blend, a) + 0.75 · max(cos(blend, a), cos(a, a) = 1).
+    let expected = 0.25 * QVec::quantize(&a).cosine(&blend) + 0.75;
+    assert!((exact_a - expected).abs() < 0.01, "{exact_a} vs {expected}");
+    assert!(exact_a > whole_only.similarity(&QVec::quantize(&a)) + 0.2);
+    assert!((query.similarity(&QVec::quantize(&blend)) - whole_only.similarity(&QVec::quantize(&blend))).abs() < 1e-6);
 }
 
 #[test]

@@ -3,6 +3,7 @@
 
 use tool_search_embed::{tool_text, DIM};
 
+use super::model::QueryVectors;
 use crate::catalog::ToolEntry;
 
 /// Word pieces embedded per tool (name and description, [CLS] and [SEP]
@@ -45,8 +46,8 @@ pub struct VectorTable {
 }
 
 impl VectorTable {
-    pub fn cosine(&self, ordinal: usize, query: &[f32; DIM]) -> f32 {
-        self.rows.get(ordinal).map_or(0.0, |row| row.cosine(query))
+    pub fn similarity(&self, ordinal: usize, query: &QueryVectors) -> f32 {
+        self.rows.get(ordinal).map_or(0.0, |row| query.similarity(row))
     }
 
     pub fn bytes(&self) -> usize {

@@ -1,0 +1,173 @@
+#!/usr/bin/env node
+// Multi-vector queries and dense candidates, offline: does embedding each
+// clause of a request (the lexical planner's split) and/or adding the
+// encoder's own nearest tools to the lexical pool help, leave-one-source-out?
+//
+//   B=target/x86_64-unknown-linux-gnu/release/examples
+//   $B/clause_vectors npm/model-minilm/model bench/data/retrieval-dev $VEC [--connectors]
+//   node bench/experiments/multi-vector.mjs --vectors $VEC --dump FILE [--split sentences|connectors]
+// $VEC also holds queries.f32, tools-plain-32.f32 and tool-ids.json (rerank example);
+// FILE is `quality --dump 100` on the shipped lexical defaults.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+
+import { reference } from '../quality.mjs'
+import { bestByMacro, groupBySource, ndcg10, pairedBootstrap, perSource, table } from './loso.mjs'
+
+const args = process.argv.slice(2)
+const option = (name, fallback) => {
+  const i = args.indexOf(name)
+  return i >= 0 && args[i + 1] !== undefined ? args[i + 1] : fallback
+}
+const root = resolve(new URL('../..', import.meta.url).pathname)
+const dataDir = resolve(root, option('--data', 'bench/data/retrieval-dev'))
+const vectorDir = resolve(option('--vectors', '/tmp/quality-vec'))
+const split = option('--split', 'sentences')
+const DIM = 384
+const DENSE = 50
+
+const queries = readFileSync(join(dataDir, 'queries.jsonl'), 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l))
+const groups = groupBySource(queries.map((q) => q.set))
+const sources = [...groups.keys()]
+const lexical = readFileSync(option('--dump'), 'utf8').trim().split('\n').map((l) => JSON.parse(l))
+const golds = lexical.map((row) => new Set(row.gold))
+const vec = (name) => {
+  const b = readFileSync(join(vectorDir, name))
+  return new Float32Array(b.buffer, b.byteOffset, b.byteLength / 4)
+}
+const Q = vec('queries.f32')
+const T = vec('tools-plain-32.f32')
+const nTools = T.length / DIM
+const suffix = split === 'connectors' ? '-connectors' : ''
+const C = vec(`clauses${suffix}.f32`)
+const clauseIndex = JSON.parse(readFileSync(join(vectorDir, `clauses${suffix}.json`), 'utf8'))
+
+// Per query: cosines (whole query; best clause) for the lexical top 100 and
+// for the DENSE nearest tools by either signal. Cached: a full scan per query.
+const cachePath = `/tmp/mv/signals${suffix}.json`
+let signals
+if (existsSync(cachePath)) signals = JSON.parse(readFileSync(cachePath, 'utf8'))
+else {
+  signals = []
+  const whole = new Float32Array(nTools)
+  const best = new Float32Array(nTools)
+  for (let q = 0; q < queries.length; q++) {
+    const rows = [[Q, q]]
+    const [first, count] = clauseIndex[q]
+    for (let c = 0; c < count; c++) rows.push([C, first + c])
+    best.fill(-2)
+    rows.forEach(([M, r], k) => {
+      const a = r * DIM
+      for (let t = 0; t < nTools; t++) {
+        let dot = 0
+        const b = t * DIM
+        for (let d = 0; d < DIM; d++) dot += M[a + d] * T[b + d]
+        if (k === 0) whole[t] = dot
+        else if (dot > best[t]) best[t] = dot
+      }
+    })
+    if (count === 0) best.set(whole)
+    const top = (arr) => [...arr.keys()].sort((x, y) => arr[y] - arr[x]).slice(0, DENSE)
+    const pool = new Set([...lexical[q].hits.map(([o]) => o), ...top(whole), ...top(best)])
+    const entry = {}
+    for (const o of pool) entry[o] = [Number(whole[o].toFixed(5)), Number(best[o].toFixed(5))]
+    signals.push({ entry, denseWhole: top(whole), denseBest: top(best) })
+    if (q % 500 === 0) process.stderr.write(`${q}/${queries.length}\n`)
+  }
+  writeFileSync(cachePath, JSON.stringify(signals))
+}
+
+// signal: whole | best (max over clauses, whole included) | clauses (max over clauses only) | mix:a (a·whole + (1−a)·best)
+function cosOf(q, o, signal) {
+  const [w, b0] = signals[q].entry[o]
+  const b = Math.max(w, b0)
+  if (signal === 'whole') return w
+  if (signal === 'best') return b
+  if (signal === 'clauses') return b0
+  const a = Number(signal.slice(4))
+  return a * w + (1 - a) * b
+}
+// lex: max (s / s1) | minmax ((s − s_D) / (s1 − s_D)); cos: raw | minmax | z (within the pool).
+// Dense candidates (not in the lexical top D) get the lexical floor (s_D).
+function fuse(q, { signal, w, dense, lexNorm = 'max', cosNorm = 'raw', depth = 100 }) {
+  const hits = lexical[q].hits.slice(0, depth)
+  const seen = new Set(hits.map(([o]) => o))
+  const pool = hits.map(([o, s], i) => ({ o, i, s }))
+  const floor = hits.length ? hits[hits.length - 1][1] : 0
+  if (dense > 0) {
+    const list = signal === 'whole' ? signals[q].denseWhole : signals[q].denseBest
+    for (const o of list.slice(0, dense)) if (!seen.has(o)) { seen.add(o); pool.push({ o, i: 1e6 + pool.length, s: floor }) }
+  }
+  const top = hits[0]?.[1] > 0 ? hits[0][1] : 1
+  const cos = pool.map((c) => cosOf(q, c.o, signal))
+  let cmin = Infinity, cmax = -Infinity, mean = 0
+  for (const c of cos) { cmin = Math.min(cmin, c); cmax = Math.max(cmax, c); mean += c / cos.length }
+  const sd = Math.sqrt(cos.reduce((a, c) => a + (c - mean) ** 2, 0) / Math.max(1, cos.length)) || 1
+  pool.forEach((c, k) => {
+    const lexTerm = lexNorm === 'max' ? c.s / top : top > floor ? (c.s - floor) / (top - floor) : 1
+    const cosTerm = cosNorm === 'raw' ? cos[k] : cosNorm === 'minmax' ? (cmax > cmin ? (cos[k] - cmin) / (cmax - cmin) : 0) : (cos[k] - mean) / sd
+    c.score = lexTerm + w * cosTerm
+  })
+  pool.sort((a, b) => b.score - a.score || a.i - b.i)
+  return pool.map((c) => c.o)
+}
+const lexScores = lexical.map((row, q) => ndcg10(row.hits.map(([o]) => o), golds[q]))
+const lex = perSource(lexScores, groups)
+const grid = []
+const signalsList = option('--signals', 'whole,best,mix:0.25,mix:0.5').split(',')
+for (const signal of signalsList)
+  for (const lexNorm of ['max', 'minmax'])
+    for (const cosNorm of ['raw', 'minmax', 'z'])
+      for (const w of cosNorm === 'z' ? [0.05, 0.1, 0.15, 0.2, 0.3] : cosNorm === 'minmax' ? [0.2, 0.3, 0.5, 0.75, 1] : [0.3, 0.5, 0.75, 1, 1.5])
+        for (const dense of [0, 20]) grid.push({ signal, w, dense, lexNorm, cosNorm })
+const label = (c) => `${c.signal} ${c.lexNorm}/${c.cosNorm} w=${c.w} dense=${c.dense}`
+const cands = grid.map((c) => ({ label: label(c), c, scores: lexical.map((_, q) => ndcg10(fuse(q, c), golds[q])) }))
+  .map((x) => ({ ...x, p: perSource(x.scores, groups) }))
+  .map((x) => ({ ...x, minDiff: Math.min(...sources.map((s) => x.p.bySource[s] - lex.bySource[s])) }))
+const fmt = (v) => v.toFixed(1)
+const rowOf = (name, p) => [name, ...sources.map((s) => fmt(p.bySource[s])), fmt(p.macro)]
+const rows = [['config', ...sources, 'macro', 'min diff']]
+rows.push([...rowOf('lexical', lex), ''])
+const shipped = cands.find((x) => x.label === 'whole max/raw w=0.5 dense=0')
+rows.push([...rowOf('shipped: ' + shipped.label, shipped.p), fmt(shipped.minDiff)])
+for (const x of [...cands].sort((a, b) => b.p.macro - a.p.macro).slice(0, 20)) rows.push([...rowOf(x.label, x.p), fmt(x.minDiff)])
+rows.push(['-- no source below lexical --'])
+for (const x of cands.filter((x) => x.minDiff >= 0).sort((a, b) => b.p.macro - a.p.macro).slice(0, 10)) rows.push([...rowOf(x.label, x.p), fmt(x.minDiff)])
+console.log(`split ${split}; ${grid.length} configurations`)
+console.log(table(rows))
+
+// LOSO with the lexical floor on the training sources: strict (not below lexical) or
+// noise (not below lexical beyond noise: the paired bootstrap's upper end >= 0).
+const noiseFloor = option('--floor', 'strict') === 'noise'
+if (noiseFloor) for (const x of cands) x.noise = Object.fromEntries(sources.map((t) => [t, pairedBootstrap(x.scores, lexScores, groups.get(t), 500).high >= 0]))
+const bySource = {}
+const losoScores = new Array(queries.length).fill(0)
+for (const s of sources) {
+  const eligible = cands.filter((x) => sources.every((t) => t === s || (noiseFloor ? x.noise[t] : x.p.bySource[t] >= lex.bySource[t] - 1e-9)))
+  const others = new Map([...groups].filter(([n]) => n !== s))
+  const chosen = eligible.length ? eligible[bestByMacro(eligible, others).index] : { label: 'lexical', scores: lexScores }
+  for (const i of groups.get(s)) losoScores[i] = chosen.scores[i]
+  bySource[s] = { label: chosen.label, score: perSource(chosen.scores, groups).bySource[s] }
+}
+const lrows0 = null
+const lrows = [['held out', 'chosen on the other six', 'held-out', 'shipped', 'lexical', 'OpenClaw', 'diff vs shipped [95% CI]']]
+for (const s of sources) {
+  const b = pairedBootstrap(losoScores, shipped.scores, groups.get(s))
+  lrows.push([s, bySource[s].label, fmt(bySource[s].score), fmt(shipped.p.bySource[s]), fmt(lex.bySource[s]), fmt(reference[s].ndcg10), `${b.diff >= 0 ? '+' : ''}${b.diff.toFixed(1)} [${b.low.toFixed(1)}, ${b.high.toFixed(1)}]`])
+}
+const m = sources.reduce((a, s) => a + bySource[s].score, 0) / sources.length
+lrows.push(['macro', '', fmt(m), fmt(shipped.p.macro), fmt(lex.macro), '', ''])
+console.log(table(lrows))
+
+// The rule chosen on all seven sources (the product's), against lexical per source.
+const finalLabel = option('--final', 'mix:0.25 max/z w=0.15 dense=0')
+const chosen = cands.find((x) => x.label === finalLabel)
+if (chosen) {
+  const frows = [['source', 'lexical', finalLabel, 'diff [95% CI]', 'OpenClaw']]
+  for (const s of sources) {
+    const b = pairedBootstrap(chosen.scores, lexScores, groups.get(s))
+    frows.push([s, fmt(lex.bySource[s]), fmt(chosen.p.bySource[s]), `${b.diff >= 0 ? '+' : ''}${b.diff.toFixed(1)} [${b.low.toFixed(1)}, ${b.high.toFixed(1)}]`, fmt(reference[s].ndcg10)])
+  }
+  frows.push(['macro', fmt(lex.macro), fmt(chosen.p.macro), '', ''])
+  console.log(table(frows))
+}
