@@ -14,8 +14,10 @@
 //   on/off and over a small grid, one at a time from the shipped defaults,
 //   per source; for each held-out source the value with the best macro over the
 //   other six, and its held-out score; a paired bootstrap per source.
-//   --hybrid VECTOR_DIR also reports the hybrid re-rank (bench/experiments/hybrid-rerank.mjs,
-//   its final rule) from cached sentence vectors (crates/embed/examples/rerank.rs).
+//   --hybrid VECTOR_DIR also reports the shipped hybrid rule with its LOSO estimate
+//   (bench/experiments/multi-vector.mjs --final) from cached sentence vectors
+//   (crates/embed/examples/rerank.rs --queries --text plain --max-tokens 32, and
+//   crates/core/examples/clause_vectors.rs --connectors).
 //   --record writes the new run to bench/results/quality.json.
 import { execFileSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs'
@@ -256,7 +258,7 @@ function main() {
 
   const vectorDir = option('--hybrid', null)
   if (vectorDir) {
-    const out = execFileSync(process.execPath, [join(root, 'bench/experiments/hybrid-rerank.mjs'), '--vectors', vectorDir, '--data', dataDir, '--final'], {
+    const out = execFileSync(process.execPath, [join(root, 'bench/experiments/multi-vector.mjs'), '--vectors', vectorDir, '--data', dataDir, '--final'], {
       cwd: root,
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'inherit'],

@@ -5,10 +5,17 @@
 //
 //   B=target/x86_64-unknown-linux-gnu/release/examples
 //   $B/clause_vectors npm/model-minilm/model bench/data/retrieval-dev $VEC [--connectors]
-//   node bench/experiments/multi-vector.mjs --vectors $VEC --dump FILE [--split sentences|connectors]
-// $VEC also holds queries.f32, tools-plain-32.f32 and tool-ids.json (rerank example);
-// FILE is `quality --dump 100` on the shipped lexical defaults.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+//   node bench/experiments/multi-vector.mjs --vectors $VEC [--dump FILE] [--split connectors|sentences]
+//     [--text plain-32] [--signals whole,clauses,best,mix:A,...] [--lex max,minmax] [--cos raw,minmax,z]
+//     [--zweights 0.05,...] [--dense 0,20] [--cover none,champions,rr] [--cw 0.15,...]
+//     [--floor noise|strict] [--final]
+// $VEC also holds queries.f32, tools-<text>.f32 and tool-ids.json (crates/embed rerank example);
+// FILE is `quality --dump 100` on the shipped lexical defaults (made when absent). Defaults are
+// the grid the shipped rule was chosen from (240 settings). --final prints JSON of the shipped
+// rule (`mix:0.25 max/z w=0.15 dense=0`, or --final-rule LABEL) with its LOSO estimate, for
+// bench/quality.mjs --hybrid. Signals are cached in /tmp/mv (a full scan per query: minutes).
+import { execFileSync } from 'node:child_process'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 
 import { reference } from '../quality.mjs'
@@ -22,21 +29,26 @@ const option = (name, fallback) => {
 const root = resolve(new URL('../..', import.meta.url).pathname)
 const dataDir = resolve(root, option('--data', 'bench/data/retrieval-dev'))
 const vectorDir = resolve(option('--vectors', '/tmp/quality-vec'))
-const split = option('--split', 'sentences')
+const split = option('--split', 'connectors')
 const DIM = 384
 const DENSE = 50
 
 const queries = readFileSync(join(dataDir, 'queries.jsonl'), 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l))
 const groups = groupBySource(queries.map((q) => q.set))
 const sources = [...groups.keys()]
-const lexical = readFileSync(option('--dump'), 'utf8').trim().split('\n').map((l) => JSON.parse(l))
+const dumpText = option('--dump', null)
+  ? readFileSync(option('--dump', null), 'utf8')
+  : execFileSync('cargo', ['run', '--release', '-q', '--target', 'x86_64-unknown-linux-gnu', '-p', 'tool-search-core', '--example', 'quality', '--', dataDir, '--dump', '100'],
+      { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 256 * 1024 * 1024 })
+const lexical = dumpText.trim().split('\n').map((l) => JSON.parse(l))
 const golds = lexical.map((row) => new Set(row.gold))
 const vec = (name) => {
   const b = readFileSync(join(vectorDir, name))
   return new Float32Array(b.buffer, b.byteOffset, b.byteLength / 4)
 }
 const Q = vec('queries.f32')
-const T = vec('tools-plain-32.f32')
+const toolText = option('--text', 'plain-32')
+const T = vec(`tools-${toolText}.f32`)
 const nTools = T.length / DIM
 const suffix = split === 'connectors' ? '-connectors' : ''
 const C = vec(`clauses${suffix}.f32`)
@@ -44,7 +56,9 @@ const clauseIndex = JSON.parse(readFileSync(join(vectorDir, `clauses${suffix}.js
 
 // Per query: cosines (whole query; best clause) for the lexical top 100 and
 // for the DENSE nearest tools by either signal. Cached: a full scan per query.
-const cachePath = `/tmp/mv/signals${suffix}.json`
+const cacheDir = '/tmp/mv'
+if (!existsSync(cacheDir)) mkdirSync(cacheDir)
+const cachePath = `/tmp/mv/signals${suffix}-${toolText}.json`
 let signals
 if (existsSync(cachePath)) signals = JSON.parse(readFileSync(cachePath, 'utf8'))
 else {
@@ -77,6 +91,31 @@ else {
   writeFileSync(cachePath, JSON.stringify(signals))
 }
 
+// Per clause, the cosines of each pooled tool (multi-clause queries only): the
+// coverage variants below rank each clause's own champions.
+const perClausePath = `/tmp/mv/per-clause${suffix}-${toolText}.json`
+let perClause
+if (existsSync(perClausePath)) perClause = JSON.parse(readFileSync(perClausePath, 'utf8'))
+else {
+  perClause = signals.map((sig, q) => {
+    const [first, count] = clauseIndex[q]
+    if (count === 0) return null
+    const out = {}
+    for (const o of Object.keys(sig.entry)) {
+      const b = Number(o) * DIM
+      out[o] = []
+      for (let c = 0; c < count; c++) {
+        let dot = 0
+        const a = (first + c) * DIM
+        for (let d = 0; d < DIM; d++) dot += C[a + d] * T[b + d]
+        out[o].push(dot)
+      }
+    }
+    return out
+  })
+  writeFileSync(perClausePath, JSON.stringify(perClause))
+}
+
 // signal: whole | best (max over clauses, whole included) | clauses (max over clauses only) | mix:a (a·whole + (1−a)·best)
 function cosOf(q, o, signal) {
   const [w, b0] = signals[q].entry[o]
@@ -89,7 +128,7 @@ function cosOf(q, o, signal) {
 }
 // lex: max (s / s1) | minmax ((s − s_D) / (s1 − s_D)); cos: raw | minmax | z (within the pool).
 // Dense candidates (not in the lexical top D) get the lexical floor (s_D).
-function fuse(q, { signal, w, dense, lexNorm = 'max', cosNorm = 'raw', depth = 100 }) {
+function fuse(q, { signal, w, dense, lexNorm = 'max', cosNorm = 'raw', depth = 100, cover = null, cw = 0.15 }) {
   const hits = lexical[q].hits.slice(0, depth)
   const seen = new Set(hits.map(([o]) => o))
   const pool = hits.map(([o, s], i) => ({ o, i, s }))
@@ -109,18 +148,43 @@ function fuse(q, { signal, w, dense, lexNorm = 'max', cosNorm = 'raw', depth = 1
     c.score = lexTerm + w * cosTerm
   })
   pool.sort((a, b) => b.score - a.score || a.i - b.i)
-  return pool.map((c) => c.o)
+  const fused = pool.map((c) => c.o)
+  if (!cover || !perClause[q]) return fused
+  // Each clause's own ranking: the lexical term plus its standardized cosine.
+  const clauseLists = perClause[q][pool[0].o].map((_, c) => {
+    const cs = pool.map((p) => perClause[q][p.o]?.[c] ?? 0)
+    const m = cs.reduce((a, x) => a + x, 0) / cs.length
+    const d = Math.sqrt(cs.reduce((a, x) => a + (x - m) ** 2, 0) / cs.length) || 1
+    return pool.map((p, k) => ({ o: p.o, i: p.i, v: (p.s / top) + cw * ((cs[k] - m) / d) })).sort((a, b) => b.v - a.v || a.i - b.i).map((x) => x.o)
+  })
+  const out = []
+  const seen2 = new Set()
+  const add = (o) => { if (!seen2.has(o)) { seen2.add(o); out.push(o) } }
+  if (cover === 'champions') {
+    add(fused[0])
+    const rankOf = new Map(fused.map((o, r) => [o, r]))
+    clauseLists.map((l) => l[0]).sort((a, b) => rankOf.get(a) - rankOf.get(b)).forEach(add)
+    fused.forEach(add)
+  } else {
+    // round robin: the fused list, then each clause's list, one item at a time
+    const lists = [fused, ...clauseLists]
+    for (let r = 0; out.length < fused.length && r < fused.length; r++) for (const l of lists) if (r < l.length) add(l[r])
+  }
+  return out
 }
 const lexScores = lexical.map((row, q) => ndcg10(row.hits.map(([o]) => o), golds[q]))
 const lex = perSource(lexScores, groups)
 const grid = []
-const signalsList = option('--signals', 'whole,best,mix:0.25,mix:0.5').split(',')
+const signalsList = option('--signals', 'whole,clauses,best,mix:0.25').split(',')
 for (const signal of signalsList)
-  for (const lexNorm of ['max', 'minmax'])
-    for (const cosNorm of ['raw', 'minmax', 'z'])
-      for (const w of cosNorm === 'z' ? [0.05, 0.1, 0.15, 0.2, 0.3] : cosNorm === 'minmax' ? [0.2, 0.3, 0.5, 0.75, 1] : [0.3, 0.5, 0.75, 1, 1.5])
-        for (const dense of [0, 20]) grid.push({ signal, w, dense, lexNorm, cosNorm })
-const label = (c) => `${c.signal} ${c.lexNorm}/${c.cosNorm} w=${c.w} dense=${c.dense}`
+  for (const lexNorm of option('--lex', 'max,minmax').split(','))
+    for (const cosNorm of option('--cos', 'raw,minmax,z').split(','))
+      for (const w of cosNorm === 'z' ? option('--zweights', '0.05,0.1,0.15,0.2,0.3').split(',').map(Number) : cosNorm === 'minmax' ? [0.2, 0.3, 0.5, 0.75, 1] : [0.3, 0.5, 0.75, 1, 1.5])
+        for (const dense of option('--dense', '0,20').split(',').map(Number))
+          for (const cover of option('--cover', 'none').split(','))
+            for (const cw of cover === 'none' ? [0] : option('--cw', '0.15').split(',').map(Number))
+              grid.push({ signal, w, dense, lexNorm, cosNorm, ...(cover === 'none' ? {} : { cover, cw }) })
+const label = (c) => `${c.signal} ${c.lexNorm}/${c.cosNorm} w=${c.w} dense=${c.dense}${c.cover ? ` ${c.cover} cw=${c.cw}` : ''}`
 const cands = grid.map((c) => ({ label: label(c), c, scores: lexical.map((_, q) => ndcg10(fuse(q, c), golds[q])) }))
   .map((x) => ({ ...x, p: perSource(x.scores, groups) }))
   .map((x) => ({ ...x, minDiff: Math.min(...sources.map((s) => x.p.bySource[s] - lex.bySource[s])) }))
@@ -128,17 +192,26 @@ const fmt = (v) => v.toFixed(1)
 const rowOf = (name, p) => [name, ...sources.map((s) => fmt(p.bySource[s])), fmt(p.macro)]
 const rows = [['config', ...sources, 'macro', 'min diff']]
 rows.push([...rowOf('lexical', lex), ''])
-const shipped = cands.find((x) => x.label === 'whole max/raw w=0.5 dense=0')
-rows.push([...rowOf('shipped: ' + shipped.label, shipped.p), fmt(shipped.minDiff)])
+// The rule shipped before this study (one vector per query, raw cosine at 0.5).
+const shipped = (() => {
+  const c = { signal: 'whole', w: 0.5, dense: 0, lexNorm: 'max', cosNorm: 'raw' }
+  const scores = lexical.map((_, q) => ndcg10(fuse(q, c), golds[q]))
+  const p = perSource(scores, groups)
+  return { label: label(c), scores, p, minDiff: Math.min(...sources.map((s) => p.bySource[s] - lex.bySource[s])) }
+})()
+rows.push([...rowOf('previous: ' + shipped.label, shipped.p), fmt(shipped.minDiff)])
 for (const x of [...cands].sort((a, b) => b.p.macro - a.p.macro).slice(0, 20)) rows.push([...rowOf(x.label, x.p), fmt(x.minDiff)])
 rows.push(['-- no source below lexical --'])
 for (const x of cands.filter((x) => x.minDiff >= 0).sort((a, b) => b.p.macro - a.p.macro).slice(0, 10)) rows.push([...rowOf(x.label, x.p), fmt(x.minDiff)])
-console.log(`split ${split}; ${grid.length} configurations`)
-console.log(table(rows))
+const asJson = args.includes('--final')
+if (!asJson) {
+  console.log(`split ${split}; ${grid.length} configurations`)
+  console.log(table(rows))
+}
 
 // LOSO with the lexical floor on the training sources: strict (not below lexical) or
 // noise (not below lexical beyond noise: the paired bootstrap's upper end >= 0).
-const noiseFloor = option('--floor', 'strict') === 'noise'
+const noiseFloor = option('--floor', 'noise') === 'noise'
 if (noiseFloor) for (const x of cands) x.noise = Object.fromEntries(sources.map((t) => [t, pairedBootstrap(x.scores, lexScores, groups.get(t), 500).high >= 0]))
 const bySource = {}
 const losoScores = new Array(queries.length).fill(0)
@@ -150,19 +223,28 @@ for (const s of sources) {
   bySource[s] = { label: chosen.label, score: perSource(chosen.scores, groups).bySource[s] }
 }
 const lrows0 = null
-const lrows = [['held out', 'chosen on the other six', 'held-out', 'shipped', 'lexical', 'OpenClaw', 'diff vs shipped [95% CI]']]
+const lrows = [['held out', 'chosen on the other six', 'held-out', 'previous', 'lexical', 'OpenClaw', 'diff vs previous [95% CI]']]
 for (const s of sources) {
   const b = pairedBootstrap(losoScores, shipped.scores, groups.get(s))
   lrows.push([s, bySource[s].label, fmt(bySource[s].score), fmt(shipped.p.bySource[s]), fmt(lex.bySource[s]), fmt(reference[s].ndcg10), `${b.diff >= 0 ? '+' : ''}${b.diff.toFixed(1)} [${b.low.toFixed(1)}, ${b.high.toFixed(1)}]`])
 }
 const m = sources.reduce((a, s) => a + bySource[s].score, 0) / sources.length
 lrows.push(['macro', '', fmt(m), fmt(shipped.p.macro), fmt(lex.macro), '', ''])
-console.log(table(lrows))
+if (!asJson) console.log(table(lrows))
 
 // The rule chosen on all seven sources (the product's), against lexical per source.
-const finalLabel = option('--final', 'mix:0.25 max/z w=0.15 dense=0')
+const finalLabel = option('--final-rule', 'mix:0.25 max/z w=0.15 dense=0')
 const chosen = cands.find((x) => x.label === finalLabel)
-if (chosen) {
+if (chosen && asJson) {
+  // For bench/quality.mjs --hybrid: the shipped rule per source with the LOSO estimate.
+  const out = { rule: `hybrid (multi-vector): ${finalLabel}, clauses split at ${split}`, sets: {}, macro: {} }
+  for (const s of sources) {
+    const b = pairedBootstrap(chosen.scores, lexScores, groups.get(s))
+    out.sets[s] = { lexical: lex.bySource[s], hybrid: chosen.p.bySource[s], diff: b.diff, low: b.low, high: b.high, loso: bySource[s].score, losoChoice: bySource[s].label }
+  }
+  out.macro = { lexical: lex.macro, hybrid: chosen.p.macro, loso: m }
+  console.log(JSON.stringify(out))
+} else if (chosen) {
   const frows = [['source', 'lexical', finalLabel, 'diff [95% CI]', 'OpenClaw']]
   for (const s of sources) {
     const b = pairedBootstrap(chosen.scores, lexScores, groups.get(s))
