@@ -74,6 +74,8 @@ impl QLinear {
     }
 }
 
+const ROUND: f32 = 8_388_608.0;
+
 /// Activations of one dense layer's input, quantized per row.
 #[derive(Default)]
 pub(crate) struct QuantRows {
@@ -107,8 +109,12 @@ pub(crate) fn quantize_rows(x: &[f32], rows: usize, k: usize, q: &mut QuantRows)
         let (scale, inverse) = if scale > 0.0 && scale.is_finite() { (scale, 1.0 / scale) } else { (1.0, 0.0) };
         let zero_point = (-lo * inverse).round_ties_even().clamp(0.0, 255.0);
         for (v, o) in row.iter().zip(out.iter_mut()) {
-            // NaN casts to 0; the clamp keeps everything else in range.
-            *o = (v * inverse + zero_point).round_ties_even().clamp(0.0, 255.0) as u8;
+            // Rounds to nearest even as round_ties_even does, but vectorized
+            // (that is a libm call without SSE4.1): for 0 <= y <= 255, y + 2^23
+            // has a unit ulp, so its low mantissa bits are the rounded y. A
+            // NaN input gives the NaN's low bits (0 for the quiet NaNs
+            // x86 and ARM produce).
+            *o = ((v * inverse + zero_point).clamp(0.0, 255.0) + ROUND).to_bits() as u8;
         }
         q.scales[r] = scale;
         q.zero_points[r] = zero_point as i32;
@@ -236,7 +242,9 @@ fn block_portable(x: &[u8], n: usize, k: usize, panel: &[i8], tile: &mut Tile) {
 pub(crate) fn linear(x: &QuantRows, rows: usize, lin: &QLinear, out: &mut [f32], kernel: IntKernel) {
     let m = lin.outputs;
     assert!(out.len() >= rows * m && x.scales.len() >= rows && x.zero_points.len() >= rows);
-    for_each_block(&x.values, rows, lin, kernel, |t, p, n, tile| {
+    // inline(always): a closure does not inherit its caller's target features
+    // unless inlined into it (else this loop runs without AVX).
+    for_each_block(&x.values, rows, lin, kernel, #[inline(always)] |t, p, n, tile| {
         for (r, sums) in tile.iter().enumerate().take(n) {
             let (scale, zero_point) = (x.scales[t + r], x.zero_points[t + r]);
             let columns = p * PANEL..(p + 1) * PANEL;
@@ -257,6 +265,9 @@ mod simd {
 
     use super::{GROUP, PANEL};
 
+    /// Bytes ahead of the current weight group to prefetch (8 groups).
+    const PREFETCH: usize = 8 * GROUP * PANEL;
+
     #[inline(always)]
     unsafe fn group(x: *const u8) -> i32 {
         // SAFETY: caller guarantees 4 readable bytes.
@@ -272,6 +283,10 @@ mod simd {
         let mut hi = [_mm512_setzero_si512(); R];
         for g in 0..k / GROUP {
             let w = panel.add(g * GROUP * PANEL);
+            // Weights stream from L3 for short inputs (a query); the hardware
+            // prefetcher alone leaves these loads waiting.
+            _mm_prefetch::<_MM_HINT_T0>(w.wrapping_add(PREFETCH) as *const i8);
+            _mm_prefetch::<_MM_HINT_T0>(w.wrapping_add(PREFETCH + 64) as *const i8);
             let w0 = _mm512_loadu_si512(w as *const _);
             let w1 = _mm512_loadu_si512(w.add(64) as *const _);
             for r in 0..R {
