@@ -61,7 +61,9 @@ impl QLinear {
             scales[o] = max / 127.0;
             let (p, c) = (o / PANEL, o % PANEL);
             for (i, w) in row.iter().enumerate() {
-                let q = (w * inverse).round_ties_even().clamp(-127.0, 127.0) as i8;
+                // Round half to even by adding and subtracting 1.5 * 2^23 (exact
+                // for |y| <= 127; round_ties_even is a libm call per weight here).
+                let q = (((w * inverse).clamp(-127.0, 127.0) + SIGNED_ROUND) - SIGNED_ROUND) as i8;
                 panels[((p * inputs / GROUP + i / GROUP) * PANEL + c) * GROUP + i % GROUP] = q;
                 colsums[o] += i32::from(q);
             }
@@ -75,6 +77,7 @@ impl QLinear {
 }
 
 const ROUND: f32 = 8_388_608.0;
+const SIGNED_ROUND: f32 = 12_582_912.0;
 
 /// Activations of one dense layer's input, quantized per row.
 #[derive(Default)]

@@ -88,19 +88,24 @@ fn token_ids_match_reference_tokenizer() {
 #[test]
 #[cfg_attr(not(has_model), ignore = "model files absent: run `node scripts/model-package.mjs` or set OPENCLAW_TOOL_SEARCH_MODEL_DIR")]
 fn vectors_match_reference_forward_pass() {
-    // int8: measured worst cosine PLACEHOLDER.
-    for (precision, tolerance) in [(Precision::F32, 0.999), (Precision::Int8, 0.99)] {
+    // (precision, least cosine, least mean cosine). int8 measured on an
+    // AVX-512 VNNI host: worst 0.99348 ("" alone: [CLS] [SEP]), mean 0.99802.
+    for (precision, worst, mean) in [(Precision::F32, 0.999, 0.999), (Precision::Int8, 0.99, 0.997)] {
         let reference = reference();
         let texts: Vec<&str> = reference.sentences.iter().map(|s| s.text.as_str()).collect();
         let vectors = encoder_of(precision).embed(&texts);
+        let mut sum = 0.0;
         for (case, vector) in reference.sentences.iter().zip(&vectors) {
             let expected: [f32; DIM] = case.vector.as_slice().try_into().unwrap();
             let similarity = cosine(vector, &expected);
             eprintln!("{precision:?} cosine {similarity:.7} {:?}", case.text.chars().take(40).collect::<String>());
-            assert!(similarity >= tolerance, "{precision:?} cosine {similarity} for {:?}", case.text);
+            assert!(similarity >= worst, "{precision:?} cosine {similarity} for {:?}", case.text);
             let norm: f32 = vector.iter().map(|v| v * v).sum::<f32>().sqrt();
             assert!((norm - 1.0).abs() < 1e-4, "norm {norm}");
+            sum += similarity;
         }
+        let average = sum / vectors.len() as f32;
+        assert!(average >= mean, "{precision:?} mean cosine {average}");
     }
 }
 
@@ -109,8 +114,8 @@ fn vectors_match_reference_forward_pass() {
 #[test]
 #[cfg_attr(not(has_model), ignore = "model files absent: run `node scripts/model-package.mjs` or set OPENCLAW_TOOL_SEARCH_MODEL_DIR")]
 fn published_example_similarities() {
-    // int8: measured worst difference PLACEHOLDER.
-    for (precision, tolerance) in [(Precision::F32, 0.002), (Precision::Int8, 0.05)] {
+    // int8 measured: 0.6654, 0.1110, 0.1461 (worst difference 0.0064).
+    for (precision, tolerance) in [(Precision::F32, 0.002), (Precision::Int8, 0.01)] {
         let v = encoder_of(precision).embed(&["The weather is lovely today.", "It's so sunny outside!", "He drove to the stadium."]);
         for (a, b, expected) in [(0, 1, 0.6660), (0, 2, 0.1046), (1, 2, 0.1411)] {
             let got = cosine(&v[a], &v[b]);
@@ -126,9 +131,10 @@ fn batching_and_repetition_give_the_same_vectors() {
     let texts = ["send an email", "", "weather forecast for Paris tomorrow", &"very long text ".repeat(200)];
     let batch = encoder().embed(&texts);
     assert_eq!(batch, encoder().embed(&texts), "not deterministic");
+    // Exactly: int8 rows are quantized one by one and summed exactly, and
+    // attention runs per text, so a vector never depends on its batch.
     for (text, batched) in texts.iter().zip(&batch) {
-        let single = &encoder().embed(&[text])[0];
-        assert!(cosine(single, batched) > 0.99999, "batch changes {text:?}");
+        assert_eq!(&encoder().embed(&[text])[0], batched, "batch changes {text:?}");
     }
     assert!(encoder().embed(&[]).is_empty());
 }
