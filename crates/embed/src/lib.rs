@@ -46,8 +46,11 @@ pub enum Precision {
     F32,
 }
 /// Tokens per forward batch: bounds scratch memory (the intermediate
-/// activations are 6 KiB a token) while keeping matrix products large.
-const BATCH_TOKENS: usize = 2048;
+/// activations are 6 KiB a token). 256 keeps them (1.5 MiB) in L2 across the
+/// elementwise passes; the int8 weights (10.6 MB) are then read once per
+/// batch, which costs less than the cache misses of larger batches (measured:
+/// 500 tool texts at 32 word pieces, 1.37 s CPU with 2048, 1.0 s with 256).
+const BATCH_TOKENS: usize = 256;
 const MAX_WEIGHTS_BYTES: u64 = 512 << 20;
 const MAX_CONFIG_BYTES: u64 = 64 << 10;
 const MAX_VOCAB_BYTES: u64 = 8 << 20;

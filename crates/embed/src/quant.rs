@@ -100,11 +100,17 @@ pub(crate) fn quantize_rows(x: &[f32], rows: usize, k: usize, q: &mut QuantRows)
     for (r, (row, out)) in x.chunks_exact(k).zip(q.values.chunks_exact_mut(k)).take(rows).enumerate() {
         // 8 independent lanes so the min/max vectorizes.
         let (mut lo, mut hi) = ([0f32; 8], [0f32; 8]);
-        for chunk in row.chunks(8) {
-            for (l, &v) in chunk.iter().enumerate() {
-                lo[l] = if v < lo[l] { v } else { lo[l] };
-                hi[l] = if v > hi[l] { v } else { hi[l] };
+        let chunks = row.chunks_exact(8);
+        let rest = chunks.remainder();
+        for chunk in chunks {
+            for l in 0..8 {
+                lo[l] = if chunk[l] < lo[l] { chunk[l] } else { lo[l] };
+                hi[l] = if chunk[l] > hi[l] { chunk[l] } else { hi[l] };
             }
+        }
+        for &v in rest {
+            lo[0] = if v < lo[0] { v } else { lo[0] };
+            hi[0] = if v > hi[0] { v } else { hi[0] };
         }
         let lo = lo.iter().fold(0f32, |a, &b| a.min(b));
         let hi = hi.iter().fold(0f32, |a, &b| a.max(b));
