@@ -1,7 +1,8 @@
-//! BERT encoder forward pass (all-MiniLM-L6-v2 shape) on f32, single thread.
+//! BERT encoder forward pass (all-MiniLM-L6-v2 shape), single thread: dense
+//! layers in int8 (quant.rs) or f32, everything else in f32.
 //!
 //! Sequences of a batch are concatenated row-wise (no padding): the dense
-//! layers, which are nearly all of the work, run as one matrix product over
+//! layers, most of the work, run as one matrix product over
 //! all tokens; only attention runs per sequence.
 
 use safetensors::{Dtype, SafeTensors};

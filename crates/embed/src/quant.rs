@@ -76,6 +76,8 @@ impl QLinear {
     }
 }
 
+/// 2^23 and 1.5 * 2^23: adding either rounds to an integer (nearest, ties
+/// to even) in the ranges used here.
 const ROUND: f32 = 8_388_608.0;
 const SIGNED_ROUND: f32 = 12_582_912.0;
 
@@ -89,8 +91,9 @@ pub(crate) struct QuantRows {
 
 /// Quantizes `rows` rows of `k` floats: x ≈ scale · (q − zero_point), with
 /// the range widened to include 0 (so 0 is exact and the zero point is in
-/// 0..=255). A constant-zero or non-finite row gets scale 1 and all q equal
-/// to the zero point, i.e. contributes nothing (its outputs are the bias).
+/// 0..=255). An all-zero row, or one with an infinite range, gets scale 1,
+/// zero point 0 and all q 0, i.e. contributes nothing (its outputs are the
+/// bias).
 #[inline(always)]
 pub(crate) fn quantize_rows(x: &[f32], rows: usize, k: usize, q: &mut QuantRows) {
     assert!(x.len() >= rows * k);
@@ -115,14 +118,16 @@ pub(crate) fn quantize_rows(x: &[f32], rows: usize, k: usize, q: &mut QuantRows)
         let lo = lo.iter().fold(0f32, |a, &b| a.min(b));
         let hi = hi.iter().fold(0f32, |a, &b| a.max(b));
         let scale = (hi - lo) / 255.0;
-        let (scale, inverse) = if scale > 0.0 && scale.is_finite() { (scale, 1.0 / scale) } else { (1.0, 0.0) };
-        let zero_point = (-lo * inverse).round_ties_even().clamp(0.0, 255.0);
+        let (scale, inverse, zero_point) = if scale > 0.0 && scale.is_finite() {
+            (scale, 1.0 / scale, (-lo / scale).round_ties_even().clamp(0.0, 255.0))
+        } else {
+            (1.0, 0.0, 0.0)
+        };
         for (v, o) in row.iter().zip(out.iter_mut()) {
             // Rounds to nearest even as round_ties_even does, but vectorized
             // (that is a libm call without SSE4.1): for 0 <= y <= 255, y + 2^23
             // has a unit ulp, so its low mantissa bits are the rounded y. A
-            // NaN input gives the NaN's low bits (0 for the quiet NaNs
-            // x86 and ARM produce).
+            // NaN (impossible with finite weights) gives some byte, no panic.
             *o = ((v * inverse + zero_point).clamp(0.0, 255.0) + ROUND).to_bits() as u8;
         }
         q.scales[r] = scale;
@@ -204,7 +209,8 @@ fn for_each_block(x: &[u8], rows: usize, lin: &QLinear, kernel: IntKernel, mut s
             let mut t = t0;
             for b in 0..blocks {
                 let n = (t1 - t).div_ceil(blocks - b);
-                dot_block(kernel, &x[t * k..(t + n) * k], n, k, panel, &mut tile);
+                // SAFETY: kernel is supported (checked above).
+                unsafe { dot_block(kernel, &x[t * k..(t + n) * k], n, k, panel, &mut tile) };
                 sink(t, p, n, &tile);
                 t += n;
             }
@@ -213,13 +219,14 @@ fn for_each_block(x: &[u8], rows: usize, lin: &QLinear, kernel: IntKernel, mut s
 }
 
 /// tile[r][c] = Σ_i x[r·k + i] · w[panel column c][i] for r < n.
+/// Caller: `kernel` is supported on this CPU.
 #[inline(always)]
-fn dot_block(kernel: IntKernel, x: &[u8], n: usize, k: usize, panel: &[i8], tile: &mut Tile) {
+unsafe fn dot_block(kernel: IntKernel, x: &[u8], n: usize, k: usize, panel: &[i8], tile: &mut Tile) {
     assert!(n <= kernel.block_rows() && n <= MAX_BLOCK && x.len() == n * k && panel.len() == k * PANEL && k % GROUP == 0);
     #[cfg(target_arch = "x86_64")]
     {
         let (xp, wp, out) = (x.as_ptr(), panel.as_ptr(), tile.as_mut_ptr());
-        // SAFETY: for_each_block only passes supported kernels; the block
+        // SAFETY: the caller guarantees the CPU features; the block
         // functions read n rows of k bytes from x and k * PANEL bytes from
         // the panel, and write n rows of the tile (sizes asserted above).
         match kernel {
@@ -233,6 +240,8 @@ fn dot_block(kernel: IntKernel, x: &[u8], n: usize, k: usize, panel: &[i8], tile
 }
 
 /// Portable block: plain integer arithmetic (the reference for the others).
+/// Only x86_64 CPUs without AVX2 run it in the product (about 3x slower than
+/// the portable f32 code there; the shipped builds are linux-x64 only).
 fn block_portable(x: &[u8], n: usize, k: usize, panel: &[i8], tile: &mut Tile) {
     for (row, acc) in x.chunks_exact(k).zip(tile.iter_mut()).take(n) {
         *acc = [0; PANEL];
