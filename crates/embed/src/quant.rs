@@ -303,8 +303,8 @@ mod simd {
             let w = panel.add(g * GROUP * PANEL);
             // Weights stream from L3 for short inputs (a query); the hardware
             // prefetcher alone leaves these loads waiting.
-            _mm_prefetch::<_MM_HINT_T0>(w.wrapping_add(PREFETCH) as *const i8);
-            _mm_prefetch::<_MM_HINT_T0>(w.wrapping_add(PREFETCH + 64) as *const i8);
+            _mm_prefetch::<_MM_HINT_T0>(w.wrapping_add(PREFETCH));
+            _mm_prefetch::<_MM_HINT_T0>(w.wrapping_add(PREFETCH + 64));
             let w0 = _mm512_loadu_si512(w as *const _);
             let w1 = _mm512_loadu_si512(w.add(64) as *const _);
             for r in 0..R {
