@@ -2,14 +2,17 @@
 //!
 //! cargo run --release --target x86_64-unknown-linux-gnu -p tool-search-embed --example bench -- \
 //!     MODEL_DIR CATALOG.jsonl [--tools 500] [--runs 3] [--max-tokens 256,128,64] [--all] [--query-only]
+//!     [--precision int8,f32]
 //!
-//! Reports: median time to embed one ~10-word query (+ cosine re-rank of 50
+//! Reports, per precision of the dense layers: median time to embed one
+//! ~10-word query and one ~25-word-piece query (+ cosine re-rank of 50
 //! candidates), and the time to embed N tool texts (median of runs) per token
-//! limit, extrapolated to 12,800 tools; --all also embeds the whole catalog once.
+//! limit, extrapolated to 12,800 tools; --all also embeds the whole catalog
+//! once; --query-only skips the tool texts.
 use std::path::Path;
 use std::time::Instant;
 
-use tool_search_embed::{cosine, tool_text, Encoder, DIM};
+use tool_search_embed::{cosine, tool_text, Encoder, Precision, DIM};
 
 /// CPU time of this thread: the figures are "of one core" even when the
 /// machine is shared (wall time is reported beside it).
@@ -35,10 +38,14 @@ fn main() {
     let n_tools: usize = option("--tools", "500").parse().unwrap();
     let runs: usize = option("--runs", "3").parse().unwrap();
     let limits: Vec<usize> = option("--max-tokens", "256,128,64").split(',').map(|s| s.parse().unwrap()).collect();
-
-    let start = Instant::now();
-    let encoder = Encoder::load(Path::new(model_dir)).expect("load");
-    println!("load {:.0} ms, digest {}", start.elapsed().as_secs_f64() * 1e3, &encoder.model_digest()[..16]);
+    let precisions: Vec<Precision> = option("--precision", "int8,f32")
+        .split(',')
+        .map(|p| match p {
+            "int8" => Precision::Int8,
+            "f32" => Precision::F32,
+            other => panic!("--precision int8,f32: unknown {other}"),
+        })
+        .collect();
 
     let texts: Vec<String> = catalog
         .lines()
@@ -54,9 +61,30 @@ fn main() {
     // An even spread over the catalog (its sources are in blocks).
     let step = (texts.len() / n_tools).max(1);
     let sample: Vec<&str> = texts.iter().step_by(step).take(n_tools).map(String::as_str).collect();
+    for &precision in &precisions {
+        println!("== {precision:?}");
+        run(model_dir, precision, &texts, &sample, &limits, runs, &args);
+    }
+}
 
-    let query = "find the cheapest flight from Berlin to Lisbon next Friday";
+fn run(model_dir: &str, precision: Precision, texts: &[String], sample: &[&str], limits: &[usize], runs: usize, args: &[String]) {
+    let start = Instant::now();
+    let encoder = Encoder::load_with_precision(Path::new(model_dir), precision).expect("load");
+    println!("load {:.0} ms, digest {}", start.elapsed().as_secs_f64() * 1e3, &encoder.model_digest()[..16]);
     let candidates = encoder.embed(&sample[..50.min(sample.len())]);
+    for query in [
+        "find the cheapest flight from Berlin to Lisbon next Friday",
+        "summarize the unread emails from my manager about the quarterly budget review and draft a polite reply to each one",
+    ] {
+        query_latency(&encoder, query, &candidates);
+    }
+    if args.iter().any(|a| a == "--query-only") {
+        return;
+    }
+    tool_throughput(&encoder, texts, sample, limits, runs, args);
+}
+
+fn query_latency(encoder: &Encoder, query: &str, candidates: &[[f32; DIM]]) {
     let mut times = Vec::new();
     let mut cpu_times = Vec::new();
     for _ in 0..200 {
@@ -80,8 +108,10 @@ fn main() {
         median(times),
         cpu_times.iter().copied().fold(f64::INFINITY, f64::min)
     );
+}
 
-    for &limit in &limits {
+fn tool_throughput(encoder: &Encoder, texts: &[String], sample: &[&str], limits: &[usize], runs: usize, args: &[String]) {
+    for &limit in limits {
         let tokens: usize = sample.iter().map(|t| encoder.token_ids(t, limit).len()).sum();
         let mut times = Vec::new();
         let mut cpu_times = Vec::new();
@@ -89,7 +119,7 @@ fn main() {
         for _ in 0..runs {
             let t = Instant::now();
             let c = cpu_seconds();
-            vectors = encoder.embed_truncated(&sample, limit);
+            vectors = encoder.embed_truncated(sample, limit);
             cpu_times.push(cpu_seconds() - c);
             times.push(t.elapsed().as_secs_f64());
         }
@@ -103,9 +133,6 @@ fn main() {
             secs / sample.len() as f64 * 12_800.0
         );
         std::hint::black_box(&vectors);
-    }
-    if args.iter().any(|a| a == "--query-only") {
-        return;
     }
     if args.iter().any(|a| a == "--all") {
         let all: Vec<&str> = texts.iter().map(String::as_str).collect();

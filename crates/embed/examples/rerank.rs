@@ -2,19 +2,21 @@
 //! the offline fusion experiments (bench/experiments/hybrid-rerank.mjs), so the
 //! minutes of encoder CPU are spent once per tool text, not once per trial.
 //!
-//! rerank MODEL_DIR DATA_DIR OUT_DIR [--max-tokens N] [--text full|plain] [--queries]
+//! rerank MODEL_DIR DATA_DIR OUT_DIR [--max-tokens N] [--text full|plain] [--queries] [--precision int8|f32]
 //!   DATA_DIR holds catalog.jsonl (and queries.jsonl for --queries).
 //!   Writes OUT_DIR/tools-<text>-<N>.f32: one row of DIM little-endian f32 per
 //!   tool, in catalog.jsonl's id order sorted (the quality example's ordinals),
 //!   and OUT_DIR/tool-ids.json; with --queries also OUT_DIR/queries.f32 (one row
 //!   per queries.jsonl line, at most 256 word pieces, as the product embeds a query).
 //!   --text full: tool_text(name, description, parameter names) (what the product
-//!   embeds); plain: name and description only. Timing (CPU of this thread) goes to stderr.
+//!   embeds); plain: name and description only. --precision: the dense layers'
+//!   arithmetic, int8 (default: the product's, tool_search_embed::NUMERICS) or
+//!   f32 (for comparisons). Timing goes to stderr.
 use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
 
-use tool_search_embed::{tool_text, Encoder, MAX_TOKENS};
+use tool_search_embed::{tool_text, Encoder, Precision, MAX_TOKENS};
 
 fn write_rows(path: &Path, rows: &[[f32; tool_search_embed::DIM]]) {
     let mut bytes = Vec::with_capacity(rows.len() * tool_search_embed::DIM * 4);
@@ -32,7 +34,12 @@ fn main() {
     let max_tokens: usize = option("--max-tokens").map_or(MAX_TOKENS, |v| v.parse().expect("--max-tokens N"));
     let text_kind = option("--text").unwrap_or_else(|| "full".into());
     assert!(text_kind == "full" || text_kind == "plain", "--text full|plain");
-    let encoder = Encoder::load(Path::new(&args[0])).expect("load model");
+    let precision = match option("--precision").as_deref() {
+        None | Some("int8") => Precision::Int8,
+        Some("f32") => Precision::F32,
+        Some(other) => panic!("--precision int8|f32, not {other}"),
+    };
+    let encoder = Encoder::load_with_precision(Path::new(&args[0]), precision).expect("load model");
     let data = Path::new(&args[1]);
     let out = Path::new(&args[2]);
     std::fs::create_dir_all(out).expect("out dir");
@@ -73,5 +80,9 @@ fn main() {
     let texts: Vec<&str> = tools.iter().map(|t| t.1.as_str()).collect();
     let vectors = encoder.embed_truncated(&texts, max_tokens);
     write_rows(&out.join(format!("tools-{text_kind}-{max_tokens}.f32")), &vectors);
-    eprintln!("embedded {} tools ({text_kind}, max_tokens {max_tokens}) in {:.1} s", texts.len(), start.elapsed().as_secs_f64());
+    eprintln!(
+        "embedded {} tools ({text_kind}, max_tokens {max_tokens}, {precision:?}) in {:.1} s",
+        texts.len(),
+        start.elapsed().as_secs_f64()
+    );
 }

@@ -1,12 +1,14 @@
-//! BERT encoder forward pass (all-MiniLM-L6-v2 shape) on f32, single thread.
+//! BERT encoder forward pass (all-MiniLM-L6-v2 shape), single thread: dense
+//! layers in int8 (quant.rs) or f32, everything else in f32.
 //!
 //! Sequences of a batch are concatenated row-wise (no padding): the dense
-//! layers, which are nearly all of the work, run as one matrix product over
+//! layers, most of the work, run as one matrix product over
 //! all tokens; only attention runs per sequence.
 
 use safetensors::{Dtype, SafeTensors};
 
-use crate::EmbedError;
+use crate::quant::{self, IntKernel, QLinear, QuantRows};
+use crate::{EmbedError, Precision};
 
 pub const HIDDEN: usize = 384;
 pub const LAYERS: usize = 6;
@@ -29,13 +31,28 @@ struct LayerNorm {
     beta: Vec<f32>,
 }
 
+/// A dense layer in the encoder's precision.
+enum Dense {
+    F32(Linear),
+    Int8(QLinear),
+}
+
+impl Dense {
+    fn new(weight: &[f32], bias: Vec<f32>, outputs: usize, inputs: usize, precision: Precision) -> Dense {
+        match precision {
+            Precision::F32 => Dense::F32(Linear::new(weight, bias, outputs, inputs)),
+            Precision::Int8 => Dense::Int8(QLinear::new(weight, bias, outputs, inputs)),
+        }
+    }
+}
+
 struct Layer {
     /// Query, key and value fused into one [3 * HIDDEN, HIDDEN] product.
-    qkv: Linear,
-    attention_out: Linear,
+    qkv: Dense,
+    attention_out: Dense,
     attention_norm: LayerNorm,
-    intermediate: Linear,
-    output: Linear,
+    intermediate: Dense,
+    output: Dense,
     output_norm: LayerNorm,
 }
 
@@ -89,18 +106,20 @@ struct Scratch {
     hidden: Vec<f32>,
     intermediate: Vec<f32>,
     scores: Vec<f32>,
+    /// The current int8 layer's input, quantized.
+    quantized: QuantRows,
 }
 
 impl Bert {
-    pub fn from_safetensors(bytes: &[u8], vocab_size: usize, eps: f32) -> Result<Bert, EmbedError> {
+    pub fn from_safetensors(bytes: &[u8], vocab_size: usize, eps: f32, precision: Precision) -> Result<Bert, EmbedError> {
         let tensors = SafeTensors::deserialize(bytes).map_err(|e| EmbedError::Invalid(format!("model.safetensors: {e}")))?;
         let get = |name: &str, shape: &[usize]| load_tensor(&tensors, name, shape);
         let raw = |prefix: &str, outputs: usize, inputs: usize| -> Result<(Vec<f32>, Vec<f32>), EmbedError> {
             Ok((get(&format!("{prefix}.weight"), &[outputs, inputs])?, get(&format!("{prefix}.bias"), &[outputs])?))
         };
-        let linear = |prefix: &str, outputs: usize, inputs: usize| -> Result<Linear, EmbedError> {
+        let linear = |prefix: &str, outputs: usize, inputs: usize| -> Result<Dense, EmbedError> {
             let (weight, bias) = raw(prefix, outputs, inputs)?;
-            Ok(Linear::new(&weight, bias, outputs, inputs))
+            Ok(Dense::new(&weight, bias, outputs, inputs, precision))
         };
         let norm = |prefix: &str| -> Result<LayerNorm, EmbedError> {
             Ok(LayerNorm { gamma: get(&format!("{prefix}.weight"), &[HIDDEN])?, beta: get(&format!("{prefix}.bias"), &[HIDDEN])? })
@@ -113,7 +132,7 @@ impl Bert {
                 raw(&format!("{p}.attention.self.key"), HIDDEN, HIDDEN)?,
                 raw(&format!("{p}.attention.self.value"), HIDDEN, HIDDEN)?,
             );
-            let qkv = Linear::new(&[q.0, k.0, v.0].concat(), [q.1, k.1, v.1].concat(), QKV, HIDDEN);
+            let qkv = Dense::new(&[q.0, k.0, v.0].concat(), [q.1, k.1, v.1].concat(), QKV, HIDDEN, precision);
             layers.push(Layer {
                 qkv,
                 attention_out: linear(&format!("{p}.attention.output.dense"), HIDDEN, HIDDEN)?,
@@ -143,29 +162,30 @@ impl Bert {
     /// must be < vocab size and every sequence at most MAX_POSITIONS long
     /// (the tokenizer guarantees both; checked anyway).
     pub fn encode(&self, sequences: &[Vec<u32>]) -> Vec<[f32; HIDDEN]> {
-        self.encode_kernel(sequences, Kernel::detect())
+        self.encode_kernel(sequences, Kernel::detect(), IntKernel::detect())
     }
 
-    /// `encode` on a given kernel; an unsupported one falls back to Portable.
-    pub(crate) fn encode_kernel(&self, sequences: &[Vec<u32>], kernel: Kernel) -> Vec<[f32; HIDDEN]> {
+    /// `encode` on given kernels: `kernel` for the f32 code, `int_kernel`
+    /// for int8 dense layers; an unsupported one falls back to Portable.
+    pub(crate) fn encode_kernel(&self, sequences: &[Vec<u32>], kernel: Kernel, int_kernel: IntKernel) -> Vec<[f32; HIDDEN]> {
         #[cfg(target_arch = "x86_64")]
         if kernel != Kernel::Portable && kernel.supported() {
             // SAFETY: the CPU has AVX2 + FMA (and AVX-512F for Kernel::Avx512).
-            return unsafe { self.encode_avx2(sequences, kernel) };
+            return unsafe { self.encode_avx2(sequences, kernel, int_kernel) };
         }
-        self.encode_with::<false>(sequences, Kernel::Portable)
+        self.encode_with::<false>(sequences, Kernel::Portable, int_kernel)
     }
 
     /// The same code compiled for AVX2 + FMA (the helpers below are inlined
     /// into it); the dense layers and attention use explicit SIMD kernels.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
-    unsafe fn encode_avx2(&self, sequences: &[Vec<u32>], kernel: Kernel) -> Vec<[f32; HIDDEN]> {
-        self.encode_with::<true>(sequences, kernel)
+    unsafe fn encode_avx2(&self, sequences: &[Vec<u32>], kernel: Kernel, int_kernel: IntKernel) -> Vec<[f32; HIDDEN]> {
+        self.encode_with::<true>(sequences, kernel, int_kernel)
     }
 
     #[inline(always)]
-    fn encode_with<const FMA: bool>(&self, sequences: &[Vec<u32>], kernel: Kernel) -> Vec<[f32; HIDDEN]> {
+    fn encode_with<const FMA: bool>(&self, sequences: &[Vec<u32>], kernel: Kernel, int_kernel: IntKernel) -> Vec<[f32; HIDDEN]> {
         let mut scratch = Scratch::default();
         let lengths: Vec<usize> = sequences.iter().map(|s| s.len().min(MAX_POSITIONS)).collect();
         let total: usize = lengths.iter().sum();
@@ -184,7 +204,7 @@ impl Bert {
         }
         layer_norm(&mut x, &self.embedding_norm, self.eps);
         for layer in &self.layers {
-            layer_forward::<FMA>(layer, &mut x, total, &lengths, &mut scratch, self.eps, kernel);
+            layer_forward::<FMA>(layer, &mut x, total, &lengths, &mut scratch, self.eps, (kernel, int_kernel));
         }
         let mut out = Vec::with_capacity(sequences.len());
         let mut offset = 0;
@@ -207,9 +227,17 @@ impl Bert {
 }
 
 #[inline(always)]
-fn layer_forward<const FMA: bool>(layer: &Layer, x: &mut [f32], total: usize, lengths: &[usize], s: &mut Scratch, eps: f32, kernel: Kernel) {
+fn layer_forward<const FMA: bool>(
+    layer: &Layer,
+    x: &mut [f32],
+    total: usize,
+    lengths: &[usize],
+    s: &mut Scratch,
+    eps: f32,
+    kernel: (Kernel, IntKernel),
+) {
     s.qkv.resize(total * QKV, 0.0);
-    linear::<FMA>(x, total, &layer.qkv, &mut s.qkv, kernel);
+    dense::<FMA>(x, total, &layer.qkv, &mut s.qkv, kernel, &mut s.quantized);
     s.context.resize(total * HIDDEN, 0.0);
     let mut offset = 0;
     for &n in lengths {
@@ -217,15 +245,15 @@ fn layer_forward<const FMA: bool>(layer: &Layer, x: &mut [f32], total: usize, le
         offset += n;
     }
     s.hidden.resize(total * HIDDEN, 0.0);
-    linear::<FMA>(&s.context, total, &layer.attention_out, &mut s.hidden, kernel);
+    dense::<FMA>(&s.context, total, &layer.attention_out, &mut s.hidden, kernel, &mut s.quantized);
     add_assign(x, &s.hidden);
     layer_norm(x, &layer.attention_norm, eps);
     s.intermediate.resize(total * INTERMEDIATE, 0.0);
-    linear::<FMA>(x, total, &layer.intermediate, &mut s.intermediate, kernel);
+    dense::<FMA>(x, total, &layer.intermediate, &mut s.intermediate, kernel, &mut s.quantized);
     for v in &mut s.intermediate {
         *v = gelu(*v);
     }
-    linear::<FMA>(&s.intermediate, total, &layer.output, &mut s.hidden, kernel);
+    dense::<FMA>(&s.intermediate, total, &layer.output, &mut s.hidden, kernel, &mut s.quantized);
     add_assign(x, &s.hidden);
     layer_norm(x, &layer.output_norm, eps);
 }
@@ -292,8 +320,8 @@ fn hsum(acc: &[f32; 8]) -> f32 {
     (acc[0] + acc[4]) + (acc[1] + acc[5]) + ((acc[2] + acc[6]) + (acc[3] + acc[7]))
 }
 
-/// Output columns per packed weight panel.
-const PANEL: usize = 32;
+/// Output columns per packed weight panel (f32 and int8).
+pub(crate) const PANEL: usize = 32;
 /// Input rows per tile: a tile of activations (up to 96 x 1536 floats) stays
 /// in L2 while every weight panel passes over it.
 const ROW_TILE: usize = 96; // a multiple of 12 (the AVX-512 block) and 3 (AVX2)
@@ -311,6 +339,19 @@ impl Linear {
             }
         }
         Linear { panels, bias, inputs, outputs }
+    }
+}
+
+/// out = x W^T + b for `rows` rows of x, in the layer's precision (int8:
+/// x quantized per row first).
+#[inline(always)]
+fn dense<const FMA: bool>(x: &[f32], rows: usize, layer: &Dense, out: &mut [f32], kernel: (Kernel, IntKernel), quantized: &mut QuantRows) {
+    match layer {
+        Dense::F32(lin) => linear::<FMA>(x, rows, lin, out, kernel.0),
+        Dense::Int8(lin) => {
+            quant::quantize_rows(x, rows, lin.inputs(), quantized);
+            quant::linear(quantized, rows, lin, out, kernel.1);
+        }
     }
 }
 
@@ -661,7 +702,7 @@ mod tests {
     }
 
     /// A full-size encoder with pseudo-random weights (small vocabulary).
-    fn random_bert() -> Bert {
+    fn random_bert(precision: Precision) -> Bert {
         let mut state = 0x9e37_79b9_7f4a_7c15u64;
         let mut next = move |scale: f32| {
             state ^= state << 13;
@@ -676,11 +717,11 @@ mod tests {
         };
         let layers = (0..LAYERS)
             .map(|_| Layer {
-                qkv: Linear::new(&values(QKV * HIDDEN, 0.2), values(QKV, 0.1), QKV, HIDDEN),
-                attention_out: Linear::new(&values(HIDDEN * HIDDEN, 0.2), values(HIDDEN, 0.1), HIDDEN, HIDDEN),
+                qkv: Dense::new(&values(QKV * HIDDEN, 0.2), values(QKV, 0.1), QKV, HIDDEN, precision),
+                attention_out: Dense::new(&values(HIDDEN * HIDDEN, 0.2), values(HIDDEN, 0.1), HIDDEN, HIDDEN, precision),
                 attention_norm: norm(&mut values),
-                intermediate: Linear::new(&values(INTERMEDIATE * HIDDEN, 0.2), values(INTERMEDIATE, 0.1), INTERMEDIATE, HIDDEN),
-                output: Linear::new(&values(HIDDEN * INTERMEDIATE, 0.1), values(HIDDEN, 0.1), HIDDEN, INTERMEDIATE),
+                intermediate: Dense::new(&values(INTERMEDIATE * HIDDEN, 0.2), values(INTERMEDIATE, 0.1), INTERMEDIATE, HIDDEN, precision),
+                output: Dense::new(&values(HIDDEN * INTERMEDIATE, 0.1), values(HIDDEN, 0.1), HIDDEN, INTERMEDIATE, precision),
                 output_norm: norm(&mut values),
             })
             .collect();
@@ -695,27 +736,61 @@ mod tests {
         }
     }
 
+    fn test_sequences() -> Vec<Vec<u32>> {
+        (1..=13u32).chain([24, 40, 100]).map(|n| (0..n).map(|i| (i * 7 + n) % 100).collect()).collect()
+    }
+
     /// The SIMD kernels compute what the portable code does (block sizes
-    /// 1..=12 and tile remainders: sequences of 1..=13, 24 and 40 tokens).
+    /// 1..=12 and tile remainders: sequences of 1..=13, 24, 40 and 100 tokens).
     #[test]
     fn kernels_agree() {
-        let bert = random_bert();
-        let sequences: Vec<Vec<u32>> =
-            (1..=13u32).chain([24, 40]).map(|n| (0..n).map(|i| (i * 7 + n) % 100).collect()).collect();
-        let portable = bert.encode_kernel(&sequences, Kernel::Portable);
-        for kernel in [Kernel::Avx2, Kernel::Avx512] {
-            if !kernel.supported() {
-                eprintln!("{kernel:?} not supported on this CPU: not compared");
-                continue;
+        let sequences = test_sequences();
+        for precision in [Precision::F32, Precision::Int8] {
+            let bert = random_bert(precision);
+            let portable = bert.encode_kernel(&sequences, Kernel::Portable, IntKernel::Portable);
+            for kernel in [Kernel::Avx2, Kernel::Avx512] {
+                if !kernel.supported() {
+                    eprintln!("{kernel:?} not supported on this CPU: not compared");
+                    continue;
+                }
+                let fast = bert.encode_kernel(&sequences, kernel, IntKernel::detect());
+                // int8: the f32 code's last-bit differences (FMA or not) can
+                // move an activation across a rounding boundary, one
+                // quantization step (measured worst: cosine 0.99996).
+                let tolerance = if precision == Precision::Int8 { 0.9999 } else { 0.99999 };
+                for (a, b) in portable.iter().zip(&fast) {
+                    let cos: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+                    assert!(cos > tolerance, "{precision:?} {kernel:?} cosine {cos}");
+                }
             }
-            let fast = bert.encode_kernel(&sequences, kernel);
-            for (a, b) in portable.iter().zip(&fast) {
-                let cos: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
-                assert!(cos > 0.99999, "{kernel:?} cosine {cos}");
-            }
+            // Out-of-range ids are clamped, not a panic.
+            assert_eq!(bert.encode(&[vec![5000, 1]]).len(), 1);
         }
-        // Out-of-range ids are clamped, not a panic.
-        assert_eq!(bert.encode(&[vec![5000, 1]]).len(), 1);
+    }
+
+    /// With the f32 code fixed, every integer kernel gives the same vectors
+    /// bit for bit (their sums are exact; the rest is shared code).
+    #[test]
+    fn int_kernels_give_identical_vectors() {
+        let sequences = test_sequences();
+        let bert = random_bert(Precision::Int8);
+        let kernel = Kernel::detect();
+        let reference = bert.encode_kernel(&sequences, kernel, IntKernel::Portable);
+        for int_kernel in IntKernel::ALL.into_iter().filter(|k| k.supported()) {
+            assert!(bert.encode_kernel(&sequences, kernel, int_kernel) == reference, "{int_kernel:?} differs");
+        }
+    }
+
+    /// int8 stays close to f32 on the same random weights.
+    #[test]
+    fn int8_close_to_f32() {
+        let sequences = test_sequences();
+        let f32_vectors = random_bert(Precision::F32).encode(&sequences);
+        let int8_vectors = random_bert(Precision::Int8).encode(&sequences);
+        for (a, b) in f32_vectors.iter().zip(&int8_vectors) {
+            let cos: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+            assert!(cos > 0.99, "cosine {cos}");
+        }
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! Parity of the Rust encoder with an independent reference
 //! (tests/fixtures/reference.json, written by tests/fixtures/make_reference.py:
 //! Hugging Face `tokenizers` ids and a float64 numpy forward pass), and with
-//! the similarities published for this model.
+//! the similarities published for this model: strict for the f32 dense
+//! layers, with measured tolerances for the int8 ones (the product's
+//! numerics).
 //!
 //! Needs the model files (OPENCLAW_TOOL_SEARCH_MODEL_DIR, or
 //! npm/model-minilm/model from `node scripts/model-package.mjs`); without them
@@ -12,7 +14,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use serde::Deserialize;
-use tool_search_embed::{cosine, Encoder, DIM};
+use tool_search_embed::{cosine, Encoder, Precision, DIM};
 
 const MODEL_DIR: &str = env!("TOOL_SEARCH_EMBED_MODEL_DIR");
 
@@ -40,9 +42,22 @@ fn reference() -> Reference {
     serde_json::from_str(include_str!("fixtures/reference.json")).unwrap()
 }
 
+/// The product's encoder (int8 dense layers).
 fn encoder() -> &'static Encoder {
     static ENCODER: OnceLock<Encoder> = OnceLock::new();
     ENCODER.get_or_init(|| Encoder::load(Path::new(MODEL_DIR)).expect("load model"))
+}
+
+fn encoder_f32() -> &'static Encoder {
+    static ENCODER: OnceLock<Encoder> = OnceLock::new();
+    ENCODER.get_or_init(|| Encoder::load_with_precision(Path::new(MODEL_DIR), Precision::F32).expect("load model"))
+}
+
+fn encoder_of(precision: Precision) -> &'static Encoder {
+    match precision {
+        Precision::Int8 => encoder(),
+        Precision::F32 => encoder_f32(),
+    }
 }
 
 #[test]
@@ -73,16 +88,24 @@ fn token_ids_match_reference_tokenizer() {
 #[test]
 #[cfg_attr(not(has_model), ignore = "model files absent: run `node scripts/model-package.mjs` or set OPENCLAW_TOOL_SEARCH_MODEL_DIR")]
 fn vectors_match_reference_forward_pass() {
-    let reference = reference();
-    let texts: Vec<&str> = reference.sentences.iter().map(|s| s.text.as_str()).collect();
-    let vectors = encoder().embed(&texts);
-    for (case, vector) in reference.sentences.iter().zip(&vectors) {
-        let expected: [f32; DIM] = case.vector.as_slice().try_into().unwrap();
-        let similarity = cosine(vector, &expected);
-        eprintln!("cosine {similarity:.7} {:?}", case.text.chars().take(40).collect::<String>());
-        assert!(similarity >= 0.999, "cosine {similarity} for {:?}", case.text);
-        let norm: f32 = vector.iter().map(|v| v * v).sum::<f32>().sqrt();
-        assert!((norm - 1.0).abs() < 1e-4, "norm {norm}");
+    // (precision, least cosine, least mean cosine). int8 measured on an
+    // AVX-512 VNNI host: worst 0.99348 ("" alone: [CLS] [SEP]), mean 0.99802.
+    for (precision, worst, mean) in [(Precision::F32, 0.999, 0.999), (Precision::Int8, 0.99, 0.997)] {
+        let reference = reference();
+        let texts: Vec<&str> = reference.sentences.iter().map(|s| s.text.as_str()).collect();
+        let vectors = encoder_of(precision).embed(&texts);
+        let mut sum = 0.0;
+        for (case, vector) in reference.sentences.iter().zip(&vectors) {
+            let expected: [f32; DIM] = case.vector.as_slice().try_into().unwrap();
+            let similarity = cosine(vector, &expected);
+            eprintln!("{precision:?} cosine {similarity:.7} {:?}", case.text.chars().take(40).collect::<String>());
+            assert!(similarity >= worst, "{precision:?} cosine {similarity} for {:?}", case.text);
+            let norm: f32 = vector.iter().map(|v| v * v).sum::<f32>().sqrt();
+            assert!((norm - 1.0).abs() < 1e-4, "norm {norm}");
+            sum += similarity;
+        }
+        let average = sum / vectors.len() as f32;
+        assert!(average >= mean, "{precision:?} mean cosine {average}");
     }
 }
 
@@ -91,10 +114,14 @@ fn vectors_match_reference_forward_pass() {
 #[test]
 #[cfg_attr(not(has_model), ignore = "model files absent: run `node scripts/model-package.mjs` or set OPENCLAW_TOOL_SEARCH_MODEL_DIR")]
 fn published_example_similarities() {
-    let v = encoder().embed(&["The weather is lovely today.", "It's so sunny outside!", "He drove to the stadium."]);
-    for (a, b, expected) in [(0, 1, 0.6660), (0, 2, 0.1046), (1, 2, 0.1411)] {
-        let got = cosine(&v[a], &v[b]);
-        assert!((got - expected).abs() < 0.002, "sim({a},{b}) = {got}, expected {expected}");
+    // int8 measured: 0.6654, 0.1110, 0.1461 (worst difference 0.0064).
+    for (precision, tolerance) in [(Precision::F32, 0.002), (Precision::Int8, 0.01)] {
+        let v = encoder_of(precision).embed(&["The weather is lovely today.", "It's so sunny outside!", "He drove to the stadium."]);
+        for (a, b, expected) in [(0, 1, 0.6660), (0, 2, 0.1046), (1, 2, 0.1411)] {
+            let got = cosine(&v[a], &v[b]);
+            eprintln!("{precision:?} sim({a},{b}) = {got:.4}, expected {expected}");
+            assert!((got - expected).abs() < tolerance, "{precision:?} sim({a},{b}) = {got}, expected {expected}");
+        }
     }
 }
 
@@ -104,9 +131,10 @@ fn batching_and_repetition_give_the_same_vectors() {
     let texts = ["send an email", "", "weather forecast for Paris tomorrow", &"very long text ".repeat(200)];
     let batch = encoder().embed(&texts);
     assert_eq!(batch, encoder().embed(&texts), "not deterministic");
+    // Exactly: int8 rows are quantized one by one and summed exactly, and
+    // attention runs per text, so a vector never depends on its batch.
     for (text, batched) in texts.iter().zip(&batch) {
-        let single = &encoder().embed(&[text])[0];
-        assert!(cosine(single, batched) > 0.99999, "batch changes {text:?}");
+        assert_eq!(&encoder().embed(&[text])[0], batched, "batch changes {text:?}");
     }
     assert!(encoder().embed(&[]).is_empty());
 }
