@@ -32,9 +32,9 @@ pub const MAX_TOKENS: usize = 256;
 
 /// The encoder's numerics: changes whenever the vectors for the same text
 /// and the same model files change (quantization scheme, kernels' shared
-/// arithmetic, pooling). A vector cache keys on it together with
-/// `Encoder::model_digest`. It describes `Encoder::load`'s (int8) vectors
-/// only: vectors of a `Precision::F32` encoder must not be cached under it.
+/// arithmetic, pooling). Part of `Encoder::model_digest`, so a vector cache
+/// keyed on the digest never mixes vectors of other numerics. It describes
+/// `Encoder::load`'s (int8) vectors; `Precision::F32` has its own tag.
 pub const NUMERICS: &str = "int8-v1";
 
 /// Arithmetic of the dense layers (nearly all of the work).
@@ -44,6 +44,16 @@ pub enum Precision {
     Int8,
     /// The original f32 weights: for tests, parity and quality comparisons.
     F32,
+}
+
+impl Precision {
+    /// The numerics tag folded into the model digest.
+    pub fn numerics(self) -> &'static str {
+        match self {
+            Precision::Int8 => NUMERICS,
+            Precision::F32 => "f32-v1",
+        }
+    }
 }
 /// Tokens per forward batch: bounds scratch memory (the intermediate
 /// activations are 6 KiB a token). 256 keeps them (1.5 MiB) in L2 across the
@@ -132,6 +142,7 @@ impl Encoder {
             hasher.update(part);
         }
         hasher.update(&(MAX_TOKENS as u64).to_le_bytes());
+        hasher.update(precision.numerics().as_bytes());
         let digest = hasher.finalize().to_hex().to_string();
         Ok(Encoder { bert, precision, tokenizer, digest })
     }
@@ -171,8 +182,9 @@ impl Encoder {
         self.tokenizer.encode(text, max_tokens.clamp(2, MAX_TOKENS))
     }
 
-    /// Hex BLAKE3 digest of the model files and the token limit: vectors
-    /// cached under one digest are valid for any encoder with the same digest.
+    /// Hex BLAKE3 digest of the model files, the token limit and the
+    /// numerics: vectors cached under one digest are valid for any encoder
+    /// with the same digest.
     pub fn model_digest(&self) -> &str {
         &self.digest
     }

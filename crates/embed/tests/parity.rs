@@ -150,4 +150,6 @@ fn truncation_bounds_tokens_and_digest_is_stable() {
     let digest = encoder().model_digest();
     assert_eq!(digest.len(), 64);
     assert_eq!(digest, Encoder::load(Path::new(MODEL_DIR)).unwrap().model_digest());
+    // Other numerics, other vectors: another digest, so caches never mix them.
+    assert_ne!(digest, encoder_f32().model_digest());
 }
