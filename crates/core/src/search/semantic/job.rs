@@ -258,10 +258,7 @@ fn run(job: Job) {
     job.slot.set(status.clone());
     drop(data);
 
-    // Each distinct missing text once.
-    let mut first_of: HashMap<[u8; 32], usize> = HashMap::new();
-    let missing: Vec<usize> =
-        (0..total).filter(|&i| rows[i].is_none() && first_of.insert(keys[i], i).is_none()).collect();
+    let (missing, first_of) = distinct_missing(&rows, &keys);
     for chunk in missing.chunks(CHUNK) {
         // Every catalog of this data was dropped: stop.
         if job.data.strong_count() == 0 {
@@ -285,12 +282,33 @@ fn run(job: Job) {
         status.done += chunk.len();
         job.slot.set(status.clone());
     }
-    // Duplicated texts share the first one's vector.
-    let rows: Vec<QVec> = (0..total)
-        .map(|i| rows[i].or_else(|| first_of.get(&keys[i]).and_then(|&j| rows[j])).unwrap_or(QVec { scale: 1.0, values: [0; tool_search_embed::DIM] }))
-        .collect();
+    let rows = share_duplicates(rows, &keys, &first_of);
     status.done = total;
     status.state = RankingState::Ready;
     let _ = job.slot.table.set(Arc::new(VectorTable { model_digest: digest, keys, rows }));
     job.slot.set(status);
+}
+
+/// The rows to embed: each distinct missing text once (its first row), and
+/// the first row of each missing text's key.
+pub(super) fn distinct_missing(rows: &[Option<QVec>], keys: &[[u8; 32]]) -> (Vec<usize>, HashMap<[u8; 32], usize>) {
+    let mut first_of: HashMap<[u8; 32], usize> = HashMap::new();
+    let mut missing = Vec::new();
+    for (i, key) in keys.iter().enumerate() {
+        if rows[i].is_none() {
+            if let std::collections::hash_map::Entry::Vacant(slot) = first_of.entry(*key) {
+                slot.insert(i);
+                missing.push(i);
+            }
+        }
+    }
+    (missing, first_of)
+}
+
+/// Rows of duplicated texts take their first row's vector (a row still
+/// missing, after a stopped job, is a zero vector).
+pub(super) fn share_duplicates(rows: Vec<Option<QVec>>, keys: &[[u8; 32]], first_of: &HashMap<[u8; 32], usize>) -> Vec<QVec> {
+    (0..rows.len())
+        .map(|i| rows[i].or_else(|| first_of.get(&keys[i]).and_then(|&j| rows[j])).unwrap_or(QVec { scale: 1.0, values: [0; tool_search_embed::DIM] }))
+        .collect()
 }

@@ -80,6 +80,25 @@ fn a_tool_matching_one_clause_well_outranks_one_matching_the_blend() {
 }
 
 #[test]
+fn tools_with_the_same_text_share_one_embedding() {
+    // Rows 0, 2 and 4 have the same text; row 5 was reused from a cache.
+    let keys = [[1u8; 32], [2; 32], [1; 32], [3; 32], [1; 32], [4; 32]];
+    let mut rows = vec![None; keys.len()];
+    rows[5] = Some(QVec::quantize(&unit(5)));
+    let (missing, first_of) = job::distinct_missing(&rows, &keys);
+    assert_eq!(missing, vec![0, 1, 3], "each distinct text once, at its first row");
+    for &i in &missing {
+        rows[i] = Some(QVec::quantize(&unit(i as u32 + 1)));
+    }
+    let rows = job::share_duplicates(rows, &keys, &first_of);
+    for i in [2, 4] {
+        assert_eq!(rows[i].values, rows[0].values, "row {i} shares row 0's vector");
+        assert_eq!(rows[i].scale, rows[0].scale);
+    }
+    assert_eq!(rows[5].values, QVec::quantize(&unit(5)).values);
+}
+
+#[test]
 fn quantized_cosine_is_close_to_the_float_one() {
     for seed in 1..50 {
         let (a, b) = (unit(seed), unit(seed + 1000));
