@@ -117,7 +117,23 @@ else {
 }
 
 // signal: whole | best (max over clauses, whole included) | clauses (max over clauses only) | mix:a (a·whole + (1−a)·best)
+// approx:A: as mix:A, but the whole query's vector is the normalized sum of its clauses'
+// vectors (no forward pass over the whole query).
+const clauseSumNorm = clauseIndex.map(([first, count]) => {
+  if (count === 0) return 1
+  const sum = new Float64Array(DIM)
+  for (let c = 0; c < count; c++) for (let d = 0; d < DIM; d++) sum[d] += C[(first + c) * DIM + d]
+  return Math.sqrt(sum.reduce((a, x) => a + x * x, 0)) || 1
+})
 function cosOf(q, o, signal) {
+  if (signal.startsWith('approx:') && perClause[q]) {
+    const cs = perClause[q][o]
+    const w = cs.reduce((a, x) => a + x, 0) / clauseSumNorm[q]
+    const b = Math.max(w, ...cs)
+    const a = Number(signal.slice(7))
+    return a * w + (1 - a) * b
+  }
+  if (signal.startsWith('approx:')) signal = `mix:${signal.slice(7)}`
   const [w, b0] = signals[q].entry[o]
   const b = Math.max(w, b0)
   if (signal === 'whole') return w
