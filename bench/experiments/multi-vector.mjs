@@ -8,7 +8,7 @@
 //   node bench/experiments/multi-vector.mjs --vectors $VEC [--dump FILE] [--split connectors|sentences]
 //     [--text plain-32] [--signals whole,clauses,best,mix:A,...] [--lex max,minmax] [--cos raw,minmax,z]
 //     [--zweights 0.05,...] [--dense 0,20] [--cover none,champions,rr] [--cw 0.15,...]
-//     [--floor noise|strict] [--final]
+//     [--floor noise|strict] [--final] [--pool-only]
 // $VEC also holds queries.f32, tools-<text>.f32 and tool-ids.json (crates/embed rerank example);
 // FILE is `quality --dump 100` on the shipped lexical defaults (made when absent). Defaults are
 // the grid the shipped rule was chosen from (240 settings). --final prints JSON of the shipped
@@ -58,8 +58,9 @@ const clauseIndex = JSON.parse(readFileSync(join(vectorDir, `clauses${suffix}.js
 // for the DENSE nearest tools by either signal. Cached: a full scan per query.
 const cacheDir = '/tmp/mv'
 if (!existsSync(cacheDir)) mkdirSync(cacheDir)
-const cachePath = `/tmp/mv/signals${suffix}-${toolText}.json`
+const cachePath = `/tmp/mv/signals${suffix}-${toolText}${args.includes('--pool-only') ? '-pool' : ''}.json`
 let signals
+const poolOnly = args.includes('--pool-only')
 if (existsSync(cachePath)) signals = JSON.parse(readFileSync(cachePath, 'utf8'))
 else {
   signals = []
@@ -70,9 +71,11 @@ else {
     const [first, count] = clauseIndex[q]
     for (let c = 0; c < count; c++) rows.push([C, first + c])
     best.fill(-2)
+    // --pool-only: the lexical top 100 only (no dense candidates; seconds instead of minutes).
+    const scan = poolOnly ? lexical[q].hits.map(([o]) => o) : [...Array(nTools).keys()]
     rows.forEach(([M, r], k) => {
       const a = r * DIM
-      for (let t = 0; t < nTools; t++) {
+      for (const t of scan) {
         let dot = 0
         const b = t * DIM
         for (let d = 0; d < DIM; d++) dot += M[a + d] * T[b + d]
@@ -81,7 +84,7 @@ else {
       }
     })
     if (count === 0) best.set(whole)
-    const top = (arr) => [...arr.keys()].sort((x, y) => arr[y] - arr[x]).slice(0, DENSE)
+    const top = (arr) => (poolOnly ? [] : [...arr.keys()].sort((x, y) => arr[y] - arr[x]).slice(0, DENSE))
     const pool = new Set([...lexical[q].hits.map(([o]) => o), ...top(whole), ...top(best)])
     const entry = {}
     for (const o of pool) entry[o] = [Number(whole[o].toFixed(5)), Number(best[o].toFixed(5))]
@@ -93,7 +96,7 @@ else {
 
 // Per clause, the cosines of each pooled tool (multi-clause queries only): the
 // coverage variants below rank each clause's own champions.
-const perClausePath = `/tmp/mv/per-clause${suffix}-${toolText}.json`
+const perClausePath = `/tmp/mv/per-clause${suffix}-${toolText}${args.includes('--pool-only') ? '-pool' : ''}.json`
 let perClause
 if (existsSync(perClausePath)) perClause = JSON.parse(readFileSync(perClausePath, 'utf8'))
 else {
@@ -251,6 +254,7 @@ if (!asJson) console.log(table(lrows))
 // The rule chosen on all seven sources (the product's), against lexical per source.
 const finalLabel = option('--final-rule', 'mix:0.25 max/z w=0.15 dense=0')
 const chosen = cands.find((x) => x.label === finalLabel)
+if (chosen && option('--scores', null)) writeFileSync(option('--scores', null), JSON.stringify(chosen.scores))
 if (chosen && asJson) {
   // For bench/quality.mjs --hybrid: the shipped rule per source with the LOSO estimate.
   const out = { rule: `hybrid (multi-vector): ${finalLabel}, clauses split at ${split}`, sets: {}, macro: {} }

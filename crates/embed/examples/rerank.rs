@@ -2,14 +2,15 @@
 //! the offline fusion experiments (bench/experiments/hybrid-rerank.mjs), so the
 //! minutes of encoder CPU are spent once per tool text, not once per trial.
 //!
-//! rerank MODEL_DIR DATA_DIR OUT_DIR [--max-tokens N] [--text full|plain] [--queries] [--precision int8|f32]
+//! rerank MODEL_DIR DATA_DIR OUT_DIR [--max-tokens N] [--text full|plain|owner] [--queries] [--precision int8|f32]
 //!   DATA_DIR holds catalog.jsonl (and queries.jsonl for --queries).
 //!   Writes OUT_DIR/tools-<text>-<N>.f32: one row of DIM little-endian f32 per
 //!   tool, in catalog.jsonl's id order sorted (the quality example's ordinals),
 //!   and OUT_DIR/tool-ids.json; with --queries also OUT_DIR/queries.f32 (one row
 //!   per queries.jsonl line, at most 256 word pieces, as the product embeds a query).
-//!   --text full: tool_text(name, description, parameter names) (what the product
-//!   embeds); plain: name and description only. --precision: the dense layers'
+//!   --text full: tool_text(name, description, parameter names); plain: name and
+//!   description only (what the product embeds, at 32 pieces); owner: plain with the
+//!   owner segment of the id before the name. --precision: the dense layers'
 //!   arithmetic, int8 (default: the product's, tool_search_embed::NUMERICS) or
 //!   f32 (for comparisons). Timing goes to stderr.
 use std::io::Write;
@@ -33,7 +34,7 @@ fn main() {
     let option = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
     let max_tokens: usize = option("--max-tokens").map_or(MAX_TOKENS, |v| v.parse().expect("--max-tokens N"));
     let text_kind = option("--text").unwrap_or_else(|| "full".into());
-    assert!(text_kind == "full" || text_kind == "plain", "--text full|plain");
+    assert!(text_kind == "full" || text_kind == "plain" || text_kind == "owner", "--text full|plain|owner");
     let precision = match option("--precision").as_deref() {
         None | Some("int8") => Precision::Int8,
         Some("f32") => Precision::F32,
@@ -55,7 +56,11 @@ fn main() {
             } else {
                 Vec::new()
             };
-            let text = tool_text(tool["name"].as_str().unwrap_or(""), tool["description"].as_str().unwrap_or(""), &params);
+            let name = tool["name"].as_str().unwrap_or("");
+            // owner: the server / plugin segment of the id before the name ("mcp:<owner>:name").
+            let owner = tool["id"].as_str().unwrap_or("").split(':').nth(1).unwrap_or("");
+            let name = if text_kind == "owner" { format!("{owner} {name}") } else { name.to_string() };
+            let text = tool_text(&name, tool["description"].as_str().unwrap_or(""), &params);
             (tool["id"].as_str().unwrap_or("").to_string(), text)
         })
         .collect();
