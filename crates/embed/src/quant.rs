@@ -56,9 +56,10 @@ impl QLinear {
         for o in 0..outputs {
             let row = &weight[o * inputs..(o + 1) * inputs];
             let max = row.iter().fold(0f32, |m, w| m.max(w.abs()));
-            // An all-zero row keeps scale 0 (its outputs are the bias).
-            let inverse = if max > 0.0 { 127.0 / max } else { 0.0 };
-            scales[o] = max / 127.0;
+            // An all-zero row keeps scale 0 (its outputs are the bias); so does a
+            // row too small for 127 / max to be finite (only a malformed file).
+            let inverse = if max > 0.0 && (127.0 / max).is_finite() { 127.0 / max } else { 0.0 };
+            scales[o] = if inverse > 0.0 { max / 127.0 } else { 0.0 };
             let (p, c) = (o / PANEL, o % PANEL);
             for (i, w) in row.iter().enumerate() {
                 // Round half to even by adding and subtracting 1.5 * 2^23 (exact
@@ -118,7 +119,9 @@ pub(crate) fn quantize_rows(x: &[f32], rows: usize, k: usize, q: &mut QuantRows)
         let lo = lo.iter().fold(0f32, |a, &b| a.min(b));
         let hi = hi.iter().fold(0f32, |a, &b| a.max(b));
         let scale = (hi - lo) / 255.0;
-        let (scale, inverse, zero_point) = if scale > 0.0 && scale.is_finite() {
+        // A subnormal range would make 1 / scale infinite (and 0 · inf = NaN):
+        // such a row counts as all zeros, like an empty one.
+        let (scale, inverse, zero_point) = if scale > 0.0 && scale.is_finite() && (1.0 / scale).is_finite() {
             (scale, 1.0 / scale, (-lo / scale).round_ties_even().clamp(0.0, 255.0))
         } else {
             (1.0, 0.0, 0.0)
@@ -515,6 +518,25 @@ mod tests {
             }
             assert_eq!(colsum, lin.colsums[o]);
         }
+    }
+
+    /// Ranges too small for their reciprocal to be finite count as all zeros:
+    /// no NaN from 0 · inf, in weights (a malformed file) or activations.
+    #[test]
+    fn subnormal_ranges_quantize_to_zero() {
+        let (m, k) = (32, 384);
+        let mut weight = vec![0f32; m * k];
+        weight[5] = 1e-39;
+        let lin = QLinear::new(&weight, vec![0.5; m], m, k);
+        assert_eq!(lin.scales[0], 0.0);
+        assert!(lin.panels.iter().all(|&q| q == 0));
+        let mut x = vec![0f32; 2 * k];
+        x[3] = 1e-39;
+        x[k + 7] = -2e-39;
+        let mut q = QuantRows::default();
+        quantize_rows(&x, 2, k, &mut q);
+        assert_eq!((q.scales[0], q.zero_points[0]), (1.0, 0));
+        assert!(q.values.iter().all(|&v| v == 0));
     }
 
     /// The dequantized product is close to the f32 product, for ordinary rows,
