@@ -143,6 +143,9 @@ impl Encoder {
         }
         hasher.update(&(MAX_TOKENS as u64).to_le_bytes());
         hasher.update(precision.numerics().as_bytes());
+        // The f32 parts' code path (FMA or not) changes the last bits of a
+        // vector: a cache shared by different CPUs keeps them apart.
+        hasher.update(format!("{:?}", model::Kernel::detect()).as_bytes());
         let digest = hasher.finalize().to_hex().to_string();
         Ok(Encoder { bert, precision, tokenizer, digest })
     }
@@ -182,9 +185,9 @@ impl Encoder {
         self.tokenizer.encode(text, max_tokens.clamp(2, MAX_TOKENS))
     }
 
-    /// Hex BLAKE3 digest of the model files, the token limit and the
-    /// numerics: vectors cached under one digest are valid for any encoder
-    /// with the same digest.
+    /// Hex BLAKE3 digest of the model files, the token limit, the numerics
+    /// and the CPU's kernel class: vectors cached under one digest are valid
+    /// for any encoder with the same digest.
     pub fn model_digest(&self) -> &str {
         &self.digest
     }
