@@ -5,10 +5,15 @@
 //!   Writes OUT_DIR/clauses[-connectors].f32 (one row of DIM little-endian f32 per
 //!   clause) and OUT_DIR/clauses[-connectors].json ([[first row, count], ...] per
 //!   queries.jsonl line; count 0 when the query has a single clause).
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
 
+#[path = "dev_data/mod.rs"]
+#[allow(dead_code)] // only the queries are read here
+mod dev_data;
+use dev_data::load_queries;
 use tool_search_core::search::clauses;
 use tool_search_embed::Encoder;
 
@@ -19,12 +24,7 @@ fn main() {
     let data = Path::new(&args[1]);
     let out = Path::new(&args[2]);
     std::fs::create_dir_all(out).expect("out dir");
-    let queries: Vec<String> = std::fs::read_to_string(data.join("queries.jsonl"))
-        .expect("queries")
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("query line")["query"].as_str().unwrap_or("").to_string())
-        .collect();
+    let queries: Vec<String> = load_queries(data, &HashMap::new()).into_iter().map(|q| q.text).collect();
     let mut texts: Vec<String> = Vec::new();
     let mut index: Vec<(usize, usize)> = Vec::new();
     for q in &queries {

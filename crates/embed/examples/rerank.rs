@@ -10,7 +10,7 @@
 //!   per queries.jsonl line, at most 256 word pieces, as the product embeds a query).
 //!   --text full: tool_text(name, description, parameter names); plain: name and
 //!   description only (what the product embeds, at 32 pieces); owner: plain with the
-//!   owner segment of the id before the name. --precision: the dense layers'
+//!   tool's owner (server / plugin) before the name. --precision: the dense layers'
 //!   arithmetic, int8 (default: the product's, tool_search_embed::NUMERICS) or
 //!   f32 (for comparisons). Timing goes to stderr.
 use std::io::Write;
@@ -57,9 +57,7 @@ fn main() {
                 Vec::new()
             };
             let name = tool["name"].as_str().unwrap_or("");
-            // owner: the server / plugin segment of the id before the name ("mcp:<owner>:name").
-            let owner = tool["id"].as_str().unwrap_or("").split(':').nth(1).unwrap_or("");
-            let name = if text_kind == "owner" { format!("{owner} {name}") } else { name.to_string() };
+            let name = if text_kind == "owner" { format!("{} {name}", tool["owner"].as_str().unwrap_or("")) } else { name.to_string() };
             let text = tool_text(&name, tool["description"].as_str().unwrap_or(""), &params);
             (tool["id"].as_str().unwrap_or("").to_string(), text)
         })

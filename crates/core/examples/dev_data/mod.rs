@@ -1,4 +1,4 @@
-//! The dev-data format the evaluation examples read (`quality`, `weak_calibration`):
+//! The dev-data format the evaluation examples read (`quality`, `weak_calibration`, `clause_vectors`):
 //! `catalog.jsonl` ({id, source, owner, name, description, inputSchema?}) and
 //! `queries.jsonl` ({set, query, gold: [ids]}). Shared with `#[path]`; not an example itself.
 
