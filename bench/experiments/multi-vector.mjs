@@ -241,7 +241,6 @@ for (const s of sources) {
   for (const i of groups.get(s)) losoScores[i] = chosen.scores[i]
   bySource[s] = { label: chosen.label, score: perSource(chosen.scores, groups).bySource[s] }
 }
-const lrows0 = null
 const lrows = [['held out', 'chosen on the other six', 'held-out', 'previous', 'lexical', 'OpenClaw', 'diff vs previous [95% CI]']]
 for (const s of sources) {
   const b = pairedBootstrap(losoScores, shipped.scores, groups.get(s))

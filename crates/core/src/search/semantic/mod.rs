@@ -7,8 +7,8 @@
 //! thread (reusing vectors of the previous catalog and of the [`disk`] cache,
 //! writing new ones to it) → the data's [`VectorSlot`] for that model holds a
 //! [`VectorTable`] → a search embeds the query and its clauses ([`model`],
-//! LRU-cached) and [`fuse`]s the lexical scores with the similarities. Until the table is ready the
-//! catalog ranks lexically.
+//! LRU-cached) and [`fuse`]s the lexical scores with the similarities. Until
+//! the table is ready the catalog ranks lexically.
 
 mod disk;
 mod fuse;

@@ -45,9 +45,10 @@ impl QueryVectors {
 }
 
 /// The clauses of a query embedded on their own: parts split at sentence ends
-/// and before connector words ("and", "then", ...; which split better than
-/// sentences alone on the dev set) with at least three letters or digits, at most MAX_QUERY_CLAUSES (the last one runs
-/// to the end of the query). None when the query is a single clause.
+/// and before connector words ("and", "then", ...; better than sentences
+/// alone on the dev set) with at least three letters or digits, at most
+/// MAX_QUERY_CLAUSES (the last one runs to the end of the query). Empty when
+/// the query is a single clause.
 pub fn query_clauses(query: &str) -> Vec<&str> {
     let parts: Vec<&str> = clauses(query, true)
         .into_iter()
