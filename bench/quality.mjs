@@ -16,8 +16,8 @@
 //   other six, and its held-out score; a paired bootstrap per source.
 //   --hybrid VECTOR_DIR also reports the shipped hybrid rule with its LOSO estimate
 //   (bench/experiments/multi-vector.mjs --final) from cached sentence vectors
-//   (crates/embed/examples/rerank.rs --queries --text plain --max-tokens 32, and
-//   crates/core/examples/clause_vectors.rs --connectors).
+//   (tool vectors: crates/embed/examples/rerank.rs --text plain --max-tokens 32; query
+//   vectors: crates/core/examples/clause_vectors.rs --product).
 //   --record writes the new run to bench/results/quality.json.
 import { execFileSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs'

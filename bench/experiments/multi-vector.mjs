@@ -4,12 +4,15 @@
 // encoder's own nearest tools to the lexical pool help, leave-one-source-out?
 //
 //   B=target/x86_64-unknown-linux-gnu/release/examples
-//   $B/clause_vectors npm/model-minilm/model bench/data/retrieval-dev $VEC [--connectors]
-//   node bench/experiments/multi-vector.mjs --vectors $VEC [--dump FILE] [--split connectors|sentences]
+//   $B/clause_vectors npm/model-minilm/model bench/data/retrieval-dev $VEC --product [--whole-pass]
+//   node bench/experiments/multi-vector.mjs --vectors $VEC [--dump FILE] [--split joint|separate|connectors|sentences]
 //     [--text plain-32] [--signals whole,clauses,best,mix:A,...] [--lex max,minmax] [--cos raw,minmax,z]
 //     [--zweights 0.05,...] [--dense 0,20] [--cover none,champions,rr] [--cw 0.15,...]
-//     [--floor noise|strict] [--final] [--pool-only]
-// $VEC also holds queries.f32, tools-<text>.f32 and tool-ids.json (crates/embed rerank example);
+//     [--prf none,K:BETA,...] [--floor noise|strict] [--final] [--pool-only]
+// --split joint (the default) reads the product's query vectors (clause_vectors --product:
+// queries.f32 and clauses-joint.*); separate, the rule before joint pooling (--whole-pass);
+// connectors / sentences, clause_vectors' older study files (with queries.f32 from rerank).
+// $VEC also holds tools-<text>.f32 and tool-ids.json (crates/embed rerank example);
 // FILE is `quality --dump 100` on the shipped lexical defaults (made when absent). Defaults are
 // the grid the shipped rule was chosen from (240 settings). --final prints JSON of the shipped
 // rule (`mix:0.25 max/z w=0.15 dense=0`, or --final-rule LABEL) with its LOSO estimate, for
@@ -29,7 +32,7 @@ const option = (name, fallback) => {
 const root = resolve(new URL('../..', import.meta.url).pathname)
 const dataDir = resolve(root, option('--data', 'bench/data/retrieval-dev'))
 const vectorDir = resolve(option('--vectors', '/tmp/quality-vec'))
-const split = option('--split', 'connectors')
+const split = option('--split', 'joint')
 const DIM = 384
 const DENSE = 50
 
@@ -50,15 +53,17 @@ const Q = vec('queries.f32')
 const toolText = option('--text', 'plain-32')
 const T = vec(`tools-${toolText}.f32`)
 const nTools = T.length / DIM
-const suffix = split === 'connectors' ? '-connectors' : ''
+const suffix = split === 'sentences' ? '' : `-${split}`
 const C = vec(`clauses${suffix}.f32`)
 const clauseIndex = JSON.parse(readFileSync(join(vectorDir, `clauses${suffix}.json`), 'utf8'))
 
 // Per query: cosines (whole query; best clause) for the lexical top 100 and
 // for the DENSE nearest tools by either signal. Cached: a full scan per query.
 const cacheDir = '/tmp/mv'
+// Caches are per vector folder (its vectors differ).
+const cacheTag = vectorDir === '/tmp/quality-vec' ? '' : `-${vectorDir.replace(/[^A-Za-z0-9]+/g, '_')}`
 if (!existsSync(cacheDir)) mkdirSync(cacheDir)
-const cachePath = `/tmp/mv/signals${suffix}-${toolText}${args.includes('--pool-only') ? '-pool' : ''}.json`
+const cachePath = `/tmp/mv/signals${suffix}${cacheTag}-${toolText}${args.includes('--pool-only') ? '-pool' : ''}.json`
 let signals
 const poolOnly = args.includes('--pool-only')
 if (existsSync(cachePath)) signals = JSON.parse(readFileSync(cachePath, 'utf8'))
@@ -96,7 +101,7 @@ else {
 
 // Per clause, the cosines of each pooled tool (multi-clause queries only): the
 // coverage variants below rank each clause's own champions.
-const perClausePath = `/tmp/mv/per-clause${suffix}-${toolText}${args.includes('--pool-only') ? '-pool' : ''}.json`
+const perClausePath = `/tmp/mv/per-clause${suffix}${cacheTag}-${toolText}${args.includes('--pool-only') ? '-pool' : ''}.json`
 let perClause
 if (existsSync(perClausePath)) perClause = JSON.parse(readFileSync(perClausePath, 'utf8'))
 else {
@@ -147,7 +152,7 @@ function cosOf(q, o, signal) {
 }
 // lex: max (s / s1) | minmax ((s − s_D) / (s1 − s_D)); cos: raw | minmax | z (within the pool).
 // Dense candidates (not in the lexical top D) get the lexical floor (s_D).
-function fuse(q, { signal, w, dense, lexNorm = 'max', cosNorm = 'raw', depth = 100, cover = null, cw = 0.15 }) {
+function fuse(q, { signal, w, dense, lexNorm = 'max', cosNorm = 'raw', depth = 100, cover = null, cw = 0.15, prf = null }) {
   const hits = lexical[q].hits.slice(0, depth)
   const seen = new Set(hits.map(([o]) => o))
   const pool = hits.map(([o, s], i) => ({ o, i, s }))
@@ -158,14 +163,29 @@ function fuse(q, { signal, w, dense, lexNorm = 'max', cosNorm = 'raw', depth = 1
   }
   const top = hits[0]?.[1] > 0 ? hits[0][1] : 1
   const cos = pool.map((c) => cosOf(q, c.o, signal))
-  let cmin = Infinity, cmax = -Infinity, mean = 0
-  for (const c of cos) { cmin = Math.min(cmin, c); cmax = Math.max(cmax, c); mean += c / cos.length }
-  const sd = Math.sqrt(cos.reduce((a, c) => a + (c - mean) ** 2, 0) / Math.max(1, cos.length)) || 1
-  pool.forEach((c, k) => {
-    const lexTerm = lexNorm === 'max' ? c.s / top : top > floor ? (c.s - floor) / (top - floor) : 1
-    const cosTerm = cosNorm === 'raw' ? cos[k] : cosNorm === 'minmax' ? (cmax > cmin ? (cos[k] - cmin) / (cmax - cmin) : 0) : (cos[k] - mean) / sd
-    c.score = lexTerm + w * cosTerm
-  })
+  const score = (cos) => {
+    let cmin = Infinity, cmax = -Infinity, mean = 0
+    for (const c of cos) { cmin = Math.min(cmin, c); cmax = Math.max(cmax, c); mean += c / cos.length }
+    const sd = Math.sqrt(cos.reduce((a, c) => a + (c - mean) ** 2, 0) / Math.max(1, cos.length)) || 1
+    pool.forEach((c, k) => {
+      const lexTerm = lexNorm === 'max' ? c.s / top : top > floor ? (c.s - floor) / (top - floor) : 1
+      const cosTerm = cosNorm === 'raw' ? cos[k] : cosNorm === 'minmax' ? (cmax > cmin ? (cos[k] - cmin) / (cmax - cmin) : 0) : (cos[k] - mean) / sd
+      c.score = lexTerm + w * cosTerm
+    })
+  }
+  score(cos)
+  if (prf) {
+    // Pseudo-relevance feedback: each tool's mean cosine with the first pass's top k tools
+    // (itself included) is added to its query cosine, and the pool is scored again.
+    const [k, beta] = prf.split(':').map(Number)
+    const topK = pool.map((_, i) => i).sort((a, b) => pool[b].score - pool[a].score || pool[a].i - pool[b].i).slice(0, k).map((i) => pool[i].o)
+    score(pool.map((c, i) => {
+      let sum = 0
+      const a = c.o * DIM
+      for (const t of topK) { const b = t * DIM; let dot = 0; for (let d = 0; d < DIM; d++) dot += T[a + d] * T[b + d]; sum += dot }
+      return cos[i] + beta * (sum / topK.length)
+    }))
+  }
   pool.sort((a, b) => b.score - a.score || a.i - b.i)
   const fused = pool.map((c) => c.o)
   if (!cover || !perClause[q]) return fused
@@ -202,8 +222,9 @@ for (const signal of signalsList)
         for (const dense of option('--dense', '0,20').split(',').map(Number))
           for (const cover of option('--cover', 'none').split(','))
             for (const cw of cover === 'none' ? [0] : option('--cw', '0.15').split(',').map(Number))
-              grid.push({ signal, w, dense, lexNorm, cosNorm, ...(cover === 'none' ? {} : { cover, cw }) })
-const label = (c) => `${c.signal} ${c.lexNorm}/${c.cosNorm} w=${c.w} dense=${c.dense}${c.cover ? ` ${c.cover} cw=${c.cw}` : ''}`
+              for (const prf of option('--prf', 'none').split(','))
+                grid.push({ signal, w, dense, lexNorm, cosNorm, ...(cover === 'none' ? {} : { cover, cw }), ...(prf === 'none' ? {} : { prf }) })
+const label = (c) => `${c.signal} ${c.lexNorm}/${c.cosNorm} w=${c.w} dense=${c.dense}${c.cover ? ` ${c.cover} cw=${c.cw}` : ''}${c.prf ? ` prf=${c.prf}` : ''}`
 const cands = grid.map((c) => ({ label: label(c), c, scores: lexical.map((_, q) => ndcg10(fuse(q, c), golds[q])) }))
   .map((x) => ({ ...x, p: perSource(x.scores, groups) }))
   .map((x) => ({ ...x, minDiff: Math.min(...sources.map((s) => x.p.bySource[s] - lex.bySource[s])) }))

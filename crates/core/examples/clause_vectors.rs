@@ -5,6 +5,13 @@
 //!   Writes OUT_DIR/clauses[-connectors].f32 (one row of DIM little-endian f32 per
 //!   clause) and OUT_DIR/clauses[-connectors].json ([[first row, count], ...] per
 //!   queries.jsonl line; count 0 when the query has a single clause).
+//! clause_vectors MODEL_DIR DATA_DIR OUT_DIR --product [--whole-pass] [--every N]
+//!   The product's query vectors (`SemanticModel::embed_query`: clauses capped
+//!   at MAX_QUERY_CLAUSES, the whole vector pooled over the clauses' pieces):
+//!   OUT_DIR/queries.f32 (whole) and clauses-joint.{f32,json}, with per-query
+//!   timing on stderr. --whole-pass: the whole query in a pass of its own
+//!   instead (the rule before joint pooling; clauses-separate.*). --every N:
+//!   every Nth query only (bench/hybrid.mjs's sample is --every 10).
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
@@ -15,16 +22,23 @@ use std::time::Instant;
 mod dev_data;
 use dev_data::load_queries;
 use tool_search_core::search::clauses;
+use tool_search_core::search::semantic::{model_at, query_clauses};
 use tool_search_embed::Encoder;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let connectors = args.iter().any(|a| a == "--connectors");
-    let encoder = Encoder::load(Path::new(&args[0])).expect("load model");
     let data = Path::new(&args[1]);
     let out = Path::new(&args[2]);
     std::fs::create_dir_all(out).expect("out dir");
-    let queries: Vec<String> = load_queries(data, &HashMap::new()).into_iter().map(|q| q.text).collect();
+    let mut queries: Vec<String> = load_queries(data, &HashMap::new()).into_iter().map(|q| q.text).collect();
+    if let Some(n) = args.iter().position(|a| a == "--every").and_then(|i| args.get(i + 1)).and_then(|n| n.parse::<usize>().ok()) {
+        queries = queries.into_iter().step_by(n.max(1)).collect();
+    }
+    if args.iter().any(|a| a == "--product") {
+        return write_product(Path::new(&args[0]), &queries, out, args.iter().any(|a| a == "--whole-pass"));
+    }
+    let encoder = Encoder::load(Path::new(&args[0])).expect("load model");
     let mut texts: Vec<String> = Vec::new();
     let mut index: Vec<(usize, usize)> = Vec::new();
     for q in &queries {
@@ -45,14 +59,61 @@ fn main() {
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     let vectors = encoder.embed(&refs);
     let suffix = if connectors { "-connectors" } else { "" };
+    write_vectors(&out.join(format!("clauses{suffix}.f32")), &vectors);
+    write_index(&out.join(format!("clauses{suffix}.json")), &index);
+    eprintln!("embedded {} clauses of {} queries in {:.1} s", texts.len(), queries.len(), start.elapsed().as_secs_f64());
+}
+
+fn write_product(model_dir: &Path, queries: &[String], out: &Path, whole_pass: bool) {
+    let handle = model_at(model_dir);
+    let model = handle.load().expect("load model");
+    let encoder = if whole_pass { Some(Encoder::load(model_dir).expect("load model")) } else { None };
+    let start = Instant::now();
+    let (mut wholes, mut parts, mut index, mut millis) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for q in queries {
+        let t0 = Instant::now();
+        let (whole, clauses) = if let Some(encoder) = &encoder {
+            let mut texts = vec![q.as_str()];
+            texts.extend(query_clauses(q));
+            let mut v = encoder.embed(&texts).into_iter();
+            (v.next().expect("one vector per text"), v.collect())
+        } else {
+            let v = model.embed_query(q);
+            (v.whole, v.clauses.clone())
+        };
+        millis.push(t0.elapsed().as_secs_f64() * 1e3);
+        wholes.push(whole);
+        index.push((parts.len(), clauses.len()));
+        parts.extend(clauses);
+    }
+    let name = if whole_pass { "separate" } else { "joint" };
+    write_vectors(&out.join("queries.f32"), &wholes);
+    write_vectors(&out.join(format!("clauses-{name}.f32")), &parts);
+    write_index(&out.join(format!("clauses-{name}.json")), &index);
+    millis.sort_by(f64::total_cmp);
+    let at = |p: f64| millis[((millis.len() as f64 * p) as usize).min(millis.len() - 1)];
+    eprintln!(
+        "embedded {} queries ({} clauses, {name}) in {:.1} s; per query p50 {:.2} ms, p90 {:.2} ms, p99 {:.2} ms",
+        queries.len(),
+        parts.len(),
+        start.elapsed().as_secs_f64(),
+        at(0.5),
+        at(0.9),
+        at(0.99)
+    );
+}
+
+fn write_vectors(path: &Path, vectors: &[[f32; tool_search_embed::DIM]]) {
     let mut bytes = Vec::with_capacity(vectors.len() * tool_search_embed::DIM * 4);
-    for row in &vectors {
+    for row in vectors {
         for v in row {
             bytes.extend_from_slice(&v.to_le_bytes());
         }
     }
-    std::fs::File::create(out.join(format!("clauses{suffix}.f32"))).and_then(|mut f| f.write_all(&bytes)).expect("write");
+    std::fs::File::create(path).and_then(|mut f| f.write_all(&bytes)).expect("write");
+}
+
+fn write_index(path: &Path, index: &[(usize, usize)]) {
     let json: Vec<[usize; 2]> = index.iter().map(|&(a, b)| [a, b]).collect();
-    std::fs::write(out.join(format!("clauses{suffix}.json")), serde_json::to_string(&json).unwrap()).expect("write index");
-    eprintln!("embedded {} clauses of {} queries in {:.1} s", texts.len(), queries.len(), start.elapsed().as_secs_f64());
+    std::fs::write(path, serde_json::to_string(&json).unwrap()).expect("write index");
 }

@@ -161,19 +161,26 @@ impl Encoder {
     pub fn embed_truncated(&self, texts: &[&str], max_tokens: usize) -> Vec<[f32; DIM]> {
         let max_tokens = max_tokens.clamp(2, MAX_TOKENS);
         let sequences: Vec<Vec<u32>> = texts.iter().map(|t| self.tokenizer.encode(t, max_tokens)).collect();
-        let mut out = Vec::with_capacity(texts.len());
-        let mut start = 0;
-        while start < sequences.len() {
-            let mut end = start;
-            let mut tokens = 0;
-            while end < sequences.len() && (end == start || tokens + sequences[end].len() <= BATCH_TOKENS) {
-                tokens += sequences[end].len();
-                end += 1;
+        batches(&sequences).flat_map(|batch| self.bert.encode(batch)).collect()
+    }
+
+    /// The vectors of `parts`, each embedded as its own text, and an
+    /// approximation of their concatenation's vector: the mean over every
+    /// word piece of every part. The whole then costs no pass of its own
+    /// (its pieces have not seen the other parts, unlike in a pass over the
+    /// concatenation).
+    pub fn embed_joint(&self, parts: &[&str]) -> (Vec<[f32; DIM]>, [f32; DIM]) {
+        let sequences: Vec<Vec<u32>> = parts.iter().map(|t| self.tokenizer.encode(t, MAX_TOKENS)).collect();
+        let mut vectors = Vec::with_capacity(parts.len());
+        let mut sum = [0f32; DIM];
+        for batch in batches(&sequences) {
+            let (batch_vectors, batch_sum) = self.bert.encode_with_sum(batch);
+            vectors.extend(batch_vectors);
+            for (s, v) in sum.iter_mut().zip(batch_sum) {
+                *s += v;
             }
-            out.extend(self.bert.encode(&sequences[start..end]));
-            start = end;
         }
-        out
+        (vectors, model::normalized(sum))
     }
 
     pub fn precision(&self) -> Precision {
@@ -191,6 +198,26 @@ impl Encoder {
     pub fn model_digest(&self) -> &str {
         &self.digest
     }
+}
+
+/// Consecutive runs of sequences of at most BATCH_TOKENS pieces together
+/// (a longer sequence is a batch of its own).
+fn batches(sequences: &[Vec<u32>]) -> impl Iterator<Item = &[Vec<u32>]> {
+    let mut start = 0;
+    std::iter::from_fn(move || {
+        if start >= sequences.len() {
+            return None;
+        }
+        let mut end = start;
+        let mut tokens = 0;
+        while end < sequences.len() && (end == start || tokens + sequences[end].len() <= BATCH_TOKENS) {
+            tokens += sequences[end].len();
+            end += 1;
+        }
+        let batch = &sequences[start..end];
+        start = end;
+        Some(batch)
+    })
 }
 
 /// Cosine of two L2-normalized vectors.

@@ -168,24 +168,45 @@ impl Bert {
     /// `encode` on given kernels: `kernel` for the f32 code, `int_kernel`
     /// for int8 dense layers; an unsupported one falls back to Portable.
     pub(crate) fn encode_kernel(&self, sequences: &[Vec<u32>], kernel: Kernel, int_kernel: IntKernel) -> Vec<[f32; HIDDEN]> {
+        let (states, lengths) = self.hidden_states(sequences, kernel, int_kernel);
+        pool_each(&states, &lengths)
+    }
+
+    /// `encode`'s vectors and the sum of every token's final state over all
+    /// the sequences (unnormalized: a caller pooling several batches adds
+    /// them up), from the same pass.
+    pub fn encode_with_sum(&self, sequences: &[Vec<u32>]) -> (Vec<[f32; HIDDEN]>, [f32; HIDDEN]) {
+        let (states, lengths) = self.hidden_states(sequences, Kernel::detect(), IntKernel::detect());
+        let mut sum = [0f32; HIDDEN];
+        for row in states.chunks_exact(HIDDEN) {
+            for (s, v) in sum.iter_mut().zip(row) {
+                *s += v;
+            }
+        }
+        (pool_each(&states, &lengths), sum)
+    }
+
+    /// Final hidden states of every token, sequences one after another
+    /// ([total tokens, HIDDEN]), and each sequence's length.
+    fn hidden_states(&self, sequences: &[Vec<u32>], kernel: Kernel, int_kernel: IntKernel) -> (Vec<f32>, Vec<usize>) {
         #[cfg(target_arch = "x86_64")]
         if kernel != Kernel::Portable && kernel.supported() {
             // SAFETY: the CPU has AVX2 + FMA (and AVX-512F for Kernel::Avx512).
-            return unsafe { self.encode_avx2(sequences, kernel, int_kernel) };
+            return unsafe { self.hidden_states_avx2(sequences, kernel, int_kernel) };
         }
-        self.encode_with::<false>(sequences, Kernel::Portable, int_kernel)
+        self.hidden_states_with::<false>(sequences, Kernel::Portable, int_kernel)
     }
 
     /// The same code compiled for AVX2 + FMA (the helpers below are inlined
     /// into it); the dense layers and attention use explicit SIMD kernels.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
-    unsafe fn encode_avx2(&self, sequences: &[Vec<u32>], kernel: Kernel, int_kernel: IntKernel) -> Vec<[f32; HIDDEN]> {
-        self.encode_with::<true>(sequences, kernel, int_kernel)
+    unsafe fn hidden_states_avx2(&self, sequences: &[Vec<u32>], kernel: Kernel, int_kernel: IntKernel) -> (Vec<f32>, Vec<usize>) {
+        self.hidden_states_with::<true>(sequences, kernel, int_kernel)
     }
 
     #[inline(always)]
-    fn encode_with<const FMA: bool>(&self, sequences: &[Vec<u32>], kernel: Kernel, int_kernel: IntKernel) -> Vec<[f32; HIDDEN]> {
+    fn hidden_states_with<const FMA: bool>(&self, sequences: &[Vec<u32>], kernel: Kernel, int_kernel: IntKernel) -> (Vec<f32>, Vec<usize>) {
         let mut scratch = Scratch::default();
         let lengths: Vec<usize> = sequences.iter().map(|s| s.len().min(MAX_POSITIONS)).collect();
         let total: usize = lengths.iter().sum();
@@ -206,24 +227,36 @@ impl Bert {
         for layer in &self.layers {
             layer_forward::<FMA>(layer, &mut x, total, &lengths, &mut scratch, self.eps, (kernel, int_kernel));
         }
-        let mut out = Vec::with_capacity(sequences.len());
-        let mut offset = 0;
-        for &n in &lengths {
+        (x, lengths)
+    }
+}
+
+/// Each sequence's mean-pooled, L2-normalized vector (`states` holds the
+/// sequences' token rows one after another).
+fn pool_each(states: &[f32], lengths: &[usize]) -> Vec<[f32; HIDDEN]> {
+    let mut offset = 0;
+    lengths
+        .iter()
+        .map(|&n| {
             let mut pooled = [0f32; HIDDEN];
-            for row in x[offset * HIDDEN..(offset + n) * HIDDEN].chunks_exact(HIDDEN) {
+            for row in states[offset * HIDDEN..(offset + n) * HIDDEN].chunks_exact(HIDDEN) {
                 for (p, v) in pooled.iter_mut().zip(row) {
                     *p += v;
                 }
             }
-            let norm = pooled.iter().map(|v| v * v).sum::<f32>().sqrt().max(1e-12);
-            for p in &mut pooled {
-                *p /= norm;
-            }
-            out.push(pooled);
             offset += n;
-        }
-        out
+            normalized(pooled)
+        })
+        .collect()
+}
+
+/// `v` scaled to unit length (a zero vector stays zero).
+pub fn normalized(mut v: [f32; HIDDEN]) -> [f32; HIDDEN] {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
+    for x in &mut v {
+        *x /= norm;
     }
+    v
 }
 
 #[inline(always)]

@@ -153,3 +153,27 @@ fn truncation_bounds_tokens_and_digest_is_stable() {
     // Other numerics, other vectors: another digest, so caches never mix them.
     assert_ne!(digest, encoder_f32().model_digest());
 }
+
+#[test]
+#[cfg_attr(not(has_model), ignore = "model files absent: run `node scripts/model-package.mjs` or set OPENCLAW_TOOL_SEARCH_MODEL_DIR")]
+fn joint_pooling_keeps_part_vectors_and_approximates_the_whole() {
+    // One part: its own vector, and the joint mean is the same mean.
+    let (parts, whole) = encoder().embed_joint(&["weather forecast for Paris tomorrow"]);
+    assert_eq!(parts, encoder().embed(&["weather forecast for Paris tomorrow"]));
+    assert_eq!(whole, parts[0]);
+    // Parts in different forward batches (over 256 pieces together) keep
+    // their own vectors exactly.
+    let long_a = "summarize the quarterly budget review ".repeat(30);
+    let long_b = "translate the contract into German ".repeat(30);
+    let texts = [long_a.as_str(), long_b.as_str(), "and email it"];
+    let (parts, _) = encoder().embed_joint(&texts);
+    assert_eq!(parts, encoder().embed(&texts));
+    // The joint vector stands in for a pass over the whole request.
+    let request = ["find flights from Berlin to Lisbon next Friday", "then book a hotel near the airport"];
+    let (_, whole) = encoder().embed_joint(&request);
+    let concatenated = encoder().embed(&[&request.join(" ")])[0];
+    let similarity = cosine(&whole, &concatenated);
+    assert!(similarity > 0.9, "joint vector far from the whole request's: cosine {similarity}");
+    let (parts, whole) = encoder().embed_joint(&[]);
+    assert!(parts.is_empty() && whole.iter().all(|v| *v == 0.0));
+}

@@ -6,7 +6,7 @@
 //! catalog data built → [`job`] embeds each tool's text on one background
 //! thread (reusing vectors of the previous catalog and of the [`disk`] cache,
 //! writing new ones to it) → the data's [`VectorSlot`] for that model holds a
-//! [`VectorTable`] → a search embeds the query and its clauses ([`model`],
+//! [`VectorTable`] → a search embeds the query or its clauses ([`model`],
 //! LRU-cached) and [`fuse`]s the lexical scores with the similarities. Until
 //! the table is ready the catalog ranks lexically.
 

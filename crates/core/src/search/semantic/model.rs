@@ -1,10 +1,11 @@
 //! The encoder, loaded once per model folder and shared by every catalog,
 //! with a small cache of query vectors (a model often repeats a search).
 //!
-//! A query is embedded whole and, when it has several clauses (sentences and
-//! connector-led parts), clause by clause: one vector of a request
-//! that asks for several things points between them, while each clause's
-//! vector points at one (bench/QUALITY.md, "Multi-vector queries").
+//! A query has a whole vector and, when it has several clauses (sentences and
+//! connector-led parts), one per clause: one vector of a request that asks
+//! for several things points between them, while each clause's vector points
+//! at one (bench/QUALITY.md, "Multi-vector queries"). Such a query's whole
+//! vector is pooled from its clauses' passes ("Joint pooling").
 
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
@@ -129,17 +130,23 @@ impl SemanticModel {
     }
 
     /// The query's vectors (full 256-piece limit each: queries are short and
-    /// carry their meaning throughout). The whole query and its clauses go
-    /// through the encoder as one batch.
+    /// carry their meaning throughout). A query of several clauses is
+    /// embedded clause by clause only; its whole vector is the mean over all
+    /// the clauses' word pieces (`Encoder::embed_joint`), which halves the
+    /// cost and matched a pass over the whole query leave-one-source-out
+    /// (bench/QUALITY.md, "Joint pooling").
     pub fn embed_query(&self, query: &str) -> Arc<QueryVectors> {
         if let Some(v) = self.queries.lock().unwrap_or_else(|e| e.into_inner()).vectors.get(query) {
             return Arc::clone(v);
         }
-        let mut texts = vec![query];
-        texts.extend(query_clauses(query));
-        let mut vectors = self.encoder.embed(&texts).into_iter();
-        let whole = vectors.next().unwrap_or([0.0; DIM]);
-        let vector = Arc::new(QueryVectors { whole, clauses: vectors.collect() });
+        let clauses = query_clauses(query);
+        let vector = Arc::new(if clauses.is_empty() {
+            let whole = self.encoder.embed(&[query]).pop().unwrap_or([0.0; DIM]);
+            QueryVectors { whole, clauses: Vec::new() }
+        } else {
+            let (clauses, whole) = self.encoder.embed_joint(&clauses);
+            QueryVectors { whole, clauses }
+        });
         let mut cache = self.queries.lock().unwrap_or_else(|e| e.into_inner());
         if cache.vectors.insert(query.to_string(), Arc::clone(&vector)).is_none() {
             cache.order.push_back(query.to_string());
