@@ -122,6 +122,38 @@ export function losoScores(candidates, groups) {
   return { ...loso, scores }
 }
 
+/**
+ * Leave-one-source-out under a floor: for each held-out source, the candidate with the best
+ * macro over the other sources among those that keep every other source at or above the
+ * baseline, strictly (`floor: 'strict'`) or within noise (`'noise'`: the paired bootstrap's
+ * upper end against the baseline is >= 0, the project's lever rule). No eligible candidate:
+ * the baseline itself. Returns {bySource: {source: {label, score}}, macro, scores} (scores: the
+ * held-out per-query scores, for bootstrapping the selection against another rule).
+ */
+export function leaveOneSourceOutWithFloor(candidates, baseline, groups, { floor = 'noise', resamples = 500 } = {}) {
+  const sources = [...groups.keys()]
+  const base = perSource(baseline, groups).bySource
+  const tables = candidates.map((c) => perSource(c.scores, groups).bySource)
+  const keeps = candidates.map((c, i) =>
+    Object.fromEntries(
+      sources.map((s) => [
+        s,
+        floor === 'noise' ? pairedBootstrap(c.scores, baseline, groups.get(s), resamples).high >= 0 : tables[i][s] >= base[s] - 1e-9,
+      ]),
+    ),
+  )
+  const bySource = {}
+  const scores = new Array(baseline.length).fill(0)
+  for (const heldOut of sources) {
+    const eligible = candidates.filter((_, i) => sources.every((s) => s === heldOut || keeps[i][s]))
+    const others = new Map([...groups].filter(([name]) => name !== heldOut))
+    const chosen = eligible.length ? eligible[bestByMacro(eligible, others).index] : { label: 'baseline', scores: baseline }
+    for (const i of groups.get(heldOut)) scores[i] = chosen.scores[i]
+    bySource[heldOut] = { label: chosen.label, score: perSource(chosen.scores, groups).bySource[heldOut] }
+  }
+  return { bySource, macro: mean(Object.values(bySource).map((r) => r.score)), scores }
+}
+
 /** Plain fixed-width table. */
 export function table(rows) {
   const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => String(r[c]).length)))

@@ -22,7 +22,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 
 import { reference } from '../quality.mjs'
-import { bestByMacro, groupBySource, ndcg10, pairedBootstrap, perSource, table } from './loso.mjs'
+import { groupBySource, leaveOneSourceOutWithFloor, ndcg10, pairedBootstrap, perSource, table } from './loso.mjs'
 
 const args = process.argv.slice(2)
 const option = (name, fallback) => {
@@ -251,17 +251,9 @@ if (!asJson) {
 
 // LOSO with the lexical floor on the training sources: strict (not below lexical) or
 // noise (not below lexical beyond noise: the paired bootstrap's upper end >= 0).
-const noiseFloor = option('--floor', 'noise') === 'noise'
-if (noiseFloor) for (const x of cands) x.noise = Object.fromEntries(sources.map((t) => [t, pairedBootstrap(x.scores, lexScores, groups.get(t), 500).high >= 0]))
-const bySource = {}
-const losoScores = new Array(queries.length).fill(0)
-for (const s of sources) {
-  const eligible = cands.filter((x) => sources.every((t) => t === s || (noiseFloor ? x.noise[t] : x.p.bySource[t] >= lex.bySource[t] - 1e-9)))
-  const others = new Map([...groups].filter(([n]) => n !== s))
-  const chosen = eligible.length ? eligible[bestByMacro(eligible, others).index] : { label: 'lexical', scores: lexScores }
-  for (const i of groups.get(s)) losoScores[i] = chosen.scores[i]
-  bySource[s] = { label: chosen.label, score: perSource(chosen.scores, groups).bySource[s] }
-}
+const loso = leaveOneSourceOutWithFloor(cands, lexScores, groups, { floor: option('--floor', 'noise') })
+const bySource = Object.fromEntries(sources.map((s) => [s, { ...loso.bySource[s], label: loso.bySource[s].label === 'baseline' ? 'lexical' : loso.bySource[s].label }]))
+const losoScores = loso.scores
 const lrows = [['held out', 'chosen on the other six', 'held-out', 'previous', 'lexical', 'OpenClaw', 'diff vs previous [95% CI]']]
 for (const s of sources) {
   const b = pairedBootstrap(losoScores, shipped.scores, groups.get(s))
