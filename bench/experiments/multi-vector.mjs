@@ -269,7 +269,7 @@ const chosen = cands.find((x) => x.label === finalLabel)
 if (chosen && option('--scores', null)) writeFileSync(option('--scores', null), JSON.stringify(chosen.scores))
 if (chosen && asJson) {
   // For bench/quality.mjs --hybrid: the shipped rule per source with the LOSO estimate.
-  const out = { rule: `hybrid (multi-vector): ${finalLabel}, clauses split at ${split}`, sets: {}, macro: {} }
+  const out = { rule: `hybrid (multi-vector): ${finalLabel}, query vectors ${split === 'joint' ? "joint (the product's: clauses, whole pooled over them)" : split}`, sets: {}, macro: {} }
   for (const s of sources) {
     const b = pairedBootstrap(chosen.scores, lexScores, groups.get(s))
     out.sets[s] = { lexical: lex.bySource[s], hybrid: chosen.p.bySource[s], diff: b.diff, low: b.low, high: b.high, loso: bySource[s].score, losoChoice: bySource[s].label }
