@@ -10,7 +10,7 @@
 //     [--zweights 0.05,...] [--dense 0,20] [--cover none,champions,rr] [--cw 0.15,...]
 //     [--prf none,K:BETA,...] [--floor noise|strict] [--final] [--pool-only]
 // --split joint (the default) reads the product's query vectors (clause_vectors --product:
-// queries.f32 and clauses-joint.*); separate, the rule before joint pooling (--whole-pass);
+// queries-joint.f32 and clauses-joint.*); separate, the rule before joint pooling (--whole-pass);
 // connectors / sentences, clause_vectors' older study files (with queries.f32 from rerank).
 // $VEC also holds tools-<text>.f32 and tool-ids.json (crates/embed rerank example);
 // FILE is `quality --dump 100` on the shipped lexical defaults (made when absent). Defaults are
@@ -49,7 +49,8 @@ const vec = (name) => {
   const b = readFileSync(join(vectorDir, name))
   return new Float32Array(b.buffer, b.byteOffset, b.byteLength / 4)
 }
-const Q = vec('queries.f32')
+// The whole queries' vectors of the same rule as the clauses' when written beside them.
+const Q = vec(existsSync(join(vectorDir, `queries-${split}.f32`)) ? `queries-${split}.f32` : 'queries.f32')
 const toolText = option('--text', 'plain-32')
 const T = vec(`tools-${toolText}.f32`)
 const nTools = T.length / DIM

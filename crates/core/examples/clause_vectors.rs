@@ -8,10 +8,11 @@
 //! clause_vectors MODEL_DIR DATA_DIR OUT_DIR --product [--whole-pass] [--every N]
 //!   The product's query vectors (`SemanticModel::embed_query`: clauses capped
 //!   at MAX_QUERY_CLAUSES, the whole vector pooled over the clauses' pieces):
-//!   OUT_DIR/queries.f32 (whole) and clauses-joint.{f32,json}, with per-query
-//!   timing on stderr. --whole-pass: the whole query in a pass of its own
-//!   instead (the rule before joint pooling; clauses-separate.*). --every N:
-//!   every Nth query only (bench/hybrid.mjs's sample is --every 10).
+//!   OUT_DIR/queries-joint.f32 (whole) and clauses-joint.{f32,json}, with
+//!   per-query timing on stderr. --whole-pass: the whole query in a pass of its
+//!   own instead (the rule before joint pooling; queries-separate.f32,
+//!   clauses-separate.*). --every N: every Nth query only (--every 10 is close
+//!   to bench/hybrid.mjs's 400-query sample: 403 queries).
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
@@ -65,9 +66,13 @@ fn main() {
 }
 
 fn write_product(model_dir: &Path, queries: &[String], out: &Path, whole_pass: bool) {
+    // The product's path, or (--whole-pass) the encoder directly.
     let handle = model_at(model_dir);
-    let model = handle.load().expect("load model");
-    let encoder = if whole_pass { Some(Encoder::load(model_dir).expect("load model")) } else { None };
+    let (model, encoder) = if whole_pass {
+        (None, Some(Encoder::load(model_dir).expect("load model")))
+    } else {
+        (Some(handle.load().expect("load model")), None)
+    };
     let start = Instant::now();
     let (mut wholes, mut parts, mut index, mut millis) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for q in queries {
@@ -78,7 +83,7 @@ fn write_product(model_dir: &Path, queries: &[String], out: &Path, whole_pass: b
             let mut v = encoder.embed(&texts).into_iter();
             (v.next().expect("one vector per text"), v.collect())
         } else {
-            let v = model.embed_query(q);
+            let v = model.expect("loaded without --whole-pass").embed_query(q);
             (v.whole, v.clauses.clone())
         };
         millis.push(t0.elapsed().as_secs_f64() * 1e3);
@@ -87,7 +92,7 @@ fn write_product(model_dir: &Path, queries: &[String], out: &Path, whole_pass: b
         parts.extend(clauses);
     }
     let name = if whole_pass { "separate" } else { "joint" };
-    write_vectors(&out.join("queries.f32"), &wholes);
+    write_vectors(&out.join(format!("queries-{name}.f32")), &wholes);
     write_vectors(&out.join(format!("clauses-{name}.f32")), &parts);
     write_index(&out.join(format!("clauses-{name}.json")), &index);
     millis.sort_by(f64::total_cmp);

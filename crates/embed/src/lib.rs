@@ -174,7 +174,7 @@ impl Encoder {
         let mut vectors = Vec::with_capacity(parts.len());
         let mut sum = [0f32; DIM];
         for batch in batches(&sequences) {
-            let (batch_vectors, batch_sum) = self.bert.encode_with_sum(batch);
+            let (batch_vectors, batch_sum) = self.bert.encode_and_sum_states(batch);
             vectors.extend(batch_vectors);
             for (s, v) in sum.iter_mut().zip(batch_sum) {
                 *s += v;
@@ -218,6 +218,28 @@ fn batches(sequences: &[Vec<u32>]) -> impl Iterator<Item = &[Vec<u32>]> {
         start = end;
         Some(batch)
     })
+}
+
+#[cfg(test)]
+mod batch_tests {
+    use super::{batches, BATCH_TOKENS};
+
+    fn lengths(sequences: &[Vec<u32>]) -> Vec<Vec<usize>> {
+        batches(sequences).map(|b| b.iter().map(Vec::len).collect()).collect()
+    }
+
+    #[test]
+    fn batches_hold_at_most_batch_tokens_unless_one_sequence_is_longer() {
+        let seq = |n: usize| vec![0u32; n];
+        assert!(lengths(&[]).is_empty());
+        assert_eq!(lengths(&[seq(BATCH_TOKENS)]), vec![vec![BATCH_TOKENS]]);
+        assert_eq!(lengths(&[seq(100), seq(156), seq(1)]), vec![vec![100, 156], vec![1]]);
+        assert_eq!(lengths(&[seq(10), seq(BATCH_TOKENS + 1), seq(10)]), vec![vec![10], vec![BATCH_TOKENS + 1], vec![10]]);
+        let many: Vec<Vec<u32>> = (0..100).map(|_| seq(7)).collect();
+        let split = lengths(&many);
+        assert!(split.iter().all(|b| b.iter().sum::<usize>() <= BATCH_TOKENS));
+        assert_eq!(split.iter().map(Vec::len).sum::<usize>(), 100);
+    }
 }
 
 /// Cosine of two L2-normalized vectors.

@@ -169,21 +169,22 @@ impl Bert {
     /// for int8 dense layers; an unsupported one falls back to Portable.
     pub(crate) fn encode_kernel(&self, sequences: &[Vec<u32>], kernel: Kernel, int_kernel: IntKernel) -> Vec<[f32; HIDDEN]> {
         let (states, lengths) = self.hidden_states(sequences, kernel, int_kernel);
-        pool_each(&states, &lengths)
+        state_sums(&states, &lengths).into_iter().map(normalized).collect()
     }
 
     /// `encode`'s vectors and the sum of every token's final state over all
     /// the sequences (unnormalized: a caller pooling several batches adds
     /// them up), from the same pass.
-    pub fn encode_with_sum(&self, sequences: &[Vec<u32>]) -> (Vec<[f32; HIDDEN]>, [f32; HIDDEN]) {
+    pub fn encode_and_sum_states(&self, sequences: &[Vec<u32>]) -> (Vec<[f32; HIDDEN]>, [f32; HIDDEN]) {
         let (states, lengths) = self.hidden_states(sequences, Kernel::detect(), IntKernel::detect());
-        let mut sum = [0f32; HIDDEN];
-        for row in states.chunks_exact(HIDDEN) {
-            for (s, v) in sum.iter_mut().zip(row) {
-                *s += v;
+        let sums = state_sums(&states, &lengths);
+        let mut total = [0f32; HIDDEN];
+        for sum in &sums {
+            for (t, v) in total.iter_mut().zip(sum) {
+                *t += v;
             }
         }
-        (pool_each(&states, &lengths), sum)
+        (sums.into_iter().map(normalized).collect(), total)
     }
 
     /// Final hidden states of every token, sequences one after another
@@ -231,21 +232,21 @@ impl Bert {
     }
 }
 
-/// Each sequence's mean-pooled, L2-normalized vector (`states` holds the
-/// sequences' token rows one after another).
-fn pool_each(states: &[f32], lengths: &[usize]) -> Vec<[f32; HIDDEN]> {
+/// Each sequence's sum of final token states (`states` holds the sequences'
+/// token rows one after another): normalized, its mean-pooled vector.
+fn state_sums(states: &[f32], lengths: &[usize]) -> Vec<[f32; HIDDEN]> {
     let mut offset = 0;
     lengths
         .iter()
         .map(|&n| {
-            let mut pooled = [0f32; HIDDEN];
+            let mut sum = [0f32; HIDDEN];
             for row in states[offset * HIDDEN..(offset + n) * HIDDEN].chunks_exact(HIDDEN) {
-                for (p, v) in pooled.iter_mut().zip(row) {
+                for (p, v) in sum.iter_mut().zip(row) {
                     *p += v;
                 }
             }
             offset += n;
-            normalized(pooled)
+            sum
         })
         .collect()
 }
@@ -799,6 +800,28 @@ mod tests {
             // Out-of-range ids are clamped, not a panic.
             assert_eq!(bert.encode(&[vec![5000, 1]]).len(), 1);
         }
+    }
+
+    /// The joint sum is the sum of the sequences' own sums, and the vectors
+    /// beside it are `encode`'s.
+    #[test]
+    fn joint_state_sum_adds_up_the_sequences() {
+        let sequences = test_sequences();
+        let bert = random_bert(Precision::Int8);
+        let (vectors, total) = bert.encode_and_sum_states(&sequences);
+        assert_eq!(vectors, bert.encode(&sequences));
+        let mut expected = [0f32; HIDDEN];
+        for seq in &sequences {
+            let (_, own) = bert.encode_and_sum_states(std::slice::from_ref(seq));
+            for (e, v) in expected.iter_mut().zip(own) {
+                *e += v;
+            }
+        }
+        for (t, e) in total.iter().zip(&expected) {
+            assert!((t - e).abs() <= 1e-3 * (1.0 + e.abs()), "joint sum {t} against {e}");
+        }
+        let (vectors, total) = bert.encode_and_sum_states(&[]);
+        assert!(vectors.is_empty() && total == [0.0; HIDDEN]);
     }
 
     /// With the f32 code fixed, every integer kernel gives the same vectors

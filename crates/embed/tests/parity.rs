@@ -161,19 +161,31 @@ fn joint_pooling_keeps_part_vectors_and_approximates_the_whole() {
     let (parts, whole) = encoder().embed_joint(&["weather forecast for Paris tomorrow"]);
     assert_eq!(parts, encoder().embed(&["weather forecast for Paris tomorrow"]));
     assert_eq!(whole, parts[0]);
-    // Parts in different forward batches (over 256 pieces together) keep
-    // their own vectors exactly.
+    // Parts in different forward batches (over 256 pieces together; one cut
+    // at 256 pieces) keep their own vectors exactly, and the whole does not
+    // depend on how they fell into batches: every batch's states count.
     let long_a = "summarize the quarterly budget review ".repeat(30);
     let long_b = "translate the contract into German ".repeat(30);
-    let texts = [long_a.as_str(), long_b.as_str(), "and email it"];
-    let (parts, _) = encoder().embed_joint(&texts);
+    let too_long = "schedule a meeting with the design team ".repeat(60);
+    let texts = [long_a.as_str(), long_b.as_str(), "and email it", too_long.as_str()];
+    let (parts, whole) = encoder().embed_joint(&texts);
     assert_eq!(parts, encoder().embed(&texts));
-    // The joint vector stands in for a pass over the whole request.
+    let reordered = [texts[2], texts[0], texts[3], texts[1]];
+    let (_, whole_reordered) = encoder().embed_joint(&reordered);
+    let same = cosine(&whole, &whole_reordered);
+    assert!(same > 0.99999, "whole depends on batching: cosine {same}");
+    let (_, without_last) = encoder().embed_joint(&texts[..3]);
+    assert!(cosine(&whole, &without_last) < 0.99, "the last batch's part is not in the whole");
+    // The joint vector stands in for a pass over the whole request, and it is
+    // neither clause's vector.
     let request = ["find flights from Berlin to Lisbon next Friday", "then book a hotel near the airport"];
-    let (_, whole) = encoder().embed_joint(&request);
+    let (parts, whole) = encoder().embed_joint(&request);
     let concatenated = encoder().embed(&[&request.join(" ")])[0];
     let similarity = cosine(&whole, &concatenated);
     assert!(similarity > 0.9, "joint vector far from the whole request's: cosine {similarity}");
+    for part in &parts {
+        assert!(cosine(&whole, part) < 0.99, "joint vector is one clause's");
+    }
     let (parts, whole) = encoder().embed_joint(&[]);
     assert!(parts.is_empty() && whole.iter().all(|v| *v == 0.0));
 }

@@ -28,8 +28,9 @@ pub const MAX_QUERY_CLAUSES: usize = crate::search::MAX_CLAUSES;
 /// best of the whole query's and the clauses' cosines.
 const WHOLE_SHARE: f32 = 0.25;
 
-/// A query's vectors: the whole text and, for a request of several clauses,
-/// one per clause.
+/// A query's vectors: the whole text's (for a request of several clauses,
+/// pooled over its clauses' word pieces) and, for such a request, one per
+/// clause.
 pub struct QueryVectors {
     pub whole: [f32; DIM],
     pub clauses: Vec<[f32; DIM]>,
