@@ -64,9 +64,9 @@ const cacheDir = '/tmp/mv'
 // Caches are per vector folder (its vectors differ).
 const cacheTag = vectorDir === '/tmp/quality-vec' ? '' : `-${vectorDir.replace(/[^A-Za-z0-9]+/g, '_')}`
 if (!existsSync(cacheDir)) mkdirSync(cacheDir)
-const cachePath = `/tmp/mv/signals${suffix}${cacheTag}-${toolText}${args.includes('--pool-only') ? '-pool' : ''}.json`
-let signals
 const poolOnly = args.includes('--pool-only')
+const cachePath = `/tmp/mv/signals${suffix}${cacheTag}-${toolText}${poolOnly ? '-pool' : ''}.json`
+let signals
 if (existsSync(cachePath)) signals = JSON.parse(readFileSync(cachePath, 'utf8'))
 else {
   signals = []
@@ -102,7 +102,7 @@ else {
 
 // Per clause, the cosines of each pooled tool (multi-clause queries only): the
 // coverage variants below rank each clause's own champions.
-const perClausePath = `/tmp/mv/per-clause${suffix}${cacheTag}-${toolText}${args.includes('--pool-only') ? '-pool' : ''}.json`
+const perClausePath = `/tmp/mv/per-clause${suffix}${cacheTag}-${toolText}${poolOnly ? '-pool' : ''}.json`
 let perClause
 if (existsSync(perClausePath)) perClause = JSON.parse(readFileSync(perClausePath, 'utf8'))
 else {

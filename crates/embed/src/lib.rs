@@ -172,15 +172,12 @@ impl Encoder {
     pub fn embed_joint(&self, parts: &[&str]) -> (Vec<[f32; DIM]>, [f32; DIM]) {
         let sequences: Vec<Vec<u32>> = parts.iter().map(|t| self.tokenizer.encode(t, MAX_TOKENS)).collect();
         let mut vectors = Vec::with_capacity(parts.len());
-        let mut sum = [0f32; DIM];
-        for batch in batches(&sequences) {
-            let (batch_vectors, batch_sum) = self.bert.encode_and_sum_states(batch);
-            vectors.extend(batch_vectors);
-            for (s, v) in sum.iter_mut().zip(batch_sum) {
-                *s += v;
-            }
+        let mut total = [0f32; DIM];
+        for sum in batches(&sequences).flat_map(|batch| self.bert.state_sums(batch)) {
+            model::add_assign(&mut total, &sum);
+            vectors.push(model::normalized(sum));
         }
-        (vectors, model::normalized(sum))
+        (vectors, model::normalized(total))
     }
 
     pub fn precision(&self) -> Precision {

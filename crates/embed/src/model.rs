@@ -169,22 +169,15 @@ impl Bert {
     /// for int8 dense layers; an unsupported one falls back to Portable.
     pub(crate) fn encode_kernel(&self, sequences: &[Vec<u32>], kernel: Kernel, int_kernel: IntKernel) -> Vec<[f32; HIDDEN]> {
         let (states, lengths) = self.hidden_states(sequences, kernel, int_kernel);
-        state_sums(&states, &lengths).into_iter().map(normalized).collect()
+        sum_rows(&states, &lengths).into_iter().map(normalized).collect()
     }
 
-    /// `encode`'s vectors and the sum of every token's final state over all
-    /// the sequences (unnormalized: a caller pooling several batches adds
-    /// them up), from the same pass.
-    pub fn encode_and_sum_states(&self, sequences: &[Vec<u32>]) -> (Vec<[f32; HIDDEN]>, [f32; HIDDEN]) {
+    /// Each sequence's sum of final token states, unnormalized (normalized,
+    /// it is `encode`'s vector): a caller pooling over several sequences adds
+    /// them up.
+    pub fn state_sums(&self, sequences: &[Vec<u32>]) -> Vec<[f32; HIDDEN]> {
         let (states, lengths) = self.hidden_states(sequences, Kernel::detect(), IntKernel::detect());
-        let sums = state_sums(&states, &lengths);
-        let mut total = [0f32; HIDDEN];
-        for sum in &sums {
-            for (t, v) in total.iter_mut().zip(sum) {
-                *t += v;
-            }
-        }
-        (sums.into_iter().map(normalized).collect(), total)
+        sum_rows(&states, &lengths)
     }
 
     /// Final hidden states of every token, sequences one after another
@@ -232,18 +225,16 @@ impl Bert {
     }
 }
 
-/// Each sequence's sum of final token states (`states` holds the sequences'
-/// token rows one after another): normalized, its mean-pooled vector.
-fn state_sums(states: &[f32], lengths: &[usize]) -> Vec<[f32; HIDDEN]> {
+/// The sum of each sequence's rows (`states` holds the sequences' token rows
+/// one after another).
+fn sum_rows(states: &[f32], lengths: &[usize]) -> Vec<[f32; HIDDEN]> {
     let mut offset = 0;
     lengths
         .iter()
         .map(|&n| {
             let mut sum = [0f32; HIDDEN];
             for row in states[offset * HIDDEN..(offset + n) * HIDDEN].chunks_exact(HIDDEN) {
-                for (p, v) in sum.iter_mut().zip(row) {
-                    *p += v;
-                }
+                add_assign(&mut sum, row);
             }
             offset += n;
             sum
@@ -632,7 +623,7 @@ fn f16_to_f32(h: u16) -> f32 {
     f32::from_bits(bits)
 }
 
-fn add_assign(x: &mut [f32], y: &[f32]) {
+pub(crate) fn add_assign(x: &mut [f32], y: &[f32]) {
     for (a, b) in x.iter_mut().zip(y) {
         *a += b;
     }
@@ -802,26 +793,19 @@ mod tests {
         }
     }
 
-    /// The joint sum is the sum of the sequences' own sums, and the vectors
-    /// beside it are `encode`'s.
+    /// State sums normalize to `encode`'s vectors, and a sequence's sum does
+    /// not depend on the batch it was computed in (so sums from different
+    /// batches can be added up).
     #[test]
-    fn joint_state_sum_adds_up_the_sequences() {
+    fn state_sums_are_encode_unnormalized_and_batch_independent() {
         let sequences = test_sequences();
         let bert = random_bert(Precision::Int8);
-        let (vectors, total) = bert.encode_and_sum_states(&sequences);
-        assert_eq!(vectors, bert.encode(&sequences));
-        let mut expected = [0f32; HIDDEN];
-        for seq in &sequences {
-            let (_, own) = bert.encode_and_sum_states(std::slice::from_ref(seq));
-            for (e, v) in expected.iter_mut().zip(own) {
-                *e += v;
-            }
+        let sums = bert.state_sums(&sequences);
+        assert_eq!(sums.iter().copied().map(normalized).collect::<Vec<_>>(), bert.encode(&sequences));
+        for (seq, batched) in sequences.iter().zip(&sums) {
+            assert_eq!(&bert.state_sums(std::slice::from_ref(seq))[0], batched);
         }
-        for (t, e) in total.iter().zip(&expected) {
-            assert!((t - e).abs() <= 1e-3 * (1.0 + e.abs()), "joint sum {t} against {e}");
-        }
-        let (vectors, total) = bert.encode_and_sum_states(&[]);
-        assert!(vectors.is_empty() && total == [0.0; HIDDEN]);
+        assert!(bert.state_sums(&[]).is_empty());
     }
 
     /// With the f32 code fixed, every integer kernel gives the same vectors
