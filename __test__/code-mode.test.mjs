@@ -6,7 +6,7 @@ import { binding, capability, fakeTools, needsCodeMode, requireCodeMode } from '
 
 const { ToolCatalog, ToolSearchSession, resolveToolSearchConfig, codeModeCapability } = binding
 
-function session(config = { mode: 'code', codeTimeoutMs: 1000 }, executor) {
+function session(config = { mode: 'code', codeTimeoutMs: 5000 }, executor) {
   const catalog = new ToolCatalog(fakeTools())
   return new ToolSearchSession(catalog, resolveToolSearchConfig(config), {
     executor: executor ?? (async (call) => ({ content: [{ type: 'text', text: `FAKE_PLUGIN_OK ${call.name} ${JSON.stringify(call.args)}` }] })),
@@ -47,15 +47,38 @@ test('a cell searches, describes and calls through the bridge', { skip: needsCod
 })
 
 test('a looping cell times out with CODE_TIMEOUT and aborts the in-flight call', { skip: needsCodeMode }, async () => {
+  // The deadline also covers starting a child, which a loaded machine can stretch past a second:
+  // the cell loops only once the host has answered a second call, and the host answers it only
+  // once the first call has reached the executor (the bridge may dispatch the two in any order).
+  const started = []
   let aborted = false
-  const s = session({ mode: 'code', codeTimeoutMs: 1000 }, (call) => new Promise((resolve) => {
-    call.signal.addEventListener('abort', () => { aborted = true; resolve('late') })
-  }))
-  const r = await s.handle('tool_search_code', { code: `openclaw.tools.call('fake_plugin_tool_01', { marker: 'x' }); await new Promise((r) => setTimeout(r, 100)); while (true) {}` })
+  let onAbort, onFirst
+  const abortSeen = new Promise((resolve) => { onAbort = resolve })
+  const firstSeen = new Promise((resolve) => { onFirst = resolve })
+  const s = session({ mode: 'code', codeTimeoutMs: 3000 }, async (call) => {
+    started.push(call.name)
+    if (call.name !== 'fake_plugin_tool_01') {
+      await firstSeen
+      return 'ok'
+    }
+    onFirst()
+    return new Promise((resolve) => {
+      call.signal.addEventListener('abort', () => { aborted = true; onAbort(); resolve('late') })
+    })
+  })
+  const r = await s.handle('tool_search_code', {
+    code: `openclaw.tools.call('fake_plugin_tool_01', { marker: 'x' });
+           await openclaw.tools.call('fake_plugin_tool_02', { marker: 'y' });
+           while (true) {}`,
+  })
   assert.equal(r.ok, false)
   assert.equal(r.error.code, 'CODE_TIMEOUT')
   assert.equal(r.value.error.kind, 'timeout')
-  await new Promise((resolve) => setTimeout(resolve, 50))
+  assert.deepEqual(started.toSorted(), ['fake_plugin_tool_01', 'fake_plugin_tool_02'], `the cell reached its loop: ${JSON.stringify(r.value.telemetry)}`)
+  // The abort reaches the executor through the event loop; allow it a generous moment.
+  let timer
+  await Promise.race([abortSeen, new Promise((resolve) => { timer = setTimeout(resolve, 2000) })])
+  clearTimeout(timer)
   assert.equal(aborted, true, 'the outstanding call was aborted')
 })
 
