@@ -117,6 +117,32 @@ test('queries: empty and stopword-only give no hits; exact names are honoured', 
   throwsCode(assert, () => catalog.search('x'.repeat(1024 * 1024)), 'INVALID_QUERY')
 })
 
+test('a hit that requires an identifier is followed by the tool of its server that finds it', () => {
+  const tool = (owner, name, description, required) => ({
+    owner, name, description,
+    parameters: { type: 'object', properties: Object.fromEntries(required.map((p) => [p, { type: 'string' }])), required },
+  })
+  const tools = [
+    tool('movies', 'get_person_movie_credits', 'Movie credits of a person: the films they directed or acted in.', ['person_id']),
+    tool('movies', 'search_person', 'Search people by name.', ['query']),
+    tool('movies', 'get_movie_details', 'Details of a movie.', ['movie_id']),
+    tool('other', 'search_person', 'Search people in the company directory.', ['query']),
+    ...fakeTools(10),
+  ]
+  const ids = (catalog, query, limit) => catalog.search(query, limit ? { limit } : undefined).map((h) => h.id)
+  const catalog = new ToolCatalog(tools)
+  const hits = ids(catalog, 'which films did Sofia Coppola direct? list her movie credits')
+  assert.equal(hits[0], 'openclaw:movies:get_person_movie_credits', JSON.stringify(hits))
+  assert.equal(hits[1], 'openclaw:movies:search_person', 'the look-up of its server, not the other server\'s')
+  assert.deepEqual(ids(catalog, 'movie credits of a person', 1), ['openclaw:movies:get_person_movie_credits'], 'the limit holds')
+  // A provider the policy hides is never shown.
+  const denied = new ToolCatalog(tools, { policy: { agent: { deny: ['openclaw:movies:search_person'] } } })
+  assert.ok(!ids(denied, 'which films did Sofia Coppola direct? list her movie credits').includes('openclaw:movies:search_person'))
+  // searchBatch ranks the same way.
+  const batch = catalog.searchBatch({ query: 'which films did Sofia Coppola direct? list her movie credits' })
+  assert.deepEqual(batch.results[0].candidates.slice(0, 2).map((h) => h.id), hits.slice(0, 2))
+})
+
 test('describe: exact id, unique name, suggestions, ambiguity', () => {
   const catalog = new ToolCatalog([...fakeTools(5), { name: 'read', owner: 'fs' }, { name: 'read', owner: 'docs' }])
   assert.equal(catalog.describe('openclaw:fs:read').id, 'openclaw:fs:read')

@@ -78,6 +78,7 @@ export const levers = [
     values: ['diversity=0.15', 'diversity=0.3', 'diversity=0.5', 'diversity=0.3+diversity_depth=15', 'diversity=0.3+diversity_depth=60'],
   },
   { lever: 'typo joining', off: 'typo_weight=0', values: ['typo_weight=0.5', 'typo_weight=0.8'] },
+  { lever: 'prerequisite tools', off: 'prerequisite_depth=0', values: ['prerequisite_depth=3', 'prerequisite_depth=5', 'prerequisite_depth=10'] },
   { lever: 'k1', values: ['k1=0.6', 'k1=0.8', 'k1=1', 'k1=1.2'] },
   { lever: 'name weight', values: ['w.name=2', 'w.name=3', 'w.name=4'] },
   { lever: 'description weight', values: ['w.description=0.7', 'w.description=1', 'w.description=1.5'] },

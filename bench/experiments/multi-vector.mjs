@@ -8,14 +8,15 @@
 //   node bench/experiments/multi-vector.mjs --vectors $VEC [--dump FILE] [--split joint|separate|connectors|sentences]
 //     [--text plain-32] [--signals whole,clauses,best,mix:A,...] [--lex max,minmax] [--cos raw,minmax,z]
 //     [--zweights 0.05,...] [--dense 0,20] [--cover none,champions,rr] [--cw 0.15,...]
-//     [--prf none,K:BETA,...] [--floor noise|strict] [--final] [--pool-only]
+//     [--prf none,K:BETA,...] [--hub none,K:BETA,...] [--prereq 0,TOP[:PER],...] [--prereq-mentions]
+//     [--floor noise|strict] [--final] [--pool-only]
 // --split joint (the default) reads the product's query vectors (clause_vectors --product:
 // queries-joint.f32 and clauses-joint.*); separate, the rule before joint pooling (--whole-pass);
 // connectors / sentences, clause_vectors' older study files (with queries.f32 from rerank).
 // $VEC also holds tools-<text>.f32 and tool-ids.json (crates/embed rerank example);
 // FILE is `quality --dump 100` on the shipped lexical defaults (made when absent). Defaults are
 // the grid the shipped rule was chosen from (240 settings). --final prints JSON of the shipped
-// rule (`mix:0.25 max/z w=0.15 dense=0`, or --final-rule LABEL) with its LOSO estimate, for
+// rule (`mix:0.25 max/z w=0.2 dense=0 prereq=10:2`, or --final-rule LABEL) with its LOSO estimate, for
 // bench/quality.mjs --hybrid. Signals are cached in /tmp/mv (a full scan per query: minutes).
 import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
@@ -23,6 +24,7 @@ import { join, resolve } from 'node:path'
 
 import { reference } from '../quality.mjs'
 import { groupBySource, leaveOneSourceOutWithFloor, ndcg10, pairedBootstrap, perSource, table } from './loso.mjs'
+import { loadPrerequisites } from './prerequisites.mjs'
 
 const args = process.argv.slice(2)
 const option = (name, fallback) => {
@@ -153,7 +155,26 @@ function cosOf(q, o, signal) {
 }
 // lex: max (s / s1) | minmax ((s − s_D) / (s1 − s_D)); cos: raw | minmax | z (within the pool).
 // Dense candidates (not in the lexical top D) get the lexical floor (s_D).
-function fuse(q, { signal, w, dense, lexNorm = 'max', cosNorm = 'raw', depth = 100, cover = null, cw = 0.15, prf = null }) {
+// --hub K:BETA: a tool's mean cosine to its K nearest tools (hub-K.f32 in --hub-dir, from
+// hubness.mjs) times BETA is taken off its similarity: a tool near many others matches every
+// request a little.
+const hubDir = option('--hub-dir', '/tmp/hub')
+const hubs = new Map()
+const hubOf = (k) => {
+  if (!hubs.has(k)) { const b = readFileSync(join(hubDir, `hub-${k}.f32`)); hubs.set(k, new Float32Array(b.buffer, b.byteOffset, b.byteLength / 4)) }
+  return hubs.get(k)
+}
+// --prereq TOP[:PER]: each of the fused top TOP hits brings the same-server tools (at most PER
+// per identifier, default 1) that find an identifier it requires (prerequisites.mjs) to just
+// after it.
+const promote = loadPrerequisites(dataDir, JSON.parse(readFileSync(join(vectorDir, 'tool-ids.json'), 'utf8')), { mentions: args.includes('--prereq-mentions') })
+function fuse(q, c) {
+  const ranked = fuseOnly(q, c)
+  if (!c.prereq) return ranked
+  const [top, perNeed = 1] = String(c.prereq).split(':').map(Number)
+  return promote(ranked, { top, perNeed, query: queries[q].query })
+}
+function fuseOnly(q, { signal, w, dense, lexNorm = 'max', cosNorm = 'raw', depth = 100, cover = null, cw = 0.15, prf = null, hub = null }) {
   const hits = lexical[q].hits.slice(0, depth)
   const seen = new Set(hits.map(([o]) => o))
   const pool = hits.map(([o, s], i) => ({ o, i, s }))
@@ -163,7 +184,12 @@ function fuse(q, { signal, w, dense, lexNorm = 'max', cosNorm = 'raw', depth = 1
     for (const o of list.slice(0, dense)) if (!seen.has(o)) { seen.add(o); pool.push({ o, i: 1e6 + pool.length, s: floor }) }
   }
   const top = hits[0]?.[1] > 0 ? hits[0][1] : 1
-  const cos = pool.map((c) => cosOf(q, c.o, signal))
+  let cos = pool.map((c) => cosOf(q, c.o, signal))
+  if (hub) {
+    const [k, beta] = hub.split(':').map(Number)
+    const h = hubOf(k)
+    cos = cos.map((x, i) => x - beta * h[pool[i].o])
+  }
   const score = (cos) => {
     let cmin = Infinity, cmax = -Infinity, mean = 0
     for (const c of cos) { cmin = Math.min(cmin, c); cmax = Math.max(cmax, c); mean += c / cos.length }
@@ -212,7 +238,9 @@ function fuse(q, { signal, w, dense, lexNorm = 'max', cosNorm = 'raw', depth = 1
   }
   return out
 }
-const lexScores = lexical.map((row, q) => ndcg10(row.hits.map(([o]) => o), golds[q]))
+// The product's lexical ranking: the index's, with the prerequisite tools placed (depth 10, 2 per
+// identifier, as crates/core/src/search/prerequisites.rs).
+const lexScores = lexical.map((row, q) => ndcg10(promote(row.hits.map(([o]) => o), { top: 10, perNeed: 2, query: queries[q].query }), golds[q]))
 const lex = perSource(lexScores, groups)
 const grid = []
 const signalsList = option('--signals', 'whole,clauses,best,mix:0.25').split(',')
@@ -224,8 +252,10 @@ for (const signal of signalsList)
           for (const cover of option('--cover', 'none').split(','))
             for (const cw of cover === 'none' ? [0] : option('--cw', '0.15').split(',').map(Number))
               for (const prf of option('--prf', 'none').split(','))
-                grid.push({ signal, w, dense, lexNorm, cosNorm, ...(cover === 'none' ? {} : { cover, cw }), ...(prf === 'none' ? {} : { prf }) })
-const label = (c) => `${c.signal} ${c.lexNorm}/${c.cosNorm} w=${c.w} dense=${c.dense}${c.cover ? ` ${c.cover} cw=${c.cw}` : ''}${c.prf ? ` prf=${c.prf}` : ''}`
+                for (const hub of option('--hub', 'none').split(','))
+                  for (const prereq of option('--prereq', '0,10:2').split(','))
+                    grid.push({ signal, w, dense, lexNorm, cosNorm, ...(cover === 'none' ? {} : { cover, cw }), ...(prf === 'none' ? {} : { prf }), ...(hub === 'none' ? {} : { hub }), ...(prereq !== '0' ? { prereq } : {}) })
+const label = (c) => `${c.signal} ${c.lexNorm}/${c.cosNorm} w=${c.w} dense=${c.dense}${c.cover ? ` ${c.cover} cw=${c.cw}` : ''}${c.prf ? ` prf=${c.prf}` : ''}${c.hub ? ` hub=${c.hub}` : ''}${c.prereq ? ` prereq=${c.prereq}` : ''}`
 const cands = grid.map((c) => ({ label: label(c), c, scores: lexical.map((_, q) => ndcg10(fuse(q, c), golds[q])) }))
   .map((x) => ({ ...x, p: perSource(x.scores, groups) }))
   .map((x) => ({ ...x, minDiff: Math.min(...sources.map((s) => x.p.bySource[s] - lex.bySource[s])) }))
@@ -265,8 +295,12 @@ lrows.push(['macro', '', fmt(m), fmt(shipped.p.macro), fmt(lex.macro), '', ''])
 if (!asJson) console.log(table(lrows))
 
 // The rule chosen on all seven sources (the product's), against lexical per source.
-const finalLabel = option('--final-rule', 'mix:0.25 max/z w=0.15 dense=0')
+const finalLabel = option('--final-rule', 'mix:0.25 max/z w=0.2 dense=0 prereq=10:2')
 const chosen = cands.find((x) => x.label === finalLabel)
+if (!chosen && (asJson || option('--scores', null))) {
+  console.error(`the rule "${finalLabel}" is not in the grid (see --prereq, --zweights, ...)`)
+  process.exit(1)
+}
 if (chosen && option('--scores', null)) writeFileSync(option('--scores', null), JSON.stringify(chosen.scores))
 if (chosen && asJson) {
   // For bench/quality.mjs --hybrid: the shipped rule per source with the LOSO estimate.

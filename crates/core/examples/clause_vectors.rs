@@ -37,7 +37,15 @@ fn main() {
         queries = queries.into_iter().step_by(n.max(1)).collect();
     }
     if args.iter().any(|a| a == "--product") {
-        return write_product(Path::new(&args[0]), &queries, out, args.iter().any(|a| a == "--whole-pass"));
+        if args.iter().any(|a| a == "--strip-values") {
+            queries = queries.iter().map(|q| strip_values(q)).collect();
+        }
+        let name = match (args.iter().any(|a| a == "--whole-pass"), args.iter().any(|a| a == "--strip-values")) {
+            (true, _) => "separate",
+            (false, true) => "joint-strip",
+            (false, false) => "joint",
+        };
+        return write_product(Path::new(&args[0]), &queries, out, name == "separate", name);
     }
     let encoder = Encoder::load(Path::new(&args[0])).expect("load model");
     let mut texts: Vec<String> = Vec::new();
@@ -65,7 +73,17 @@ fn main() {
     eprintln!("embedded {} clauses of {} queries in {:.1} s", texts.len(), queries.len(), start.elapsed().as_secs_f64());
 }
 
-fn write_product(model_dir: &Path, queries: &[String], out: &Path, whole_pass: bool) {
+/// Concrete argument values out of a request (words with a digit, e-mail addresses, URLs):
+/// they name no capability, and a sentence vector spends itself on them.
+fn strip_values(query: &str) -> String {
+    query
+        .split_whitespace()
+        .filter(|w| !(w.chars().any(|c| c.is_ascii_digit()) || w.contains('@') || w.contains("://")))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn write_product(model_dir: &Path, queries: &[String], out: &Path, whole_pass: bool, name: &str) {
     // The product's path, or (--whole-pass) the encoder directly.
     let handle = model_at(model_dir);
     let (model, encoder) = if whole_pass {
@@ -91,7 +109,6 @@ fn write_product(model_dir: &Path, queries: &[String], out: &Path, whole_pass: b
         index.push((parts.len(), clauses.len()));
         parts.extend(clauses);
     }
-    let name = if whole_pass { "separate" } else { "joint" };
     write_vectors(&out.join(format!("queries-{name}.f32")), &wholes);
     write_vectors(&out.join(format!("clauses-{name}.f32")), &parts);
     write_index(&out.join(format!("clauses-{name}.json")), &index);

@@ -1,4 +1,5 @@
-//! Retrieval quality and latency of the search index on a labelled catalog.
+//! Retrieval quality and latency of lexical search on a labelled catalog: the index's
+//! ranking with the prerequisite tools placed, as the catalog searches without a model.
 //!
 //! Usage: cargo run --release -p tool-search-core --example quality -- <data dir> [--json]
 //!        [--grid] [--param key=value ...] [--dump N] [--misses SET] [--hits SET] [--slow]
@@ -9,7 +10,8 @@
 //! `--json` prints one JSON object instead of the table (read by bench/quality.mjs).
 //! `--param` overrides ranking parameters (w.name, b.description, k1, expansion, ...).
 //! `--grid` evaluates a small grid of field weights (used once to pick the defaults).
-//! `--dump N` prints each query's top-N ordinals and scores as JSON lines (offline fusion experiments).
+//! `--dump N` prints each query's top-N ordinals and scores as JSON lines: the index's ranking
+//! alone (offline fusion experiments place the prerequisite tools after fusing).
 //! `--per-query FILE` evaluates each line of FILE (`label key=value key=value ...`; a bare label
 //! is the defaults, and `--param`s apply under every line) and prints one JSON line per
 //! configuration: its per-query nDCG@10 and Complete@10, in queries.jsonl order (read by
@@ -20,7 +22,7 @@ use std::time::Instant;
 
 use serde_json::{json, Value};
 use tool_search_core::catalog::ToolEntry;
-use tool_search_core::search::{FieldKind, RankingParams, SearchIndex};
+use tool_search_core::search::{FieldKind, Prerequisites, RankingParams, ScoredHit, SearchIndex};
 
 #[path = "dev_data/mod.rs"]
 mod dev_data;
@@ -67,11 +69,25 @@ impl Sums {
     }
 }
 
+/// The product's lexical ranking: the index's hits, each top hit followed by the
+/// tools that find the identifiers it requires (as `Catalog::search` does).
+struct Ranker {
+    index: SearchIndex,
+    prerequisites: Prerequisites,
+}
+
+impl Ranker {
+    fn top10(&self, text: &str, params: &RankingParams) -> Vec<ScoredHit> {
+        let hits = self.index.search_with(text, 10usize.max(params.prerequisite_depth), &|_| true, params);
+        self.prerequisites.promote(text, &hits, &|_| true, 10, params.prerequisite_depth)
+    }
+}
+
 /// Per-set metrics plus the macro average over sets.
-fn evaluate(index: &SearchIndex, queries: &[Query], params: &RankingParams) -> (BTreeMap<String, Sums>, [f64; 4]) {
+fn evaluate(index: &Ranker, queries: &[Query], params: &RankingParams) -> (BTreeMap<String, Sums>, [f64; 4]) {
     let mut sets: BTreeMap<String, Sums> = BTreeMap::new();
     for q in queries {
-        let ranked: Vec<usize> = index.search_with(&q.text, 10, &|_| true, params).iter().map(|h| h.ordinal).collect();
+        let ranked: Vec<usize> = index.top10(&q.text, params).iter().map(|h| h.ordinal).collect();
         sets.entry(q.set.clone()).or_default().add(&ranked, &q.gold);
     }
     let mut macro_avg = [0.0; 4];
@@ -112,7 +128,7 @@ fn apply_param(params: &mut RankingParams, spec: &str) {
     }
 }
 
-fn run_grid(index: &SearchIndex, queries: &[Query], base: &RankingParams) {
+fn run_grid(index: &Ranker, queries: &[Query], base: &RankingParams) {
     println!("grid: name label desc pnames pdescs owner -> macro nDCG@10 / Complete@10");
     for name in [2.0, 3.0, 4.0] {
         for pnames in [0.3, 0.6, 1.0] {
@@ -131,9 +147,9 @@ fn run_grid(index: &SearchIndex, queries: &[Query], base: &RankingParams) {
 /// Queries of one set whose gold is not all in the top 10: the query, the gold
 /// names and the top 5 (for reading failure modes, not for tuning to queries).
 /// With `hits`, the opposite: queries whose gold is all in the top 10.
-fn print_misses(index: &SearchIndex, entries: &[ToolEntry], queries: &[Query], params: &RankingParams, set: &str, hits: bool) {
+fn print_misses(index: &Ranker, entries: &[ToolEntry], queries: &[Query], params: &RankingParams, set: &str, hits: bool) {
     for q in queries.iter().filter(|q| q.set == set) {
-        let ranked: Vec<usize> = index.search_with(&q.text, 10, &|_| true, params).iter().map(|h| h.ordinal).collect();
+        let ranked: Vec<usize> = index.top10(&q.text, params).iter().map(|h| h.ordinal).collect();
         if q.gold.iter().all(|g| ranked.contains(g)) != hits {
             continue;
         }
@@ -166,7 +182,7 @@ fn main() {
         index = Some(SearchIndex::build(&entries).expect("build"));
         build_ms.push(start.elapsed().as_secs_f64() * 1000.0);
     }
-    let index = index.expect("built");
+    let index = Ranker { index: index.expect("built"), prerequisites: Prerequisites::build(&entries) };
     build_ms.sort_by(f64::total_cmp);
 
     if grid {
@@ -178,7 +194,7 @@ fn main() {
             .iter()
             .map(|q| {
                 let start = Instant::now();
-                let hits = index.search_with(&q.text, 10, &|_| true, &params);
+                let hits = index.top10(&q.text, &params);
                 (start.elapsed().as_secs_f64() * 1e6, hits.len(), q.text.as_str())
             })
             .collect();
@@ -201,7 +217,7 @@ fn main() {
             }
             let (mut ndcg, mut complete) = (Vec::with_capacity(queries.len()), Vec::with_capacity(queries.len()));
             for q in &queries {
-                let ranked: Vec<usize> = index.search_with(&q.text, 10, &|_| true, &config).iter().map(|h| h.ordinal).collect();
+                let ranked: Vec<usize> = index.top10(&q.text, &config).iter().map(|h| h.ordinal).collect();
                 let m = query_metrics(&ranked, &q.gold);
                 ndcg.push((m[0] * 1e4).round() / 1e4);
                 complete.push(m[3]);
@@ -214,7 +230,7 @@ fn main() {
         // One JSON line per query: the top-N ordinals and scores (for offline fusion experiments).
         let n: usize = args.get(i + 1).and_then(|v| v.parse().ok()).unwrap_or(100);
         for q in &queries {
-            let hits = index.search_with(&q.text, n, &|_| true, &params);
+            let hits = index.index.search_with(&q.text, n, &|_| true, &params);
             let row: Vec<(usize, f32)> = hits.iter().map(|h| (h.ordinal, h.score)).collect();
             println!("{}", json!({ "set": q.set, "gold": q.gold, "hits": row }));
         }
@@ -237,7 +253,7 @@ fn main() {
     for _ in 0..3 {
         for q in &queries {
             let start = Instant::now();
-            let hits = index.search_with(&q.text, 10, &|_| true, &params);
+            let hits = index.top10(&q.text, &params);
             latencies_us.push(start.elapsed().as_secs_f64() * 1e6);
             std::hint::black_box(hits);
         }

@@ -14,7 +14,7 @@ use super::store::StoredRecord;
 use crate::error::{Error, Result};
 use crate::limits::*;
 use crate::schema::{self, CompiledSchema};
-use crate::search::SearchIndex;
+use crate::search::{Prerequisites, SearchIndex};
 
 /// Names the gateway reserves for the control tools; never cataloged.
 pub const CONTROL_TOOL_NAMES: &[&str] = &["tool_search_code", "tool_search", "tool_describe", "tool_call"];
@@ -101,6 +101,8 @@ pub struct CatalogData {
     pub(crate) entry_digests: Vec<EntryDigest>,
     /// Tool vectors for hybrid ranking (per model), filled in the background.
     pub vectors: crate::search::semantic::VectorSlots,
+    /// The tools that find the identifiers other tools require (search ranking).
+    pub(crate) prerequisites: Prerequisites,
 }
 
 /// Records after validation, before indexing.
@@ -374,6 +376,7 @@ impl CatalogData {
         let index = SearchIndex::build(&validated.entries)?;
         let names = NameIndex::build(&validated.entries);
         let (by_id, by_name) = lookup_maps(&validated.entries);
+        let prerequisites = Prerequisites::build(&validated.entries);
         let lazy = validated.entries.iter().map(|_| Lazy::default()).collect();
         let mut name_order: Vec<u32> = (0..validated.entries.len() as u32).collect();
         name_order.sort_unstable_by(|&a, &b| {
@@ -398,6 +401,7 @@ impl CatalogData {
             origins,
             entry_digests,
             vectors: Default::default(),
+            prerequisites,
         })
     }
 
@@ -494,6 +498,7 @@ impl CatalogData {
         let index = self.index.derive(&entries, &reused)?;
         let names = self.names.derive(&new_of_old, &entries, &fresh_ordinals);
         let (by_id, by_name) = lookup_maps(&entries);
+        let prerequisites = Prerequisites::build(&entries);
         let order = |a: &u32, b: &u32| crate::surfaces::directory_order(&entries[*a as usize], &entries[*b as usize]);
         let mut fresh_by_name = fresh_ordinals.clone();
         fresh_by_name.sort_unstable_by(order);
@@ -516,6 +521,7 @@ impl CatalogData {
             origins,
             entry_digests,
             vectors: Default::default(),
+            prerequisites,
         })
     }
 

@@ -261,7 +261,7 @@ impl Catalog {
         let folded = fold(typed);
         let folded_chars = folded.chars().count();
         // Tools of an unavailable owner cannot run now: never suggested.
-        let allowed = |o: usize| self.is_allowed(o) && self.unavailable_reason(o).is_none();
+        let allowed = |o: usize| self.is_searchable(o);
         let candidates: Vec<(u32, usize)> = if self.allowed_count <= FULL_SCAN_MAX_TOOLS {
             self.ordinals().filter(|&(o, _)| allowed(o)).map(|(o, _)| (0, o)).collect()
         } else {

@@ -658,8 +658,12 @@ impl Catalog {
     /// these when the catalog's ranking is hybrid).
     pub fn search_ranked(&self, query: &str, limit: usize) -> Result<Vec<ScoredHit>> {
         check_query(query)?;
-        let searchable = |o: usize| self.is_allowed(o) && self.unavailable_reason(o).is_none();
-        Ok(self.data.index.search(query, limit, &searchable))
+        Ok(self.data.index.search(query, limit, &|o| self.is_searchable(o)))
+    }
+
+    /// Allowed by policy and available now: what a search may return.
+    pub(crate) fn is_searchable(&self, ordinal: usize) -> bool {
+        self.is_allowed(ordinal) && self.unavailable_reason(ordinal).is_none()
     }
 
     /// The compact hit of an allowed entry.

@@ -98,10 +98,18 @@ impl Catalog {
     }
 
     /// Ranked hits of the searchable entries in the catalog's ranking
-    /// (hybrid once ready), for `search` and `search_batch`: what the model
-    /// and the gateway see. Surfaces and hydration use the lexical
+    /// (hybrid once ready), each of the top hits followed by the tools that
+    /// find the identifiers it requires, for `search` and `search_batch`:
+    /// what the model and the gateway see. Surfaces and hydration use the lexical
     /// [`Catalog::search_ranked`]: they read whole prompts, and must stay cheap.
     pub(crate) fn ranked_hits(&self, query: &str, limit: usize) -> Result<Vec<ScoredHit>> {
+        let depth = self.data.index.params().prerequisite_depth;
+        let ranked = self.fused_hits(query, limit.max(depth))?;
+        Ok(self.data.prerequisites.promote(query, &ranked, &|o| self.is_searchable(o), limit, depth))
+    }
+
+    /// The lexical hits, re-ranked with the encoder when the catalog is hybrid and its vectors are ready.
+    fn fused_hits(&self, query: &str, limit: usize) -> Result<Vec<ScoredHit>> {
         let Some((model, table)) = self.hybrid() else { return self.search_ranked(query, limit) };
         let params = HybridParams::default();
         let ranked = self.search_ranked(query, limit.max(params.depth))?;
@@ -120,7 +128,6 @@ impl Catalog {
         let query_vectors = model.embed_query(query);
         let mut out = ranked[..exact].to_vec();
         out.extend(fuse(&ranked[exact..], |h: ScoredHit| h.score, |h: ScoredHit| table.similarity(h.ordinal, &query_vectors), &params));
-        out.truncate(limit);
         Ok(out)
     }
 

@@ -82,6 +82,10 @@ pub struct RankingParams {
     pub common_share: f32,
     /// A hit whose match strength is below this is marked weak.
     pub weak_below: f32,
+    /// Hits this near the top are followed by the tools that find the
+    /// identifiers they require ([`super::prerequisites`]); 0: off. Applied
+    /// by the catalog after any hybrid re-ranking.
+    pub prerequisite_depth: usize,
 }
 
 impl Default for RankingParams {
@@ -107,6 +111,7 @@ impl Default for RankingParams {
             typo_weight: 0.0,
             common_share: super::strength::COMMON_SHARE,
             weak_below: super::strength::WEAK_BELOW,
+            prerequisite_depth: super::prerequisites::PREREQUISITE_DEPTH,
         }
     }
 }
@@ -126,6 +131,7 @@ impl RankingParams {
             "typo_weight" => self.typo_weight = value,
             "common_share" => self.common_share = value,
             "weak_below" => self.weak_below = value,
+            "prerequisite_depth" => self.prerequisite_depth = value as usize,
             _ => return None,
         }
         Some(())

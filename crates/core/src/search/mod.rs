@@ -13,7 +13,8 @@
 //! words joined by name words one edit away: [`typo`]) →
 //! [`rank`] (BM25F over the postings, ordering) → [`diversify`] (near-duplicates
 //! yield to other tools). Field weights: [`fields`]. Optional hybrid
-//! re-ranking with a sentence encoder: [`semantic`].
+//! re-ranking with a sentence encoder: [`semantic`]. Then the tools that find
+//! an identifier a top hit requires follow it: [`prerequisites`].
 
 mod analyze;
 mod diversify;
@@ -21,6 +22,7 @@ mod expand;
 mod fields;
 mod index;
 mod params;
+mod prerequisites;
 mod query;
 mod rank;
 pub mod semantic;
@@ -29,6 +31,7 @@ mod strength;
 mod typo;
 
 pub use fields::{FieldKind, RankingParams, FIELD_COUNT};
+pub use prerequisites::{Prerequisites, PREREQUISITE_DEPTH};
 pub use query::{clauses, MAX_CLAUSES};
 #[cfg(test)]
 pub(crate) use strength::tests::status_tools as strength_test_tools;
@@ -78,6 +81,11 @@ impl SearchIndex {
     /// other entries are indexed; ranking is identical to [`SearchIndex::build`].
     pub fn derive(&self, entries: &[ToolEntry], reused: &[Option<u32>]) -> Result<SearchIndex> {
         Ok(SearchIndex { data: index::derive(&self.data, entries, reused, &self.params)?, params: self.params.clone() })
+    }
+
+    /// The ranking parameters this index searches with.
+    pub fn params(&self) -> &RankingParams {
+        &self.params
     }
 
     /// How many shared index parts this version reads (1 after a full build).

@@ -3,7 +3,8 @@
 //! where z standardizes the similarities over those candidates.
 //!
 //! Chosen leave-one-source-out on the seven-source dev set (bench/QUALITY.md,
-//! "Multi-vector queries"). Standardizing makes the weight mean the same on
+//! "Multi-vector queries"; the weight re-chosen with the prerequisite tools in
+//! place, "Prerequisite tools"). Standardizing makes the weight mean the same on
 //! every query: raw cosines of one query bunch in a narrow band whose place
 //! and width vary with its length and wording, so a raw weight large enough to
 //! help on some queries swamped the lexical order on others.
@@ -19,7 +20,7 @@ pub struct HybridParams {
 
 impl Default for HybridParams {
     fn default() -> Self {
-        HybridParams { depth: 100, weight: 0.15 }
+        HybridParams { depth: 100, weight: 0.2 }
     }
 }
 

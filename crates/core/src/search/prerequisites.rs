@@ -1,0 +1,348 @@
+//! Prerequisite tools: a hit that requires an identifier (`person_id`, `geoId`,
+//! `user_id`) is of no use without the tool of the same server that finds it
+//! (`search-person`, `find_user_id_by_email`). Requests name what they want
+//! ("the movies Sofia Coppola directed"), not the look-up before it, so the
+//! ranking alone leaves that tool far down. Each of the top
+//! `RankingParams::prerequisite_depth` hits (default [`PREREQUISITE_DEPTH`])
+//! brings its providers to just after itself.
+//!
+//! A provider of parameter `<entity words> id` is a tool of the same source
+//! and owner that does not itself require the parameter, whose name holds
+//! every entity word (or its plural), and whose name also says it yields an
+//! id (`id`, `ids`) or looks things up (`search`, `find`, `list`, ...).
+//! A request that states an identifier itself ("the book with ID 42", "order
+//! #W2378156") needs no look-up, and gets none.
+//! Chosen leave-one-source-out on the dev set (bench/QUALITY.md,
+//! "Prerequisite tools").
+
+use foldhash::{HashMap, HashMapExt};
+
+use super::ScoredHit;
+use crate::catalog::{Source, ToolEntry};
+
+/// Hits this near the top bring their prerequisites (the default of
+/// `RankingParams::prerequisite_depth`).
+pub const PREREQUISITE_DEPTH: usize = 10;
+/// Providers placed per needed identifier: the strongest, and of those the
+/// ones the ranking puts first (ties by catalog order).
+pub const PROVIDERS_PER_NEED: usize = 2;
+/// Bounds on what one untrusted schema can make the catalog hold.
+const MAX_REQUIRED_SCANNED: usize = 64;
+const MAX_NEEDS_PER_TOOL: usize = 8;
+const MAX_PROVIDERS_KEPT: usize = 16;
+const MAX_NAME_WORDS: usize = 16;
+
+const LOOKUP_WORDS: [&str; 6] = ["search", "find", "list", "lookup", "query", "resolve"];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Provider {
+    ordinal: u32,
+    /// 2 when the name says it yields an id, plus 1 when it says it looks up.
+    strength: u8,
+}
+
+/// The providers of each tool's identifier parameters, computed once per catalog version.
+#[derive(Debug, Default)]
+pub struct Prerequisites {
+    /// Per needing tool (most tools need nothing), one list per needed
+    /// identifier: strongest first, equal strength in catalog order.
+    needs: HashMap<u32, Box<[Box<[Provider]>]>>,
+}
+
+impl Prerequisites {
+    pub fn build(entries: &[ToolEntry]) -> Prerequisites {
+        let names: Vec<Vec<String>> = entries.iter().map(|e| words(&e.name, MAX_NAME_WORDS)).collect();
+        let required: Vec<Vec<&str>> = entries.iter().map(required_params).collect();
+        // Tools by (server, name word): a need's candidates are those named with its entity.
+        let mut servers: HashMap<(Source, &str), u32> = HashMap::new();
+        let server_of: Vec<u32> = entries
+            .iter()
+            .map(|e| {
+                let next = servers.len() as u32;
+                *servers.entry((e.source, e.owner.as_str())).or_insert(next)
+            })
+            .collect();
+        let mut named: HashMap<(u32, &str), Vec<u32>> = HashMap::new();
+        for (ordinal, words) in names.iter().enumerate() {
+            for word in words {
+                let list = named.entry((server_of[ordinal], word.as_str())).or_default();
+                if list.last() != Some(&(ordinal as u32)) {
+                    list.push(ordinal as u32);
+                }
+            }
+        }
+        let mut needs = HashMap::new();
+        for (ordinal, params) in required.iter().enumerate() {
+            let mut lists: Vec<Box<[Provider]>> = Vec::new();
+            for param in params.iter().take(MAX_REQUIRED_SCANNED) {
+                if lists.len() == MAX_NEEDS_PER_TOOL {
+                    break;
+                }
+                let param_words = words(param, MAX_NAME_WORDS);
+                let Some((last, entity)) = param_words.split_last() else { continue };
+                if entity.is_empty() || !(last == "id" || last == "ids") {
+                    continue;
+                }
+                let has = |candidate: usize, word: &str| {
+                    names[candidate].iter().any(|w| w == word || (w.len() == word.len() + 1 && w.starts_with(word) && w.ends_with('s')))
+                };
+                let server = server_of[ordinal];
+                let plural = format!("{}s", entity[0]);
+                let mut candidates: Vec<u32> = [entity[0].as_str(), plural.as_str()]
+                    .iter()
+                    .filter_map(|w| named.get(&(server, *w)))
+                    .flatten()
+                    .copied()
+                    .collect();
+                candidates.sort_unstable();
+                candidates.dedup();
+                let mut providers: Vec<Provider> = candidates
+                    .into_iter()
+                    .filter(|&c| c as usize != ordinal && !required[c as usize].contains(param))
+                    .filter(|&c| entity.iter().all(|w| has(c as usize, w)))
+                    .filter_map(|c| {
+                        let name = &names[c as usize];
+                        let yields_id = name.iter().any(|w| w == "id" || w == "ids");
+                        let looks_up = name.iter().any(|w| LOOKUP_WORDS.contains(&w.as_str()));
+                        let strength = 2 * yields_id as u8 + looks_up as u8;
+                        (strength > 0).then_some(Provider { ordinal: c, strength })
+                    })
+                    .collect();
+                providers.sort_by(|a, b| b.strength.cmp(&a.strength).then(a.ordinal.cmp(&b.ordinal)));
+                providers.truncate(MAX_PROVIDERS_KEPT);
+                if !providers.is_empty() {
+                    lists.push(providers.into_boxed_slice());
+                }
+            }
+            if !lists.is_empty() {
+                needs.insert(ordinal as u32, lists.into_boxed_slice());
+            }
+        }
+        Prerequisites { needs }
+    }
+
+    /// How many tools have a provider for some identifier they require.
+    pub fn needing_tools(&self) -> usize {
+        self.needs.len()
+    }
+
+    /// `ranked` (best first; the hits for `query`) with each of its first
+    /// `depth` hits followed by the providers of the identifiers it requires,
+    /// at most `limit` hits; unchanged when the query states an identifier. Only `allowed` providers are placed. A provider the
+    /// ranking already holds keeps its own score and marks; one from outside
+    /// it takes those of the hit that needs it.
+    pub fn promote(&self, query: &str, ranked: &[ScoredHit], allowed: &dyn Fn(usize) -> bool, limit: usize, depth: usize) -> Vec<ScoredHit> {
+        if self.needs.is_empty() || depth == 0 || states_an_identifier(query) {
+            return ranked.iter().take(limit).copied().collect();
+        }
+        let rank_of: HashMap<usize, usize> = ranked.iter().enumerate().map(|(r, h)| (h.ordinal, r)).collect();
+        let mut out: Vec<ScoredHit> = Vec::with_capacity(limit.min(ranked.len() + 4));
+        let mut placed: Vec<usize> = Vec::new();
+        for (r, hit) in ranked.iter().enumerate() {
+            if out.len() >= limit {
+                break;
+            }
+            if placed.contains(&hit.ordinal) {
+                continue;
+            }
+            out.push(*hit);
+            placed.push(hit.ordinal);
+            if r >= depth {
+                continue;
+            }
+            let Some(lists) = self.needs.get(&(hit.ordinal as u32)) else { continue };
+            for providers in lists.iter() {
+                let usable: Vec<Provider> = providers.iter().copied().filter(|p| allowed(p.ordinal as usize)).collect();
+                let Some(strongest) = usable.first().map(|p| p.strength) else { continue };
+                let mut best: Vec<Provider> = usable.into_iter().filter(|p| p.strength == strongest).collect();
+                best.sort_by_key(|p| (rank_of.get(&(p.ordinal as usize)).copied().unwrap_or(usize::MAX), p.ordinal));
+                for provider in best.into_iter().take(PROVIDERS_PER_NEED) {
+                    let ordinal = provider.ordinal as usize;
+                    if placed.contains(&ordinal) {
+                        continue;
+                    }
+                    let scored = match rank_of.get(&ordinal) {
+                        Some(&at) => ranked[at],
+                        None => ScoredHit { ordinal, ..*hit },
+                    };
+                    out.push(scored);
+                    placed.push(ordinal);
+                }
+            }
+        }
+        out.truncate(limit);
+        out
+    }
+}
+
+/// Whether a request gives an identifier itself: the word `id` or `ids`
+/// (`book with ID 42`; not `user_id`), or a `#` code with a digit (`#W2378156`).
+fn states_an_identifier(query: &str) -> bool {
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let says_id = query.split(|c: char| !word(c)).any(|w| w.eq_ignore_ascii_case("id") || w.eq_ignore_ascii_case("ids"));
+    says_id || query.split('#').skip(1).any(|after| after.chars().take_while(|&c| word(c)).any(|c| c.is_ascii_digit()))
+}
+
+/// The names of the required parameters in an input schema (strings only).
+fn required_params(entry: &ToolEntry) -> Vec<&str> {
+    let Some(schema) = entry.input_schema.as_deref() else { return Vec::new() };
+    match schema.get("required") {
+        Some(serde_json::Value::Array(names)) => names.iter().take(MAX_REQUIRED_SCANNED).filter_map(|n| n.as_str()).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Lower-case words of an identifier or phrase: split at anything but a letter
+/// or digit, and at case changes (`originSkyId` → origin, sky, id;
+/// `HTTPServer` → http, server). At most `max` words.
+fn words(text: &str, max: usize) -> Vec<String> {
+    let chars: Vec<char> = text.chars().take(256).collect();
+    let mut out: Vec<String> = Vec::new();
+    let mut current = String::new();
+    for (i, &c) in chars.iter().enumerate() {
+        if !c.is_alphanumeric() {
+            if !current.is_empty() {
+                out.push(std::mem::take(&mut current));
+            }
+            continue;
+        }
+        let prev = i.checked_sub(1).map(|j| chars[j]);
+        let next = chars.get(i + 1).copied();
+        let boundary = c.is_uppercase()
+            && match prev {
+                Some(p) if p.is_lowercase() || p.is_ascii_digit() => true,
+                Some(p) if p.is_uppercase() => next.is_some_and(|n| n.is_lowercase()),
+                _ => false,
+            };
+        if boundary && !current.is_empty() {
+            out.push(std::mem::take(&mut current));
+        }
+        current.extend(c.to_lowercase());
+    }
+    if !current.is_empty() {
+        out.push(current);
+    }
+    out.truncate(max);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::sync::Arc;
+
+    fn tool(owner: &str, name: &str, required: &[&str]) -> ToolEntry {
+        ToolEntry {
+            id: format!("mcp:{owner}:{name}"),
+            source: Source::Mcp,
+            owner: owner.into(),
+            name: name.into(),
+            label: None,
+            description: String::new(),
+            input_schema: Some(Arc::new(json!({ "type": "object", "required": required }))),
+            output_schema: None,
+            mcp: None,
+        }
+    }
+
+    fn hits(ordinals: &[usize]) -> Vec<ScoredHit> {
+        ordinals.iter().map(|&o| ScoredHit { ordinal: o, score: 10.0 - o as f32, strength: 0.5, weak: false }).collect()
+    }
+
+    fn order(out: &[ScoredHit]) -> Vec<usize> {
+        out.iter().map(|h| h.ordinal).collect()
+    }
+
+    #[test]
+    fn a_request_that_states_the_identifier_needs_no_look_up() {
+        assert!(states_an_identifier("Remove the book with ID 42"));
+        assert!(states_an_identifier("ids: 3, 4"));
+        assert!(states_an_identifier("my order #W2378156 arrived"));
+        assert!(!states_an_identifier("movies by Sofia Coppola"));
+        assert!(!states_an_identifier("what is a user_id? idle ideas"));
+        assert!(!states_an_identifier("issue #abc, tag #"));
+        let entries = vec![tool("s", "get_order", &["order_id"]), tool("s", "list_orders", &[])];
+        let p = Prerequisites::build(&entries);
+        assert_eq!(order(&p.promote("status of my order", &hits(&[0]), &|_| true, 10, PREREQUISITE_DEPTH)), [0, 1]);
+        assert_eq!(order(&p.promote("status of order #W12", &hits(&[0]), &|_| true, 10, PREREQUISITE_DEPTH)), [0]);
+    }
+
+    #[test]
+    fn words_split_at_case_changes_and_punctuation() {
+        assert_eq!(words("originSkyId", 16), ["origin", "sky", "id"]);
+        assert_eq!(words("GET_search-person", 16), ["get", "search", "person"]);
+        assert_eq!(words("HTTPServer2Id", 16), ["http", "server2", "id"]);
+        assert_eq!(words("find_user_id_by_email", 3), ["find", "user", "id"]);
+    }
+
+    #[test]
+    fn a_hit_needing_an_identifier_brings_the_tool_that_finds_it() {
+        let entries = vec![
+            tool("tmdb", "GET_person-person_id-movie_credits", &["person_id"]), // 0
+            tool("tmdb", "GET_search-person", &["query"]),                      // 1
+            tool("tmdb", "GET_person-person_id-images", &["person_id"]),        // 2: needs the id itself
+            tool("other", "search_person", &["query"]),                         // 3: another server
+            tool("tmdb", "GET_search-movie", &["query"]),                       // 4: another entity
+            tool("tmdb", "GET_person-popular", &[]),                            // 5: neither yields ids nor looks up
+        ];
+        let p = Prerequisites::build(&entries);
+        assert_eq!(p.needing_tools(), 2);
+        let all = |_: usize| true;
+        assert_eq!(order(&p.promote("", &hits(&[0, 4, 3]), &all, 10, PREREQUISITE_DEPTH)), [0, 1, 4, 3]);
+        // Already ranked further down: moved up, keeping its own score.
+        let out = p.promote("", &hits(&[0, 4, 3, 1]), &all, 10, PREREQUISITE_DEPTH);
+        assert_eq!(order(&out), [0, 1, 4, 3]);
+        assert_eq!(out[1].score, 9.0);
+        // From outside the ranking: the needing hit's score and marks.
+        assert_eq!(p.promote("", &hits(&[0]), &all, 10, PREREQUISITE_DEPTH)[1], ScoredHit { ordinal: 1, ..hits(&[0])[0] });
+        // A provider the caller may not show is not placed; the limit holds.
+        assert_eq!(order(&p.promote("", &hits(&[0, 4]), &|o| o != 1, 10, PREREQUISITE_DEPTH)), [0, 4]);
+        assert_eq!(order(&p.promote("", &hits(&[0, 4, 3]), &all, 2, PREREQUISITE_DEPTH)), [0, 1]);
+    }
+
+    #[test]
+    fn the_strongest_providers_come_first_then_the_rankings_choice() {
+        let entries = vec![
+            tool("retail", "get_user_details", &["user_id"]),                   // 0
+            tool("retail", "find_user_id_by_email", &["email"]),                 // 1: yields the id, strength 3
+            tool("retail", "find_user_id_by_name_zip", &["first_name", "zip"]),  // 2: strength 3
+            tool("retail", "list_users", &[]),                                   // 3: looks up (plural), strength 1
+            tool("retail", "user_summary", &[]),                                 // 4: strength 0, never
+        ];
+        let p = Prerequisites::build(&entries);
+        let all = |_: usize| true;
+        // Both strongest, in ranking order when ranked, catalog order otherwise.
+        assert_eq!(order(&p.promote("", &hits(&[0, 2, 1]), &all, 10, PREREQUISITE_DEPTH)), [0, 2, 1]);
+        assert_eq!(order(&p.promote("", &hits(&[0]), &all, 10, PREREQUISITE_DEPTH)), [0, 1, 2]);
+        // Without them, the weaker look-up.
+        assert_eq!(order(&p.promote("", &hits(&[0]), &|o| o == 0 || o == 3, 10, PREREQUISITE_DEPTH)), [0, 3]);
+    }
+
+    #[test]
+    fn only_the_top_hits_bring_providers() {
+        let mut entries: Vec<ToolEntry> = (0..12).map(|i| tool("s", &format!("tool{i}"), &[])).collect();
+        entries.push(tool("s", "get_order", &["order_id"])); // 12
+        entries.push(tool("s", "list_orders", &[])); // 13
+        let p = Prerequisites::build(&entries);
+        let all = |_: usize| true;
+        let deep: Vec<usize> = (0..PREREQUISITE_DEPTH).chain([12]).collect();
+        assert_eq!(order(&p.promote("", &hits(&deep), &all, 20, PREREQUISITE_DEPTH)), deep);
+        let near: Vec<usize> = (0..PREREQUISITE_DEPTH - 1).chain([12]).collect();
+        assert_eq!(order(&p.promote("", &hits(&near), &all, 20, PREREQUISITE_DEPTH)).last(), Some(&13));
+        assert_eq!(order(&p.promote("", &hits(&near), &all, 20, 0)), near, "depth 0: off");
+    }
+
+    #[test]
+    fn hostile_schemas_are_bounded() {
+        let many: Vec<String> = (0..500).map(|i| format!("thing{i}_id")).collect();
+        let refs: Vec<&str> = many.iter().map(String::as_str).collect();
+        let mut entries = vec![tool("s", "needy", &refs)];
+        entries.extend((0..MAX_REQUIRED_SCANNED).map(|i| tool("s", &format!("find_thing{i}_id"), &[])));
+        entries.push(ToolEntry { input_schema: Some(Arc::new(json!({ "required": "x_id" }))), ..tool("s", "odd", &[]) });
+        let p = Prerequisites::build(&entries);
+        assert_eq!(p.needs.get(&0).map(|l| l.len()), Some(MAX_NEEDS_PER_TOOL));
+        let out = p.promote("", &hits(&[0]), &|_| true, 100, PREREQUISITE_DEPTH);
+        assert_eq!(out.len(), 1 + MAX_NEEDS_PER_TOOL);
+    }
+}
