@@ -8,6 +8,7 @@ import { join } from 'node:path'
 
 const words = (s) => String(s ?? '').replace(/([a-z0-9])([A-Z])/g, '$1 $2').replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
   .toLowerCase().split(/[^a-z0-9]+/).filter(Boolean)
+const MAX_SERVER_TOOLS = 1000
 const LOOKUP = new Set(['search', 'find', 'list', 'lookup', 'query', 'resolve'])
 
 export function loadPrerequisites(dataDir, toolIds, { mentions = false } = {}) {
@@ -29,6 +30,8 @@ export function loadPrerequisites(dataDir, toolIds, { mentions = false } = {}) {
     const key = `${o}|${need.param}`
     if (cache.has(key)) return cache.get(key)
     const list = []
+    // A server of more tools than MAX_SERVER_TOOLS is no one API: names there coincide by chance.
+    if (byServer.get(tools[o].server).length > MAX_SERVER_TOOLS) { cache.set(key, []); return [] }
     for (const c of byServer.get(tools[o].server)) {
       if (c === o || tools[c].required.has(need.param)) continue
       const n = tools[c].nameWords

@@ -182,7 +182,10 @@ fn main() {
         index = Some(SearchIndex::build(&entries).expect("build"));
         build_ms.push(start.elapsed().as_secs_f64() * 1000.0);
     }
-    let index = Ranker { index: index.expect("built"), prerequisites: Prerequisites::build(&entries) };
+    let start = Instant::now();
+    let prerequisites = Prerequisites::build(&entries);
+    let prerequisites_ms = start.elapsed().as_secs_f64() * 1000.0;
+    let index = Ranker { index: index.expect("built"), prerequisites };
     build_ms.sort_by(f64::total_cmp);
 
     if grid {
@@ -292,5 +295,10 @@ fn main() {
     let m = macro_avg;
     println!("{:<16} {:>7} {:>8.1} {:>6.1} {:>6.1} {:>11.1}", "macro", queries.len(), m[0], m[1], m[2], m[3]);
     println!("build: {:.1} ms (median of 3)", build_ms[1]);
+    println!(
+        "prerequisite table: {} tools with a provider, built in {:.1} ms",
+        index.prerequisites.needing_tools(),
+        prerequisites_ms
+    );
     println!("search: p50 {:.3} ms, p99 {:.3} ms ({} searches, limit 10)", p50 / 1000.0, p99 / 1000.0, latencies_us.len());
 }

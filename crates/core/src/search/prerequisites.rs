@@ -10,6 +10,9 @@
 //! and owner that does not itself require the parameter, whose name holds
 //! every entity word (or its plural), and whose name also says it yields an
 //! id (`id`, `ids`) or looks things up (`search`, `find`, `list`, ...).
+//! A server of more than [`MAX_SERVER_TOOLS`] tools is not one API (the dev
+//! set's 4,076-tool "seal" owner gathers every domain): shared name words there
+//! are coincidence ("book" in a library and a bookshop), so it gets no pairs.
 //! A request that states an identifier itself ("the book with ID 42", "order
 //! #W2378156") needs no look-up, and gets none.
 //! Chosen leave-one-source-out on the dev set (bench/QUALITY.md,
@@ -26,6 +29,8 @@ pub const PREREQUISITE_DEPTH: usize = 10;
 /// Providers placed per needed identifier: the strongest, and of those the
 /// ones the ranking puts first (ties by catalog order).
 pub const PROVIDERS_PER_NEED: usize = 2;
+/// Servers larger than this get no prerequisite pairs (see above).
+pub const MAX_SERVER_TOOLS: usize = 1000;
 /// Bounds on what one untrusted schema can make the catalog hold.
 const MAX_REQUIRED_SCANNED: usize = 64;
 const MAX_NEEDS_PER_TOOL: usize = 8;
@@ -51,9 +56,6 @@ pub struct Prerequisites {
 
 impl Prerequisites {
     pub fn build(entries: &[ToolEntry]) -> Prerequisites {
-        let names: Vec<Vec<String>> = entries.iter().map(|e| words(&e.name, MAX_NAME_WORDS)).collect();
-        let required: Vec<Vec<&str>> = entries.iter().map(required_params).collect();
-        // Tools by (server, name word): a need's candidates are those named with its entity.
         let mut servers: HashMap<(Source, &str), u32> = HashMap::new();
         let server_of: Vec<u32> = entries
             .iter()
@@ -62,6 +64,39 @@ impl Prerequisites {
                 *servers.entry((e.source, e.owner.as_str())).or_insert(next)
             })
             .collect();
+        let mut server_sizes = vec![0usize; servers.len()];
+        for &server in &server_of {
+            server_sizes[server as usize] += 1;
+        }
+        // The tools that require an identifier (few): only their servers' names are split.
+        let mut needing: Vec<(usize, Vec<(&str, Vec<String>)>)> = Vec::new();
+        let mut wanted = vec![false; servers.len()];
+        for (ordinal, entry) in entries.iter().enumerate() {
+            let server = server_of[ordinal] as usize;
+            if server_sizes[server] > MAX_SERVER_TOOLS {
+                continue;
+            }
+            let params: Vec<(&str, Vec<String>)> = required_params(entry)
+                .into_iter()
+                .filter(|p| ends_with_id(p))
+                .filter_map(|p| {
+                    let mut w = words(p, MAX_NAME_WORDS);
+                    let last = w.pop()?;
+                    (!w.is_empty() && (last == "id" || last == "ids")).then_some((p, w))
+                })
+                .take(MAX_NEEDS_PER_TOOL)
+                .collect();
+            if !params.is_empty() {
+                wanted[server] = true;
+                needing.push((ordinal, params));
+            }
+        }
+        let names: Vec<Vec<String>> = entries
+            .iter()
+            .enumerate()
+            .map(|(o, e)| if wanted[server_of[o] as usize] { words(&e.name, MAX_NAME_WORDS) } else { Vec::new() })
+            .collect();
+        // Tools by (server, name word): a need's candidates are those named with its entity.
         let mut named: HashMap<(u32, &str), Vec<u32>> = HashMap::new();
         for (ordinal, words) in names.iter().enumerate() {
             for word in words {
@@ -71,18 +106,12 @@ impl Prerequisites {
                 }
             }
         }
+        let requires = |candidate: usize, param: &str| required_params(&entries[candidate]).contains(&param);
         let mut needs = HashMap::new();
-        for (ordinal, params) in required.iter().enumerate() {
+        for (ordinal, params) in needing {
             let mut lists: Vec<Box<[Provider]>> = Vec::new();
-            for param in params.iter().take(MAX_REQUIRED_SCANNED) {
-                if lists.len() == MAX_NEEDS_PER_TOOL {
-                    break;
-                }
-                let param_words = words(param, MAX_NAME_WORDS);
-                let Some((last, entity)) = param_words.split_last() else { continue };
-                if entity.is_empty() || !(last == "id" || last == "ids") {
-                    continue;
-                }
+            for (param, entity) in &params {
+                let param = *param;
                 let has = |candidate: usize, word: &str| {
                     names[candidate].iter().any(|w| w == word || (w.len() == word.len() + 1 && w.starts_with(word) && w.ends_with('s')))
                 };
@@ -98,7 +127,7 @@ impl Prerequisites {
                 candidates.dedup();
                 let mut providers: Vec<Provider> = candidates
                     .into_iter()
-                    .filter(|&c| c as usize != ordinal && !required[c as usize].contains(param))
+                    .filter(|&c| c as usize != ordinal && !requires(c as usize, param))
                     .filter(|&c| entity.iter().all(|w| has(c as usize, w)))
                     .filter_map(|c| {
                         let name = &names[c as usize];
@@ -132,7 +161,8 @@ impl Prerequisites {
     /// ranking already holds keeps its own score and marks; one from outside
     /// it takes those of the hit that needs it.
     pub fn promote(&self, query: &str, ranked: &[ScoredHit], allowed: &dyn Fn(usize) -> bool, limit: usize, depth: usize) -> Vec<ScoredHit> {
-        if self.needs.is_empty() || depth == 0 || states_an_identifier(query) {
+        let needy = |h: &ScoredHit| self.needs.contains_key(&(h.ordinal as u32));
+        if self.needs.is_empty() || !ranked.iter().take(depth).any(needy) || states_an_identifier(query) {
             return ranked.iter().take(limit).copied().collect();
         }
         let rank_of: HashMap<usize, usize> = ranked.iter().enumerate().map(|(r, h)| (h.ordinal, r)).collect();
@@ -181,6 +211,13 @@ fn states_an_identifier(query: &str) -> bool {
     let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
     let says_id = query.split(|c: char| !word(c)).any(|w| w.eq_ignore_ascii_case("id") || w.eq_ignore_ascii_case("ids"));
     says_id || query.split('#').skip(1).any(|after| after.chars().take_while(|&c| word(c)).any(|c| c.is_ascii_digit()))
+}
+
+/// Whether a parameter name ends in `id` or `ids`, in any case (a cheap test before splitting it).
+fn ends_with_id(param: &str) -> bool {
+    let bytes = param.as_bytes();
+    let tail = |suffix: &[u8]| bytes.len() >= suffix.len() && bytes[bytes.len() - suffix.len()..].eq_ignore_ascii_case(suffix);
+    tail(b"id") || tail(b"ids")
 }
 
 /// The names of the required parameters in an input schema (strings only).
@@ -331,6 +368,15 @@ mod tests {
         let near: Vec<usize> = (0..PREREQUISITE_DEPTH - 1).chain([12]).collect();
         assert_eq!(order(&p.promote("", &hits(&near), &all, 20, PREREQUISITE_DEPTH)).last(), Some(&13));
         assert_eq!(order(&p.promote("", &hits(&near), &all, 20, 0)), near, "depth 0: off");
+    }
+
+    #[test]
+    fn a_server_too_large_to_be_one_api_gets_no_pairs() {
+        let mut entries = vec![tool("big", "get_order", &["order_id"]), tool("big", "list_orders", &[])];
+        entries.extend((0..MAX_SERVER_TOOLS - 1).map(|i| tool("big", &format!("tool{i}"), &[])));
+        assert_eq!(Prerequisites::build(&entries).needing_tools(), 0);
+        entries.pop();
+        assert_eq!(Prerequisites::build(&entries).needing_tools(), 1);
     }
 
     #[test]
