@@ -134,13 +134,17 @@ test('a hit that requires an identifier is followed by the tool of its server th
   const hits = ids(catalog, 'which films did Sofia Coppola direct? list her movie credits')
   assert.equal(hits[0], 'openclaw:movies:get_person_movie_credits', JSON.stringify(hits))
   assert.equal(hits[1], 'openclaw:movies:search_person', 'the look-up of its server, not the other server\'s')
+  const full = catalog.search('which films did Sofia Coppola direct? list her movie credits')
+  assert.equal(full[1].neededBy, 'openclaw:movies:get_person_movie_credits', 'the placed look-up names the hit that needs it')
+  assert.deepEqual(full.filter((h) => 'neededBy' in h).length, 1, 'no other hit carries neededBy')
+  assert.equal(catalog.describe('openclaw:movies:search_person').neededBy, undefined)
   assert.deepEqual(ids(catalog, 'movie credits of a person', 1), ['openclaw:movies:get_person_movie_credits'], 'the limit holds')
   // A provider the policy hides is never shown.
   const denied = new ToolCatalog(tools, { policy: { agent: { deny: ['openclaw:movies:search_person'] } } })
   assert.ok(!ids(denied, 'which films did Sofia Coppola direct? list her movie credits').includes('openclaw:movies:search_person'))
   // searchBatch ranks the same way.
   const batch = catalog.searchBatch({ query: 'which films did Sofia Coppola direct? list her movie credits' })
-  assert.deepEqual(batch.results[0].candidates.slice(0, 2).map((h) => h.id), hits.slice(0, 2))
+  assert.deepEqual(batch.results[0].candidates.slice(0, 2).map((h) => [h.id, h.neededBy]), [[hits[0], undefined], [hits[1], hits[0]]])
 })
 
 test('describe: exact id, unique name, suggestions, ambiguity', () => {

@@ -1,6 +1,6 @@
-// The CLI's `explain`, as an operator uses it: cataloged, direct-only,
+// The CLI as an operator uses it: `explain` (cataloged, direct-only,
 // excluded (with the record's name and reason), removed by policy (layer and
-// rule), unknown.
+// rule), unknown), and `search` marking the look-ups it places.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
@@ -80,3 +80,28 @@ test('explain text is for an operator: the layer and rule, not model guidance', 
     assert.match(text, /^broken_tool \[excluded\]: excluded when the catalog was built/)
     assert.doesNotMatch(text, /tool_search|tool_describe|tool_call/)
   }))
+
+test('search marks a look-up placed for the hit that needs its identifier', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cli-needed-'))
+  try {
+    const tool = (name, description, required) => ({
+      owner: 'movies', name, description,
+      inputSchema: { type: 'object', properties: Object.fromEntries(required.map((p) => [p, { type: 'string' }])), required },
+    })
+    const tools = [
+      tool('get_person_movie_credits', 'Movie credits of a person: the films they directed or acted in.', ['person_id']),
+      tool('search_person', 'Search people by name.', ['query']),
+      tool('get_movie_details', 'Details of a movie.', ['movie_id']),
+    ]
+    writeFileSync(join(dir, 'catalog.jsonl'), tools.map((t) => JSON.stringify(t)).join('\n'))
+    const r = run(dir, ['search', 'catalog.jsonl', 'list the movie credits of Sofia Coppola'])
+    assert.equal(r.status, 0, r.stderr)
+    const lines = r.stdout.split('\n')
+    assert.match(lines.find((l) => l.includes('search_person')) ?? '', /\[finds an id for #1\]/, r.stdout)
+    assert.equal(lines.filter((l) => l.includes('[finds an id')).length, 1, r.stdout)
+    const json = JSON.parse(run(dir, ['search', 'catalog.jsonl', 'list the movie credits of Sofia Coppola', '--json']).stdout)
+    assert.equal(json[1].neededBy, 'openclaw:movies:get_person_movie_credits')
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})

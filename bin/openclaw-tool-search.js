@@ -270,7 +270,10 @@ async function main() {
       const hits = catalog.search(query, { limit })
       const why = flags.explain ? explain(ctx, query, flags.explain) : undefined
       out(flags, why ? { hits, explain: why } : hits, () => {
-        const rows = hits.map((h, i) => ({ '#': i + 1, id: h.id, input: clip(h.input, 50), description: clip(h.description, 70) }))
+        // A placed look-up says which hit needs it (the catalog's prerequisite tools).
+        const rankOf = new Map(hits.map((h, i) => [h.id, i + 1]))
+        const note = (h) => (h.neededBy ? `[finds an id for #${rankOf.get(h.neededBy)}] ` : '')
+        const rows = hits.map((h, i) => ({ '#': i + 1, id: h.id, input: clip(h.input, 50), description: clip(note(h) + h.description, 70) }))
         const text = hits.length ? table(rows, ['#', 'id', 'input', 'description']) : '(no hits: empty or all-stopword query, or nothing matches)'
         return why ? `${text}\n\nexplain ${why.id} [${why.status}]: ${why.note}` : text
       })

@@ -136,6 +136,8 @@ export interface SearchHit {
   output?: string
   /** Search and batch hits only: the hit shares only common words with the query (match strength below the calibrated threshold), so it is probably not the tool asked for. Absent otherwise; never on an exact name/id match. */
   weak?: true
+  /** Search and batch hits only: the id of the hit above this one that requires an identifier this tool finds (a look-up such as `search-person` placed after `person/{person_id}/movie_credits`). Absent otherwise. */
+  neededBy?: string
 }
 
 export interface ToolDescription extends SearchHit {

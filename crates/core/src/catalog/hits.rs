@@ -45,6 +45,10 @@ pub struct SearchHit {
     /// (`search::ScoredHit::weak`); serialized only when true.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub weak: bool,
+    /// Search only: the id of the hit above that requires an identifier this
+    /// tool finds (search::prerequisites); serialized only when set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub needed_by: Option<String>,
 }
 
 /// A hit plus the exact schemas.
@@ -74,12 +78,14 @@ impl CatalogData {
             input: self.input_hint(ordinal).to_string(),
             output: self.output_hint(ordinal).map(str::to_string),
             weak: false,
+            needed_by: None,
         }
     }
 
-    /// The compact hit of a search result, marked weak as ranked.
+    /// The compact hit of a search result, marked weak and needed-by as ranked.
     pub(crate) fn ranked_hit(&self, ranked: &ScoredHit) -> SearchHit {
-        SearchHit { weak: ranked.weak, ..self.hit(ranked.ordinal) }
+        let needed_by = ranked.needed_by.map(|o| self.entries[o as usize].id.clone());
+        SearchHit { weak: ranked.weak, needed_by, ..self.hit(ranked.ordinal) }
     }
 
     pub(crate) fn description(&self, ordinal: usize) -> ToolDescription {

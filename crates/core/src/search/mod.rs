@@ -57,6 +57,9 @@ pub struct ScoredHit {
     /// Matched only incidental common words ([`strength`](Self::strength)
     /// below the calibrated threshold); never for an exact name/id match.
     pub weak: bool,
+    /// Placed by [`prerequisites`]: the ordinal of the hit above it that
+    /// requires an identifier this tool finds.
+    pub needed_by: Option<u32>,
 }
 
 /// The search index of one catalog. Immutable once built; Send + Sync.
@@ -147,7 +150,7 @@ impl SearchIndex {
             .map(|c| {
                 let strength = if c.exact { 1.0 } else { mass.strength(c.named) };
                 let weak = strength::is_weak(strength, c.exact, params.weak_below);
-                ScoredHit { ordinal: c.ordinal as usize, score: c.score, strength, weak }
+                ScoredHit { ordinal: c.ordinal as usize, score: c.score, strength, weak, needed_by: None }
             })
             .collect()
     }

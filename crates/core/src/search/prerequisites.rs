@@ -161,7 +161,7 @@ impl Prerequisites {
     /// at most `limit` hits; unchanged when the query states an identifier.
     /// Only `allowed` providers are placed. A provider the ranking already
     /// holds keeps its own score and marks; one from outside it takes those of
-    /// the hit that needs it.
+    /// the hit that needs it. Either way its `needed_by` names that hit.
     pub fn promote(&self, query: &str, ranked: &[ScoredHit], allowed: &dyn Fn(usize) -> bool, limit: usize, depth: usize) -> Vec<ScoredHit> {
         let needy = |h: &ScoredHit| self.needs.contains_key(&(h.ordinal as u32));
         if self.needs.is_empty() || !ranked.iter().take(depth).any(needy) || states_an_identifier(query) {
@@ -193,9 +193,10 @@ impl Prerequisites {
                     if placed.contains(&ordinal) {
                         continue;
                     }
+                    let needed_by = Some(hit.ordinal as u32);
                     let scored = match rank_of.get(&ordinal) {
-                        Some(&at) => ranked[at],
-                        None => ScoredHit { ordinal, ..*hit },
+                        Some(&at) => ScoredHit { needed_by, ..ranked[at] },
+                        None => ScoredHit { ordinal, needed_by, ..*hit },
                     };
                     out.push(scored);
                     placed.push(ordinal);
@@ -286,7 +287,7 @@ mod tests {
     }
 
     fn hits(ordinals: &[usize]) -> Vec<ScoredHit> {
-        ordinals.iter().map(|&o| ScoredHit { ordinal: o, score: 10.0 - o as f32, strength: 0.5, weak: false }).collect()
+        ordinals.iter().map(|&o| ScoredHit { ordinal: o, score: 10.0 - o as f32, strength: 0.5, weak: false, needed_by: None }).collect()
     }
 
     fn order(out: &[ScoredHit]) -> Vec<usize> {
@@ -332,9 +333,10 @@ mod tests {
         // Already ranked further down: moved up, keeping its own score.
         let out = p.promote("", &hits(&[0, 4, 3, 1]), &all, 10, PREREQUISITE_DEPTH);
         assert_eq!(order(&out), [0, 1, 4, 3]);
-        assert_eq!(out[1].score, 9.0);
+        assert_eq!((out[1].score, out[1].needed_by), (9.0, Some(0)));
+        assert_eq!(out.iter().filter(|h| h.needed_by.is_some()).count(), 1);
         // From outside the ranking: the needing hit's score and marks.
-        assert_eq!(p.promote("", &hits(&[0]), &all, 10, PREREQUISITE_DEPTH)[1], ScoredHit { ordinal: 1, ..hits(&[0])[0] });
+        assert_eq!(p.promote("", &hits(&[0]), &all, 10, PREREQUISITE_DEPTH)[1], ScoredHit { ordinal: 1, needed_by: Some(0), ..hits(&[0])[0] });
         // A provider the caller may not show is not placed; the limit holds.
         assert_eq!(order(&p.promote("", &hits(&[0, 4]), &|o| o != 1, 10, PREREQUISITE_DEPTH)), [0, 4]);
         assert_eq!(order(&p.promote("", &hits(&[0, 4, 3]), &all, 2, PREREQUISITE_DEPTH)), [0, 1]);

@@ -56,12 +56,13 @@ pub fn tool_search(s: &ControlSettings) -> ToolDefinition {
          and not a whole sentence. One search: {{ \"query\": string, \"limit\"?: integer }} (default {default}, at most {max}). \
          Several at once: {{ \"queries\": [{{ \"query\": string, \"limit\"?: integer }}, ...] }} (at most {MAX_BATCH_QUERIES} \
          queries of at most {MAX_BATCH_QUERY_CHARS} characters). One search returns an array of hits, best first: \
-         {{ id, source, sourceName, name, label?, description, input, output?, weak? }}; `input` is a TypeScript-style signature \
+         {{ id, source, sourceName, name, label?, description, input, output?, weak?, neededBy? }}; `input` is a TypeScript-style signature \
          of the arguments (\"unknown\" for MCP and client tools: call tool_describe for their schema). Several queries \
          return {{ results: [{{ query, candidates: hits, truncated? }}], truncated? }} with at most {MAX_BATCH_CANDIDATES} \
          candidates and {BATCH_RESPONSE_BUDGET_CHARS} characters in total; `truncated: true` marks a group that lost its \
          lowest-ranked hits. An empty result means nothing matched, and `weak: true` marks a hit that shares only common \
-         words with the query (probably not what you need): rephrase the capability. Next: tool_describe {{ id }} \
+         words with the query (probably not what you need): rephrase the capability; `neededBy` names the hit above that \
+         needs an id this tool looks up. Next: tool_describe {{ id }} \
          for the exact schema, or tool_call {{ id, args }} when `input` already shows the arguments."
     );
     let query = json!({
@@ -151,10 +152,11 @@ pub fn tool_search_code(s: &ControlSettings) -> ToolDefinition {
          process (its own `process` object exists but can reach nothing); besides JavaScript built-ins there is only \
          console.log/warn/error, and \
          `await openclaw.tools.search(query, {{ limit }}?)` -> array of hits, best first, each \
-         {{ id, source, sourceName, name, label?, description, input, output?, weak? }} (`query` is the capability you need in a \
+         {{ id, source, sourceName, name, label?, description, input, output?, weak?, neededBy? }} (`query` is the capability you need in a \
          few plain words, e.g. \"send a chat message\", not a guessed tool name; limit default {default}, at most {max}; \
          `input` is a TypeScript-style signature of the arguments, \"unknown\" for MCP and client tools; `weak: true` marks \
-         a hit that shares only common words with the query: probably not what you need, search again in other words); \
+         a hit that shares only common words with the query: probably not what you need, search again in other words; \
+         `neededBy` names the hit above that needs an id this tool looks up); \
          `await openclaw.tools.describe(id)` -> the hit plus `parameters` (the exact JSON Schema of the arguments) and \
          `outputSchema` when declared; \
          `await openclaw.tools.call(id, args?)` -> {{ tool, result }} where `result` is the tool's result (JSON values in \
