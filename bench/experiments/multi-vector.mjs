@@ -9,7 +9,8 @@
 //     [--text plain-32] [--signals whole,clauses,best,mix:A,...] [--lex max,minmax] [--cos raw,minmax,z]
 //     [--zweights 0.05,...] [--dense 0,20] [--cover none,champions,rr] [--cw 0.15,...]
 //     [--prf none,K:BETA,...] [--hub none,K:BETA,...] [--prereq 0,TOP[:PER],...] [--prereq-mentions]
-//     [--floor noise|strict] [--final] [--pool-only]
+//     [--floor noise|strict] [--final] [--pool-only] [--prereq-skip request|entity]
+//     [--siblings K:GAMMA:MAX[:continuous]] [--own-source-only]
 // --split joint (the default) reads the product's query vectors (clause_vectors --product:
 // queries-joint.f32 and clauses-joint.*); separate, the rule before joint pooling (--whole-pass);
 // connectors / sentences, clause_vectors' older study files (with queries.f32 from rerank).
@@ -167,7 +168,46 @@ const hubOf = (k) => {
 // --prereq TOP[:PER]: each of the fused top TOP hits brings the same-server tools (at most PER
 // per identifier, default 1) that find an identifier it requires (prerequisites.mjs) to just
 // after it.
-const promote = loadPrerequisites(dataDir, JSON.parse(readFileSync(join(vectorDir, 'tool-ids.json'), 'utf8')), { mentions: args.includes('--prereq-mentions') })
+// --prereq-skip entity: skip only the needs whose entity the request gives an id for, instead of
+// every need of a request that states an id (prerequisites.mjs).
+const promote = loadPrerequisites(dataDir, JSON.parse(readFileSync(join(vectorDir, 'tool-ids.json'), 'utf8')), {
+  mentions: args.includes('--prereq-mentions'),
+  skip: option('--prereq-skip', 'request'),
+})
+// --siblings K:GAMMA:MAX[:continuous]: a tool whose server (its id without the name) has
+// another tool among the fused top K gains GAMMA (continuous: GAMMA times that sibling's score as
+// a share of the pool's range); servers of more than MAX tools are left alone. Not adopted: see
+// bench/QUALITY.md, "Same-server siblings".
+// --own-source-only: each query's candidates are only the tools of the servers its own source's
+// gold uses (as if its benchmark were the whole catalog), the control that tells a lever's use of
+// the dev set's composition (every query's gold lies in one server of its own source) from a gain
+// a single catalog would see.
+const serverOf = JSON.parse(readFileSync(join(vectorDir, 'tool-ids.json'), 'utf8')).map((id) => id.slice(0, id.lastIndexOf(':')))
+const serverSize = new Map()
+for (const sv of serverOf) serverSize.set(sv, (serverSize.get(sv) ?? 0) + 1)
+const sourceServers = new Map()
+for (const q of queries) {
+  if (!sourceServers.has(q.set)) sourceServers.set(q.set, new Set())
+  for (const g of q.gold) sourceServers.get(q.set).add(g.slice(0, g.lastIndexOf(':')))
+}
+const ownSourceOnly = args.includes('--own-source-only')
+const candidates = (q) => (ownSourceOnly ? lexical[q].hits.filter(([o]) => sourceServers.get(queries[q].set).has(serverOf[o])) : lexical[q].hits)
+const siblings = option('--siblings', null)
+function addSiblingBonus(pool) {
+  const [K, gamma, MAX] = siblings.split(':').map(Number)
+  const continuous = siblings.endsWith(':continuous')
+  const top = pool.map((_, i) => i).sort((a, b) => pool[b].score - pool[a].score || pool[a].i - pool[b].i).slice(0, K).map((i) => pool[i])
+  const hi = top[0].score
+  const lo = Math.min(...pool.map((c) => c.score))
+  const bonus = pool.map((c) => {
+    const sv = serverOf[c.o]
+    if (serverSize.get(sv) > MAX) return 0
+    const others = top.filter((t) => t !== c && serverOf[t.o] === sv)
+    if (!others.length) return 0
+    return continuous ? gamma * Math.max(0, (others[0].score - lo) / (hi - lo || 1)) : gamma
+  })
+  pool.forEach((c, i) => { c.score += bonus[i] })
+}
 function fuse(q, c) {
   const ranked = fuseOnly(q, c)
   if (!c.prereq) return ranked
@@ -175,7 +215,7 @@ function fuse(q, c) {
   return promote(ranked, { top, perNeed, query: queries[q].query })
 }
 function fuseOnly(q, { signal, w, dense, lexNorm = 'max', cosNorm = 'raw', depth = 100, cover = null, cw = 0.15, prf = null, hub = null }) {
-  const hits = lexical[q].hits.slice(0, depth)
+  const hits = candidates(q).slice(0, depth)
   const seen = new Set(hits.map(([o]) => o))
   const pool = hits.map(([o, s], i) => ({ o, i, s }))
   const floor = hits.length ? hits[hits.length - 1][1] : 0
@@ -213,6 +253,7 @@ function fuseOnly(q, { signal, w, dense, lexNorm = 'max', cosNorm = 'raw', depth
       return cos[i] + beta * (sum / topK.length)
     }))
   }
+  if (siblings && pool.length) addSiblingBonus(pool)
   pool.sort((a, b) => b.score - a.score || a.i - b.i)
   const fused = pool.map((c) => c.o)
   if (!cover || !perClause[q]) return fused
@@ -240,7 +281,7 @@ function fuseOnly(q, { signal, w, dense, lexNorm = 'max', cosNorm = 'raw', depth
 }
 // The product's lexical ranking: the index's, with the prerequisite tools placed (depth 10, 2 per
 // identifier, as crates/core/src/search/prerequisites.rs).
-const lexScores = lexical.map((row, q) => ndcg10(promote(row.hits.map(([o]) => o), { top: 10, perNeed: 2, query: queries[q].query }), golds[q]))
+const lexScores = lexical.map((row, q) => ndcg10(promote(candidates(q).map(([o]) => o), { top: 10, perNeed: 2, query: queries[q].query }), golds[q]))
 const lex = perSource(lexScores, groups)
 const grid = []
 const signalsList = option('--signals', 'whole,clauses,best,mix:0.25').split(',')

@@ -11,7 +11,7 @@ const words = (s) => String(s ?? '').replace(/([a-z0-9])([A-Z])/g, '$1 $2').repl
 const MAX_SERVER_TOOLS = 1000
 const LOOKUP = new Set(['search', 'find', 'list', 'lookup', 'query', 'resolve'])
 
-export function loadPrerequisites(dataDir, toolIds, { mentions = false } = {}) {
+export function loadPrerequisites(dataDir, toolIds, { mentions = false, skip = 'request' } = {}) {
   const byId = new Map(readFileSync(join(dataDir, 'catalog.jsonl'), 'utf8').trim().split('\n').map((l) => { const t = JSON.parse(l); return [t.id, t] }))
   const tools = toolIds.map((id) => {
     const t = byId.get(id)
@@ -51,7 +51,15 @@ export function loadPrerequisites(dataDir, toolIds, { mentions = false } = {}) {
   // ranked: ordinals best first. top: how many leading hits may bring their providers.
   return function promote(ranked, { top = 3, perNeed = 1, query = '' } = {}) {
     // A request that states an identifier ("book with ID 42", "order #W2378156") needs no look-up.
-    if (/\bids?\b/i.test(query) || /#\w*\d/.test(query)) return ranked
+    let stated = null
+    if (skip === 'entity') {
+      // Variant (not in the product: tau-bench +0.1, the rest unchanged): skip only the needs
+      // whose entity the request gives an id for ("order #W23", "the book with ID 42"): the
+      // four words before each id mention.
+      const qw = query.toLowerCase().replace(/#\w*\d\w*/g, ' idmark ').split(/[^a-z0-9]+/).filter(Boolean)
+      stated = new Set()
+      qw.forEach((w, i) => { if (w === 'id' || w === 'ids' || w === 'idmark') for (let j = Math.max(0, i - 4); j < i; j++) { stated.add(qw[j]); stated.add(qw[j].replace(/s$/, '')) } })
+    } else if (/\bids?\b/i.test(query) || /#\w*\d/.test(query)) return ranked
     const rankOf = new Map(ranked.map((o, r) => [o, r]))
     const out = []
     const placed = new Set()
@@ -60,6 +68,7 @@ export function loadPrerequisites(dataDir, toolIds, { mentions = false } = {}) {
       out.push(o); placed.add(o)
       if (r >= top) return
       for (const need of tools[o].needs) {
+        if (stated && need.entity.some((w) => stated.has(w))) continue
         // Among the strongest providers, the one the ranking already likes best.
         const list = providers(o, need)
         if (!list.length) continue
