@@ -3,10 +3,8 @@
 //! `queries.jsonl` ({set, query, gold: [ids]}). Shared with `#[path]`; not an example itself.
 
 use std::collections::HashMap;
-use std::sync::Arc;
-
 use serde_json::Value;
-use tool_search_core::catalog::{Source, ToolEntry};
+use tool_search_core::catalog::{Catalog, CatalogOptions, ToolEntry};
 
 pub struct Query {
     pub set: String,
@@ -27,26 +25,13 @@ fn str_field(v: &Value, key: &str) -> String {
     v.get(key).and_then(Value::as_str).unwrap_or("").to_string()
 }
 
+/// The catalog's entries as the product stores them (validated, descriptions bounded, sorted by
+/// id): the examples rank what a gateway's catalog would.
 pub fn load_catalog(dir: &std::path::Path) -> Vec<ToolEntry> {
-    let mut entries: Vec<ToolEntry> = read_lines(&dir.join("catalog.jsonl"))
-        .into_iter()
-        .map(|v| {
-            let source = Source::parse(&str_field(&v, "source")).unwrap_or(Source::Mcp);
-            ToolEntry {
-                id: str_field(&v, "id"),
-                source,
-                owner: str_field(&v, "owner"),
-                name: str_field(&v, "name"),
-                label: v.get("label").and_then(Value::as_str).map(str::to_string),
-                description: str_field(&v, "description"),
-                input_schema: v.get("inputSchema").cloned().map(Arc::new),
-                output_schema: None,
-                mcp: None,
-            }
-        })
-        .collect();
-    entries.sort_by(|a, b| a.id.cmp(&b.id));
-    entries
+    let records = read_lines(&dir.join("catalog.jsonl"));
+    let options = CatalogOptions { strict: true, cache: Some(false), ..CatalogOptions::default() };
+    let catalog = Catalog::from_records(records, &options).unwrap_or_else(|e| panic!("catalog in {}: {}", dir.display(), e.message));
+    catalog.entries().cloned().collect()
 }
 
 pub fn load_queries(dir: &std::path::Path, ordinal_of: &HashMap<&str, usize>) -> Vec<Query> {
