@@ -101,6 +101,15 @@ test('search marks a look-up placed for the hit that needs its identifier', () =
     assert.equal(lines.filter((l) => l.includes('[finds an id')).length, 1, r.stdout)
     const json = JSON.parse(run(dir, ['search', 'catalog.jsonl', 'list the movie credits of Sofia Coppola', '--json']).stdout)
     assert.equal(json[1].neededBy, 'openclaw:movies:get_person_movie_credits')
+    // --explain says why the look-up is there, not only where it ranks.
+    const why = JSON.parse(run(dir, ['search', 'catalog.jsonl', 'list the movie credits of Sofia Coppola', '--explain', 'search_person', '--json']).stdout).explain
+    assert.equal(why.status, 'ranked')
+    assert.equal(why.rank, 2)
+    assert.equal(why.neededBy, 'openclaw:movies:get_person_movie_credits')
+    assert.match(why.note, /^ranks #2 for this query; placed right after openclaw:movies:get_person_movie_credits \(#1\), which requires an identifier this tool finds/)
+    const first = JSON.parse(run(dir, ['search', 'catalog.jsonl', 'list the movie credits of Sofia Coppola', '--explain', 'get_person_movie_credits', '--json']).stdout).explain
+    assert.equal(first.neededBy, undefined)
+    assert.equal(first.note, 'ranks #1 for this query')
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }

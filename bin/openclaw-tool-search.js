@@ -185,8 +185,19 @@ function explain(ctx, query, id) {
   const here = presence(catalog, id)
   if (here.cataloged) {
     if (query === undefined) return { id: here.cataloged, status: 'cataloged', rank: null, note: 'cataloged and allowed by the policy: tool_search can return it' }
-    const rank = catalog.search(query, { limit: 50 }).findIndex((h) => h.id === here.cataloged)
-    if (rank >= 0) return { id: here.cataloged, status: 'ranked', rank: rank + 1, note: `ranks #${rank + 1} for this query` }
+    const hits = catalog.search(query, { limit: 50 })
+    const rank = hits.findIndex((h) => h.id === here.cataloged)
+    if (rank >= 0) {
+      const hit = hits[rank]
+      const why = [`ranks #${rank + 1} for this query`]
+      // Placed, not scored: the catalog puts a look-up right after the hit that needs its identifier.
+      if (hit.neededBy) {
+        const needer = hits.findIndex((h) => h.id === hit.neededBy) + 1
+        why.push(`placed right after ${hit.neededBy} (#${needer}), which requires an identifier this tool finds`)
+      }
+      if (hit.weak) why.push('marked weak: it shares only common words with the query, so the model is told it may not fit')
+      return { id: here.cataloged, status: 'ranked', rank: rank + 1, ...(hit.neededBy ? { neededBy: hit.neededBy } : {}), weak: hit.weak === true, note: why.join('; ') }
+    }
     return {
       id: here.cataloged,
       status: 'unranked',
