@@ -498,7 +498,10 @@ impl CatalogData {
         let index = self.index.derive(&entries, &reused)?;
         let names = self.names.derive(&new_of_old, &entries, &fresh_ordinals);
         let (by_id, by_name) = lookup_maps(&entries);
-        let prerequisites = Prerequisites::build(&entries);
+        // Pairs stay within a server: only the replaced one and those that gained tools change.
+        let changed: Vec<(Source, &str)> =
+            replaced.into_iter().chain(fresh_ordinals.iter().map(|&o| (entries[o as usize].source, entries[o as usize].owner.as_str()))).collect();
+        let prerequisites = self.prerequisites.derive(&entries, &new_of_old, &changed);
         let order = |a: &u32, b: &u32| crate::surfaces::directory_order(&entries[*a as usize], &entries[*b as usize]);
         let mut fresh_by_name = fresh_ordinals.clone();
         fresh_by_name.sort_unstable_by(order);

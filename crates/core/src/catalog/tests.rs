@@ -763,6 +763,7 @@ fn assert_same_as_full_build(live: &Catalog, options: &CatalogOptions, queries: 
     assert_eq!(a.by_name, b.by_name, "{step}");
     assert!(a.names == b.names, "{step}: name trigrams differ");
     assert_eq!(a.origins, b.origins, "{step}");
+    assert!(a.prerequisites == b.prerequisites, "{step}: prerequisite pairs differ");
     assert_eq!(live.size(), full.size(), "{step}");
     for query in queries {
         let hits = |c: &Catalog| {
@@ -819,6 +820,16 @@ fn a_sequence_of_live_changes_ranks_bit_for_bit_as_full_builds() {
             t
         }).collect::<Vec<_>>()).to_string()
     };
+    // A server whose tools require identifiers that its look-ups find (search::prerequisites).
+    let movies = |lookups: &[&str]| -> String {
+        let needing = |name: &str, param: &str| {
+            json!({ "name": name, "description": format!("{name} of one item."),
+                    "inputSchema": { "type": "object", "properties": { param: { "type": "string" } }, "required": [param] } })
+        };
+        let mut tools = vec![needing("get_person_movie_credits", "person_id"), needing("get_movie_reviews", "movie_id")];
+        tools.extend(lookups.iter().map(|name| json!({ "name": name, "description": "Look things up by name." })));
+        Value::from(tools).to_string()
+    };
     let queries_path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/data/retrieval-dev/queries.jsonl");
     let mut queries: Vec<String> = std::fs::read_to_string(queries_path)
         .unwrap()
@@ -850,6 +861,7 @@ fn a_sequence_of_live_changes_ranks_bit_for_bit_as_full_builds() {
     // (step, replaced owner or None for an append, tools text)
     let mut steps: Vec<(String, Option<&str>, String)> = vec![
         ("add owner alpha".into(), Some("alpha"), server(20, 30, "v1")),
+        ("add owner movies (tools that need an id, and their look-ups)".into(), Some("movies"), movies(&["search_person", "search_movie"])),
         ("replace metatool".into(), Some("metatool"), strip(changed_metatool)),
         ("replace alpha".into(), Some("alpha"), server(20, 35, "v2")),
         ("unchanged mcp-server".into(), Some("mcp-server"), strip(of("mcp", "mcp-server"))),
@@ -874,14 +886,22 @@ fn a_sequence_of_live_changes_ranks_bit_for_bit_as_full_builds() {
     steps.push(("replace the large owner".into(), Some("large"), server(5000, 480, "v2")));
     steps.push(("replace metatool again".into(), Some("metatool"), r#"[{"name":"only_one"}]"#.into()));
     steps.push(("replace beta".into(), Some("beta"), server(900, 12, "v2")));
+    steps.push(("replace movies (one look-up gone, another named)".into(), Some("movies"), movies(&["find_person_id"])));
     let mut most_parts = 1;
+    let mut most_needing = 0;
     for (name, owner, tools) in &steps {
         live = match owner {
             Some(owner) => live.with_source(&selector("mcp", owner), tools).unwrap(),
             None => live.append(tools).unwrap(),
         };
         most_parts = most_parts.max(live.data().index.part_count());
+        most_needing = most_needing.max(live.data().prerequisites.needing_tools());
         assert_same_as_full_build(&live, &options, &queries, name);
     }
+    let first = Catalog::from_records(sample.clone(), &options).unwrap();
+    assert!(
+        most_needing > first.data().prerequisites.needing_tools(),
+        "the movies server's pairs were carried through the later steps ({most_needing})"
+    );
     assert!(most_parts > 2, "the changes were derived, not rebuilt ({most_parts} parts at most)");
 }

@@ -31,7 +31,7 @@ mod strength;
 mod typo;
 
 pub use fields::{FieldKind, RankingParams, FIELD_COUNT};
-pub use prerequisites::{Prerequisites, PREREQUISITE_DEPTH};
+pub use prerequisites::{Prerequisites, MAX_SERVER_TOOLS, PREREQUISITE_DEPTH};
 pub use query::{clauses, MAX_CLAUSES};
 #[cfg(test)]
 pub(crate) use strength::tests::status_tools as strength_test_tools;

@@ -48,104 +48,52 @@ struct Provider {
 }
 
 /// The providers of each tool's identifier parameters, computed once per catalog version.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, PartialEq)]
 pub struct Prerequisites {
     /// Per needing tool (most tools need nothing), one list per needed
     /// identifier: strongest first, equal strength in catalog order.
     needs: HashMap<u32, Box<[Box<[Provider]>]>>,
 }
 
+/// Marks an entry outside the servers being paired.
+const SKIPPED: u32 = u32::MAX;
+
 impl Prerequisites {
     pub fn build(entries: &[ToolEntry]) -> Prerequisites {
-        let mut servers: HashMap<(Source, &str), u32> = HashMap::new();
-        let server_of: Vec<u32> = entries
-            .iter()
-            .map(|e| {
-                let next = servers.len() as u32;
-                *servers.entry((e.source, e.owner.as_str())).or_insert(next)
-            })
-            .collect();
-        let mut server_sizes = vec![0usize; servers.len()];
-        for &server in &server_of {
-            server_sizes[server as usize] += 1;
-        }
-        // The tools that require an identifier (few): only their servers' names are split.
-        let mut needing: Vec<(usize, Vec<(&str, Vec<String>)>)> = Vec::new();
-        let mut wanted = vec![false; servers.len()];
-        for (ordinal, entry) in entries.iter().enumerate() {
-            let server = server_of[ordinal] as usize;
-            if server_sizes[server] > MAX_SERVER_TOOLS {
+        Prerequisites { needs: pair(entries, &|_, _| true) }
+    }
+
+    /// The table of a derived catalog version, equal to `build(entries)`: a
+    /// server none of whose tools changed keeps its pairs (remapped through
+    /// `new_of_old`, each old ordinal's new one or `u32::MAX` when gone; kept
+    /// tools keep their order), and only the `changed` servers (the one
+    /// replaced, those that gained tools) are paired again. A live catalog's
+    /// update then costs in proportion to the server that changed.
+    pub fn derive(&self, entries: &[ToolEntry], new_of_old: &[u32], changed: &[(Source, &str)]) -> Prerequisites {
+        let changed: foldhash::HashSet<(Source, &str)> = changed.iter().copied().collect();
+        let is_changed = |source: Source, owner: &str| changed.contains(&(source, owner));
+        let mut needs = pair(entries, &is_changed);
+        for (&old, lists) in &self.needs {
+            let Some(&new) = new_of_old.get(old as usize).filter(|&&n| n != u32::MAX) else { continue };
+            let entry = &entries[new as usize];
+            if is_changed(entry.source, &entry.owner) {
                 continue;
             }
-            let params: Vec<(&str, Vec<String>)> = required_params(entry)
-                .into_iter()
-                .filter(|p| ends_with_id(p))
-                .filter_map(|p| {
-                    let mut w = words(p, MAX_NAME_WORDS);
-                    let last = w.pop()?;
-                    (!w.is_empty() && (last == "id" || last == "ids")).then_some((p, w))
+            // An unchanged server kept all its tools, so every provider has a new ordinal.
+            let remapped: Option<Box<[Box<[Provider]>]>> = lists
+                .iter()
+                .map(|providers| {
+                    providers
+                        .iter()
+                        .map(|p| new_of_old.get(p.ordinal as usize).filter(|&&n| n != u32::MAX).map(|&ordinal| Provider { ordinal, ..*p }))
+                        .collect::<Option<Box<[Provider]>>>()
                 })
-                .take(MAX_NEEDS_PER_TOOL)
                 .collect();
-            if !params.is_empty() {
-                wanted[server] = true;
-                needing.push((ordinal, params));
-            }
-        }
-        let names: Vec<Vec<String>> = entries
-            .iter()
-            .enumerate()
-            .map(|(o, e)| if wanted[server_of[o] as usize] { words(&e.name, MAX_NAME_WORDS) } else { Vec::new() })
-            .collect();
-        // Tools by (server, name word): a need's candidates are those named with its entity.
-        let mut named: HashMap<(u32, &str), Vec<u32>> = HashMap::new();
-        for (ordinal, words) in names.iter().enumerate() {
-            for word in words {
-                let list = named.entry((server_of[ordinal], word.as_str())).or_default();
-                if list.last() != Some(&(ordinal as u32)) {
-                    list.push(ordinal as u32);
+            match remapped {
+                Some(lists) => {
+                    needs.insert(new, lists);
                 }
-            }
-        }
-        let requires = |candidate: usize, param: &str| required_params(&entries[candidate]).contains(&param);
-        let mut needs = HashMap::new();
-        for (ordinal, params) in needing {
-            let mut lists: Vec<Box<[Provider]>> = Vec::new();
-            for (param, entity) in &params {
-                let param = *param;
-                let has = |candidate: usize, word: &str| {
-                    names[candidate].iter().any(|w| w == word || (w.len() == word.len() + 1 && w.starts_with(word) && w.ends_with('s')))
-                };
-                let server = server_of[ordinal];
-                let plural = format!("{}s", entity[0]);
-                let mut candidates: Vec<u32> = [entity[0].as_str(), plural.as_str()]
-                    .iter()
-                    .filter_map(|w| named.get(&(server, *w)))
-                    .flatten()
-                    .copied()
-                    .collect();
-                candidates.sort_unstable();
-                candidates.dedup();
-                let mut providers: Vec<Provider> = candidates
-                    .into_iter()
-                    .filter(|&c| c as usize != ordinal && !requires(c as usize, param))
-                    .filter(|&c| entity.iter().all(|w| has(c as usize, w)))
-                    .filter_map(|c| {
-                        let name = &names[c as usize];
-                        let yields_id = name.iter().any(|w| w == "id" || w == "ids");
-                        let looks_up = name.iter().any(|w| LOOKUP_WORDS.contains(&w.as_str()));
-                        let strength = 2 * yields_id as u8 + looks_up as u8;
-                        (strength > 0).then_some(Provider { ordinal: c, strength })
-                    })
-                    .collect();
-                providers.sort_by(|a, b| b.strength.cmp(&a.strength).then(a.ordinal.cmp(&b.ordinal)));
-                providers.truncate(MAX_PROVIDERS_KEPT);
-                if !providers.is_empty() {
-                    lists.push(providers.into_boxed_slice());
-                }
-            }
-            if !lists.is_empty() {
-                needs.insert(ordinal as u32, lists.into_boxed_slice());
+                None => debug_assert!(false, "a provider of an unchanged server is gone"),
             }
         }
         Prerequisites { needs }
@@ -206,6 +154,109 @@ impl Prerequisites {
         out.truncate(limit);
         out
     }
+}
+
+/// The needs and providers of the tools in servers `include` accepts.
+fn pair(entries: &[ToolEntry], include: &dyn Fn(Source, &str) -> bool) -> HashMap<u32, Box<[Box<[Provider]>]>> {
+    let mut servers: HashMap<(Source, &str), u32> = HashMap::new();
+    let server_of: Vec<u32> = entries
+        .iter()
+        .map(|e| {
+            if !include(e.source, &e.owner) {
+                return SKIPPED;
+            }
+            let next = servers.len() as u32;
+            *servers.entry((e.source, e.owner.as_str())).or_insert(next)
+        })
+        .collect();
+    let mut server_sizes = vec![0usize; servers.len()];
+    for &server in server_of.iter().filter(|&&s| s != SKIPPED) {
+        server_sizes[server as usize] += 1;
+    }
+    // The tools that require an identifier (few): only their servers' names are split.
+    let mut needing: Vec<(usize, Vec<(&str, Vec<String>)>)> = Vec::new();
+    let mut wanted = vec![false; servers.len()];
+    for (ordinal, entry) in entries.iter().enumerate() {
+        let server = server_of[ordinal];
+        if server == SKIPPED || server_sizes[server as usize] > MAX_SERVER_TOOLS {
+            continue;
+        }
+        let server = server as usize;
+        let params: Vec<(&str, Vec<String>)> = required_params(entry)
+            .into_iter()
+            .filter(|p| ends_with_id(p))
+            .filter_map(|p| {
+                let mut w = words(p, MAX_NAME_WORDS);
+                let last = w.pop()?;
+                (!w.is_empty() && (last == "id" || last == "ids")).then_some((p, w))
+            })
+            .take(MAX_NEEDS_PER_TOOL)
+            .collect();
+        if !params.is_empty() {
+            wanted[server] = true;
+            needing.push((ordinal, params));
+        }
+    }
+    let names: Vec<Vec<String>> = entries
+        .iter()
+        .enumerate()
+        .map(|(o, e)| {
+            let server = server_of[o];
+            if server != SKIPPED && wanted[server as usize] { words(&e.name, MAX_NAME_WORDS) } else { Vec::new() }
+        })
+        .collect();
+    // Tools by (server, name word): a need's candidates are those named with its entity.
+    let mut named: HashMap<(u32, &str), Vec<u32>> = HashMap::new();
+    for (ordinal, words) in names.iter().enumerate() {
+        for word in words {
+            let list = named.entry((server_of[ordinal], word.as_str())).or_default();
+            if list.last() != Some(&(ordinal as u32)) {
+                list.push(ordinal as u32);
+            }
+        }
+    }
+    let requires = |candidate: usize, param: &str| required_params(&entries[candidate]).contains(&param);
+    let mut needs = HashMap::new();
+    for (ordinal, params) in needing {
+        let mut lists: Vec<Box<[Provider]>> = Vec::new();
+        for (param, entity) in &params {
+            let param = *param;
+            let has = |candidate: usize, word: &str| {
+                names[candidate].iter().any(|w| w == word || (w.len() == word.len() + 1 && w.starts_with(word) && w.ends_with('s')))
+            };
+            let server = server_of[ordinal];
+            let plural = format!("{}s", entity[0]);
+            let mut candidates: Vec<u32> = [entity[0].as_str(), plural.as_str()]
+                .iter()
+                .filter_map(|w| named.get(&(server, *w)))
+                .flatten()
+                .copied()
+                .collect();
+            candidates.sort_unstable();
+            candidates.dedup();
+            let mut providers: Vec<Provider> = candidates
+                .into_iter()
+                .filter(|&c| c as usize != ordinal && !requires(c as usize, param))
+                .filter(|&c| entity.iter().all(|w| has(c as usize, w)))
+                .filter_map(|c| {
+                    let name = &names[c as usize];
+                    let yields_id = name.iter().any(|w| w == "id" || w == "ids");
+                    let looks_up = name.iter().any(|w| LOOKUP_WORDS.contains(&w.as_str()));
+                    let strength = 2 * yields_id as u8 + looks_up as u8;
+                    (strength > 0).then_some(Provider { ordinal: c, strength })
+                })
+                .collect();
+            providers.sort_by(|a, b| b.strength.cmp(&a.strength).then(a.ordinal.cmp(&b.ordinal)));
+            providers.truncate(MAX_PROVIDERS_KEPT);
+            if !providers.is_empty() {
+                lists.push(providers.into_boxed_slice());
+            }
+        }
+        if !lists.is_empty() {
+            needs.insert(ordinal as u32, lists.into_boxed_slice());
+        }
+    }
+    needs
 }
 
 /// Whether a request gives an identifier itself: the word `id` or `ids`
