@@ -201,6 +201,8 @@ function main() {
     buildMs: median(results.map((r) => r.buildMs)),
     searchP50Ms: median(results.map((r) => r.searchP50Ms)),
     searchP99Ms: median(results.map((r) => r.searchP99Ms)),
+    prerequisiteTableMs: median(results.map((r) => r.prerequisiteTableMs)),
+    prerequisiteDeriveMs: median(results.map((r) => r.prerequisiteDeriveMs)),
     runs,
     date: new Date().toISOString().slice(0, 10),
     command:
@@ -215,6 +217,7 @@ function main() {
   console.log(mainTable(current, previous))
   const ms = (key) => `${current[key]} ms${previous?.[key] != null ? ` (was ${previous[key]} ms)` : ''}`
   console.log(`build ${ms('buildMs')}; search p50 ${ms('searchP50Ms')}, p99 ${ms('searchP99Ms')} (medians of ${runs} runs)`)
+  console.log(`prerequisite table ${ms('prerequisiteTableMs')}; derived with one server changed ${ms('prerequisiteDeriveMs')}`)
   if (previous) console.log(`compared with the run recorded ${previous.date ?? '(undated)'}`)
   const belowReference = Object.entries(reference).filter(
     ([name, ref]) => (name === 'macro' ? current.macro : current.sets[name])?.ndcg10 < ref.ndcg10,
