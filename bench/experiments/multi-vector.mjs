@@ -170,7 +170,8 @@ const hubOf = (k) => {
 // after it.
 // --prereq-skip entity: skip only the needs whose entity the request gives an id for, instead of
 // every need of a request that states an id (prerequisites.mjs).
-const promote = loadPrerequisites(dataDir, JSON.parse(readFileSync(join(vectorDir, 'tool-ids.json'), 'utf8')), {
+const toolIds = JSON.parse(readFileSync(join(vectorDir, 'tool-ids.json'), 'utf8'))
+const promote = loadPrerequisites(dataDir, toolIds, {
   mentions: args.includes('--prereq-mentions'),
   skip: option('--prereq-skip', 'request'),
 })
@@ -182,7 +183,7 @@ const promote = loadPrerequisites(dataDir, JSON.parse(readFileSync(join(vectorDi
 // gold uses (as if its benchmark were the whole catalog), the control that tells a lever's use of
 // the dev set's composition (every query's gold lies in one server of its own source) from a gain
 // a single catalog would see.
-const serverOf = JSON.parse(readFileSync(join(vectorDir, 'tool-ids.json'), 'utf8')).map((id) => id.slice(0, id.lastIndexOf(':')))
+const serverOf = toolIds.map((id) => id.slice(0, id.lastIndexOf(':')))
 const serverSize = new Map()
 for (const sv of serverOf) serverSize.set(sv, (serverSize.get(sv) ?? 0) + 1)
 const sourceServers = new Map()

@@ -57,6 +57,8 @@ pub struct Prerequisites {
 
 /// Marks an entry outside the servers being paired.
 const SKIPPED: u32 = u32::MAX;
+/// In `derive`'s ordinal map: a tool the new version no longer has.
+const GONE: u32 = u32::MAX;
 
 impl Prerequisites {
     pub fn build(entries: &[ToolEntry]) -> Prerequisites {
@@ -65,16 +67,17 @@ impl Prerequisites {
 
     /// The table of a derived catalog version, equal to `build(entries)`: a
     /// server none of whose tools changed keeps its pairs (remapped through
-    /// `new_of_old`, each old ordinal's new one or `u32::MAX` when gone; kept
+    /// `new_of_old`, each old ordinal's new one or [`GONE`]; kept
     /// tools keep their order), and only the `changed` servers (the one
     /// replaced, those that gained tools) are paired again. A live catalog's
     /// update then costs in proportion to the server that changed.
     pub fn derive(&self, entries: &[ToolEntry], new_of_old: &[u32], changed: &[(Source, &str)]) -> Prerequisites {
         let changed: foldhash::HashSet<(Source, &str)> = changed.iter().copied().collect();
         let is_changed = |source: Source, owner: &str| changed.contains(&(source, owner));
+        let new_ordinal = |old: u32| new_of_old.get(old as usize).copied().filter(|&n| n != GONE);
         let mut needs = pair(entries, &is_changed);
         for (&old, lists) in &self.needs {
-            let Some(&new) = new_of_old.get(old as usize).filter(|&&n| n != u32::MAX) else { continue };
+            let Some(new) = new_ordinal(old) else { continue };
             let entry = &entries[new as usize];
             if is_changed(entry.source, &entry.owner) {
                 continue;
@@ -85,7 +88,7 @@ impl Prerequisites {
                 .map(|providers| {
                     providers
                         .iter()
-                        .map(|p| new_of_old.get(p.ordinal as usize).filter(|&&n| n != u32::MAX).map(|&ordinal| Provider { ordinal, ..*p }))
+                        .map(|p| new_ordinal(p.ordinal).map(|ordinal| Provider { ordinal, ..*p }))
                         .collect::<Option<Box<[Provider]>>>()
                 })
                 .collect();
