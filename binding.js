@@ -843,3 +843,4 @@ module.exports.probeCodeMode = nativeBinding.probeCodeMode
 module.exports.rankingCapability = nativeBinding.rankingCapability
 module.exports.releaseUnusedMemory = nativeBinding.releaseUnusedMemory
 module.exports.resolveToolSearchConfig = nativeBinding.resolveToolSearchConfig
+module.exports.runCodeCell = nativeBinding.runCodeCell

@@ -17,6 +17,7 @@ exports.resolveToolSearchConfig = native.resolveToolSearchConfig
 exports.probeCodeMode = native.probeCodeMode
 exports.configureCodeMode = native.configureCodeMode
 exports.codeModeCapability = native.codeModeCapability
+exports.runCodeCell = native.runCodeCell
 exports.__napiBindingTarget = native.__napiBindingTarget
 exports.releaseUnusedMemory = native.releaseUnusedMemory
 exports.rankingCapability = native.rankingCapability

@@ -323,16 +323,41 @@ impl CodeRunner for SandboxCodeRunner {
             let _whole_run = context.cancel.on_cancel(move |_| whole_run.cancel());
             let host = Arc::new(SessionBridge { session, parent: context.clone(), calls: AtomicU64::new(0) });
             let result = runner.run_with_timeout(code, host, token, Duration::from_millis(context.timeout_ms)).await;
-            let mut value = serde_json::to_value(result).unwrap_or_else(
-                |e| json!({ "ok": false, "error": { "kind": "runtime_error", "message": e.to_string() } }),
-            );
-            // The session reports `error.code`; the runner says `error.kind`.
-            if let Some(error) = value.get_mut("error").and_then(Value::as_object_mut) {
-                let kind = error.get("kind").and_then(Value::as_str).unwrap_or("runtime_error");
-                error.insert("code".into(), Value::from(failure_code(kind)));
-            }
-            value
+            result_value(result)
         })
+    }
+}
+
+/// A run's result as the JS side sees it: the runner's `error.kind` plus the stable `error.code`.
+pub fn result_value(result: tool_search_sandbox::CodeRunResult) -> Value {
+    let mut value = serde_json::to_value(result)
+        .unwrap_or_else(|e| json!({ "ok": false, "error": { "kind": "runtime_error", "message": e.to_string() } }));
+    if let Some(error) = value.get_mut("error").and_then(Value::as_object_mut) {
+        let kind = error.get("kind").and_then(Value::as_str).unwrap_or("runtime_error");
+        error.insert("code".into(), Value::from(failure_code(kind)));
+    }
+    value
+}
+
+/// The process-wide runner once the probe has finished (started here if it has not), or why
+/// there is none. Waits off the event loop.
+pub async fn await_runner() -> std::result::Result<Arc<SandboxRunner>, String> {
+    start_probe();
+    let mut done = probe().notify.subscribe();
+    let _ = done.wait_for(|finished| *finished).await;
+    let found = probed_within(Duration::ZERO).ok_or_else(|| "the code-mode probe did not finish".to_string())?;
+    match &found.runner {
+        Some(runner) => {
+            let pool = Arc::clone(runner);
+            napi::bindgen_prelude::spawn(async move { pool.prewarm() });
+            Ok(Arc::clone(runner))
+        }
+        None => Err(found
+            .report
+            .get("reason")
+            .and_then(Value::as_str)
+            .unwrap_or("no usable Node for code mode")
+            .to_string()),
     }
 }
 

@@ -355,6 +355,34 @@ export interface CodeModeCapability {
   [key: string]: unknown
 }
 
+/** `runCodeCell`'s options. */
+export interface CodeCellOptions {
+  /**
+   * Answers the cell's `openclaw.tools.search(query, options?)` (`op` `'search'`, `args` `[query, options]`),
+   * `describe(id)` (`['describe', [id]]`) and `call(id, args?)` (`['call', [id, args]]`). Resolve with a JSON value;
+   * a throw rejects the cell's promise with the error's `message` (and its string `code`, else `bridge_error`).
+   * `signal` aborts when the cell ends before the request settles.
+   */
+  bridge: (op: 'search' | 'describe' | 'call', args: unknown[], signal: AbortSignal) => unknown
+  /** Wall-clock deadline of the whole cell, bridged requests included (default 10,000; clamped 1,000..60,000). */
+  timeoutMs?: number | null
+  /** Aborts the cell (the child is killed, outstanding requests aborted). */
+  signal?: AbortSignal | null
+  /** `'node'` (default): console lines as Node's `util.format`, `[warn] `/`[error] ` prefixes; `'json'`: OpenClaw's child's format (strings as they are, other values as JSON, no prefix). */
+  logStyle?: 'node' | 'json' | null
+}
+
+/** What `runCodeCell` resolves with (it never rejects for the cell's own failures). */
+export interface CodeCellResult {
+  ok: boolean
+  /** The returned value, as JSON (present when `ok`). */
+  value?: unknown
+  /** `kind` is the runner's (`timeout`, `aborted`, `runtime_error`, `runtime_unavailable`, `output_limit`, `bridge_violation`, `busy`); `code` the stable `CODE_*` code. */
+  error?: { kind: string; code: string; message: string }
+  logs: string[]
+  telemetry?: { durationMs: number; queuedMs: number; warm: boolean; bridgeCalls: { search: number; describe: number; call: number }; [key: string]: unknown }
+}
+
 /** `resolveToolSearchConfig`'s host facts. */
 export interface ConfigEnv {
   /** Whether this host can run code mode. Default: the probe's answer (false while it runs). */

@@ -2,6 +2,7 @@
 //! errors cross the boundary through `errors` with a stable `code`.
 
 mod catalog;
+mod code_cell;
 mod code_mode;
 mod config;
 mod convert;

@@ -86,7 +86,7 @@ type JsSink = ThreadsafeFunction<String, Unknown<'static>, String, Status, false
 /// executor start have run. Node drains up to 1,000 queued threadsafe calls
 /// in one turn; with this gate a turn carries one delivery, whose cost the
 /// argument caps bound, so a flood of calls cannot freeze the event loop.
-fn delivery_gate() -> &'static tokio::sync::Semaphore {
+pub(crate) fn delivery_gate() -> &'static tokio::sync::Semaphore {
     static GATE: std::sync::OnceLock<tokio::sync::Semaphore> = std::sync::OnceLock::new();
     GATE.get_or_init(|| tokio::sync::Semaphore::new(1))
 }
@@ -452,13 +452,13 @@ fn event_sink(env: &Env, callback: Unknown) -> JsResult<EventSink> {
 }
 
 /// The `abort` listener `handle` added to a caller's signal, removed when the call settles.
-struct AbortListener {
+pub(crate) struct AbortListener {
     signal: ObjectRef,
     on_abort: FunctionRef<(), ()>,
 }
 
 impl AbortListener {
-    fn remove(self, env: &Env) -> Result<()> {
+    pub(crate) fn remove(self, env: &Env) -> Result<()> {
         let AbortListener { signal, on_abort } = self;
         let removed = (|| {
             let target = signal.get_value(env)?;
@@ -477,7 +477,7 @@ impl AbortListener {
 
 /// A core cancel signal that fires when the JS `AbortSignal` aborts, and the
 /// listener to remove once the call settles (none if it was already aborted).
-fn link_abort_signal(env: &Env, signal: Unknown) -> JsResult<(CancelSignal, Option<AbortListener>)> {
+pub(crate) fn link_abort_signal(env: &Env, signal: Unknown) -> JsResult<(CancelSignal, Option<AbortListener>)> {
     let cancel = CancelSignal::new();
     if signal.get_type().map_err(from_napi)? != ValueType::Object {
         return Err(js_error(ErrorCode::InvalidRequest, "options.signal must be an AbortSignal"));

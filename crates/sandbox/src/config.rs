@@ -66,6 +66,26 @@ impl Default for Caps {
     }
 }
 
+/// How a cell's `console.*` lines are written into its logs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum LogStyle {
+    /// `util.format` of the arguments (as Node's console), `[warn] ` / `[error] ` prefixes.
+    #[default]
+    Node,
+    /// OpenClaw's child: strings as they are, other values as JSON, joined by a space, no level
+    /// prefix. A gateway that hands the logs to a model used to OpenClaw's format keeps it.
+    Json,
+}
+
+/// Per-cell settings beside the code.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// Wall-clock deadline of the whole cell, bridged calls included.
+    pub timeout: Duration,
+    pub log_style: LogStyle,
+}
+
 /// How the runner starts children.
 #[derive(Clone, Debug)]
 pub struct RunnerConfig {

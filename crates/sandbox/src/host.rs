@@ -23,6 +23,20 @@ pub trait BridgeHost: Send + Sync + 'static {
     /// passed none. `cancel` fires when the run ends before the call settles (timeout, abort,
     /// result, violation); the future is dropped right after.
     fn call(&self, id: String, args: Value, cancel: CancelToken) -> CallFuture;
+
+    /// A host whose catalog lives elsewhere (a gateway's own Tool Search runtime, reached through
+    /// JS) answers search and describe asynchronously here, like `call`; `None` (the default)
+    /// answers them inline through [`BridgeHost::search`] and [`BridgeHost::describe`].
+    fn lookup_async(&self, _lookup: Lookup<'_>, _cancel: CancelToken) -> Option<CallFuture> {
+        None
+    }
+}
+
+/// A read-only bridge request: `openclaw.tools.search` or `openclaw.tools.describe`.
+#[derive(Clone, Copy, Debug)]
+pub enum Lookup<'a> {
+    Search { query: &'a str, options: &'a Value },
+    Describe { id: &'a str },
 }
 
 /// An error a bridge operation reports back to the model's code (the promise rejects with an

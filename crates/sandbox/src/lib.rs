@@ -60,8 +60,8 @@ use std::path::{Path, PathBuf};
 
 pub use cancel::CancelToken;
 pub use cgroup::MemoryCgroupReport;
-pub use config::{Caps, RunnerConfig};
-pub use host::{BridgeError, BridgeHost, CallFuture};
+pub use config::{Caps, LogStyle, RunOptions, RunnerConfig};
+pub use host::{BridgeError, BridgeHost, CallFuture, Lookup};
 pub use launcher::{LauncherReport, Want};
 pub use probe::{probe_node, NodeSupport};
 pub use result::{BridgeCallCounts, CodeRunResult, FailureKind, RunFailure, RunTelemetry};

@@ -40,6 +40,7 @@
   const booleanValueOf = Boolean.prototype.valueOf;
   const bigintValueOf = BigInt.prototype.valueOf;
   const bigintToString = BigInt.prototype.toString;
+  const objectToString = Object.prototype.toString;
   const BaseError = Error;
   const BaseTypeError = TypeError;
   const BaseRangeError = RangeError;
@@ -346,13 +347,37 @@
     })();
   };
 
+  // OpenClaw's child's log format (`logStyle: 'json'`): strings as they are, any other value as
+  // JSON (undefined → null; what JSON cannot write → its message or String()), joined by spaces.
+  const jsonLogItem = (value) => {
+    if (typeof value === 'string') return value;
+    let safe;
+    if (value === undefined) safe = null;
+    else {
+      try { safe = parse(stringify(value)); } catch {
+        if (value instanceof BaseError) safe = toStr(value.message);
+        else if (value === null) safe = null;
+        else if (typeof value === 'object') safe = apply(objectToString, value, []);
+        else safe = toStr(value);
+      }
+    }
+    if (typeof safe === 'string') return safe;
+    const json = stringify(safe);
+    return typeof json === 'string' ? json : 'null';
+  };
+  const jsonLogText = (args) => {
+    let text = '';
+    for (let i = 0; i < args.length; i++) text += (i > 0 ? ' ' : '') + jsonLogItem(args[i]);
+    return text;
+  };
+
   let logBytes = 0;
   let logLines = 0;
   let logsDropped = false;
   const log = (level) => (...args) => {
     if (done) return;
     let text;
-    try { text = util.format(...args); } catch { text = '[unformattable]'; }
+    try { text = caps.logStyle === 'json' ? jsonLogText(args) : util.format(...args); } catch { text = '[unformattable]'; }
     if (logLines >= caps.logLines || logBytes >= caps.logBytes) {
       if (!logsDropped) { logsDropped = true; send({ __proto__: null, t: 'overflow', what: 'logs', bytes: 0 }); }
       return;

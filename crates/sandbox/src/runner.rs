@@ -14,7 +14,7 @@ use tokio::io::AsyncReadExt;
 
 use crate::budget::CallBytes;
 use crate::cgroup::{ChildrenCgroup, MemoryCgroupReport};
-use crate::config::RunnerConfig;
+use crate::config::{LogStyle, RunOptions, RunnerConfig};
 use crate::launcher::{LauncherArgs, LauncherReport, Want};
 use crate::probe::{probe_node, NodeSupport};
 use crate::protocol::{parse_child_frame, ChildFrame};
@@ -184,6 +184,18 @@ impl CodeRunner {
         cancel: CancelToken,
         timeout: Duration,
     ) -> CodeRunResult {
+        self.run_with_options(code, host, cancel, RunOptions { timeout, log_style: LogStyle::Node }).await
+    }
+
+    /// Runs one cell with explicit per-cell settings (deadline, log style).
+    pub async fn run_with_options(
+        &self,
+        code: String,
+        host: Arc<dyn BridgeHost>,
+        cancel: CancelToken,
+        options: RunOptions,
+    ) -> CodeRunResult {
+        let RunOptions { timeout, log_style } = options;
         let started = Instant::now();
         let deadline = tokio::time::Instant::now() + timeout;
         let caps = self.inner.config.caps.clone();
@@ -238,7 +250,7 @@ impl CodeRunner {
         }
 
         let oom_kills_before = self.inner.cgroup.as_ref().and_then(ChildrenCgroup::oom_kills);
-        let mut session = Session::new(caps, host, Arc::clone(&self.inner.call_bytes));
+        let mut session = Session::new(caps, log_style, host, Arc::clone(&self.inner.call_bytes));
         let outcome = session.drive(&mut child, code, deadline, timeout, &cancel).await;
         child.kill();
         telemetry.calls_cancelled = session.cancel_outstanding();

@@ -12,11 +12,11 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
 use crate::budget::{count_values, CallBytes};
-use crate::config::Caps;
+use crate::config::{Caps, LogStyle};
 use crate::protocol::{parse_child_frame, truncate, CallRequest, ChildFrame, LogLevel};
 use crate::result::{BridgeCallCounts, FailureKind, RunTelemetry};
 use crate::spawn::ChildProc;
-use crate::{BridgeError, BridgeHost, CancelToken};
+use crate::{BridgeError, BridgeHost, CancelToken, Lookup};
 
 /// How a run ended. The bool on `Fail` asks for the stderr tail to be appended.
 pub(crate) enum Outcome {
@@ -38,6 +38,7 @@ struct QueuedCall {
 
 pub(crate) struct Session {
     caps: Caps,
+    log_style: LogStyle,
     host: Arc<dyn BridgeHost>,
     counts: BridgeCallCounts,
     total_calls: usize,
@@ -66,8 +67,9 @@ pub(crate) struct Session {
 }
 
 impl Session {
-    pub(crate) fn new(caps: Caps, host: Arc<dyn BridgeHost>, gateway_bytes: Arc<CallBytes>) -> Self {
+    pub(crate) fn new(caps: Caps, log_style: LogStyle, host: Arc<dyn BridgeHost>, gateway_bytes: Arc<CallBytes>) -> Self {
         Session {
+            log_style,
             charges: HashMap::new(),
             outstanding_bytes: 0,
             peak_call_bytes: 0,
@@ -127,6 +129,7 @@ impl Session {
                 "argBytes": self.caps.frame_bytes.saturating_sub(64),
                 // The result frame wraps the value in one object.
                 "jsonDepth": self.caps.json_depth.saturating_sub(1),
+                "logStyle": self.log_style,
             },
         });
         if let Some(outcome) = self.send_value(&run) {
@@ -240,10 +243,10 @@ impl Session {
                 text
             };
             self.log_bytes += kept.len();
-            self.logs.push(match level {
-                LogLevel::Log => kept,
-                LogLevel::Warn => format!("[warn] {kept}"),
-                LogLevel::Error => format!("[error] {kept}"),
+            self.logs.push(match (self.log_style, level) {
+                (LogStyle::Json, _) | (_, LogLevel::Log) => kept,
+                (LogStyle::Node, LogLevel::Warn) => format!("[warn] {kept}"),
+                (LogStyle::Node, LogLevel::Error) => format!("[error] {kept}"),
             });
             return None;
         }
@@ -272,13 +275,25 @@ impl Session {
         match request {
             CallRequest::Search { query, options } => {
                 self.counts.search += 1;
-                let answer = self.host.search(&query, &options);
-                self.reply(id, answer)
+                let token = CancelToken::new();
+                match self.host.lookup_async(Lookup::Search { query: &query, options: &options }, token.clone()) {
+                    Some(future) => self.start_lookup(id, future, token),
+                    None => {
+                        let answer = self.host.search(&query, &options);
+                        self.reply(id, answer)
+                    }
+                }
             }
             CallRequest::Describe { id: tool } => {
                 self.counts.describe += 1;
-                let answer = self.host.describe(&tool);
-                self.reply(id, answer)
+                let token = CancelToken::new();
+                match self.host.lookup_async(Lookup::Describe { id: &tool }, token.clone()) {
+                    Some(future) => self.start_lookup(id, future, token),
+                    None => {
+                        let answer = self.host.describe(&tool);
+                        self.reply(id, answer)
+                    }
+                }
             }
             CallRequest::Call { id: tool, args } => {
                 self.counts.call += 1;
@@ -333,6 +348,16 @@ impl Session {
             self.outstanding_bytes -= bytes;
             self.gateway_bytes.release(bytes);
         }
+    }
+
+    /// A search or describe the host answers asynchronously: tracked like a call (its answer
+    /// comes back through `on_call_done`, and it is cancelled when the run ends), but charged to
+    /// no call budget (its request is a query or an id) and never queued.
+    fn start_lookup(&mut self, id: u64, future: crate::CallFuture, token: CancelToken) -> Option<Outcome> {
+        self.tokens.insert(id, token);
+        let handle = self.calls.spawn(async move { (id, future.await) });
+        self.task_ids.insert(handle.id(), id);
+        None
     }
 
     fn start_call(&mut self, id: u64, tool: String, args: Value) {

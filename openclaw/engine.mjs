@@ -1,0 +1,447 @@
+// The native engine behind OpenClaw's Tool Search seam (openclaw/seam.mjs): ranks a run's
+// catalog with this package's index and runs `tool_search_code` cells in this package's
+// contained child. OpenClaw keeps everything else (policy, approvals, hooks, execution, result
+// handling, counters, session logs): the seam hands the engine OpenClaw's own entries, limit and
+// bridge, and any failure here leaves that call to OpenClaw's own engine, logged.
+//
+// One engine per process, at globalThis[Symbol.for('openclaw-tool-search.engine')], installed by
+// the plugin (openclaw/plugin.mjs) or `--import openclaw-tool-search/openclaw/register`; it
+// serves only once the plugin has enabled it with its settings.
+import { existsSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { join } from 'node:path'
+import { ENGINE_KEY } from './seam.mjs'
+
+const require = createRequire(import.meta.url)
+const PACKAGE = require('../package.json')
+
+export const PLUGIN_ID = 'openclaw-tool-search'
+
+/** Settings under `plugins.entries.openclaw-tool-search.config` (openclaw.plugin.json's schema). */
+export const DEFAULT_SETTINGS = Object.freeze({
+  enabled: true,
+  /** `auto`: hybrid when the model is installed, else lexical. */
+  ranking: 'auto',
+  modelDir: undefined,
+  /** Folder of the tool-vector cache, or `false` for memory only. */
+  vectorCache: undefined,
+  replace: Object.freeze({ ranking: true, codeMode: true }),
+})
+
+/** Settings from a plugin config object, defaults filled in; throws on a value the schema refuses. */
+export function resolveSettings(config) {
+  const raw = config && typeof config === 'object' ? config : {}
+  const replace = raw.replace && typeof raw.replace === 'object' ? raw.replace : {}
+  const settings = {
+    enabled: raw.enabled !== false,
+    ranking: raw.ranking ?? DEFAULT_SETTINGS.ranking,
+    modelDir: raw.modelDir,
+    vectorCache: raw.vectorCache,
+    replace: {
+      ranking: replace.ranking !== false,
+      codeMode: replace.codeMode !== false,
+    },
+  }
+  if (!['auto', 'lexical', 'hybrid'].includes(settings.ranking)) {
+    throw new Error(`ranking must be "auto", "lexical" or "hybrid", not ${JSON.stringify(settings.ranking)}`)
+  }
+  if (settings.modelDir !== undefined && typeof settings.modelDir !== 'string') throw new Error('modelDir must be a string')
+  if (settings.vectorCache !== undefined && settings.vectorCache !== false && typeof settings.vectorCache !== 'string') {
+    throw new Error('vectorCache must be a folder path or false')
+  }
+  return settings
+}
+
+const isObject = (value) => typeof value === 'object' && value !== null
+
+/** Entries whose tools are new since this many builds are forgotten by the record cache. */
+const RECORD_GENERATIONS = 4
+/** A derived version (withSource per changed owner) when at most this share of tools changed. */
+const DERIVE_SHARE = 0.25
+const DERIVE_MAX_OWNERS = 8
+
+class Engine {
+  constructor() {
+    this.version = PACKAGE.version
+    /** Set by the plugin; until then the engine serves nothing. */
+    this.settings = undefined
+    /** Until the plugin hands over OpenClaw's logger, lines wait here (stderr at exit if it never does). */
+    this.early = []
+    this.log = {
+      info: (message) => this.early.push(['info', message]),
+      warn: (message) => this.early.push(['warn', message]),
+    }
+    process.once('exit', () => {
+      for (const [, message] of this.early.splice(0)) process.stderr.write(`${message}\n`)
+    })
+    this.native = undefined
+    this.nativeError = undefined
+    /** Per catalog entries array: Promise<View>. */
+    this.views = new WeakMap()
+    /** Per OpenClaw catalog: the last filtered view (allowedIds / includeMcp), checked by identity. */
+    this.filtered = new WeakMap()
+    this.lastView = undefined
+    /** Record cache: content key → { record, used }. Equal entries of later runs get the same record object. */
+    this.records = new Map()
+    this.schemaTokens = new WeakMap()
+    this.nextToken = 1
+    this.generation = 0
+    /** Per run id: what the engine served. */
+    this.runs = new Map()
+    this.warned = new Set()
+    this.seamModules = []
+  }
+
+  /** Called by the plugin's register(): settings, OpenClaw's logger. */
+  configure(settings, logger) {
+    this.settings = settings
+    if (logger && this.log !== logger) {
+      this.log = logger
+      // Lines from before the plugin registered (the seam under --import) go to OpenClaw's log.
+      for (const [level, message] of this.early.splice(0)) logger[level](message)
+    }
+  }
+
+  get active() {
+    return this.settings?.enabled === true
+  }
+
+  /** The seam is in place but the plugin never enabled the engine: say so once, serve nothing. */
+  inactive() {
+    if (this.settings === undefined) {
+      this.warnOnce(
+        'inactive',
+        'the seam is installed (--import) but the plugin is not enabled in this process ' +
+          "(plugins.entries.openclaw-tool-search); OpenClaw's built-in Tool Search serves it",
+      )
+    }
+    return undefined
+  }
+
+  /** The patched module says it was evaluated. */
+  seamLoaded(url, version) {
+    this.seamModules.push({ url, version })
+  }
+
+  /** Whether OpenClaw's Tool Search module in this process carries the seam. */
+  seamPatched() {
+    return this.seamModules.length > 0
+  }
+
+  /** One line, whoever notices first (the plugin or the load hook), for one reason. */
+  seamRefused(reason) {
+    this.warnOnce(`seam:${reason}`, `OpenClaw's own Tool Search was left in place: ${reason}`)
+  }
+
+  /** Reports what the load hook does with OpenClaw's Tool Search module, now and later. */
+  watchSeam(state) {
+    if (this.watching) return
+    this.watching = true
+    const report = (module) => {
+      if (!module.patched) this.seamRefused(module.reason)
+    }
+    for (const module of state.modules) report(module)
+    state.listeners.add(report)
+  }
+
+  /** One warning per distinct text, in OpenClaw's log. */
+  warnOnce(key, message) {
+    if (this.warned.has(key)) return
+    this.warned.add(key)
+    this.log.warn(`${PLUGIN_ID}: ${message}`)
+  }
+
+  loadNative() {
+    if (this.native || this.nativeError) return this.native
+    try {
+      // The package's own copy (the plugin's rootDir): OpenClaw may evaluate plugin modules from
+      // a temporary copy of their sources, which need not hold the addon.
+      const root = this.packageRoot ? join(this.packageRoot, 'index.js') : undefined
+      this.native = root && existsSync(root) ? require(root) : require('../index.js')
+    } catch (error) {
+      this.nativeError = error
+      this.warnOnce('native', `the native addon could not be loaded (${error?.message ?? error}); OpenClaw's built-in Tool Search stays in use`)
+    }
+    return this.native
+  }
+
+  statsFor(ctx) {
+    const runId = typeof ctx?.runId === 'string' && ctx.runId ? ctx.runId : 'unknown-run'
+    let stats = this.runs.get(runId)
+    if (!stats) {
+      stats = { runId, sessionKey: ctx?.sessionKey, searches: 0, cells: 0, fallbacks: 0, rankings: new Set(), searchMs: 0 }
+      this.runs.set(runId, stats)
+      // Runs that never report their end (a crashed turn) must not grow this map without bound.
+      if (this.runs.size > 1000) this.runs.delete(this.runs.keys().next().value)
+    }
+    return stats
+  }
+
+  /**
+   * The seam's run-end hook (OpenClaw tears down the run's catalog): one line in OpenClaw's log
+   * saying what this engine served in the run.
+   */
+  runEnded(params) {
+    if (!this.active) return undefined
+    const runId = typeof params?.runId === 'string' && params.runId ? params.runId : undefined
+    const stats = (runId && this.runs.get(runId)) ?? { runId: runId ?? 'unknown-run', searches: 0, cells: 0, fallbacks: 0, rankings: new Set() }
+    if (runId) this.runs.delete(runId)
+    if (!params?.catalogRef?.current && stats.searches === 0 && stats.cells === 0) return undefined
+    const rankings = [...stats.rankings].join('+') || 'none'
+    const line =
+      `${PLUGIN_ID} ${this.version}: run ${stats.runId} served searches=${stats.searches} cells=${stats.cells}` +
+      ` ranking=${rankings} fallbacks=${stats.fallbacks}`
+    this.log.info(line)
+    return line
+  }
+
+  // ---------------------------------------------------------------- ranking
+
+  /** The seam's ranking hook: OpenClaw's visible entries in this engine's order, or undefined for OpenClaw's own. */
+  async rank({ runtime, catalog, entries, query, limit }) {
+    if (!this.active) return this.inactive()
+    if (!this.settings.replace.ranking || typeof query !== 'string') return undefined
+    const stats = this.statsFor(runtime?.ctx)
+    try {
+      const native = this.loadNative()
+      if (!native) return undefined
+      const started = performance.now()
+      const view = await this.viewFor(catalog, entries)
+      if (view.problem) {
+        stats.fallbacks += 1
+        this.warnOnce(`view:${view.problem}`, `${view.problem}; OpenClaw's built-in ranking answers this catalog's searches`)
+        return undefined
+      }
+      const ranking = view.catalog.rankingStatus().active
+      const hits = ranking === 'hybrid' ? await view.catalog.searchAsync(query, { limit }) : view.catalog.search(query, { limit })
+      const ranked = []
+      for (const hit of hits) {
+        const entry = view.byId.get(hit.id)
+        if (entry) ranked.push(entry)
+      }
+      stats.searches += 1
+      stats.rankings.add(ranking)
+      stats.searchMs += performance.now() - started
+      return ranked
+    } catch (error) {
+      stats.fallbacks += 1
+      this.warnOnce(`rank:${error?.code ?? error?.message}`, `search fell back to OpenClaw's built-in ranking: ${error?.code ? `${error.code} ` : ''}${error?.message ?? error}`)
+      return undefined
+    }
+  }
+
+  /** The native view of an entries array: the whole catalog's, or a filtered one's. */
+  viewFor(catalog, entries) {
+    const cached = this.views.get(entries)
+    if (cached) return cached
+    if (entries !== catalog.entries) {
+      const last = this.filtered.get(catalog)
+      if (last && sameEntries(last.entries, entries)) return last.view
+      const view = this.buildView(entries, false)
+      this.filtered.set(catalog, { entries, view })
+      return view
+    }
+    const view = this.buildView(entries, true)
+    this.views.set(entries, view)
+    return view
+  }
+
+  /** A content key for an entry: equal content (and the same schema objects) → the same record object. */
+  recordFor(entry) {
+    const parameters = isObject(entry.parameters) ? entry.parameters : undefined
+    let token = 0
+    if (parameters) {
+      token = this.schemaTokens.get(parameters)
+      if (token === undefined) {
+        token = this.nextToken++
+        this.schemaTokens.set(parameters, token)
+      }
+    }
+    const mcp = isObject(entry.mcp) ? entry.mcp : undefined
+    const key =
+      `${entry.id}\u0000${entry.label ?? ''}\u0000${entry.description ?? ''}\u0000${token}` +
+      (mcp ? `\u0000${mcp.serverName}\u0000${mcp.safeServerName}\u0000${mcp.toolName}\u0000${mcp.operation}` : '')
+    const known = this.records.get(key)
+    if (known) {
+      known.used = this.generation
+      return known.record
+    }
+    const record = { source: entry.source, owner: entry.sourceName, name: entry.name, description: entry.description ?? '' }
+    if (typeof entry.label === 'string' && entry.label) record.label = entry.label
+    if (parameters) record.inputSchema = parameters
+    if (mcp && typeof mcp.serverName === 'string' && typeof mcp.toolName === 'string') {
+      record.mcp = { serverName: mcp.serverName, toolName: mcp.toolName }
+      if (typeof mcp.safeServerName === 'string') record.mcp.safeServerName = mcp.safeServerName
+      if (typeof mcp.operation === 'string') record.mcp.operation = mcp.operation
+    }
+    this.records.set(key, { record, used: this.generation })
+    return record
+  }
+
+  sweepRecords(live) {
+    if (this.records.size <= 2 * live + 1000) return
+    for (const [key, known] of this.records) {
+      if (known.used < this.generation - RECORD_GENERATIONS) this.records.delete(key)
+    }
+  }
+
+  catalogOptions() {
+    const options = { maxSearchLimit: 50, searchDefaultLimit: 8 }
+    if (this.settings.ranking !== 'auto') options.ranking = this.settings.ranking
+    if (this.settings.modelDir) options.model = this.settings.modelDir
+    if (this.settings.vectorCache !== undefined) options.vectorCache = this.settings.vectorCache
+    return options
+  }
+
+  async buildView(entries, whole) {
+    const { ToolCatalog } = this.native
+    this.generation += 1
+    const records = entries.map((entry) => this.recordFor(entry))
+    this.sweepRecords(records.length)
+    const options = this.catalogOptions()
+    let catalog = whole ? await this.derive(records, options) : undefined
+    catalog ??= await ToolCatalog.build(records, options)
+    if (catalog.excluded.length > 0) {
+      // A schema this engine refuses (e.g. one too expensive to validate) does not stop the tool
+      // from ranking by its name and description: OpenClaw validates its own calls.
+      const refused = new Set(catalog.excluded.filter((e) => /^(inputSchema|parameters)\b/.test(e.reason)).map((e) => e.index))
+      if (refused.size > 0) {
+        for (const index of refused) {
+          const { inputSchema: _schema, ...rest } = records[index]
+          records[index] = rest
+        }
+        catalog = await ToolCatalog.build(records, options)
+      }
+    }
+    const view = { catalog, byId: new Map(), records, problem: undefined }
+    for (const entry of entries) view.byId.set(entry.id, entry)
+    if (catalog.size !== entries.length) {
+      const first = catalog.excluded[0]
+      view.problem =
+        `${entries.length - catalog.size} of ${entries.length} tools cannot be indexed natively` +
+        (first ? ` (first: ${first.name ?? first.id ?? 'a tool'}: ${first.reason})` : '')
+    }
+    if (whole) this.lastView = { catalog, records, owners: ownersOf(records) }
+    return view
+  }
+
+  /**
+   * The previous catalog carried forward when only a few owners (MCP servers, plugins) changed:
+   * each changed owner's tools replaced with `withSourceAsync` (a derived version: only their
+   * tools are parsed and indexed). Undefined when a full build is the better way.
+   */
+  async derive(records, options) {
+    const last = this.lastView
+    if (!last) return undefined
+    const owners = ownersOf(records)
+    const changed = []
+    let changedTools = 0
+    for (const [key, list] of owners) {
+      const before = last.owners.get(key)
+      if (!before || !sameList(before, list)) {
+        changed.push([key, list])
+        changedTools += list.length + (before?.length ?? 0)
+      }
+    }
+    for (const [key, before] of last.owners) {
+      if (!owners.has(key)) {
+        changed.push([key, []])
+        changedTools += before.length
+      }
+    }
+    if (changed.length === 0) return last.catalog
+    if (changed.length > DERIVE_MAX_OWNERS || changedTools > DERIVE_SHARE * records.length) return undefined
+    // The derived catalog keeps the previous order of owners; a full build orders by id as well,
+    // so both give the same entries (the catalog sorts by id).
+    let catalog = last.catalog
+    for (const [key, list] of changed) {
+      const [source, owner] = splitOwnerKey(key)
+      catalog = await catalog.withSourceAsync({ source, owner }, list)
+    }
+    void options
+    return catalog
+  }
+
+  // ---------------------------------------------------------------- code mode
+
+  /** The seam's code-mode hook: a Promise of the cell's value, or undefined for OpenClaw's own child. */
+  runCodeModeChild(params, openclaw) {
+    if (!this.active) return this.inactive()
+    if (!this.settings.replace.codeMode) return undefined
+    const native = this.loadNative()
+    if (!native) return undefined
+    const stats = this.statsFor(params.runtime?.ctx)
+    return (async () => {
+      const result = await native.runCodeCell(params.code, {
+        timeoutMs: params.config?.codeTimeoutMs,
+        signal: params.signal,
+        logStyle: 'json',
+        bridge: async (op, args, signal) => {
+          const value = await openclaw.runCodeModeBridgeRequest(params.runtime, op, args, {
+            parentToolCallId: params.parentToolCallId,
+            signal,
+            onUpdate: params.onUpdate,
+          })
+          return openclaw.toToolSearchJsonSafe(value)
+        },
+      })
+      if (!result.ok && result.error?.code === 'CODE_MODE_UNAVAILABLE') {
+        stats.fallbacks += 1
+        this.warnOnce('code-unavailable', `code cells run in OpenClaw's own child: ${result.error.message}`)
+        return openclaw.builtin(params)
+      }
+      for (const line of result.logs ?? []) params.logs.push(line)
+      stats.cells += 1
+      if (result.ok) return result.value
+      throw new Error(cellErrorMessage(result.error))
+    })()
+  }
+}
+
+/** The text OpenClaw's child gives for the same failure where there is one; ours otherwise. */
+function cellErrorMessage(error) {
+  switch (error?.code) {
+    case 'CODE_TIMEOUT':
+      return 'tool_search_code timed out'
+    case 'CODE_ABORTED':
+      return 'tool_search_code aborted'
+    default:
+      return `tool_search_code failed (${error?.code ?? 'CODE_RUNTIME_ERROR'}): ${error?.message ?? 'unknown error'}`
+  }
+}
+
+function ownerKey(record) {
+  return `${record.source}\u0000${record.owner}`
+}
+
+function splitOwnerKey(key) {
+  const at = key.indexOf('\u0000')
+  return [key.slice(0, at), key.slice(at + 1)]
+}
+
+function ownersOf(records) {
+  const owners = new Map()
+  for (const record of records) {
+    const key = ownerKey(record)
+    let list = owners.get(key)
+    if (!list) owners.set(key, (list = []))
+    list.push(record)
+  }
+  return owners
+}
+
+function sameList(a, b) {
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
+  return true
+}
+
+function sameEntries(a, b) {
+  return sameList(a, b)
+}
+
+/** The process's engine, created once. */
+export function engine() {
+  globalThis[Symbol.for(ENGINE_KEY)] ??= new Engine()
+  return globalThis[Symbol.for(ENGINE_KEY)]
+}

@@ -1,0 +1,86 @@
+// The OpenClaw plugin entry (package.json `openclaw.extensions`, manifest openclaw.plugin.json):
+// reads `plugins.entries.openclaw-tool-search.config`, hands the engine OpenClaw's logger, and
+// installs the seam so that OpenClaw's Tool Search module is patched when it loads. Under
+// `openclaw gateway run` that happens after plugins register; `openclaw agent exec` loads it
+// before plugins, so there the seam must come from `--import` (openclaw/register.mjs), and this
+// entry says so once in OpenClaw's log when it is missing. Registration is synchronous, as
+// OpenClaw requires, and runs again harmlessly (OpenClaw registers plugins more than once).
+import { engine, PLUGIN_ID, resolveSettings } from './engine.mjs'
+import { installSeamHooks } from './hooks.mjs'
+import { TESTED_OPENCLAW_VERSIONS, untestedVersionReason } from './seam.mjs'
+
+const CONTROL_TOOLS = new Set(['tool_search_code', 'tool_search', 'tool_describe', 'tool_call'])
+
+/** OpenClaw's plugin logger, made safe to call (a failing logger must not fail a run). */
+function safeLogger(logger) {
+  const call = (method, fallback) => (message) => {
+    try {
+      if (typeof logger?.[method] === 'function') return void logger[method](message)
+    } catch {
+      // fall through to stderr
+    }
+    fallback(message)
+  }
+  const stderr = (message) => process.stderr.write(`${message}\n`)
+  return { info: call('info', stderr), warn: call('warn', stderr) }
+}
+
+/** `openclaw agent exec`: the one command that loads Tool Search before plugins register. */
+function isAgentExec(argv = process.argv) {
+  const at = argv.indexOf('agent')
+  return at >= 0 && argv[at + 1] === 'exec'
+}
+
+function register(api) {
+  const tool = engine()
+  if (typeof api?.rootDir === 'string' && api.rootDir) tool.packageRoot ??= api.rootDir
+  const log = safeLogger(api?.logger)
+  let settings
+  try {
+    settings = resolveSettings(api?.pluginConfig)
+  } catch (error) {
+    tool.configure({ enabled: false }, log)
+    tool.warnOnce('config', `invalid config (${error.message}); OpenClaw's built-in Tool Search stays in use`)
+    return
+  }
+  tool.configure(settings, log)
+  if (!settings.enabled) {
+    tool.warnOnce('disabled', "disabled by its config (enabled: false); OpenClaw's built-in Tool Search stays in use")
+    return
+  }
+  const version = api?.runtime?.version
+  if (typeof version === 'string' && !TESTED_OPENCLAW_VERSIONS.includes(version)) {
+    tool.seamRefused(untestedVersionReason(version))
+    return
+  }
+  if (!tool.loadNative()) return
+  const seam = installSeamHooks()
+  if (seam.reason) {
+    tool.warnOnce('hooks', `cannot install its seam (${seam.reason}); OpenClaw's built-in Tool Search stays in use`)
+    return
+  }
+  tool.watchSeam(seam)
+  const missing = () =>
+    tool.warnOnce(
+      'preloaded',
+      'not installed in this process: OpenClaw loaded its Tool Search module before this plugin registered ' +
+        '(`openclaw agent exec` does); start the process with NODE_OPTIONS="--import=openclaw-tool-search/openclaw/register" ' +
+        "(or the file's absolute path). OpenClaw's built-in Tool Search serves this process",
+    )
+  if (!tool.seamPatched() && !tool.preloaded && isAgentExec()) missing()
+  // Commands that run plugin hooks (the gateway): the first Tool Search call proves the seam.
+  if (typeof api?.on === 'function' && !tool.hookRegistered) {
+    tool.hookRegistered = true
+    api.on('before_tool_call', (event) => {
+      if (CONTROL_TOOLS.has(event?.toolName) && tool.active && !tool.seamPatched()) missing()
+      return undefined
+    })
+  }
+}
+
+export default {
+  id: PLUGIN_ID,
+  name: 'OpenClaw Tool Search (native)',
+  description: "Ranks Tool Search with a native index and runs tool_search_code cells in a contained child; OpenClaw keeps policy, hooks and execution.",
+  register,
+}

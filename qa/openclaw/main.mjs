@@ -1,0 +1,268 @@
+#!/usr/bin/env node
+// `pnpm qa:openclaw`: this package inside the real OpenClaw gateway (openclaw@2026.9.6 from the npm
+// registry), headless and offline, against a mock OpenAI chat-completions provider. See README.md
+// in this folder for the lanes and what each proves.
+//
+//   node qa/openclaw/main.mjs [--lanes name,name] [--keep] [--json]
+// Exit code 0 only when every lane passes every check.
+import { execFileSync, spawn } from 'node:child_process'
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { fakeTool, writeFakePlugin } from './fake-plugin.mjs'
+import { agentExec, gatewayTurn, laneConfig, PLUGIN_ID } from './openclaw-run.mjs'
+import { cacheRoot, installPackage, OPENCLAW_VERSION, openclawNode, openclawPackage, ROOT } from './setup.mjs'
+
+const { values: flags } = parseArgs({ options: { lanes: { type: 'string' }, json: { type: 'boolean' } } })
+const TARGET = fakeTool(150)
+const TASK = 'reject the pull request'
+const log = (message) => process.stderr.write(`[qa:openclaw] ${message}\n`)
+
+// ------------------------------------------------------------------ set-up
+
+const work = join(ROOT, 'target', 'qa-openclaw')
+rmSync(work, { recursive: true, force: true })
+mkdirSync(work, { recursive: true })
+const node = openclawNode()
+const openclaw = openclawPackage()
+log(`OpenClaw ${OPENCLAW_VERSION} at ${openclaw}; Node ${execFileSync(node, ['--version'], { encoding: 'utf8' }).trim()}`)
+log('packing and installing this package (pnpm run package, then npm install of its tarballs)')
+const pluginDir = installPackage(join(work, 'gateway'))
+const register = join(pluginDir, 'openclaw', 'register.mjs')
+const packageVersion = JSON.parse(readFileSync(join(pluginDir, 'package.json'), 'utf8')).version
+
+// The README's install command, run once: it writes the plugin's load path and enables it.
+const templateFile = join(work, 'template.json')
+writeFileSync(templateFile, '{}\n')
+execFileSync(node, [join(openclaw, 'openclaw.mjs'), 'plugins', 'install', '--link', '--force', '--accept-capabilities', pluginDir], {
+  env: { PATH: `${join(node, '..')}:/usr/bin:/bin`, HOME: join(work, 'install-home'), TMPDIR: join(work, 'install-home'), OPENCLAW_CONFIG_PATH: templateFile, NO_COLOR: '1' },
+  stdio: ['ignore', 'ignore', 'inherit'],
+})
+const template = JSON.parse(readFileSync(templateFile, 'utf8'))
+delete template.meta
+if (template.plugins?.entries?.[PLUGIN_ID]?.enabled !== true) throw new Error(`openclaw plugins install did not enable ${PLUGIN_ID}: ${JSON.stringify(template)}`)
+
+const fakePluginDir = writeFakePlugin(join(work, 'fake-plugin'))
+
+const provider = spawn(process.execPath, [join(ROOT, 'qa', 'openclaw', 'mock-chat.mjs')], { stdio: ['pipe', 'pipe', 'inherit'] })
+const { url: providerUrl, canaryPort } = await new Promise((resolve, reject) => {
+  let buffered = ''
+  provider.stdout.setEncoding('utf8').on('data', (chunk) => {
+    buffered += chunk
+    const line = buffered.split('\n')[0]
+    if (buffered.includes('\n')) resolve(JSON.parse(line))
+  })
+  provider.on('exit', (code) => reject(new Error(`the mock provider exited (${code})`)))
+})
+const providerGet = async (path) => (await fetch(`${providerUrl}${path}`)).json()
+
+/** A copy of the OpenClaw package (hard links; changed files replaced) for the negative lanes. */
+function openclawVariant(name, change) {
+  const dir = join(cacheRoot(), `openclaw-${OPENCLAW_VERSION}`, 'node_modules', '.qa-variants', name, 'openclaw')
+  rmSync(dir, { recursive: true, force: true })
+  mkdirSync(join(dir, '..'), { recursive: true })
+  execFileSync('cp', ['-al', openclaw, dir])
+  const replace = (relative, edit) => {
+    const file = join(dir, relative)
+    const text = readFileSync(file, 'utf8')
+    unlinkSync(file) // a hard link: never write through it into the original
+    const changed = edit(text)
+    if (changed === text) throw new Error(`variant ${name}: ${relative} did not change`)
+    writeFileSync(file, changed)
+  }
+  change(replace, dir)
+  return dir
+}
+
+function toolSearchChunk(dir) {
+  for (const file of readdirSync(join(dir, 'dist'))) {
+    if (!file.endsWith('.mjs')) continue
+    if (readFileSync(join(dir, 'dist', file), 'utf8').includes('//#region ' + 'src/agents/tool-search-runtime.ts')) return join('dist', file)
+  }
+  throw new Error('no Tool Search module in OpenClaw')
+}
+
+// ------------------------------------------------------------------ lanes
+
+const MODES = { direct: false, tools: { mode: 'tools' }, code: { mode: 'code' }, directory: { mode: 'directory' } }
+const prompt = (marker, cell) => `tool search qa check target=${TARGET.name} task="${TASK}" marker=${marker}${cell ? ` cell=${cell}` : ''}`
+
+const lanes = []
+for (const [mode, toolSearch] of Object.entries(MODES)) {
+  lanes.push({ name: `${mode}/built-in`, mode, toolSearch, native: false })
+  lanes.push({ name: `${mode}/native`, mode, toolSearch, native: true })
+}
+lanes.push({ name: 'code/native/gateway', mode: 'code', toolSearch: MODES.code, native: true, gateway: true })
+lanes.push({ name: 'negative/plugin-disabled', mode: 'code', toolSearch: MODES.code, native: true, pluginEnabled: false, expect: 'built-in' })
+lanes.push({ name: 'negative/anchor-removed', mode: 'code', toolSearch: MODES.code, native: true, expect: 'built-in', variant: 'anchor-removed' })
+lanes.push({ name: 'negative/untested-version', mode: 'code', toolSearch: MODES.code, native: true, expect: 'built-in', variant: 'untested-version' })
+lanes.push({ name: 'negative/policy-denied', mode: 'tools', toolSearch: MODES.tools, native: true, deny: [TARGET.name], expect: 'denied' })
+lanes.push({ name: 'negative/looping-cell', mode: 'code', toolSearch: { mode: 'code', codeTimeoutMs: 2000 }, native: true, cell: 'loop-first' })
+lanes.push({ name: 'negative/escaping-cell', mode: 'code', toolSearch: MODES.code, native: true, cell: 'escape' })
+
+const variants = {
+  'anchor-removed': (replace, dir) => replace(toolSearchChunk(dir), (text) => text.replace('const spelling = query.trim();', 'const spelling = `${query}`.trim();')),
+  'untested-version': (replace) => {
+    replace('package.json', (text) => text.replace(`"version": "${OPENCLAW_VERSION}"`, '"version": "2026.9.99"'))
+    if (existsSync(join(openclaw, 'dist', 'build-info.json'))) replace(join('dist', 'build-info.json'), (text) => text.replace(`"${OPENCLAW_VERSION}"`, '"2026.9.99"'))
+    else replace('build-info.json', (text) => text.replace(`"${OPENCLAW_VERSION}"`, '"2026.9.99"'))
+  },
+}
+
+const selected = flags.lanes ? new Set(flags.lanes.split(',')) : undefined
+const results = []
+for (const lane of lanes) {
+  if (selected && !selected.has(lane.name)) continue
+  const slug = lane.name.replaceAll('/', '-')
+  const dir = join(work, 'lanes', slug)
+  const marker = `m-${slug}`
+  const files = { fakeLog: join(work, 'lanes', `${slug}.executions.jsonl`), mcpLog: join(work, 'lanes', `${slug}.mcp.log`), logFile: join(dir, 'openclaw.log') }
+  mkdirSync(join(work, 'lanes'), { recursive: true })
+  const env = { providerUrl, fakePluginDir, node, template, ...files }
+  const laneOpenclaw = lane.variant ? openclawVariant(lane.variant, variants[lane.variant]) : openclaw
+  const nodeOptions = lane.native ? `--import=${register}` : undefined
+  log(`lane ${lane.name}`)
+  let outcome
+  try {
+    outcome = lane.gateway
+      ? await gatewayTurn({ openclaw: laneOpenclaw, node, dir, prompt: prompt(marker, lane.cell), configFor: (gatewayPort, workspace) => laneConfig({ ...lane, gatewayPort }, { ...env, workspace }) })
+      : await agentExec({ openclaw: laneOpenclaw, node, dir, config: laneConfig(lane, env), prompt: prompt(marker, lane.cell), nodeOptions })
+  } catch (error) {
+    outcome = { error: String(error?.stack ?? error), log: [], session: { events: [] } }
+  }
+  const requests = await providerGet(`/debug/requests?marker=${encodeURIComponent(marker)}`)
+  const executions = existsSync(files.fakeLog) ? readFileSync(files.fakeLog, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)) : []
+  results.push(judge(lane, outcome, requests, executions, marker))
+}
+const canary = await providerGet('/debug/canary')
+provider.kill('SIGTERM')
+
+// ------------------------------------------------------------------ checks
+
+function engineLines(outcome) {
+  const pattern = new RegExp(`^${PLUGIN_ID} ${packageVersion.replaceAll('.', '\\.')}: run (\\S+) served searches=(\\d+) cells=(\\d+) ranking=(\\S+) fallbacks=(\\d+)`)
+  return (outcome.log ?? []).map((line) => pattern.exec(line)).filter(Boolean).map((m) => ({ runId: m[1], searches: Number(m[2]), cells: Number(m[3]), ranking: m[4], fallbacks: Number(m[5]) }))
+}
+
+function firstRank(requests) {
+  for (const request of requests) if (request.note?.rank !== undefined) return request.note.rank
+  return undefined
+}
+
+/** The transcript's tool activity: direct tool results and nested (bridged) calls. */
+function transcript(outcome) {
+  const calls = []
+  let telemetry
+  for (const { event } of outcome.session?.events ?? []) {
+    const message = event?.message
+    if (!message) continue
+    if (message.role === 'custom' && message.customType === 'openclaw.nested-tool.v1') calls.push({ nested: true, tool: message.details?.toolName, input: message.details?.input, parent: message.details?.parentToolCallId })
+    if (message.role === 'toolResult') {
+      calls.push({ nested: false, tool: message.toolName })
+      if (message.toolName === 'tool_search_code') telemetry = message.details?.telemetry ?? telemetry
+    }
+  }
+  return { calls, telemetry }
+}
+
+function judge(lane, outcome, requests, executions, marker) {
+  const checks = []
+  const check = (name, ok, detail = '') => checks.push({ name, ok: Boolean(ok), detail })
+  const lines = engineLines(outcome)
+  const okLine = `FAKE_PLUGIN_OK ${TARGET.name}`
+  const targetRuns = executions.filter((e) => e.tool === TARGET.name && e.args?.marker === marker)
+  const first = requests[0]
+  const fakeInFirst = (first?.toolNames ?? []).filter((n) => n.startsWith('fake_plugin_tool_')).length
+  const log = outcome.log ?? []
+  const ours = log.filter((line) => line.startsWith(`${PLUGIN_ID}:`))
+  const { calls, telemetry } = transcript(outcome)
+  const row = {
+    lane: lane.name,
+    firstRequestBytes: first?.bytes,
+    toolsSent: first?.tools,
+    modelRequests: requests.length,
+    searches: outcome.bridgeCalls?.search,
+    describes: outcome.bridgeCalls?.describe,
+    calls: outcome.bridgeCalls?.call,
+    wallMs: outcome.ms,
+    rank: firstRank(requests),
+    engine: lines[0] ? `native ${lines[0].ranking}` : 'built-in',
+  }
+  if (outcome.error) check('the turn ran', false, outcome.error.slice(0, 400))
+  if (lane.expect === 'denied') {
+    check('the denied tool is never listed by search', firstRank(requests) === 0, `rank ${firstRank(requests)}`)
+    check('the denied tool never runs', executions.every((e) => e.tool !== TARGET.name), `${executions.length} executions`)
+    check('the turn ends without the OK line', !String(outcome.final).includes(okLine), String(outcome.final).slice(0, 120))
+    check('the engine served the run', lines.length === 1 && lines[0].searches >= 1, JSON.stringify(lines))
+    return { lane: lane.name, row, checks }
+  }
+  check('the turn passes (OK line in the final answer)', outcome.exitCode === 0 && String(outcome.final).includes(okLine), String(outcome.final).slice(0, 160))
+  check('the target ran once, with its marker', targetRuns.length === 1, `${targetRuns.length} runs`)
+  if (lane.mode === 'direct') {
+    check('direct mode sends every fake schema up front', fakeInFirst === 300, `${fakeInFirst} fake tools in the first request`)
+    check('the session log has the direct call', calls.some((c) => !c.nested && c.tool === TARGET.name))
+  } else {
+    check('Tool Search sends no fake schema up front', fakeInFirst === 0, `${fakeInFirst} fake tools; ${first?.tools} tools`)
+    check('the session log has the bridged call of the target', calls.some((c) => c.nested && c.tool === TARGET.name && c.input?.marker === marker))
+    check("OpenClaw's counters counted the search and the call", outcome.bridgeCalls?.search >= 1 && outcome.bridgeCalls?.call >= 1, JSON.stringify(outcome.bridgeCalls))
+  }
+  if (lane.mode === 'code' && !lane.cell) {
+    check('the code cell reported its telemetry in the session log', telemetry?.searchCount >= 1 && telemetry?.callCount === 1, JSON.stringify(telemetry))
+  }
+  const native = lane.native && lane.expect !== 'built-in'
+  if (native && lane.mode !== 'direct') {
+    check('OpenClaw\'s log has the engine\'s line with searches >= 1', lines.length >= 1 && lines[0].searches >= 1, JSON.stringify(lines))
+    if (lane.mode === 'code') check('the engine ran the cells', lines[0]?.cells >= 1, JSON.stringify(lines))
+    check('the engine never fell back', lines.every((l) => l.fallbacks === 0), JSON.stringify(lines))
+  } else if (lane.mode !== 'direct') {
+    check("OpenClaw's own engine served the run (no engine line)", lines.length === 0, JSON.stringify(lines))
+  }
+  if (lane.variant) {
+    check('one warning line says why the engine stayed out', ours.length === 1, JSON.stringify(ours))
+  }
+  if (lane.pluginEnabled === false) {
+    check('nothing from the engine in OpenClaw\'s log', ours.length === 0 && lines.length === 0, JSON.stringify(ours))
+  }
+  if (lane.cell === 'loop-first') {
+    const timedOut = requests.some((r) => r.note?.step === 'cell') // the second cell was sent after the first failed
+    check('the looping cell was ended and the run went on', timedOut, requests.map((r) => r.note?.step).join(','))
+  }
+  if (lane.cell === 'escape') {
+    const leaked = log.join('\n').includes('root:x:0:0') || String(outcome.final).includes('root:x:0:0')
+    check('no file content left the cell', !leaked)
+  }
+  return { lane: lane.name, row, checks }
+}
+
+// ------------------------------------------------------------------ report
+
+const escapeLanes = results.filter((r) => r.lane === 'negative/escaping-cell')
+for (const r of escapeLanes) r.checks.push({ name: 'no connection reached the canary port', ok: canary.connections === 0, detail: `${canary.connections} connections` })
+
+const direct = results.find((r) => r.lane === 'direct/built-in')
+for (const r of results) {
+  if (!direct || r.lane.startsWith('direct') || r.lane.startsWith('negative')) continue
+  r.checks.push({ name: "Tool Search's first request is smaller than direct's", ok: r.row.firstRequestBytes < direct.row.firstRequestBytes, detail: `${r.row.firstRequestBytes} vs ${direct.row.firstRequestBytes}` })
+}
+
+if (flags.json) {
+  process.stdout.write(`${JSON.stringify({ openclaw: OPENCLAW_VERSION, package: packageVersion, results }, null, 2)}\n`)
+} else {
+  const cell = (v) => (v === undefined || v === null ? '-' : typeof v === 'number' && !Number.isInteger(v) ? `${(v / 1000).toFixed(1)} s` : String(v))
+  const head = ['lane', 'engine', 'first request bytes', 'tools sent', 'model requests', 'searches', 'describes', 'calls', 'wall', 'target rank']
+  const rows = results.map(({ row }) => [row.lane, row.engine, row.firstRequestBytes, row.toolsSent, row.modelRequests, row.searches, row.describes, row.calls, row.wallMs, row.rank].map(cell))
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)))
+  const line = (cells) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`
+  console.log(`\nOpenClaw ${OPENCLAW_VERSION} with openclaw-tool-search ${packageVersion} (target ${TARGET.name}: "${TARGET.capability}", task "${TASK}")\n`)
+  console.log(line(head))
+  console.log(line(widths.map((w) => '-'.repeat(w))))
+  for (const r of rows) console.log(line(r))
+  console.log('')
+  for (const result of results) {
+    for (const c of result.checks) console.log(`${c.ok ? 'ok  ' : 'FAIL'} ${result.lane}: ${c.name}${c.ok || !c.detail ? '' : ` (${c.detail})`}`)
+  }
+}
+const failed = results.flatMap((r) => r.checks).filter((c) => !c.ok).length
+const passed = results.flatMap((r) => r.checks).length - failed
+console.log(`\n${passed} passed, ${failed} failed`)
+process.exitCode = failed === 0 && results.length > 0 ? 0 : 1
