@@ -32,10 +32,14 @@ const register = join(pluginDir, 'openclaw', 'register.mjs')
 const packageVersion = JSON.parse(readFileSync(join(pluginDir, 'package.json'), 'utf8')).version
 
 // The README's install command, run once: it writes the plugin's load path and enables it.
-const templateFile = join(work, 'template.json')
+// OpenClaw treats the config's folder as its state folder (and makes it 0700), so the template
+// lives in a folder of its own: the lanes' TMPDIR must stay reachable for the code-mode child's uid.
+const installDir = join(work, 'install')
+mkdirSync(join(installDir, 'home'), { recursive: true })
+const templateFile = join(installDir, 'openclaw.json')
 writeFileSync(templateFile, '{}\n')
 execFileSync(node, [join(openclaw, 'openclaw.mjs'), 'plugins', 'install', '--link', '--force', '--accept-capabilities', pluginDir], {
-  env: { PATH: `${join(node, '..')}:/usr/bin:/bin`, HOME: join(work, 'install-home'), TMPDIR: join(work, 'install-home'), OPENCLAW_CONFIG_PATH: templateFile, NO_COLOR: '1' },
+  env: { PATH: `${join(node, '..')}:/usr/bin:/bin`, HOME: join(installDir, 'home'), TMPDIR: join(installDir, 'home'), OPENCLAW_CONFIG_PATH: templateFile, NO_COLOR: '1' },
   stdio: ['ignore', 'ignore', 'inherit'],
 })
 const template = JSON.parse(readFileSync(templateFile, 'utf8'))
