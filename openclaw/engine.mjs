@@ -81,10 +81,8 @@ class Engine {
     /** Per OpenClaw catalog: the last filtered view (allowedIds / includeMcp), checked by identity. */
     this.filtered = new WeakMap()
     this.lastView = undefined
-    /** Record cache: content key → { record, used }. Equal entries of later runs get the same record object. */
+    /** Record cache: entry id → its content then, and its record. Equal entries of later runs get the same record object. */
     this.records = new Map()
-    this.schemaTokens = new WeakMap()
-    this.nextToken = 1
     this.generation = 0
     /** Per run id: what the engine served. */
     this.runs = new Map()
@@ -246,23 +244,25 @@ class Engine {
     return view
   }
 
-  /** A content key for an entry: equal content (and the same schema objects) → the same record object. */
+  /**
+   * The record of an entry: the same record object for an entry of a later run with the same id
+   * and the same content (its strings equal, its schema the same object), so the package's
+   * record cache (js/catalog.js) finds the tool without serializing it again.
+   */
   recordFor(entry) {
     const parameters = isObject(entry.parameters) ? entry.parameters : undefined
-    let token = 0
-    if (parameters) {
-      token = this.schemaTokens.get(parameters)
-      if (token === undefined) {
-        token = this.nextToken++
-        this.schemaTokens.set(parameters, token)
-      }
-    }
     const mcp = isObject(entry.mcp) ? entry.mcp : undefined
-    const key =
-      `${entry.id}\u0000${entry.label ?? ''}\u0000${entry.description ?? ''}\u0000${token}` +
-      (mcp ? `\u0000${mcp.serverName}\u0000${mcp.safeServerName}\u0000${mcp.toolName}\u0000${mcp.operation}` : '')
-    const known = this.records.get(key)
-    if (known) {
+    const known = this.records.get(entry.id)
+    if (
+      known &&
+      known.source === entry.source &&
+      known.sourceName === entry.sourceName &&
+      known.name === entry.name &&
+      known.label === entry.label &&
+      known.description === entry.description &&
+      known.parameters === parameters &&
+      known.mcp === mcpKey(mcp)
+    ) {
       known.used = this.generation
       return known.record
     }
@@ -274,7 +274,17 @@ class Engine {
       if (typeof mcp.safeServerName === 'string') record.mcp.safeServerName = mcp.safeServerName
       if (typeof mcp.operation === 'string') record.mcp.operation = mcp.operation
     }
-    this.records.set(key, { record, used: this.generation })
+    this.records.set(entry.id, {
+      source: entry.source,
+      sourceName: entry.sourceName,
+      name: entry.name,
+      label: entry.label,
+      description: entry.description,
+      parameters,
+      mcp: mcpKey(mcp),
+      record,
+      used: this.generation,
+    })
     return record
   }
 
@@ -333,6 +343,8 @@ class Engine {
   async derive(records, options) {
     const last = this.lastView
     if (!last) return undefined
+    // The common case: a new run of the same tools (new entry objects, the same records).
+    if (sameList(last.records, records)) return last.catalog
     const owners = ownersOf(records)
     const changed = []
     let changedTools = 0
@@ -408,6 +420,10 @@ function cellErrorMessage(error) {
     default:
       return `tool_search_code failed (${error?.code ?? 'CODE_RUNTIME_ERROR'}): ${error?.message ?? 'unknown error'}`
   }
+}
+
+function mcpKey(mcp) {
+  return mcp ? `${mcp.serverName}\u0000${mcp.safeServerName}\u0000${mcp.toolName}\u0000${mcp.operation}` : undefined
 }
 
 function ownerKey(record) {

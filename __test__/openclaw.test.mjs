@@ -1,0 +1,319 @@
+// The OpenClaw plugin's parts that run without OpenClaw: runCodeCell (a cell whose bridge is the
+// gateway's), the engine's ranking of OpenClaw-shaped entries, derived versions, fallbacks, the
+// run summary line and the plugin's registration; and the seam against OpenClaw's real Tool
+// Search module where `pnpm qa:openclaw` (or CI) has installed openclaw@2026.9.6.
+// `pnpm qa:openclaw` runs the whole plugin inside the real gateway.
+import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import test from 'node:test'
+import { binding, needsCodeMode, root, throwsCode } from './helpers.mjs'
+import { engine, resolveSettings } from '../openclaw/engine.mjs'
+import { transformLoaded } from '../openclaw/hooks.mjs'
+import plugin from '../openclaw/plugin.mjs'
+import { isPatched, MARKER, patchToolSearchModule, TESTED_OPENCLAW_VERSIONS } from '../openclaw/seam.mjs'
+import { cacheRoot, OPENCLAW_VERSION } from '../qa/openclaw/setup.mjs'
+
+const { ToolCatalog, runCodeCell } = binding
+
+// ------------------------------------------------------------------ runCodeCell
+
+test('runCodeCell: every openclaw.tools request reaches the bridge with its positional arguments', { skip: needsCodeMode }, async () => {
+  const seen = []
+  const result = await runCodeCell(
+    `const hits = await openclaw.tools.search('send an email', { limit: 3 });
+     const tool = await openclaw.tools.describe(hits[0].id);
+     const out = await openclaw.tools.call(tool.id, { to: 'a@b.c' });
+     const bare = await openclaw.tools.call('x');
+     return { hits, tool, out, bare };`,
+    {
+      bridge: async (op, args) => {
+        seen.push([op, args])
+        if (op === 'search') return [{ id: 'openclaw:mail:send_email', name: 'send_email' }]
+        if (op === 'describe') return { id: args[0], parameters: {} }
+        return { tool: { id: args[0] }, result: { details: args[1] } }
+      },
+    },
+  )
+  assert.equal(result.ok, true, JSON.stringify(result.error))
+  assert.deepEqual(seen, [
+    ['search', ['send an email', { limit: 3 }]],
+    ['describe', ['openclaw:mail:send_email']],
+    ['call', ['openclaw:mail:send_email', { to: 'a@b.c' }]],
+    ['call', ['x', {}]],
+  ])
+  assert.deepEqual(result.value.out, { tool: { id: 'openclaw:mail:send_email' }, result: { details: { to: 'a@b.c' } } })
+  assert.deepEqual(result.telemetry.bridgeCalls, { search: 1, describe: 1, call: 2 })
+})
+
+test('runCodeCell: a bridge error rejects in the cell with its message and code, and the cell goes on', { skip: needsCodeMode }, async () => {
+  const longId = `openclaw:${'o'.repeat(256)}:${'n'.repeat(256)}`
+  const result = await runCodeCell(
+    `const out = [];
+     try { await openclaw.tools.describe(${JSON.stringify(longId)}) } catch (e) { out.push([e.message, e.code]) }
+     try { await openclaw.tools.search('q'.repeat(5000)) } catch (e) { out.push([e.message, e.code]) }
+     try { await openclaw.tools.call('boom') } catch (e) { out.push([e.message, e.code]) }
+     return out;`,
+    {
+      bridge: async (op, args) => {
+        if (op === 'describe') throw new Error(`Unknown tool id: ${args[0].length} chars`)
+        if (op === 'search') return { length: args[0].length }
+        throw Object.assign(new Error('policy said no'), { code: 'TOOL_BLOCKED' })
+      },
+    },
+  )
+  assert.equal(result.ok, true, JSON.stringify(result.error))
+  // A 522-character id and a 5,000-character query are the host's to judge, not a bridge violation.
+  assert.deepEqual(result.value, [
+    [`Unknown tool id: ${longId.length} chars`, 'bridge_error'],
+    ['policy said no', 'TOOL_BLOCKED'],
+  ])
+})
+
+test("runCodeCell: logStyle 'json' writes console lines as OpenClaw's child does", { skip: needsCodeMode }, async () => {
+  const code = `console.log('text', { a: 1 }, [1, 2], undefined, 3n); console.warn('careful'); console.error(new Error('bad')); return null`
+  const json = await runCodeCell(code, { bridge: () => null, logStyle: 'json' })
+  assert.deepEqual(json.logs, ['text {"a":1} [1,2] null 3', 'careful', '{}'])
+  const node = await runCodeCell(code, { bridge: () => null })
+  assert.equal(node.logs[0], 'text { a: 1 } [ 1, 2 ] undefined 3n')
+  assert.equal(node.logs[1], '[warn] careful')
+})
+
+test('runCodeCell: the deadline ends the cell and aborts the request in flight', { skip: needsCodeMode }, async () => {
+  let aborted
+  const result = await runCodeCell(`await openclaw.tools.call('slow'); return 1`, {
+    timeoutMs: 1000,
+    bridge: (op, args, signal) =>
+      new Promise((_, reject) =>
+        signal.addEventListener('abort', () => {
+          aborted = signal.reason?.message
+          reject(new Error('aborted'))
+        }),
+      ),
+  })
+  assert.equal(result.ok, false)
+  assert.equal(result.error.code, 'CODE_TIMEOUT')
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  assert.match(aborted ?? '', /ended before this request finished/)
+})
+
+test("runCodeCell: the caller's AbortSignal ends the cell", { skip: needsCodeMode }, async () => {
+  const controller = new AbortController()
+  setTimeout(() => controller.abort(), 200)
+  const result = await runCodeCell('await new Promise(() => {})', { bridge: () => null, signal: controller.signal })
+  assert.equal(result.ok, false)
+  assert.equal(result.error.code, 'CODE_ABORTED')
+})
+
+test('runCodeCell: bad options are coded errors', () => {
+  throwsCode(assert, () => runCodeCell(1, { bridge: () => null }), 'INVALID_REQUEST')
+  throwsCode(assert, () => runCodeCell('return 1', {}), 'INVALID_REQUEST', /bridge must be a function/)
+  throwsCode(assert, () => runCodeCell('return 1', null), 'INVALID_REQUEST')
+  throwsCode(assert, () => runCodeCell('return 1', { bridge: () => null, logStyle: 'xml' }), 'INVALID_REQUEST', /logStyle/)
+  throwsCode(assert, () => runCodeCell('return 1', { bridge: () => null, timeoutMs: -5 }), 'INVALID_REQUEST', /timeoutMs/)
+})
+
+// ------------------------------------------------------------------ the engine
+
+/** OpenClaw's catalog entries (toCatalogEntry's shape), new objects as OpenClaw makes every run. */
+function entriesOf(tools) {
+  return tools
+    .map((t) => ({
+      id: `${t.source ?? 'openclaw'}:${t.owner}:${t.name}`,
+      source: t.source ?? 'openclaw',
+      sourceName: t.owner,
+      ...(t.mcp ? { mcp: t.mcp } : {}),
+      name: t.name,
+      label: t.label,
+      description: t.description,
+      parameters: t.parameters,
+      tool: { name: t.name, execute() {} },
+    }))
+    .sort((a, b) => a.id.localeCompare(b.id))
+}
+
+const schema = (props) => ({ type: 'object', properties: Object.fromEntries(props.map((p) => [p, { type: 'string' }])), required: props.slice(0, 1) })
+const BASE_TOOLS = [
+  { owner: 'mail', name: 'send_email', description: 'Send an email message to a recipient.', parameters: schema(['to', 'subject', 'body']) },
+  { owner: 'mail', name: 'list_inbox', description: 'List the messages in the inbox.', parameters: schema(['folder']) },
+  { owner: 'calendar', name: 'create_event', description: 'Create a calendar event with attendees.', parameters: schema(['title', 'start']) },
+  { owner: 'calendar', name: 'cancel_event', description: 'Cancel a calendar event.', parameters: schema(['event_id']) },
+  { owner: 'core', name: 'read', description: 'Read a file from the workspace.', parameters: schema(['path']) },
+  {
+    source: 'mcp', owner: 'github', name: 'github__create_issue', description: 'Create an issue in a GitHub repository.',
+    parameters: schema(['repo', 'title']), mcp: { serverName: 'github', safeServerName: 'github', toolName: 'create_issue', operation: 'tool' },
+  },
+]
+const quiet = () => {
+  const lines = []
+  return { lines, info: (m) => lines.push(['info', m]), warn: (m) => lines.push(['warn', m]) }
+}
+const tool = engine()
+const logger = quiet()
+tool.configure(resolveSettings({ ranking: 'lexical' }), logger)
+tool.packageRoot = root
+
+test('engine: ranks OpenClaw entries as the native catalog ranks the same tools, returning OpenClaw\'s own entry objects', async () => {
+  const entries = entriesOf(BASE_TOOLS)
+  const catalog = { entries }
+  const runtime = { ctx: { runId: 'run-rank' } }
+  const ranked = await tool.rank({ runtime, catalog, entries, query: 'send an email', limit: 3 })
+  const native = new ToolCatalog(BASE_TOOLS.map((t) => ({ ...t, inputSchema: t.parameters, parameters: undefined })), { ranking: 'lexical', maxSearchLimit: 50 })
+  assert.deepEqual(ranked.map((e) => e.id), native.search('send an email', { limit: 3 }).map((h) => h.id))
+  assert.ok(ranked.every((e) => entries.includes(e)), 'the entries OpenClaw passed in, not copies')
+  // Another run: new entry objects with the same content reuse the records (and the built catalog).
+  const again = entriesOf(BASE_TOOLS)
+  const records = tool.records.size
+  const ranked2 = await tool.rank({ runtime, catalog: { entries: again }, entries: again, query: 'send an email', limit: 3 })
+  assert.deepEqual(ranked2.map((e) => e.id), ranked.map((e) => e.id))
+  assert.ok(ranked2.every((e) => again.includes(e)))
+  assert.equal(tool.records.size, records, 'equal content maps to the records already made')
+  const line = tool.runEnded({ runId: 'run-rank', catalogRef: { current: catalog } })
+  assert.match(line, /^openclaw-tool-search \d+\.\d+\.\d+: run run-rank served searches=2 cells=0 ranking=lexical fallbacks=0$/)
+  assert.deepEqual(logger.lines.at(-1), ['info', line])
+})
+
+test('engine: a filtered view (allowedIds) ranks only the visible entries', async () => {
+  const entries = entriesOf(BASE_TOOLS)
+  const catalog = { entries }
+  const visible = entries.filter((e) => e.sourceName !== 'mail')
+  const ranked = await tool.rank({ runtime: { ctx: { runId: 'run-filter' } }, catalog, entries: visible, query: 'create an event or an issue', limit: 5 })
+  assert.ok(ranked.length > 0)
+  assert.ok(ranked.every((e) => visible.includes(e)))
+})
+
+test('engine: one changed owner derives the catalog (withSource) and ranks as a full build', async () => {
+  await tool.rank({ runtime: { ctx: {} }, catalog: { entries: entriesOf(BASE_TOOLS) }, entries: entriesOf(BASE_TOOLS), query: 'x', limit: 1 })
+  const changed = [
+    ...BASE_TOOLS.filter((t) => t.owner !== 'calendar'),
+    { owner: 'calendar', name: 'reschedule_event', description: 'Move a calendar event to a new time.', parameters: schema(['event_id', 'start']) },
+  ]
+  const entries = entriesOf(changed)
+  const before = tool.lastView.catalog
+  const ranked = await tool.rank({ runtime: { ctx: {} }, catalog: { entries }, entries, query: 'move my calendar event', limit: 4 })
+  assert.notEqual(tool.lastView.catalog, before)
+  const full = new ToolCatalog(changed.map((t) => ({ ...t, inputSchema: t.parameters, parameters: undefined })), { ranking: 'lexical', maxSearchLimit: 50 })
+  assert.equal(tool.lastView.catalog.fingerprint, full.fingerprint)
+  assert.deepEqual(ranked.map((e) => e.id), full.search('move my calendar event', { limit: 4 }).map((h) => h.id))
+})
+
+test("engine: entries it cannot index leave the search to OpenClaw's own ranking, with one warning", async () => {
+  const entries = entriesOf([...BASE_TOOLS, { owner: 'odd', name: 'has:colon', description: 'A name the native catalog refuses.' }])
+  const stats = { before: logger.lines.filter(([l]) => l === 'warn').length }
+  const first = await tool.rank({ runtime: { ctx: { runId: 'run-odd' } }, catalog: { entries }, entries, query: 'email', limit: 3 })
+  const second = await tool.rank({ runtime: { ctx: { runId: 'run-odd' } }, catalog: { entries }, entries, query: 'calendar', limit: 3 })
+  assert.equal(first, undefined)
+  assert.equal(second, undefined)
+  const warnings = logger.lines.filter(([l]) => l === 'warn').slice(stats.before)
+  assert.equal(warnings.length, 1, JSON.stringify(warnings))
+  assert.match(warnings[0][1], /cannot be indexed natively.*built-in ranking/)
+  assert.match(tool.runEnded({ runId: 'run-odd', catalogRef: { current: {} } }), /searches=0 cells=0 ranking=none fallbacks=2/)
+})
+
+test('engine: a schema the native catalog refuses still ranks the tool by its name and description', async () => {
+  // $ref fan-out the native catalog refuses as too expensive to validate (OpenClaw validates its own calls).
+  const defs = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`d${i}`, { anyOf: [{ $ref: `#/$defs/d${i + 1}` }, { $ref: `#/$defs/d${i + 1}` }] }]))
+  defs.d20 = { type: 'string' }
+  const fanout = { type: 'object', properties: { x: { $ref: '#/$defs/d0' } }, $defs: defs }
+  const tools = [...BASE_TOOLS, { owner: 'odd', name: 'archive_mail', description: 'Archive an email thread.', parameters: fanout }]
+  const entries = entriesOf(tools)
+  const ranked = await tool.rank({ runtime: { ctx: {} }, catalog: { entries }, entries, query: 'archive email thread', limit: 3 })
+  assert.ok(ranked, 'ranked natively')
+  assert.equal(ranked[0].name, 'archive_mail')
+})
+
+test('engine: settings are checked as the manifest schema says', () => {
+  assert.deepEqual(resolveSettings(undefined), { enabled: true, ranking: 'auto', modelDir: undefined, vectorCache: undefined, replace: { ranking: true, codeMode: true } })
+  assert.throws(() => resolveSettings({ ranking: 'fast' }), /ranking must be/)
+  assert.throws(() => resolveSettings({ vectorCache: 3 }), /vectorCache/)
+  const manifest = JSON.parse(readFileSync(join(root, 'openclaw.plugin.json'), 'utf8'))
+  assert.equal(manifest.id, 'openclaw-tool-search')
+  assert.deepEqual(Object.keys(manifest.configSchema.properties).sort(), ['enabled', 'modelDir', 'ranking', 'replace', 'vectorCache'])
+  assert.deepEqual(manifest.configSchema.properties.ranking.enum, ['auto', 'lexical', 'hybrid'])
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
+  assert.deepEqual(pkg.openclaw.extensions, ['./openclaw/plugin.mjs'])
+  assert.equal(pkg.exports['./openclaw/register'], './openclaw/register.mjs')
+  assert.ok(pkg.files.includes('openclaw/') && pkg.files.includes('openclaw.plugin.json'))
+})
+
+test('plugin: an untested OpenClaw version or a bad config leaves the built-in engine, saying why once', () => {
+  const lines = []
+  const api = (extra) => ({ rootDir: root, logger: { info: (m) => lines.push(m), warn: (m) => lines.push(m) }, on() {}, runtime: { version: '2026.1.1' }, ...extra })
+  plugin.register(api({}))
+  plugin.register(api({}))
+  assert.equal(lines.filter((l) => l.includes('2026.1.1 is not a version this package was tested against')).length, 1, JSON.stringify(lines))
+  plugin.register(api({ pluginConfig: { ranking: 'fast' } }))
+  assert.equal(tool.active, false)
+  assert.ok(lines.some((l) => /invalid config \(ranking must be/.test(l)))
+  plugin.register(api({ pluginConfig: { enabled: false } }))
+  assert.equal(tool.active, false)
+  tool.configure(resolveSettings({ ranking: 'lexical' }), logger)
+})
+
+// ------------------------------------------------------------------ the seam, on OpenClaw's own module
+
+const installed = process.env.OPENCLAW_QA_PACKAGE ?? join(cacheRoot(), `openclaw-${OPENCLAW_VERSION}`, 'node_modules', 'openclaw')
+const openclawSkip = existsSync(join(installed, 'package.json')) || process.env.REQUIRE_OPENCLAW === '1'
+  ? false
+  : `openclaw@${OPENCLAW_VERSION} is not installed at ${installed} (pnpm qa:openclaw installs it)`
+
+function toolSearchModule() {
+  const dist = join(installed, 'dist')
+  for (const file of readdirSync(dist)) {
+    if (!file.endsWith('.mjs')) continue
+    const text = readFileSync(join(dist, file), 'utf8')
+    if (text.includes('//#region ' + 'src/agents/tool-search-runtime.ts')) return { file: join(dist, file), text }
+  }
+  throw new Error('no Tool Search module in OpenClaw')
+}
+
+test("seam: patches OpenClaw's Tool Search module, once, into valid JavaScript", { skip: openclawSkip }, () => {
+  assert.ok(TESTED_OPENCLAW_VERSIONS.includes(OPENCLAW_VERSION))
+  const { file, text } = toolSearchModule()
+  const patched = patchToolSearchModule(text, { version: OPENCLAW_VERSION, url: pathToFileURL(file).href })
+  assert.equal(patched.ok, true, patched.reason)
+  assert.ok(isPatched(patched.source) && patched.source.endsWith(`${MARKER}\n${patched.source.split(MARKER)[1].slice(1)}`))
+  for (const hook of ['?.rank?.(', '?.runCodeModeChild?.(', '?.runEnded?.(', '?.seamLoaded?.(', 'function __otsBuiltinRunCodeModeChild(params)']) {
+    assert.ok(patched.source.includes(hook), hook)
+  }
+  const again = patchToolSearchModule(patched.source, { version: OPENCLAW_VERSION })
+  assert.equal(again.source, patched.source, 'a patched module is never patched twice')
+  const dir = mkdtempSync(join(tmpdir(), 'ots-seam-'))
+  writeFileSync(join(dir, 'patched.mjs'), patched.source)
+  execFileSync(process.execPath, ['--check', join(dir, 'patched.mjs')])
+  // Through the load hook: the version comes from the package the file belongs to.
+  const loaded = transformLoaded(pathToFileURL(file).href, { format: 'module', source: Buffer.from(text) }, { modules: [], listeners: new Set() })
+  assert.equal(loaded.source, patched.source)
+})
+
+test('seam: an untested version or a missing anchor leaves the module as it is, with the reason', { skip: openclawSkip }, () => {
+  const { text } = toolSearchModule()
+  const untested = patchToolSearchModule(text, { version: '2026.9.99' })
+  assert.equal(untested.ok, false)
+  assert.match(untested.reason, /2026\.9\.99 is not a version this package was tested against/)
+  for (const [anchor, edit] of [
+    ['search ranking', (t) => t.replace('const spelling = query.trim();', 'const spelling = `${query}`.trim();')],
+    ['code-mode child', (t) => t.replace('function runCodeModeChild(params) {', 'function runCodeModeChild(params, extra) {')],
+    ['run end', (t) => t.replace('function clearToolSearchCatalog(params) {', 'function clearToolSearchCatalog(options) {')],
+  ]) {
+    const result = patchToolSearchModule(edit(text), { version: OPENCLAW_VERSION })
+    assert.equal(result.ok, false, anchor)
+    assert.match(result.reason, new RegExp(`anchor "${anchor}" found 0 times`))
+  }
+  const twice = patchToolSearchModule(`${text}\n\t\t\tconst spelling = query.trim();\n\t\t\tconst exact = spelling.toLowerCase();`, { version: OPENCLAW_VERSION })
+  assert.match(twice.reason, /found 2 times/)
+})
+
+test("seam: the package's own files never look like OpenClaw's module to the load hook", () => {
+  const state = { modules: [], listeners: new Set() }
+  for (const file of ['seam.mjs', 'hooks.mjs', 'engine.mjs', 'plugin.mjs', 'register.mjs']) {
+    const path = join(root, 'openclaw', file)
+    const source = readFileSync(path)
+    const result = { format: 'module', source }
+    assert.equal(transformLoaded(pathToFileURL(path).href, result, state), result, file)
+  }
+  assert.deepEqual(state.modules, [])
+})

@@ -1,0 +1,168 @@
+#!/usr/bin/env node
+// Search inside OpenClaw, both engines: the dev queries go through OpenClaw's own
+// `ToolSearchRuntime.search` (openclaw@2026.9.6, its Tool Search module loaded through this
+// package's seam), once with OpenClaw's built-in ranking and once with the native engine, and
+// straight through the addon (`ToolCatalog.search`) for comparison: nDCG@10 per source and macro
+// (as bench/quality-hybrid.mjs computes it), search latency inside OpenClaw, and the per-run cost
+// (a new run hands OpenClaw new entry objects with the same content: its first search rebuilds
+// OpenClaw's index; the native engine finds its built catalog again).
+//
+//   node bench/openclaw.mjs [--ranking auto|lexical|hybrid] [--runs N] [--json]
+// Runs on the Node OpenClaw needs (>= 24.16; re-executes itself on the QA's cached Node 24).
+import { spawnSync } from 'node:child_process'
+import { readFileSync, readdirSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { parseArgs } from 'node:util'
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
+const { values: flags } = parseArgs({ options: { ranking: { type: 'string', default: 'auto' }, runs: { type: 'string', default: '3' }, json: { type: 'boolean' }, data: { type: 'string' } } })
+const { openclawNode, openclawPackage, OPENCLAW_VERSION } = await import('../qa/openclaw/setup.mjs')
+
+const [major, minor] = process.versions.node.split('.').map(Number)
+if (major < 24 || (major === 24 && minor < 16)) {
+  const node = openclawNode()
+  const rerun = spawnSync(node, process.argv.slice(1), { stdio: 'inherit', env: process.env })
+  process.exit(rerun.status ?? 1)
+}
+
+const require = createRequire(import.meta.url)
+const { installSeamHooks } = await import('../openclaw/hooks.mjs')
+const { engine, resolveSettings } = await import('../openclaw/engine.mjs')
+const { groupBySource, ndcg10, perSource } = await import('./experiments/loso.mjs')
+const { ToolCatalog, rankingCapability } = require(join(root, 'index.js'))
+
+const dataDir = resolve(flags.data ?? join(root, 'bench', 'data', 'retrieval-dev'))
+const readJsonl = (file) => readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l))
+const tools = readJsonl(join(dataDir, 'catalog.jsonl'))
+const queries = readJsonl(join(dataDir, 'queries.jsonl'))
+
+// ------------------------------------------------------------------ OpenClaw's runtime, through the seam
+const openclaw = openclawPackage()
+const seam = installSeamHooks()
+if (seam.reason) throw new Error(seam.reason)
+const dist = join(openclaw, 'dist')
+let moduleFile
+for (const file of readdirSync(dist)) {
+  if (file.endsWith('.mjs') && readFileSync(join(dist, file), 'utf8').includes('//#region ' + 'src/agents/tool-search-runtime.ts')) moduleFile = join(dist, file)
+}
+const source = readFileSync(moduleFile, 'utf8')
+const exportLine = source.slice(source.lastIndexOf('export {'))
+const alias = /\bToolSearchRuntime as (\w+)/.exec(exportLine)?.[1]
+if (!alias) throw new Error('ToolSearchRuntime is not exported by OpenClaw\'s Tool Search module')
+const tool = engine()
+tool.packageRoot = root
+const settings = resolveSettings({ ranking: flags.ranking })
+const silent = { info() {}, warn: (m) => process.stderr.write(`${m}\n`) }
+tool.configure({ ...settings, enabled: false }, silent)
+const chunk = await import(pathToFileURL(moduleFile).href)
+if (!seam.modules.some((m) => m.patched)) throw new Error(`the seam did not patch ${moduleFile}: ${JSON.stringify(seam.modules)}`)
+const ToolSearchRuntime = chunk[alias]
+
+/** OpenClaw's catalog entries for the dev tools (toCatalogEntry's shape), new objects each call. */
+function entriesOf() {
+  return tools
+    .map((t) => {
+      const source = t.source ?? 'openclaw'
+      const owner = t.owner ?? 'core'
+      return { id: `${source}:${owner}:${t.name}`, source, sourceName: owner, name: t.name, label: t.label, description: t.description ?? '', parameters: t.inputSchema, tool: { name: t.name } }
+    })
+    .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+}
+
+function runtimeFor(entries) {
+  const ctx = { runId: 'bench', catalogRef: { current: { entries, counterScope: 'bench', searchCount: 0, describeCount: 0, callCount: 0 } } }
+  return new ToolSearchRuntime(ctx, { enabled: true, mode: 'tools', codeTimeoutMs: 10000, searchDefaultLimit: 10, maxSearchLimit: 50 })
+}
+
+const quantile = (values, q) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]
+}
+const median = (values) => quantile(values, 0.5)
+
+function score(rankings) {
+  const { bySource, macro } = perSource(
+    rankings.map((ranked, i) => ndcg10(ranked, new Set(queries[i].gold))),
+    groupBySource(queries.map((q) => q.set)),
+  )
+  return { bySource, macro }
+}
+
+/** Every dev query through `runtime.search`: rankings, per-search times, and the first search's time. */
+async function searchAll(runtime) {
+  const rankings = []
+  const times = []
+  for (const q of queries) {
+    const t0 = performance.now()
+    const hits = await runtime.search(q.query, { limit: 10 })
+    times.push(performance.now() - t0)
+    rankings.push(hits.map((h) => h.id))
+  }
+  return { rankings, first: times[0], p50: median(times.slice(1)), p99: quantile(times.slice(1), 0.99) }
+}
+
+/** A new run's first search: new entry objects, same content (the per-run cost inside OpenClaw). */
+async function newRunFirstSearch() {
+  const runtime = runtimeFor(entriesOf())
+  const t0 = performance.now()
+  await runtime.search(queries[1].query, { limit: 10 })
+  return performance.now() - t0
+}
+
+const runs = Number(flags.runs)
+const report = { openclaw: OPENCLAW_VERSION, tools: tools.length, queries: queries.length, ranking: flags.ranking }
+
+// Built-in.
+tool.configure({ ...settings, enabled: false }, silent)
+const builtin = await searchAll(runtimeFor(entriesOf()))
+const builtinRuns = []
+for (let i = 0; i < runs; i++) builtinRuns.push(await newRunFirstSearch())
+report.builtin = { ...score(builtin.rankings), firstSearchMs: builtin.first, p50Ms: builtin.p50, p99Ms: builtin.p99, newRunFirstSearchMs: median(builtinRuns) }
+
+// Native, inside OpenClaw.
+tool.configure(settings, silent)
+const nativeRuntime = runtimeFor(entriesOf())
+const native = await (async () => {
+  const t0 = performance.now()
+  await nativeRuntime.search(queries[0].query, { limit: 10 })
+  const firstMs = performance.now() - t0
+  const view = await tool.viewFor(nativeRuntime.ctx.catalogRef.current, nativeRuntime.ctx.catalogRef.current.entries)
+  const status = await view.catalog.whenRankingReady()
+  return { ...(await searchAll(nativeRuntime)), firstMs, view, status }
+})()
+const nativeRuns = []
+for (let i = 0; i < runs; i++) nativeRuns.push(await newRunFirstSearch())
+report.native = {
+  ...score(native.rankings),
+  activeRanking: native.view.catalog.rankingStatus().active,
+  firstSearchMs: native.firstMs,
+  p50Ms: native.p50,
+  p99Ms: native.p99,
+  newRunFirstSearchMs: median(nativeRuns),
+}
+
+// The addon alone, on the catalog the engine built (same records, same options).
+const addonCatalog = native.view.catalog
+const addonRankings = queries.map((q) => addonCatalog.search(q.query, { limit: 10 }).map((h) => h.id))
+report.addon = score(addonRankings)
+report.rankingsThatDiffer = addonRankings.filter((ranked, i) => ranked.join('\n') !== native.rankings[i].join('\n')).length
+report.capability = rankingCapability()
+
+if (flags.json) {
+  process.stdout.write(`${JSON.stringify(report, null, 2)}\n`)
+} else {
+  const f = (n) => (typeof n === 'number' ? n.toFixed(1) : '-')
+  const ms = (n) => (n < 1 ? n.toFixed(3) : n.toFixed(1))
+  console.log(`OpenClaw ${OPENCLAW_VERSION}, ${tools.length} dev tools, ${queries.length} queries (native ranking: ${report.native.activeRanking})`)
+  const sources = Object.keys(report.native.bySource)
+  console.log(`| source | OpenClaw built-in | native in OpenClaw | addon |`)
+  console.log(`|---|---|---|---|`)
+  for (const s of sources) console.log(`| ${s} | ${f(report.builtin.bySource[s])} | ${f(report.native.bySource[s])} | ${f(report.addon.bySource[s])} |`)
+  console.log(`| macro | ${f(report.builtin.macro)} | ${f(report.native.macro)} | ${f(report.addon.macro)} |`)
+  console.log(`rankings that differ between the native engine in OpenClaw and the addon: ${report.rankingsThatDiffer} of ${queries.length}`)
+  console.log(`search inside OpenClaw, p50 / p99: built-in ${ms(report.builtin.p50Ms)} / ${ms(report.builtin.p99Ms)} ms; native ${ms(report.native.p50Ms)} / ${ms(report.native.p99Ms)} ms`)
+  console.log(`first search of the process (index build): built-in ${ms(report.builtin.firstSearchMs)} ms; native ${ms(report.native.firstSearchMs)} ms`)
+  console.log(`a new run's first search (new entry objects, same content), median of ${runs}: built-in ${ms(report.builtin.newRunFirstSearchMs)} ms; native ${ms(report.native.newRunFirstSearchMs)} ms`)
+}
