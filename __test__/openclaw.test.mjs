@@ -176,6 +176,17 @@ test('engine: ranks OpenClaw entries as the native catalog ranks the same tools,
   assert.deepEqual(logger.lines.at(-1), ['info', line])
 })
 
+test("engine: a catalog OpenClaw registers is indexed before its first search", async () => {
+  const entries = entriesOf(BASE_TOOLS)
+  const catalog = { entries }
+  tool.catalogRegistered(catalog)
+  const building = tool.views.get(entries)
+  assert.ok(building, 'the build started when the catalog was registered')
+  const ranked = await tool.rank({ runtime: { ctx: {} }, catalog, entries, query: 'create a calendar event', limit: 2 })
+  assert.equal(tool.views.get(entries), building, 'the search used the view built at registration')
+  assert.equal(ranked[0].name, 'create_event')
+})
+
 test('engine: a filtered view (allowedIds) ranks only the visible entries', async () => {
   const entries = entriesOf(BASE_TOOLS)
   const catalog = { entries }
@@ -276,7 +287,7 @@ test("seam: patches OpenClaw's Tool Search module, once, into valid JavaScript",
   const patched = patchToolSearchModule(text, { version: OPENCLAW_VERSION, url: pathToFileURL(file).href })
   assert.equal(patched.ok, true, patched.reason)
   assert.ok(isPatched(patched.source) && patched.source.endsWith(`${MARKER}\n${patched.source.split(MARKER)[1].slice(1)}`))
-  for (const hook of ['?.rank?.(', '?.runCodeModeChild?.(', '?.runEnded?.(', '?.seamLoaded?.(', 'function __otsBuiltinRunCodeModeChild(params)']) {
+  for (const hook of ['?.rank?.(', '?.runCodeModeChild?.(', '?.catalogRegistered?.(', '?.runEnded?.(', '?.seamLoaded?.(', 'function __otsBuiltinRunCodeModeChild(params)']) {
     assert.ok(patched.source.includes(hook), hook)
   }
   const again = patchToolSearchModule(patched.source, { version: OPENCLAW_VERSION })
@@ -298,6 +309,7 @@ test('seam: an untested version or a missing anchor leaves the module as it is, 
     ['search ranking', (t) => t.replace('const spelling = query.trim();', 'const spelling = `${query}`.trim();')],
     ['code-mode child', (t) => t.replace('function runCodeModeChild(params) {', 'function runCodeModeChild(params, extra) {')],
     ['run end', (t) => t.replace('function clearToolSearchCatalog(params) {', 'function clearToolSearchCatalog(options) {')],
+    ['catalog registered', (t) => t.replace('\tparams.catalogRef.current = next;', '\tparams.catalogRef.current = next ?? prior;')],
   ]) {
     const result = patchToolSearchModule(edit(text), { version: OPENCLAW_VERSION })
     assert.equal(result.ok, false, anchor)

@@ -228,6 +228,17 @@ class Engine {
     }
   }
 
+  /**
+   * The seam's catalog hook (OpenClaw registered a run's catalog): start building its native
+   * index now, off the event loop, so the first search finds it ready (with hybrid ranking, its
+   * tool vectors too: read from the vector cache or computed in the background).
+   */
+  catalogRegistered(catalog) {
+    if (!this.active || !this.settings.replace.ranking || !Array.isArray(catalog?.entries) || !this.loadNative()) return
+    // A failed build is reported (and falls back) when a search uses it.
+    this.viewFor(catalog, catalog.entries).catch(() => {})
+  }
+
   /** The native view of an entries array: the whole catalog's, or a filtered one's. */
   viewFor(catalog, entries) {
     const cached = this.views.get(entries)

@@ -7,9 +7,11 @@
 //      through OpenClaw's own `compactEntry` (hit shape and network-content tracking unchanged);
 //   2. code mode: `runCodeModeChild(params)` asks the engine to run the cell; OpenClaw's own child
 //      stays as `__otsBuiltinRunCodeModeChild` for the engine to fall back on;
-//   3. run end: `clearToolSearchCatalog` (called when a run's catalog is torn down) tells the
+//   3. catalog registered: `registerToolSearchCatalog` hands the engine the run's new catalog, so
+//      its index (and, with hybrid ranking, its tool vectors) is prepared before the first search;
+//   4. run end: `clearToolSearchCatalog` (called when a run's catalog is torn down) tells the
 //      engine, which writes its one summary line for the run into OpenClaw's log;
-//   4. a marker at the end of the module tells the engine the patched module was evaluated.
+//   5. a marker at the end of the module tells the engine the patched module was evaluated.
 // Every anchor must occur exactly once, in the expected region, and the OpenClaw version must be
 // one this package was tested against; otherwise nothing is patched and the reason is returned.
 
@@ -87,6 +89,12 @@ const ANCHORS = [
       `\treturn __otsCell ?? __otsBuiltinRunCodeModeChild(params);\n` +
       '}\n' +
       text.replace('function runCodeModeChild(params) {', 'function __otsBuiltinRunCodeModeChild(params) {'),
+  },
+  {
+    name: 'catalog registered',
+    region: '//#region src/agents/tool-search-catalog.ts',
+    text: '\tparams.catalogRef.current = next;\n\tif (!prior) disposeCodeModeResults(params.catalogRef);',
+    replace: (text) => `${text}\n\ttry { ${ENGINE}?.catalogRegistered?.(next); } catch {}`,
   },
   {
     name: 'run end',

@@ -27,7 +27,8 @@ const node = openclawNode()
 const openclaw = openclawPackage()
 log(`OpenClaw ${OPENCLAW_VERSION} at ${openclaw}; Node ${execFileSync(node, ['--version'], { encoding: 'utf8' }).trim()}`)
 log('packing and installing this package (pnpm run package, then npm install of its tarballs)')
-const pluginDir = installPackage(join(work, 'gateway'))
+const { dir: pluginDir, withModel } = installPackage(join(work, 'gateway'))
+log(withModel ? 'the optional model package is installed too: the default ranking is hybrid' : 'no model package assembled (node scripts/model-package.mjs): the default ranking is lexical')
 const register = join(pluginDir, 'openclaw', 'register.mjs')
 const packageVersion = JSON.parse(readFileSync(join(pluginDir, 'package.json'), 'utf8')).version
 
@@ -42,9 +43,22 @@ execFileSync(node, [join(openclaw, 'openclaw.mjs'), 'plugins', 'install', '--lin
   env: { PATH: `${join(node, '..')}:/usr/bin:/bin`, HOME: join(installDir, 'home'), TMPDIR: join(installDir, 'home'), OPENCLAW_CONFIG_PATH: templateFile, NO_COLOR: '1' },
   stdio: ['ignore', 'ignore', 'inherit'],
 })
-const template = JSON.parse(readFileSync(templateFile, 'utf8'))
-delete template.meta
+const readTemplate = () => {
+  const config = JSON.parse(readFileSync(templateFile, 'utf8'))
+  delete config.meta
+  return config
+}
+const template = readTemplate()
 if (template.plugins?.entries?.[PLUGIN_ID]?.enabled !== true) throw new Error(`openclaw plugins install did not enable ${PLUGIN_ID}: ${JSON.stringify(template)}`)
+// The README's way to turn it off, for the plugin-disabled lane.
+execFileSync(node, [join(openclaw, 'openclaw.mjs'), 'plugins', 'disable', PLUGIN_ID], {
+  env: { PATH: `${join(node, '..')}:/usr/bin:/bin`, HOME: join(installDir, 'home'), TMPDIR: join(installDir, 'home'), OPENCLAW_CONFIG_PATH: templateFile, NO_COLOR: '1' },
+  stdio: ['ignore', 'ignore', 'inherit'],
+})
+const disabledTemplate = readTemplate()
+if (disabledTemplate.plugins?.entries?.[PLUGIN_ID]?.enabled !== false) throw new Error(`openclaw plugins disable did not disable ${PLUGIN_ID}`)
+// The README's settings line: tool vectors cached across processes (agent exec is one per turn).
+const pluginConfig = { vectorCache: join(work, 'vector-cache') }
 
 const fakePluginDir = writeFakePlugin(join(work, 'fake-plugin'))
 
@@ -94,9 +108,9 @@ const prompt = (marker, cell) => `tool search qa check target=${TARGET.name} tas
 const lanes = []
 for (const [mode, toolSearch] of Object.entries(MODES)) {
   lanes.push({ name: `${mode}/built-in`, mode, toolSearch, native: false })
-  lanes.push({ name: `${mode}/native`, mode, toolSearch, native: true })
+  lanes.push({ name: `${mode}/native`, mode, toolSearch, native: true, pluginConfig })
 }
-lanes.push({ name: 'code/native/gateway', mode: 'code', toolSearch: MODES.code, native: true, gateway: true })
+lanes.push({ name: 'code/native/gateway', mode: 'code', toolSearch: MODES.code, native: true, gateway: true, pluginConfig })
 lanes.push({ name: 'negative/plugin-disabled', mode: 'code', toolSearch: MODES.code, native: true, pluginEnabled: false, expect: 'built-in' })
 lanes.push({ name: 'negative/anchor-removed', mode: 'code', toolSearch: MODES.code, native: true, expect: 'built-in', variant: 'anchor-removed' })
 lanes.push({ name: 'negative/untested-version', mode: 'code', toolSearch: MODES.code, native: true, expect: 'built-in', variant: 'untested-version' })
@@ -122,7 +136,7 @@ for (const lane of lanes) {
   const marker = `m-${slug}`
   const files = { fakeLog: join(work, 'lanes', `${slug}.executions.jsonl`), mcpLog: join(work, 'lanes', `${slug}.mcp.log`), logFile: join(dir, 'openclaw.log') }
   mkdirSync(join(work, 'lanes'), { recursive: true })
-  const env = { providerUrl, fakePluginDir, node, template, ...files }
+  const env = { providerUrl, fakePluginDir, node, template: lane.pluginEnabled === false ? disabledTemplate : template, ...files }
   const laneOpenclaw = lane.variant ? openclawVariant(lane.variant, variants[lane.variant]) : openclaw
   const nodeOptions = lane.native ? `--import=${register}` : undefined
   log(`lane ${lane.name}`)

@@ -14,7 +14,7 @@ export const PLUGIN_ID = 'openclaw-tool-search'
 
 /**
  * The OpenClaw config of one lane.
- * @param {object} lane `{ toolSearch, native, pluginEnabled?, pluginConfig?, deny?, gatewayPort? }`
+ * @param {object} lane `{ toolSearch, native, pluginConfig?, deny?, gatewayPort? }`
  * @param {object} env `{ providerUrl, fakePluginDir, fakeLog, mcpLog, node, logFile, template, workspace }`
  */
 export function laneConfig(lane, env) {
@@ -41,11 +41,7 @@ export function laneConfig(lane, env) {
   config.plugins.load.paths = [...(config.plugins.load.paths ?? []), env.fakePluginDir]
   config.plugins.entries ??= {}
   config.plugins.entries[FAKE_PLUGIN_ID] = { enabled: true, config: { logFile: env.fakeLog } }
-  if (lane.native) {
-    const entry = (config.plugins.entries[PLUGIN_ID] ??= {})
-    if (lane.pluginEnabled === false) entry.enabled = false
-    if (lane.pluginConfig) entry.config = lane.pluginConfig
-  }
+  if (lane.native && lane.pluginConfig) config.plugins.entries[PLUGIN_ID] = { ...config.plugins.entries[PLUGIN_ID], config: lane.pluginConfig }
   config.mcp = { servers: { qa_tracker: { command: env.node, args: [join(HERE, 'mcp-server.mjs')], env: { QA_MCP_LOG: env.mcpLog } } } }
   config.logging = { file: env.logFile, level: 'info' }
   if (lane.gatewayPort) config.gateway = { mode: 'local', port: lane.gatewayPort, bind: 'loopback', auth: { mode: 'token', token: 'qa-token' } }

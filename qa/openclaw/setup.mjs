@@ -69,12 +69,16 @@ export function openclawPackage() {
 /**
  * This package's tarballs (`pnpm run package`: a release build, then `npm pack` of the main and
  * the platform package) installed into `<into>/node_modules`, as a gateway installs a local build.
- * Returns the installed package folder.
+ * Returns the installed package folder, and whether the optional model package was installed with it.
  */
 export function installPackage(into) {
   const out = join(into, 'dist')
   execFileSync(process.execPath, [join(ROOT, 'scripts', 'package.mjs'), '--out', out], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] })
   const tarballs = readdirSync(out).filter((f) => f.endsWith('.tgz')).map((f) => join(out, f))
-  execFileSync('npm', ['install', ...npmQuiet, '--prefix', into, ...tarballs], { stdio: ['ignore', 'ignore', 'inherit'] })
-  return join(into, 'node_modules', 'openclaw-tool-search')
+  // The optional model package, when scripts/model-package.mjs has assembled it: installed beside
+  // the package, as a user who wants hybrid ranking installs it (the product's default then).
+  const model = join(ROOT, 'npm', 'model-minilm')
+  const withModel = existsSync(join(model, 'model', 'model.safetensors'))
+  execFileSync('npm', ['install', ...npmQuiet, '--prefix', into, ...tarballs, ...(withModel ? [model] : [])], { stdio: ['ignore', 'ignore', 'inherit'] })
+  return { dir: join(into, 'node_modules', 'openclaw-tool-search'), withModel }
 }
