@@ -329,3 +329,23 @@ test("seam: the package's own files never look like OpenClaw's module to the loa
   }
   assert.deepEqual(state.modules, [])
 })
+
+test('seam: two copies of the package installing the hook patch a module once', { skip: openclawSkip || (typeof (await import('node:module')).registerHooks !== 'function' ? `Node ${process.version} has no module.registerHooks` : false) }, async () => {
+  const first = await import('../openclaw/hooks.mjs')
+  const second = await import(`../openclaw/hooks.mjs?copy=${Date.now()}`)
+  assert.notEqual(first.installSeamHooks, second.installSeamHooks, 'two module instances')
+  const state = first.installSeamHooks()
+  assert.equal(second.installSeamHooks(), state, 'one process-wide state')
+  assert.equal(state.installed, true)
+  // A copy of OpenClaw's Tool Search module in a folder that says it is openclaw@<tested>: the
+  // hook patches it as it loads (its imports of OpenClaw's other chunks then fail: not needed here).
+  const dir = mkdtempSync(join(tmpdir(), 'ots-double-'))
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'openclaw', version: OPENCLAW_VERSION }))
+  const { text } = toolSearchModule()
+  writeFileSync(join(dir, 'tool-search.mjs'), text)
+  const before = state.modules.length
+  await import(pathToFileURL(join(dir, 'tool-search.mjs')).href).catch(() => {})
+  const seen = state.modules.slice(before)
+  assert.equal(seen.length, 1, JSON.stringify(seen))
+  assert.equal(seen[0].patched, true, seen[0].reason)
+})
