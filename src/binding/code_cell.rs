@@ -15,9 +15,9 @@ use serde_json::{json, Value};
 use tool_search_core::ErrorCode;
 use tool_search_sandbox::{BridgeError, BridgeHost, CallFuture, CancelToken, LogStyle, Lookup, RunOptions};
 
-use super::convert::{is_nullish, number_arg, object_arg, parse_text, property, string_arg, value_type};
+use super::convert::{is_nullish, number_arg, object_arg, property, string_arg, value_type};
 use super::errors::{from_napi, guard, js_error, JsCode, JsResult};
-use super::session::{delivery_gate, link_abort_signal, AbortListener};
+use super::session::{delivery_gate, json_promise, link_abort_signal, AbortListener};
 
 /// Wraps the gateway's `bridge(op, args, signal)` as `{ run(requestJson), abort(requestJson) }`:
 /// each request crosses as one JSON string and its answer comes back as one, always resolved
@@ -235,19 +235,5 @@ pub fn run_code_cell<'env>(env: &'env Env, code: Unknown, options: Unknown) -> R
         };
         Ok(serde_json::to_string(&value).unwrap_or_else(|_| "null".into()))
     };
-    let mut promise = match env.spawn_future_with_callback(future, |env, text| {
-        parse_text(env, text).map_err(|e| napi::Error::new(Status::GenericFailure, e.reason.clone()))
-    }) {
-        Ok(promise) => promise,
-        Err(e) => {
-            if let Some(listener) = listener {
-                let _ = listener.remove(env);
-            }
-            return Err(from_napi(e));
-        }
-    };
-    if let Some(listener) = listener {
-        promise = promise.finally(move |env| listener.remove(&env)).map_err(from_napi)?;
-    }
-    Ok(promise)
+    json_promise(env, future, listener)
 }

@@ -355,22 +355,7 @@ impl ToolSearchSession {
             // Serialized here, off the event loop; rebuilt there with one JSON.parse.
             Ok(serde_json::to_string(&result).unwrap_or_else(|_| "null".into()))
         };
-        let mut promise = match env.spawn_future_with_callback(future, |env, text| {
-            parse_text(env, text).map_err(|e| napi::Error::new(Status::GenericFailure, e.reason.clone()))
-        }) {
-            Ok(promise) => promise,
-            Err(e) => {
-                if let Some(listener) = listener {
-                    let _ = listener.remove(env);
-                }
-                return Err(from_napi(e));
-            }
-        };
-        if let Some(listener) = listener {
-            // A signal reused across calls must not collect one listener per call.
-            promise = promise.finally(move |env| listener.remove(&env)).map_err(from_napi)?;
-        }
-        Ok(promise)
+        json_promise(env, future, listener)
     }
 
     /// Directory mode: at most `maxTools` (default and cap 4) schemas likely
@@ -449,6 +434,31 @@ fn event_sink(env: &Env, callback: Unknown) -> JsResult<EventSink> {
             tsfn.call(text, ThreadsafeFunctionCallMode::NonBlocking);
         }
     }))
+}
+
+/// A promise of `future`'s JSON text, parsed on the JS thread (one `JSON.parse`, not a
+/// conversion per property); `listener` is removed from its signal when the promise settles.
+pub(crate) fn json_promise<'env>(
+    env: &'env Env,
+    future: impl std::future::Future<Output = Result<String>> + Send + 'static,
+    listener: Option<AbortListener>,
+) -> Result<PromiseRaw<'env, Unknown<'env>>, JsCode> {
+    let mut promise = match env.spawn_future_with_callback(future, |env, text| {
+        parse_text(env, text).map_err(|e| napi::Error::new(Status::GenericFailure, e.reason.clone()))
+    }) {
+        Ok(promise) => promise,
+        Err(e) => {
+            if let Some(listener) = listener {
+                let _ = listener.remove(env);
+            }
+            return Err(from_napi(e));
+        }
+    };
+    if let Some(listener) = listener {
+        // A signal reused across calls must not collect one listener per call.
+        promise = promise.finally(move |env| listener.remove(&env)).map_err(from_napi)?;
+    }
+    Ok(promise)
 }
 
 /// The `abort` listener `handle` added to a caller's signal, removed when the call settles.
