@@ -111,6 +111,7 @@ for (const [mode, toolSearch] of Object.entries(MODES)) {
   lanes.push({ name: `${mode}/native`, mode, toolSearch, native: true, pluginConfig })
 }
 lanes.push({ name: 'code/native/gateway', mode: 'code', toolSearch: MODES.code, native: true, gateway: true, pluginConfig })
+lanes.push({ name: 'negative/exec-without-import', mode: 'code', toolSearch: MODES.code, native: true, pluginConfig, noImport: true, expect: 'built-in' })
 lanes.push({ name: 'negative/plugin-disabled', mode: 'code', toolSearch: MODES.code, native: true, pluginEnabled: false, expect: 'built-in' })
 lanes.push({ name: 'negative/anchor-removed', mode: 'code', toolSearch: MODES.code, native: true, expect: 'built-in', variant: 'anchor-removed' })
 lanes.push({ name: 'negative/untested-version', mode: 'code', toolSearch: MODES.code, native: true, expect: 'built-in', variant: 'untested-version' })
@@ -138,7 +139,7 @@ for (const lane of lanes) {
   mkdirSync(join(work, 'lanes'), { recursive: true })
   const env = { providerUrl, fakePluginDir, node, template: lane.pluginEnabled === false ? disabledTemplate : template, ...files }
   const laneOpenclaw = lane.variant ? openclawVariant(lane.variant, variants[lane.variant]) : openclaw
-  const nodeOptions = lane.native ? `--import=${register}` : undefined
+  const nodeOptions = lane.native && !lane.noImport ? `--import=${register}` : undefined
   log(`lane ${lane.name}`)
   let outcome
   try {
@@ -237,6 +238,9 @@ function judge(lane, outcome, requests, executions, marker) {
   }
   if (lane.variant) {
     check('one warning line says why the engine stayed out', ours.length === 1, JSON.stringify(ours))
+  }
+  if (lane.noImport) {
+    check('one line says the engine is not installed in this process', ours.length === 1 && /not installed in this process/.test(ours[0]), JSON.stringify(ours))
   }
   if (lane.pluginEnabled === false) {
     check('nothing from the engine in OpenClaw\'s log', ours.length === 0 && lines.length === 0, JSON.stringify(ours))
