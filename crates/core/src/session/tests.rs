@@ -269,7 +269,7 @@ fn tool_search_single_batch_and_errors() {
     assert_eq!(code_of(&handle(&s, "tool_search", json!({ "query": "x", "limit": "5" }))), "INVALID_LIMIT");
     assert_eq!(code_of(&handle(&s, "tool_search", json!({}))), "INVALID_QUERY");
     assert_eq!(code_of(&handle(&s, "tool_search", json!({ "queries": vec![json!("q"); 17] }))), "INVALID_QUERY");
-    assert_eq!(code_of(&handle(&s, "tool_search", json!({ "query": "x".repeat(crate::limits::MAX_QUERY_CHARS + 1) }))), "INVALID_QUERY");
+    assert_eq!(code_of(&handle(&s, "tool_search", json!({ "queries": [{ "query": "weather" }, { "query": " " }] }))), "INVALID_QUERY");
     // Provider-style JSON string arguments.
     assert!(handle(&s, "tool_search", json!("{\"query\":\"send message\"}")).ok);
 }
@@ -281,7 +281,7 @@ fn batch_response_budget_marks_truncated_groups() {
         .collect();
     let e = Arc::new(TestExecutor::default());
     let s = session_with(tools, json!({ "mode": "tools", "maxSearchLimit": 50 }), e, SessionOptions::default()).unwrap();
-    let queries: Vec<Value> = (0..4).map(|i| json!({ "query": format!("generate report {i}"), "limit": 20 })).collect();
+    let queries: Vec<Value> = (0..4).map(|i| json!({ "query": format!("generate report {i}"), "limit": 12 })).collect();
     let r = handle(&s, "tool_search", json!({ "queries": queries }));
     assert!(r.ok, "{r:?}");
     let value = r.value.unwrap();
@@ -406,8 +406,9 @@ fn hostile_argument_depth_is_refused() {
 #[test]
 fn directory_mode_calls_exact_hidden_names() {
     let (s, e) = session("directory");
-    assert!(s.handles("get_weather") && s.handles("select_file") && s.handles("create_issue"));
+    assert!(s.handles("get_weather") && s.handles("create_issue"));
     assert!(!s.handles("exec"), "direct tools are the gateway's");
+    assert!(!s.handles("select_file"), "visible client tools are the gateway's too");
     assert!(!s.handles("openclaw:weather:get_weather") && !s.handles("Get_Weather"));
     let r = handle(&s, "get_weather", json!({ "city": "Paris" }));
     assert!(r.ok, "{r:?}");
@@ -423,6 +424,23 @@ fn directory_mode_calls_exact_hidden_names() {
     // Validation applies to direct calls too.
     assert_eq!(code_of(&handle(&s, "get_weather", json!({}))), "INVALID_ARGS");
     assert_eq!(e.calls().len(), 1);
+}
+
+#[test]
+fn directory_mode_shows_client_tools_without_cataloging_them() {
+    let (s, e) = session("directory");
+    // Visible with their schema, once: not also in search, describe, tool_call or the directory.
+    assert!(names(&s.surface(SurfaceFormat::Neutral)).contains(&"select_file".to_string()));
+    assert!(s.catalog().entries().all(|e| e.source != crate::catalog::Source::Client));
+    let r = handle(&s, "tool_search", json!({ "query": "let the user pick a file in the app" }));
+    assert!(r.ok && !r.content.contains("select_file"), "{}", r.content);
+    assert_eq!(code_of(&handle(&s, "tool_describe", json!({ "id": "client:client:select_file" }))), "TOOL_NOT_FOUND");
+    assert_eq!(code_of(&handle(&s, "tool_call", json!({ "id": "select_file" }))), "TOOL_NOT_FOUND");
+    assert!(e.calls().is_empty());
+    // Tools mode catalogs them (they are not visible there).
+    let (t, _) = session("tools");
+    let r = handle(&t, "tool_search", json!({ "query": "let the user pick a file in the app" }));
+    assert!(r.content.contains("client:client:select_file"), "{}", r.content);
 }
 
 #[test]

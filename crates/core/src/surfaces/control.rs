@@ -5,7 +5,7 @@
 use serde_json::{json, Value};
 
 use super::format::ToolDefinition;
-use crate::limits::{BATCH_RESPONSE_BUDGET_CHARS, MAX_BATCH_CANDIDATES, MAX_BATCH_QUERIES, MAX_BATCH_QUERY_CHARS, MAX_QUERY_CHARS};
+use crate::limits::{BATCH_RESPONSE_BUDGET_CHARS, MAX_BATCH_CANDIDATES, MAX_BATCH_QUERIES, MAX_BATCH_QUERY_CHARS};
 
 pub const TOOL_SEARCH_CODE: &str = "tool_search_code";
 pub const TOOL_SEARCH: &str = "tool_search";
@@ -55,7 +55,8 @@ pub fn tool_search(s: &ControlSettings) -> ToolDefinition {
          plain words (\"send a chat message\", \"create a github issue\", \"convert currency\"), not a guessed tool name \
          and not a whole sentence. One search: {{ \"query\": string, \"limit\"?: integer }} (default {default}, at most {max}). \
          Several at once: {{ \"queries\": [{{ \"query\": string, \"limit\"?: integer }}, ...] }} (at most {MAX_BATCH_QUERIES} \
-         queries of at most {MAX_BATCH_QUERY_CHARS} characters). One search returns an array of hits, best first: \
+         queries of at most {MAX_BATCH_QUERY_CHARS} characters, limits totalling at most {MAX_BATCH_CANDIDATES}; an omitted \
+         limit counts as {default}; no top-level limit beside queries). One search returns an array of hits, best first: \
          {{ id, source, sourceName, name, label?, description, input, output?, weak?, neededBy? }}; `input` is a TypeScript-style signature \
          of the arguments (\"unknown\" for MCP and client tools: call tool_describe for their schema). Several queries \
          return {{ results: [{{ query, candidates: hits, truncated? }}], truncated? }} with at most {MAX_BATCH_CANDIDATES} \
@@ -65,10 +66,10 @@ pub fn tool_search(s: &ControlSettings) -> ToolDefinition {
          needs an id this tool looks up. Next: tool_describe {{ id }} \
          for the exact schema, or tool_call {{ id, args }} when `input` already shows the arguments."
     );
+    // No maxLength: a longer query is searched on its first MAX_QUERY_CHARS
+    // characters rather than refused (a refusal reads as "search is broken").
     let query = json!({
         "type": "string",
-        // Counted as the engine counts: code points, as JSON Schema does.
-        "maxLength": MAX_QUERY_CHARS,
         "description": "The capability to find, in a few words, e.g. \"send a chat message\"."
     });
     let limit = json!({
@@ -86,7 +87,7 @@ pub fn tool_search(s: &ControlSettings) -> ToolDefinition {
                 "type": "array",
                 "minItems": 1,
                 "maxItems": MAX_BATCH_QUERIES,
-                "description": "Several searches in one call, each { query, limit? }; use instead of query when you need tools for several steps.",
+                "description": format!("Several searches in one call, each {{ query, limit? }}; use instead of query when you need tools for several steps. Limits total at most {MAX_BATCH_CANDIDATES}."),
                 "items": {
                     "type": "object",
                     // Same meaning as the top-level fields (described there once).
@@ -207,6 +208,19 @@ mod tests {
         assert!(code.description.contains("openclaw.tools.describe(id)"));
         assert!(code.description.contains("openclaw.tools.call(id, args?)"));
         assert!(code.description.contains("{ tool, result }"));
+    }
+
+    #[test]
+    fn tool_search_declares_limits_as_integers_from_one_to_the_maximum() {
+        let s = ControlSettings { search_default_limit: 5, max_search_limit: 12, code_timeout_ms: 2500 };
+        let params = tool_search(&s).parameters;
+        for limit in [&params["properties"]["limit"], &params["properties"]["queries"]["items"]["properties"]["limit"]] {
+            assert_eq!(limit["type"], "integer", "{limit}");
+            assert_eq!(limit["minimum"], 1, "{limit}");
+            assert_eq!(limit["maximum"], 12, "{limit}");
+        }
+        // A long query is answered on its prefix, so the schema does not refuse it.
+        assert!(params["properties"]["query"].get("maxLength").is_none());
     }
 
     #[test]

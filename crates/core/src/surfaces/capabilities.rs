@@ -1,0 +1,137 @@
+//! The capability directory of code and tools modes: the catalog's owners
+//! (plugins, MCP servers, the client) with short capability lines, within a
+//! budget that scales with the context window, owners a request most likely
+//! needs first. It tells the model what it can search for (and that it is
+//! there at all) without a per-tool list: directory mode has that.
+//!
+//! Rules: one line per owner, `- owner (N tools): name, name, …`; trusted
+//! (OpenClaw) owners list the names of their tools (callable names only:
+//! listable identifiers held by one tool), untrusted ones (MCP servers,
+//! client tools) only their owner and count, never a tool's name or
+//! description; each line's names stop at [`LINE_NAMES_MAX_CHARS`]; lines
+//! past the budget are dropped whole and counted in a footer. The session
+//! decides the order (see `session::surface`); this module only renders.
+
+use crate::catalog::Source;
+
+use super::directory::{is_listable_identifier, DirectoryGuidance};
+
+/// Largest capability directory (characters), at 200k tokens of context and
+/// above, or without a context size.
+pub const CAPABILITY_MAX_BUDGET_CHARS: usize = 4_000;
+/// Smallest, for small context windows.
+pub const CAPABILITY_MIN_BUDGET_CHARS: usize = 512;
+/// Characters of tool names one owner's line shows.
+pub const LINE_NAMES_MAX_CHARS: usize = 160;
+
+/// `min(4000, max(512, contextTokens / 50))`; 4,000 without a context size (or 0).
+pub fn capability_budget(context_tokens: Option<u64>) -> usize {
+    match context_tokens {
+        None | Some(0) => CAPABILITY_MAX_BUDGET_CHARS,
+        Some(tokens) => usize::try_from(tokens / 50).unwrap_or(usize::MAX).clamp(CAPABILITY_MIN_BUDGET_CHARS, CAPABILITY_MAX_BUDGET_CHARS),
+    }
+}
+
+/// One owner's line, in the order it is to be shown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnerLine<'a> {
+    pub source: Source,
+    pub owner: &'a str,
+    /// Deferred tools of this owner (allowed, not shown with a schema).
+    pub tools: usize,
+    /// Trusted owners: tool names to show, most relevant first. Empty for
+    /// untrusted owners (their tools' names never enter the prompt).
+    pub names: Vec<&'a str>,
+}
+
+fn heading(guidance: DirectoryGuidance) -> &'static str {
+    match guidance {
+        DirectoryGuidance::Structured => {
+            "Deferred tools, by owner (schemas not loaded): find one with tool_search, then tool_call with its id or exact name."
+        }
+        DirectoryGuidance::Code => {
+            "Deferred tools, by owner (schemas not loaded): in tool_search_code, find one with openclaw.tools.search(query), \
+             then openclaw.tools.call(id or exact name, args)."
+        }
+    }
+}
+
+fn label(line: &OwnerLine<'_>) -> Option<String> {
+    match line.source {
+        Source::Client => Some("client app".to_string()),
+        // Server and plugin ids come from the operator's configuration; ones
+        // that are not plain identifiers are not shown.
+        Source::Mcp => is_listable_identifier(line.owner).then(|| format!("MCP server {}", line.owner)),
+        Source::Openclaw => is_listable_identifier(line.owner).then(|| line.owner.to_string()),
+    }
+}
+
+/// `- label (N tools): a, b, … +K` within [`LINE_NAMES_MAX_CHARS`] of names.
+fn render_line(line: &OwnerLine<'_>) -> Option<String> {
+    let label = label(line)?;
+    let noun = if line.tools == 1 { "tool" } else { "tools" };
+    let mut out = format!("- {label} ({} {noun})", line.tools);
+    if !line.source.is_trusted() || line.names.is_empty() {
+        return Some(out);
+    }
+    let mut shown = 0usize;
+    let mut chars = 0usize;
+    for name in &line.names {
+        let cost = name.len() + if shown == 0 { 0 } else { 2 };
+        if chars + cost > LINE_NAMES_MAX_CHARS {
+            break;
+        }
+        out.push_str(if shown == 0 { ": " } else { ", " });
+        out.push_str(name);
+        chars += cost;
+        shown += 1;
+    }
+    // Tools not named on the line (unlisted names included) are searchable.
+    let rest = line.tools.saturating_sub(shown);
+    if shown > 0 && rest > 0 {
+        out.push_str(&format!(", … +{rest}"));
+    }
+    Some(out)
+}
+
+fn footer(owners: usize, tools: usize) -> String {
+    let owners_noun = if owners == 1 { "owner" } else { "owners" };
+    let tools_noun = if tools == 1 { "tool" } else { "tools" };
+    format!("\n{owners} more {owners_noun} ({tools} {tools_noun}) not listed: search finds them too.")
+}
+
+/// The directory for `lines` (already in display order) within `budget_chars`.
+/// `None` when there is nothing deferred to describe.
+pub fn render_capabilities(lines: &[OwnerLine<'_>], budget_chars: usize, guidance: DirectoryGuidance) -> Option<String> {
+    let total_tools: usize = lines.iter().map(|l| l.tools).sum();
+    if total_tools == 0 {
+        return None;
+    }
+    let heading = heading(guidance);
+    let mut out = String::from(heading);
+    let mut used = heading.chars().count();
+    let (mut omitted_owners, mut omitted_tools) = (0usize, 0usize);
+    // Room for the footer, reserved while lines are added.
+    let reserve = footer(lines.len(), total_tools).chars().count();
+    // Once a line does not fit, later (less likely) owners are not listed
+    // either: the order is the point.
+    let mut full = false;
+    for line in lines {
+        match render_line(line) {
+            Some(text) if !full && used + 1 + text.chars().count() + reserve <= budget_chars => {
+                used += 1 + text.chars().count();
+                out.push('\n');
+                out.push_str(&text);
+            }
+            rendered => {
+                full |= rendered.is_some();
+                omitted_owners += 1;
+                omitted_tools += line.tools;
+            }
+        }
+    }
+    if omitted_owners > 0 {
+        out.push_str(&footer(omitted_owners, omitted_tools));
+    }
+    Some(out)
+}
