@@ -41,11 +41,12 @@ export async function loadOpenClaw(packageDir) {
     applyToolSchemaDirectoryCatalog: pick(search, 'applyToolSchemaDirectoryCatalog'),
     buildToolSchemaDirectoryPrompt: pick(search, 'buildToolSchemaDirectoryPrompt'),
     createToolSearchCatalogRef: pick(search, 'createToolSearchCatalogRef'),
+    addClientToolsToToolSearchCatalog: pick(search, 'addClientToolsToToolSearchCatalog'),
     setPluginToolMeta: pick(meta, 'setPluginToolMeta'),
   }
 }
 
-/** Agent tools for catalog records ({ source?, owner?, name, label?, description, inputSchema | parameters }). */
+/** Agent tools for catalog records ({ source?, owner?, name, label?, description, inputSchema | parameters, catalogMode? }). */
 function agentTools(openclaw, records) {
   return records.map((r) => {
     const source = r.source ?? 'openclaw'
@@ -56,6 +57,7 @@ function agentTools(openclaw, records) {
       description: r.description ?? '',
       parameters: r.inputSchema ?? r.parameters ?? { type: 'object', properties: {} },
       execute: async () => ({ content: [{ type: 'text', text: 'ok' }] }),
+      ...(r.catalogMode ? { catalogMode: r.catalogMode } : {}),
     }
     if (source === 'mcp') {
       openclaw.setPluginToolMeta(tool, { pluginId: 'bundle-mcp', mcp: { serverName: owner, safeServerName: owner, toolName: r.name, operation: `${owner}__${r.name}` } })
@@ -68,15 +70,23 @@ function agentTools(openclaw, records) {
 
 const responsesShape = (tool) => ({ type: 'function', name: tool.name, description: tool.description ?? '', parameters: tool.parameters, strict: false })
 
-/** `{ tools, toolBytes, promptBytes }` of one mode, as OpenClaw builds it for a run with no context size. */
+/**
+ * `{ tools, toolBytes, promptBytes }` of one mode, as OpenClaw builds it for a run with no context
+ * size: plugin, MCP and direct-only tools go through the mode's catalog function; client tools
+ * join through `addClientToolsToToolSearchCatalog` (cataloged in code and tools modes, left
+ * visible in directory mode).
+ */
 export function openclawSurface(openclaw, records, mode) {
   const config = { tools: { toolSearch: { mode } } }
   const catalogRef = openclaw.createToolSearchCatalogRef()
   const ctx = { config, runtimeConfig: config, agentId: 'main', sessionKey: 'agent:main:bench', sessionId: 'bench', runId: 'bench', catalogRef, executeTool: async () => ({ content: [] }) }
   const controls = openclaw.createToolSearchTools(ctx)
   const apply = mode === 'directory' ? openclaw.applyToolSchemaDirectoryCatalog : openclaw.applyToolSearchCatalog
-  const applied = apply({ tools: [...controls, ...agentTools(openclaw, records)], config, catalogRef, directToolNames: [] })
+  const agent = agentTools(openclaw, records.filter((r) => r.source !== 'client'))
+  const client = agentTools(openclaw, records.filter((r) => r.source === 'client'))
+  const applied = apply({ tools: [...controls, ...agent], config, catalogRef, directToolNames: [] })
+  const clients = openclaw.addClientToolsToToolSearchCatalog({ tools: client, config, catalogRef })
   const prompt = applied.catalogRegistered && catalogRef.current?.entries.length ? openclaw.buildToolSchemaDirectoryPrompt(ctx, {}) : ''
-  const tools = applied.tools.map(responsesShape)
+  const tools = [...applied.tools, ...clients.tools].map(responsesShape)
   return { tools: tools.length, toolBytes: Buffer.byteLength(JSON.stringify(tools)), promptBytes: Buffer.byteLength(prompt ?? '') }
 }
