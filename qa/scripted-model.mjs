@@ -160,13 +160,14 @@ function excerpt(text) {
 }
 
 /**
- * A search output's JSON. A search that matched tools of an unavailable server ends its text with
- * a line for the model (`Note: ... unavailable ...`) after the JSON: read around it.
+ * A search output's JSON. A search that matched tools of an unavailable server, or whose best hits
+ * match weakly, ends its text with lines for the model (`Note: ...`) after the JSON: read before
+ * the first of them.
  */
 function searchJson(output) {
   const parsed = safeJson(output);
   if (parsed !== undefined) return parsed;
-  const note = output.lastIndexOf('\nNote: ');
+  const note = output.indexOf('\nNote: ');
   return note < 0 ? undefined : safeJson(output.slice(0, note));
 }
 
