@@ -264,7 +264,7 @@ export interface ToolSearchSessionOptions {
    * The catalog's own direct-only tools are added after these (by name, without duplicates).
    */
   directTools?: DirectToolInput[]
-  /** Scales the directory budget: min(18000, max(768, contextTokens / 10)) (0: unknown, 18000); and the capability directory's: min(4000, max(512, contextTokens / 50)). */
+  /** Scales the directory budget: min(18000, max(768, contextTokens / 10)) (0: unknown, 18000); and the capability directory's: min(4000, max(512, contextTokens / 50)) bytes. */
   contextTokens?: number
   /** Code and tools modes: add the capability directory (owners and their tools) as `directoryPrompt`. Default false. */
   capabilityDirectory?: boolean
