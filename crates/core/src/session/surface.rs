@@ -114,8 +114,8 @@ impl Session {
 pub(super) struct OwnerGroup {
     source: Source,
     owner: String,
-    /// Ordinals of the owner's deferred tools, in name order.
-    ordinals: Vec<usize>,
+    /// The owner's deferred tools.
+    tools: usize,
     /// Trusted owners: the tools a call by name reaches (listable, held by
     /// one tool), in name order; empty for untrusted owners.
     names: Vec<(usize, String)>,
@@ -147,22 +147,31 @@ impl Session {
                 .inner
                 .capability_text
                 .get_or_init(|| {
-                    let lines: Vec<OwnerLine> = groups.iter().map(|g| owner_line(g, &[])).collect();
+                    let lines: Vec<OwnerLine> = groups.iter().map(|g| owner_line(g, &[], |a, b| self.name_cmp(a, b))).collect();
                     render_capabilities(&lines, budget, guidance).map(Arc::from)
                 })
                 .clone();
         };
         let hits = self.request_hits(prompt);
-        // Owners in the order of their best hit; the rest keep the size order.
-        let mut order: Vec<(usize, &OwnerGroup)> = groups
+        // Each owner's place: its best hit's rank; owners without one keep the size order.
+        let data = self.catalog().data();
+        let mut best: HashMap<(Source, &str), usize> = HashMap::new();
+        let mut promoted: HashMap<(Source, &str), Vec<usize>> = HashMap::new();
+        for (rank, &o) in hits.iter().enumerate() {
+            let e = &data.entries[o];
+            best.entry((e.source, e.owner.as_str())).or_insert(rank);
+            promoted.entry((e.source, e.owner.as_str())).or_default().push(o);
+        }
+        let mut order: Vec<(usize, &OwnerGroup)> =
+            groups.iter().map(|g| (best.get(&(g.source, g.owner.as_str())).copied().unwrap_or(usize::MAX), g)).collect();
+        order.sort_by_key(|(rank, _)| *rank);
+        let lines: Vec<OwnerLine> = order
             .iter()
-            .map(|g| {
-                let best = hits.iter().position(|o| g.ordinals.binary_search_by(|x| self.name_cmp(*x, *o)).is_ok());
-                (best.unwrap_or(usize::MAX), g)
+            .map(|(_, g)| {
+                let hit = promoted.get(&(g.source, g.owner.as_str())).map_or(&[][..], Vec::as_slice);
+                owner_line(g, hit, |a, b| self.name_cmp(a, b))
             })
             .collect();
-        order.sort_by_key(|(best, _)| *best);
-        let lines: Vec<OwnerLine> = order.iter().map(|(_, g)| owner_line(g, &hits)).collect();
         render_capabilities(&lines, budget, guidance).map(Arc::from)
     }
 
@@ -206,11 +215,11 @@ impl Session {
                 continue;
             }
             let slot = *index.entry((e.source, e.owner.as_str())).or_insert_with(|| {
-                groups.push(OwnerGroup { source: e.source, owner: e.owner.clone(), ordinals: Vec::new(), names: Vec::new() });
+                groups.push(OwnerGroup { source: e.source, owner: e.owner.clone(), tools: 0, names: Vec::new() });
                 groups.len() - 1
             });
             let group = &mut groups[slot];
-            group.ordinals.push(o);
+            group.tools += 1;
             if e.is_trusted() && is_listable_identifier(&e.name) && self.exact_name_ordinals(&e.name).take(2).count() == 1 {
                 group.names.push((o, e.name.clone()));
             }
@@ -221,27 +230,33 @@ impl Session {
             Source::Client => 2,
         };
         groups.sort_by(|a, b| {
-            b.ordinals.len().cmp(&a.ordinals.len()).then(source_rank(a.source).cmp(&source_rank(b.source))).then(a.owner.cmp(&b.owner))
+            b.tools.cmp(&a.tools).then(source_rank(a.source).cmp(&source_rank(b.source))).then(a.owner.cmp(&b.owner))
         });
         groups
     }
 }
 
-/// A group's line: names the request hit first (in hit order), then the rest by name.
-fn owner_line<'g>(group: &'g OwnerGroup, hits: &[usize]) -> OwnerLine<'g> {
-    let mut names: Vec<&str> = Vec::with_capacity(group.names.len());
-    if !hits.is_empty() {
-        for &h in hits {
-            if let Some((_, name)) = group.names.iter().find(|(o, _)| *o == h) {
-                names.push(name);
-            }
+/// Names a line can show at most (160 bytes of one-letter names); more are never rendered.
+const LINE_NAMES_MAX: usize = 80;
+
+/// A group's line: the names of the request's hits in this group first (in
+/// hit order), then the rest by name; `cmp` is the catalog's name order.
+fn owner_line<'g>(group: &'g OwnerGroup, hits: &[usize], cmp: impl Fn(usize, usize) -> std::cmp::Ordering) -> OwnerLine<'g> {
+    let mut names: Vec<&str> = Vec::with_capacity(group.names.len().min(LINE_NAMES_MAX));
+    for &h in hits {
+        // `names` is in name order: a binary search finds a hit's name.
+        if let Ok(i) = group.names.binary_search_by(|(o, _)| cmp(*o, h)) {
+            names.push(&group.names[i].1);
         }
     }
     let promoted = names.len();
     for (_, name) in &group.names {
-        if promoted == 0 || !names[..promoted].contains(&name.as_str()) {
+        if names.len() >= LINE_NAMES_MAX {
+            break;
+        }
+        if !names[..promoted].contains(&name.as_str()) {
             names.push(name);
         }
     }
-    OwnerLine { source: group.source, owner: &group.owner, tools: group.ordinals.len(), names }
+    OwnerLine { source: group.source, owner: &group.owner, tools: group.tools, names }
 }
