@@ -97,7 +97,7 @@ fn weak_note(value: &Value) -> Option<String> {
 }
 
 /// "Note: the query was 5,000 characters; ..." for a scalar query searched on its prefix.
-fn note_for_long_query(request: &Option<SearchRequest>) -> Option<String> {
+fn note_for_long_query(request: Option<SearchRequest>) -> Option<String> {
     match request {
         Some(SearchRequest::Single { cut_from: Some(total), query, .. }) => Some(format!(
             "Note: the query was {total} characters; only its first {} were searched. For several capabilities, use \
@@ -124,7 +124,7 @@ impl Session {
             return self.run_code(args, options).await;
         }
         let note = (tool_name == TOOL_SEARCH).then(|| self.unavailable_note(&args)).flatten();
-        let args_for_note = if tool_name == TOOL_SEARCH { args::parse_search(&args).ok() } else { None };
+        let long_query_note = (tool_name == TOOL_SEARCH).then(|| note_for_long_query(args::parse_search(&args).ok())).flatten();
         let outcome = self.dispatch(tool_name, args, options).await;
         let mut result = ToolResult::from_outcome(tool_name, outcome);
         // The model reads `content`: it learns why a tool it may expect is missing and
@@ -135,7 +135,7 @@ impl Session {
         }
         // A long query was searched on its prefix: say so, so the model does not
         // take a miss for "nothing exists".
-        if let (true, Some(note)) = (result.ok && tool_name == TOOL_SEARCH, note_for_long_query(&args_for_note)) {
+        if let (true, Some(note)) = (result.ok, long_query_note) {
             result.content.push('\n');
             result.content.push_str(&note);
         }
