@@ -264,8 +264,10 @@ export interface ToolSearchSessionOptions {
    * The catalog's own direct-only tools are added after these (by name, without duplicates).
    */
   directTools?: DirectToolInput[]
-  /** Scales the directory budget: min(18000, max(768, contextTokens / 10)). */
+  /** Scales the directory budget: min(18000, max(768, contextTokens / 10)) (0: unknown, 18000); and the capability directory's: min(4000, max(512, contextTokens / 50)) bytes. */
   contextTokens?: number
+  /** Code and tools modes: add the capability directory (owners and their tools) as `directoryPrompt`. Default false. */
+  capabilityDirectory?: boolean
   /** One event per search, describe, call, code cell, surface and hydration (delivered asynchronously). */
   onEvent?: (event: SessionEvent) => void
 }
@@ -274,7 +276,7 @@ export interface ModelSurface {
   format: SurfaceFormat
   /** Provider-shaped tool definitions, in order: control tools, direct tools, visible catalog tools. */
   tools: Record<string, unknown>[]
-  /** Directory mode only. */
+  /** Directory mode; code and tools modes with `capabilityDirectory`. */
   directoryPrompt?: string
   /** UTF-8 bytes of `JSON.stringify(tools)` and of `directoryPrompt`. */
   bytes: { tools: number; directoryPrompt: number }
@@ -531,13 +533,16 @@ export declare class ToolSearchSession {
   get mode(): 'direct' | 'code' | 'tools' | 'directory'
   /**
    * The tools to send (control tools for the mode, direct tools, and in
-   * direct/directory mode the catalog tools shown with schemas), the
-   * directory prompt where the mode has one, and their byte sizes.
+   * direct mode the catalog tools shown with schemas), the directory
+   * prompt where the mode has one, and their byte sizes. `options.prompt`
+   * (the turn's user prompt) orders the capability directory of code and
+   * tools modes by what it most likely needs.
    */
-  surface(format?: SurfaceFormat | null): ModelSurface
+  surface(format?: SurfaceFormat | null, options?: { prompt?: string | null } | null): ModelSurface
   /**
    * The directory text (directory mode; memoized per catalog snapshot and
-   * options), without rendering the tool definitions.
+   * options) or the capability directory (code and tools modes, when
+   * enabled; owners by size), without rendering the tool definitions.
    */
   directoryPrompt(): string | null
   /**

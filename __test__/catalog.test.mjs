@@ -289,7 +289,11 @@ test('searchBatch: scalar first, limits, 4,000-character budget with truncated m
   throwsCode(assert, () => catalog.searchBatch({ queries: [{ query: 'a'.repeat(300) }, { query: 'b'.repeat(300) }] }), 'INVALID_QUERY', /512/)
   throwsCode(assert, () => catalog.searchBatch({}), 'INVALID_QUERY')
   throwsCode(assert, () => catalog.searchBatch({ queries: [{ query: 'x', limit: 0 }] }), 'INVALID_LIMIT')
-  throwsCode(assert, () => catalog.searchBatch({ queries: [{ query: 'x', limit: '3' }] }), 'INVALID_LIMIT', /^limit must be a positive integer\.$/)
+  throwsCode(assert, () => catalog.searchBatch({ queries: [{ query: 'x', limit: '3' }] }), 'INVALID_LIMIT', /^queries\[0\]\.limit: limit must be a positive integer\.$/)
+  // Checked before any search, each refusal naming the offending path.
+  throwsCode(assert, () => catalog.searchBatch({ queries: [{ query: 'x', limit: 20 }, { query: 'y', limit: 20 }, { query: 'z', limit: 11 }] }), 'INVALID_LIMIT', /^queries\[2\]\.limit: the limits together ask for 51 hits/)
+  throwsCode(assert, () => catalog.searchBatch({ queries: [{ query: 'x' }, { query: '  ' }] }), 'INVALID_QUERY', /^queries\[1\]\.query is blank/)
+  throwsCode(assert, () => catalog.searchBatch({ limit: 3, queries: [{ query: 'x' }] }), 'INVALID_LIMIT', /^limit: a top-level limit applies only to "query"/)
 })
 
 test('resolveToolSearchConfig: shapes, clamps and the code fallback', () => {

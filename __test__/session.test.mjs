@@ -285,10 +285,11 @@ test('surface events and byte telemetry', async () => {
   const t = s.telemetry()
   assert.equal(t.mode, 'directory')
   assert.equal(t.schemasUpFront, 5)
-  assert.equal(t.catalogSchemasUpFront, 1)
+  // The client tool is shown as a direct tool, not cataloged (directory mode).
+  assert.equal(t.catalogSchemasUpFront, 0)
   assert.equal(t.surfaceBytes.tools, surface.bytes.tools)
   assert.deepEqual(t.requestBytes, { total: 4096, requests: 1, last: 4096 })
-  assert.deepEqual(t.sources, { openclaw: 37, mcp: 1, client: 1 })
+  assert.deepEqual(t.sources, { openclaw: 37, mcp: 1, client: 0 })
 })
 
 test('a session does not keep the event loop alive', () => {
@@ -306,4 +307,26 @@ test('a session does not keep the event loop alive', () => {
   assert.equal(child.signal, null, 'child was killed: the session kept the event loop alive')
   assert.equal(child.status, 0, child.stderr)
   assert.equal(child.stdout.trim(), 'done')
+})
+
+test('capability directory: off by default, on with capabilityDirectory, ordered by the turn prompt', () => {
+  for (const mode of ['tools', 'code']) {
+    const { s } = session(mode)
+    assert.equal(s.surface('openai-responses').directoryPrompt, undefined, mode)
+    assert.equal(s.directoryPrompt(), null, mode)
+  }
+  const { s } = session('tools', { sessionOptions: { capabilityDirectory: true } })
+  const plain = s.surface('openai-responses')
+  assert.match(plain.directoryPrompt, /^Deferred tools, by owner \(schemas not loaded\): find one with tool_search/)
+  assert.equal(plain.bytes.directoryPrompt, Buffer.byteLength(plain.directoryPrompt))
+  assert.equal(s.directoryPrompt(), plain.directoryPrompt)
+  // The turn's prompt puts the tool it names first on its owner's line; the tools stay the same.
+  const turn = s.surface('openai-responses', { prompt: 'tool search qa check target=fake_plugin_tool_17' })
+  assert.deepEqual(turn.tools, plain.tools)
+  assert.match(turn.directoryPrompt, /\(36 tools\): fake_plugin_tool_17, fake_plugin_tool_01,/)
+  assert.ok(turn.directoryPrompt.includes('\n- MCP server github (1 tool)') && !turn.directoryPrompt.includes('create_issue'), turn.directoryPrompt)
+  assert.equal(s.surface('openai-responses', null).directoryPrompt, plain.directoryPrompt)
+  throwsCode(assert, () => s.surface('openai-responses', { prompt: 5 }), 'INVALID_REQUEST')
+  throwsCode(assert, () => s.surface('openai-responses', 'x'), 'INVALID_REQUEST')
+  throwsCode(assert, () => session('tools', { sessionOptions: { capabilityDirectory: 'yes' } }), 'INVALID_REQUEST')
 })

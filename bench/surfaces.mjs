@@ -1,16 +1,29 @@
-// What the model is sent per mode, and the directory's render cost.
-//   node bench/surfaces.mjs [--json]
-// 1. Surface bytes (OpenAI Responses tool array + directory prompt) for direct
-//    schemas vs each Tool Search mode, on 36 fake plugin tools (the QA
-//    scenario), and the first 500 and 5,000 tools of the dev catalog.
+// What the model is sent per mode, against OpenClaw's own surfaces, and the directory's render cost.
+//   node bench/surfaces.mjs [--json] [--no-openclaw]
+// 1. Surface bytes (OpenAI Responses tool array + prompt text) for direct schemas and each Tool
+//    Search mode, on the QA gateway's catalogs (qa/fake-plugin.mts: 36 fake plugin tools plus MCP,
+//    client and direct-only tools; 500 and 5,000 with generated filler), next to what OpenClaw
+//    2026.9.6 sends for the same catalog, measured with its own functions (bench/openclaw-surfaces.mjs).
+//    OpenClaw adds its directory prompt in every Tool Search mode; this package only in directory
+//    mode (and in code and tools modes with `capabilityDirectory`, shown as its own column).
 // 2. Directory render time on the 13,163-tool dev catalog: first render
 //    (distinct budgets, so each one misses the memo) and memoized (same
 //    snapshot and options, new session each time).
+// OpenClaw needs Node >= 24.16: without --no-openclaw the bench re-executes itself on the QA's Node 24.
+import { spawnSync } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { median } from './timing.mjs'
+
+const withOpenClaw = !process.argv.includes('--no-openclaw')
+const [major, minor] = process.versions.node.split('.').map(Number)
+if (withOpenClaw && (major < 24 || (major === 24 && minor < 16))) {
+  const { openclawNode } = await import('../qa/openclaw/setup.mjs')
+  const rerun = spawnSync(openclawNode(), process.argv.slice(1), { stdio: 'inherit', env: process.env })
+  process.exit(rerun.status ?? 1)
+}
 
 const require = createRequire(import.meta.url)
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
@@ -18,29 +31,37 @@ const { ToolCatalog, ToolSearchSession, resolveToolSearchConfig, probeCodeMode }
 // Code sessions render the code surface only where code mode runs (else they fall back to tools).
 await probeCodeMode()
 const dataDir = join(root, 'bench', 'data', 'retrieval-dev')
+const { register } = await import('tsx/esm/api')
+register()
+const { buildQaCatalog } = await import('../qa/fake-plugin.mts')
+let openclaw = null
+if (withOpenClaw) {
+  const { openclawPackage } = await import('../qa/openclaw/setup.mjs')
+  const { loadOpenClaw, openclawSurface } = await import('./openclaw-surfaces.mjs')
+  const functions = await loadOpenClaw(openclawPackage())
+  openclaw = (records, mode) => openclawSurface(functions, records, mode)
+}
 
 const dev = readFileSync(join(dataDir, 'catalog.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l))
-const fake = Array.from({ length: 36 }, (_, i) => {
-  const name = `fake_plugin_tool_${String(i + 1).padStart(2, '0')}`
-  return {
-    name,
-    owner: 'fake-plugin',
-    description: `Fake plugin tool number ${i + 1}: returns FAKE_PLUGIN_OK with the marker it receives.`,
-    parameters: { type: 'object', properties: { marker: { type: 'string' } }, required: ['marker'], additionalProperties: false },
-  }
-})
 
 const executor = async () => null
 const config = (mode) => resolveToolSearchConfig(mode === 'direct' ? false : { mode }, { codeModeSupported: true })
 const us = (ns) => Number(ns) / 1e3
+const record = ({ kind: _kind, id: _id, ...tool }) => tool
 
 const bytes = []
-for (const [label, tools] of [['36 fake', fake], ['500 dev', dev.slice(0, 500)], ['5,000 dev', dev.slice(0, 5000)]]) {
-  const catalog = new ToolCatalog(tools)
-  const row = { catalog: label, catalogTools: catalog.size }
+for (const size of [36, 500, 5000]) {
+  const records = buildQaCatalog(size).tools.map(record)
+  const catalog = new ToolCatalog(records)
+  const row = { catalog: `${size} fake (QA)`, catalogTools: catalog.size }
   for (const mode of ['direct', 'code', 'tools', 'directory']) {
     const surface = new ToolSearchSession(catalog, config(mode), { executor }).surface('openai-responses')
     row[mode] = { tools: surface.tools.length, toolBytes: surface.bytes.tools, promptBytes: surface.bytes.directoryPrompt }
+    if (mode === 'code' || mode === 'tools') {
+      const withDirectory = new ToolSearchSession(catalog, config(mode), { executor, capabilityDirectory: true }).surface('openai-responses')
+      row[mode].capabilityPromptBytes = withDirectory.bytes.directoryPrompt
+    }
+    if (openclaw && mode !== 'direct') row[mode].openclaw = openclaw(records, mode)
   }
   bytes.push(row)
 }
@@ -78,13 +99,17 @@ const render = {
 if (process.argv.includes('--json')) {
   console.log(JSON.stringify({ bytes, render }, null, 2))
 } else {
-  console.log('Surface bytes (openai-responses): tool definitions + directory prompt')
-  console.log('catalog     tools | direct         | code      | tools     | directory (tools + prompt)')
+  const total = (m) => m.toolBytes + m.promptBytes
+  const cell = (m) => `${total(m)} (${m.toolBytes} + ${m.promptBytes})`
+  console.log('Surface bytes (openai-responses): tool definitions + prompt text; OpenClaw 2026.9.6 on the same catalog')
   for (const r of bytes) {
-    const cell = (m) => `${r[m].toolBytes}`.padStart(9)
-    console.log(
-      `${r.catalog.padEnd(11)} ${String(r.catalogTools).padStart(5)} | ${cell('direct')} (${r.direct.tools}) | ${cell('code')} | ${cell('tools')} | ${r.directory.toolBytes} + ${r.directory.promptBytes}`,
-    )
+    console.log(`\n${r.catalog}: ${r.catalogTools} catalog tools; direct schemas ${r.direct.toolBytes} B (${r.direct.tools} tools)`)
+    for (const mode of ['code', 'tools', 'directory']) {
+      const ours = r[mode]
+      const theirs = ours.openclaw ? cell(ours.openclaw) : 'not measured'
+      const capability = ours.capabilityPromptBytes !== undefined ? `; with capabilityDirectory ${total(ours) + ours.capabilityPromptBytes}` : ''
+      console.log(`  ${mode.padEnd(9)} ours ${cell(ours)}${capability}  |  OpenClaw ${theirs}`)
+    }
   }
   console.log(`\nDirectory render, ${render.catalog} tools (${render.directoryChars} chars):`)
   console.log(`  first render, 18k budget: ${render.firstRenderUs18k} µs`)

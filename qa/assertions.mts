@@ -444,7 +444,7 @@ function callsOf(a: RunArtifacts, assertion: string, id: string): ModelCall[] {
 /** Candidate ids of a tool_search output; the JSON may be followed by a `Note: …` line for the model. */
 function searchOutputIds(output: string | null): string[] | null {
   if (output === null) return null;
-  const note = output.lastIndexOf('\nNote: ');
+  const note = output.indexOf('\nNote: ');
   const parsed = safeJson(output) ?? (note < 0 ? null : safeJson(output.slice(0, note)));
   const groups = Array.isArray(parsed?.results) ? parsed.results : Array.isArray(parsed) ? [{ candidates: parsed }] : null;
   if (groups === null) return null;

@@ -54,6 +54,8 @@ export interface RunOptions {
   scenario?: Scenario;
   codeTimeoutMs?: number;
   maxTurns?: number;
+  /** Code and tools modes: the session's capability directory on or off (absent: the addon's default). */
+  capabilityDirectory?: boolean;
 }
 
 export interface ToolCallRecord {
@@ -83,6 +85,8 @@ export interface RunResult {
   declaredTools: string[];
   firstRequestBytes: number;
   totalRequestBytes: number;
+  /** Bytes of the surface's prompt text (the directory, or the capability directory). */
+  directoryPromptBytes: number;
   counts: { searches: number; describes: number; calls: number };
   finalTool: { id: string; source: string } | null;
   toolCalls: ToolCallRecord[];
@@ -176,7 +180,7 @@ export async function runLane(options: RunOptions): Promise<RunResult> {
     log.close();
     return {
       runId: options.runId, lane, scenario, mode: 'unknown', fallbackReason: null, outcome: 'error', finalText: '', error: message, logPath: log.path, wallMs,
-      modelRequests: 0, declaredTools: [], firstRequestBytes: 0, totalRequestBytes: 0, counts: { searches: 0, describes: 0, calls: 0 },
+      modelRequests: 0, declaredTools: [], firstRequestBytes: 0, totalRequestBytes: 0, directoryPromptBytes: 0, counts: { searches: 0, describes: 0, calls: 0 },
       finalTool: null, toolCalls: [], hydrated: [], gateway, qaCatalog: qa, telemetry: null,
     };
   }
@@ -281,6 +285,7 @@ export async function runLane(options: RunOptions): Promise<RunResult> {
     declaredTools,
     firstRequestBytes: requestSizes[0] ?? 0,
     totalRequestBytes: sum(requestSizes),
+    directoryPromptBytes: surface.bytes.directoryPrompt,
     counts,
     finalTool,
     toolCalls,
@@ -347,6 +352,7 @@ async function openSession(options: RunOptions, qa: QaCatalog, scenario: Scenari
   // exact-name calls, so the direct lane is the gateway without Tool Search, measured the same way.
   const session = new ToolSearchSession(catalog, config, {
     executor: gateway.executor,
+    ...(options.capabilityDirectory === undefined ? {} : { capabilityDirectory: options.capabilityDirectory }),
     directTools: qa.directOnly.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })),
     onEvent: (event: unknown) => {
       log.write('session.event', { event });
@@ -362,7 +368,8 @@ async function openSession(options: RunOptions, qa: QaCatalog, scenario: Scenari
     hydrated = definitions.map((d) => d.name);
     hydratedTools = definitions.map(responsesDefinition);
   }
-  const surface = session.surface('openai-responses');
+  // The turn's prompt orders the capability directory (code and tools modes, when it is on).
+  const surface = session.surface('openai-responses', { prompt });
   const tools: unknown[] = [...(surface.tools as unknown[]), ...hydratedTools];
   if (surface.directoryPrompt) instructions = `${SYSTEM_PROMPT}\n\n${surface.directoryPrompt}`;
   return { config, catalog, session, surface, tools, instructions, hydrated, live };

@@ -68,6 +68,17 @@ export interface LiveChange {
   useCatalogMs: number;
 }
 
+/** One run of the capability-directory measurement (code and tools modes, directory on or off). */
+export interface DirectoryRow {
+  lane: Lane;
+  directory: boolean;
+  outcome: string;
+  modelRequests: number;
+  firstRequestBytes: number;
+  totalRequestBytes: number;
+  directoryPromptBytes: number;
+}
+
 export interface QaReport {
   tools: number;
   catalogSize: number;
@@ -81,6 +92,8 @@ export interface QaReport {
   lanes: LaneRow[];
   /** The catalog changes the live lane's gateway applied mid-run. */
   liveChanges: LiveChange[];
+  /** The code, tools and live lanes again with the capability directory off and on (measured, not checked). */
+  capabilityDirectory: DirectoryRow[];
   checks: CheckResult[];
   ok: boolean;
 }
@@ -236,6 +249,20 @@ async function runAll(provider: MockProvider, qa: QaCatalog, logDir: string, opt
   checks.push(checkWithNegative('4 live sends only control tools', () => A.assertOnlyControlTools(live, liveExtra), () => A.assertOnlyControlTools(N.leakFakeSchema(live), liveExtra)));
   checks.push(checkWithNegative('untrusted tools stay out of the live prompt', () => A.assertUntrustedOutOfPrompt(live, liveUntrusted), () => A.assertUntrustedOutOfPrompt(N.leakUntrustedName(live, LIVE_TARGET), liveUntrusted)));
 
+  // The capability directory of code and tools modes, off and on: the same tasks, measured (model
+  // requests and request bytes) to decide its default; the scripted model calls a tool the directory
+  // lists by name instead of searching for it.
+  const capabilityDirectory: DirectoryRow[] = [];
+  for (const lane of ['code', 'tools', LIVE_LANE] as const) {
+    for (const on of [false, true]) {
+      const r = await runLane({ ...common, lane, runId: `capability-directory-${on ? 'on' : 'off'}-${lane}`, scenario: 'normal', capabilityDirectory: on, stream: false });
+      capabilityDirectory.push({
+        lane, directory: on, outcome: r.outcome, modelRequests: r.modelRequests, firstRequestBytes: r.firstRequestBytes,
+        totalRequestBytes: r.totalRequestBytes, directoryPromptBytes: r.directoryPromptBytes,
+      });
+    }
+  }
+
   // Fail-closed scenarios.
   for (const lane of ['tools', 'code'] as const) {
     const denied = await artifactsOf(provider, await run(lane, `policy-denied-${lane}`, 'policy-denied'));
@@ -271,8 +298,9 @@ async function runAll(provider: MockProvider, qa: QaCatalog, logDir: string, opt
     providerUrl: provider.url,
     lanes,
     liveChanges: liveChangesOf(live),
+    capabilityDirectory,
     checks,
-    ok: checks.every((c) => c.passed) && lanes.every((l) => l.outcome === 'ok'),
+    ok: checks.every((c) => c.passed) && lanes.every((l) => l.outcome === 'ok') && capabilityDirectory.every((r) => r.outcome === 'ok'),
   };
 }
 

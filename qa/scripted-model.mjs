@@ -111,10 +111,27 @@ export function searchQueriesFor(target) {
   ];
 }
 
+/**
+ * Whether the system prompt's capability directory lists `target` by name on an owner's line
+ * (`- owner (N tools): a, target, …`): a model that reads it can call the tool by name without
+ * searching first (the arguments it passes are the QA convention's, as in every lane).
+ */
+export function directoryLists(instructions, target) {
+  if (typeof instructions !== 'string') return false;
+  return instructions.split('\n').some((line) => line.startsWith('- ') && /\(\d+ tools?\): /.test(line)
+    && line.slice(line.indexOf('): ') + 3).split(', ').includes(target));
+}
+
 /** The code cell the model writes when it only has `tool_search_code`. */
-export function codeCellFor(target) {
+export function codeCellFor(target, listed = false) {
   const t = JSON.stringify(target);
   const marker = JSON.stringify(markerFor(target));
+  if (listed) {
+    return [
+      `const called = await openclaw.tools.call(${t}, { marker: ${marker} });`,
+      'return { found: true, id: called?.tool?.id ?? null, called };',
+    ].join('\n');
+  }
   return [
     `const found = await openclaw.tools.search(${t}, { limit: 5 });`,
     'const hits = Array.isArray(found) ? found : (found?.results ?? found?.hits ?? []);',
@@ -143,13 +160,14 @@ function excerpt(text) {
 }
 
 /**
- * A search output's JSON. A search that matched tools of an unavailable server ends its text with
- * a line for the model (`Note: ... unavailable ...`) after the JSON: read around it.
+ * A search output's JSON. A search that matched tools of an unavailable server, or whose best hits
+ * match weakly, ends its text with lines for the model (`Note: ...`) after the JSON: read before
+ * the first of them.
  */
 function searchJson(output) {
   const parsed = safeJson(output);
   if (parsed !== undefined) return parsed;
-  const note = output.lastIndexOf('\nNote: ');
+  const note = output.indexOf('\nNote: ');
   return note < 0 ? undefined : safeJson(output.slice(0, note));
 }
 
@@ -207,7 +225,12 @@ export function planNext(body) {
       return callPlan('tool_search_code', { code: LOOPING_CELL }, 'looping cell first (scenario switch)');
     }
     const realCells = cellSwitch === 'loop-first' ? cells.slice(1) : cells;
-    if (realCells.length === 0) return callPlan('tool_search_code', { code: codeCellFor(target) }, 'code cell: search, describe, call');
+    if (realCells.length === 0) {
+      if (directoryLists(body.instructions, target)) {
+        return callPlan('tool_search_code', { code: codeCellFor(target, true) }, 'code cell: call the tool the directory lists');
+      }
+      return callPlan('tool_search_code', { code: codeCellFor(target) }, 'code cell: search, describe, call');
+    }
     const output = realCells.at(-1).output ?? '';
     if (/"found"\s*:\s*false/.test(output)) return answerPlan(`${NOT_FOUND_PREFIX} ${target}`, 'code cell did not find the target');
     return answerPlan(`${CALL_FAILED_PREFIX} ${target}: ${excerpt(output)}`, 'code cell ran without the OK line');
@@ -226,6 +249,9 @@ export function planNext(body) {
       return answerPlan(`${CALL_FAILED_PREFIX} ${target}: ${excerpt(calls.at(-1).output)}`, 'tool_call ran without the OK line');
     }
     if (searches.length === 0) {
+      if (directoryLists(body.instructions, target)) {
+        return callPlan('tool_call', { id: target, args: { marker } }, 'structured: call the tool the directory lists, by name');
+      }
       return callPlan('tool_search', { queries: searchQueriesFor(target) }, 'structured: one search, two queries');
     }
     const candidates = searchCandidates(searches.at(-1).output ?? '');

@@ -44,6 +44,22 @@ export function formatLiveChanges(report: QaReport): string[] {
   ];
 }
 
+export function formatCapabilityDirectory(report: QaReport): string[] {
+  if (report.capabilityDirectory.length === 0) return [];
+  const headers = ['lane', 'capability directory', 'outcome', 'model requests', 'prompt B', 'first request B', 'request bytes'];
+  const rows = report.capabilityDirectory.map((r) => [
+    r.lane, r.directory ? 'on' : 'off', r.outcome, String(r.modelRequests), bytes(r.directoryPromptBytes), bytes(r.firstRequestBytes), bytes(r.totalRequestBytes),
+  ]);
+  const total = (on: boolean) => report.capabilityDirectory.filter((r) => r.directory === on).reduce((a, r) => a + r.totalRequestBytes, 0);
+  const turns = (on: boolean) => report.capabilityDirectory.filter((r) => r.directory === on).reduce((a, r) => a + r.modelRequests, 0);
+  return [
+    '',
+    'Capability directory (code and tools modes), off and on (measured, not checked):',
+    table(headers, rows, new Set([3, 4, 5, 6])),
+    `  together: off ${turns(false)} model requests, ${bytes(total(false))} B; on ${turns(true)} model requests, ${bytes(total(true))} B`,
+  ];
+}
+
 export function formatChecks(report: QaReport): string {
   const headers = ['check', 'result', 'negative case'];
   const rows = report.checks.map((c) => [c.name, c.passed ? 'PASS' : 'FAIL', c.negative]);
@@ -63,6 +79,7 @@ export function formatReport(report: QaReport): string {
     '',
     formatLanes(report),
     ...formatLiveChanges(report),
+    ...formatCapabilityDirectory(report),
     ...(errors.length ? ['', 'Lane errors:', ...errors] : []),
     ...(fallbacks.length
       ? ['', 'Mode fallbacks:', ...fallbacks, '  Code mode needs a Node with a sound permission model: set OPENCLAW_TOOL_SEARCH_NODE to Node >= 24.17',

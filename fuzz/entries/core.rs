@@ -213,7 +213,7 @@ pub fn queries(data: &[u8]) {
         2 => {
             let raw = json_or_string(body);
             match args::parse_search(&raw) {
-                Ok(SearchRequest::Single { query, limit }) => drop(catalog.search(&query, limit)),
+                Ok(SearchRequest::Single { query, limit, .. }) => drop(catalog.search(&query, limit)),
                 Ok(SearchRequest::Batch(batch)) => drop(catalog.search_batch(&batch.to_request())),
                 Err(_) => {}
             }

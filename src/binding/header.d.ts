@@ -264,8 +264,10 @@ export interface ToolSearchSessionOptions {
    * The catalog's own direct-only tools are added after these (by name, without duplicates).
    */
   directTools?: DirectToolInput[]
-  /** Scales the directory budget: min(18000, max(768, contextTokens / 10)). */
+  /** Scales the directory budget: min(18000, max(768, contextTokens / 10)) (0: unknown, 18000); and the capability directory's: min(4000, max(512, contextTokens / 50)) bytes. */
   contextTokens?: number
+  /** Code and tools modes: add the capability directory (owners and their tools) as `directoryPrompt`. Default false. */
+  capabilityDirectory?: boolean
   /** One event per search, describe, call, code cell, surface and hydration (delivered asynchronously). */
   onEvent?: (event: SessionEvent) => void
 }
@@ -274,7 +276,7 @@ export interface ModelSurface {
   format: SurfaceFormat
   /** Provider-shaped tool definitions, in order: control tools, direct tools, visible catalog tools. */
   tools: Record<string, unknown>[]
-  /** Directory mode only. */
+  /** Directory mode; code and tools modes with `capabilityDirectory`. */
   directoryPrompt?: string
   /** UTF-8 bytes of `JSON.stringify(tools)` and of `directoryPrompt`. */
   bytes: { tools: number; directoryPrompt: number }

@@ -251,7 +251,14 @@ impl ToolSearchSession {
             } else {
                 None
             };
-            let session_options = SessionOptions { direct_tools, context_tokens, on_event, code_runner };
+            let capability_directory = match property(&options, "capabilityDirectory")? {
+                None => None,
+                Some(v) => match value_type(&v)? {
+                    ValueType::Boolean => Some(unsafe { v.cast::<bool>() }.map_err(from_napi)?),
+                    _ => return Err(js_error(ErrorCode::InvalidRequest, "options.capabilityDirectory must be a boolean")),
+                },
+            };
+            let session_options = SessionOptions { direct_tools, context_tokens, on_event, code_runner, capability_directory };
             Session::new(&catalog.inner, config, executor, session_options)
                 .map(|inner| ToolSearchSession { inner: std::sync::RwLock::new(inner) })
                 .map_err(to_js)
@@ -280,10 +287,12 @@ impl ToolSearchSession {
     }
 
     /// The tools to send (control tools for the mode, direct tools, and in
-    /// direct/directory mode the catalog tools shown with schemas), the
-    /// directory prompt where the mode has one, and their byte sizes.
-    #[napi(ts_args_type = "format?: SurfaceFormat | null", ts_return_type = "ModelSurface")]
-    pub fn surface<'env>(&self, env: &'env Env, format: Option<Unknown>) -> Result<Unknown<'env>, JsCode> {
+    /// direct mode the catalog tools shown with schemas), the directory
+    /// prompt where the mode has one, and their byte sizes. `options.prompt`
+    /// (the turn's user prompt) orders the capability directory of code and
+    /// tools modes by what it most likely needs.
+    #[napi(ts_args_type = "format?: SurfaceFormat | null, options?: { prompt?: string | null } | null", ts_return_type = "ModelSurface")]
+    pub fn surface<'env>(&self, env: &'env Env, format: Option<Unknown>, options: Option<Unknown>) -> Result<Unknown<'env>, JsCode> {
         guard(|| {
             let format = match format {
                 Some(f) if !is_nullish(&f)? => {
@@ -291,12 +300,23 @@ impl ToolSearchSession {
                 }
                 _ => SurfaceFormat::Neutral,
             };
-            parsed(env, &*self.session().surface(format))
+            let prompt = match options {
+                Some(o) if !is_nullish(&o)? => {
+                    let o = object_arg(o, ErrorCode::InvalidRequest, "options")?;
+                    match property(&o, "prompt")? {
+                        Some(p) => Some(string_arg(p, ErrorCode::InvalidRequest, "options.prompt")?),
+                        None => None,
+                    }
+                }
+                _ => None,
+            };
+            parsed(env, &*self.session().surface_for(format, prompt.as_deref()))
         })
     }
 
     /// The directory text (directory mode; memoized per catalog snapshot and
-    /// options), without rendering the tool definitions.
+    /// options) or the capability directory (code and tools modes, when
+    /// enabled; owners by size), without rendering the tool definitions.
     #[napi]
     pub fn directory_prompt(&self) -> Result<Option<String>, JsCode> {
         guard(|| Ok(self.session().directory_prompt().map(|text| text.to_string())))

@@ -66,38 +66,26 @@ fn invalid(message: impl Into<String>) -> Error {
     Error::new(ErrorCode::InvalidQuery, message)
 }
 
+/// One query of a planned batch: where it came from (for error messages),
+/// its trimmed text and effective limit.
+struct Planned {
+    query: String,
+    limit: usize,
+}
+
+fn limit_error(path: &str, message: impl std::fmt::Display) -> Error {
+    Error::new(ErrorCode::InvalidLimit, format!("{path}: {message}"))
+}
+
 impl Catalog {
-    /// Run a batch. Counts one search per query.
+    /// Run a batch. Counts one search per query. Every rule is checked
+    /// before the first search, and a refusal names the offending path
+    /// (`queries[2].query`), so the model can fix exactly that.
     pub fn search_batch(&self, request: &BatchRequest) -> Result<BatchResult> {
-        // Validated even when it only sits beside `queries`.
-        self.limits.effective(json_limit(request.limit.as_ref())?)?;
-        let mut queries: Vec<BatchQuery> = Vec::new();
-        if let Some(q) = request.query.as_deref().filter(|q| !q.trim().is_empty()) {
-            queries.push(BatchQuery { query: q.to_string(), limit: request.limit.clone() });
-        }
-        queries.extend(request.queries.iter().flatten().cloned());
-        if queries.is_empty() {
-            return Err(invalid("Provide \"query\" or a non-empty \"queries\" list."));
-        }
-        if queries.len() > MAX_BATCH_QUERIES {
-            return Err(invalid(format!("At most {MAX_BATCH_QUERIES} queries per call; got {}.", queries.len())));
-        }
-        for q in &queries {
-            if q.query.chars().count() > MAX_BATCH_QUERY_CHARS {
-                return Err(invalid(format!("Each query must be at most {MAX_BATCH_QUERY_CHARS} characters.")));
-            }
-        }
-        let list: Vec<&str> = queries.iter().map(|q| q.query.as_str()).collect();
-        let list_bytes = serde_json::to_string(&list).map(|s| s.len()).unwrap_or(usize::MAX);
-        if list_bytes > MAX_BATCH_QUERY_BYTES {
-            return Err(invalid(format!(
-                "The queries together must serialize to at most {MAX_BATCH_QUERY_BYTES} bytes; got {list_bytes}. Use fewer or shorter queries."
-            )));
-        }
-        let limits: Vec<usize> = queries.iter().map(|q| self.limits.effective(json_limit(q.limit.as_ref())?)).collect::<Result<_>>()?;
-        let mut groups = Vec::with_capacity(queries.len());
-        for (q, limit) in queries.iter().zip(limits) {
-            let ranked = self.ranked_hits(&q.query, limit)?;
+        let planned = self.plan_batch(request)?;
+        let mut groups = Vec::with_capacity(planned.len());
+        for q in &planned {
+            let ranked = self.ranked_hits(&q.query, q.limit)?;
             let candidates = ranked
                 .iter()
                 .map(|h| {
@@ -106,10 +94,75 @@ impl Catalog {
                     hit
                 })
                 .collect();
+            // The group echoes the query as searched (trimmed).
             groups.push(BatchResultGroup { query: q.query.clone(), candidates, truncated: false });
         }
         self.counters.record_search(groups.len() as u64);
         Ok(fit_budget(groups))
+    }
+
+    /// The batch's queries in run order (a non-blank scalar `query` first,
+    /// with the top-level `limit`), trimmed, with their effective limits.
+    fn plan_batch(&self, request: &BatchRequest) -> Result<Vec<Planned>> {
+        let scalar = request.query.as_deref().map(str::trim).filter(|q| !q.is_empty());
+        let batch = request.queries.as_deref().unwrap_or(&[]);
+        let top_limit = json_limit(request.limit.as_ref()).map_err(|e| limit_error("limit", e.message))?;
+        // The top-level limit belongs to the scalar query; beside a batch alone it
+        // would silently apply to nothing.
+        if scalar.is_none() && !batch.is_empty() && top_limit.is_some() {
+            return Err(limit_error(
+                "limit",
+                "a top-level limit applies only to \"query\"; beside \"queries\" set each entry's own limit (queries[i].limit).",
+            ));
+        }
+        let mut entries: Vec<(String, &str, Option<f64>)> = Vec::new();
+        if let Some(q) = scalar {
+            entries.push(("query".to_string(), q, top_limit));
+        }
+        for (i, q) in batch.iter().enumerate() {
+            let limit = json_limit(q.limit.as_ref()).map_err(|e| limit_error(&format!("queries[{i}].limit"), e.message))?;
+            entries.push((format!("queries[{i}]"), q.query.as_str(), limit));
+        }
+        if entries.is_empty() {
+            return Err(invalid("Provide \"query\" or a non-empty \"queries\" list."));
+        }
+        if entries.len() > MAX_BATCH_QUERIES {
+            return Err(invalid(format!("At most {MAX_BATCH_QUERIES} queries per call (a scalar \"query\" counts); got {}.", entries.len())));
+        }
+        let mut planned = Vec::with_capacity(entries.len());
+        let mut total = 0usize;
+        for (path, text, limit) in &entries {
+            let query = text.trim();
+            let query_path = if path == "query" { path.clone() } else { format!("{path}.query") };
+            if query.is_empty() {
+                return Err(invalid(format!("{query_path} is blank; give every entry the capability to search for, or drop it.")));
+            }
+            if query.chars().count() > MAX_BATCH_QUERY_CHARS {
+                return Err(invalid(format!("{query_path}: each query must be at most {MAX_BATCH_QUERY_CHARS} characters.")));
+            }
+            let limit_path = if path == "query" { "limit".to_string() } else { format!("{path}.limit") };
+            let limit = self.limits.effective(*limit).map_err(|e| limit_error(&limit_path, e.message))?;
+            total += limit;
+            if total > MAX_BATCH_CANDIDATES {
+                let default = self.limits.default_limit;
+                return Err(limit_error(
+                    &limit_path,
+                    format!(
+                        "the limits together ask for {total} hits, over {MAX_BATCH_CANDIDATES} per call (an omitted limit counts as {default}); \
+                         lower the limits or split the queries over several calls."
+                    ),
+                ));
+            }
+            planned.push(Planned { query: query.to_string(), limit });
+        }
+        let list: Vec<&str> = planned.iter().map(|q| q.query.as_str()).collect();
+        let list_bytes = serde_json::to_string(&list).map(|s| s.len()).unwrap_or(usize::MAX);
+        if list_bytes > MAX_BATCH_QUERY_BYTES {
+            return Err(invalid(format!(
+                "The queries together must serialize to at most {MAX_BATCH_QUERY_BYTES} bytes; got {list_bytes}. Use fewer or shorter queries."
+            )));
+        }
+        Ok(planned)
     }
 }
 
@@ -256,14 +309,79 @@ mod tests {
     }
 
     #[test]
-    fn top_level_limit_beside_queries_is_validated() {
+    fn top_level_limit_beside_queries_is_refused_before_any_search() {
         let c = catalog(sixteen_tools());
-        for bad in [json!(0), json!(-1), json!(1.5), json!("3")] {
+        for bad in [json!(0), json!(-1), json!(1.5), json!("3"), json!(3)] {
             let err = c.search_batch(&request(json!({ "limit": bad, "queries": [{ "query": "topica" }] }))).unwrap_err();
             assert_eq!(err.code, ErrorCode::InvalidLimit, "{bad}");
+            assert!(err.message.starts_with("limit: "), "{}", err.message);
         }
-        assert!(c.search_batch(&request(json!({ "limit": 3, "queries": [{ "query": "topica" }] }))).is_ok());
+        let err = c.search_batch(&request(json!({ "query": "  ", "limit": 3, "queries": [{ "query": "topica" }] }))).unwrap_err();
+        assert!(err.message.contains("queries[i].limit"), "{}", err.message);
+        assert_eq!(c.telemetry().search_count, 0, "refused before any search");
+        // Null is no limit; beside a scalar query the limit is that query's own.
         assert!(c.search_batch(&request(json!({ "limit": null, "queries": [{ "query": "topica" }] }))).is_ok());
+        let both = c.search_batch(&request(json!({ "query": "topicb", "limit": 1, "queries": [{ "query": "topica" }] }))).unwrap();
+        assert_eq!(both.results[0].query, "topicb");
+        assert_eq!(both.results[0].candidates.len(), 1);
+    }
+
+    #[test]
+    fn limits_totalling_over_fifty_are_refused_naming_the_entry() {
+        let c = catalog(sixteen_tools());
+        let err = c
+            .search_batch(&request(json!({ "queries": [
+                { "query": "topica", "limit": 20 }, { "query": "topicb", "limit": 20 }, { "query": "topicc", "limit": 11 }] })))
+            .unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidLimit);
+        assert!(err.message.starts_with("queries[2].limit: the limits together ask for 51 hits, over 50"), "{}", err.message);
+        // An omitted limit counts as the default (8): seven defaults are 56.
+        let seven: Vec<Value> = (0..7).map(|i| json!({ "query": format!("topic{}", (b'a' + i as u8) as char) })).collect();
+        let err = c.search_batch(&request(json!({ "queries": seven }))).unwrap_err();
+        assert!(err.message.starts_with("queries[6].limit: the limits together ask for 56 hits"), "{}", err.message);
+        // A scalar query counts toward the budget, with its own limit.
+        let err = c
+            .search_batch(&request(json!({ "query": "topicd", "limit": 11, "queries": [
+                { "query": "topica", "limit": 20 }, { "query": "topicb", "limit": 20 }] })))
+            .unwrap_err();
+        assert!(err.message.starts_with("queries[1].limit: the limits together ask for 51 hits"), "{}", err.message);
+        assert_eq!(c.telemetry().search_count, 0);
+        let fifty = json!({ "query": "topicd", "limit": 10, "queries": [{ "query": "topica", "limit": 20 }, { "query": "topicb", "limit": 20 }] });
+        assert!(c.search_batch(&request(fifty)).is_ok());
+    }
+
+    #[test]
+    fn a_blank_query_at_any_position_is_refused_naming_it() {
+        let c = catalog(sixteen_tools());
+        let err = c
+            .search_batch(&request(json!({ "queries": [{ "query": "topica" }, { "query": "topicb" }, { "query": " \t " }] })))
+            .unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidQuery);
+        assert!(err.message.starts_with("queries[2].query is blank"), "{}", err.message);
+        let err = c.search_batch(&request(json!({ "queries": [{ "query": "" }, { "query": "topicb" }] }))).unwrap_err();
+        assert!(err.message.starts_with("queries[0].query is blank"), "{}", err.message);
+        assert_eq!(c.telemetry().search_count, 0);
+        // A blank scalar query beside a batch is ignored.
+        let ok = c.search_batch(&request(json!({ "query": " ", "queries": [{ "query": "topica" }] }))).unwrap();
+        assert_eq!(ok.results.len(), 1);
+    }
+
+    #[test]
+    fn groups_echo_the_trimmed_query() {
+        let c = catalog(sixteen_tools());
+        let result = c.search_batch(&request(json!({ "query": "  topicc ", "queries": [{ "query": "\ttopica  " }] }))).unwrap();
+        let queries: Vec<&str> = result.results.iter().map(|g| g.query.as_str()).collect();
+        assert_eq!(queries, ["topicc", "topica"]);
+        assert_eq!(result.results[1].candidates[0].name, "tool_topica");
+    }
+
+    #[test]
+    fn a_scalar_query_counts_toward_the_query_budget() {
+        let c = catalog(sixteen_tools());
+        let sixteen: Vec<Value> = (0..16).map(|i| json!({ "query": format!("topic{}", (b'a' + i as u8) as char), "limit": 1 })).collect();
+        let err = c.search_batch(&request(json!({ "query": "topica", "limit": 1, "queries": sixteen }))).unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidQuery);
+        assert!(err.message.contains("got 17"), "{}", err.message);
     }
 
     #[test]

@@ -157,24 +157,37 @@ fn validate_indexed(records: Vec<RawRecord>, strict: bool) -> Result<(Validated,
             }
         }
     }
-    // Stable sort: among equal ids the first record (in input order) wins.
+    // Stable sort: equal ids stay in input order, and the last record wins
+    // (a gateway registering a tool again means the newer one), keeping the
+    // id's place; the replaced record is listed in `excluded`.
     entries.sort_by(|a, b| a.0.id.cmp(&b.0.id));
     let mut kept: Vec<ToolEntry> = Vec::with_capacity(entries.len());
     let mut kept_index: Vec<usize> = Vec::with_capacity(entries.len());
     for (entry, index) in entries {
-        if kept.last().is_some_and(|prev| prev.id == entry.id) {
-            let reason = format!("duplicate tool id {}", entry.id);
-            if strict {
-                return Err(Error::invalid_catalog(format!("tool #{index}: {reason}")));
+        if let (Some(prev), Some(prev_index)) = (kept.last_mut(), kept_index.last_mut()) {
+            if prev.id == entry.id {
+                let reason = duplicate_reason(&entry.id);
+                if strict {
+                    return Err(Error::invalid_catalog(format!("tool #{prev_index}: {reason}")));
+                }
+                let replaced = std::mem::replace(prev, entry);
+                excluded.push(ExcludedTool { index: *prev_index, name: Some(replaced.name), reason });
+                *prev_index = index;
+                continue;
             }
-            excluded.push(ExcludedTool { index, name: Some(entry.name), reason });
-            continue;
         }
         kept.push(entry);
         kept_index.push(index);
     }
     excluded.sort_by_key(|e| e.index);
     Ok((Validated { entries: kept, direct_only, control_named, excluded }, kept_index))
+}
+
+/// The `excluded` reason of a record replaced by a later one with its id.
+/// No record index in it: a derived catalog renumbers records and carries
+/// the reason over.
+fn duplicate_reason(id: &str) -> String {
+    format!("duplicate tool id {id}: replaced by a later record with this id (the last one wins)")
 }
 
 enum Normalized {
@@ -405,6 +418,21 @@ impl CatalogData {
         })
     }
 
+    /// The record index (in the derived numbering `record_map` gives) of the
+    /// record `entry` came from: the last of its owner's records with its
+    /// name. Only read when an added record replaces it, so the scan is rare.
+    fn record_index_of(&self, entry: &ToolEntry, record_map: &[Option<usize>]) -> Option<usize> {
+        (0..self.records.len()).rev().find_map(|i| {
+            let (source, owner) = self.origins.get(i)?.as_ref()?;
+            if *source != entry.source || **owner != *entry.owner {
+                return None;
+            }
+            let parsed = super::records::parse_spans(std::iter::once(&*self.records[i].text));
+            let named = parsed.first()?.parsed.as_ref().ok()?.0.name.as_deref() == Some(entry.name.as_str());
+            named.then(|| record_map.get(i).copied().flatten()).flatten()
+        })
+    }
+
     /// This data with the records of `replaced` (one source's owner; `None`:
     /// none) left out and the `added` records after the kept ones: equal to a
     /// full build of that record list, but only the added records are parsed,
@@ -459,14 +487,16 @@ impl CatalogData {
                 (Some(&o), Some((entry, index))) => match self.entries[o].id.cmp(&entry.id) {
                     std::cmp::Ordering::Less => true,
                     std::cmp::Ordering::Greater => false,
-                    // The earlier record (the kept one) wins, as in a full build.
+                    // The later record (the added one) wins, as in a full build.
                     std::cmp::Ordering::Equal => {
-                        let reason = format!("duplicate tool id {}", entry.id);
+                        let reason = duplicate_reason(&entry.id);
+                        let replaced = &self.entries[o];
+                        let old_index = self.record_index_of(replaced, &record_map).unwrap_or(*index);
                         if strict {
-                            return Err(Error::invalid_catalog(format!("tool #{index}: {reason}")));
+                            return Err(Error::invalid_catalog(format!("tool #{old_index}: {reason}")));
                         }
-                        let (entry, index) = new.next().expect("peeked");
-                        excluded.push(ExcludedTool { index, name: Some(entry.name), reason });
+                        excluded.push(ExcludedTool { index: old_index, name: Some(replaced.name.clone()), reason });
+                        old.next();
                         continue;
                     }
                 },

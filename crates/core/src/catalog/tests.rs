@@ -276,10 +276,11 @@ fn append_keeps_the_policy_and_refuses_restricted_views() {
     assert_eq!(ids, ["openclaw:core:a", "openclaw:core:c"]);
     let err = c.restrict(&["a"]).append("[]").unwrap_err();
     assert_eq!(err.code, ErrorCode::InvalidRequest);
-    // A duplicate id is excluded like in any build; bad text is an error.
+    // A duplicate id replaces the earlier record like in any build; bad text is an error.
     let dup = grown.append(&serde_json::to_string(&vec![tool("a", "again")]).unwrap()).unwrap();
     assert_eq!(dup.size(), 2);
     assert!(!dup.excluded().is_empty());
+    assert_eq!(dup.resolve("a", LookupStyle::Structured).unwrap().description, "again");
     assert_eq!(grown.append("[{").unwrap_err().code, ErrorCode::InvalidCatalog);
 }
 
@@ -307,17 +308,20 @@ fn batch_runs_scalar_first_and_enforces_limits() {
 }
 
 #[test]
-fn batch_caps_total_candidates_dropping_lowest_ranks() {
+fn batch_refuses_limits_over_the_candidate_cap() {
     let tools: Vec<Value> = (0..60).map(|i| json!({ "name": format!("t{i:02}"), "description": "sync" })).collect();
     let c = catalog(tools).with_limits(SearchLimits { default_limit: 20, max_limit: 20 });
+    // Three defaults of 20 ask for 60 hits: refused at the third, before any search.
     let queries: Vec<Value> = (0..4).map(|_| json!({ "query": "sync" })).collect();
     let request: BatchRequest = serde_json::from_value(json!({ "queries": queries })).unwrap();
-    let result = c.search_batch(&request).unwrap();
-    let total: usize = result.results.iter().map(|g| g.candidates.len()).sum();
-    assert!(total <= crate::limits::MAX_BATCH_CANDIDATES);
-    // Dropped from the tail of every group evenly: group sizes differ by at most one.
-    let sizes: Vec<usize> = result.results.iter().map(|g| g.candidates.len()).collect();
-    assert!(sizes.iter().max().unwrap() - sizes.iter().min().unwrap() <= 1, "{sizes:?}");
+    let err = c.search_batch(&request).unwrap_err();
+    assert_eq!(err.code, ErrorCode::InvalidLimit);
+    assert!(err.message.starts_with("queries[2].limit:"), "{}", err.message);
+    assert_eq!(c.telemetry().search_count, 0);
+    // Within the cap every group gets its own limit.
+    let request: BatchRequest = serde_json::from_value(json!({ "queries": [{ "query": "sync", "limit": 20 }, { "query": "sync", "limit": 20 }, { "query": "sync", "limit": 10 }] })).unwrap();
+    let sizes: Vec<usize> = c.search_batch(&request).unwrap().results.iter().map(|g| g.candidates.len()).collect();
+    assert!(sizes.iter().sum::<usize>() <= crate::limits::MAX_BATCH_CANDIDATES, "{sizes:?}");
 }
 
 #[test]
@@ -349,14 +353,24 @@ fn names_and_owners_cannot_forge_ids() {
 }
 
 #[test]
-fn duplicate_ids_report_their_input_index() {
-    let c = catalog(vec![tool("a", "x"), tool("b", "y"), tool("a", "again")]);
-    let dup = c.excluded().iter().find(|e| e.reason.contains("duplicate")).unwrap();
-    assert_eq!(dup.index, 2);
-    assert_eq!(dup.name.as_deref(), Some("a"));
-    assert_eq!(c.size(), 2);
-    // The first record keeps the id, whatever the order of the ids around it.
-    assert_eq!(c.resolve("a", LookupStyle::Structured).unwrap().description, "x");
+fn duplicate_ids_last_record_wins_and_keeps_its_position() {
+    let c = catalog(vec![tool("a", "x"), tool("b", "y"), tool("a", "again"), tool("c", "z")]);
+    // The later record is the tool; the id keeps its place among the others.
+    assert_eq!(c.resolve("a", LookupStyle::Structured).unwrap().description, "again");
+    let ids: Vec<&str> = c.entries().map(|e| e.id.as_str()).collect();
+    assert_eq!(ids, ["openclaw:core:a", "openclaw:core:b", "openclaw:core:c"]);
+    assert_eq!(c.size(), 3);
+    // The replaced record is the warning in `excluded`, with its input index.
+    let dup: Vec<_> = c.excluded().iter().filter(|e| e.reason.contains("duplicate")).collect();
+    assert_eq!(dup.len(), 1);
+    assert_eq!(dup[0].index, 0);
+    assert_eq!(dup[0].name.as_deref(), Some("a"));
+    assert_eq!(dup[0].reason, "duplicate tool id openclaw:core:a: replaced by a later record with this id (the last one wins)");
+    // Appending a record with an existing id replaces that tool the same way.
+    let grown = c.append(&serde_json::to_string(&vec![tool("b", "newer")]).unwrap()).unwrap();
+    assert_eq!(grown.resolve("b", LookupStyle::Structured).unwrap().description, "newer");
+    assert_eq!(grown.size(), 3);
+    assert!(grown.excluded().iter().any(|e| e.index == 1 && e.reason.contains("replaced by a later record")), "{:?}", grown.excluded());
 }
 
 #[test]

@@ -31,13 +31,32 @@ const UNION_CUT_TAIL: &str = " | ...";
 static ANY_SCHEMA: Value = Value::Bool(true);
 /// Longest numeric bound printed (`>= 0`); longer numbers are left out.
 const MAX_BOUND_CHARS: usize = 24;
+/// Structural variants (`anyOf`/`oneOf` members, `type` lists) an output hint
+/// shows; more and the output has no hint (literal unions keep 8).
+const OUTPUT_MAX_VARIANTS: usize = 5;
+/// Keywords that constrain a value without giving it a type: an untyped leaf
+/// carrying one is not "anything", so an output hint cannot say `unknown`.
+const CONSTRAINT_KEYWORDS: [&str; 22] = [
+    "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength", "maxLength", "pattern",
+    "format", "minItems", "maxItems", "uniqueItems", "contains", "minProperties", "maxProperties", "patternProperties",
+    "propertyNames", "dependentRequired", "not", "if", "required", "contentMediaType",
+];
 
 #[derive(Debug, Clone, Copy)]
 struct Caps {
     max_chars: usize,
     max_depth: usize,
     max_props: usize,
+    /// Literal values (`enum`, `const` members) per union.
     max_union: usize,
+    /// Structural members (`anyOf`/`oneOf`, `type` lists) per union.
+    max_variants: usize,
+    /// Input hints: `number /* integer, >= 0 */`. Output hints describe what
+    /// comes back, where a bound tells the model nothing it must do.
+    numeric_constraints: bool,
+    /// Output hints: only shapes the schema pins down completely (closed
+    /// objects, typed leaves, no `allOf`), else no hint at all.
+    exact: bool,
 }
 
 const INPUT_CAPS: Caps = Caps {
@@ -45,10 +64,20 @@ const INPUT_CAPS: Caps = Caps {
     max_depth: INPUT_HINT_MAX_DEPTH,
     max_props: INPUT_HINT_MAX_PROPERTIES,
     max_union: INPUT_HINT_MAX_ENUM,
+    max_variants: INPUT_HINT_MAX_ENUM,
+    numeric_constraints: true,
+    exact: false,
 };
 
-/// Same shape caps as inputs, larger text budget; any cut makes it `None`.
-const OUTPUT_CAPS: Caps = Caps { max_chars: OUTPUT_HINT_MAX_CHARS, ..INPUT_CAPS };
+/// Same shape caps as inputs, larger text budget, five structural variants,
+/// no numeric constraints; any cut or inexact part makes it `None`.
+const OUTPUT_CAPS: Caps = Caps {
+    max_chars: OUTPUT_HINT_MAX_CHARS,
+    max_variants: OUTPUT_MAX_VARIANTS,
+    numeric_constraints: false,
+    exact: true,
+    ..INPUT_CAPS
+};
 
 /// Signature of a tool's input schema.
 ///
@@ -56,8 +85,9 @@ const OUTPUT_CAPS: Caps = Caps { max_chars: OUTPUT_HINT_MAX_CHARS, ..INPUT_CAPS 
 ///   one that only lists `required` names prints them as `name: unknown`.
 /// - Required properties print first, as `name: T`, then optional ones as
 ///   `name?: T`; each group sorted by name.
-/// - Numeric bounds follow the type: `number (>= 0, <= 100)` (`>`/`<` for
-///   exclusive ones), when they fit the budget.
+/// - Numeric constraints follow the type as a comment: `number /* integer,
+///   >= 0, <= 100 */` (`>`/`<` for exclusive bounds), charged to the same
+///   budget as the rest (a property that no longer fits is cut).
 /// - `integer` → `number`; `enum`/`const` → literal unions; `anyOf`/`oneOf` →
 ///   unions; `allOf` → intersections; `nullable: true` and `type: [.., "null"]`
 ///   → `T | null`; arrays → `T[]` (tuples `[A, B]`); maps → `Record<string, T>`.
@@ -86,12 +116,17 @@ const OUTPUT_MAX_OBJECT_VARIANTS: usize = 5;
 /// Shown for these roots: an object with at least one property; an array
 /// (`Array<T>`); an enum or const; a nullable scalar (`string | null`); a
 /// union (`anyOf` / `oneOf`) of one to five object variants (and `null`).
-/// None for anything else, e.g. a plain scalar, or an object that also has a
-/// root `anyOf` / `oneOf` (its real shape is the combination, which a single
-/// signature would misstate). Also None when rendering would need any cut
-/// (850-char budget, 16 properties, 8 union members, depth 4), or when a part
-/// cannot be expressed (unresolvable `$ref`, over-long literal, unknown
-/// `type`). A partial output hint would mislead the model more than none.
+/// None for anything else, e.g. a plain scalar, or an object that also has
+/// `anyOf` / `oneOf` (its real shape is the combination, which a single
+/// signature would misstate). Every object inside must be closed
+/// (`additionalProperties: false`; a value-typed map prints as
+/// `Record<string, T>`), every leaf typed (an untyped leaf with constraints
+/// such as `pattern` cannot be said), every union at most 8 literals or 5
+/// structural variants; no `allOf`. Numbers print as `number` (bounds are
+/// for inputs). Also None when rendering would need any cut (850-char
+/// budget, 16 properties, depth 4), or when a part cannot be expressed
+/// (unresolvable `$ref`, over-long literal, unknown `type`). A partial output
+/// hint would mislead the model more than none.
 pub fn output_hint(schema: &Value) -> Option<String> {
     let mut renderer = Renderer::new(schema, OUTPUT_CAPS);
     let hint = match output_root(schema)? {
@@ -262,6 +297,12 @@ impl<'a> Renderer<'a> {
             };
         }
         let has_own_type = map.contains_key("type") || map.contains_key("properties");
+        if self.caps.exact && (map.contains_key("allOf") || (has_own_type && (map.contains_key("anyOf") || map.contains_key("oneOf")))) {
+            // A typed shape narrowed by a union, or an intersection: the real
+            // shape is a combination one signature would misstate.
+            let text = self.unknown();
+            return fit(text, budget);
+        }
         for keyword in ["anyOf", "oneOf"] {
             if let Some(Value::Array(members)) = map.get(keyword) {
                 if !has_own_type || members.iter().any(is_shape) {
@@ -278,7 +319,8 @@ impl<'a> Renderer<'a> {
             Some(Value::String(t)) => self.render_type(t, map, depth, budget),
             Some(Value::Array(types)) => {
                 let types: Vec<&'a Value> = types.iter().collect();
-                self.render_union_with(&types, budget, |this, member, member_budget| {
+                let cap = self.caps.max_variants;
+                self.render_union_with(&types, cap, budget, |this, member, member_budget| {
                     match member.as_str() {
                         Some(t) => this.render_type(t, map, depth, member_budget),
                         None => {
@@ -298,6 +340,11 @@ impl<'a> Renderer<'a> {
             None if map.contains_key("items") || map.contains_key("prefixItems") => {
                 self.render_array(map, depth, budget)
             }
+            // Constrained but untyped: not "anything", and not sayable.
+            None if self.caps.exact && CONSTRAINT_KEYWORDS.iter().any(|k| map.contains_key(*k)) => {
+                let text = self.unknown();
+                fit(text, budget)
+            }
             None => fit("unknown".to_string(), budget),
         }
     }
@@ -311,13 +358,15 @@ impl<'a> Renderer<'a> {
     ) -> Option<String> {
         let text = match type_name {
             "string" => "string",
-            "number" | "integer" => {
-                // Bounds are extra: when they do not fit, the plain type still may.
-                if let Some(text) = numeric_bounds(map).and_then(|b| fit(format!("number ({b})"), budget)) {
-                    return Some(text);
-                }
-                "number"
+            "number" | "integer" if self.caps.numeric_constraints => {
+                // Charged like any other text: when it does not fit, the caller cuts.
+                let text = match numeric_constraints(type_name == "integer", map) {
+                    Some(constraints) => format!("number /* {constraints} */"),
+                    None => "number".to_string(),
+                };
+                return fit(text, budget);
             }
+            "number" | "integer" => "number",
             "boolean" => "boolean",
             "null" => "null",
             "array" => return self.render_array(map, depth, budget),
@@ -404,6 +453,12 @@ impl<'a> Renderer<'a> {
             self.incomplete = true;
             return fit("object".to_string(), budget);
         }
+        let undeclared_required = properties.is_some_and(|p| required.iter().any(|name| !p.contains_key(*name)));
+        if self.caps.exact && (map.get("additionalProperties") != Some(&Value::Bool(false)) || undeclared_required) {
+            // Open, or requiring a field it does not declare: there is more
+            // to the object than the hint could name.
+            self.incomplete = true;
+        }
         // Required keys without a declared schema: their value is anything
         // the map allows (`additionalProperties`), else unknown.
         let value_schema = match map.get("additionalProperties") {
@@ -461,7 +516,14 @@ impl<'a> Renderer<'a> {
     ) -> Option<String> {
         let value_schema = match map.get("additionalProperties") {
             Some(schema @ Value::Object(m)) if !m.is_empty() => schema,
-            _ => return fit("{}".to_string(), budget),
+            Some(Value::Bool(false)) => return fit("{}".to_string(), budget),
+            _ => {
+                // An open map of anything: `{}` would say "empty".
+                if self.caps.exact {
+                    self.incomplete = true;
+                }
+                return fit("{}".to_string(), budget);
+            }
         };
         if depth >= self.caps.max_depth {
             self.incomplete = true;
@@ -477,7 +539,8 @@ impl<'a> Renderer<'a> {
             return fit("never".to_string(), budget);
         }
         let values: Vec<&'a Value> = values.iter().collect();
-        self.render_union_with(&values, budget, |this, value, member_budget| {
+        let cap = self.caps.max_union;
+        self.render_union_with(&values, cap, budget, |this, value, member_budget| {
             let text = this.literal(value);
             fit(text, member_budget)
         })
@@ -488,16 +551,21 @@ impl<'a> Renderer<'a> {
             return fit("never".to_string(), budget);
         }
         let members: Vec<&'a Value> = members.iter().collect();
-        self.render_union_with(&members, budget, |this, member, member_budget| {
+        // A union of `const` members is a literal union, under the literal cap.
+        let literals = members.iter().all(|m| m.as_object().is_some_and(|o| o.contains_key("const") || o.contains_key("enum")));
+        let cap = if literals { self.caps.max_union } else { self.caps.max_variants };
+        self.render_union_with(&members, cap, budget, |this, member, member_budget| {
             this.render(member, depth + 1, member_budget)
         })
     }
 
     /// Joins rendered members with ` | `, dropping duplicates, keeping at most
-    /// `max_union` members and the budget; a cut ends with ` | ...`.
+    /// `max_members` members (and `max_union` pieces once flattened) and the
+    /// budget; a cut ends with ` | ...`.
     fn render_union_with<F>(
         &mut self,
         members: &[&'a Value],
+        max_members: usize,
         budget: usize,
         mut render_member: F,
     ) -> Option<String>
@@ -508,7 +576,7 @@ impl<'a> Renderer<'a> {
         let mut used = 0usize;
         let mut cut = false;
         'members: for (index, member) in members.iter().enumerate() {
-            if index >= self.caps.max_union {
+            if index >= max_members {
                 cut = true;
                 break;
             }
@@ -635,9 +703,9 @@ fn ordered_properties<'v>(
     entries
 }
 
-/// `>= 0, <= 100` from a number schema's bounds (draft 4 boolean and
-/// draft 6+ numeric exclusive forms), or None without bounds.
-fn numeric_bounds(map: &Map<String, Value>) -> Option<String> {
+/// `integer, >= 0, <= 100` from a number schema (draft 4 boolean and draft
+/// 6+ numeric exclusive bounds), or None for a plain `number`.
+fn numeric_constraints(integer: bool, map: &Map<String, Value>) -> Option<String> {
     let number = |key: &str| {
         map.get(key)
             .filter(|v| v.is_number())
@@ -653,10 +721,8 @@ fn numeric_bounds(map: &Map<String, Value>) -> Option<String> {
         Some(n) => Some(format!("< {n}")),
         None => number("maximum").map(|n| if flag("exclusiveMaximum") { format!("< {n}") } else { format!("<= {n}") }),
     };
-    match (lower, upper) {
-        (Some(l), Some(u)) => Some(format!("{l}, {u}")),
-        (l, u) => l.or(u),
-    }
+    let parts: Vec<String> = integer.then(|| "integer".to_string()).into_iter().chain(lower).chain(upper).collect();
+    (!parts.is_empty()).then(|| parts.join(", "))
 }
 
 fn fit(text: String, budget: usize) -> Option<String> {
@@ -681,15 +747,14 @@ fn render_key(name: &str) -> Option<String> {
 }
 
 /// Whether `text` has a top-level ` | ` or ` & ` (outside brackets and quotes),
-/// or ends with a bounds note (`number (>= 0)`), so it must be parenthesized
-/// before `[]` or `&`.
+/// or ends with a constraints comment (`number /* integer */`), so it must be
+/// parenthesized before `[]` or `&`.
 fn needs_parens(text: &str) -> bool {
-    split_top_level(text, " | ").len() > 1
-        || split_top_level(text, " & ").len() > 1
-        || (text.ends_with(')') && !text.starts_with('('))
+    split_top_level(text, " | ").len() > 1 || split_top_level(text, " & ").len() > 1 || text.ends_with("*/")
 }
 
-/// Splits on `separator` only outside `{}`, `[]`, `()`, `<>` and string literals.
+/// Splits on `separator` only outside `{}`, `[]`, `()`, `<>`, string literals
+/// and `/* */` comments (whose `>= 0` is no bracket).
 fn split_top_level<'t>(text: &'t str, separator: &str) -> Vec<&'t str> {
     let bytes = text.as_bytes();
     let sep = separator.as_bytes();
@@ -710,6 +775,10 @@ fn split_top_level<'t>(text: &'t str, separator: &str) -> Vec<&'t str> {
                 in_string = false;
             }
             i += 1;
+            continue;
+        }
+        if b == b'/' && bytes.get(i + 1) == Some(&b'*') {
+            i = text[i + 2..].find("*/").map_or(bytes.len(), |end| i + 2 + end + 2);
             continue;
         }
         match b {

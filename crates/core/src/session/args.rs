@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use crate::catalog::{BatchQuery, BatchRequest, Catalog, LookupStyle};
 use crate::error::{Error, ErrorCode, Result};
-use crate::limits::{MAX_BATCH_QUERIES, MAX_JSON_DEPTH};
+use crate::limits::{MAX_BATCH_QUERIES, MAX_JSON_DEPTH, MAX_QUERY_CHARS};
 use crate::schema::check_bounds;
 
 /// Largest argument object accepted from a model (serialized, approximate).
@@ -63,8 +63,25 @@ fn limit_of(value: Option<&Value>) -> Result<Option<f64>> {
 /// A `tool_search` request: one query, or a batch.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SearchRequest {
-    Single { query: String, limit: Option<f64> },
+    /// `query` is at most [`MAX_QUERY_CHARS`] characters: a longer one is cut
+    /// to a prefix (`cut_from` holds its full length in characters).
+    Single { query: String, limit: Option<f64>, cut_from: Option<usize> },
     Batch(BatchRequestOwned),
+}
+
+/// A scalar query within [`MAX_QUERY_CHARS`] characters: longer ones (a
+/// pasted page, a long multi-step request) are answered on their prefix,
+/// cut at the last whitespace of its final 64 characters when there is one.
+/// A refusal would read to the model as "search is broken".
+pub fn bounded_query(query: String) -> (String, Option<usize>) {
+    let Some((cut, _)) = query.char_indices().nth(MAX_QUERY_CHARS) else {
+        return (query, None);
+    };
+    let total = MAX_QUERY_CHARS + query[cut..].chars().count();
+    let prefix = &query[..cut];
+    let tail_start = prefix.char_indices().rev().nth(63).map_or(0, |(i, _)| i);
+    let end = prefix[tail_start..].rfind(char::is_whitespace).map_or(cut, |i| tail_start + i);
+    (prefix[..end].trim_end().to_string(), Some(total))
 }
 
 /// [`BatchRequest`] without the `Default`/`Deserialize` indirection.
@@ -84,10 +101,10 @@ impl BatchRequestOwned {
         }
     }
 
-    /// All queries in run order (a non-empty scalar query first).
+    /// All queries in run order (a non-empty scalar query first), trimmed as searched.
     pub fn all_queries(&self) -> Vec<String> {
-        let mut out: Vec<String> = self.query.iter().filter(|q| !q.trim().is_empty()).cloned().collect();
-        out.extend(self.queries.iter().map(|(q, _)| q.clone()));
+        let mut out: Vec<String> = self.query.iter().map(|q| q.trim()).filter(|q| !q.is_empty()).map(str::to_string).collect();
+        out.extend(self.queries.iter().map(|(q, _)| q.trim().to_string()));
         out
     }
 }
@@ -96,7 +113,8 @@ pub fn parse_search(raw: &Value) -> Result<SearchRequest> {
     // A bare string is the query itself (some small models do this).
     if let Value::String(text) = raw {
         if !text.trim_start().starts_with('{') {
-            return Ok(SearchRequest::Single { query: text.clone(), limit: None });
+            let (query, cut_from) = bounded_query(text.clone());
+            return Ok(SearchRequest::Single { query, limit: None, cut_from });
         }
     }
     let map = object_args(raw, "tool_search arguments")?;
@@ -108,7 +126,10 @@ pub fn parse_search(raw: &Value) -> Result<SearchRequest> {
     let limit = limit_of(map.get("limit"))?;
     match map.get("queries") {
         None | Some(Value::Null) => match query {
-            Some(query) => Ok(SearchRequest::Single { query, limit }),
+            Some(query) => {
+                let (query, cut_from) = bounded_query(query);
+                Ok(SearchRequest::Single { query, limit, cut_from })
+            }
             None => Err(Error::new(
                 ErrorCode::InvalidQuery,
                 "tool_search needs { \"query\": string } or { \"queries\": [{ \"query\": string }, ...] }.",

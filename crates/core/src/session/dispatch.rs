@@ -96,6 +96,18 @@ fn weak_note(value: &Value) -> Option<String> {
     }
 }
 
+/// "Note: the query was 5,000 characters; ..." for a scalar query searched on its prefix.
+fn note_for_long_query(request: Option<SearchRequest>) -> Option<String> {
+    match request {
+        Some(SearchRequest::Single { cut_from: Some(total), query, .. }) => Some(format!(
+            "Note: the query was {total} characters; only its first {} were searched. For several capabilities, use \
+             queries: [{{ query }}, ...] with a few words each.",
+            query.chars().count()
+        )),
+        _ => None,
+    }
+}
+
 fn guidance(style: LookupStyle) -> &'static str {
     match style {
         LookupStyle::Structured => "tool_describe",
@@ -112,11 +124,18 @@ impl Session {
             return self.run_code(args, options).await;
         }
         let note = (tool_name == TOOL_SEARCH).then(|| self.unavailable_note(&args)).flatten();
+        let long_query_note = (tool_name == TOOL_SEARCH).then(|| note_for_long_query(args::parse_search(&args).ok())).flatten();
         let outcome = self.dispatch(tool_name, args, options).await;
         let mut result = ToolResult::from_outcome(tool_name, outcome);
         // The model reads `content`: it learns why a tool it may expect is missing and
         // does not reach for an unrelated one. `value` keeps the contract's shape.
         if let (true, Some(note)) = (result.ok, note) {
+            result.content.push('\n');
+            result.content.push_str(&note);
+        }
+        // A long query was searched on its prefix: say so, so the model does not
+        // take a miss for "nothing exists".
+        if let (true, Some(note)) = (result.ok, long_query_note) {
             result.content.push('\n');
             result.content.push_str(&note);
         }
@@ -133,7 +152,7 @@ impl Session {
     fn unavailable_note(&self, args: &Value) -> Option<String> {
         let catalog = self.catalog();
         let queries: Vec<(String, usize)> = match args::parse_search(args).ok()? {
-            args::SearchRequest::Single { query, limit } => vec![(query, catalog.limits().effective(limit).ok()?)],
+            args::SearchRequest::Single { query, limit, .. } => vec![(query, catalog.limits().effective(limit).ok()?)],
             args::SearchRequest::Batch(batch) => {
                 let limit = catalog.limits().default_limit as usize;
                 batch.all_queries().into_iter().map(|q| (q, limit)).collect()
@@ -208,7 +227,7 @@ impl Session {
         let start = Instant::now();
         let catalog = self.catalog();
         let result = args::parse_search(raw).and_then(|request| match request {
-            SearchRequest::Single { query, limit } => catalog.search(&query, limit).map(|hits| {
+            SearchRequest::Single { query, limit, .. } => catalog.search(&query, limit).map(|hits| {
                 let ids = hits.iter().map(|h| h.id.clone()).collect();
                 (vec![query], ids, false, serde_json::to_value(&hits).unwrap_or(Value::Null))
             }),
@@ -509,8 +528,10 @@ impl Session {
                 return (Err(Failure::error(ErrorCode::InvalidArgs, format!("Arguments for {}: {why} Nothing was run.", entry.id))), false)
             }
             Some((_, Err(ArgsProblem::Invalid(issues)))) => {
+                // The tool's input hint: what a valid call looks like, without a describe round trip.
+                let expected = self.catalog().data().input_hint(ordinal).to_string();
                 let message = format!(
-                    "Invalid arguments for {}: {} Nothing was run; fix the arguments (the schema is in {}) and call again.",
+                    "Invalid arguments for {}: {} Expected input: {expected}. Nothing was run; fix the arguments (the full schema is in {}) and call again.",
                     entry.id,
                     issues.join(" "),
                     guidance(style)

@@ -6,8 +6,10 @@
 //! (pasted text, then the ask; or the ask, then the paste), so the search
 //! query is the prompt's tail window followed by its head window; a short
 //! prompt is searched whole. Capability families the request implies (web
-//! research: a search tool and a page reader; recall: the memory tools) are
-//! recognised from tool names and descriptions and hydrated together.
+//! research and news: a search tool and a page reader; a web address: the
+//! reader; recall: the memory tools; posting to the conversation: one
+//! messaging tool) are recognised from tool names and descriptions and
+//! hydrated together.
 
 use std::collections::BTreeSet;
 
@@ -51,11 +53,11 @@ struct Word<'a> {
 /// The parts of the prompt hydration reads: the request text (searched and
 /// read for intent) and the tool names or ids mentioned anywhere.
 #[derive(Debug, Default)]
-struct PromptReading {
-    request: String,
+pub(super) struct PromptReading {
+    pub(super) request: String,
     /// Tools named by a distinctive identifier (with `_`, `-`, `.` or `:`)
     /// anywhere in the prompt, latest mention first.
-    mentioned: Vec<usize>,
+    pub(super) mentioned: Vec<usize>,
 }
 
 /// The prompt within [`MAX_PROMPT_BYTES`]: head and tail slices (on char
@@ -150,7 +152,7 @@ fn head_window<'w, 'a>(words: &'w [Word<'a>]) -> &'w [Word<'a>] {
 }
 
 /// Read the prompt; `lookup` finds the tool an exact name or id names.
-fn read_prompt(prompt: &str, lookup: impl Fn(&str) -> Option<usize>) -> PromptReading {
+pub(super) fn read_prompt(prompt: &str, lookup: impl Fn(&str) -> Option<usize>) -> PromptReading {
     let (head, tail) = bounded(prompt);
     let mut words = Vec::new();
     words_of(head, &mut words);
@@ -200,6 +202,8 @@ enum Family {
     Web,
     /// The agent's own long-term memory.
     Memory,
+    /// Posting to the conversation's channel (`message`, `send_message`).
+    Message,
 }
 
 /// A tool's role inside its family, from its name.
@@ -211,6 +215,7 @@ enum Role {
 }
 
 const MEMORY_QUERY: &str = "memory recall remember";
+const MESSAGE_QUERY: &str = "send a message to the channel";
 const WEB_FINDER_QUERY: &str = "search the web";
 const WEB_READER_QUERY: &str = "fetch read web page url content";
 
@@ -218,6 +223,7 @@ const MEMORY_WORDS: &[&str] = &["memory", "memories", "remember", "recall"];
 const WEB_WORDS: &[&str] = &["web", "internet", "online", "url", "urls", "website", "websites", "webpage", "webpages", "http", "https"];
 const FINDER_WORDS: &[&str] = &["search", "find", "query", "lookup"];
 const READER_WORDS: &[&str] = &["fetch", "get", "read", "open", "scrape", "extract", "download", "crawl", "visit", "load"];
+const MESSAGE_WORDS: &[&str] = &["message", "messages", "messaging", "chat", "channel", "channels", "post", "reply", "dm"];
 
 fn lower_words(text: &str) -> impl Iterator<Item = String> + '_ {
     text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase)
@@ -232,6 +238,8 @@ fn family_of(e: &ToolEntry) -> Option<(Family, Role)> {
         Family::Memory
     } else if named(WEB_WORDS) || described(WEB_WORDS) {
         Family::Web
+    } else if named(MESSAGE_WORDS) {
+        Family::Message
     } else {
         return None;
     };
@@ -262,6 +270,10 @@ struct Intents {
     recall: bool,
     /// A fact about the world as it is now ("who is the CEO of …").
     current_facts: bool,
+    /// A page to read: the request holds a web address.
+    read_url: bool,
+    /// Something to post to the conversation ("post it here", "send a message to the team").
+    deliver: bool,
 }
 
 const RESEARCH_WORDS: &[&str] = &[
@@ -269,6 +281,11 @@ const RESEARCH_WORDS: &[&str] = &[
     "online", "web", "internet", "website", "websites", "browse", "googling",
 ];
 const RESEARCH_PHRASES: &[&str] = &["look up", "find out", "read up", "search for"];
+/// News is found on the web and read there: both halves of the family.
+const NEWS_WORDS: &[&str] = &["news", "headlines", "headline"];
+const DELIVER_VERBS: &[&str] = &["post", "send", "share", "reply", "forward", "announce", "notify", "tell"];
+/// Where a delivery goes, or what it is: with a delivery verb, the message family.
+const DELIVER_PLACES: &[&str] = &["here", "channel", "chat", "thread", "group", "team", "message", "dm", "them", "everyone"];
 const RECALL_WORDS: &[&str] = &["remember", "remembered", "recall", "memory", "memories", "forgot", "forget", "forgotten"];
 const RECALL_PHRASES: &[&str] =
     &["did i tell", "i told you", "i mentioned", "last time", "we discussed", "we talked", "my preference", "you know about me"];
@@ -287,10 +304,13 @@ fn intents(request: &str) -> Intents {
     };
     let recall = any(RECALL_WORDS) || phrase(RECALL_PHRASES);
     let question_about_the_world = any(QUESTION_WORDS) && !any(PERSONAL_WORDS);
+    let read_url = lower.contains("http://") || lower.contains("https://") || words.iter().any(|w| w.starts_with("www"));
     Intents {
-        research: any(RESEARCH_WORDS) || phrase(RESEARCH_PHRASES),
+        research: any(RESEARCH_WORDS) || phrase(RESEARCH_PHRASES) || (!recall && any(NEWS_WORDS)),
         recall,
         current_facts: !recall && (any(NOW_WORDS) || question_about_the_world),
+        read_url,
+        deliver: any(DELIVER_VERBS) && any(DELIVER_PLACES),
     }
 }
 
@@ -335,6 +355,13 @@ impl Session {
             if wants.research {
                 picker.add_family(Family::Web, &[Role::Finder], WEB_FINDER_QUERY);
                 picker.add_family(Family::Web, &[Role::Reader], WEB_READER_QUERY);
+            }
+            // A given address is read, not searched for.
+            if wants.read_url {
+                picker.add_family(Family::Web, &[Role::Reader], WEB_READER_QUERY);
+            }
+            if wants.deliver {
+                picker.add_family(Family::Message, &[Role::Finder, Role::Reader, Role::Other], MESSAGE_QUERY);
             }
             // Ask for extra hits: untrusted, visible and ambiguous ones are skipped.
             let hits = match catalog.search_ordinals(&reading.request, (max * 4).max(8)) {
@@ -414,8 +441,8 @@ impl Picker<'_> {
     }
 
     /// Add the best member of `family` for each role in `roles` (every member
-    /// for `Role::Other`), found by searching the catalog with `query` and
-    /// recognised by name and description.
+    /// for `Role::Other`, but one messaging tool: one channel is enough), found
+    /// by searching the catalog with `query` and recognised by name and description.
     fn add_family(&mut self, family: Family, roles: &[Role], query: &str) {
         if self.excluded == Some(family) {
             return;
@@ -431,6 +458,12 @@ impl Picker<'_> {
                 }
             })
             .collect();
+        if family == Family::Message {
+            if let Some(&(o, _)) = members.first() {
+                self.add(o);
+            }
+            return;
+        }
         for role in roles {
             let picks: Vec<usize> = members.iter().filter(|(_, r)| r == role).map(|(o, _)| *o).collect();
             let picks = if *role == Role::Other { picks } else { picks.into_iter().take(1).collect() };

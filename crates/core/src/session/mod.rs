@@ -63,7 +63,16 @@ pub struct SessionOptions {
     /// Runs `tool_search_code` cells; without one, code cells fail with
     /// CODE_MODE_UNAVAILABLE.
     pub code_runner: Option<Arc<dyn CodeRunner>>,
+    /// Code and tools modes: add the capability directory (owners and their
+    /// tools, surfaces::capabilities) to the surface. `None`:
+    /// [`CAPABILITY_DIRECTORY_DEFAULT`].
+    pub capability_directory: Option<bool>,
 }
+
+/// Whether code and tools modes show the capability directory unless a
+/// gateway says otherwise. Off: on the QA lanes it cost more request bytes
+/// than the turns it saved (README, "Capability directory").
+pub const CAPABILITY_DIRECTORY_DEFAULT: bool = false;
 
 /// Cheap to clone: clones share state, telemetry and the event sink.
 #[derive(Clone)]
@@ -92,6 +101,11 @@ struct Inner {
     /// The gateway's own direct tools and context size, for `with_catalog`.
     gateway_direct_tools: Vec<ToolDefinition>,
     context_tokens: Option<u64>,
+    /// The capability directory (code and tools modes): on or off, the
+    /// catalog's owners (built on first use), the request-free text.
+    capability_directory: bool,
+    owner_groups: OnceLock<Vec<surface::OwnerGroup>>,
+    capability_text: OnceLock<Option<Arc<str>>>,
 }
 
 impl std::fmt::Debug for Session {
@@ -156,8 +170,22 @@ impl Session {
                 return Err(collision(format!("Direct tool \"{name}\" has the name of a Tool Search control tool.")));
             }
         }
+        let mut catalog = catalog;
         if mode == Mode::Directory {
             check_client_collisions(&catalog)?;
+            // Client tools are shown with their schema: they stay out of the
+            // catalog (search, describe, tool_call, the directory), as in
+            // OpenClaw, so the model meets each once. The gateway runs them
+            // like its other direct tools.
+            if catalog.entries().any(|e| e.source == Source::Client) {
+                for e in catalog.entries().filter(|e| e.source == Source::Client) {
+                    if direct_names.insert(e.name.clone()) {
+                        direct_tools.push(ToolDefinition::new(e.name.clone(), e.description.clone(), e.input_schema.as_deref()));
+                    }
+                }
+                let cataloged: Vec<&str> = catalog.entries().filter(|e| e.source != Source::Client).map(|e| e.id.as_str()).collect();
+                catalog = catalog.restrict(&cataloged);
+            }
         }
 
         let direct_mode_names = if mode == Mode::Direct { direct_mode_table(&catalog, &direct_names) } else { HashMap::new() };
@@ -184,6 +212,9 @@ impl Session {
                 next_call: Arc::new(AtomicU64::new(1)),
                 gateway_direct_tools,
                 context_tokens: options.context_tokens,
+                capability_directory: options.capability_directory.unwrap_or(CAPABILITY_DIRECTORY_DEFAULT),
+                owner_groups: OnceLock::new(),
+                capability_text: OnceLock::new(),
             }),
         })
     }
@@ -201,12 +232,15 @@ impl Session {
             context_tokens: old.context_tokens,
             on_event: old.on_event.clone(),
             code_runner,
+            capability_directory: Some(old.capability_directory),
         };
         let mut next = Session::new(catalog, old.config.clone(), Arc::clone(&old.executor), options)?;
         let inner = Arc::get_mut(&mut next.inner).ok_or_else(|| Error::internal("a new session is shared"))?;
         inner.stats = Arc::clone(&old.stats);
         inner.next_call = Arc::clone(&old.next_call);
-        let surface_kept = matches!(self.mode(), Mode::Code | Mode::Tools) && inner.direct_tools == old.direct_tools;
+        // The capability directory lists the catalog's owners: a new catalog renders anew.
+        let surface_kept =
+            matches!(self.mode(), Mode::Code | Mode::Tools) && inner.direct_tools == old.direct_tools && !old.capability_directory;
         if surface_kept {
             for (kept, surface) in inner.surfaces.iter().zip(&old.surfaces) {
                 if let Some(surface) = surface.get() {

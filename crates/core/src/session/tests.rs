@@ -269,7 +269,7 @@ fn tool_search_single_batch_and_errors() {
     assert_eq!(code_of(&handle(&s, "tool_search", json!({ "query": "x", "limit": "5" }))), "INVALID_LIMIT");
     assert_eq!(code_of(&handle(&s, "tool_search", json!({}))), "INVALID_QUERY");
     assert_eq!(code_of(&handle(&s, "tool_search", json!({ "queries": vec![json!("q"); 17] }))), "INVALID_QUERY");
-    assert_eq!(code_of(&handle(&s, "tool_search", json!({ "query": "x".repeat(crate::limits::MAX_QUERY_CHARS + 1) }))), "INVALID_QUERY");
+    assert_eq!(code_of(&handle(&s, "tool_search", json!({ "queries": [{ "query": "weather" }, { "query": " " }] }))), "INVALID_QUERY");
     // Provider-style JSON string arguments.
     assert!(handle(&s, "tool_search", json!("{\"query\":\"send message\"}")).ok);
 }
@@ -281,7 +281,7 @@ fn batch_response_budget_marks_truncated_groups() {
         .collect();
     let e = Arc::new(TestExecutor::default());
     let s = session_with(tools, json!({ "mode": "tools", "maxSearchLimit": 50 }), e, SessionOptions::default()).unwrap();
-    let queries: Vec<Value> = (0..4).map(|i| json!({ "query": format!("generate report {i}"), "limit": 20 })).collect();
+    let queries: Vec<Value> = (0..4).map(|i| json!({ "query": format!("generate report {i}"), "limit": 12 })).collect();
     let r = handle(&s, "tool_search", json!({ "queries": queries }));
     assert!(r.ok, "{r:?}");
     let value = r.value.unwrap();
@@ -406,8 +406,9 @@ fn hostile_argument_depth_is_refused() {
 #[test]
 fn directory_mode_calls_exact_hidden_names() {
     let (s, e) = session("directory");
-    assert!(s.handles("get_weather") && s.handles("select_file") && s.handles("create_issue"));
+    assert!(s.handles("get_weather") && s.handles("create_issue"));
     assert!(!s.handles("exec"), "direct tools are the gateway's");
+    assert!(!s.handles("select_file"), "visible client tools are the gateway's too");
     assert!(!s.handles("openclaw:weather:get_weather") && !s.handles("Get_Weather"));
     let r = handle(&s, "get_weather", json!({ "city": "Paris" }));
     assert!(r.ok, "{r:?}");
@@ -423,6 +424,23 @@ fn directory_mode_calls_exact_hidden_names() {
     // Validation applies to direct calls too.
     assert_eq!(code_of(&handle(&s, "get_weather", json!({}))), "INVALID_ARGS");
     assert_eq!(e.calls().len(), 1);
+}
+
+#[test]
+fn directory_mode_shows_client_tools_without_cataloging_them() {
+    let (s, e) = session("directory");
+    // Visible with their schema, once: not also in search, describe, tool_call or the directory.
+    assert!(names(&s.surface(SurfaceFormat::Neutral)).contains(&"select_file".to_string()));
+    assert!(s.catalog().entries().all(|e| e.source != crate::catalog::Source::Client));
+    let r = handle(&s, "tool_search", json!({ "query": "let the user pick a file in the app" }));
+    assert!(r.ok && !r.content.contains("select_file"), "{}", r.content);
+    assert_eq!(code_of(&handle(&s, "tool_describe", json!({ "id": "client:client:select_file" }))), "TOOL_NOT_FOUND");
+    assert_eq!(code_of(&handle(&s, "tool_call", json!({ "id": "select_file" }))), "TOOL_NOT_FOUND");
+    assert!(e.calls().is_empty());
+    // Tools mode catalogs them (they are not visible there).
+    let (t, _) = session("tools");
+    let r = handle(&t, "tool_search", json!({ "query": "let the user pick a file in the app" }));
+    assert!(r.content.contains("client:client:select_file"), "{}", r.content);
 }
 
 #[test]
@@ -909,4 +927,114 @@ fn code_mode_search_hits_carry_the_weak_mark() {
     assert_eq!(hits[0]["weak"], true, "{hits}");
     let hits = s.search_json("send an email", &Value::Null).unwrap();
     assert!(hits[0].get("weak").is_none(), "{hits}");
+}
+
+// ---- what the model reads back (issue 27) ----------------------------------
+
+#[test]
+fn a_refused_call_says_what_input_was_expected() {
+    let tools = vec![json!({ "name": "lookup", "owner": "kb", "description": "Look up a target in the knowledge base.",
+        "inputSchema": { "type": "object", "additionalProperties": false, "required": ["target"],
+                         "properties": { "target": { "type": "string" }, "limit": { "type": "integer" } } } })];
+    let e = Arc::new(TestExecutor::default());
+    let s = session_with(tools, json!({ "mode": "tools" }), e.clone(), SessionOptions::default()).unwrap();
+    let expected = "Expected input: { target: string; limit?: number /* integer */ }.";
+    let r = handle(&s, "tool_call", json!({ "id": "lookup", "args": { "targte": "x", "limit": 2.5 } }));
+    assert_eq!(code_of(&r), "INVALID_ARGS");
+    assert!(r.content.contains(expected), "{}", r.content);
+    // A bridged call from a code cell reads the same.
+    let failure = block_on(s.call("openclaw:kb:lookup", json!({}), CallContext::default())).unwrap_err();
+    assert_eq!(failure.code, "INVALID_ARGS");
+    assert!(failure.message.contains(expected), "{}", failure.message);
+    assert!(e.calls().is_empty(), "nothing ran");
+}
+
+#[test]
+fn a_long_query_is_answered_on_its_prefix() {
+    let (s, _) = session("tools");
+    let query = format!("weather forecast for a city {}", "with many more words than anyone needs ".repeat(120));
+    let total = query.chars().count();
+    assert!(total > crate::limits::MAX_QUERY_CHARS);
+    let r = handle(&s, "tool_search", json!({ "query": query }));
+    assert!(r.ok, "{r:?}");
+    assert_eq!(r.value.as_ref().unwrap()[0]["id"], "openclaw:weather:get_weather");
+    let searched = super::args::bounded_query(query.clone()).0.chars().count();
+    assert!(searched <= crate::limits::MAX_QUERY_CHARS && searched > crate::limits::MAX_QUERY_CHARS - 64, "{searched}");
+    assert!(r.content.contains(&format!("Note: the query was {total} characters; only its first {searched} were searched.")), "{}", r.content);
+    // Code mode's openclaw.tools.search answers it too.
+    let hits = s.search_json(&query, &Value::Null).unwrap();
+    assert_eq!(hits[0]["id"], "openclaw:weather:get_weather");
+    // A short query gets no note.
+    assert!(!handle(&s, "tool_search", json!({ "query": "weather" })).content.contains("Note: the query"));
+}
+
+/// The sample tools plus a 12-tool plugin, a session in `mode` with the capability directory as given.
+fn capability_session(mode: &str, on: Option<bool>) -> Session {
+    let mut tools = sample_tools();
+    for i in 1..=12 {
+        tools.push(json!({ "name": format!("chart_tool_{i:02}"), "owner": "charts", "description": format!("Draw chart kind {i}.") }));
+    }
+    let options = SessionOptions { capability_directory: on, ..Default::default() };
+    session_with(tools, json!({ "mode": mode }), Arc::new(TestExecutor::default()), options).unwrap()
+}
+
+#[test]
+fn capability_directory_is_off_by_default_and_on_when_asked() {
+    assert!(!CAPABILITY_DIRECTORY_DEFAULT);
+    for mode in ["tools", "code"] {
+        let off = capability_session(mode, None);
+        assert!(off.surface(SurfaceFormat::Neutral).directory_prompt.is_none(), "{mode}");
+        assert!(off.surface_for(SurfaceFormat::Neutral, Some("draw a chart")).directory_prompt.is_none(), "{mode}");
+    }
+    let tools = capability_session("tools", Some(true));
+    let surface = tools.surface(SurfaceFormat::OpenaiResponses);
+    let text = surface.directory_prompt.as_deref().unwrap();
+    assert_eq!(
+        text,
+        "Deferred tools, by owner (schemas not loaded): find one with tool_search, then tool_call with its id or exact name.\n\
+         - charts (12 tools): chart_tool_01, chart_tool_02, chart_tool_03, chart_tool_04, chart_tool_05, chart_tool_06, \
+         chart_tool_07, chart_tool_08, chart_tool_09, chart_tool_10, … +2\n\
+         - core (2 tools): fake_plugin_tool_01, send_message\n\
+         - crm (1 tool): create_user\n\
+         - weather (1 tool): get_weather\n\
+         - MCP server github (1 tool)\n\
+         - client app (1 tool)"
+    );
+    assert_eq!(surface.bytes.directory_prompt, text.len());
+    // Same snapshot, same text: the provider's prompt cache keeps it.
+    assert!(Arc::ptr_eq(&tools.directory_prompt().unwrap(), &tools.directory_prompt().unwrap()));
+    // Code mode says how to reach them from a cell; directory mode keeps its own directory.
+    let code = capability_session("code", Some(true));
+    assert!(code.directory_prompt().unwrap().contains("openclaw.tools.search(query)"));
+    let directory = capability_session("directory", Some(true));
+    assert!(directory.directory_prompt().unwrap().starts_with("Available deferred-schema tools:"));
+}
+
+#[test]
+fn capability_directory_lists_what_the_request_needs_first() {
+    let s = capability_session("tools", Some(true));
+    let text = s.surface_for(SurfaceFormat::Neutral, Some("What is the weather in Lyon? Then create_user for Ada.")).directory_prompt.clone().unwrap();
+    let owners: Vec<&str> = text.lines().skip(1).map(|l| l.split(" (").next().unwrap()).collect();
+    assert_eq!(owners[..2], ["- crm", "- weather"], "{text}");
+    // Within an owner's line the matching tool comes first.
+    let text = s.surface_for(SurfaceFormat::Neutral, Some("draw chart kind 11")).directory_prompt.clone().unwrap();
+    assert!(text.contains("\n- charts (12 tools): chart_tool_11, chart_tool_01,"), "{text}");
+    // The tools are the memoized ones; the request never adds an untrusted name.
+    let plain = s.surface(SurfaceFormat::Neutral);
+    let turn = s.surface_for(SurfaceFormat::Neutral, Some("open a github issue: create_issue"));
+    assert_eq!(plain.tools, turn.tools);
+    let text = turn.directory_prompt.as_deref().unwrap();
+    assert!(text.lines().nth(1).unwrap().starts_with("- MCP server github (1 tool)") && !text.contains("create_issue"), "{text}");
+}
+
+#[test]
+fn capability_directory_leaves_out_visible_tools() {
+    // Tools mode shows core coding tools and direct tools with their schemas: not listed again.
+    let mut tools = sample_tools();
+    tools.push(json!({ "name": "read", "description": "Read a file." }));
+    let options = SessionOptions { capability_directory: Some(true), ..Default::default() };
+    let s = session_with(tools, json!({ "mode": "tools" }), Arc::new(TestExecutor::default()), options).unwrap();
+    let text = s.directory_prompt().unwrap();
+    assert!(!text.contains("read") && !text.contains("exec"), "{text}");
+    assert!(text.contains("- core (2 tools): fake_plugin_tool_01, send_message"), "{text}");
 }

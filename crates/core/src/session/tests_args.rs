@@ -129,3 +129,21 @@ fn double_wrapped_payloads_are_hoisted() {
     assert_eq!(described(json!({ "args": { "toolId": "send_message" } })).unwrap(), "send_message");
     assert_eq!(described(json!({ "input": { "query": "weather" } })).unwrap_err().code, ErrorCode::InvalidRequest);
 }
+
+#[test]
+fn bounded_query_cuts_long_queries_at_a_word_within_the_limit() {
+    use super::args::bounded_query;
+    use crate::limits::MAX_QUERY_CHARS;
+    assert_eq!(bounded_query("send a message".into()), ("send a message".to_string(), None));
+    let exact = "é".repeat(MAX_QUERY_CHARS);
+    assert_eq!(bounded_query(exact.clone()), (exact, None));
+    // Words: cut at the last space of the final 64 characters.
+    let words = "word ".repeat(1_000);
+    let (cut, total) = bounded_query(words.clone());
+    assert_eq!(total, Some(5_000));
+    assert!(cut.chars().count() <= MAX_QUERY_CHARS && cut.ends_with("word"), "{}", &cut[cut.len() - 10..]);
+    assert!(words.starts_with(&cut));
+    // No space near the end (one long token, multi-byte): a hard cut on a char boundary.
+    let (cut, total) = bounded_query("日".repeat(MAX_QUERY_CHARS + 10));
+    assert_eq!((cut.chars().count(), total), (MAX_QUERY_CHARS, Some(MAX_QUERY_CHARS + 10)));
+}

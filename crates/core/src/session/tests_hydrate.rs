@@ -128,3 +128,36 @@ fn implied_capability_families_hydrate_together() {
     let recall = hydrated(&s, "What did I tell you last time about the garden?");
     assert!(recall.contains(&"recall_notes".into()) && recall.contains(&"notes_memory_read".into()), "{recall:?}");
 }
+
+/// OpenClaw's own tools for web research and delivery, with their descriptions.
+fn openclaw_core_tools() -> Vec<Value> {
+    vec![
+        tool("web_search", "Search the web. Returns titles, URLs, and snippets."),
+        tool("web_fetch", "Fetch and extract readable content from a URL (HTML to markdown/text)."),
+        tool("message", "Send, read, and manage messages and channel actions"),
+        tool("memory_search", "Search the agent's long-term memory notes before answering questions about prior work."),
+        tool("memory_get", "Read a snippet from the memory files by path and line range."),
+        tool("browser", "Control a browser: open pages, click, type and take snapshots."),
+        tool("read", "Read a file from the workspace."),
+        tool("cron", "Schedule reminders and recurring jobs."),
+        tool("image_generate", "Generate an image from a text prompt."),
+        tool("tts", "Convert text to speech audio."),
+        json!({ "name": "market_quote", "owner": "finance", "description": "Current stock quote for a ticker symbol.",
+                "inputSchema": { "type": "object", "properties": { "symbol": { "type": "string" } }, "required": ["symbol"] } }),
+    ]
+}
+
+#[test]
+fn news_urls_and_posting_hydrate_the_web_and_message_families() {
+    let s = directory_session(openclaw_core_tools());
+    let news = hydrated(&s, "search today's latest AI news");
+    assert!(news.contains(&"web_search".into()) && news.contains(&"web_fetch".into()), "{news:?}");
+    assert!(!news.iter().any(|n| n.starts_with("memory_")), "{news:?}");
+    let post = hydrated(&s, "read https://example.com and post it here");
+    assert!(post.contains(&"web_fetch".into()) && post.contains(&"message".into()), "{post:?}");
+    let market = hydrated(&s, "latest market news");
+    assert!(market.contains(&"web_search".into()), "{market:?}");
+    // Posting alone: the message tool, and no web tools it did not ask for.
+    let tell = hydrated(&s, "Tell the team channel that the build is green");
+    assert_eq!(tell.first().map(String::as_str), Some("message"), "{tell:?}");
+}

@@ -5,7 +5,7 @@
 use serde_json::{json, Value};
 
 use super::format::ToolDefinition;
-use crate::limits::{BATCH_RESPONSE_BUDGET_CHARS, MAX_BATCH_CANDIDATES, MAX_BATCH_QUERIES, MAX_BATCH_QUERY_CHARS, MAX_QUERY_CHARS};
+use crate::limits::{BATCH_RESPONSE_BUDGET_CHARS, MAX_BATCH_CANDIDATES, MAX_BATCH_QUERIES, MAX_BATCH_QUERY_CHARS};
 
 pub const TOOL_SEARCH_CODE: &str = "tool_search_code";
 pub const TOOL_SEARCH: &str = "tool_search";
@@ -48,51 +48,41 @@ fn definition(name: &str, description: String, parameters: Value) -> ToolDefinit
     ToolDefinition { name: name.to_string(), description, parameters, strict: None }
 }
 
+// The structured tools are sent on every request of tools and directory
+// modes: their texts say what a model needs to use them and nothing twice
+// (the schema carries the limits, the description the shapes and next steps).
+
 pub fn tool_search(s: &ControlSettings) -> ToolDefinition {
     let (default, max) = (s.search_default_limit, s.max_search_limit);
     let description = format!(
-        "Search the catalog of tools that are not loaded up front. Write the query as the capability you need, in a few \
-         plain words (\"send a chat message\", \"create a github issue\", \"convert currency\"), not a guessed tool name \
-         and not a whole sentence. One search: {{ \"query\": string, \"limit\"?: integer }} (default {default}, at most {max}). \
-         Several at once: {{ \"queries\": [{{ \"query\": string, \"limit\"?: integer }}, ...] }} (at most {MAX_BATCH_QUERIES} \
-         queries of at most {MAX_BATCH_QUERY_CHARS} characters). One search returns an array of hits, best first: \
-         {{ id, source, sourceName, name, label?, description, input, output?, weak?, neededBy? }}; `input` is a TypeScript-style signature \
-         of the arguments (\"unknown\" for MCP and client tools: call tool_describe for their schema). Several queries \
-         return {{ results: [{{ query, candidates: hits, truncated? }}], truncated? }} with at most {MAX_BATCH_CANDIDATES} \
-         candidates and {BATCH_RESPONSE_BUDGET_CHARS} characters in total; `truncated: true` marks a group that lost its \
-         lowest-ranked hits. An empty result means nothing matched, and `weak: true` marks a hit that shares only common \
-         words with the query (probably not what you need): rephrase the capability; `neededBy` names the hit above that \
-         needs an id this tool looks up. Next: tool_describe {{ id }} \
-         for the exact schema, or tool_call {{ id, args }} when `input` already shows the arguments."
+        "Search the tools that are not loaded up front. Query: the capability you need in a few plain words \
+         (\"send a chat message\", \"create a github issue\"), not a guessed tool name or a sentence. \
+         {{ query, limit? }} (default {default}, at most {max}) returns hits, best first: {{ id, source, sourceName, name, \
+         label?, description, input, output?, weak?, neededBy? }}; `input` is a TypeScript-style signature of the arguments \
+         (\"unknown\" for MCP and client tools: tool_describe them). Several searches: {{ queries: [{{ query, limit? }}] }} \
+         (at most {MAX_BATCH_QUERIES}, limits totalling at most {MAX_BATCH_CANDIDATES}, no top-level limit) returns \
+         {{ results: [{{ query, candidates, truncated? }}] }} within {BATCH_RESPONSE_BUDGET_CHARS} characters. `weak: true`: \
+         only common words matched, rephrase. `neededBy`: the hit above needs an id this one finds. Then tool_call \
+         {{ id, args }}, or tool_describe {{ id }} for the full schema."
     );
-    let query = json!({
-        "type": "string",
-        // Counted as the engine counts: code points, as JSON Schema does.
-        "maxLength": MAX_QUERY_CHARS,
-        "description": "The capability to find, in a few words, e.g. \"send a chat message\"."
-    });
-    let limit = json!({
-        "type": "integer",
-        "minimum": 1,
-        "maximum": max,
-        "description": format!("Most hits to return (default {default}, at most {max}).")
-    });
+    // No maxLength on `query`: a longer one is searched on its first
+    // MAX_QUERY_CHARS characters rather than refused (a refusal reads as
+    // "search is broken").
+    let limit = json!({ "type": "integer", "minimum": 1, "maximum": max });
     let parameters = json!({
         "type": "object",
         "properties": {
-            "query": query,
+            "query": { "type": "string" },
             "limit": limit,
             "queries": {
                 "type": "array",
                 "minItems": 1,
                 "maxItems": MAX_BATCH_QUERIES,
-                "description": "Several searches in one call, each { query, limit? }; use instead of query when you need tools for several steps.",
                 "items": {
                     "type": "object",
-                    // Same meaning as the top-level fields (described there once).
                     "properties": {
                         "query": { "type": "string", "maxLength": MAX_BATCH_QUERY_CHARS },
-                        "limit": { "type": "integer", "minimum": 1, "maximum": max }
+                        "limit": limit
                     },
                     "required": ["query"],
                     "additionalProperties": false
@@ -105,17 +95,13 @@ pub fn tool_search(s: &ControlSettings) -> ToolDefinition {
 }
 
 pub fn tool_describe() -> ToolDefinition {
-    let description = "Get the exact schema of one tool before calling it. Pass { \"id\": string }: the exact tool id \
-        from tool_search (e.g. \"openclaw:core:message\"), or the exact tool name when only one tool has it. Returns \
-        { id, source, sourceName, name, label?, description, input, parameters, outputSchema? } where `parameters` is \
-        the tool's JSON Schema for tool_call's `args` and `outputSchema` (when present) describes `result`. An unknown \
-        id returns an error with up to three similar ids."
+    let description = "The exact JSON Schema of one tool: { id } is an id from tool_search (or an exact unique tool \
+        name). Returns the hit plus `parameters` (the schema of tool_call's `args`) and `outputSchema` when declared. \
+        An unknown id returns up to three similar ids."
         .to_string();
     let parameters = json!({
         "type": "object",
-        "properties": {
-            "id": { "type": "string", "description": "Exact tool id from tool_search, or an exact unique tool name." }
-        },
+        "properties": { "id": { "type": "string" } },
         "required": ["id"],
         "additionalProperties": false
     });
@@ -123,20 +109,14 @@ pub fn tool_describe() -> ToolDefinition {
 }
 
 pub fn tool_call() -> ToolDefinition {
-    let description = "Run a tool found with tool_search. Pass { \"id\": string, \"args\": object }: `id` is the exact \
-        tool id (or exact unique name) and `args` the tool's arguments, shaped exactly as its `input` signature or \
-        tool_describe `parameters` say (omit `args` for a tool without arguments; never put arguments next to `id`). \
-        Arguments are checked before anything runs: a missing, misspelled or wrongly typed argument returns an error \
-        that names it, and nothing is executed, so fix the arguments and call again. Returns { tool, result }: `tool` \
-        identifies what ran ({ id, name, source, ... }) and `result` is the tool's own result. If the call was blocked \
-        by policy or approval, the result says so: do not try to reach the same action through another tool."
+    let description = "Run a tool: { id, args }, `id` from tool_search (or an exact unique tool name), `args` shaped \
+        as its `input` (never beside `id`; omit it for a tool without arguments). Arguments are checked first: an \
+        error names what to fix and nothing runs. Returns { tool, result }. A call blocked by policy or approval says \
+        so: do not reach the same action through another tool."
         .to_string();
     let parameters = json!({
         "type": "object",
-        "properties": {
-            "id": { "type": "string", "description": "Exact tool id from tool_search, or an exact unique tool name." },
-            "args": { "type": "object", "description": "The tool's arguments, matching its parameters schema." }
-        },
+        "properties": { "id": { "type": "string" }, "args": { "type": "object" } },
         "required": ["id"],
         "additionalProperties": false
     });
@@ -201,12 +181,26 @@ mod tests {
         assert!(search.description.contains("default 5, at most 12"));
         assert_eq!(search.parameters["properties"]["limit"]["maximum"], 12);
         assert!(search.description.contains("capability"));
+        assert!(search.description.contains("limits totalling at most 50"));
         let code = tool_search_code(&s);
         assert!(code.description.contains("within 2.5 s"));
         assert!(code.description.contains("openclaw.tools.search(query"));
         assert!(code.description.contains("openclaw.tools.describe(id)"));
         assert!(code.description.contains("openclaw.tools.call(id, args?)"));
         assert!(code.description.contains("{ tool, result }"));
+    }
+
+    #[test]
+    fn tool_search_declares_limits_as_integers_from_one_to_the_maximum() {
+        let s = ControlSettings { search_default_limit: 5, max_search_limit: 12, code_timeout_ms: 2500 };
+        let params = tool_search(&s).parameters;
+        for limit in [&params["properties"]["limit"], &params["properties"]["queries"]["items"]["properties"]["limit"]] {
+            assert_eq!(limit["type"], "integer", "{limit}");
+            assert_eq!(limit["minimum"], 1, "{limit}");
+            assert_eq!(limit["maximum"], 12, "{limit}");
+        }
+        // A long query is answered on its prefix, so the schema does not refuse it.
+        assert!(params["properties"]["query"].get("maxLength").is_none());
     }
 
     #[test]

@@ -25,10 +25,11 @@ pub const MIN_BUDGET_CHARS: usize = 768;
 /// Description lengths tried in order before rows are dropped.
 pub const DESCRIPTION_LEVELS: [usize; 3] = [180, 64, 0];
 
-/// `min(18000, max(768, contextTokens / 10))`; 18,000 without a context size.
+/// `min(18000, max(768, contextTokens / 10))`; 18,000 without a context size
+/// (or with 0, which a gateway passes when it does not know it), as OpenClaw.
 pub fn directory_budget(context_tokens: Option<u64>) -> usize {
     match context_tokens {
-        None => MAX_BUDGET_CHARS,
+        None | Some(0) => MAX_BUDGET_CHARS,
         Some(tokens) => {
             let tenth = usize::try_from(tokens / 10).unwrap_or(usize::MAX);
             tenth.clamp(MIN_BUDGET_CHARS, MAX_BUDGET_CHARS)

@@ -5,20 +5,24 @@
 //!   without examples.
 //! - [`directory`]: the bounded, cache-stable prompt directory of trusted
 //!   deferred tools (directory mode).
+//! - [`capabilities`]: the bounded owner-level capability directory (code
+//!   and tools modes, when enabled).
 //! - [`format`]: neutral tool definitions -> OpenAI Responses / OpenAI Chat
 //!   Completions / Anthropic Messages tool objects, and their byte sizes.
 //!
 //! Which tools go into a surface (the mode logic) lives in the session; this
 //! module only renders.
 
+pub mod capabilities;
 pub mod control;
 pub mod directory;
 pub mod format;
 
+pub use capabilities::{capability_budget, render_capabilities, OwnerLine};
 pub use control::{control_tools, ControlSet, ControlSettings, CONTROL_TOOL_NAMES};
 pub use directory::{
-    directory_budget, directory_order, directory_text, render_directory, render_directory_sorted, DirectoryGuidance,
-    DirectoryOptions,
+    directory_budget, directory_order, directory_text, is_listable_identifier, render_directory, render_directory_sorted,
+    DirectoryGuidance, DirectoryOptions,
 };
 pub use format::{render_tools, serialized_len, SurfaceFormat, ToolDefinition};
 

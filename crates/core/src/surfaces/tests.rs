@@ -71,7 +71,8 @@ fn rows(text: &str) -> Vec<&str> {
 #[test]
 fn budget_formula() {
     assert_eq!(directory_budget(None), 18_000);
-    assert_eq!(directory_budget(Some(0)), 768);
+    assert_eq!(directory_budget(Some(0)), 18_000, "0: unknown, as OpenClaw reads it");
+    assert_eq!(directory_budget(Some(1)), 768);
     assert_eq!(directory_budget(Some(7_000)), 768);
     assert_eq!(directory_budget(Some(100_000)), 10_000);
     assert_eq!(directory_budget(Some(1_000_000)), 18_000);

@@ -60,7 +60,7 @@ fn golden_nullable_enum_array_and_integer() {
     let schema = json!({"properties": {"days": {"default": 0, "title": "Days", "type": "integer"}, "indicators": {"anyOf": [{"items": {"enum": ["fear_and_greed", "fear_and_greed_historical", "put_call_options", "market_volatility_vix", "market_volatility_vix_50", "junk_bond_demand", "safe_haven_demand"], "type": "string"}, "type": "array"}, {"type": "null"}], "default": null, "title": "Indicators"}}, "title": "get_cnn_fear_greed_indexArguments", "type": "object"});
     assert_eq!(
         hint(schema),
-        r#"{ days?: number; indicators?: ("fear_and_greed" | "fear_and_greed_historical" | "put_call_options" | "market_volatility_vix" | "market_volatility_vix_50" | "junk_bond_demand" | "safe_haven_demand")[] | null }"#
+        r#"{ days?: number /* integer */; indicators?: ("fear_and_greed" | "fear_and_greed_historical" | "put_call_options" | "market_volatility_vix" | "market_volatility_vix_50" | "junk_bond_demand" | "safe_haven_demand")[] | null }"#
     );
 }
 
@@ -70,7 +70,7 @@ fn golden_nullable_array() {
     let schema = json!({"properties": {"output_path": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": null, "title": "Output Path"}, "prs_path": {"title": "Prs Path", "type": "string"}, "slide_indices": {"anyOf": [{"items": {"type": "integer"}, "type": "array"}, {"type": "null"}], "default": null, "title": "Slide Indices"}}, "required": ["prs_path"], "title": "clear_placeholders_from_slidesArguments", "type": "object"});
     assert_eq!(
         hint(schema),
-        "{ prs_path: string; output_path?: string | null; slide_indices?: number[] | null }"
+        "{ prs_path: string; output_path?: string | null; slide_indices?: (number /* integer */)[] | null }"
     );
 }
 
@@ -106,7 +106,7 @@ fn scalar_types() {
         hint(json!({"type": "object", "required": ["s", "i", "n", "b", "z"], "properties": {
             "s": {"type": "string"}, "i": {"type": "integer"}, "n": {"type": "number"},
             "b": {"type": "boolean"}, "z": {"type": "null"}}})),
-        "{ b: boolean; i: number; n: number; s: string; z: null }"
+        "{ b: boolean; i: number /* integer */; n: number; s: string; z: null }"
     );
 }
 
@@ -114,7 +114,7 @@ fn scalar_types() {
 fn nullable_forms() {
     assert_eq!(hint(json!({"type": "string", "nullable": true})), "string | null");
     assert_eq!(hint(json!({"type": ["string", "null"]})), "string | null");
-    assert_eq!(hint(json!({"type": ["integer", "number"]})), "number");
+    assert_eq!(hint(json!({"type": ["integer", "number"]})), "number /* integer */ | number");
     assert_eq!(hint(json!({"type": "null", "nullable": true})), "null");
 }
 
@@ -142,7 +142,7 @@ fn enum_is_capped_at_eight_values() {
 
 #[test]
 fn any_of_one_of_all_of() {
-    assert_eq!(hint(json!({"oneOf": [{"type": "string"}, {"type": "integer"}]})), "string | number");
+    assert_eq!(hint(json!({"oneOf": [{"type": "string"}, {"type": "integer"}]})), "string | number /* integer */");
     assert_eq!(
         hint(json!({"allOf": [
             {"type": "object", "properties": {"a": {"type": "string"}}},
@@ -167,7 +167,7 @@ fn arrays_tuples_and_maps() {
             {"type": "object", "properties": {"b": {"type": "number"}}}]}})),
         "({ a?: string } | { b?: number })[]"
     );
-    assert_eq!(hint(json!({"type": "array", "items": [{"type": "string"}, {"type": "integer"}]})), "[string, number]");
+    assert_eq!(hint(json!({"type": "array", "items": [{"type": "string"}, {"type": "integer"}]})), "[string, number /* integer */]");
     assert_eq!(hint(json!({"type": "array", "items": {"type": "array", "items": {"type": "boolean"}}})), "boolean[][]");
     assert_eq!(hint(json!({"type": "object", "additionalProperties": {"type": "number"}})), "Record<string, number>");
 }
@@ -176,7 +176,7 @@ fn arrays_tuples_and_maps() {
 fn local_refs_are_followed_and_cycles_stop() {
     let schema = json!({"type": "object", "required": ["a"], "properties": {"a": {"$ref": "#/$defs/A"}, "b": {"$ref": "#/definitions/B"}},
         "$defs": {"A": {"enum": ["x", "y"]}}, "definitions": {"B": {"type": "integer"}}});
-    assert_eq!(hint(schema), r#"{ a: "x" | "y"; b?: number }"#);
+    assert_eq!(hint(schema), r#"{ a: "x" | "y"; b?: number /* integer */ }"#);
     assert_eq!(hint(json!({"$ref": "#"})), "unknown");
     assert_eq!(hint(json!({"$ref": "#/$defs/A", "$defs": {"A": {"$ref": "#/$defs/A"}}})), "unknown");
     // A recursive tree stops at depth 4.
@@ -280,27 +280,55 @@ fn required_keys_without_properties_are_not_an_empty_object() {
 }
 
 #[test]
-fn numeric_bounds_are_shown() {
-    let schema = json!({"type": "object", "required": ["n"], "properties": {
-        "n": {"type": "integer", "minimum": 0, "maximum": 100},
-        "r": {"type": "number", "exclusiveMinimum": 0},
-        "s": {"type": "number", "minimum": 1, "exclusiveMinimum": true},
-        "t": {"type": "number", "maximum": 2.5},
-        "list": {"type": "array", "items": {"type": "number", "minimum": 0}},
-        "maybe": {"type": ["integer", "null"], "minimum": 1}}});
+fn input_hints_carry_numeric_constraints() {
+    let schema = json!({"type": "object", "required": ["count"], "properties": {
+        "count": {"type": "integer", "minimum": 0, "maximum": 10},
+        "page": {"type": "integer"},
+        "ratio": {"type": "number", "exclusiveMinimum": 0},
+        "list": {"type": "array", "items": {"type": "integer", "minimum": 0}},
+        "maybe": {"type": ["integer", "null"], "minimum": 1},
+        "nested": {"type": "object", "properties": {
+            "n": {"type": "integer", "nullable": true, "minimum": 0},
+            "m": {"anyOf": [{"type": "number", "maximum": 1}, {"type": "null"}]}}}}});
     assert_eq!(
         hint(schema),
-        "{ n: number (>= 0, <= 100); list?: (number (>= 0))[]; maybe?: number (>= 1) | null; r?: number (> 0); s?: number (> 1); t?: number (<= 2.5) }"
+        "{ count: number /* integer, >= 0, <= 10 */; list?: (number /* integer, >= 0 */)[]; maybe?: number /* integer, >= 1 */ | null; \
+         nested?: { m?: number /* <= 1 */ | null; n?: number /* integer, >= 0 */ | null }; page?: number /* integer */; \
+         ratio?: number /* > 0 */ }"
     );
-    // Within the same budget: bounds never push a hint past 300 chars.
+    // Draft 4's boolean exclusive bounds; a fractional bound.
+    assert_eq!(
+        hint(json!({"type": "object", "properties": {
+            "s": {"type": "number", "minimum": 1, "exclusiveMinimum": true}, "t": {"type": "number", "maximum": 2.5, "exclusiveMaximum": true}}})),
+        "{ s?: number /* > 1 */; t?: number /* < 2.5 */ }"
+    );
+    // A plain number carries nothing.
+    assert_eq!(hint(json!({"type": "object", "properties": {"x": {"type": "number"}}})), "{ x?: number }");
+}
+
+#[test]
+fn numeric_constraints_are_charged_to_the_hint_budget() {
+    // Sixteen bounded integers do not fit 300 chars: cut with `...`, never over budget,
+    // and no property is shown without its constraints.
     let mut props = serde_json::Map::new();
     for i in 0..16 {
         props.insert(format!("p{i:02}"), json!({"type": "integer", "minimum": -1_000_000, "maximum": 1_000_000}));
     }
     let text = hint(json!({"type": "object", "properties": props}));
-    assert!(text.len() <= INPUT_HINT_MAX_CHARS, "{} chars: {text}", text.len());
-    assert!(text.starts_with("{ p00?: number (>= -1000000, <= 1000000);"), "{text}");
-    assert!(text.ends_with("; ... }"), "{text}");
+    assert_eq!(
+        text,
+        "{ p00?: number /* integer, >= -1000000, <= 1000000 */; p01?: number /* integer, >= -1000000, <= 1000000 */; \
+         p02?: number /* integer, >= -1000000, <= 1000000 */; p03?: number /* integer, >= -1000000, <= 1000000 */; \
+         p04?: number /* integer, >= -1000000, <= 1000000 */; ... }"
+    );
+    assert!(text.len() <= INPUT_HINT_MAX_CHARS, "{} chars", text.len());
+}
+
+#[test]
+fn output_hints_never_carry_numeric_constraints() {
+    let schema = json!({"type": "object", "additionalProperties": false, "required": ["n"], "properties": {
+        "n": {"type": "integer", "minimum": 0, "maximum": 10}, "m": {"type": ["number", "null"], "exclusiveMinimum": 0}}});
+    assert_eq!(output_hint(&schema).as_deref(), Some("{ n: number; m?: number | null }"));
 }
 
 #[test]
@@ -311,13 +339,48 @@ fn output_is_deterministic() {
 
 // ---- output hints ----
 
+/// A closed object schema (`additionalProperties: false`) of `properties`.
+fn closed(properties: Value, required: &[&str]) -> Value {
+    json!({"type": "object", "additionalProperties": false, "properties": properties, "required": required})
+}
+
 #[test]
 fn output_hint_renders_complete_object_schemas() {
-    let schema = json!({"type": "object", "required": ["ok"], "properties": {
-        "ok": {"type": "boolean"}, "items": {"type": "array", "items": {"type": "object", "properties": {"id": {"type": "string"}}}}}});
+    let schema = closed(
+        json!({"ok": {"type": "boolean"}, "items": {"type": "array", "items": closed(json!({"id": {"type": "string"}}), &[])}}),
+        &["ok"],
+    );
     assert_eq!(output_hint(&schema).as_deref(), Some("{ ok: boolean; items?: { id?: string }[] }"));
     // No `type` but properties: still an object schema.
-    assert_eq!(output_hint(&json!({"properties": {"n": {"type": "integer"}}})).as_deref(), Some("{ n?: number }"));
+    assert_eq!(
+        output_hint(&json!({"properties": {"n": {"type": "integer"}}, "additionalProperties": false})).as_deref(),
+        Some("{ n?: number }")
+    );
+    // A map of typed values is complete; an annotation-only leaf is `unknown`.
+    let map = closed(json!({"tags": {"type": "object", "additionalProperties": {"type": "string"}}, "raw": {"description": "any JSON"}}), &[]);
+    assert_eq!(output_hint(&map).as_deref(), Some("{ raw?: unknown; tags?: Record<string, string> }"));
+}
+
+#[test]
+fn output_hint_is_none_for_open_objects() {
+    // No `additionalProperties: false`: the result may carry fields the hint cannot name.
+    assert_eq!(output_hint(&json!({"type": "object", "properties": {"a": {"type": "string"}}})), None);
+    assert_eq!(output_hint(&json!({"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": true})), None);
+    // Open inside a closed one.
+    let nested = closed(json!({"inner": {"type": "object", "properties": {"x": {"type": "string"}}}}), &[]);
+    assert_eq!(output_hint(&nested), None);
+    let open_map = closed(json!({"meta": {"type": "object"}}), &[]);
+    assert_eq!(output_hint(&open_map), None);
+    // Requiring a field it does not declare.
+    assert_eq!(output_hint(&closed(json!({"a": {"type": "string"}}), &["a", "b"])), None);
+}
+
+#[test]
+fn output_hint_is_none_for_a_constrained_untyped_leaf() {
+    for leaf in [json!({"pattern": "^[a-z]+$"}), json!({"minimum": 0}), json!({"format": "date-time"}), json!({"not": {"type": "null"}})] {
+        assert_eq!(output_hint(&closed(json!({ "v": leaf }), &["v"])), None, "{leaf}");
+    }
+    assert_eq!(output_hint(&closed(json!({"v": {"title": "Value"}}), &["v"])).as_deref(), Some("{ v: unknown }"));
 }
 
 #[test]
@@ -329,16 +392,18 @@ fn output_hint_is_none_for_roots_it_cannot_show() {
     assert_eq!(output_hint(&json!({"anyOf": [{"type": "string"}, {"type": "number"}]})), None);
     assert_eq!(output_hint(&json!(true)), None);
     assert_eq!(output_hint(&json!(5)), None);
+    // allOf: the intersection of closed objects is not their merged fields.
+    let all_of = json!({"allOf": [closed(json!({"a": {"type": "string"}}), &[]), closed(json!({"b": {"type": "string"}}), &[])]});
+    assert_eq!(output_hint(&closed(json!({"x": all_of}), &[])), None);
 }
 
 #[test]
 fn output_hint_for_array_roots() {
-    let schema = json!({"type": "array", "items": {"type": "object", "required": ["id"],
-        "properties": {"name": {"type": "string"}, "id": {"type": "string"}}}});
+    let schema = json!({"type": "array", "items": closed(json!({"name": {"type": "string"}, "id": {"type": "string"}}), &["id"])});
     assert_eq!(output_hint(&schema).as_deref(), Some("Array<{ id: string; name?: string }>"));
     assert_eq!(output_hint(&json!({"type": "array", "items": {"type": "string"}})).as_deref(), Some("Array<string>"));
     // Cut items: no hint.
-    assert_eq!(output_hint(&json!({"type": "array", "items": wide_schema(17, false)})), None);
+    assert_eq!(output_hint(&json!({"type": "array", "items": closed_wide(17)})), None);
 }
 
 #[test]
@@ -349,11 +414,48 @@ fn output_hint_for_nullable_scalars_and_enums() {
     assert_eq!(output_hint(&json!({"enum": ["ok", "failed", null]})).as_deref(), Some(r#""ok" | "failed" | null"#));
     assert_eq!(output_hint(&json!({"type": "string", "enum": ["a", "b"]})).as_deref(), Some(r#""a" | "b""#));
     assert_eq!(output_hint(&json!({"type": ["string", "object"]})), None);
+    let nested = closed(json!({"note": {"type": "string", "nullable": true}}), &["note"]);
+    assert_eq!(output_hint(&nested).as_deref(), Some("{ note: string | null }"));
+}
+
+#[test]
+fn output_hint_shows_up_to_eight_literals_and_five_variants() {
+    let values = |n: usize| (0..n).map(|i| format!("v{i}")).collect::<Vec<_>>();
+    assert_eq!(
+        output_hint(&closed(json!({"e": {"enum": values(8)}}), &["e"])).as_deref(),
+        Some(r#"{ e: "v0" | "v1" | "v2" | "v3" | "v4" | "v5" | "v6" | "v7" }"#)
+    );
+    assert_eq!(output_hint(&closed(json!({"e": {"enum": values(9)}}), &["e"])), None);
+    let consts: Vec<Value> = values(8).into_iter().map(|v| json!({ "const": v })).collect();
+    assert!(output_hint(&closed(json!({ "c": { "oneOf": consts } }), &["c"])).is_some());
+    let scalars = |n: usize| -> Vec<Value> {
+        ["string", "number", "boolean", "null"].iter().map(|t| json!({ "type": t })).chain((0..).map(|i| json!({"const": i}))).take(n).collect()
+    };
+    assert_eq!(
+        output_hint(&closed(json!({"u": {"anyOf": scalars(5)}}), &["u"])).as_deref(),
+        Some("{ u: string | number | boolean | null | 0 }")
+    );
+    assert_eq!(output_hint(&closed(json!({"u": {"anyOf": scalars(6)}}), &["u"])), None);
+    assert_eq!(output_hint(&closed(json!({"t": {"type": ["string", "number", "boolean", "null", "array", "object"]}}), &["t"])), None);
+}
+
+#[test]
+fn output_hint_orders_required_then_optional_whatever_the_key_order() {
+    let a: Value = serde_json::from_str(
+        r#"{"type":"object","additionalProperties":false,"required":["z","b"],"properties":{"z":{"type":"string"},"y":{"type":"number"},"b":{"type":"boolean"},"a":{"type":"string"}}}"#,
+    )
+    .unwrap();
+    let b: Value = serde_json::from_str(
+        r#"{"properties":{"a":{"type":"string"},"b":{"type":"boolean"},"y":{"type":"number"},"z":{"type":"string"}},"required":["b","z"],"additionalProperties":false,"type":"object"}"#,
+    )
+    .unwrap();
+    assert_eq!(output_hint(&a).as_deref(), Some("{ b: boolean; z: string; a?: string; y?: number }"));
+    assert_eq!(output_hint(&a), output_hint(&b));
 }
 
 #[test]
 fn output_hint_for_unions_of_up_to_five_objects() {
-    let variant = |key: &str| json!({"type": "object", "required": [key], "properties": {key: {"type": "string"}}});
+    let variant = |key: &str| closed(json!({ key: {"type": "string"} }), &[key]);
     let two = json!({"oneOf": [variant("ok"), {"$ref": "#/$defs/E"}], "$defs": {"E": variant("error")}});
     assert_eq!(output_hint(&two).as_deref(), Some("{ ok: string } | { error: string }"));
     let with_null = json!({"anyOf": [variant("a"), {"type": "null"}]});
@@ -363,32 +465,43 @@ fn output_hint_for_unions_of_up_to_five_objects() {
     let six: Vec<Value> = (0..6).map(|i| variant(&format!("k{i}"))).collect();
     assert_eq!(output_hint(&json!({"anyOf": six})), None);
     assert_eq!(output_hint(&json!({"anyOf": [variant("a"), {"type": "string"}]})), None);
+    // An open variant: no hint.
+    assert_eq!(output_hint(&json!({"anyOf": [variant("a"), {"type": "object", "properties": {"b": {"type": "string"}}}]})), None);
 }
 
 #[test]
-fn output_hint_is_none_for_a_closed_object_with_a_root_union() {
+fn output_hint_is_none_for_a_closed_object_with_a_union() {
     // The real shape is "a or b", not the merged property list.
     let schema = json!({"type": "object", "additionalProperties": false,
         "properties": {"a": {"type": "string"}, "b": {"type": "number"}},
         "oneOf": [{"required": ["a"]}, {"required": ["b"]}]});
     assert_eq!(output_hint(&schema), None);
-    let shaped = json!({"type": "object", "properties": {"a": {"type": "string"}},
-        "anyOf": [{"type": "object", "properties": {"x": {"type": "string"}}}]});
+    let shaped = json!({"type": "object", "additionalProperties": false, "properties": {"a": {"type": "string"}},
+        "anyOf": [closed(json!({"x": {"type": "string"}}), &[])]});
     assert_eq!(output_hint(&shaped), None);
+    // Nested too.
+    let mut inner = schema.clone();
+    inner["oneOf"] = json!([{"required": ["a"]}]);
+    assert_eq!(output_hint(&closed(json!({ "inner": inner }), &[])), None);
+}
+
+/// [`wide_schema`] closed: `count` optional string properties.
+fn closed_wide(count: usize) -> Value {
+    let mut schema = wide_schema(count, false);
+    schema["additionalProperties"] = json!(false);
+    schema
 }
 
 #[test]
 fn output_hint_is_none_when_it_would_be_cut() {
-    assert_eq!(output_hint(&wide_schema(17, false)), None);
-    assert!(output_hint(&wide_schema(16, false)).is_some());
-    let values: Vec<String> = (0..9).map(|i| format!("v{i}")).collect();
-    assert_eq!(output_hint(&json!({"properties": {"e": {"enum": values}}})), None);
+    assert_eq!(output_hint(&closed_wide(17)), None);
+    assert!(output_hint(&closed_wide(16)).is_some());
     assert_eq!(output_hint(&nested_schema(6)), None);
-    assert_eq!(output_hint(&json!({"properties": {"a": {"$ref": "http://example.com/x"}}})), None);
+    assert_eq!(output_hint(&closed(json!({"a": {"$ref": "http://example.com/x"}}), &[])), None);
     // Over the 850-char budget.
     let mut props = serde_json::Map::new();
     for i in 0..16 {
         props.insert(format!("a_rather_long_output_field_name_{i:02}_{}", "x".repeat(20)), json!({"type": "string"}));
     }
-    assert_eq!(output_hint(&json!({"properties": props})), None);
+    assert_eq!(output_hint(&json!({"properties": props, "additionalProperties": false})), None);
 }
