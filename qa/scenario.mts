@@ -11,7 +11,7 @@ import { buildQaCatalog, docsTools, LIVE_TARGET, QA_TARGET, trackerToolsAfter, t
 import { MockProvider } from './provider-client.mjs';
 import { SessionLog } from './session-log.mjs';
 import { performance } from 'node:perf_hooks';
-import { ToolCatalog, probeCodeMode } from '../index.js';
+import { ToolCatalog, probeCodeMode, rankingCapability } from '../index.js';
 import { catalogInput, LANES, LIVE_LANE, runLane, type Lane, type RunResult, type Scenario } from './run-lane.mjs';
 
 export interface QaOptions {
@@ -85,6 +85,8 @@ export interface QaReport {
   /** First build of the catalog's index, and a second construction of the unchanged catalog (reused). */
   catalogBuildMs: number;
   catalogReuseMs: number;
+  /** The ranking every lane used: the configured one, the active one once vectors were ready, and why not hybrid. */
+  ranking: { active: string; configured: string; state: string; reason: string | null };
   /** Whether this host can run code mode, and on which Node (probed once, before the lanes). */
   codeMode: { available: boolean; reason: string | null; node: string | null; probeMs: number };
   logDir: string;
@@ -187,8 +189,12 @@ async function runAll(provider: MockProvider, qa: QaCatalog, logDir: string, opt
   new ToolCatalog(input);
   const catalogBuildMs = Math.round((performance.now() - t0) * 10) / 10;
   t0 = performance.now();
-  new ToolCatalog(input);
+  const reused = new ToolCatalog(input);
   const catalogReuseMs = Math.round((performance.now() - t0) * 10) / 10;
+  // The product's default ranking (hybrid when the model package is installed): the lanes start
+  // once the tool vectors are ready, so every lane ranks the same way.
+  const status = await reused.whenRankingReady();
+  const ranking = { active: status.active, configured: status.ranking, state: status.state, reason: status.error ?? (status.ranking === 'lexical' ? rankingCapability().reason ?? null : null) };
   const run = (lane: Lane, runId: string, scenario: Scenario = 'normal', extra: { stream?: boolean; codeTimeoutMs?: number } = {}) =>
     runLane({ ...common, lane, runId, scenario, ...extra });
 
@@ -293,6 +299,7 @@ async function runAll(provider: MockProvider, qa: QaCatalog, logDir: string, opt
     catalogSize: qa.catalogSize,
     catalogBuildMs,
     catalogReuseMs,
+    ranking,
     codeMode,
     logDir,
     providerUrl: provider.url,

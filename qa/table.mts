@@ -76,6 +76,7 @@ export function formatReport(report: QaReport): string {
       ? `Code mode: available, children run on ${report.codeMode.node ?? 'an unnamed Node'} (probed in ${report.codeMode.probeMs.toFixed(1)} ms)`
       : `Code mode: UNAVAILABLE: ${report.codeMode.reason ?? 'no reason given'}`,
     `Catalog index: built in ${report.catalogBuildMs.toFixed(1)} ms, unchanged catalog reused in ${report.catalogReuseMs.toFixed(1)} ms (before the lanes; every run reuses it)`,
+    `Ranking: ${report.ranking.active}${report.ranking.active === 'hybrid' ? ' (the default: the model package is installed; tool vectors ready before the lanes)' : ` (configured ${report.ranking.configured}${report.ranking.reason ? `: ${report.ranking.reason}` : ''})`}`,
     '',
     formatLanes(report),
     ...formatLiveChanges(report),
