@@ -220,6 +220,63 @@ export function train(data, weights, { lambda, w0 }) {
   return w
 }
 
+/**
+ * Coordinate ascent on the weighted nDCG@10 itself (Metzler and Croft's linear ranker): from w0,
+ * each weight but the first (the lexical term's, which fixes the scale) in turn is moved by the
+ * step from STEPS that most raises sum_q a_q · nDCG@10(q); a sweep that raises it by less than
+ * 1e-9 ends training. Deterministic: fixed order, ties keep the smaller move.
+ */
+const STEPS = [0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1].flatMap((s) => [s, -s])
+export function trainAscent(data, weights, { w0, maxSweeps = 30 }) {
+  const F = w0.length
+  const w = [...w0]
+  const active = data.map((d, q) => (weights[q] > 0 && d.gold.length ? q : -1)).filter((q) => q >= 0)
+  const base = new Map(active.map((q) => [q, new Float64Array(data[q].X.length)]))
+  const golds = new Map(active.map((q) => [q, new Set(data[q].gold)]))
+  const ideal = new Map(active.map((q) => { let s = 0; for (let i = 0; i < Math.min(10, data[q].gold.length); i++) s += 1 / Math.log2(i + 2); return [q, s] }))
+  const rescore = () => { for (const q of active) { const b = base.get(q); data[q].X.forEach((x, i) => { let s = 0; for (let j = 0; j < F; j++) s += x[j] * w[j]; b[i] = s }) } }
+  // Weighted nDCG@10 with weight j moved by d (ties: pool order).
+  const objective = (j, d) => {
+    let total = 0
+    for (const q of active) {
+      const b = base.get(q)
+      const X = data[q].X
+      const n = b.length
+      const top = []
+      for (let i = 0; i < n; i++) {
+        const v = b[i] + d * X[i][j]
+        if (top.length < 10 || v > top[top.length - 1][0]) {
+          let k = top.length
+          while (k > 0 && top[k - 1][0] < v) k--
+          top.splice(k, 0, [v, i])
+          if (top.length > 10) top.pop()
+        }
+      }
+      let dcg = 0
+      const g = golds.get(q)
+      top.forEach(([, i], r) => { if (g.has(i)) dcg += 1 / Math.log2(r + 2) })
+      total += weights[q] * dcg / ideal.get(q)
+    }
+    return total
+  }
+  rescore()
+  let current = objective(0, 0)
+  for (let sweep = 0; sweep < maxSweeps; sweep++) {
+    const before = current
+    for (let j = 1; j < F; j++) {
+      let bestD = 0
+      let bestV = current
+      for (const d of STEPS) {
+        const v = objective(j, d)
+        if (v > bestV + 1e-9) { bestV = v; bestD = d }
+      }
+      if (bestD !== 0) { w[j] += bestD; rescore(); current = bestV }
+    }
+    if (current < before + 1e-9) break
+  }
+  return w
+}
+
 /** Solves H x = g (H symmetric positive definite) by Cholesky. */
 function solve(H, g) {
   const n = g.length
@@ -248,8 +305,10 @@ export function order(q, X, w) {
 }
 
 /** Each need's best candidate right after the first hit (the needs' champions by fused rank), then the fused order. */
-function assemble(q, fused, gate) {
-  if (!q.row.clauses) return fused
+function assemble(q, fused, spec) {
+  // spec: GATE[:MAX]: needs' champions only for requests of at most MAX clauses.
+  const [gate, max = '8'] = spec.split(':')
+  if (!q.row.clauses || q.row.clauses > Number(max)) return fused
   const rankOf = new Map(fused.map((o, r) => [o, r]))
   const champs = []
   for (let k = 0; k < q.row.clauses; k++) {
@@ -306,7 +365,8 @@ function main() {
   }
   // Lexical: the lexical top list (own-source filtered when asked), prerequisites placed.
   const lexRuns = queries.map((q) => finish(q, [...q.exact, ...q.row.lexTop.filter((o) => !q.exact.includes(o) && (!q.filter || q.filter(o)))]))
-  const names = option('--features', 'lex,zMix').split(',')
+  // The default: every signal the product's fusion has at hand without extra retrieval.
+  const names = option('--features', 'lex,zMix,zWhole,zBest,lexRank,simRank,gap,strength,weak,lexLong,zMixLong,zBestMulti,lexMulti').split(',')
   const w0 = names.map((n) => SHIPPED[n] ?? 0)
   const data = design(queries, names)
   const shippedRuns = queries.map((q, i) => finish(q, order(q, data[i].X, w0)))
@@ -318,12 +378,13 @@ function main() {
   const fmt = (v) => v.toFixed(1)
   const report = []
   for (const lambda of lambdas) {
-    const wAll = train(data, weightsFor(new Set(sources)), { lambda, w0 })
+    const fit = (weights) => (args.includes('--fixed') ? w0 : option('--trainer', 'ascent') === 'ascent' ? trainAscent(data, weights, { w0 }) : train(data, weights, { lambda, w0 }))
+    const wAll = fit(weightsFor(new Set(sources)))
     const inSample = queries.map((q, i) => finish(q, order(q, data[i].X, wAll), assembleGate))
     const loso = new Array(queries.length)
     const foldWeights = {}
     for (const held of sources) {
-      const w = train(data, weightsFor(new Set(sources.filter((s) => s !== held))), { lambda, w0 })
+      const w = fit(weightsFor(new Set(sources.filter((s) => s !== held))))
       foldWeights[held] = w
       for (const i of groups.get(held)) loso[i] = finish(queries[i], order(queries[i], data[i].X, w), assembleGate)
     }
@@ -331,8 +392,8 @@ function main() {
   }
   const lex = score(lexRuns, 'n')
   const shipped = score(shippedRuns, 'n')
-  console.log(`features ${names.join(',')}; pool ${pool}; weighting ${weighting}; assemble ${assembleGate}${own ? '; own source only' : ''}`)
-  for (const r of report) {
+  if (!args.includes('--json')) console.log(`features ${names.join(',')}; pool ${pool}; weighting ${weighting}; assemble ${assembleGate}${own ? '; own source only' : ''}`)
+  for (const r of args.includes('--json') ? [] : report) {
     const ins = score(r.inSample, 'n')
     const lo = score(r.loso, 'n')
     const rowsOut = [['source', 'lexical', 'hybrid', 'learned', 'LOSO', 'LOSO − hybrid [95% CI]', 'LOSO − lexical [95% CI]', 'C@10 lex/hyb/LOSO', 'OpenClaw']]
@@ -351,6 +412,21 @@ function main() {
     console.log(`\nlambda ${r.lambda}: weights (all seven) ${names.map((n, j) => `${n} ${r.wAll[j].toFixed(3)}`).join(', ')}`)
     console.log(table(rowsOut))
     if (args.includes('--fold-weights')) for (const [s, w] of Object.entries(r.foldWeights)) console.log(`  without ${s}: ${w.map((v) => v.toFixed(3)).join(' ')}`)
+  }
+  if (args.includes('--json')) {
+    // For bench/quality.mjs --learned: per source, the three rankings in-sample and the learned
+    // ranking's LOSO figure, nDCG@10 and Complete@10, with the paired bootstrap of LOSO − hybrid.
+    const r = report[0]
+    const out = { features: names, pool, assemble: assembleGate, weights: Object.fromEntries(names.map((n, j) => [n, r.wAll[j]])), sets: {}, macro: {} }
+    const runs = { lexical: lexRuns, hybrid: shippedRuns, learned: r.inSample, loso: r.loso }
+    for (const s of sources) {
+      const b = pairedBootstrap(r.loso.map((x) => x.n), shippedRuns.map((x) => x.n), groups.get(s))
+      out.sets[s] = Object.fromEntries(Object.entries(runs).map(([k, v]) => [k, { ndcg10: score(v, 'n').bySource[s], complete10: score(v, 'complete').bySource[s] }]))
+      out.sets[s].losoVsHybrid = b
+    }
+    out.macro = Object.fromEntries(Object.entries(runs).map(([k, v]) => [k, { ndcg10: score(v, 'n').macro, complete10: score(v, 'complete').macro }]))
+    console.log(JSON.stringify(out))
+    return
   }
   if (option('--scores', null)) {
     const r = report[0]
