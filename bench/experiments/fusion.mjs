@@ -5,7 +5,7 @@
 //   $B/fusion_dump npm/model-minilm/model bench/data/retrieval-dev $DUMP
 //   node bench/experiments/fusion.mjs --dump $DUMP [--features NAME,...] [--lambda L,...]
 //     [--pool lexical|dense|needs|all] [--weighting source|query] [--own-source-only]
-//     [--assemble none|GATE] [--scores FILE]
+//     [--assemble none|GATE[:MAX]] [--scores FILE] [--group SOURCE,SOURCE] [--fixed] [--json]
 //
 // Reads the raw signals fusion_dump writes (per query: the lexical top 100 and the extra
 // candidates with their lexical score, match strength, whole-query and per-clause cosines and
@@ -373,6 +373,11 @@ function main() {
   const assembleGate = option('--assemble', 'none')
   const weighting = option('--weighting', 'source')
   const weightsFor = (train) => rows.map((r) => (train.has(r.set) ? (weighting === 'source' ? 1000 / groups.get(r.set).length : 1) : 0))
+  // --group a,b: sources sharing a catalog (metatool and metatool-multi: the same 199 plugins,
+  // queries from one generator) are held out together, so a fold never trains on the held-out
+  // source's own tools (query_adapter.py showed what that leaks).
+  const group = new Set(option('--group', 'metatool,metatool-multi').split(',').filter(Boolean))
+  const heldWith = (held) => (group.has(held) ? group : new Set([held]))
   const lambdas = option('--lambda', '1').split(',').map(Number)
   const score = (runs, key) => perSource(runs.map((r) => r[key]), groups)
   const fmt = (v) => v.toFixed(1)
@@ -384,7 +389,7 @@ function main() {
     const loso = new Array(queries.length)
     const foldWeights = {}
     for (const held of sources) {
-      const w = fit(weightsFor(new Set(sources.filter((s) => s !== held))))
+      const w = fit(weightsFor(new Set(sources.filter((s) => !heldWith(held).has(s)))))
       foldWeights[held] = w
       for (const i of groups.get(held)) loso[i] = finish(queries[i], order(queries[i], data[i].X, w), assembleGate)
     }
