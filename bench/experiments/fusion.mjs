@@ -76,11 +76,13 @@ export const FEATURES = {
   needLex: (f) => f.needLex,
   needZ: (f) => f.needZ,
   outside: (f) => f.outside,
+  // log of the size of the candidate's server (source and owner), over 10.
+  ownerSize: (f) => f.ownerSize,
 }
 export const SHIPPED = { lex: 1, zMix: 0.2 }
 
 /** Per query: the candidate list and a feature record per candidate. */
-export function candidateFeatures(row, { pool = 'lexical', filter = null } = {}) {
+export function candidateFeatures(row, { pool = 'lexical', filter = null, serverSize = null } = {}) {
   const nClauses = row.clauses
   let cands = row.pool.map(([o, rank, s, strength, weak, whole, clauses, clauseLex]) => ({ o, rank, s, strength, weak, whole, clauses, clauseLex }))
   const top = new Set(row.lexTop)
@@ -148,6 +150,7 @@ export function candidateFeatures(row, { pool = 'lexical', filter = null } = {})
     needLex: nClauses ? needLex[i] : (s1 > 0 ? c.s / s1 : 0),
     needZ: nClauses ? needZ[i] : zMix[i],
     outside: top.has(c.o) ? 0 : 1,
+    ownerSize: serverSize ? Math.log(1 + serverSize[c.o]) / 10 : 0,
   }))
   return { cands, feats, exact: [...exact] }
 }
@@ -353,10 +356,13 @@ function main() {
     for (const g of r.gold) sourceServers.get(r.set).add(serverOf[g])
   }
   const own = args.includes('--own-source-only')
+  const sizes = new Map()
+  for (const sv of serverOf) sizes.set(sv, (sizes.get(sv) ?? 0) + 1)
+  const serverSize = serverOf.map((sv) => sizes.get(sv))
   const pool = option('--pool', 'lexical')
   const queries = rows.map((row, i) => {
     const filter = own ? (o) => sourceServers.get(row.set).has(serverOf[o]) : null
-    const { cands, feats, exact } = candidateFeatures(row, { pool, filter })
+    const { cands, feats, exact } = candidateFeatures(row, { pool, filter, serverSize })
     return { row, cands, feats, exact, goldSet: new Set(row.gold), text: queryText[i], filter }
   })
   const finish = (q, fused, assembleGate) => {
