@@ -1,5 +1,5 @@
 //! The raw signals of every dev query's candidates, for the learned fusion and the multi-need
-//! study (bench/experiments/fusion.mjs; bench/QUALITY.md, "Learned fusion").
+//! study (bench/experiments/fusion.mjs; bench/QUALITY.md, "Learned ranking").
 //!
 //! fusion_dump MODEL_DIR DATA_DIR OUT_DIR [--depth D] [--dense K] [--need K]
 //!
@@ -12,7 +12,7 @@
 //! Also OUT_DIR/tool-ids.json (ids by ordinal, for prerequisites.mjs) and tool-texts.json (the
 //! text embedded per tool), and each line's `clauseTexts`. The query vectors are the
 //! product's (`SemanticModel::embed_query`), the tool vectors the product's int8 vectors of
-//! `tool_text_of` (cached in OUT_DIR/tools.qvec: a few minutes of CPU the first time).
+//! `tool_text_of` (cached in OUT_DIR/tools.qvec: 25 s of one core for the dev set the first time).
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::path::Path;
