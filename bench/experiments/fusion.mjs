@@ -78,6 +78,13 @@ export const FEATURES = {
   outside: (f) => f.outside,
   // log of the size of the candidate's server (source and owner), over 10.
   ownerSize: (f) => f.ownerSize,
+  // Query-level gates on the similarity's weight: the lexical ranking's confidence (second score
+  // over the first), the encoder's (best raw similarity; best standardized similarity / 5), and
+  // the lexical top hit's match strength.
+  zMixConf: (f) => f.zMix * f.conf,
+  zMixSimTop: (f) => f.zMix * f.simTop,
+  zMixZTop: (f) => f.zMix * f.zTop,
+  zMixStrTop: (f) => f.zMix * f.strTop,
 }
 export const SHIPPED = { lex: 1, zMix: 0.2 }
 
@@ -113,6 +120,12 @@ export function candidateFeatures(row, { pool = 'lexical', filter = null, server
   const simRank = ranksBy(mix)
   const maxMix = Math.max(...mix)
   const long = Math.min(1, row.words / 100)
+  const lexSorted = lexPart.map((c) => c.s).sort((a, b) => b - a)
+  const conf = lexSorted.length > 1 && lexSorted[0] > 0 ? lexSorted[1] / lexSorted[0] : 1
+  const simTop = Math.max(...mix)
+  const zTop = Math.max(...zMix) / 5
+  const topHit = lexPart.reduce((best, c) => (best === null || c.s > best.s ? c : best), null)
+  const strTop = topHit ? topHit.strength : 0
   const multi = nClauses > 0 ? 1 : 0
   // Needs (clauses): each candidate's rank within each need by the need's cosine, and the need's
   // own lexical score relative to its best.
@@ -145,6 +158,10 @@ export function candidateFeatures(row, { pool = 'lexical', filter = null, server
     weak: c.weak,
     long,
     multi,
+    conf,
+    simTop,
+    zTop,
+    strTop,
     champion: champion[i],
     needRank: nClauses ? needRank[i] : rankInv(simRank[i]),
     needLex: nClauses ? needLex[i] : (s1 > 0 ? c.s / s1 : 0),
