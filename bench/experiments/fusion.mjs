@@ -3,18 +3,23 @@
 //
 //   B=target/x86_64-unknown-linux-gnu/release/examples
 //   $B/fusion_dump npm/model-minilm/model bench/data/retrieval-dev $DUMP
-//   node bench/experiments/fusion.mjs --dump $DUMP [--features NAME,...] [--lambda L,...]
-//     [--pool lexical|dense|needs|all] [--weighting source|query] [--own-source-only]
+//   node bench/experiments/fusion.mjs --dump $DUMP [--features NAME,...] [--trainer ascent|newton]
+//     [--lambda L,...] [--pool lexical|dense|needs|all] [--weighting source|query] [--own-source-only]
 //     [--assemble none|GATE[:MAX]] [--scores FILE] [--group SOURCE,SOURCE] [--fixed] [--json]
 //
-// Reads the raw signals fusion_dump writes (per query: the lexical top 100 and the extra
-// candidates with their lexical score, match strength, whole-query and per-clause cosines and
-// per-clause lexical scores), computes per-candidate features, and trains a linear scorer with a
-// listwise softmax loss (gold uniform over the relevant tools in the pool), L2 towards the
-// shipped hand-set rule (lexical 1, standardized similarity 0.2). Newton's method: the loss is
-// convex and has few parameters, so training converges to the same weights every time.
-// Leave-one-source-out: trained on six sources (each weighted equally, as the macro is), scored
-// on the seventh with the prerequisite tools placed after the fused order, as the product does.
+// Reads the raw signals fusion_dump writes: per query, the lexical top 100 and the extra
+// candidates, with their lexical score, match strength, whole-query and per-clause cosines and
+// per-clause lexical scores. Computes per-candidate features (FEATURES below) and trains a
+// linear scorer from the shipped hand-set rule (lexical 1, standardized similarity 0.2):
+// - `ascent` (the default): coordinate ascent on nDCG@10 itself (trainAscent);
+// - `newton`: a listwise softmax loss (gold uniform over the relevant tools in the pool) with L2
+//   towards the shipped rule (--lambda), by Newton's method.
+// Both are deterministic. `--fixed` skips training: it scores the shipped rule, e.g. on the
+// cosines query_adapter.py rewrites.
+// Leave-one-source-out: trained on the other sources, each weighted equally as the macro is;
+// metatool and metatool-multi (one catalog) are held out together. Scored on the held-out source
+// with the prerequisite tools placed after the fused order, as the product does.
+// Results and decisions: bench/QUALITY.md, "Learned ranking".
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 
@@ -437,7 +442,7 @@ function main() {
     }
     const cm = (runs) => fmt(score(runs, 'complete').macro)
     rowsOut.push(['macro', fmt(lex.macro), fmt(shipped.macro), fmt(ins.macro), fmt(lo.macro), '', '', `${cm(lexRuns)} / ${cm(shippedRuns)} / ${cm(r.loso)}`, fmt(reference.macro.ndcg10)])
-    console.log(`\nlambda ${r.lambda}: weights (all seven) ${names.map((n, j) => `${n} ${r.wAll[j].toFixed(3)}`).join(', ')}`)
+    console.log(`\n${option('--trainer', 'ascent')}${option('--trainer', 'ascent') === 'newton' ? ` lambda ${r.lambda}` : ''}: weights (all seven) ${names.map((n, j) => `${n} ${r.wAll[j].toFixed(3)}`).join(', ')}`)
     console.log(table(rowsOut))
     if (args.includes('--fold-weights')) for (const [s, w] of Object.entries(r.foldWeights)) console.log(`  without ${s}: ${w.map((v) => v.toFixed(3)).join(' ')}`)
   }
