@@ -4,7 +4,7 @@
 // of every ranking lever (bench/QUALITY.md explains the method).
 //
 // Usage: node bench/quality.mjs [--record] [--runs N] [--data DIR] [--no-levers]
-//          [--hybrid VECTOR_DIR] [--no-addon-hybrid] [--param key=value ...]
+//          [--hybrid VECTOR_DIR] [--learned DUMP] [--no-addon-hybrid] [--param key=value ...]
 //   Last, both rankings through the addon (bench/quality-hybrid.mjs; skipped with the reason
 //   when no model is installed; --no-addon-hybrid skips it).
 //   Runs the Rust evaluation example (crates/core/examples/quality.rs, release
@@ -18,6 +18,10 @@
 //   (bench/experiments/multi-vector.mjs --final) from cached sentence vectors
 //   (tool vectors: crates/embed/examples/rerank.rs --text plain --max-tokens 32; query
 //   vectors: crates/core/examples/clause_vectors.rs --product).
+//   --learned DUMP also reports the learned fusion (bench/experiments/fusion.mjs: a linear ranker
+//   over the engine's signals, trained by coordinate ascent on nDCG@10) beside lexical and hybrid,
+//   in-sample and leave-one-source-out, with Complete@10, from the signals that
+//   crates/core/examples/fusion_dump.rs writes to DUMP (a minute or two with the model).
 //   --record writes the new run to bench/results/quality.json.
 import { execFileSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs'
@@ -278,6 +282,30 @@ function main() {
     console.log(table(rows))
     console.log(hybrid.rule)
     current.hybrid = hybrid
+  }
+
+  const dumpDir = option('--learned', null)
+  if (dumpDir) {
+    const out = execFileSync(process.execPath, [join(root, 'bench/experiments/fusion.mjs'), '--dump', dumpDir, '--data', dataDir, '--json'], {
+      cwd: root,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+      maxBuffer: 64 * 1024 * 1024,
+    })
+    const learned = JSON.parse(out)
+    console.log('\n# Learned fusion (nDCG@10 and Complete@10; LOSO: trained on the other six sources)')
+    console.log(`features: ${learned.features.join(', ')}; weights on all seven: ${Object.entries(learned.weights).map(([k, v]) => `${k} ${v.toFixed(3)}`).join(', ')}`)
+    const rows = [['set', 'lexical', 'hybrid', 'learned', 'learned LOSO', 'LOSO − hybrid [95% CI]', 'C@10 lexical / hybrid / LOSO', 'OpenClaw']]
+    for (const [s, r] of Object.entries(learned.sets)) {
+      const b = r.losoVsHybrid
+      rows.push([s, fmt(r.lexical.ndcg10), fmt(r.hybrid.ndcg10), fmt(r.learned.ndcg10), fmt(r.loso.ndcg10), `${signed(b.diff)} [${signed(b.low)},${signed(b.high)}]`,
+        `${fmt(r.lexical.complete10)} / ${fmt(r.hybrid.complete10)} / ${fmt(r.loso.complete10)}`, fmt(reference[s]?.ndcg10)])
+    }
+    const m = learned.macro
+    rows.push(['macro', fmt(m.lexical.ndcg10), fmt(m.hybrid.ndcg10), fmt(m.learned.ndcg10), fmt(m.loso.ndcg10), signed(m.loso.ndcg10 - m.hybrid.ndcg10),
+      `${fmt(m.lexical.complete10)} / ${fmt(m.hybrid.complete10)} / ${fmt(m.loso.complete10)}`, fmt(reference.macro.ndcg10)])
+    console.log(table(rows))
+    current.learned = learned
   }
 
   // The product's two rankings through the addon (the model from OPENCLAW_TOOL_SEARCH_MODEL_DIR
