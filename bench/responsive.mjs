@@ -67,7 +67,7 @@ async function child(scenario, reps) {
   const { ToolCatalog, ToolSearchSession, resolveToolSearchConfig, probeCodeMode, configureCodeMode, rankingCapability } = api
   const settings = option('--settings', '')
   if (settings) configureCodeMode(JSON.parse(settings))
-  const out = { scenario, runs: [] }
+  const out = { scenario, pid: process.pid, runs: [] }
 
   if (scenario === 'd') {
     const text = readFileSync(join(dataDir, 'catalog.jsonl'), 'utf8')
@@ -221,7 +221,7 @@ function repeated(scenario, label, n, note = () => undefined) {
       return
     }
     capability ??= r.capability
-    runs.push(...r.runs)
+    runs.push(...r.runs.map((run) => ({ ...run, pid: r.pid })))
   }
   summarize(label, runs, { note: note(runs), capability })
 }

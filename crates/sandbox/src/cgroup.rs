@@ -82,13 +82,13 @@ impl ChildrenCgroup {
         Err(reasons.join("; "))
     }
 
-    /// Moves `pid` (a just-spawned child) into the group.
-    pub(crate) fn adopt(&self, pid: u32) -> io::Result<()> {
-        std::fs::write(&self.procs, pid.to_string())
-    }
-
     pub(crate) fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// The `cgroup.procs` file a child's pid is written to.
+    pub(crate) fn procs(&self) -> &Path {
+        &self.procs
     }
 
     /// Children the kernel has OOM-killed in this group so far (v2 `memory.events`, v1
@@ -186,4 +186,178 @@ fn random_u64() -> u64 {
     // (the pid is in the name too).
     unsafe { libc::getrandom(bytes.as_mut_ptr().cast(), bytes.len(), 0) };
     u64::from_ne_bytes(bytes)
+}
+
+/// What the runner could set up to keep children below the gateway on the CPU, for the
+/// capability report (the launcher's nice value and policy are reported per child).
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CpuCgroupReport {
+    pub applied: bool,
+    /// `v1` or `v2` when applied.
+    pub version: Option<String>,
+    pub path: Option<PathBuf>,
+    /// The configured weight (v2 `cpu.weight`; a process's group has 100).
+    pub weight: u32,
+    /// v1: the `cpu.shares` written (weight × 1024 / 100; a group has 1024).
+    pub shares: Option<u64>,
+    /// The cap as "quota period" in µs (`cpu.max`), `None` = no cap.
+    pub max: Option<String>,
+    pub reason: Option<String>,
+}
+
+/// The children's cpu group: v1's own directory in the cpu hierarchy, or on v2 the memory
+/// group's directory when there is one (one hierarchy), else a directory of its own.
+#[derive(Debug)]
+pub(crate) struct CpuCgroup {
+    procs: PathBuf,
+    /// Removed on drop (false when it is the memory group's directory).
+    owned: Option<PathBuf>,
+}
+
+impl CpuCgroup {
+    /// Creates (or, on v2, configures the memory group's directory as) the children's cpu group.
+    /// `cores`: the cores available to the gateway, for `max_share`. `memory`: the memory
+    /// group's directory and version, if there is one.
+    pub(crate) fn create(
+        cpu: &crate::config::CpuIsolation,
+        cores: f64,
+        memory: Option<(&Path, &str)>,
+    ) -> Result<(CpuCgroup, CpuCgroupReport), String> {
+        // SAFETY: getter.
+        if unsafe { libc::geteuid() } != 0 {
+            return Err("not root: no writable cpu cgroup".into());
+        }
+        let own = std::fs::read_to_string("/proc/self/cgroup").map_err(|e| format!("/proc/self/cgroup: {e}"))?;
+        let mounts = std::fs::read_to_string("/proc/self/mountinfo").map_err(|e| format!("/proc/self/mountinfo: {e}"))?;
+        let quota = cpu.max_share.map(|share| {
+            let period: u64 = 100_000;
+            let quota = ((share * cores * period as f64).round() as u64).max(1000);
+            (quota, period)
+        });
+        let name = format!("openclaw-tool-search-{}-{:016x}", std::process::id(), random_u64());
+        let mut reasons = Vec::new();
+        if let Some(rel) = own.lines().find_map(|l| l.strip_prefix("0::")) {
+            for mount in crate::admission::cgroup_mounts(&mounts, |fstype, _| fstype == "cgroup2") {
+                let parent = mount.dir_for(rel);
+                let shared = memory.filter(|(dir, version)| *version == "v2" && dir.parent() == Some(parent.as_path()));
+                match cpu_v2(&parent, &name, cpu.weight, quota, shared.map(|(dir, _)| dir)) {
+                    Ok(group) => return Ok(group),
+                    Err(e) => reasons.push(format!("v2 at {}: {e}", parent.display())),
+                }
+            }
+        }
+        if let Some(rel) = crate::admission::v1_path(&own, "cpu") {
+            for mount in crate::admission::cgroup_mounts(&mounts, |fstype, options| {
+                fstype == "cgroup" && crate::admission::has_token(options, "cpu")
+            }) {
+                let parent = mount.dir_for(&rel);
+                match cpu_v1(&parent, &name, cpu.weight, quota) {
+                    Ok(group) => return Ok(group),
+                    Err(e) => reasons.push(format!("v1 at {}: {e}", parent.display())),
+                }
+            }
+        }
+        if reasons.is_empty() {
+            reasons.push("no cpu controller found".into());
+        }
+        Err(reasons.join("; "))
+    }
+
+    /// The `cgroup.procs` file a child's pid is written to.
+    pub(crate) fn procs(&self) -> &Path {
+        &self.procs
+    }
+}
+
+fn cpu_v2(
+    parent: &Path,
+    name: &str,
+    weight: u32,
+    quota: Option<(u64, u64)>,
+    shared: Option<&Path>,
+) -> Result<(CpuCgroup, CpuCgroupReport), String> {
+    let controllers = std::fs::read_to_string(parent.join("cgroup.subtree_control")).map_err(|e| e.to_string())?;
+    if !controllers.split_whitespace().any(|c| c == "cpu") {
+        // Enabling it fails (EBUSY) while the parent holds processes, as the gateway's group does.
+        std::fs::write(parent.join("cgroup.subtree_control"), "+cpu")
+            .map_err(|e| format!("the cpu controller is not enabled for child groups (+cpu: {e})"))?;
+    }
+    let (dir, owned) = match shared {
+        Some(dir) => (dir.to_path_buf(), false),
+        None => {
+            let dir = parent.join(name);
+            std::fs::create_dir(&dir).map_err(|e| e.to_string())?;
+            (dir, true)
+        }
+    };
+    let max = quota.map(|(q, p)| format!("{q} {p}"));
+    let set = std::fs::write(dir.join("cpu.weight"), weight.to_string())
+        .and_then(|()| match &max {
+            Some(max) => std::fs::write(dir.join("cpu.max"), max),
+            None => Ok(()),
+        });
+    if let Err(e) = set {
+        if owned {
+            let _ = std::fs::remove_dir(&dir);
+        }
+        return Err(format!("cannot set the weight: {e}"));
+    }
+    if owned {
+        if let Ok(mut list) = created().lock() {
+            list.push(dir.clone());
+        }
+    }
+    let report = CpuCgroupReport {
+        applied: true,
+        version: Some("v2".into()),
+        path: Some(dir.clone()),
+        weight,
+        shares: None,
+        max,
+        reason: None,
+    };
+    Ok((CpuCgroup { procs: dir.join("cgroup.procs"), owned: owned.then(|| dir.clone()) }, report))
+}
+
+fn cpu_v1(parent: &Path, name: &str, weight: u32, quota: Option<(u64, u64)>) -> Result<(CpuCgroup, CpuCgroupReport), String> {
+    if !parent.join("cpu.shares").is_file() {
+        return Err("no cpu.shares".into());
+    }
+    let dir = parent.join(name);
+    std::fs::create_dir(&dir).map_err(|e| e.to_string())?;
+    let shares = (u64::from(weight) * 1024 / 100).max(2);
+    let set = std::fs::write(dir.join("cpu.shares"), shares.to_string()).and_then(|()| match quota {
+        Some((q, p)) => std::fs::write(dir.join("cpu.cfs_period_us"), p.to_string())
+            .and_then(|()| std::fs::write(dir.join("cpu.cfs_quota_us"), q.to_string())),
+        None => Ok(()),
+    });
+    if let Err(e) = set {
+        let _ = std::fs::remove_dir(&dir);
+        return Err(format!("cannot set the shares: {e}"));
+    }
+    if let Ok(mut list) = created().lock() {
+        list.push(dir.clone());
+    }
+    let report = CpuCgroupReport {
+        applied: true,
+        version: Some("v1".into()),
+        path: Some(dir.clone()),
+        weight,
+        shares: Some(shares),
+        max: quota.map(|(q, p)| format!("{q} {p}")),
+        reason: None,
+    };
+    Ok((CpuCgroup { procs: dir.join("cgroup.procs"), owned: Some(dir) }, report))
+}
+
+impl Drop for CpuCgroup {
+    fn drop(&mut self) {
+        if let Some(dir) = self.owned.take() {
+            if let Ok(mut list) = created().lock() {
+                list.retain(|d| d != &dir);
+            }
+            remove_dir_retrying(&dir);
+        }
+    }
 }
