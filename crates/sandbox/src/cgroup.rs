@@ -279,9 +279,9 @@ fn cpu_v2(
 ) -> Result<(CpuCgroup, CpuCgroupReport), String> {
     let controllers = std::fs::read_to_string(parent.join("cgroup.subtree_control")).map_err(|e| e.to_string())?;
     if !controllers.split_whitespace().any(|c| c == "cpu") {
-        // Enabling it fails (EBUSY) while the parent holds processes, as the gateway's group does.
-        std::fs::write(parent.join("cgroup.subtree_control"), "+cpu")
-            .map_err(|e| format!("the cpu controller is not enabled for child groups (+cpu: {e})"))?;
+        // Not enabled here by us: that would change how the host shares CPU among all the
+        // parent's groups (and fails with EBUSY while the parent holds processes).
+        return Err("the cpu controller is not enabled for child groups".into());
     }
     let (dir, owned) = match shared {
         Some(dir) => (dir.to_path_buf(), false),

@@ -430,7 +430,9 @@ async fn busy_children_are_killed_at_the_deadline() {
         tasks.push(tokio::spawn(async move {
             let host = TestHost::new();
             let result = runner
-                .run_with_timeout(code.into(), host as Arc<dyn BridgeHost>, CancelToken::new(), Duration::from_millis(800))
+                // Long enough for five children to start at their lowered CPU priority on a busy
+                // machine (the deadline covers the start-up too).
+                .run_with_timeout(code.into(), host as Arc<dyn BridgeHost>, CancelToken::new(), Duration::from_millis(3000))
                 .await;
             (code, result)
         }));
