@@ -132,6 +132,7 @@ impl CodeRunner {
                     weight: config.cpu.weight,
                     shares: None,
                     max: None,
+                    gateway_path: None,
                     reason: Some(reason),
                 }),
             };

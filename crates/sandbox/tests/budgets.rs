@@ -99,6 +99,13 @@ async fn the_cpu_isolation_applied_is_in_the_capability_report_and_each_containm
         let read = |file: &str| std::fs::read_to_string(dir.join(file)).unwrap().trim().to_string();
         let quota = (0.5 * report.cpu_budget.cores * 100_000.0).round() as u64;
         if group.version.as_deref() == Some("v1") {
+            // The gateway (this test process) joined the group that holds the children's group,
+            // inside the cgroup it was started in.
+            let gateway = group.gateway_path.clone().expect("v1: the gateway's own group");
+            assert_eq!(dir.parent(), Some(gateway.as_path()));
+            let own = std::fs::read_to_string("/proc/self/cgroup").unwrap();
+            let gateway_name = gateway.file_name().unwrap().to_str().unwrap();
+            assert!(own.lines().any(|l| l.contains("cpu") && l.ends_with(gateway_name)), "{own}");
             assert_eq!(read("cpu.shares"), "204", "20 × 1024 / 100");
             assert_eq!(group.shares, Some(204));
             assert_eq!((read("cpu.cfs_quota_us"), read("cpu.cfs_period_us")), (quota.to_string(), "100000".to_string()));
