@@ -343,7 +343,7 @@ export interface CodeModeCapability {
   /** The memory cgroup that bounds all children together, or why there is none. */
   memoryCgroup?: { applied: boolean; version?: 'v1' | 'v2' | null; path?: string | null; limitBytes: number; reason?: string | null }
   /** The cpu cgroup that holds all children below the gateway, or why there is none (then the launcher's nice value, policy and autogroup hold them: `layers.nice`, `layers.schedPolicy`, `layers.autogroup`). */
-  cpuCgroup?: { applied: boolean; version?: 'v1' | 'v2' | null; path?: string | null; weight: number; shares?: number | null; max?: string | null; reason?: string | null }
+  cpuCgroup?: { applied: boolean; version?: 'v1' | 'v2' | null; path?: string | null; weight: number; shares?: number | null; max?: string | null; gatewayPath?: string | null; reason?: string | null }
   /** How children are kept below the gateway (configured). */
   cpuIsolation?: { weight: number; maxShare?: number | null; nice: number; policy: 'other' | 'batch' | 'idle' }
   /** The CPU available to the gateway: what the default `maxConcurrentCells` follows. */

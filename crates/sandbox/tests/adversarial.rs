@@ -405,8 +405,11 @@ async fn environment_canary_never_appears() {
 #[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn busy_children_are_killed_at_the_deadline() {
-    let runner = bypass_runner();
-    let runner = Arc::new(runner);
+    // All five cells at once, whatever the machine's default admission (2 per core).
+    let mut config = config();
+    config.prelude_override = Some(bypass_prelude());
+    config.max_concurrent_cells = 5;
+    let runner = Arc::new(runner_with(config));
     let ticks = Arc::new(AtomicUsize::new(0));
     let ticker = {
         let ticks = ticks.clone();
