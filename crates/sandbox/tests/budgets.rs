@@ -119,7 +119,9 @@ async fn the_cpu_isolation_applied_is_in_the_capability_report_and_each_containm
     }
 
     // A cell: while it waits on a call, the host reads the child's threads and cgroups in /proc.
-    let seen: Arc<std::sync::Mutex<Option<(Vec<(i64, i64)>, String)>>> = Arc::default();
+    // (nice, policy) per thread, and /proc/<pid>/cgroup, as the host saw them.
+    type Seen = Option<(Vec<(i64, i64)>, String)>;
+    let seen: Arc<std::sync::Mutex<Seen>> = Arc::default();
     let host = TestHost::new();
     {
         let seen = Arc::clone(&seen);
@@ -202,7 +204,8 @@ fn admission_follows_the_cores_and_can_be_configured() {
 #[test]
 fn cpu_settings_out_of_range_are_configuration_errors() {
     let base = tool_search_sandbox::RunnerConfig::new("/nonexistent/node");
-    let cases: Vec<(&str, Box<dyn Fn(&mut CpuIsolation)>)> = vec![
+    type Change = Box<dyn Fn(&mut CpuIsolation)>;
+    let cases: Vec<(&str, Change)> = vec![
         ("weight 0", Box::new(|c| c.weight = 0)),
         ("weight 10001", Box::new(|c| c.weight = 10_001)),
         ("nice -1", Box::new(|c| c.nice = -1)),
