@@ -205,19 +205,28 @@ pub(crate) fn sweep_stale_groups(parent: &Path) -> usize {
         if pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists() {
             continue;
         }
-        let dir = entry.path();
-        if let Ok(inner) = std::fs::read_dir(&dir) {
-            for child in inner.flatten() {
-                if child.file_type().is_ok_and(|t| t.is_dir()) {
-                    let _ = std::fs::remove_dir(child.path());
-                }
-            }
-        }
-        if std::fs::remove_dir(&dir).is_ok() {
+        // Its groups may hold groups of its own (a gateway started by a gateway inherits the
+        // parent's gateway group and makes its own inside it): innermost first.
+        if remove_empty_tree(&entry.path(), 8) {
             removed += 1;
         }
     }
     removed
+}
+
+/// Removes `dir` and every directory below it, depth first, down to `depth` levels; true if
+/// `dir` is gone. A cgroup with members (or a non-empty plain directory) stays.
+fn remove_empty_tree(dir: &Path, depth: usize) -> bool {
+    if depth > 0 {
+        if let Ok(entries) = std::fs::read_dir(dir) {
+            for entry in entries.flatten().take(1000) {
+                if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                    remove_empty_tree(&entry.path(), depth - 1);
+                }
+            }
+        }
+    }
+    std::fs::remove_dir(dir).is_ok()
 }
 
 fn random_u64() -> u64 {
@@ -518,7 +527,7 @@ mod tests {
         // A pid that is not running: above pid_max.
         let gone = 4_194_305u32;
         let stale = root.join(format!("openclaw-tool-search-{gone}-00aa"));
-        std::fs::create_dir_all(stale.join(format!("openclaw-tool-search-{gone}-00bb"))).unwrap();
+        std::fs::create_dir_all(stale.join(format!("openclaw-tool-search-{gone}-00bb")).join("openclaw-tool-search-7-00ff")).unwrap();
         let busy = root.join(format!("openclaw-tool-search-{gone}-00cc"));
         std::fs::create_dir(&busy).unwrap();
         std::fs::write(busy.join("member"), "x").unwrap();
