@@ -344,6 +344,12 @@ export interface CodeModeCapability {
   layers?: Record<string, unknown> | null
   /** The memory cgroup that bounds all children together, or why there is none. */
   memoryCgroup?: { applied: boolean; version?: 'v1' | 'v2' | null; path?: string | null; limitBytes: number; reason?: string | null }
+  /** The cpu cgroup that holds all children below the gateway, or why there is none (then the launcher's nice value, policy and autogroup hold them: `layers.nice`, `layers.schedPolicy`, `layers.autogroup`). */
+  cpuCgroup?: { applied: boolean; version?: 'v1' | 'v2' | null; path?: string | null; weight: number; shares?: number | null; max?: string | null; gatewayPath?: string | null; reason?: string | null }
+  /** How children are kept below the gateway (configured). */
+  cpuIsolation?: { weight: number; maxShare?: number | null; nice: number; policy: 'other' | 'batch' | 'idle' }
+  /** The CPU available to the gateway: what the default `maxConcurrentCells` follows. */
+  cpuBudget?: { affinityCpus: number; cgroupQuotaCores?: number | null; cgroupQuotaSource?: string | null; cores: number }
   /** RLIMIT_AS of each child (bytes). */
   addressSpaceBytes?: number
   poolSize?: number
@@ -393,7 +399,11 @@ export interface ConfigEnv {
 
 /** Gateway-wide code-mode budgets; set once, before the probe starts. */
 export interface CodeModeSettings {
-  /** Cells running at once (default 8); more wait within their deadline, then fail with CODE_BUSY. */
+  /**
+   * Cells running at once; more wait within their deadline, then fail with CODE_BUSY. Default:
+   * 2 per core available to the gateway (its affinity mask, lowered to its cgroup's CPU quota),
+   * between 2 and 64 (`cpuBudget` in the capability report shows the inputs).
+   */
   maxConcurrentCells?: number
   /** Bytes of bridged call arguments outstanding across all cells (default 64 MiB). */
   gatewayCallBytes?: number
@@ -407,6 +417,17 @@ export interface CodeModeSettings {
   poolSize?: number
   /** Resident memory of all children together, one memory cgroup where the host allows it (default 2 GiB; 0 = none). */
   childrenMemoryBytes?: number
+  /**
+   * CPU weight of all children together, one cpu cgroup where the host allows it: cgroup v2
+   * `cpu.weight` (a group has 100; v1 `cpu.shares` = weight × 1024 / 100). Default 10; 1..10000.
+   */
+  childrenCpuWeight?: number
+  /** Hard cap on all children together as a share (0, 1] of the cores available (`cpu.max`). Default: none. */
+  childrenCpuMax?: number
+  /** Nice value the launcher gives every child (and its session's autogroup) before Node starts; 0..19, default 10. The child cannot lower it. */
+  childrenNice?: number
+  /** Scheduling policy of every child, set by the launcher; the child cannot change it. Default `'batch'`. */
+  childrenCpuPolicy?: 'other' | 'batch' | 'idle'
 }
 
 

@@ -16,10 +16,12 @@ const parts = [
   ['quality', 'retrieval quality on the dev set', ['bench/quality.mjs']],
   ['hostile', 'what hostile cells, schemas and lookups cost the gateway (event-loop gaps, RSS, bounds)', ['bench/hostile.mjs']],
   ['soak', '10,000 sequential and 100 concurrent cells: RSS, leftovers, every cell settled', ['bench/soak.mjs']],
+  // The gateway runs on the code-mode Node when one is set (Node 24, as OpenClaw requires).
+  ['responsive', "the gateway's longest event-loop gap under CPU-spinning cells, ordinary cells, hybrid tool_search, a 12.8k build, and a memory flood followed by 100 cells", ['bench/responsive.mjs'], process.env.OPENCLAW_TOOL_SEARCH_NODE],
 ]
 console.log(`openclaw-tool-search benchmarks, ${new Date().toISOString().slice(0, 10)}, Node ${process.version}`)
-for (const [name, what, args] of parts) {
+for (const [name, what, args, node] of parts) {
   if (only.length && !only.includes(name)) continue
   console.log(`\n## ${name}: ${what}\n`)
-  execFileSync(process.execPath, args, { cwd: root, stdio: 'inherit' })
+  execFileSync(node || process.execPath, args, { cwd: root, stdio: 'inherit' })
 }

@@ -63,6 +63,14 @@ struct CodeModeSettings {
     concurrent_calls: Option<usize>,
     pool_size: Option<usize>,
     children_memory_bytes: Option<u64>,
+    /// Weight of the children's cpu group (v2 `cpu.weight` 1..=10000; v1 shares = ×1024/100).
+    children_cpu_weight: Option<u32>,
+    /// Cap on all children together as a share (0, 1] of the cores available; `null` = none.
+    children_cpu_max: Option<f64>,
+    /// Nice value of every child, 0..=19.
+    children_nice: Option<i32>,
+    /// `'other'`, `'batch'` or `'idle'`.
+    children_cpu_policy: Option<String>,
 }
 
 enum ProbeState {
@@ -151,6 +159,18 @@ fn pending_report() -> Value {
     })
 }
 
+/// Checks the settings' values (the runner validates the whole configuration again).
+fn check_settings(settings: &CodeModeSettings) -> std::result::Result<(), String> {
+    if let Some(policy) = &settings.children_cpu_policy {
+        if tool_search_sandbox::SchedPolicy::parse(policy).is_none() {
+            return Err(format!("childrenCpuPolicy must be 'other', 'batch' or 'idle', not {policy:?}"));
+        }
+    }
+    let mut config = runner_config(PathBuf::from("/"), settings);
+    config.probe_on_new = false;
+    tool_search_sandbox::validate_config(&config).map_err(|e| e.0)
+}
+
 fn find_runner(settings: &CodeModeSettings) -> DefaultRunner {
     let mut tried = Vec::new();
     for node in node_candidates() {
@@ -202,6 +222,18 @@ fn runner_config(node: PathBuf, settings: &CodeModeSettings) -> RunnerConfig {
     }
     if let Some(n) = settings.children_memory_bytes {
         config.children_memory_bytes = n;
+    }
+    if let Some(n) = settings.children_cpu_weight {
+        config.cpu.weight = n;
+    }
+    if let Some(share) = settings.children_cpu_max {
+        config.cpu.max_share = Some(share);
+    }
+    if let Some(n) = settings.children_nice {
+        config.cpu.nice = n;
+    }
+    if let Some(policy) = settings.children_cpu_policy.as_deref().and_then(tool_search_sandbox::SchedPolicy::parse) {
+        config.cpu.policy = policy;
     }
     config
 }
@@ -282,6 +314,7 @@ pub fn configure_code_mode(env: Env, settings: Unknown) -> Result<(), JsCode> {
         let value = json_arg(&env, settings, ErrorCode::InvalidConfig, "code mode settings")?;
         let parsed: CodeModeSettings = serde_json::from_value(value)
             .map_err(|e| js_error(ErrorCode::InvalidConfig, format!("invalid code mode settings: {e}")))?;
+        check_settings(&parsed).map_err(|e| js_error(ErrorCode::InvalidConfig, format!("invalid code mode settings: {e}")))?;
         let probe = probe();
         let state = lock(&probe.state);
         if !matches!(*state, ProbeState::Idle) {

@@ -78,6 +78,68 @@ pub enum LogStyle {
     Json,
 }
 
+/// Scheduling policy the launcher gives every child (and its threads) before node starts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum SchedPolicy {
+    /// `SCHED_OTHER`: only the nice value lowers the child.
+    Other,
+    /// `SCHED_BATCH`: treated as CPU-bound, never preempts the gateway on wake-up.
+    #[default]
+    Batch,
+    /// `SCHED_IDLE`: runs only when nothing else on the CPU wants it (cells may then stall for
+    /// as long as the machine is busy).
+    Idle,
+}
+
+impl SchedPolicy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SchedPolicy::Other => "other",
+            SchedPolicy::Batch => "batch",
+            SchedPolicy::Idle => "idle",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "other" => Some(SchedPolicy::Other),
+            "batch" => Some(SchedPolicy::Batch),
+            "idle" => Some(SchedPolicy::Idle),
+            _ => None,
+        }
+    }
+}
+
+/// How children are kept below the gateway on the CPU. Two layers: a cpu cgroup for all
+/// children together where the host has a writable cpu controller (a weight well below the
+/// gateway's, optionally a hard cap), and, always, a nice value and scheduling policy that the
+/// launcher sets before node starts and the child cannot undo (RLIMIT_NICE 0, no capabilities,
+/// seccomp denies `sched_setscheduler`/`sched_setattr`/`sched_setparam`). Without the cgroup the
+/// launcher's layer is what holds (it also lowers the child's session autogroup, which `setsid`
+/// creates and which would otherwise weigh as much as the gateway).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CpuIsolation {
+    /// Weight of the children's group as cgroup v2 `cpu.weight` (1..=10000; a process's group
+    /// has 100 by default); on v1 it becomes `cpu.shares` = weight × 1024 / 100. Default 10: all
+    /// cells together get about a tenth of what the gateway's group gets when both want CPU.
+    pub weight: u32,
+    /// Hard cap on all children together as a share of the cores available to the gateway
+    /// (`cpu.max` / `cpu.cfs_quota_us`), e.g. 0.5 = half of them; `None` = no cap (default:
+    /// the weight already yields to the gateway, and an idle machine stays usable by cells).
+    pub max_share: Option<f64>,
+    /// Nice value of every child (0..=19; default 10).
+    pub nice: i32,
+    pub policy: SchedPolicy,
+}
+
+impl Default for CpuIsolation {
+    fn default() -> Self {
+        CpuIsolation { weight: 10, max_share: None, nice: 10, policy: SchedPolicy::Batch }
+    }
+}
+
 /// Per-cell settings beside the code.
 #[derive(Clone, Debug)]
 pub struct RunOptions {
@@ -132,8 +194,11 @@ pub struct RunnerConfig {
     /// see `CapabilityReport::memory_cgroup`). 0 = no group.
     pub children_memory_bytes: u64,
     /// Cells running at once in this runner (gateway-wide when the runner is shared). A cell
-    /// beyond it waits for a slot within its own deadline, then fails as `busy`.
+    /// beyond it waits for a slot within its own deadline, then fails as `busy`. Default: from
+    /// the cores available to the gateway ([`crate::admission::default_concurrent_cells`]).
     pub max_concurrent_cells: usize,
+    /// Keeping children (pool start-ups included) below the gateway on the CPU.
+    pub cpu: CpuIsolation,
     /// Bytes of `call` frames outstanding across every cell of this runner; a call beyond it is
     /// refused at once with `budget_exceeded`.
     pub gateway_call_bytes: usize,
@@ -166,7 +231,8 @@ impl RunnerConfig {
             probe_on_new: true,
             await_reap: false,
             children_memory_bytes: 2 * 1024 * 1024 * 1024,
-            max_concurrent_cells: 8,
+            max_concurrent_cells: crate::admission::default_concurrent_cells(),
+            cpu: CpuIsolation::default(),
             gateway_call_bytes: 64 * 1024 * 1024,
             prelude_override: None,
         }

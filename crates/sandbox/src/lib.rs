@@ -32,16 +32,19 @@
 //!
 //! # Containment (see `launcher` for the order)
 //! Launcher spawned via posix_spawn (no `pre_exec`), empty env; it applies setsid, fds 3/4 only,
-//! rlimits (core 0, fsize 0, nofile, cpu, AS), a network namespace and uid 65534 where allowed,
+//! rlimits (core 0, fsize 0, nofile, cpu, AS, nice 0), a nice value and scheduling policy below
+//! the gateway's (also for its session's autogroup), a network namespace and uid 65534 where allowed,
 //! PR_SET_PDEATHSIG(SIGKILL), Landlock where the kernel has it (exec only node, no file
 //! creation or writes, no TCP, signals scoped), seccomp (no sockets, signals only inside its own group, no ptrace /
 //! process_vm / bpf / io_uring / mount / namespaces / fork, clone3 → ENOSYS), then execs node
 //! with `--permission` (no grants), `--no-experimental-sqlite`, `--no-addons`,
 //! `--disable-sigusr1` where known, a heap cap, in a fresh 0700 working directory that is removed
-//! afterwards. The prelude strips `process.kill` & co. and asserts the permission model before
+//! afterwards. Every child (pool start-ups too) is moved into the children's memory cgroup and a
+//! cpu cgroup with a low weight where the host has them. The prelude strips `process.kill` & co. and asserts the permission model before
 //! the code arrives over the bridge. Every layer applied is reported per run
 //! (`telemetry.containment`) and in the [`CapabilityReport`].
 
+pub mod admission;
 mod budget;
 mod cancel;
 mod cgroup;
@@ -59,13 +62,14 @@ mod version;
 use std::path::{Path, PathBuf};
 
 pub use cancel::CancelToken;
-pub use cgroup::MemoryCgroupReport;
-pub use config::{Caps, LogStyle, RunOptions, RunnerConfig};
+pub use admission::CpuBudget;
+pub use cgroup::{CpuCgroupReport, MemoryCgroupReport};
+pub use config::{Caps, CpuIsolation, LogStyle, RunOptions, RunnerConfig, SchedPolicy};
 pub use host::{BridgeError, BridgeHost, CallFuture, Lookup};
 pub use launcher::{LauncherReport, Want};
 pub use probe::{probe_node, NodeSupport};
 pub use result::{BridgeCallCounts, CodeRunResult, FailureKind, RunFailure, RunTelemetry};
-pub use runner::{CapabilityReport, CodeRunner, ConfigError, PRELUDE};
+pub use runner::{validate_config, CapabilityReport, CodeRunner, ConfigError, PRELUDE};
 pub use spawn::ShutdownReport;
 
 /// Releases everything code mode holds outside the process when the gateway exits normally

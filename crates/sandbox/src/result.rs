@@ -66,8 +66,13 @@ pub struct RunTelemetry {
     pub logs_truncated: bool,
     pub result_bytes: u64,
     pub node_version: Option<String>,
-    /// Layers the launcher applied to this child.
+    /// Layers the launcher applied to this child (its nice value, scheduling policy and
+    /// autogroup among them).
     pub containment: Option<LauncherReport>,
+    /// The cgroups the child was moved into before it received code, e.g.
+    /// `"memory (v1, 2048 MiB for all children)"`, `"cpu (v1, shares 102)"`; empty where the
+    /// host has none (see the capability report's `memoryCgroup` / `cpuCgroup` for why).
+    pub cgroups: Vec<String>,
     /// The private working directory was empty when removed.
     pub workdir_clean: Option<bool>,
     pub child_pid: Option<u32>,

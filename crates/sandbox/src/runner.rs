@@ -13,8 +13,9 @@ use serde::Serialize;
 use tokio::io::AsyncReadExt;
 
 use crate::budget::CallBytes;
-use crate::cgroup::{ChildrenCgroup, MemoryCgroupReport};
-use crate::config::{LogStyle, RunOptions, RunnerConfig};
+use crate::admission::CpuBudget;
+use crate::cgroup::{ChildrenCgroup, CpuCgroup, CpuCgroupReport, MemoryCgroupReport};
+use crate::config::{CpuIsolation, LogStyle, RunOptions, RunnerConfig};
 use crate::launcher::{LauncherArgs, LauncherReport, Want};
 use crate::probe::{probe_node, NodeSupport};
 use crate::protocol::{parse_child_frame, ChildFrame};
@@ -49,6 +50,13 @@ pub struct CapabilityReport {
     /// The memory cgroup holding all children together, or why there is none (then RLIMIT_AS,
     /// the heap cap and `max_concurrent_cells` are what bound the children's memory).
     pub memory_cgroup: MemoryCgroupReport,
+    /// The cpu cgroup holding all children together below the gateway, or why there is none
+    /// (then the launcher's nice value, policy and autogroup are what hold them; see `layers`).
+    pub cpu_cgroup: CpuCgroupReport,
+    /// How children are kept below the gateway (configured): weight, cap, nice, policy.
+    pub cpu_isolation: CpuIsolation,
+    /// The CPU the gateway can use (what the default of `max_concurrent_cells` follows).
+    pub cpu_budget: CpuBudget,
     pub pool_size: usize,
     /// Gateway-wide budgets: cells at once, bytes of bridged call arguments outstanding.
     pub max_concurrent_cells: usize,
@@ -74,6 +82,14 @@ pub(crate) struct Inner {
     call_bytes: Arc<CallBytes>,
     cgroup: Option<ChildrenCgroup>,
     cgroup_report: MemoryCgroupReport,
+    /// Held for its `Drop`, which removes the group.
+    _cpu_cgroup: Option<CpuCgroup>,
+    cpu_report: CpuCgroupReport,
+    cpu_budget: CpuBudget,
+    /// `cgroup.procs` files each child is written to before it gets code (memory, cpu).
+    adopt_into: Vec<PathBuf>,
+    /// What `adopt_into` means, for each run's telemetry.
+    cgroups_applied: Vec<String>,
 }
 
 /// The code-mode runner. `Send + Sync`; create once per gateway (or per session) and share it.
@@ -91,7 +107,7 @@ impl CodeRunner {
         let node = probe_node(&config.node_path);
         let launcher = find_launcher(config.launcher_path.as_deref(), config.launcher_dir_hint.as_deref());
         let (node_args, node_flags) = node_arguments(&node, &config);
-        let work_root = config.work_root.clone().unwrap_or_else(std::env::temp_dir);
+        let work_root = config.work_root.clone().unwrap_or_else(spawn::default_work_root);
         spawn::sweep_stale_workdirs(&work_root);
         let (cgroup, cgroup_report) = match ChildrenCgroup::create(config.children_memory_bytes) {
             Ok((group, report)) => (Some(group), report),
@@ -103,6 +119,43 @@ impl CodeRunner {
                 reason: Some(reason),
             }),
         };
+        let cpu_budget = crate::admission::cpu_budget();
+        let memory_dir = cgroup.as_ref().map(|g| g.dir().to_path_buf());
+        let memory_version = cgroup_report.version.clone().unwrap_or_default();
+        let (cpu_cgroup, cpu_report) =
+            match CpuCgroup::create(&config.cpu, cpu_budget.cores, memory_dir.as_deref().map(|d| (d, memory_version.as_str()))) {
+                Ok((group, report)) => (Some(group), report),
+                Err(reason) => (None, CpuCgroupReport {
+                    applied: false,
+                    version: None,
+                    path: None,
+                    weight: config.cpu.weight,
+                    shares: None,
+                    max: None,
+                    gateway_path: None,
+                    reason: Some(reason),
+                }),
+            };
+        let mut adopt_into: Vec<PathBuf> = Vec::new();
+        let mut cgroups_applied = Vec::new();
+        if let Some(group) = &cgroup {
+            adopt_into.push(group.procs().to_path_buf());
+            cgroups_applied.push(format!(
+                "memory ({}, {} MiB for all children)",
+                memory_version,
+                config.children_memory_bytes / (1024 * 1024)
+            ));
+        }
+        if let Some(group) = &cpu_cgroup {
+            if !adopt_into.iter().any(|p| p == group.procs()) {
+                adopt_into.push(group.procs().to_path_buf());
+            }
+            let version = cpu_report.version.clone().unwrap_or_default();
+            cgroups_applied.push(match cpu_report.shares {
+                Some(shares) => format!("cpu ({version}, shares {shares})"),
+                None => format!("cpu ({version}, weight {})", cpu_report.weight),
+            });
+        }
         let reason = if !node.sound {
             Some(node.reason.clone().unwrap_or_else(|| "node is not usable for code mode".into()))
         } else if launcher.is_none() {
@@ -124,6 +177,11 @@ impl CodeRunner {
             call_bytes: Arc::new(CallBytes::new(config.gateway_call_bytes)),
             cgroup,
             cgroup_report,
+            _cpu_cgroup: cpu_cgroup,
+            cpu_report,
+            cpu_budget,
+            adopt_into,
+            cgroups_applied,
             config,
         });
         let runner = CodeRunner { inner };
@@ -159,6 +217,9 @@ impl CodeRunner {
             layers: lock(&self.inner.layers).clone(),
             address_space_bytes: self.inner.config.address_space_bytes,
             memory_cgroup: self.inner.cgroup_report.clone(),
+            cpu_cgroup: self.inner.cpu_report.clone(),
+            cpu_isolation: self.inner.config.cpu.clone(),
+            cpu_budget: self.inner.cpu_budget.clone(),
             pool_size: self.inner.config.pool_size,
             max_concurrent_cells: self.inner.config.max_concurrent_cells,
             gateway_call_bytes: self.inner.config.gateway_call_bytes,
@@ -245,6 +306,7 @@ impl CodeRunner {
         telemetry.child_pid = Some(child.pid);
         telemetry.node_version = child.node_version.clone();
         telemetry.containment = child.launcher.clone();
+        telemetry.cgroups = self.inner.cgroups_applied.clone();
         if let Some(report) = child.launcher.clone() {
             *lock(&self.inner.layers) = Some(report);
         }
@@ -309,6 +371,11 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+/// Checks a configuration as [`CodeRunner::new`] does, without starting anything.
+pub fn validate_config(config: &RunnerConfig) -> Result<(), ConfigError> {
+    validate(config)
+}
+
 fn validate(config: &RunnerConfig) -> Result<(), ConfigError> {
     let caps = &config.caps;
     let bad = |m: &str| Err(ConfigError(m.into()));
@@ -332,6 +399,16 @@ fn validate(config: &RunnerConfig) -> Result<(), ConfigError> {
     }
     if config.max_concurrent_cells == 0 || config.max_concurrent_cells > 1024 {
         return bad("max_concurrent_cells must be 1..=1024");
+    }
+    let cpu = &config.cpu;
+    if cpu.weight == 0 || cpu.weight > 10_000 {
+        return bad("the children's cpu weight must be 1..=10000");
+    }
+    if !(0..=19).contains(&cpu.nice) {
+        return bad("the children's nice value must be 0..=19 (a child never runs above the gateway)");
+    }
+    if cpu.max_share.is_some_and(|s| !(s.is_finite() && s > 0.0 && s <= 1.0)) {
+        return bad("the children's cpu cap must be a share of the cores in (0, 1]");
     }
     if caps.calls_outstanding == 0 || caps.call_bytes_outstanding < caps.frame_bytes || config.gateway_call_bytes < caps.frame_bytes {
         return bad("calls_outstanding must be positive and the call byte budgets at least one frame");
@@ -380,6 +457,8 @@ fn launcher_args(inner: &Inner, workdir: PathBuf) -> LauncherArgs {
         // per-run deadline above `config.timeout` is not cut short by it.
         cpu_secs: config.timeout.as_secs().max(60) + 2,
         as_bytes: config.address_space_bytes,
+        nice: config.cpu.nice,
+        sched: config.cpu.policy,
         node: config.node_path.clone(),
         node_args: inner.node_args.clone(),
     }
@@ -401,27 +480,23 @@ async fn start_child(inner: &Inner) -> Result<ChildProc, String> {
     let child = spawn::spawn_async(command, workdir.clone())
         .await
         .map_err(|e| format!("cannot start the launcher: {e}"))?;
-    // Into the children's memory group before the child can receive any code (the write can
-    // take ~10 ms in the kernel: off the async workers). Fail closed if it does not take.
-    let child = match &inner.cgroup {
-        None => child,
-        Some(group) => {
-            let pid = child.id();
-            let procs = group.dir().to_path_buf();
-            let adopted = tokio::task::spawn_blocking(move || {
-                std::fs::write(procs.join("cgroup.procs"), pid.to_string())
-            })
-            .await;
-            match adopted {
-                Ok(Ok(())) => child,
-                Ok(Err(e)) => {
-                    spawn::kill_and_reap(child, Some(workdir), None);
-                    return Err(format!("cannot move the child into its memory cgroup: {e}"));
-                }
-                Err(e) => {
-                    spawn::kill_and_reap(child, Some(workdir), None);
-                    return Err(format!("cannot move the child into its memory cgroup: {e}"));
-                }
+    // Into the children's memory and cpu groups before the child can receive any code (a write
+    // can take ~10 ms in the kernel: off the async workers). Fail closed if one does not take.
+    let child = if inner.adopt_into.is_empty() {
+        child
+    } else {
+        let pid = child.id();
+        let files = inner.adopt_into.clone();
+        let adopted = tokio::task::spawn_blocking(move || adopt(&files, pid)).await;
+        match adopted {
+            Ok(Ok(())) => child,
+            Ok(Err(e)) => {
+                spawn::kill_and_reap(child, Some(workdir), None);
+                return Err(e);
+            }
+            Err(e) => {
+                spawn::kill_and_reap(child, Some(workdir), None);
+                return Err(format!("cannot move the child into its cgroups: {e}"));
             }
         }
     };
@@ -445,9 +520,15 @@ async fn handshake(child: &mut ChildProc, inner: &Inner) -> Result<(), String> {
         serde_json::from_slice(&first).map_err(|e| format!("bad launcher report: {e}"))?;
     if !(report.setsid && report.seccomp && report.rlimits && report.close_range && report.pdeathsig && report.caps_dropped
         && report.exec_only_node && report.x32_denied && report.ipc_denied && report.priority_scoped
-        && report.pdeathsig_locked && report.ambient_caps_cleared)
+        && report.pdeathsig_locked && report.ambient_caps_cleared && report.priority_locked)
     {
         return Err("the launcher did not apply the required layers".into());
+    }
+    if !priority_as_configured(&report, &inner.config.cpu) {
+        return Err(format!(
+            "the launcher did not lower the child's CPU priority as configured (nice {}, {})",
+            report.nice, report.sched_policy
+        ));
     }
     let second = child.from_child.next_frame().await?.ok_or("node exited during startup")?;
     match parse_child_frame(&second, inner.config.caps.json_depth)? {
@@ -530,21 +611,23 @@ fn probe_launch(inner: &Inner) -> Result<LauncherReport, String> {
             return Err(format!("cannot start the launcher: {e}"));
         }
     };
-    if let Some(group) = &inner.cgroup {
-        if let Err(e) = group.adopt(child.id()) {
-            spawn::kill_and_reap(child, Some(workdir), None);
-            return Err(format!("cannot move the child into its memory cgroup: {e}"));
-        }
+    if let Err(e) = adopt(&inner.adopt_into, child.id()) {
+        spawn::kill_and_reap(child, Some(workdir), None);
+        return Err(e);
     }
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
     let (tx, rx) = std::sync::mpsc::channel();
     let depth = inner.config.caps.json_depth;
+    let cpu = inner.config.cpu.clone();
     let reader = std::thread::spawn(move || {
         let verdict = (|| -> Result<LauncherReport, String> {
             let mut lines = std::io::BufRead::lines(std::io::BufReader::new(stdout.ok_or("no stdout")?));
             let first = lines.next().ok_or("containment could not be applied")?.map_err(|e| e.to_string())?;
             let report: LauncherReport = serde_json::from_str(&first).map_err(|e| format!("bad launcher report: {e}"))?;
+            if !(report.priority_locked && priority_as_configured(&report, &cpu)) {
+                return Err("the launcher did not lower the child's CPU priority as configured".into());
+            }
             let second = lines.next().ok_or("node exited during startup")?.map_err(|e| e.to_string())?;
             match parse_child_frame(second.as_bytes(), depth)? {
                 ChildFrame::Ready { permission: true, .. } => Ok(report),
@@ -567,4 +650,18 @@ fn probe_launch(inner: &Inner) -> Result<LauncherReport, String> {
         }
         if tail.is_empty() { message } else { format!("{message}: {tail}") }
     })
+}
+
+/// Writes `pid` into each `cgroup.procs` file (memory, then cpu). Blocking (kernel work).
+fn adopt(files: &[PathBuf], pid: u32) -> Result<(), String> {
+    for file in files {
+        std::fs::write(file, pid.to_string())
+            .map_err(|e| format!("cannot move the child into its cgroup {}: {e}", file.display()))?;
+    }
+    Ok(())
+}
+
+/// The launcher's report shows the nice value and policy the runner asked for.
+fn priority_as_configured(report: &LauncherReport, cpu: &CpuIsolation) -> bool {
+    report.nice == cpu.nice && report.sched_policy == cpu.policy.as_str()
 }

@@ -156,6 +156,32 @@ fn hand_to_reaper(child: Child, workdir: Option<PathBuf>, reply: Option<oneshot:
     }
 }
 
+/// Where the private working directories go by default: `/dev/shm` when it is a writable
+/// tmpfs, else the system temp dir. The directories stay empty (the child cannot create files),
+/// so a tmpfs costs no memory, and creating and removing one there never touches a disk: on a
+/// disk mounted with `discard` (this kind of machine's root file system), each removal issued a
+/// synchronous discard (~4 ms, up to 1.4 s under load, measured), which queued every other
+/// read of the disk behind the reaper, page faults of the gateway's own code included.
+pub fn default_work_root() -> PathBuf {
+    let shm = Path::new("/dev/shm");
+    if is_writable_tmpfs(shm) {
+        return shm.to_path_buf();
+    }
+    std::env::temp_dir()
+}
+
+fn is_writable_tmpfs(dir: &Path) -> bool {
+    const TMPFS_MAGIC: libc::c_long = 0x0102_1994;
+    let Ok(path) = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()) else { return false };
+    // SAFETY: valid C string and out-pointer.
+    let mut stat: libc::statfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statfs(path.as_ptr(), &mut stat) } != 0 || stat.f_type as libc::c_long != TMPFS_MAGIC {
+        return false;
+    }
+    // SAFETY: valid C string.
+    unsafe { libc::access(path.as_ptr(), libc::W_OK | libc::X_OK) == 0 }
+}
+
 /// Prefix of every private working directory (the stale sweep only looks at these).
 const WORKDIR_PREFIX: &str = "openclaw-code-";
 

@@ -405,8 +405,11 @@ async fn environment_canary_never_appears() {
 #[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn busy_children_are_killed_at_the_deadline() {
-    let runner = bypass_runner();
-    let runner = Arc::new(runner);
+    // All five cells at once, whatever the machine's default admission (2 per core).
+    let mut config = config();
+    config.prelude_override = Some(bypass_prelude());
+    config.max_concurrent_cells = 5;
+    let runner = Arc::new(runner_with(config));
     let ticks = Arc::new(AtomicUsize::new(0));
     let ticker = {
         let ticks = ticks.clone();
@@ -430,7 +433,9 @@ async fn busy_children_are_killed_at_the_deadline() {
         tasks.push(tokio::spawn(async move {
             let host = TestHost::new();
             let result = runner
-                .run_with_timeout(code.into(), host as Arc<dyn BridgeHost>, CancelToken::new(), Duration::from_millis(800))
+                // Long enough for five children to start at their lowered CPU priority on a busy
+                // machine (the deadline covers the start-up too).
+                .run_with_timeout(code.into(), host as Arc<dyn BridgeHost>, CancelToken::new(), Duration::from_millis(3000))
                 .await;
             (code, result)
         }));
@@ -695,4 +700,34 @@ async fn child_runs_unprivileged() {
     }
     // The network namespace is reported either way (seccomp denies sockets regardless).
     assert!(layers.netns == "applied" || layers.netns.starts_with("unavailable") || layers.netns == "off");
+}
+
+// The child runs below the gateway and cannot climb back: node's own `os.setPriority`.
+#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cell_cannot_raise_its_own_cpu_priority() {
+    let runner = bypass_runner();
+    let code = probe_code(
+        r#"
+        const os = __req('os');
+        r.before = os.getPriority();
+        await t('raise', () => os.setPriority(0));
+        await t('raiseByPid', () => os.setPriority(process.pid, 5));
+        await t('lower', () => os.setPriority(19));
+        r.after = os.getPriority();
+        "#,
+    );
+    let (result, _) = run_code(&runner, &code).await;
+    assert!(result.ok, "{result:?}");
+    let v = result.value.unwrap();
+    assert_eq!(v["before"], 10, "{v}");
+    for attempt in ["raise", "raiseByPid"] {
+        let outcome = v[attempt].as_str().unwrap_or_default();
+        assert!(!outcome.starts_with("allowed"), "{attempt}: {v}");
+    }
+    // Lowering it further stays allowed (it only helps the gateway).
+    assert!(v["lower"].as_str().unwrap_or_default().starts_with("allowed"), "{v}");
+    assert_eq!(v["after"], 19, "{v}");
+    let containment = result.telemetry.containment.expect("containment record");
+    assert_eq!(containment.nice, 10);
 }

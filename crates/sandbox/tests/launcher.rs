@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use tool_search_sandbox::launcher::{LauncherArgs, LauncherReport, Want};
+use tool_search_sandbox::SchedPolicy;
 
 fn launcher_args(program: &Path, program_args: Vec<OsString>, workdir: &Path, drop_uid: Want) -> LauncherArgs {
     LauncherArgs {
@@ -25,6 +26,8 @@ fn launcher_args(program: &Path, program_args: Vec<OsString>, workdir: &Path, dr
         nofile: 64,
         cpu_secs: 5,
         as_bytes: 0,
+        nice: 10,
+        sched: SchedPolicy::Batch,
         node: program.to_path_buf(),
         node_args: program_args,
     }
@@ -156,6 +159,17 @@ impl NativeProbe {
         cases: &[&str],
         before_launcher: Option<fn() -> std::io::Result<()>>,
     ) -> (LauncherReport, ProbeResults, String) {
+        self.run_with(workdir, drop_uid, cases, before_launcher, |_| {})
+    }
+
+    fn run_with(
+        &self,
+        workdir: &Path,
+        drop_uid: Want,
+        cases: &[&str],
+        before_launcher: Option<fn() -> std::io::Result<()>>,
+        adjust: impl FnOnce(&mut LauncherArgs),
+    ) -> (LauncherReport, ProbeResults, String) {
         let loader = tool_search_sandbox::launcher::landlock::elf_interpreter(&self.binary)
             .expect("the probe is a dynamic executable");
         let nofile = 64u64;
@@ -163,6 +177,7 @@ impl NativeProbe {
         probe_args.extend(cases.iter().map(OsString::from));
         let mut args = launcher_args(&self.binary, probe_args, workdir, drop_uid);
         args.nofile = nofile;
+        adjust(&mut args);
         let mut command = Command::new(common::launcher_path());
         command.args(args.to_args());
         if let Some(hook) = before_launcher {
@@ -294,4 +309,73 @@ fn ambient_and_inheritable_capabilities_do_not_reach_the_child() {
         assert_eq!(results[set].2, Some(0), "{set} must be empty: {results:?}");
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[cfg_attr(not(native_probe_host), ignore = "needs root and a C compiler (cc); REQUIRE_CODE_MODE=1 makes this a failure")]
+#[test]
+fn native_code_in_the_child_cannot_raise_its_cpu_priority_back() {
+    let probe = NativeProbe::compile("cpu_priority");
+    let dir = workdir("cpu_priority");
+    let cases = [
+        "nice_initial",
+        "policy_initial",
+        "raise_nice",
+        "raise_nice_group",
+        "raise_rlimit_nice",
+        "sched_other",
+        "sched_setparam",
+        "sched_setattr_other",
+        "autogroup_raise",
+        "nice_after",
+        "policy_after",
+        "done",
+    ];
+    for (nice, sched, policy_number) in [(10, SchedPolicy::Batch, libc::SCHED_BATCH), (15, SchedPolicy::Idle, libc::SCHED_IDLE)] {
+        let (report, results, diag) = probe.run_with(&dir, Want::Try, &cases, None, |args| {
+            args.nice = nice;
+            args.sched = sched;
+        });
+        eprintln!("launcher report: {report:?}");
+        eprintln!("probe results: {results:?}");
+        assert!(results.contains_key("done"), "{results:?} {diag}");
+        // The launcher's record says what it applied, and the child sees exactly that.
+        assert_eq!((report.nice, report.sched_policy.as_str()), (nice, sched.as_str()), "{report:?}");
+        assert!(report.priority_locked, "{report:?}");
+        assert_eq!(results["nice_initial"], (0, 0, Some(i64::from(nice))));
+        assert_eq!(results["policy_initial"], (0, 0, Some(i64::from(policy_number))));
+        let autogroups = std::fs::read_to_string("/proc/sys/kernel/sched_autogroup_enabled").map(|t| t.trim() == "1").unwrap_or(false);
+        if autogroups {
+            assert_eq!(report.autogroup, format!("nice {nice}"), "{report:?}");
+        } else {
+            assert_eq!(report.autogroup, "off", "{report:?}");
+        }
+        // The kernel refuses a lower nice value (RLIMIT_NICE 0, no CAP_SYS_NICE) and a higher
+        // RLIMIT_NICE (no CAP_SYS_RESOURCE); seccomp refuses any policy change.
+        assert_eq!(results["raise_nice"], (-1, libc::EACCES, None), "setpriority(self, 0) must fail");
+        assert_eq!(results["raise_nice_group"], (-1, libc::EACCES, None), "setpriority(own group, 0) must fail");
+        assert_eq!(results["raise_rlimit_nice"], (-1, libc::EPERM, None), "RLIMIT_NICE must stay 0");
+        for attack in ["sched_other", "sched_setparam", "sched_setattr_other"] {
+            assert_eq!(results[attack], (-1, libc::EPERM, None), "{attack} must be denied by seccomp");
+        }
+        if report.landlock.starts_with("applied") {
+            assert_eq!(results["autogroup_raise"], (-1, libc::EACCES, None), "Landlock denies writing /proc/self/autogroup");
+        } else {
+            eprintln!("autogroup write not checked: Landlock on this host: {}", report.landlock);
+        }
+        assert_eq!(results["nice_after"].2, Some(i64::from(nice)), "the nice value changed");
+        assert_eq!(results["policy_after"].2, Some(i64::from(policy_number)), "the policy changed");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_launcher_refuses_a_nice_value_that_would_raise_the_child() {
+    for bad in ["--nice=-5", "--nice=20", "--sched=fifo"] {
+        let output = Command::new(common::launcher_path())
+            .args(["--parent-pid=5", "--cwd=/tmp", bad, "--", "/bin/true"])
+            .env_clear()
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(tool_search_sandbox::launcher::EXIT_CONTAINMENT_FAILED), "{bad}");
+    }
 }

@@ -1,13 +1,16 @@
 //! The launcher's command line: written by the runner, parsed by the launcher.
 //!
 //! `openclaw-tool-search-launcher --parent-pid=P --cwd=DIR [--uid=U --gid=G] --nofile=N
-//!  --cpu-secs=S [--as-bytes=B] --netns=… --landlock=… --drop-uid=require|try|off -- /abs/node args...`
+//!  --cpu-secs=S [--as-bytes=B] --netns=… --landlock=… --drop-uid=require|try|off
+//!  --nice=0..19 --sched=other|batch|idle -- /abs/node args...`
 //!
 //! Only the runner writes these arguments; nothing model-written reaches them (code goes over the
 //! bridge).
 
 use std::ffi::OsString;
 use std::path::PathBuf;
+
+use crate::config::SchedPolicy;
 
 /// How hard to insist on an optional containment layer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,6 +61,10 @@ pub struct LauncherArgs {
     pub cpu_secs: u64,
     /// RLIMIT_AS in bytes (bounds off-heap Buffers); 0 = unlimited.
     pub as_bytes: u64,
+    /// Nice value of the child (0..=19), also given to its session's autogroup.
+    pub nice: i32,
+    /// Scheduling policy of the child.
+    pub sched: SchedPolicy,
     /// Absolute path of node, then its arguments.
     pub node: PathBuf,
     pub node_args: Vec<OsString>,
@@ -81,6 +88,8 @@ impl LauncherArgs {
             format!("--nofile={}", self.nofile).into(),
             format!("--cpu-secs={}", self.cpu_secs).into(),
             format!("--as-bytes={}", self.as_bytes).into(),
+            format!("--nice={}", self.nice).into(),
+            format!("--sched={}", self.sched.as_str()).into(),
             "--".into(),
             self.node.clone().into_os_string(),
         ];
@@ -101,6 +110,8 @@ impl LauncherArgs {
             nofile: 64,
             cpu_secs: 60,
             as_bytes: 0,
+            nice: 10,
+            sched: SchedPolicy::Batch,
             node: PathBuf::new(),
             node_args: Vec::new(),
         };
@@ -130,6 +141,14 @@ impl LauncherArgs {
                 "nofile" => parsed.nofile = num()?,
                 "cpu-secs" => parsed.cpu_secs = num()?,
                 "as-bytes" => parsed.as_bytes = num()?,
+                "nice" => {
+                    parsed.nice = value
+                        .parse::<i32>()
+                        .ok()
+                        .filter(|n| (0..=19).contains(n))
+                        .ok_or("--nice must be 0..=19")?
+                }
+                "sched" => parsed.sched = SchedPolicy::parse(value).ok_or("bad value for --sched")?,
                 _ => return Err(format!("unknown launcher option --{key}")),
             }
         }
@@ -166,6 +185,8 @@ mod tests {
             nofile: 64,
             cpu_secs: 3,
             as_bytes: 4096,
+            nice: 7,
+            sched: SchedPolicy::Idle,
             node: "/usr/bin/node".into(),
             node_args: vec!["--permission".into(), "-e".into(), "1".into()],
         };
@@ -177,5 +198,10 @@ mod tests {
         assert!(LauncherArgs::parse(vec!["--parent-pid=5".into(), "--cwd=rel".into(), "--".into(), "/n".into()]).is_err());
         assert!(LauncherArgs::parse(vec!["--bogus=1".into(), "--".into(), "/n".into()]).is_err());
         assert!(LauncherArgs::parse(vec!["--parent-pid=5".into()]).is_err());
+        // A nice value that would raise the child's priority, or an unknown policy.
+        for bad in ["--nice=-1", "--nice=20", "--sched=fifo"] {
+            let args = vec!["--parent-pid=5".into(), "--cwd=/tmp".into(), bad.into(), "--".into(), "/n".into()];
+            assert!(LauncherArgs::parse(args).is_err(), "{bad}");
+        }
     }
 }

@@ -2,8 +2,9 @@
 //! itself and then `execve`s node. It exists so the (possibly large) gateway never forks: the runner
 //! spawns it through the posix_spawn fast path (no `pre_exec`).
 //!
-//! Order matters: setsid → fds → node's exec fd (above the coming RLIMIT_NOFILE) → rlimits →
-//! net and IPC namespaces (need root) → uid drop → capabilities (bounding set when still root;
+//! Order matters: setsid → fds → node's exec fd (above the coming RLIMIT_NOFILE) → rlimits
+//! (RLIMIT_NICE 0 among them) → CPU priority (nice, scheduling policy, the new session's
+//! autogroup; before any code of node runs, inherited by every thread) → net and IPC namespaces (need root) → uid drop → capabilities (bounding set when still root;
 //! ambient and inheritable always) → chdir → PR_SET_PDEATHSIG (a uid change clears it) + parent
 //! check → no_new_privs → landlock → seccomp (last: it forbids setuid, capset and every exec but
 //! the one prepared in [`exec::ExecGate`]) → report frame on fd 3 → `execveat` of node with an
@@ -65,6 +66,8 @@ fn contain_and_exec(args: &LauncherArgs) -> Result<std::convert::Infallible, Str
     set_rlimits(args)?;
     report.rlimits = true;
 
+    (report.nice, report.sched_policy, report.autogroup) = lower_cpu_priority(args)?;
+
     report.netns = apply_netns(args.netns)?;
     report.ipcns = apply_ipcns(args.netns);
     report.uid_drop = drop_uid(args)?;
@@ -113,6 +116,7 @@ fn contain_and_exec(args: &LauncherArgs) -> Result<std::convert::Infallible, Str
     report.ipc_denied = true;
     report.priority_scoped = true;
     report.pdeathsig_locked = true;
+    report.priority_locked = true; // RLIMIT_NICE 0 above, the seccomp rules, no capabilities
 
     let mut line = serde_json::to_vec(&report).map_err(|e| format!("report: {e}"))?;
     line.push(b'\n');
@@ -155,6 +159,9 @@ fn set_rlimits(args: &LauncherArgs) -> Result<(), String> {
         (libc::RLIMIT_NOFILE, args.nofile),
         // soft = hard: a soft-only limit could be trapped via SIGXCPU.
         (libc::RLIMIT_CPU, args.cpu_secs.max(1)),
+        // No nice value below 20 - 0: the child cannot lower its nice value (raise its
+        // priority), nor leave SCHED_IDLE, whatever it was started with.
+        (libc::RLIMIT_NICE, 0),
     ];
     if args.as_bytes > 0 {
         limits.push((libc::RLIMIT_AS, args.as_bytes));
@@ -167,6 +174,65 @@ fn set_rlimits(args: &LauncherArgs) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Lowers the child below the gateway before node runs: nice value, scheduling policy, and the
+/// autogroup `setsid` just created (with autogroups on, the kernel weighs each session as a
+/// whole, so an un-niced session of one child would weigh as much as the gateway's). Returns the
+/// values read back: `(nice, policy, autogroup)`. Fails if the nice value or policy did not take.
+fn lower_cpu_priority(args: &LauncherArgs) -> Result<(i32, String, String), String> {
+    use crate::config::SchedPolicy;
+    // SAFETY: plain syscalls on the calling process; results are checked.
+    unsafe {
+        if libc::setpriority(libc::PRIO_PROCESS, 0, args.nice) != 0 {
+            return Err(os_err("setpriority"));
+        }
+        let policy = match args.sched {
+            SchedPolicy::Other => libc::SCHED_OTHER,
+            SchedPolicy::Batch => libc::SCHED_BATCH,
+            SchedPolicy::Idle => libc::SCHED_IDLE,
+        };
+        let param = libc::sched_param { sched_priority: 0 };
+        if libc::sched_setscheduler(0, policy, &param) != 0 {
+            return Err(os_err("sched_setscheduler"));
+        }
+        // 0..=19 requested: -1 (an error) never matches.
+        let nice = libc::getpriority(libc::PRIO_PROCESS, 0);
+        if nice != args.nice {
+            return Err(format!("the nice value did not take: {nice}"));
+        }
+        let read_back = match libc::sched_getscheduler(0) {
+            libc::SCHED_OTHER => SchedPolicy::Other,
+            libc::SCHED_BATCH => SchedPolicy::Batch,
+            libc::SCHED_IDLE => SchedPolicy::Idle,
+            other => return Err(format!("unexpected scheduling policy {other}")),
+        };
+        if read_back != args.sched {
+            return Err(format!("the scheduling policy did not take: {}", read_back.as_str()));
+        }
+        Ok((nice, read_back.as_str().to_string(), lower_autogroup(args.nice)))
+    }
+}
+
+fn lower_autogroup(nice: i32) -> String {
+    match std::fs::read_to_string("/proc/sys/kernel/sched_autogroup_enabled") {
+        Ok(on) if on.trim() == "0" => return "off".into(),
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return "off".into(),
+        Err(e) => return format!("unavailable: {e}"),
+    }
+    match std::fs::write("/proc/self/autogroup", nice.to_string()) {
+        Ok(()) => {}
+        Err(e) => return format!("unavailable: {e}"),
+    }
+    // "/autogroup-123 nice 10"
+    match std::fs::read_to_string("/proc/self/autogroup") {
+        Ok(text) => match text.split_whitespace().last().and_then(|n| n.parse::<i32>().ok()) {
+            Some(n) => format!("nice {n}"),
+            None => format!("unavailable: unexpected /proc/self/autogroup {text:?}"),
+        },
+        Err(e) => format!("unavailable: {e}"),
+    }
 }
 
 fn apply_netns(want: Want) -> Result<String, String> {

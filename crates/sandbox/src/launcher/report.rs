@@ -47,4 +47,14 @@ pub struct LauncherReport {
     pub priority_scoped: bool,
     /// seccomp: `prctl(PR_SET_PDEATHSIG)` denied, so the parent-death signal cannot be cleared.
     pub pdeathsig_locked: bool,
+    /// The child's nice value, read back after setting it (every thread node starts inherits it).
+    pub nice: i32,
+    /// The child's scheduling policy, read back: "other", "batch" or "idle".
+    pub sched_policy: String,
+    /// The autogroup `setsid` gave the child: "nice N" (lowered like the child), "off" (the
+    /// kernel does not group by session) or "unavailable: <reason>".
+    pub autogroup: String,
+    /// The child cannot raise its priority back: RLIMIT_NICE 0 (soft = hard), no capabilities,
+    /// and seccomp denies `sched_setscheduler`, `sched_setparam` and `sched_setattr`.
+    pub priority_locked: bool,
 }

@@ -1,7 +1,8 @@
 //! The launcher's seccomp filters (seccompiler 0.5, plus one hand-written program).
 //!
 //! Stacked filters, because one seccompiler filter has a single "match" action:
-//! - `EPERM` for signals/priority changes aimed outside the child's own process (group),
+//! - `EPERM` for signals/priority changes aimed outside the child's own process (group), every
+//!   scheduling-policy change (`sched_setscheduler`/`sched_setparam`/`sched_setattr`),
 //!   process-inspection and kernel-surface syscalls, privilege changes, SysV IPC and POSIX message
 //!   queues (they outlive the cell), `PR_SET_PDEATHSIG` changes, fork-like `clone` (threads stay
 //!   allowed), `execve`, and every `execveat` but the launcher's own exec of node ([`ExecAllowance`]);
@@ -167,13 +168,7 @@ fn eperm_rules(self_pid: i32, exec: ExecAllowance) -> Result<BTreeMap<i64, Vec<S
             int_not_in(4, &[libc::AT_EMPTY_PATH])?,
         ],
     );
-    for sys in [
-        libc::SYS_sched_setscheduler,
-        libc::SYS_sched_setparam,
-        libc::SYS_sched_setaffinity,
-        libc::SYS_sched_setattr,
-        libc::SYS_prlimit64,
-    ] {
+    for sys in [libc::SYS_sched_setaffinity, libc::SYS_prlimit64] {
         rules.insert(sys, pid_not_in(0, &[0, self_pid])?);
     }
     // Fork-like clone (no CLONE_THREAD) is denied; threads are fine.
@@ -276,6 +271,12 @@ fn denied_outright() -> Vec<i64> {
         libc::SYS_setfsuid,
         libc::SYS_setfsgid,
         libc::SYS_capset,
+        // The launcher set the child's policy (SCHED_BATCH / SCHED_IDLE) below the gateway:
+        // node never changes it, and a child may not move itself back (SCHED_BATCH → OTHER needs
+        // no privilege). Nice values are held by RLIMIT_NICE 0.
+        libc::SYS_sched_setscheduler,
+        libc::SYS_sched_setparam,
+        libc::SYS_sched_setattr,
     ];
     #[cfg(target_arch = "x86_64")]
     list.extend([
