@@ -235,7 +235,7 @@ function defineToolCatalog(native) {
      */
     constructor(tools, options) {
       if (!Array.isArray(tools)) return new Native(tools, options) // throws the coded error
-      const records = new RecordIds(native, tools, reusesResults(options))
+      const records = new RecordIds(native, tools, reusesResults(options), marksFresh(options))
       for (let round = 0; ; round++) {
         records.step(Infinity)
         const missing = native.__missingRecords(records.ids)
@@ -248,7 +248,7 @@ function defineToolCatalog(native) {
     /** The constructor's work in slices of a few ms; parsing and indexing on a libuv worker. */
     static async build(tools, options) {
       if (!Array.isArray(tools)) return Native.build(tools, options)
-      const records = new RecordIds(native, tools, reusesResults(options))
+      const records = new RecordIds(native, tools, reusesResults(options), marksFresh(options))
       for (let round = 0; ; round++) {
         while (!records.step(performance.now() + SLICE_MS)) await nextTurn()
         // Checked and handed to the build in one turn: nothing is evicted in between.

@@ -172,12 +172,17 @@ impl Encoder {
     /// word piece of every part. The whole then costs no pass of its own
     /// (its pieces have not seen the other parts, unlike in a pass over the
     /// concatenation).
-    ///
-    /// The parts share one budget of `MAX_JOINT_TOKENS` word pieces (each
-    /// part's [CLS] and [SEP] included): a request of many long clauses costs
-    /// at most about one full-length pass, not one per clause.
     pub fn embed_joint(&self, parts: &[&str]) -> (Vec<[f32; DIM]>, [f32; DIM]) {
-        let sequences = joint_sequences(&self.tokenizer, parts, MAX_JOINT_TOKENS);
+        self.embed_joint_within(parts, usize::MAX)
+    }
+
+    /// `embed_joint` with the parts sharing one budget of `budget` word
+    /// pieces (each part's [CLS] and [SEP] included; `MAX_JOINT_TOKENS` for a
+    /// search request): a request of many long clauses costs at most about
+    /// that many pieces, not 256 per clause. Within the budget, the same as
+    /// `embed_joint`.
+    pub fn embed_joint_within(&self, parts: &[&str], budget: usize) -> (Vec<[f32; DIM]>, [f32; DIM]) {
+        let sequences = joint_sequences(&self.tokenizer, parts, budget);
         let mut vectors = Vec::with_capacity(parts.len());
         let mut total = [0f32; DIM];
         for sum in batches(&sequences).flat_map(|batch| self.bert.state_sums(batch)) {
@@ -204,7 +209,8 @@ impl Encoder {
     }
 }
 
-/// Word pieces of all the parts of one `embed_joint` call together.
+/// Word pieces of all the clauses of one search request together
+/// (`embed_joint_within`): twice one clause's limit.
 pub const MAX_JOINT_TOKENS: usize = 2 * MAX_TOKENS;
 
 /// The token ids of `parts`, cut so that together they hold at most `budget`
