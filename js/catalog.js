@@ -279,8 +279,7 @@ function defineToolCatalog(native) {
       writable: true,
       value: async function appendAsync(tools) {
         if (!Array.isArray(tools)) return nativeAppendAsync.call(this, tools)
-        const ids = await sliced(native, tools)
-        return appendFromSlots.call(this, ids)
+        return sliced(native, tools, (ids) => appendFromSlots.call(this, ids))
       },
     },
     withSourceAsync: {
@@ -288,8 +287,7 @@ function defineToolCatalog(native) {
       writable: true,
       value: async function withSourceAsync(selector, tools) {
         if (!Array.isArray(tools)) return nativeWithSourceAsync.call(this, selector, tools)
-        const ids = await sliced(native, tools)
-        return withSourceFromSlots.call(this, selector, ids)
+        return sliced(native, tools, (ids) => withSourceFromSlots.call(this, selector, ids))
       },
     },
   })
@@ -297,20 +295,28 @@ function defineToolCatalog(native) {
 }
 
 /**
- * The stored-record ids of `tools`, each serialized afresh, in slices; the
- * last check that all are still stored and the caller's native call that
- * uses them run in one turn.
+ * `build(ids)` (a native async build) of the stored-record ids of `tools`,
+ * each serialized afresh, in slices. The worker looks the ids up (they are
+ * kept at least a minute after their last use); if some were evicted
+ * meanwhile, the tools are serialized again.
  */
-async function sliced(native, tools) {
+async function sliced(native, tools, build) {
   const records = new RecordIds(native, tools, false)
   for (let round = 0; ; round++) {
     while (!records.step(performance.now() + SLICE_MS)) await nextTurn()
-    const missing = native.__missingRecords(records.ids)
-    if (missing.length === 0) return records.ids
-    if (round + 1 >= MAX_ROUNDS) throw storeChurn()
-    records.retry(missing)
+    try {
+      return await build(records.ids)
+    } catch (error) {
+      const evicted = error && error.code === 'INVALID_REQUEST' && String(error.message).startsWith(NOT_STORED)
+      if (!evicted) throw error
+      if (round + 1 >= MAX_ROUNDS) throw storeChurn()
+      records.retry(Array.from({ length: records.tools.length }, (_, i) => i))
+    }
   }
 }
+
+/** The start of the addon's message for record ids it no longer stores. */
+const NOT_STORED = 'tool records are no longer stored'
 
 function storeChurn() {
   const error = new Error('tool records were evicted from the record store while the catalog was built; build again')

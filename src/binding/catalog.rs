@@ -123,10 +123,22 @@ enum BuildJob {
     Append(Catalog, String),
     /// A catalog, one source's owner and its new tools: `Catalog::with_source`.
     WithSource(Catalog, SourceSelector, String),
-    /// `Append` of stored records (`appendAsync`'s path): `Catalog::append_stored`.
-    AppendStored(Catalog, Vec<Arc<StoredRecord>>),
-    /// `WithSource` of stored records (`withSourceAsync`'s path): `Catalog::with_source_stored`.
-    WithSourceStored(Catalog, SourceSelector, Vec<Arc<StoredRecord>>),
+    /// `Append` of stored records, by id (`appendAsync`'s path): `Catalog::append_stored`.
+    AppendStored(Catalog, Vec<SlotId>),
+    /// `WithSource` of stored records, by id (`withSourceAsync`'s path): `Catalog::with_source_stored`.
+    WithSourceStored(Catalog, SourceSelector, Vec<SlotId>),
+}
+
+/// Prefix of the rejection when a record id no longer names a stored record
+/// (`js/catalog.js` serializes the tools again).
+const NOT_STORED: &str = "tool records are no longer stored";
+
+/// The stored records named by `ids`, looked up on the worker (a lookup of
+/// 100k ids is milliseconds the event loop need not spend).
+fn stored_on_worker(ids: &[SlotId]) -> tool_search_core::Result<Vec<Arc<StoredRecord>>> {
+    store::find(ids).map_err(|missing| {
+        tool_search_core::Error::invalid_request(format!("{NOT_STORED} (record #{} and {} more); pass the tools again", missing[0], missing.len() - 1))
+    })
 }
 
 impl BuildTask {
@@ -151,8 +163,10 @@ impl Task for BuildTask {
                 BuildJob::Stored(records, options) => Catalog::from_stored(records, &options),
                 BuildJob::Append(catalog, text) => catalog.append(&text),
                 BuildJob::WithSource(catalog, selector, text) => catalog.with_source(&selector, &text),
-                BuildJob::AppendStored(catalog, records) => catalog.append_stored(records),
-                BuildJob::WithSourceStored(catalog, selector, records) => catalog.with_source_stored(&selector, records),
+                BuildJob::AppendStored(catalog, ids) => stored_on_worker(&ids).and_then(|records| catalog.append_stored(records)),
+                BuildJob::WithSourceStored(catalog, selector, ids) => {
+                    stored_on_worker(&ids).and_then(|records| catalog.with_source_stored(&selector, records))
+                }
             }
             .map_err(to_js))
             .map_err(failure)
@@ -418,7 +432,7 @@ impl ToolCatalog {
     /// in slices first). Internal.
     #[napi(js_name = "__appendFromSlots", skip_typescript)]
     pub fn append_from_slots(&self, slots: Unknown) -> AsyncTask<BuildTask> {
-        BuildTask::new(guard(|| Ok(BuildJob::AppendStored(self.inner.clone(), stored_arg(slots)?))))
+        BuildTask::new(guard(|| Ok(BuildJob::AppendStored(self.inner.clone(), ids_arg(&slots)?))))
     }
 
     /// `withSourceAsync` of stored records (`js/catalog.js` serializes the
@@ -427,7 +441,7 @@ impl ToolCatalog {
     pub fn with_source_from_slots(&self, env: Env, selector: Unknown, slots: Unknown) -> AsyncTask<BuildTask> {
         BuildTask::new(guard(|| {
             let selector = selector_arg(&env, selector)?;
-            Ok(BuildJob::WithSourceStored(self.inner.clone(), selector, stored_arg(slots)?))
+            Ok(BuildJob::WithSourceStored(self.inner.clone(), selector, ids_arg(&slots)?))
         }))
     }
 
