@@ -1,5 +1,5 @@
 // What hostile cells, schemas and lookups cost the gateway (issue measurements 1-6), rerun as a
-// hostile user would. Prints one row per scenario: the event loop's longest gap (a 1 ms timer
+// hostile user would; 7-9: live catalogs under a noisy or hostile server (issue #28). Prints one row per scenario: the event loop's longest gap (a 1 ms timer
 // probe), gateway RSS growth, and the scenario's own figure.
 //
 //   OPENCLAW_TOOL_SEARCH_NODE=<node 24> node bench/hostile.mjs [--only 1,2,...]
@@ -154,6 +154,83 @@ if (want(6)) {
   })
   times.sort((a, b) => a - b)
   row(6, `describe of unknown ids, ${catalog.size} tools`, m, `p50 ${times[100].toFixed(3)} ms, max ${times[199].toFixed(3)} ms per op`)
+}
+
+// Issue #28: live catalogs under a hostile or noisy server (items 7-9 here).
+const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)] }
+const devTools = () => readFileSync(join(root, 'bench', 'data', 'retrieval-dev', 'catalog.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => { const t = JSON.parse(l); delete t.id; return t })
+const mib = (bytes) => (bytes / 2 ** 20).toFixed(0)
+
+if (want(7)) {
+  // 1,000 quiet updates of a 30-tool server on the 13k dev catalog: withSourceAsync, then a turn
+  // of the loop, nothing else allocating on the JS heap (no explicit GC). Peak RSS over the chain.
+  const updates = Number(process.env.HOSTILE_CHAIN_UPDATES ?? 1000)
+  let catalog = await ToolCatalog.build(devTools())
+  const server = (v) => Array.from({ length: 30 }, (_, i) => ({ name: `live_${i}`, description: `Live tool ${i}, version ${v}: creates and lists the things of the live server.`, inputSchema: { type: 'object', properties: { id: { type: 'string' } } } }))
+  catalog = await catalog.withSourceAsync({ source: 'mcp', owner: 'live' }, server(0))
+  await new Promise((r) => setTimeout(r, 200))
+  const rss0 = process.memoryUsage().rss
+  let peak = rss0
+  const times = []
+  const m = await probed(async () => {
+    for (let v = 1; v <= updates; v++) {
+      const t0 = performance.now()
+      catalog = await catalog.withSourceAsync({ source: 'mcp', owner: 'live' }, server(v))
+      times.push(performance.now() - t0)
+      peak = Math.max(peak, process.memoryUsage().rss)
+      await new Promise((r) => setImmediate(r))
+    }
+  })
+  const rss1 = process.memoryUsage().rss
+  row(7, `${updates} quiet updates of a 30-tool server, 13k catalog`, m, `RSS ${mib(rss0)} MiB at one version, peak ${mib(peak)} MiB, end ${mib(rss1)} MiB; update median ${median(times).toFixed(1)} ms`)
+}
+
+if (want(8)) {
+  // withSourceAsync of a 100k-tool server (the dev catalog's tools renamed): the loop's longest stall.
+  const dev = devTools()
+  // New content each run: no run finds an earlier one's build.
+  const bulk = (run) => Array.from({ length: 100_000 }, (_, i) => { const t = dev[i % dev.length]; return { name: `${t.name}_${i}`, description: `${t.description} (${run})`, inputSchema: t.inputSchema } })
+  const catalog = new ToolCatalog(dev.slice(0, 1000))
+  const gaps = []
+  const totals = []
+  for (let run = 0; run < 3; run++) {
+    const tools = bulk(run)
+    await new Promise((r) => setTimeout(r, 100))
+    const m = await probed(() => catalog.withSourceAsync({ source: 'mcp', owner: 'bulk' }, tools))
+    gaps.push(m.maxGap)
+    totals.push(m.ms)
+  }
+  row(8, 'withSourceAsync of 100k tools (3 runs)', { maxGap: median(gaps), rssGrowth: 0 }, `longest stall median ${median(gaps).toFixed(1)} ms (runs ${gaps.map((g) => g.toFixed(1)).join(' / ')}), ${(median(totals) / 1000).toFixed(2)} s each`)
+}
+
+if (want(9)) {
+  // 2,000 MCP servers of 2 tools beside the dev catalog, marked unavailable one by one; then search.
+  const servers = Array.from({ length: 2000 }, (_, i) => [0, 1].map((k) => ({ source: 'mcp', owner: `down${String(i).padStart(4, '0')}`, name: `create_item_${k}`, description: 'Create an item in the tracker' }))).flat()
+  let catalog = new ToolCatalog([...devTools(), ...servers])
+  const marks = []
+  const rss0 = process.memoryUsage().rss
+  for (let i = 0; i < 2000; i++) {
+    const t0 = performance.now()
+    catalog = catalog.withUnavailable({ source: 'mcp', owner: `down${String(i).padStart(4, '0')}` }, `server ${i} disconnected`)
+    marks.push(performance.now() - t0)
+  }
+  // Each mark is synchronous: the loop's longest stall is the longest mark.
+  const m = { maxGap: Math.max(...marks), rssGrowth: process.memoryUsage().rss - rss0 }
+  const queries = readFileSync(join(root, 'bench', 'data', 'retrieval-dev', 'queries.jsonl'), 'utf8').split('\n').filter(Boolean).slice(0, 400).map((l) => JSON.parse(l).query)
+  const searches = []
+  for (const q of queries) {
+    const t0 = performance.now()
+    catalog.search(q, { limit: 10 })
+    searches.push(performance.now() - t0)
+  }
+  // A query whose matches are the unavailable servers' tools (every one checked and left out).
+  const downQuery = []
+  for (let i = 0; i < 21; i++) {
+    const t0 = performance.now()
+    catalog.search('create an item in the tracker', { limit: 10 })
+    downQuery.push(performance.now() - t0)
+  }
+  row(9, '2,000 owners marked unavailable, then search', m, `all marks ${marks.reduce((a, b) => a + b, 0).toFixed(0)} ms (median ${median(marks).toFixed(3)} ms); search p50 ${median(searches).toFixed(3)} ms over ${searches.length} dev queries, ${median(downQuery).toFixed(2)} ms for one matching the unavailable tools`)
 }
 
 console.log(`item  scenario                                             max gap ms  RSS growth MiB  figure`)

@@ -13,10 +13,12 @@
 //
 // Identity first: a tool whose nested schema is changed in place keeps its
 // first text. Pass a new object (or a new inputSchema object), or build with
-// `cache: false`, which bypasses this cache and the addon's catalog cache.
+// `cache: false`, which bypasses this cache and the addon's catalog cache,
+// and marks each object it read: later builds serialize those objects again
+// every time (a gateway that edits a tool in place says so once).
 //
-// build() works in slices of at most SLICE_MS on the event loop; parsing and
-// indexing run on a libuv worker.
+// build(), appendAsync() and withSourceAsync() work in slices of at most
+// SLICE_MS on the event loop; parsing and indexing run on a libuv worker.
 
 const { performance } = require('node:perf_hooks')
 
@@ -27,6 +29,14 @@ const FLUSH_CHARS = 128 * 1024
 
 /** @type {WeakMap<object, Seen>} */
 const seen = new WeakMap()
+/** Objects once built with `cache: false`: serialized again on every build. */
+const readFresh = new WeakSet()
+let anyReadFresh = false
+
+/** Marks a record JSON cannot express; the addon excludes it with this reason. */
+const UNREADABLE = '\u0000openclaw-tool-search:unreadable:'
+/** Longest reason kept from a hostile object's error. */
+const MAX_REASON_CHARS = 200
 
 /**
  * What was stored for one tool object: its record's id in the addon's store,
@@ -78,6 +88,31 @@ function reusesResults(options) {
   return !(isObject(options) && (options.cache === false || options.strict === true))
 }
 
+/** Whether the options ask for every object to be read afresh from now on. */
+function marksFresh(options) {
+  return isObject(options) && options.cache === false
+}
+
+/** A short, single-line text of what a hostile object threw (itself possibly hostile). */
+function describeThrown(error) {
+  let text
+  try {
+    text = error instanceof Error ? `${error.name}: ${error.message}` : `a thrown ${error === null ? 'null' : typeof error}`
+  } catch {
+    text = 'an exception'
+  }
+  text = String(text).replace(/\s+/g, ' ')
+  return text.length > MAX_REASON_CHARS ? `${text.slice(0, MAX_REASON_CHARS)}…` : text
+}
+
+/** The JSON text standing for a tool JSON cannot express, with why. */
+function unreadable(tool, threw, error) {
+  const why = threw
+      ? `the tool could not be serialized (JSON.stringify threw ${describeThrown(error)})`
+      : `a tool must be a JSON object, not ${tool === undefined ? 'undefined' : typeof tool === 'function' ? 'a function' : `a ${typeof tool}`}`
+  return JSON.stringify(UNREADABLE + why)
+}
+
 /** Attempts at naming every tool by a stored record before giving up. */
 const MAX_ROUNDS = 3
 
@@ -86,12 +121,18 @@ const MAX_ROUNDS = 3
  * gathered in steps.
  */
 class RecordIds {
-  constructor(native, tools, useCache) {
+  /**
+   * `useCache`: reuse and remember record ids per object; `markFresh`: the
+   * objects are read afresh on every later build (`cache: false`).
+   */
+  constructor(native, tools, useCache, markFresh = false) {
     this.native = native
-    // A copy: the caller may change its array between build()'s slices.
+    // A copy: the caller may change its array between build()'s slices, and
+    // its length is read once (a Proxy may answer differently each time).
     this.tools = Array.prototype.slice.call(tools)
     this.useCache = useCache
-    this.ids = new Uint32Array(2 * tools.length)
+    this.markFresh = markFresh
+    this.ids = new Uint32Array(2 * this.tools.length)
     /** Tool indexes still to visit. `undefined`: all of them, in order. */
     this.todo = undefined
     this.next = 0
@@ -126,7 +167,11 @@ class RecordIds {
   visit(index, tool, mayReuse) {
     let fields
     try {
-      if (this.useCache && isObject(tool)) {
+      if (this.markFresh && isObject(tool)) {
+        readFresh.add(tool)
+        seen.delete(tool)
+        anyReadFresh = true
+      } else if (this.useCache && isObject(tool) && !(anyReadFresh && readFresh.has(tool))) {
         const known = seen.get(tool)
         if (mayReuse && known !== undefined && sameFields(tool, known.fields)) {
           this.ids[2 * index] = known.slot
@@ -139,15 +184,18 @@ class RecordIds {
       fields = undefined // a throwing getter: serialized below, never cached
     }
     let text
+    let threw = false
+    let thrown
     try {
       text = JSON.stringify(tool)
-    } catch {
-      text = undefined
+    } catch (error) {
+      threw = true
+      thrown = error
     }
-    // The addon excludes a record it cannot read (reason given in `excluded`);
-    // `null` stands for one JSON cannot express (a BigInt, a cycle, a throwing getter).
-    if (text === undefined) {
-      text = 'null'
+    // The addon excludes a record it cannot read, with the reason given here
+    // (a BigInt, a cycle, a throwing getter or Proxy trap, a function).
+    if (threw || typeof text !== 'string') {
+      text = unreadable(tool, threw, thrown)
       fields = undefined
     }
     this.pending.push(index, fields)
@@ -187,7 +235,7 @@ function defineToolCatalog(native) {
      */
     constructor(tools, options) {
       if (!Array.isArray(tools)) return new Native(tools, options) // throws the coded error
-      const records = new RecordIds(native, tools, reusesResults(options))
+      const records = new RecordIds(native, tools, reusesResults(options), marksFresh(options))
       for (let round = 0; ; round++) {
         records.step(Infinity)
         const missing = native.__missingRecords(records.ids)
@@ -200,7 +248,7 @@ function defineToolCatalog(native) {
     /** The constructor's work in slices of a few ms; parsing and indexing on a libuv worker. */
     static async build(tools, options) {
       if (!Array.isArray(tools)) return Native.build(tools, options)
-      const records = new RecordIds(native, tools, reusesResults(options))
+      const records = new RecordIds(native, tools, reusesResults(options), marksFresh(options))
       for (let round = 0; ; round++) {
         while (!records.step(performance.now() + SLICE_MS)) await nextTurn()
         // Checked and handed to the build in one turn: nothing is evicted in between.
@@ -216,8 +264,59 @@ function defineToolCatalog(native) {
       return value instanceof Native
     }
   }
+
+  // The async derived builds serialize as build() does: each tool on its own,
+  // in slices of at most SLICE_MS, never through the record cache (a server's
+  // new list is read as it is now). Non-arrays go to the native form, which
+  // rejects with the coded error.
+  const nativeAppendAsync = Native.prototype.appendAsync
+  const nativeWithSourceAsync = Native.prototype.withSourceAsync
+  const appendFromSlots = Native.prototype.__appendFromSlots
+  const withSourceFromSlots = Native.prototype.__withSourceFromSlots
+  Object.defineProperties(Native.prototype, {
+    appendAsync: {
+      configurable: true,
+      writable: true,
+      value: async function appendAsync(tools) {
+        if (!Array.isArray(tools)) return nativeAppendAsync.call(this, tools)
+        return sliced(native, tools, (ids) => appendFromSlots.call(this, ids))
+      },
+    },
+    withSourceAsync: {
+      configurable: true,
+      writable: true,
+      value: async function withSourceAsync(selector, tools) {
+        if (!Array.isArray(tools)) return nativeWithSourceAsync.call(this, selector, tools)
+        return sliced(native, tools, (ids) => withSourceFromSlots.call(this, selector, ids))
+      },
+    },
+  })
   return ToolCatalog
 }
+
+/**
+ * `build(ids)` (a native async build) of the stored-record ids of `tools`,
+ * each serialized afresh, in slices. The worker looks the ids up (they are
+ * kept at least a minute after their last use); if some were evicted
+ * meanwhile, the tools are serialized again.
+ */
+async function sliced(native, tools, build) {
+  const records = new RecordIds(native, tools, false)
+  for (let round = 0; ; round++) {
+    while (!records.step(performance.now() + SLICE_MS)) await nextTurn()
+    try {
+      return await build(records.ids)
+    } catch (error) {
+      const evicted = error && error.code === 'INVALID_REQUEST' && String(error.message).startsWith(NOT_STORED)
+      if (!evicted) throw error
+      if (round + 1 >= MAX_ROUNDS) throw storeChurn()
+      records.retry(Array.from({ length: records.tools.length }, (_, i) => i))
+    }
+  }
+}
+
+/** The start of the addon's message for record ids it no longer stores. */
+const NOT_STORED = 'tool records are no longer stored'
 
 function storeChurn() {
   const error = new Error('tool records were evicted from the record store while the catalog was built; build again')

@@ -12,9 +12,30 @@ use tool_search_core::ErrorCode;
 use super::convert::{is_nullish, json_arg, number_arg, object_arg, optional_json_arg, parsed, property, string_arg, stringify};
 use super::errors::{from_napi, guard, js_error, to_js, JsCode, JsResult};
 
-#[napi]
+#[napi(custom_finalize)]
 pub struct ToolCatalog {
     pub(crate) inner: Catalog,
+}
+
+impl ToolCatalog {
+    /// The JS object's contents: its native memory is reported to V8 until it is collected.
+    pub(crate) fn held(env: &Env, inner: Catalog) -> ToolCatalog {
+        super::memory::hold(env, &inner);
+        ToolCatalog { inner }
+    }
+}
+
+impl ObjectFinalize for ToolCatalog {
+    fn finalize(self, env: Env) -> Result<()> {
+        super::memory::release(&env, &self.inner);
+        Ok(())
+    }
+}
+
+/// Native bytes reported to V8 by this thread's catalogs. Internal (tests).
+#[napi(js_name = "__reportedNativeBytes", skip_typescript)]
+pub fn reported_native_bytes() -> f64 {
+    super::memory::reported() as f64
 }
 
 fn parse_options(env: &Env, options: Option<Unknown>) -> JsResult<CatalogOptions> {
@@ -42,10 +63,17 @@ fn tools_json(env: &Env, tools: Unknown) -> JsResult<String> {
             text.push(',');
         }
         let element: Option<Unknown> = array.get(i).map_err(from_napi)?;
-        match element.map(|e| stringify(env, e)) {
-            Some(Ok(Some(json))) => text.push_str(&json),
-            _ => text.push_str("null"),
-        }
+        // The core excludes what JSON cannot express with this reason.
+        let why = match element.map(|e| stringify(env, e)) {
+            Some(Ok(Some(json))) => {
+                text.push_str(&json);
+                continue;
+            }
+            Some(Err(thrown)) => format!("the tool could not be serialized (JSON.stringify threw {thrown})"),
+            _ => "a tool must be a JSON object, not undefined or a function".to_string(),
+        };
+        let marker = format!("{}{why}", tool_search_core::catalog::UNREADABLE);
+        text.push_str(&serde_json::Value::from(marker).to_string());
     }
     text.push(']');
     Ok(text)
@@ -95,6 +123,22 @@ enum BuildJob {
     Append(Catalog, String),
     /// A catalog, one source's owner and its new tools: `Catalog::with_source`.
     WithSource(Catalog, SourceSelector, String),
+    /// `Append` of stored records, by id (`appendAsync`'s path): `Catalog::append_stored`.
+    AppendStored(Catalog, Vec<SlotId>),
+    /// `WithSource` of stored records, by id (`withSourceAsync`'s path): `Catalog::with_source_stored`.
+    WithSourceStored(Catalog, SourceSelector, Vec<SlotId>),
+}
+
+/// Prefix of the rejection when a record id no longer names a stored record
+/// (`js/catalog.js` serializes the tools again).
+const NOT_STORED: &str = "tool records are no longer stored";
+
+/// The stored records named by `ids`, looked up on the worker (a lookup of
+/// 100k ids is milliseconds the event loop need not spend).
+fn stored_on_worker(ids: &[SlotId]) -> tool_search_core::Result<Vec<Arc<StoredRecord>>> {
+    store::find(ids).map_err(|missing| {
+        tool_search_core::Error::invalid_request(format!("{NOT_STORED} (record #{} and {} more); pass the tools again", missing[0], missing.len() - 1))
+    })
 }
 
 impl BuildTask {
@@ -119,6 +163,10 @@ impl Task for BuildTask {
                 BuildJob::Stored(records, options) => Catalog::from_stored(records, &options),
                 BuildJob::Append(catalog, text) => catalog.append(&text),
                 BuildJob::WithSource(catalog, selector, text) => catalog.with_source(&selector, &text),
+                BuildJob::AppendStored(catalog, ids) => stored_on_worker(&ids).and_then(|records| catalog.append_stored(records)),
+                BuildJob::WithSourceStored(catalog, selector, ids) => {
+                    stored_on_worker(&ids).and_then(|records| catalog.with_source_stored(&selector, records))
+                }
             }
             .map_err(to_js))
             .map_err(failure)
@@ -127,7 +175,7 @@ impl Task for BuildTask {
 
     fn resolve(&mut self, env: Env, output: Self::Output) -> Result<ToolCatalog> {
         match output {
-            Ok(inner) => Ok(ToolCatalog { inner }),
+            Ok(inner) => Ok(ToolCatalog::held(&env, inner)),
             // Rejected with the same coded error the sync forms throw.
             Err((code, message)) => Err(napi::Error::from(JsError::from(napi::Error::new(code, message)).into_unknown(env))),
         }
@@ -197,7 +245,7 @@ pub fn catalog_from_slots(env: Env, slots: Unknown, options: Option<Unknown>) ->
     guard(|| {
         let records = stored_arg(slots)?;
         let options = parse_options(&env, options)?;
-        Catalog::from_stored(records, &options).map(|inner| ToolCatalog { inner }).map_err(to_js)
+        Catalog::from_stored(records, &options).map(|inner| ToolCatalog::held(&env, inner)).map_err(to_js)
     })
 }
 
@@ -226,7 +274,7 @@ impl ToolCatalog {
     pub fn new(env: Env, tools: Unknown, options: Option<Unknown>) -> Result<Self, JsCode> {
         guard(|| {
             let (text, options) = build_input(&env, tools, options)?;
-            Catalog::from_json_text(&text, &options).map(|inner| ToolCatalog { inner }).map_err(to_js)
+            Catalog::from_json_text(&text, &options).map(|inner| ToolCatalog::held(&env, inner)).map_err(to_js)
         })
     }
 
@@ -258,7 +306,7 @@ impl ToolCatalog {
         guard(|| {
             let text = string_arg(text, ErrorCode::InvalidCatalog, "text")?;
             let options = parse_options(&env, options)?;
-            Catalog::from_json_text(&text, &options).map(|inner| ToolCatalog { inner }).map_err(to_js)
+            Catalog::from_json_text(&text, &options).map(|inner| ToolCatalog::held(&env, inner)).map_err(to_js)
         })
     }
 
@@ -346,7 +394,7 @@ impl ToolCatalog {
     pub fn append(&self, env: Env, tools: Unknown) -> Result<ToolCatalog, JsCode> {
         guard(|| {
             let text = tools_text(&env, tools)?;
-            self.inner.append(&text).map(|inner| ToolCatalog { inner }).map_err(to_js)
+            self.inner.append(&text).map(|inner| ToolCatalog::held(&env, inner)).map_err(to_js)
         })
     }
 
@@ -367,7 +415,7 @@ impl ToolCatalog {
         guard(|| {
             let selector = selector_arg(&env, selector)?;
             let text = tools_text(&env, tools)?;
-            self.inner.with_source(&selector, &text).map(|inner| ToolCatalog { inner }).map_err(to_js)
+            self.inner.with_source(&selector, &text).map(|inner| ToolCatalog::held(&env, inner)).map_err(to_js)
         })
     }
 
@@ -380,6 +428,23 @@ impl ToolCatalog {
         }))
     }
 
+    /// `appendAsync` of stored records (`js/catalog.js` serializes the tools
+    /// in slices first). Internal.
+    #[napi(js_name = "__appendFromSlots", skip_typescript)]
+    pub fn append_from_slots(&self, slots: Unknown) -> AsyncTask<BuildTask> {
+        BuildTask::new(guard(|| Ok(BuildJob::AppendStored(self.inner.clone(), ids_arg(&slots)?))))
+    }
+
+    /// `withSourceAsync` of stored records (`js/catalog.js` serializes the
+    /// tools in slices first). Internal.
+    #[napi(js_name = "__withSourceFromSlots", skip_typescript)]
+    pub fn with_source_from_slots(&self, env: Env, selector: Unknown, slots: Unknown) -> AsyncTask<BuildTask> {
+        BuildTask::new(guard(|| {
+            let selector = selector_arg(&env, selector)?;
+            Ok(BuildJob::WithSourceStored(self.inner.clone(), selector, ids_arg(&slots)?))
+        }))
+    }
+
     /// This catalog with the tools of `selector` (e.g. a disconnected MCP
     /// server) kept but unable to run: search leaves them out, a call fails
     /// closed with TOOL_UNAVAILABLE and `reason` ("server github
@@ -389,7 +454,7 @@ impl ToolCatalog {
         guard(|| {
             let selector = selector_arg(&env, selector)?;
             let reason = string_arg(reason, ErrorCode::InvalidRequest, "reason")?;
-            self.inner.with_unavailable(&selector, &reason).map(|inner| ToolCatalog { inner }).map_err(to_js)
+            self.inner.with_unavailable(&selector, &reason).map(|inner| ToolCatalog::held(&env, inner)).map_err(to_js)
         })
     }
 
@@ -412,7 +477,7 @@ impl ToolCatalog {
                     _ => Err(js_error(ErrorCode::InvalidRequest, "allowedNames must contain only strings")),
                 })
                 .collect::<JsResult<_>>()?;
-            Ok(ToolCatalog { inner: self.inner.restrict(&names) })
+            Ok(ToolCatalog::held(&env, self.inner.restrict(&names)))
         })
     }
 

@@ -7,6 +7,7 @@ mod code_mode;
 mod config;
 mod convert;
 mod errors;
+mod memory;
 mod ranking;
 mod session;
 mod tracing_setup;

@@ -17,8 +17,6 @@ use super::catalog::{limit_option, ToolCatalog};
 use super::convert::{is_nullish, json_callback, parse_text, parsed, string_arg, JsonCallback};
 use super::errors::{from_napi, guard, js_error, to_js, JsCode, JsResult};
 
-/// The files a model folder must hold.
-const MODEL_FILES: [&str; 3] = ["config.json", "vocab.txt", "model.safetensors"];
 /// Environment override of the default ranking (`lexical` or `hybrid`).
 const RANKING_ENV: &str = "OPENCLAW_TOOL_SEARCH_RANKING";
 
@@ -48,11 +46,10 @@ pub fn set_ranking_model(dir: Option<String>, reason: Option<String>) {
     *model_source().lock().unwrap_or_else(|e| e.into_inner()) = source;
 }
 
+/// Why `dir` cannot hold the model: a file missing, or not a regular file
+/// inside the folder (a FIFO would block the thread that loads it).
 fn missing_file(dir: &Path) -> Option<String> {
-    MODEL_FILES
-        .iter()
-        .find(|name| !dir.join(name).is_file())
-        .map(|name| format!("{} has no {name}", dir.display()))
+    tool_search_core::search::semantic::check_model_dir(dir).err().map(|e| e.to_string())
 }
 
 fn env_ranking() -> Option<RankingMode> {
@@ -95,7 +92,11 @@ struct RankingCapability {
 #[napi(ts_return_type = "RankingCapability")]
 pub fn ranking_capability(env: &Env) -> Result<Unknown<'_>, JsCode> {
     guard(|| {
-        let source = model_source().lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let mut source = model_source().lock().unwrap_or_else(|e| e.into_inner()).clone();
+        // Checked again: the folder may have changed since the package was loaded.
+        if let Some(reason) = source.dir.as_deref().and_then(missing_file) {
+            source = ModelSource { dir: None, reason: Some(reason) };
+        }
         let mut defaults = CatalogOptions::default();
         apply_ranking_defaults(&mut defaults);
         parsed(

@@ -20,6 +20,7 @@ mod tokenizer;
 
 use std::fs::File;
 use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use serde::Deserialize;
@@ -75,6 +76,8 @@ pub enum EmbedError {
     Invalid(String),
     #[error("not the expected model (all-MiniLM-L6-v2 BERT shape): {0}")]
     WrongModel(String),
+    #[error("model file {path} is refused: {why}")]
+    Refused { path: String, why: String },
 }
 
 pub struct Encoder {
@@ -116,9 +119,9 @@ impl Encoder {
     /// comparisons: its vectors differ from `NUMERICS` vectors. Only one set
     /// of weights is kept (f32: 4 bytes a weight, int8: 1).
     pub fn load_with_precision(dir: &Path, precision: Precision) -> Result<Encoder, EmbedError> {
-        let config_bytes = read_bounded(&dir.join("config.json"), MAX_CONFIG_BYTES)?;
-        let vocab_bytes = read_bounded(&dir.join("vocab.txt"), MAX_VOCAB_BYTES)?;
-        let weights = read_bounded(&dir.join("model.safetensors"), MAX_WEIGHTS_BYTES)?;
+        let config_bytes = read_bounded(dir, "config.json", MAX_CONFIG_BYTES)?;
+        let vocab_bytes = read_bounded(dir, "vocab.txt", MAX_VOCAB_BYTES)?;
+        let weights = read_bounded(dir, "model.safetensors", MAX_WEIGHTS_BYTES)?;
 
         let config: Config = serde_json::from_slice(&config_bytes)
             .map_err(|e| EmbedError::Invalid(format!("config.json: {e}")))?;
@@ -170,7 +173,16 @@ impl Encoder {
     /// (its pieces have not seen the other parts, unlike in a pass over the
     /// concatenation).
     pub fn embed_joint(&self, parts: &[&str]) -> (Vec<[f32; DIM]>, [f32; DIM]) {
-        let sequences: Vec<Vec<u32>> = parts.iter().map(|t| self.tokenizer.encode(t, MAX_TOKENS)).collect();
+        self.embed_joint_within(parts, usize::MAX)
+    }
+
+    /// `embed_joint` with the parts sharing one budget of `budget` word
+    /// pieces (each part's [CLS] and [SEP] included; `MAX_JOINT_TOKENS` for a
+    /// search request): a request of many long clauses costs at most about
+    /// that many pieces, not 256 per clause. Within the budget, the same as
+    /// `embed_joint`.
+    pub fn embed_joint_within(&self, parts: &[&str], budget: usize) -> (Vec<[f32; DIM]>, [f32; DIM]) {
+        let sequences = joint_sequences(&self.tokenizer, parts, budget);
         let mut vectors = Vec::with_capacity(parts.len());
         let mut total = [0f32; DIM];
         for sum in batches(&sequences).flat_map(|batch| self.bert.state_sums(batch)) {
@@ -195,6 +207,41 @@ impl Encoder {
     pub fn model_digest(&self) -> &str {
         &self.digest
     }
+}
+
+/// Word pieces of all the clauses of one search request together
+/// (`embed_joint_within`): twice one clause's limit.
+pub const MAX_JOINT_TOKENS: usize = 2 * MAX_TOKENS;
+
+/// The token ids of `parts`, cut so that together they hold at most `budget`
+/// pieces: every part gets the same cap (the largest one that fits, so short
+/// parts stay whole and the long ones share the rest), never below
+/// `[CLS] x [SEP]`.
+fn joint_sequences(tokenizer: &tokenizer::WordPiece, parts: &[&str], budget: usize) -> Vec<Vec<u32>> {
+    let mut sequences: Vec<Vec<u32>> = parts.iter().map(|t| tokenizer.encode(t, MAX_TOKENS)).collect();
+    let total: usize = sequences.iter().map(Vec::len).sum();
+    if total <= budget || sequences.is_empty() {
+        return sequences;
+    }
+    let fits = |cap: usize| sequences.iter().map(|s| s.len().min(cap)).sum::<usize>() <= budget;
+    let (mut low, mut high) = (3usize, MAX_TOKENS);
+    while low < high {
+        let mid = (low + high).div_ceil(2);
+        if fits(mid) {
+            low = mid;
+        } else {
+            high = mid - 1;
+        }
+    }
+    for sequence in &mut sequences {
+        if sequence.len() > low {
+            // Keep [CLS] and the first pieces, end with [SEP].
+            let sep = sequence[sequence.len() - 1];
+            sequence.truncate(low - 1);
+            sequence.push(sep);
+        }
+    }
+    sequences
 }
 
 /// Consecutive runs of sequences of at most BATCH_TOKENS pieces together
@@ -239,6 +286,44 @@ mod batch_tests {
     }
 }
 
+#[cfg(test)]
+mod joint_tests {
+    use super::*;
+
+    fn words() -> tokenizer::WordPiece {
+        let mut vocab: Vec<String> = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"].iter().map(|s| s.to_string()).collect();
+        vocab.extend((0..100).map(|i| format!("w{i}")));
+        tokenizer::WordPiece::from_vocab_text(&vocab.join("\n")).unwrap()
+    }
+
+    #[test]
+    fn clauses_share_one_budget_of_word_pieces() {
+        let tokenizer = words();
+        let long: String = (0..400).map(|i| format!("w{} ", i % 100)).collect();
+        // Eight clauses of 256 pieces each (the most one clause may have): 2,048 pieces before.
+        let parts = vec![long.as_str(); 8];
+        let sequences = joint_sequences(&tokenizer, &parts, MAX_JOINT_TOKENS);
+        let total: usize = sequences.iter().map(Vec::len).sum();
+        assert!(total <= MAX_JOINT_TOKENS, "{total} pieces");
+        assert_eq!(sequences.len(), 8);
+        for s in &sequences {
+            assert_eq!(s.len(), MAX_JOINT_TOKENS / 8);
+            assert_eq!((s[0], s[s.len() - 1]), (2, 3), "[CLS] … [SEP] kept");
+        }
+        // Short clauses stay whole; the long one takes what is left.
+        let short = "w1 w2 w3";
+        let parts = [short, long.as_str(), short];
+        let sequences = joint_sequences(&tokenizer, &parts, MAX_JOINT_TOKENS);
+        assert_eq!(sequences[0], tokenizer.encode(short, MAX_TOKENS));
+        assert_eq!(sequences[2].len(), 5);
+        assert_eq!(sequences[1].len(), MAX_TOKENS, "one clause never exceeds its own limit");
+        assert_eq!(sequences[1], tokenizer.encode(&long, MAX_TOKENS));
+        // Within the budget nothing changes.
+        let parts = [short, short];
+        assert_eq!(joint_sequences(&tokenizer, &parts, MAX_JOINT_TOKENS), parts.map(|p| tokenizer.encode(p, MAX_TOKENS)).to_vec());
+    }
+}
+
 /// Cosine of two L2-normalized vectors.
 pub fn cosine(a: &[f32; DIM], b: &[f32; DIM]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
@@ -275,9 +360,64 @@ fn check_config(c: &Config) -> Result<(), EmbedError> {
     Ok(())
 }
 
-fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, EmbedError> {
-    let display = path.display().to_string();
-    let file = File::open(path).map_err(|source| EmbedError::Missing { path: display.clone(), source })?;
+/// The model files a folder must hold.
+pub const MODEL_FILES: [&str; 3] = ["config.json", "vocab.txt", "model.safetensors"];
+
+/// Whether `dir` holds the model files as regular files (see `open_model_file`),
+/// without reading them: what a capability check can say before loading.
+pub fn check_model_dir(dir: &Path) -> Result<(), EmbedError> {
+    MODEL_FILES.iter().try_for_each(|name| open_model_file(dir, name).map(drop))
+}
+
+/// Opens `dir/name` for reading if it is a regular file inside `dir`. A FIFO
+/// or a device would block the loading thread or never end, and a link out of
+/// the folder would load files nobody installed: refused with the reason. The
+/// file is opened without following a link at its last step and without
+/// waiting (O_NONBLOCK), then checked on the open descriptor.
+pub fn open_model_file(dir: &Path, name: &str) -> Result<File, EmbedError> {
+    let display = dir.join(name).display().to_string();
+    let missing = |source| EmbedError::Missing { path: display.clone(), source };
+    let refused = |why: String| EmbedError::Refused { path: display.clone(), why };
+    let root = std::fs::canonicalize(dir).map_err(missing)?;
+    let real = std::fs::canonicalize(root.join(name)).map_err(missing)?;
+    if !real.starts_with(&root) {
+        return Err(refused(format!("it links to {}, outside the model folder", real.display())));
+    }
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(&real)
+        .map_err(missing)?;
+    let kind = file.metadata().map_err(missing)?.file_type();
+    if !kind.is_file() {
+        return Err(refused(format!("it is not a regular file ({})", file_kind(&kind))));
+    }
+    Ok(file)
+}
+
+/// A short name of a file type, for reasons.
+pub fn file_kind(kind: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_char_device() {
+        "a character device"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_dir() {
+        "a folder"
+    } else if kind.is_symlink() {
+        "a symbolic link"
+    } else {
+        "not a regular file"
+    }
+}
+
+fn read_bounded(dir: &Path, name: &str, limit: u64) -> Result<Vec<u8>, EmbedError> {
+    let display = dir.join(name).display().to_string();
+    let file = open_model_file(dir, name)?;
     let mut bytes = Vec::new();
     // Read one byte past the limit to tell "exactly at" from "over".
     file.take(limit + 1)

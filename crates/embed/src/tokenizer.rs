@@ -45,8 +45,16 @@ impl WordPiece {
                 return Err(EmbedError::Invalid("vocab.txt has too many entries".into()));
             }
             let token = line.strip_suffix('\r').unwrap_or(line);
-            // First occurrence wins, as in the reference loader.
-            vocab.entry(token.to_owned()).or_insert(id as u32);
+            // A token's id is its line: a repeated line would shift every later
+            // id, and the vectors would be silently wrong.
+            if let Some(first) = vocab.insert(token.to_owned(), id as u32) {
+                return Err(EmbedError::Invalid(format!(
+                    "vocab.txt lists {:?} twice (lines {} and {}); every token must be on one line only",
+                    token.chars().take(40).collect::<String>(),
+                    first + 1,
+                    id + 1
+                )));
+            }
         }
         let id_of = |t: &str| vocab.get(t).copied();
         let required = |t: &str| id_of(t).ok_or_else(|| EmbedError::Invalid(format!("vocab.txt has no {t} token")));

@@ -94,3 +94,72 @@ fn missing_or_misshapen_tensors() {
     let err = load_err(&dir);
     assert!(matches!(err, EmbedError::WrongModel(_)) && err.to_string().contains("shape"), "{err}");
 }
+
+#[test]
+fn a_vocabulary_with_a_repeated_token_is_refused() {
+    // 1,000 distinct tokens, as config.json says, but one of them on two lines:
+    // every later id would be shifted by one.
+    let mut lines: Vec<String> = vocab(1000).lines().map(str::to_string).collect();
+    lines.insert(500, "tok20".to_string());
+    let dir = write_dir("dup-vocab", CONFIG, &lines.join("\n"), b"");
+    let err = load_err(&dir);
+    assert!(matches!(err, EmbedError::Invalid(_)), "{err}");
+    assert!(err.to_string().contains("twice") && err.to_string().contains("tok20"), "{err}");
+}
+
+/// Runs `Encoder::load` on a thread and returns its error; if it has not
+/// finished after a long while (blocked on `fifo`), opens the FIFO's write
+/// end so the thread can end, and fails.
+fn load_err_unblocking(dir: &Path, fifo: &Path) -> EmbedError {
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let owned = dir.to_path_buf();
+    std::thread::spawn(move || {
+        let _ = sender.send(Encoder::load(&owned).err());
+    });
+    match receiver.recv_timeout(std::time::Duration::from_secs(30)) {
+        Ok(Some(err)) => err,
+        Ok(None) => panic!("loaded a model with a FIFO in it"),
+        Err(_) => {
+            let _writer = fs::OpenOptions::new().write(true).open(fifo);
+            panic!("Encoder::load blocked on the FIFO {}", fifo.display());
+        }
+    }
+}
+
+fn mkfifo(path: &Path) {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo {}", path.display());
+}
+
+#[test]
+fn fifos_devices_and_links_out_of_the_folder_are_refused_without_blocking() {
+    for name in ["config.json", "vocab.txt", "model.safetensors"] {
+        let dir = write_dir(&format!("fifo-{name}"), CONFIG, &vocab(1000), b"");
+        let fifo = dir.join(name);
+        fs::remove_file(&fifo).unwrap();
+        mkfifo(&fifo);
+        let err = load_err_unblocking(&dir, &fifo);
+        assert!(matches!(err, EmbedError::Refused { .. }), "{name}: {err}");
+        assert!(err.to_string().contains("FIFO") && err.to_string().contains(name), "{err}");
+        assert!(tool_search_embed::check_model_dir(&dir).is_err());
+    }
+    // A device: /dev/zero would be read up to the size limit and fail late.
+    let dir = write_dir("device", CONFIG, &vocab(1000), b"");
+    fs::remove_file(dir.join("model.safetensors")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", dir.join("model.safetensors")).unwrap();
+    let err = load_err(&dir);
+    assert!(matches!(err, EmbedError::Refused { .. }) && err.to_string().contains("outside the model folder"), "{err}");
+    // A link to a file outside the folder is refused; one inside it is followed.
+    let outside = scratch("outside-target");
+    fs::write(outside.join("vocab.txt"), vocab(1000)).unwrap();
+    let dir = write_dir("link-out", CONFIG, &vocab(1000), b"");
+    fs::remove_file(dir.join("vocab.txt")).unwrap();
+    std::os::unix::fs::symlink(outside.join("vocab.txt"), dir.join("vocab.txt")).unwrap();
+    assert!(matches!(load_err(&dir), EmbedError::Refused { .. }));
+    let dir = write_dir("link-in", CONFIG, &vocab(1000), b"");
+    fs::rename(dir.join("vocab.txt"), dir.join("vocab.real.txt")).unwrap();
+    std::os::unix::fs::symlink("vocab.real.txt", dir.join("vocab.txt")).unwrap();
+    // Read through the link: it fails later, on the empty weights.
+    assert!(matches!(load_err(&dir), EmbedError::Invalid(_)));
+}

@@ -96,6 +96,11 @@ pub struct CatalogData {
     /// The source and owner each record names (defaults applied), `None` for
     /// a record that could not be read: what `with_source` replaces.
     pub origins: Vec<Option<(Source, Box<str>)>>,
+    /// Records that could not be read (no origin of their own) that a live
+    /// update sent under one source's owner (`with_source`), by record index
+    /// (ascending): the next update of that owner replaces them with the rest
+    /// of its tools. Empty after a full build.
+    pub adopted: Vec<(usize, Source, Box<str>)>,
     /// [`entry_digest`] of each entry: the fingerprint of a derived version
     /// hashes only its new entries.
     pub(crate) entry_digests: Vec<EntryDigest>,
@@ -103,6 +108,42 @@ pub struct CatalogData {
     pub vectors: crate::search::semantic::VectorSlots,
     /// The tools that find the identifiers other tools require (search ranking).
     pub(crate) prerequisites: Prerequisites,
+    /// Estimated heap bytes this data holds that the data it was derived
+    /// from does not share (all of it after a full build): what the binding
+    /// reports to the JS engine's collector while a JS object holds it.
+    pub native_bytes: usize,
+}
+
+/// Heap bytes per byte of a new record's text: the text itself, its schemas
+/// as `serde_json::Value`s and its share of a new search index part
+/// (calibrated with a counting allocator on the dev catalog,
+/// `tests/memory_estimate.rs`).
+const BYTES_PER_NEW_RECORD_BYTE: usize = 5;
+
+/// [`CatalogData::native_bytes`] of data with `entries`, of which `fresh`
+/// were parsed and indexed for it from records of `fresh_text` bytes.
+/// Every version copies its entries' strings, lookup maps and per-document
+/// search tables; schemas and index parts of kept entries are shared.
+fn estimate_native_bytes(entries: &[ToolEntry], fresh_text: usize) -> usize {
+    use std::mem::size_of;
+    const MAP_SLOT: usize = 48; // a hash map slot with its key's String and value, at its load factor
+    let per_entry = size_of::<ToolEntry>()
+        + size_of::<Lazy>()
+        + 2 * MAP_SLOT
+        + 4 + size_of::<EntryDigest>() + 8 + 24 // name order, digest, record, origin
+        + 8 + 12 + 24 + 128 + 8; // index tables: location, lengths, factors, signature, doc maps
+    let strings: usize = entries
+        .iter()
+        .map(|e| {
+            2 * e.id.len()
+                + 3 * e.owner.len()
+                + 6 * e.name.len()
+                + e.label.as_ref().map_or(0, String::len)
+                + e.description.len()
+                + e.mcp.as_ref().map_or(0, |m| m.server_name.len() + m.safe_server_name.len() + m.tool_name.len() + m.operation.len())
+        })
+        .sum();
+    entries.len() * per_entry + strings + fresh_text * BYTES_PER_NEW_RECORD_BYTE
 }
 
 /// Records after validation, before indexing.
@@ -274,6 +315,13 @@ fn check_identifier_part(what: &str, value: &str, max_chars: usize) -> std::resu
     if value.chars().any(|c| c.is_control()) {
         return Err(format!("\"{what}\" contains control characters"));
     }
+    // `read\u{200B}` would sit beside `read`, and U+202E shows a name reversed.
+    if let Some(c) = value.chars().find(|&c| is_invisible(c)) {
+        return Err(format!(
+            "\"{what}\" contains an invisible or bidirectional formatting character (U+{:04X})",
+            c as u32
+        ));
+    }
     if value != value.trim() {
         return Err(format!("\"{what}\" has leading or trailing whitespace"));
     }
@@ -283,6 +331,19 @@ fn check_identifier_part(what: &str, value: &str, max_chars: usize) -> std::resu
         return Err(format!("\"{what}\" contains ':' (reserved as the id separator)"));
     }
     Ok(())
+}
+
+/// Characters that change how a name reads without being seen: bidirectional
+/// controls (U+061C, U+200E/F, U+202A–E, U+2066–9), zero-width and other
+/// format characters (Unicode category Cf: U+00AD, U+200B–D, U+2060–4,
+/// U+FEFF, tags…), the combining grapheme joiner, Hangul fillers and
+/// variation selectors.
+pub(crate) fn is_invisible(c: char) -> bool {
+    matches!(c as u32,
+        0x00AD | 0x034F | 0x061C | 0x0600..=0x0605 | 0x06DD | 0x070F | 0x08E2 | 0x115F | 0x1160
+        | 0x17B4 | 0x17B5 | 0x180B..=0x180F | 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x206F
+        | 0x3164 | 0xFE00..=0xFE0F | 0xFEFF | 0xFFA0 | 0xFFF9..=0xFFFB | 0x110BD | 0x110CD
+        | 0x13430..=0x1343F | 0x1BCA0..=0x1BCA3 | 0x1D173..=0x1D17A | 0xE0000..=0xE0FFF)
 }
 
 /// Trim and cap text on a char boundary.
@@ -398,6 +459,7 @@ impl CatalogData {
         if validated.entries.len() >= super::release::BACKGROUND_RELEASE_MIN_ENTRIES {
             let _ = super::release::empty_data();
         }
+        let native_bytes = estimate_native_bytes(&validated.entries, records.iter().map(|r| r.text.len()).sum());
         Ok(CatalogData {
             entries: validated.entries,
             index,
@@ -412,9 +474,11 @@ impl CatalogData {
             lazy,
             records,
             origins,
+            adopted: Vec::new(),
             entry_digests,
             vectors: Default::default(),
             prerequisites,
+            native_bytes,
         })
     }
 
@@ -433,6 +497,18 @@ impl CatalogData {
         })
     }
 
+    /// Whether record `index` belongs to `source`'s `owner`: it names them, or
+    /// it could not be read and was sent under them.
+    pub(crate) fn owned_by(&self, index: usize, source: Source, owner: &str) -> bool {
+        match &self.origins[index] {
+            Some((s, o)) => *s == source && **o == *owner,
+            None => self
+                .adopted
+                .binary_search_by_key(&index, |(i, _, _)| *i)
+                .is_ok_and(|at| self.adopted[at].1 == source && *self.adopted[at].2 == *owner),
+        }
+    }
+
     /// This data with the records of `replaced` (one source's owner; `None`:
     /// none) left out and the `added` records after the kept ones: equal to a
     /// full build of that record list, but only the added records are parsed,
@@ -443,8 +519,8 @@ impl CatalogData {
         let mut record_map: Vec<Option<usize>> = Vec::with_capacity(self.records.len());
         let mut records: Vec<Arc<StoredRecord>> = Vec::with_capacity(self.records.len() + added.len());
         let mut origins = Vec::with_capacity(self.records.len() + added.len());
-        for (record, origin) in self.records.iter().zip(&self.origins) {
-            if origin.as_ref().is_some_and(|(s, o)| owned(*s, o)) {
+        for (index, (record, origin)) in self.records.iter().zip(&self.origins).enumerate() {
+            if replaced.is_some_and(|(s, o)| self.owned_by(index, s, o)) {
                 record_map.push(None);
                 continue;
             }
@@ -452,12 +528,22 @@ impl CatalogData {
             records.push(Arc::clone(record));
             origins.push(origin.clone());
         }
+        let mut adopted: Vec<(usize, Source, Box<str>)> = self
+            .adopted
+            .iter()
+            .filter_map(|(index, s, o)| record_map[*index].map(|index| (index, *s, o.clone())))
+            .collect();
         let kept_records = records.len();
         let mut parsed = super::records::parse_spans(added.iter().map(|r| &*r.text));
         for record in &mut parsed {
             record.index += kept_records;
         }
         origins.extend(parsed.iter().map(|r| r.parsed.as_ref().ok().and_then(|(record, _)| origin(record))));
+        // A record of the replaced owner that could not be read is still that
+        // owner's: its next update removes it (else it would outlive the server).
+        if let Some((source, owner)) = replaced {
+            adopted.extend((kept_records..origins.len()).filter(|&i| origins[i].is_none()).map(|i| (i, source, Box::from(owner))));
+        }
         records.extend(added);
         if strict {
             super::reject_unknown_fields(&mut parsed);
@@ -538,6 +624,7 @@ impl CatalogData {
         let kept_by_name = self.name_order.iter().map(|&o| new_of_old[o as usize]).filter(|&o| o != GONE);
         let name_order = merge_sorted(kept_by_name, fresh_by_name, order);
         let lazy = entries.iter().map(|_| Lazy::default()).collect();
+        let native_bytes = estimate_native_bytes(&entries, records[kept_records..].iter().map(|r| r.text.len()).sum());
         Ok(CatalogData {
             entries,
             index,
@@ -552,9 +639,11 @@ impl CatalogData {
             lazy,
             records: records.into(),
             origins,
+            adopted,
             entry_digests,
             vectors: Default::default(),
             prerequisites,
+            native_bytes,
         })
     }
 

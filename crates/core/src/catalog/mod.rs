@@ -28,7 +28,7 @@ pub use hits::{safe_server_name, McpInfo, SearchHit, ToolDescription};
 pub use lookup::LookupStyle;
 pub use policy::{CompiledPolicy, Policy, PolicyLayer};
 pub use ranking::{CatalogRanking, RankingMode};
-pub use records::{parse_catalog_text, parse_spans, record_spans, RawRecord, KNOWN_FIELDS};
+pub use records::{parse_catalog_text, parse_spans, record_spans, RawRecord, KNOWN_FIELDS, UNREADABLE};
 
 use crate::config::{MAX_SEARCH_LIMIT_CAP, MAX_SEARCH_LIMIT_DEFAULT, SEARCH_DEFAULT_LIMIT_DEFAULT};
 use crate::error::{Error, ErrorCode, Result};
@@ -96,8 +96,58 @@ impl SourceSelector {
                 }
             }
         }
+        // Routing data names a server: a tool sent as this owner's may only name this owner.
+        if let Some(Value::Object(mcp)) = record.get("mcp") {
+            let named = |key: &str| mcp.get(key).and_then(Value::as_str);
+            if let Some(server) = named("serverName") {
+                let safe = named("safeServerName");
+                let owner = self.owner.as_str();
+                let wrong = if !names_server(owner, server) {
+                    Some(("serverName", server))
+                } else {
+                    safe.filter(|safe| *safe != owner && !names_server(safe, server)).map(|safe| ("safeServerName", safe))
+                };
+                if let Some((key, named)) = wrong {
+                    return Err(Error::invalid_catalog(format!(
+                        "tool #{index} names MCP server \"{}\" (mcp.{key}), not the replaced owner \"{}\"",
+                        data::clip(named, 80),
+                        data::clip(owner, 80)
+                    )));
+                }
+            }
+        }
         Ok(if changed { std::borrow::Cow::Owned(Value::Object(record).to_string()) } else { std::borrow::Cow::Borrowed(span) })
     }
+}
+
+/// Whether `owner` is the MCP server `server`: its name as given, or a safe
+/// form of it (this package's [`safe_server_name`], or OpenClaw's: characters
+/// outside `[A-Za-z0-9_-]` as `-`, `mcp-` before a name not starting with a
+/// letter, at most 30 characters, `-<n>` after a name another server took).
+fn names_server(owner: &str, server: &str) -> bool {
+    if owner == server || owner == safe_server_name(server) {
+        return true;
+    }
+    const OPENCLAW_PREFIX_CHARS: usize = 30;
+    let trimmed = server.trim();
+    let mut safe: String = trimmed.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '-' }).collect();
+    if safe.is_empty() {
+        safe = "mcp".into();
+    }
+    if !safe.starts_with(|c: char| c.is_ascii_alphabetic()) {
+        safe = format!("mcp-{safe}");
+    }
+    let safe: String = safe.chars().take(OPENCLAW_PREFIX_CHARS).collect();
+    if owner == safe {
+        return true;
+    }
+    // A collision suffix: `<safe, cut to leave room>-<n>`.
+    let Some((base, n)) = owner.rsplit_once('-') else { return false };
+    !n.is_empty()
+        && n.bytes().all(|b| b.is_ascii_digit())
+        && safe.starts_with(base)
+        && !base.is_empty()
+        && (base.len() == safe.len() || base.len() == OPENCLAW_PREFIX_CHARS.saturating_sub(n.len() + 1).max(1))
 }
 
 /// Core coding tools a model expects in front of it (OpenClaw keeps them visible).
@@ -169,27 +219,66 @@ pub struct Catalog {
 
 /// Owners whose tools are known but cannot run (a disconnected MCP server):
 /// left out of search, and a call fails closed with TOOL_UNAVAILABLE.
+///
+/// Entries are in id order and an id starts with `<source>:<owner>:`, so an
+/// owner's tools are one run of ordinals, found by binary search: marking an
+/// owner costs O(log n + owners), a lookup O(log owners), whatever the
+/// number of unavailable owners.
 #[derive(Clone, Default)]
 struct Unavailable {
-    /// (source, owner, reason)
-    owners: Arc<[(Source, String, String)]>,
-    /// Per ordinal of the data: whether the tool's owner is unavailable.
-    mask: Option<Arc<[bool]>>,
+    /// (source, owner, reason), in the order they were marked.
+    owners: Arc<[(Source, Arc<str>, Arc<str>)]>,
+    /// Non-empty runs of ordinals `[start, end)` of this data's entries and
+    /// the index of their owner in `owners`, by `start` (runs never overlap).
+    runs: Arc<[(u32, u32, u32)]>,
 }
 
 impl Unavailable {
-    fn of(owners: Arc<[(Source, String, String)]>, data: &CatalogData) -> Unavailable {
+    fn of(owners: Arc<[(Source, Arc<str>, Arc<str>)]>, data: &CatalogData) -> Unavailable {
         if owners.is_empty() {
             return Unavailable::default();
         }
-        let mask = data.entries.iter().map(|e| owners.iter().any(|(s, o, _)| *s == e.source && *o == e.owner)).collect();
-        Unavailable { owners, mask: Some(mask) }
+        let mut runs: Vec<(u32, u32, u32)> = owners
+            .iter()
+            .enumerate()
+            .filter_map(|(i, (s, o, _))| {
+                let (start, end) = owner_run(data, *s, o);
+                (start < end).then_some((start as u32, end as u32, i as u32))
+            })
+            .collect();
+        runs.sort_unstable();
+        Unavailable { owners, runs: runs.into() }
     }
 
     /// These owners, without `selector`'s.
-    fn without(&self, selector: &SourceSelector) -> Arc<[(Source, String, String)]> {
-        self.owners.iter().filter(|(s, o, _)| !(*s == selector.source && *o == selector.owner)).cloned().collect()
+    fn without(&self, selector: &SourceSelector) -> Arc<[(Source, Arc<str>, Arc<str>)]> {
+        self.owners.iter().filter(|(s, o, _)| !(*s == selector.source && **o == *selector.owner)).cloned().collect()
     }
+
+    /// The reason of the owner whose run holds `ordinal`.
+    fn reason(&self, ordinal: usize) -> Option<&str> {
+        let after = self.runs.partition_point(|&(start, _, _)| start as usize <= ordinal);
+        let &(_, end, owner) = self.runs.get(after.checked_sub(1)?)?;
+        (ordinal < end as usize).then(|| &*self.owners[owner as usize].2)
+    }
+}
+
+/// The ordinals `[start, end)` of `source`'s `owner`'s entries (ids
+/// `<source>:<owner>:…`, contiguous in id order; ':' is never part of an owner).
+fn owner_run(data: &CatalogData, source: Source, owner: &str) -> (usize, usize) {
+    let prefix = format!("{}:{owner}:", source.as_str());
+    let start = data.entries.partition_point(|e| {
+        #[cfg(test)]
+        tests::ENTRIES_COMPARED.with(|n| n.set(n.get() + 1));
+        e.id.as_str() < prefix.as_str()
+    });
+    let end = start
+        + data.entries[start..].partition_point(|e| {
+            #[cfg(test)]
+            tests::ENTRIES_COMPARED.with(|n| n.set(n.get() + 1));
+            e.id.starts_with(&prefix)
+        });
+    (start, end)
 }
 
 impl Drop for Catalog {
@@ -308,7 +397,7 @@ impl Catalog {
     ) -> Result<Arc<CatalogData>> {
         let key = store::records_key(&records);
         if settings.cache {
-            if let Some(data) = cache::get(&key) {
+            if let Some(data) = full_build(&key) {
                 if let Some(also) = &also_key {
                     cache::put(&[also], &data);
                 }
@@ -317,7 +406,7 @@ impl Catalog {
         }
         // Two async builds of the same records: the second waits and reuses.
         let _claim = settings.cache.then(|| cache::claim(&key));
-        if let Some(data) = settings.cache.then(|| cache::get(&key)).flatten() {
+        if let Some(data) = settings.cache.then(|| full_build(&key)).flatten() {
             return Ok(data);
         }
         let mut parsed = parse_spans(records.iter().map(|r| &*r.text));
@@ -332,7 +421,7 @@ impl Catalog {
         let content_key = format!("content:{fingerprint}");
         let mut keys: Vec<&str> = vec![&key, &content_key];
         keys.extend(also_key.as_deref());
-        if let Some(data) = settings.cache.then(|| cache::get(&content_key)).flatten() {
+        if let Some(data) = settings.cache.then(|| full_build(&content_key)).flatten() {
             cache::put(&keys, &data);
             return Ok(data);
         }
@@ -355,11 +444,26 @@ impl Catalog {
     ) -> Result<Arc<CatalogData>> {
         let settings = &self.settings;
         let key = store::records_key(&records);
-        if let Some(data) = settings.cache.then(|| cache::get(&key)).flatten() {
+        // Data built from the same records stands for this version only if
+        // the same unreadable records are owned by the same owners.
+        let kept_adopted = self.kept_adoption(replaced);
+        let same_owners = |data: &CatalogData| {
+            if data.origins.len() != records.len() {
+                return false;
+            }
+            let mut expected: Vec<(usize, Source, &str)> = kept_adopted.iter().map(|(i, s, o)| (*i, *s, o.as_ref())).collect();
+            if let Some((source, owner)) = replaced {
+                let fresh = records.len() - added..records.len();
+                expected.extend(fresh.filter(|&i| data.origins[i].is_none()).map(|i| (i, source, owner)));
+            }
+            data.adopted.iter().map(|(i, s, o)| (*i, *s, o.as_ref())).eq(expected)
+        };
+        let cached = |key: &str| settings.cache.then(|| cache::get(key)).flatten().filter(|d| same_owners(d));
+        if let Some(data) = cached(&key) {
             return Ok(data);
         }
         let claim = settings.cache.then(|| cache::claim(&key));
-        if let Some(data) = settings.cache.then(|| cache::get(&key)).flatten() {
+        if let Some(data) = cached(&key) {
             return Ok(data);
         }
         let new = records[records.len() - added..].to_vec();
@@ -372,7 +476,7 @@ impl Catalog {
             }
         };
         let content_key = format!("content:{}", derived.fingerprint);
-        if let Some(data) = settings.cache.then(|| cache::get(&content_key)).flatten() {
+        if let Some(data) = settings.cache.then(|| cache::get(&content_key)).flatten().filter(|d| d.adopted == derived.adopted) {
             cache::put_weak(&[&key, &content_key], &data);
             return Ok(data);
         }
@@ -383,6 +487,27 @@ impl Catalog {
             cache::put_weak(&[&key, &content_key], &data);
         }
         Ok(data)
+    }
+
+    /// This data's unreadable records owned by an owner, with their index in
+    /// a version without `replaced`'s records.
+    fn kept_adoption(&self, replaced: Option<(Source, &str)>) -> Vec<(usize, Source, Box<str>)> {
+        let data = &self.data;
+        let Some((source, owner)) = replaced else { return data.adopted.clone() };
+        if data.adopted.is_empty() {
+            return Vec::new();
+        }
+        let mut removed = 0;
+        let mut out = Vec::new();
+        for index in 0..data.records.len() {
+            if data.owned_by(index, source, owner) {
+                removed += 1;
+            } else if let Ok(at) = data.adopted.binary_search_by_key(&index, |(i, _, _)| *i) {
+                let (_, s, o) = &data.adopted[at];
+                out.push((index - removed, *s, o.clone()));
+            }
+        }
+        out
     }
 
     /// This catalog plus the tools in `text` (same formats as
@@ -397,7 +522,15 @@ impl Catalog {
         if self.restricted {
             return Err(Error::invalid_request("append to the catalog itself, not to a restricted view"));
         }
-        let new = record_spans(text)?;
+        self.append_stored(store::intern(record_spans(text)?))
+    }
+
+    /// [`Catalog::append`] of records already stored (each tool serialized
+    /// on its own by the binding, in slices on the caller's event loop).
+    pub fn append_stored(&self, new: Vec<Arc<store::StoredRecord>>) -> Result<Catalog> {
+        if self.restricted {
+            return Err(Error::invalid_request("append to the catalog itself, not to a restricted view"));
+        }
         let total = self.data.records.len() + new.len();
         if total > MAX_CATALOG_TOOLS {
             return Err(Error::invalid_catalog(format!(
@@ -405,7 +538,7 @@ impl Catalog {
             )));
         }
         let added = new.len();
-        let records: Vec<_> = self.data.records.iter().cloned().chain(store::intern(new)).collect();
+        let records: Vec<_> = self.data.records.iter().cloned().chain(new).collect();
         let data = self.derived_data(None, records, added)?;
         let mut next = Catalog::with_policy(data, self.settings.clone(), self.limits, Arc::clone(&self.counters));
         next.unavailable = Unavailable::of(Arc::clone(&self.unavailable.owners), &next.data);
@@ -419,10 +552,12 @@ impl Catalog {
     /// is added). Same policy, limits and strictness; the counter scope
     /// carries over, as with [`Catalog::append`]. A new record without
     /// `source` / `owner` gets the selector's (an MCP `tools/list` answer
-    /// passes straight through); one naming another source or owner is an
-    /// INVALID_CATALOG error and nothing changes. Only the owner's new
-    /// records are parsed and indexed; the result equals a full build of the
-    /// final record set (same entries, fingerprint and ranking).
+    /// passes straight through); one naming another source or owner (or, in
+    /// `mcp`, another server) is an INVALID_CATALOG error and nothing
+    /// changes. Only the owner's new records are parsed and indexed; the
+    /// result equals a full build of the final record set (same entries,
+    /// fingerprint and ranking). Records that cannot be read stay the
+    /// owner's: its next update removes them.
     pub fn with_source(&self, selector: &SourceSelector, text: &str) -> Result<Catalog> {
         if self.restricted {
             return Err(Error::invalid_request("replace a source in the catalog itself, not in a restricted view"));
@@ -432,18 +567,48 @@ impl Catalog {
         for (index, span) in new.into_iter().enumerate() {
             texts.push(selector.claim(index, span)?);
         }
-        let owned = |origin: &Option<(Source, Box<str>)>| {
-            origin.as_ref().is_some_and(|(source, owner)| *source == selector.source && **owner == *selector.owner)
-        };
-        let kept = self.data.records.iter().zip(&self.data.origins).filter(|(_, origin)| !owned(origin)).map(|(r, _)| Arc::clone(r));
-        let records: Vec<_> = kept.chain(store::intern(texts.iter().map(|t| t.as_ref()))).collect();
+        self.with_claimed_source(selector, store::intern(texts.iter().map(|t| t.as_ref())))
+    }
+
+    /// [`Catalog::with_source`] of records already stored (each tool
+    /// serialized on its own by the binding, in slices on the caller's event
+    /// loop); each is claimed for the selector here.
+    pub fn with_source_stored(&self, selector: &SourceSelector, new: Vec<Arc<store::StoredRecord>>) -> Result<Catalog> {
+        if self.restricted {
+            return Err(Error::invalid_request("replace a source in the catalog itself, not in a restricted view"));
+        }
+        if new.len() > MAX_CATALOG_TOOLS {
+            return Err(Error::invalid_catalog(format!("catalog has {} tools; at most {MAX_CATALOG_TOOLS} are accepted", new.len())));
+        }
+        // Records given a source or owner are stored under their new text, in one batch.
+        let mut changed: Vec<(usize, String)> = Vec::new();
+        for (index, record) in new.iter().enumerate() {
+            if let std::borrow::Cow::Owned(text) = selector.claim(index, &record.text)? {
+                changed.push((index, text));
+            }
+        }
+        let mut new = new;
+        let stored = store::intern(changed.iter().map(|(_, text)| text.as_str()));
+        for ((index, _), record) in changed.iter().zip(stored) {
+            new[*index] = record;
+        }
+        self.with_claimed_source(selector, new)
+    }
+
+    fn with_claimed_source(&self, selector: &SourceSelector, new: Vec<Arc<store::StoredRecord>>) -> Result<Catalog> {
+        let data = &self.data;
+        let added = new.len();
+        let kept = (0..data.records.len())
+            .filter(|&i| !data.owned_by(i, selector.source, &selector.owner))
+            .map(|i| Arc::clone(&data.records[i]));
+        let records: Vec<_> = kept.chain(new).collect();
         if records.len() > MAX_CATALOG_TOOLS {
             return Err(Error::invalid_catalog(format!(
                 "catalog would have {} tools; at most {MAX_CATALOG_TOOLS} are accepted",
                 records.len()
             )));
         }
-        let data = self.derived_data(Some((selector.source, &selector.owner)), records, texts.len())?;
+        let data = self.derived_data(Some((selector.source, &selector.owner)), records, added)?;
         let mut next = Catalog::with_policy(data, self.settings.clone(), self.limits, Arc::clone(&self.counters));
         // Fresh tools from the owner: available again.
         next.unavailable = Unavailable::of(self.unavailable.without(selector), &next.data);
@@ -463,10 +628,31 @@ impl Catalog {
         let reason: String = reason.chars().take(200).map(|c| if c.is_control() { ' ' } else { c }).collect();
         let reason = reason.trim();
         let reason = if reason.is_empty() { "unavailable" } else { reason };
-        let mut owners: Vec<_> = self.unavailable.without(selector).to_vec();
-        owners.push((selector.source, selector.owner.clone(), reason.to_string()));
+        // The owner's earlier mark (if any) is dropped; the others keep their order.
+        let before = &self.unavailable;
+        let replaced = before.owners.iter().position(|(s, o, _)| *s == selector.source && **o == *selector.owner);
+        let mut owners: Vec<_> = before.owners.to_vec();
+        if let Some(at) = replaced {
+            owners.remove(at);
+        }
+        owners.push((selector.source, Arc::from(selector.owner.as_str()), Arc::from(reason)));
+        let index = (owners.len() - 1) as u32;
+        // Only the marked owner's run is looked up; the others' are this data's already.
+        let mut runs: Vec<(u32, u32, u32)> = Vec::with_capacity(before.runs.len() + 1);
+        for &(start, end, owner) in before.runs.iter() {
+            match replaced {
+                Some(at) if owner as usize == at => {}
+                Some(at) if owner as usize > at => runs.push((start, end, owner - 1)),
+                _ => runs.push((start, end, owner)),
+            }
+        }
+        let (start, end) = owner_run(&self.data, selector.source, &selector.owner);
+        if start < end {
+            let at = runs.partition_point(|&(s, _, _)| (s as usize) < start);
+            runs.insert(at, (start as u32, end as u32, index));
+        }
         let mut next = self.clone();
-        next.unavailable = Unavailable::of(owners.into(), &self.data);
+        next.unavailable = Unavailable { owners: owners.into(), runs: runs.into() };
         Ok(next)
     }
 
@@ -492,12 +678,7 @@ impl Catalog {
 
     /// Why the tool at `ordinal` cannot run, if its owner is unavailable.
     pub fn unavailable_reason(&self, ordinal: usize) -> Option<&str> {
-        let unavailable = self.unavailable.mask.as_ref()?.get(ordinal).copied().unwrap_or(false);
-        if !unavailable {
-            return None;
-        }
-        let entry = self.data.entries.get(ordinal)?;
-        self.unavailable.owners.iter().find(|(s, o, _)| *s == entry.source && *o == entry.owner).map(|(_, _, r)| r.as_str())
+        self.unavailable.reason(ordinal)
     }
 
     /// Build from records already in memory (Rust callers, tests, benches).
@@ -808,6 +989,12 @@ impl CatalogData {
             .get_or_init(|| crate::schema::CompiledSchema::compile(schema.unwrap_or(&Value::Bool(true))).map(Arc::new))
             .clone()
     }
+}
+
+/// Cached data a full build may use: none of its records owned by an owner
+/// they do not name (only live updates adopt unreadable records).
+fn full_build(key: &str) -> Option<Arc<CatalogData>> {
+    cache::get(key).filter(|data| data.adopted.is_empty())
 }
 
 fn check_query(query: &str) -> Result<()> {

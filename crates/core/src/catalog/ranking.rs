@@ -131,6 +131,18 @@ impl Catalog {
         Ok(out)
     }
 
+    /// Estimated heap bytes of this catalog's own data (see
+    /// [`CatalogData::native_bytes`]), with its tool vectors when it ranks
+    /// hybrid (filled in the background, counted from the start).
+    pub fn native_bytes(&self) -> usize {
+        let setting = &self.settings.ranking;
+        let vectors = match (setting.mode, &setting.model) {
+            (RankingMode::Hybrid, Some(_)) => self.data.entries.len() * (std::mem::size_of::<semantic::QVec>() + 32),
+            _ => 0,
+        };
+        self.data.native_bytes + vectors
+    }
+
     /// The configured and active ranking and the vectors' progress.
     pub fn ranking_status(&self) -> CatalogRanking {
         let setting = &self.settings.ranking;

@@ -53,10 +53,31 @@ fn parse_record(span: &str) -> std::result::Result<(ToolRecord, Value), String> 
         }
     })?;
     if !value.is_object() {
-        return Err("a tool must be a JSON object".into());
+        return Err(match &value {
+            // The package's stand-in for an object JSON cannot express, with why.
+            Value::String(s) if s.starts_with(UNREADABLE) => super::data::clip(&s[UNREADABLE.len()..], 240),
+            other => format!("a tool must be a JSON object, not {}", json_kind(other)),
+        });
     }
     let record = ToolRecord::deserialize_lenient(&value)?;
     Ok((record, value))
+}
+
+/// Starts the JSON string that stands for a tool the gateway's JSON cannot
+/// express (a BigInt, a cycle, a throwing getter or Proxy trap): the rest is
+/// the reason, reported in `excluded`.
+pub const UNREADABLE: &str = "\u{0}openclaw-tool-search:unreadable:";
+
+/// "null", "a string", … for reasons.
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
 }
 
 /// Every top-level field a tool record may have. Others are ignored (gateways
@@ -142,9 +163,9 @@ fn mcp_info(value: &Value) -> std::result::Result<McpInfo, String> {
         match obj.get(key) {
             None | Some(Value::Null) if !required => Ok(None),
             Some(Value::String(s)) => {
-                if s.is_empty() || s.chars().count() > MAX_NAME_CHARS || s.chars().any(char::is_control) {
+                if s.is_empty() || s.chars().count() > MAX_NAME_CHARS || s.chars().any(|c| c.is_control() || super::data::is_invisible(c)) {
                     return Err(format!(
-                        "\"mcp.{key}\" must be 1 to {MAX_NAME_CHARS} characters without control characters"
+                        "\"mcp.{key}\" must be 1 to {MAX_NAME_CHARS} characters without control, invisible or bidirectional formatting characters"
                     ));
                 }
                 Ok(Some(s.clone()))

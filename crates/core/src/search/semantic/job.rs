@@ -229,19 +229,24 @@ fn run(job: Job) {
     let mut disk = match job.cache_dir.as_deref().map(|dir| DiskCache::open(dir, &digest)) {
         Some(Ok(disk)) => Some(disk),
         Some(Err(e)) => {
+            tracing::warn!("{e}");
             cache_warning = Some(e);
             None
         }
         None => None,
     };
-    if let Some(disk) = &disk {
+    if let Some(cache) = &disk {
         let wanted: HashSet<[u8; 32]> = keys.iter().zip(&rows).filter(|(_, r)| r.is_none()).map(|(k, _)| *k).collect();
         if !wanted.is_empty() {
-            let found = disk.read(&wanted);
+            let read = cache.read_checked(&wanted);
             for (row, key) in rows.iter_mut().zip(&keys) {
                 if row.is_none() {
-                    *row = found.get(key).copied();
+                    *row = read.found.get(key).copied();
                 }
+            }
+            if let Some(warning) = read.warning {
+                tracing::warn!("{warning}");
+                cache_warning = Some(warning);
             }
         }
     }

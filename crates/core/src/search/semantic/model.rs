@@ -145,7 +145,9 @@ impl SemanticModel {
             let whole = self.encoder.embed(&[query]).pop().unwrap_or([0.0; DIM]);
             QueryVectors { whole, clauses: Vec::new() }
         } else {
-            let (clauses, whole) = self.encoder.embed_joint(&clauses);
+            // The clauses share one budget of word pieces: a request of eight
+            // 256-piece clauses costs what 512 pieces do.
+            let (clauses, whole) = self.encoder.embed_joint_within(&clauses, tool_search_embed::MAX_JOINT_TOKENS);
             QueryVectors { whole, clauses }
         });
         let mut cache = self.queries.lock().unwrap_or_else(|e| e.into_inner());

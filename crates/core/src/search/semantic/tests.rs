@@ -119,7 +119,7 @@ fn disk_cache_reads_back_and_survives_torn_writes() {
     let rows: Vec<([u8; 32], QVec)> = (0..5u8).map(|i| ([i; 32], QVec::quantize(&unit(i as u32 + 1)))).collect();
     cache.append(&rows[..2]).unwrap();
     // A torn record (a crash mid-write) between two good batches.
-    let file = std::fs::read_dir(&dir).unwrap().next().unwrap().unwrap().path();
+    let file = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).find(|p| p.extension().is_some_and(|x| x == "vectors")).unwrap();
     let mut bytes = std::fs::read(&file).unwrap();
     bytes.extend_from_slice(&[7u8; 100]);
     std::fs::write(&file, &bytes).unwrap();
@@ -189,4 +189,155 @@ fn hybrid_without_a_usable_model_ranks_lexically_and_says_why() {
 fn bad_vector_cache_option_is_refused() {
     let options = CatalogOptions { ranking: Some(RankingMode::Hybrid), vector_cache: Some(json!(12)), ..Default::default() };
     assert!(Catalog::from_json_text(&tools(), &options).is_err());
+}
+
+fn scratch_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("ots-{name}-{}-{:?}", std::process::id(), std::thread::current().id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn vectors_file(dir: &std::path::Path) -> std::path::PathBuf {
+    std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).find(|p| p.extension().is_some_and(|x| x == "vectors")).unwrap()
+}
+
+fn mkfifo(path: &std::path::Path) {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo {}", path.display());
+}
+
+/// `work` on a thread; if it has not finished after a long while (blocked
+/// opening `fifo`), opens the FIFO's write end so the thread can end, and fails.
+fn without_blocking_on<T: Send + 'static>(fifo: &std::path::Path, work: impl FnOnce() -> T + Send + 'static) -> T {
+    let (sender, receiver) = channel();
+    std::thread::spawn(move || {
+        let _ = sender.send(work());
+    });
+    match receiver.recv_timeout(Duration::from_secs(30)) {
+        Ok(out) => out,
+        Err(_) => {
+            let _writer = std::fs::OpenOptions::new().write(true).open(fifo);
+            panic!("blocked on the FIFO {}", fifo.display());
+        }
+    }
+}
+
+#[test]
+fn a_fifo_or_a_link_in_place_of_the_cache_file_is_refused_without_blocking() {
+    let digest = "0123456789abcdef0123";
+    let rows: Vec<([u8; 32], QVec)> = (0..3u8).map(|i| ([i; 32], QVec::quantize(&unit(i as u32 + 1)))).collect();
+    let wanted: HashSet<[u8; 32]> = rows.iter().map(|(k, _)| *k).collect();
+
+    let dir = scratch_dir("fifo-cache");
+    DiskCache::open(&dir, digest).unwrap().append(&rows).unwrap();
+    let file = vectors_file(&dir);
+    std::fs::remove_file(&file).unwrap();
+    mkfifo(&file);
+    let (d, w) = (dir.clone(), wanted.clone());
+    let read = without_blocking_on(&file, move || DiskCache::open(&d, digest).unwrap().read_checked(&w));
+    assert!(read.found.is_empty());
+    assert!(read.warning.as_deref().is_some_and(|w| w.contains("FIFO")), "{:?}", read.warning);
+    let d = dir.clone();
+    let appended = without_blocking_on(&file, move || DiskCache::open(&d, digest).unwrap().append(&[([9; 32], QVec::quantize(&unit(9)))]));
+    assert!(appended.unwrap_err().contains("not a regular file"));
+
+    // A link planted in place of the file: never followed, for reading or appending.
+    let victim = scratch_dir("cache-victim");
+    std::fs::create_dir_all(&victim).unwrap();
+    std::fs::write(victim.join("victim.txt"), b"keep me").unwrap();
+    std::fs::remove_file(&file).unwrap();
+    std::os::unix::fs::symlink(victim.join("victim.txt"), &file).unwrap();
+    let cache = DiskCache::open(&dir, digest).unwrap();
+    assert!(cache.append(&rows).unwrap_err().contains("symbolic link"));
+    assert!(cache.read_checked(&wanted).warning.is_some_and(|w| w.contains("symbolic link")));
+    assert_eq!(std::fs::read(victim.join("victim.txt")).unwrap(), b"keep me");
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&victim);
+}
+
+#[test]
+fn a_cache_folder_others_can_write_or_own_is_not_used() {
+    use std::os::unix::fs::PermissionsExt;
+    let digest = "0123456789abcdef0123";
+    let dir = scratch_dir("open-cache");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let err = DiskCache::open(&dir, digest).err().expect("a world-writable folder is refused");
+    assert!(err.contains("writable by group or others") && err.contains("memory only"), "{err}");
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o770)).unwrap();
+    assert!(DiskCache::open(&dir, digest).is_err(), "group-writable too");
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert!(DiskCache::open(&dir, digest).is_ok(), "readable by others is fine");
+    // Owned by another user (only root can make one here).
+    if unsafe { libc::geteuid() } == 0 {
+        let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).unwrap();
+        assert_eq!(unsafe { libc::chown(c.as_ptr(), 65534, 65534) }, 0);
+        let err = DiskCache::open(&dir, digest).err().expect("a folder of another uid is refused");
+        assert!(err.contains("owned by uid 65534"), "{err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn cache_records_need_the_installation_key_and_unit_length() {
+    let digest = "0123456789abcdef0123";
+    let dir = scratch_dir("keyed-cache");
+    let cache = DiskCache::open(&dir, digest).unwrap();
+    let rows: Vec<([u8; 32], QVec)> = (0..4u8).map(|i| ([i; 32], QVec::quantize(&unit(i as u32 + 1)))).collect();
+    cache.append(&rows[..2]).unwrap();
+    // The key: 32 bytes, mode 0600, beside the file.
+    let key_meta = std::fs::metadata(dir.join("vectors.key")).unwrap();
+    assert_eq!((key_meta.len(), std::os::unix::fs::PermissionsExt::mode(&key_meta.permissions()) & 0o777), (32, 0o600));
+    // A forged record (right layout, no key) claiming tool 3 with a huge scale.
+    let file = vectors_file(&dir);
+    let mut bytes = std::fs::read(&file).unwrap();
+    let record = bytes.len() / 2;
+    let mut forged = bytes[..record].to_vec();
+    forged[8..40].copy_from_slice(&[3u8; 32]);
+    forged[40..44].copy_from_slice(&1000f32.to_le_bytes());
+    let body = forged[8..8 + 32 + 4 + DIM].to_vec();
+    let unkeyed = blake3::hash(&body);
+    forged[8 + 32 + 4 + DIM..].copy_from_slice(&unkeyed.as_bytes()[..16]);
+    bytes.extend_from_slice(&forged);
+    std::fs::write(&file, &bytes).unwrap();
+    let wanted: HashSet<[u8; 32]> = (0..4u8).map(|i| [i; 32]).collect();
+    let read = cache.read_checked(&wanted);
+    assert_eq!(read.found.len(), 2, "the forged record is not read");
+    assert!(!read.found.contains_key(&[3u8; 32]));
+    // Another installation's key: its records are not read either.
+    std::fs::remove_file(dir.join("vectors.key")).unwrap();
+    let other = DiskCache::open(&dir, digest).unwrap();
+    assert!(other.read(&wanted).is_empty());
+    // A key file of the wrong mode turns the cache off, with the reason.
+    std::fs::set_permissions(dir.join("vectors.key"), std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
+    let err = DiskCache::open(&dir, digest).err().expect("a readable key is refused");
+    assert!(err.contains("mode 0600"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_garbage_cache_file_is_given_up_in_one_pass_and_moved_aside() {
+    let digest = "0123456789abcdef0123";
+    let dir = scratch_dir("garbage-cache");
+    let cache = DiskCache::open(&dir, digest).unwrap();
+    let rows: Vec<([u8; 32], QVec)> = (0..2u8).map(|i| ([i; 32], QVec::quantize(&unit(i as u32 + 1)))).collect();
+    cache.append(&rows).unwrap();
+    let file = vectors_file(&dir);
+    // 64 MiB of zeros after the good records (a `/dev/zero` copy), then a good one.
+    let mut bytes = std::fs::read(&file).unwrap();
+    bytes.resize(bytes.len() + (64 << 20), 0);
+    std::fs::write(&file, &bytes).unwrap();
+    cache.append(&[([7u8; 32], QVec::quantize(&unit(7)))]).unwrap();
+    super::disk::CHECKS.with(|n| n.set(0));
+    let read = cache.read_checked(&[[0u8; 32], [7u8; 32]].into_iter().collect());
+    let checks = super::disk::CHECKS.with(|n| n.get());
+    assert!(checks <= 2 + super::disk::MAX_DAMAGED, "{checks} records checked: one pass, not one check per byte");
+    assert!(read.found.is_empty());
+    assert!(read.warning.as_deref().is_some_and(|w| w.contains("moved aside")), "{:?}", read.warning);
+    assert!(dir.join(format!("{}.corrupt", file.file_name().unwrap().to_str().unwrap())).exists());
+    // Appends start a new file, which reads back.
+    cache.append(&rows).unwrap();
+    assert_eq!(cache.read(&[[0u8; 32]].into_iter().collect()).len(), 1);
+    let _ = std::fs::remove_dir_all(&dir);
 }
