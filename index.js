@@ -11,6 +11,18 @@ const { findRankingModel } = require('./js/ranking.js')
   native.__setRankingModel(found.dir ?? null, found.reason ?? null)
 }
 
+// `process.exit()` skips the environment's cleanup hooks: end code mode's children and remove
+// their directories on the main thread's exit event as well (a worker's exit must not).
+if (require('node:worker_threads').isMainThread) {
+  process.once('exit', () => {
+    try {
+      native.__shutdownCodeMode()
+    } catch {
+      // exiting anyway
+    }
+  })
+}
+
 exports.ToolCatalog = defineToolCatalog(native)
 exports.ToolSearchSession = native.ToolSearchSession
 exports.resolveToolSearchConfig = native.resolveToolSearchConfig

@@ -5,7 +5,7 @@
 // `pnpm qa:openclaw` runs the whole plugin inside the real gateway.
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -293,8 +293,12 @@ test("seam: patches OpenClaw's Tool Search module, once, into valid JavaScript",
   const again = patchToolSearchModule(patched.source, { version: OPENCLAW_VERSION })
   assert.equal(again.source, patched.source, 'a patched module is never patched twice')
   const dir = mkdtempSync(join(tmpdir(), 'ots-seam-'))
-  writeFileSync(join(dir, 'patched.mjs'), patched.source)
-  execFileSync(process.execPath, ['--check', join(dir, 'patched.mjs')])
+  try {
+    writeFileSync(join(dir, 'patched.mjs'), patched.source)
+    execFileSync(process.execPath, ['--check', join(dir, 'patched.mjs')])
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
   // Through the load hook: the version comes from the package the file belongs to.
   const loaded = transformLoaded(pathToFileURL(file).href, { format: 'module', source: Buffer.from(text) }, { modules: [], listeners: new Set() })
   assert.equal(loaded.source, patched.source)
@@ -345,6 +349,7 @@ test('seam: two copies of the package installing the hook patch a module once', 
   writeFileSync(join(dir, 'tool-search.mjs'), text)
   const before = state.modules.length
   await import(pathToFileURL(join(dir, 'tool-search.mjs')).href).catch(() => {})
+  rmSync(dir, { recursive: true, force: true })
   const seen = state.modules.slice(before)
   assert.equal(seen.length, 1, JSON.stringify(seen))
   assert.equal(seen[0].patched, true, seen[0].reason)

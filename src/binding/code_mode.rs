@@ -269,6 +269,22 @@ fn register_cleanup(env: &Env) {
     }
 }
 
+/// Ends code mode now: every child killed, their working directories and groups removed.
+/// index.js calls it on the main thread's `exit` event: `process.exit()` fires that event but
+/// skips the environment's cleanup hooks, so without it each such exit left the warm child's
+/// directory (and, on cgroup v1, its groups) behind until the next runner's sweep.
+#[napi(js_name = "__shutdownCodeMode", skip_typescript)]
+pub fn shutdown_code_mode() -> Result<(), JsCode> {
+    guard(|| {
+        let started = !matches!(*lock(&probe().state), ProbeState::Idle);
+        if started {
+            let report = tool_search_sandbox::shutdown();
+            tracing::debug!(target: "openclaw_tool_search", ?report, "code mode shut down at exit");
+        }
+        Ok(())
+    })
+}
+
 /// What the host allowed for code mode: Node version and flags, each
 /// containment layer, budgets, and why code mode is unavailable if it is.
 /// Never waits more than a few milliseconds: while the probe runs, it
