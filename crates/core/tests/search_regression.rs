@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
-use tool_search_core::catalog::{Source, ToolEntry};
+use tool_search_core::catalog::{EntryFields, Source, ToolEntry};
 use tool_search_core::search::SearchIndex;
 
 struct Fixture {
@@ -27,7 +27,7 @@ fn fixture() -> &'static Fixture {
             .map(|line| {
                 let v: Value = serde_json::from_str(line).expect("catalog line");
                 let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-                ToolEntry {
+                ToolEntry::from(EntryFields {
                     id: s("id"),
                     source: Source::parse(&s("source")).expect("source"),
                     owner: s("owner"),
@@ -37,7 +37,7 @@ fn fixture() -> &'static Fixture {
                     input_schema: v.get("inputSchema").cloned().map(Arc::new),
                     output_schema: None,
                     mcp: None,
-                }
+                })
             })
             .collect();
         entries.sort_by(|a, b| a.id.cmp(&b.id));

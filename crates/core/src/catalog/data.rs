@@ -1,13 +1,12 @@
-//! The immutable, shareable part of a catalog: validated entries in id order,
-//! their search index, lookup maps and lazily computed per-tool artefacts.
+//! The immutable, shareable part of a catalog: validated entries in id order
+//! (shared with the versions derived from it) and their search index.
 //! Built once per distinct tool set and cached by fingerprint.
 
-use foldhash::{HashMap, HashMapExt};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::entry::{Source, ToolEntry, ToolRecord};
+use super::entry::{EntryFields, Source, ToolEntry, ToolRecord};
 use super::lookup::NameIndex;
 use super::records::RawRecord;
 use super::store::StoredRecord;
@@ -37,26 +36,22 @@ pub struct DirectOnlyTool {
     pub id: String,
     /// The record exactly as supplied.
     pub raw: Value,
+    /// `raw` serialized: what the catalog fingerprint hashes (written once,
+    /// not at each derived version).
+    pub(crate) text: Box<str>,
 }
 
-/// Per-tool artefacts computed on first use (hints, compiled validators).
-#[derive(Default)]
-pub(crate) struct Lazy {
-    pub input_hint: OnceLock<String>,
-    pub output_hint: OnceLock<Option<String>>,
-    pub validator: OnceLock<std::result::Result<Arc<CompiledSchema>, Error>>,
-    pub output_validator: OnceLock<std::result::Result<Arc<CompiledSchema>, Error>>,
-}
-
-/// Id → ordinal and name → ordinals (ascending).
-fn lookup_maps(entries: &[ToolEntry]) -> (HashMap<String, usize>, HashMap<String, Vec<usize>>) {
-    let mut by_id = HashMap::with_capacity(entries.len());
-    let mut by_name: HashMap<String, Vec<usize>> = HashMap::with_capacity(entries.len());
-    for (ordinal, e) in entries.iter().enumerate() {
-        by_id.insert(e.id.clone(), ordinal);
-        by_name.entry(e.name.clone()).or_default().push(ordinal);
+impl DirectOnlyTool {
+    fn new(source: Source, owner: String, name: String, id: String) -> DirectOnlyTool {
+        DirectOnlyTool { source, owner, name, id, raw: Value::Null, text: Box::from("") }
     }
-    (by_id, by_name)
+
+    /// This tool with the record it was read from, shared.
+    fn with_raw(mut self, raw: Value) -> Arc<DirectOnlyTool> {
+        self.text = raw.to_string().into();
+        self.raw = raw;
+        Arc::new(self)
+    }
 }
 
 /// Two ascending (by `order`) sequences as one.
@@ -74,36 +69,31 @@ fn merge_sorted(a: impl Iterator<Item = u32>, b: Vec<u32>, order: impl Fn(&u32, 
 }
 
 pub struct CatalogData {
+    /// In id order (ids are unique): an id is found by binary search.
     pub entries: Vec<ToolEntry>,
     pub index: SearchIndex,
     /// Trigrams of owners and names: candidates for "did you mean".
     pub(crate) names: NameIndex,
     pub fingerprint: String,
-    pub by_id: HashMap<String, usize>,
-    pub by_name: HashMap<String, Vec<usize>>,
     /// Ordinals in the directory's row order (name, owner, id): the directory
-    /// renders in one pass without sorting.
+    /// renders in one pass without sorting, and a name's tools are one run.
     pub name_order: Vec<u32>,
-    pub direct_only: Vec<DirectOnlyTool>,
+    pub direct_only: Vec<Arc<DirectOnlyTool>>,
     /// Records named like a control tool (also in `excluded`): shown as given
     /// when Tool Search is off, never cataloged.
-    pub control_named: Vec<DirectOnlyTool>,
+    pub control_named: Vec<Arc<DirectOnlyTool>>,
     pub excluded: Vec<ExcludedTool>,
-    pub(crate) lazy: Vec<Lazy>,
     /// Each record this data was built from, in order (an `append` parses
     /// these plus the new ones, each on its own). Shared with the record store.
     pub records: Arc<[Arc<StoredRecord>]>,
     /// The source and owner each record names (defaults applied), `None` for
     /// a record that could not be read: what `with_source` replaces.
-    pub origins: Vec<Option<(Source, Box<str>)>>,
+    pub origins: Vec<Option<(Source, Arc<str>)>>,
     /// Records that could not be read (no origin of their own) that a live
     /// update sent under one source's owner (`with_source`), by record index
     /// (ascending): the next update of that owner replaces them with the rest
     /// of its tools. Empty after a full build.
     pub adopted: Vec<(usize, Source, Box<str>)>,
-    /// [`entry_digest`] of each entry: the fingerprint of a derived version
-    /// hashes only its new entries.
-    pub(crate) entry_digests: Vec<EntryDigest>,
     /// Tool vectors for hybrid ranking (per model), filled in the background.
     pub vectors: crate::search::semantic::VectorSlots,
     /// The tools that find the identifiers other tools require (search ranking).
@@ -120,42 +110,41 @@ pub struct CatalogData {
 /// `tests/memory_estimate.rs`).
 const BYTES_PER_NEW_RECORD_BYTE: usize = 5;
 
-/// [`CatalogData::native_bytes`] of data with `entries`, of which `fresh`
-/// were parsed and indexed for it from records of `fresh_text` bytes.
-/// Every version copies its entries' strings, lookup maps and per-document
-/// search tables; schemas and index parts of kept entries are shared.
-fn estimate_native_bytes(entries: &[ToolEntry], fresh_text: usize) -> usize {
+/// [`CatalogData::native_bytes`] of data with `entries` tools, of which
+/// `fresh` are new entries (not shared with the data it was derived from),
+/// read from new records of `fresh_text` bytes. Every version has its own
+/// per-tool tables (ordinals, origins, per-document search tables, name
+/// trigrams); entries, their schemas and index parts of kept tools are shared.
+fn estimate_native_bytes<'a>(entries: usize, fresh: impl Iterator<Item = &'a ToolEntry>, fresh_text: usize) -> usize {
     use std::mem::size_of;
-    const MAP_SLOT: usize = 48; // a hash map slot with its key's String and value, at its load factor
-    let per_entry = size_of::<ToolEntry>()
-        + size_of::<Lazy>()
-        + 2 * MAP_SLOT
-        + 4 + size_of::<EntryDigest>() + 8 + 24 // name order, digest, record, origin
-        + 8 + 12 + 24 + 128 + 8; // index tables: location, lengths, factors, signature, doc maps
-    let strings: usize = entries
-        .iter()
+    let per_tool = size_of::<ToolEntry>()
+        + 4 + 8 + 24 // name order, record, origin
+        + 8 + 12 + 24 + 128 + 8 // index tables: location, lengths, factors, signature, doc maps
+        + 24 * 4; // name trigram postings
+    let fresh: usize = fresh
         .map(|e| {
-            2 * e.id.len()
-                + 3 * e.owner.len()
-                + 6 * e.name.len()
+            super::entry::ENTRY_BLOCK_BYTES
+                + e.id.len()
+                + e.owner.len()
+                + e.name.len()
                 + e.label.as_ref().map_or(0, String::len)
                 + e.description.len()
                 + e.mcp.as_ref().map_or(0, |m| m.server_name.len() + m.safe_server_name.len() + m.tool_name.len() + m.operation.len())
         })
         .sum();
-    entries.len() * per_entry + strings + fresh_text * BYTES_PER_NEW_RECORD_BYTE
+    entries * per_tool + fresh + fresh_text * BYTES_PER_NEW_RECORD_BYTE
 }
 
 /// Records after validation, before indexing.
 pub struct Validated {
     pub entries: Vec<ToolEntry>,
-    pub direct_only: Vec<DirectOnlyTool>,
-    pub control_named: Vec<DirectOnlyTool>,
+    pub direct_only: Vec<Arc<DirectOnlyTool>>,
+    pub control_named: Vec<Arc<DirectOnlyTool>>,
     pub excluded: Vec<ExcludedTool>,
 }
 
 /// The source and owner a parsed record names, defaults applied.
-pub fn origin(record: &ToolRecord) -> Option<(Source, Box<str>)> {
+pub fn origin(record: &ToolRecord) -> Option<(Source, Arc<str>)> {
     let source = match record.source.as_deref() {
         None => Source::Openclaw,
         Some(s) => Source::parse(s)?,
@@ -181,14 +170,10 @@ fn validate_indexed(records: Vec<RawRecord>, strict: bool) -> Result<(Validated,
         let outcome = raw.parsed.and_then(|(record, value)| normalize(record).map(|n| (n, value)));
         match outcome {
             Ok((Normalized::Entry(entry), _)) => entries.push((entry, index)),
-            Ok((Normalized::DirectOnly(mut tool), value)) => {
-                tool.raw = value;
-                direct_only.push(tool);
-            }
-            Ok((Normalized::Control(mut tool), value)) => {
+            Ok((Normalized::DirectOnly(tool), value)) => direct_only.push(tool.with_raw(value)),
+            Ok((Normalized::Control(tool), value)) => {
                 excluded.push(ExcludedTool { index, name: Some(tool.name.clone()), reason: "control tool (never cataloged)".into() });
-                tool.raw = value;
-                control_named.push(tool);
+                control_named.push(tool.with_raw(value));
             }
             Err(reason) => {
                 if strict {
@@ -212,7 +197,7 @@ fn validate_indexed(records: Vec<RawRecord>, strict: bool) -> Result<(Validated,
                     return Err(Error::invalid_catalog(format!("tool #{prev_index}: {reason}")));
                 }
                 let replaced = std::mem::replace(prev, entry);
-                excluded.push(ExcludedTool { index: *prev_index, name: Some(replaced.name), reason });
+                excluded.push(ExcludedTool { index: *prev_index, name: Some(replaced.name.clone()), reason });
                 *prev_index = index;
                 continue;
             }
@@ -253,7 +238,7 @@ fn normalize(record: ToolRecord) -> std::result::Result<Normalized, String> {
         }
     }
     if CONTROL_TOOL_NAMES.contains(&name.as_str()) {
-        return Ok(Normalized::Control(DirectOnlyTool { source, owner, name, id, raw: Value::Null }));
+        return Ok(Normalized::Control(DirectOnlyTool::new(source, owner, name, id)));
     }
     if record.mcp.is_some() && source != Source::Mcp {
         return Err(format!("\"mcp\" metadata is for source \"mcp\" tools only (this one is {})", source.as_str()));
@@ -261,7 +246,7 @@ fn normalize(record: ToolRecord) -> std::result::Result<Normalized, String> {
     match record.catalog_mode.as_deref() {
         None => {}
         Some("direct-only") => {
-            return Ok(Normalized::DirectOnly(DirectOnlyTool { source, owner, name, id, raw: Value::Null }));
+            return Ok(Normalized::DirectOnly(DirectOnlyTool::new(source, owner, name, id)));
         }
         Some(other) => return Err(format!("unknown catalogMode \"{}\" (only \"direct-only\")", clip(other, 40))),
     }
@@ -292,7 +277,7 @@ fn normalize(record: ToolRecord) -> std::result::Result<Normalized, String> {
     let label = record.label.map(|l| bounded_text(&l, MAX_LABEL_CHARS)).filter(|l| !l.is_empty());
     let description = bounded_text(record.description.as_deref().unwrap_or(""), MAX_DESCRIPTION_CHARS);
     let mcp = record.mcp;
-    Ok(Normalized::Entry(ToolEntry { id, source, owner, name, label, description, input_schema, output_schema, mcp }))
+    Ok(Normalized::Entry(ToolEntry::from(EntryFields { id, source, owner, name, label, description, input_schema, output_schema, mcp })))
 }
 
 /// A schema whose validation could explode is rejected here, at build, rather
@@ -362,42 +347,17 @@ pub(crate) fn clip(text: &str, max_chars: usize) -> String {
     }
 }
 
-/// Digest of one entry's content, a part of the catalog [`fingerprint`]
-/// (kept per entry so a live catalog's fingerprint costs its changed tools only).
-pub fn entry_digest(e: &ToolEntry) -> EntryDigest {
-    let mut hasher = blake3::Hasher::new();
-    let mut write = |part: &[u8]| {
-        hasher.update(&(part.len() as u64).to_le_bytes());
-        hasher.update(part);
-    };
-    write(e.id.as_bytes());
-    write(e.owner.as_bytes());
-    write(e.name.as_bytes());
-    write(if e.label.is_some() { b"label" } else { b"no label" });
-    write(e.label.as_deref().unwrap_or_default().as_bytes());
-    write(e.description.as_bytes());
-    write(e.input_schema.as_ref().map(|s| s.to_string()).unwrap_or_default().as_bytes());
-    write(e.output_schema.as_ref().map(|s| s.to_string()).unwrap_or_default().as_bytes());
-    write(e.mcp.as_ref().map(|m| format!("{m:?}")).unwrap_or_default().as_bytes());
-    let mut out = [0u8; 16];
-    out.copy_from_slice(&hasher.finalize().as_bytes()[..16]);
-    out
-}
-
-/// 128 bits of BLAKE3 over one entry's content.
-pub type EntryDigest = [u8; 16];
-
 /// Content fingerprint of validated entries (by their digests, in id order),
 /// excluded records and direct-only tools: stable for the same tools and
 /// schemas regardless of input order.
-pub fn fingerprint(entry_digests: &[EntryDigest], excluded: &[ExcludedTool], direct_only: &[DirectOnlyTool], control_named: &[DirectOnlyTool]) -> String {
+pub fn fingerprint(entries: &[ToolEntry], excluded: &[ExcludedTool], direct_only: &[Arc<DirectOnlyTool>], control_named: &[Arc<DirectOnlyTool>]) -> String {
     let mut hasher = blake3::Hasher::new();
     let mut write = |part: &[u8]| {
         hasher.update(&(part.len() as u64).to_le_bytes());
         hasher.update(part);
     };
-    for digest in entry_digests {
-        write(digest);
+    for entry in entries {
+        write(&entry.digest());
     }
     // Excluded records are part of what a build reports, so part of its identity.
     write(b"excluded");
@@ -406,9 +366,9 @@ pub fn fingerprint(entry_digests: &[EntryDigest], excluded: &[ExcludedTool], dir
         write(x.reason.as_bytes());
     }
     write(b"direct-only");
-    let mut direct: Vec<String> = direct_only.iter().chain(control_named).map(|d| d.raw.to_string()).collect();
-    direct.sort();
-    for d in &direct {
+    let mut direct: Vec<&str> = direct_only.iter().chain(control_named).map(|d| &*d.text).collect();
+    direct.sort_unstable();
+    for d in direct {
         write(d.as_bytes());
     }
     let hash = hasher.finalize();
@@ -433,25 +393,11 @@ impl CatalogData {
         validated: Validated,
         fingerprint: String,
         records: Arc<[Arc<StoredRecord>]>,
-        origins: Vec<Option<(Source, Box<str>)>>,
-    ) -> Result<CatalogData> {
-        let entry_digests = validated.entries.iter().map(entry_digest).collect();
-        CatalogData::build_with_digests(validated, entry_digests, fingerprint, records, origins)
-    }
-
-    /// [`CatalogData::build`] with the entries' digests already computed.
-    pub fn build_with_digests(
-        validated: Validated,
-        entry_digests: Vec<EntryDigest>,
-        fingerprint: String,
-        records: Arc<[Arc<StoredRecord>]>,
-        origins: Vec<Option<(Source, Box<str>)>>,
+        origins: Vec<Option<(Source, Arc<str>)>>,
     ) -> Result<CatalogData> {
         let index = SearchIndex::build(&validated.entries)?;
         let names = NameIndex::build(&validated.entries);
-        let (by_id, by_name) = lookup_maps(&validated.entries);
         let prerequisites = Prerequisites::build(&validated.entries);
-        let lazy = validated.entries.iter().map(|_| Lazy::default()).collect();
         let mut name_order: Vec<u32> = (0..validated.entries.len() as u32).collect();
         name_order.sort_unstable_by(|&a, &b| {
             crate::surfaces::directory_order(&validated.entries[a as usize], &validated.entries[b as usize])
@@ -459,27 +405,38 @@ impl CatalogData {
         if validated.entries.len() >= super::release::BACKGROUND_RELEASE_MIN_ENTRIES {
             let _ = super::release::empty_data();
         }
-        let native_bytes = estimate_native_bytes(&validated.entries, records.iter().map(|r| r.text.len()).sum());
+        let native_bytes =
+            estimate_native_bytes(validated.entries.len(), validated.entries.iter(), records.iter().map(|r| r.text.len()).sum());
         Ok(CatalogData {
             entries: validated.entries,
             index,
             names,
             fingerprint,
-            by_id,
-            by_name,
             name_order,
             direct_only: validated.direct_only,
             control_named: validated.control_named,
             excluded: validated.excluded,
-            lazy,
             records,
             origins,
             adopted: Vec::new(),
-            entry_digests,
             vectors: Default::default(),
             prerequisites,
             native_bytes,
         })
+    }
+
+    /// The ordinal of the entry with this id.
+    pub fn ordinal_of_id(&self, id: &str) -> Option<usize> {
+        self.entries.binary_search_by(|e| e.id.as_str().cmp(id)).ok()
+    }
+
+    /// The ordinals of the entries named `name`, in the directory's order
+    /// (owner, id): one run of `name_order`.
+    pub fn ordinals_named(&self, name: &str) -> &[u32] {
+        let name_of = |o: &u32| self.entries[*o as usize].name.as_str();
+        let start = self.name_order.partition_point(|o| name_of(o) < name);
+        let len = self.name_order[start..].partition_point(|o| name_of(o) == name);
+        &self.name_order[start..start + len]
     }
 
     /// The record index (in the derived numbering `record_map` gives) of the
@@ -553,9 +510,10 @@ impl CatalogData {
         // Merge the kept entries (in id order) with the fresh ones (in id order).
         let capacity = self.entries.len() + fresh.entries.len();
         let mut entries: Vec<ToolEntry> = Vec::with_capacity(capacity);
-        let mut entry_digests: Vec<EntryDigest> = Vec::with_capacity(capacity);
         let mut reused: Vec<Option<u32>> = Vec::with_capacity(capacity);
         let mut new_of_old = vec![GONE; self.entries.len()];
+        // Ordinals of entries made for this version (not a kept or reused one).
+        let mut created: Vec<u32> = Vec::with_capacity(fresh.entries.len());
         let mut fresh_ordinals: Vec<u32> = Vec::with_capacity(fresh.entries.len());
         let mut excluded: Vec<ExcludedTool> = self
             .excluded
@@ -592,28 +550,33 @@ impl CatalogData {
                 let o = old.next().expect("peeked");
                 new_of_old[o] = ordinal;
                 entries.push(self.entries[o].clone());
-                entry_digests.push(self.entry_digests[o]);
                 reused.push(Some(o as u32));
             } else {
                 let (entry, _) = new.next().expect("peeked");
-                // A replaced tool whose text is unchanged keeps its indexed doc.
-                let twin = self.by_id.get(&entry.id).copied().filter(|&o| same_indexed_text(&self.entries[o], &entry));
+                // A replaced tool whose text is unchanged keeps its indexed doc;
+                // one whose content is unchanged keeps its entry too (with its
+                // compiled validators and hints).
+                let twin = self.ordinal_of_id(&entry.id).filter(|&o| same_indexed_text(&self.entries[o], &entry));
                 reused.push(twin.map(|o| o as u32));
-                entry_digests.push(entry_digest(&entry));
                 fresh_ordinals.push(ordinal);
-                entries.push(entry);
+                match twin.map(|o| &self.entries[o]).filter(|old| old.digest() == entry.digest()) {
+                    Some(old) => entries.push(old.clone()),
+                    None => {
+                        created.push(ordinal);
+                        entries.push(entry);
+                    }
+                }
             }
         }
         excluded.sort_by_key(|e| e.index);
-        let direct_only: Vec<DirectOnlyTool> =
+        let direct_only: Vec<Arc<DirectOnlyTool>> =
             self.direct_only.iter().filter(|d| !owned(d.source, &d.owner)).cloned().chain(fresh.direct_only).collect();
-        let control_named: Vec<DirectOnlyTool> =
+        let control_named: Vec<Arc<DirectOnlyTool>> =
             self.control_named.iter().filter(|d| !owned(d.source, &d.owner)).cloned().chain(fresh.control_named).collect();
-        let fingerprint = fingerprint(&entry_digests, &excluded, &direct_only, &control_named);
+        let fingerprint = fingerprint(&entries, &excluded, &direct_only, &control_named);
 
         let index = self.index.derive(&entries, &reused)?;
         let names = self.names.derive(&new_of_old, &entries, &fresh_ordinals);
-        let (by_id, by_name) = lookup_maps(&entries);
         // Pairs stay within a server: only the replaced one and those that gained tools change.
         let changed: Vec<(Source, &str)> =
             replaced.into_iter().chain(fresh_ordinals.iter().map(|&o| (entries[o as usize].source, entries[o as usize].owner.as_str()))).collect();
@@ -623,24 +586,20 @@ impl CatalogData {
         fresh_by_name.sort_unstable_by(order);
         let kept_by_name = self.name_order.iter().map(|&o| new_of_old[o as usize]).filter(|&o| o != GONE);
         let name_order = merge_sorted(kept_by_name, fresh_by_name, order);
-        let lazy = entries.iter().map(|_| Lazy::default()).collect();
-        let native_bytes = estimate_native_bytes(&entries, records[kept_records..].iter().map(|r| r.text.len()).sum());
+        let created = created.iter().map(|&o| &entries[o as usize]);
+        let native_bytes = estimate_native_bytes(entries.len(), created, records[kept_records..].iter().map(|r| r.text.len()).sum());
         Ok(CatalogData {
             entries,
             index,
             names,
             fingerprint,
-            by_id,
-            by_name,
             name_order,
             direct_only,
             control_named,
             excluded,
-            lazy,
             records: records.into(),
             origins,
             adopted,
-            entry_digests,
             vectors: Default::default(),
             prerequisites,
             native_bytes,
@@ -649,7 +608,7 @@ impl CatalogData {
 
     pub(crate) fn input_hint(&self, ordinal: usize) -> &str {
         let entry = &self.entries[ordinal];
-        self.lazy[ordinal].input_hint.get_or_init(|| {
+        entry.lazy().input_hint.get_or_init(|| {
             if entry.is_trusted() {
                 schema::input_hint(entry.input_schema.as_deref())
             } else {
@@ -660,7 +619,8 @@ impl CatalogData {
 
     pub(crate) fn output_hint(&self, ordinal: usize) -> Option<&str> {
         let entry = &self.entries[ordinal];
-        self.lazy[ordinal]
+        entry
+            .lazy()
             .output_hint
             .get_or_init(|| entry.output_schema.as_deref().filter(|_| entry.is_trusted()).and_then(schema::output_hint))
             .as_deref()
@@ -668,7 +628,8 @@ impl CatalogData {
 
     pub(crate) fn validator(&self, ordinal: usize) -> std::result::Result<Arc<CompiledSchema>, Error> {
         let entry = &self.entries[ordinal];
-        self.lazy[ordinal]
+        entry
+            .lazy()
             .validator
             .get_or_init(|| {
                 let schema = entry.input_schema.as_deref().cloned().unwrap_or_else(|| serde_json::json!({}));

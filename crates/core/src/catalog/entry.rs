@@ -1,11 +1,13 @@
 //! One cataloged tool and the record it is built from.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::hits::McpInfo;
+use crate::error::Error;
+use crate::schema::CompiledSchema;
 
 /// Where a tool comes from. Only `Openclaw` is trusted: MCP and client tool
 /// text never enters a prompt, and their schemas are shown only via describe.
@@ -66,9 +68,9 @@ pub struct ToolRecord {
     pub unknown_fields: Vec<String>,
 }
 
-/// A validated, normalized catalog entry. Entries are immutable and shared.
+/// The content of a validated, normalized catalog entry.
 #[derive(Debug, Clone)]
-pub struct ToolEntry {
+pub struct EntryFields {
     /// `<source>:<owner>:<name>`
     pub id: String,
     pub source: Source,
@@ -87,8 +89,93 @@ pub struct ToolEntry {
     pub mcp: Option<McpInfo>,
 }
 
+/// 128 bits of BLAKE3 over one entry's content.
+pub type EntryDigest = [u8; 16];
+
+/// Per-tool artefacts computed on first use (hints, compiled validators).
+/// They follow from the entry's content alone, so they live with it and
+/// every catalog version that keeps the tool keeps them.
+#[derive(Default)]
+pub(crate) struct Lazy {
+    pub input_hint: OnceLock<String>,
+    pub output_hint: OnceLock<Option<String>>,
+    pub validator: OnceLock<std::result::Result<Arc<CompiledSchema>, Error>>,
+    pub output_validator: OnceLock<std::result::Result<Arc<CompiledSchema>, Error>>,
+}
+
+struct Shared {
+    fields: EntryFields,
+    digest: EntryDigest,
+    lazy: Lazy,
+}
+
+/// Heap bytes of one entry's shared block (its strings aside).
+pub(crate) const ENTRY_BLOCK_BYTES: usize = std::mem::size_of::<Shared>() + 2 * std::mem::size_of::<usize>();
+
+/// A validated, normalized catalog entry: immutable, and shared by every
+/// catalog version that keeps the tool (a live update copies a pointer, not
+/// its strings), with its content digest and its lazily computed artefacts.
+/// Reads its fields through `Deref`.
+#[derive(Clone)]
+pub struct ToolEntry(Arc<Shared>);
+
+impl From<EntryFields> for ToolEntry {
+    fn from(fields: EntryFields) -> ToolEntry {
+        let digest = digest_of(&fields);
+        ToolEntry(Arc::new(Shared { fields, digest, lazy: Lazy::default() }))
+    }
+}
+
+impl std::ops::Deref for ToolEntry {
+    type Target = EntryFields;
+    fn deref(&self) -> &EntryFields {
+        &self.0.fields
+    }
+}
+
+impl std::fmt::Debug for ToolEntry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fields.fmt(f)
+    }
+}
+
 impl ToolEntry {
     pub fn is_trusted(&self) -> bool {
         self.source.is_trusted()
     }
+
+    /// Digest of this entry's content, a part of the catalog fingerprint
+    /// (kept per entry so a live catalog's fingerprint costs its changed tools only).
+    pub fn digest(&self) -> EntryDigest {
+        self.0.digest
+    }
+
+    pub(crate) fn lazy(&self) -> &Lazy {
+        &self.0.lazy
+    }
+
+    /// Whether both are the same shared entry (not only equal content).
+    pub fn same_entry(&self, other: &ToolEntry) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+fn digest_of(e: &EntryFields) -> EntryDigest {
+    let mut hasher = blake3::Hasher::new();
+    let mut write = |part: &[u8]| {
+        hasher.update(&(part.len() as u64).to_le_bytes());
+        hasher.update(part);
+    };
+    write(e.id.as_bytes());
+    write(e.owner.as_bytes());
+    write(e.name.as_bytes());
+    write(if e.label.is_some() { b"label" } else { b"no label" });
+    write(e.label.as_deref().unwrap_or_default().as_bytes());
+    write(e.description.as_bytes());
+    write(e.input_schema.as_ref().map(|s| s.to_string()).unwrap_or_default().as_bytes());
+    write(e.output_schema.as_ref().map(|s| s.to_string()).unwrap_or_default().as_bytes());
+    write(e.mcp.as_ref().map(|m| format!("{m:?}")).unwrap_or_default().as_bytes());
+    let mut out = [0u8; 16];
+    out.copy_from_slice(&hasher.finalize().as_bytes()[..16]);
+    out
 }

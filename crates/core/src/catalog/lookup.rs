@@ -220,22 +220,20 @@ fn views(entry: &ToolEntry) -> [String; 3] {
 impl Catalog {
     /// The ordinal of the allowed tool `id_or_name` names.
     pub fn resolve_ordinal(&self, id_or_name: &str, style: LookupStyle) -> Result<usize> {
-        if let Some(&ordinal) = self.data.by_id.get(id_or_name) {
+        if let Some(ordinal) = self.data.ordinal_of_id(id_or_name) {
             if self.is_allowed(ordinal) {
                 return Ok(ordinal);
             }
         }
-        if let Some(ordinals) = self.data.by_name.get(id_or_name) {
-            let allowed: Vec<usize> = ordinals.iter().copied().filter(|&o| self.is_allowed(o)).collect();
-            match allowed.as_slice() {
-                [one] => return Ok(*one),
-                [] => {}
-                _ => {
-                    return Err(Error::new(
-                        ErrorCode::AmbiguousTool,
-                        format!("Ambiguous tool name: {}; use an exact tool id.", clip(id_or_name, 120)),
-                    ))
-                }
+        let allowed = self.data.ordinals_named(id_or_name).iter().map(|&o| o as usize).filter(|&o| self.is_allowed(o));
+        match allowed.collect::<Vec<usize>>().as_slice() {
+            [one] => return Ok(*one),
+            [] => {}
+            _ => {
+                return Err(Error::new(
+                    ErrorCode::AmbiguousTool,
+                    format!("Ambiguous tool name: {}; use an exact tool id.", clip(id_or_name, 120)),
+                ))
             }
         }
         let suggestions = self.suggestions(id_or_name);

@@ -23,7 +23,7 @@ use serde_json::Value;
 
 pub use batch::{BatchQuery, BatchRequest, BatchResult, BatchResultGroup};
 pub use data::{CatalogData, DirectOnlyTool, ExcludedTool, CONTROL_TOOL_NAMES};
-pub use entry::{Source, ToolEntry, ToolRecord};
+pub use entry::{EntryFields, Source, ToolEntry, ToolRecord};
 pub use hits::{safe_server_name, McpInfo, SearchHit, ToolDescription};
 pub use lookup::LookupStyle;
 pub use policy::{CompiledPolicy, Policy, PolicyLayer};
@@ -294,13 +294,17 @@ impl Drop for Catalog {
 #[derive(Clone)]
 struct Uncataloged {
     /// `catalogMode: "direct-only"`: visible in every mode.
-    direct_only: Arc<[DirectOnlyTool]>,
+    direct_only: Arc<[Arc<DirectOnlyTool>]>,
     /// Named like a control tool: visible only with Tool Search off.
-    control_named: Arc<[DirectOnlyTool]>,
+    control_named: Arc<[Arc<DirectOnlyTool>]>,
 }
 
 impl Uncataloged {
-    fn of(direct_only: &[DirectOnlyTool], control_named: &[DirectOnlyTool], keep: impl Fn(&DirectOnlyTool) -> bool) -> Uncataloged {
+    fn of(
+        direct_only: &[Arc<DirectOnlyTool>],
+        control_named: &[Arc<DirectOnlyTool>],
+        keep: impl Fn(&DirectOnlyTool) -> bool,
+    ) -> Uncataloged {
         Uncataloged {
             direct_only: direct_only.iter().filter(|d| keep(d)).cloned().collect(),
             control_named: control_named.iter().filter(|d| keep(d)).cloned().collect(),
@@ -415,9 +419,7 @@ impl Catalog {
             reject_unknown_fields(&mut parsed);
         }
         let validated = data::validate_records(parsed, settings.strict)?;
-        let entry_digests: Vec<_> = validated.entries.iter().map(data::entry_digest).collect();
-        let fingerprint =
-            data::fingerprint(&entry_digests, &validated.excluded, &validated.direct_only, &validated.control_named);
+        let fingerprint = data::fingerprint(&validated.entries, &validated.excluded, &validated.direct_only, &validated.control_named);
         let content_key = format!("content:{fingerprint}");
         let mut keys: Vec<&str> = vec![&key, &content_key];
         keys.extend(also_key.as_deref());
@@ -425,7 +427,7 @@ impl Catalog {
             cache::put(&keys, &data);
             return Ok(data);
         }
-        let data = Arc::new(CatalogData::build_with_digests(validated, entry_digests, fingerprint, records.into(), origins)?);
+        let data = Arc::new(CatalogData::build(validated, fingerprint, records.into(), origins)?);
         if settings.cache {
             cache::put(&keys, &data);
         }
@@ -774,13 +776,13 @@ impl Catalog {
     }
 
     /// Direct-only tools the policy allows: the gateway keeps them visible.
-    pub fn direct_only(&self) -> &[DirectOnlyTool] {
+    pub fn direct_only(&self) -> &[Arc<DirectOnlyTool>] {
         &self.uncataloged.direct_only
     }
 
     /// Tools the policy allows that are named like a control tool: never
     /// cataloged, passed through as given when Tool Search is off.
-    pub fn control_named(&self) -> &[DirectOnlyTool] {
+    pub fn control_named(&self) -> &[Arc<DirectOnlyTool>] {
         &self.uncataloged.control_named
     }
 
@@ -798,9 +800,8 @@ impl Catalog {
             .settings
             .core_tools
             .iter()
-            .filter_map(|name| self.data.by_name.get(name))
-            .flatten()
-            .copied()
+            .flat_map(|name| self.data.ordinals_named(name))
+            .map(|&o| o as usize)
             .filter(|&o| self.is_allowed(o) && self.is_core_tool(&self.data.entries[o]))
             .collect();
         ordinals.sort_unstable();
@@ -983,8 +984,10 @@ impl CatalogData {
     /// The compiled output schema of a trusted tool, compiled on first use and
     /// cached like the input validator.
     pub(crate) fn output_validator(&self, ordinal: usize) -> std::result::Result<Arc<crate::schema::CompiledSchema>, Error> {
-        let schema = self.entries[ordinal].output_schema.as_deref();
-        self.lazy[ordinal]
+        let entry = &self.entries[ordinal];
+        let schema = entry.output_schema.as_deref();
+        entry
+            .lazy()
             .output_validator
             .get_or_init(|| crate::schema::CompiledSchema::compile(schema.unwrap_or(&Value::Bool(true))).map(Arc::new))
             .clone()

@@ -625,6 +625,43 @@ fn mcp_tool(owner: &str, name: &str, description: &str) -> Value {
     json!({ "source": "mcp", "owner": owner, "name": name, "description": description })
 }
 
+/// A derived version shares the entries of the tools it keeps, and with
+/// them what was computed for them on first use: the same compiled validator
+/// object (and hint) after another owner's update, and after the owner's own
+/// update when a tool is sent again unchanged. A changed tool gets its own.
+#[test]
+fn validators_and_hints_of_unchanged_tools_survive_a_live_update() {
+    let schema = json!({ "type": "object", "properties": { "title": { "type": "string" } }, "required": ["title"] });
+    let issue = |owner: &str, description: &str| {
+        json!({ "source": "mcp", "owner": owner, "name": "create_issue", "description": description, "inputSchema": schema })
+    };
+    let read = json!({ "name": "read", "description": "Read a file", "parameters": schema });
+    let options = CatalogOptions { cache: Some(false), ..Default::default() };
+    let base = Catalog::from_records(vec![read, issue("github", "Create an issue"), issue("gitlab", "Create an issue")], &options).unwrap();
+    let compiled = |c: &Catalog, id: &str| {
+        let ordinal = c.resolve_ordinal(id, LookupStyle::Structured).unwrap();
+        (c.data().validator(ordinal).unwrap(), c.data().input_hint(ordinal) as *const str, c.data().entries[ordinal].clone())
+    };
+    let (read_validator, read_hint, _) = compiled(&base, "openclaw:core:read");
+    let (gitlab_validator, _, gitlab_entry) = compiled(&base, "mcp:gitlab:create_issue");
+    let (github_validator, _, _) = compiled(&base, "mcp:github:create_issue");
+
+    let next = base.with_source(&selector("mcp", "github"), &json!([issue("github", "Open a new issue")]).to_string()).unwrap();
+    let (validator, hint, _) = compiled(&next, "openclaw:core:read");
+    assert!(Arc::ptr_eq(&validator, &read_validator), "another owner's update kept the compiled validator");
+    assert!(std::ptr::eq(hint, read_hint), "and the input hint");
+    assert!(Arc::ptr_eq(&compiled(&next, "mcp:gitlab:create_issue").0, &gitlab_validator));
+    let (changed, _, _) = compiled(&next, "mcp:github:create_issue");
+    assert!(!Arc::ptr_eq(&changed, &github_validator), "a changed tool is compiled again");
+
+    // The owner's own update sending a tool again unchanged keeps its entry.
+    let again = next.with_source(&selector("mcp", "gitlab"), &json!([issue("gitlab", "Create an issue")]).to_string()).unwrap();
+    let (validator, _, entry) = compiled(&again, "mcp:gitlab:create_issue");
+    assert!(entry.same_entry(&gitlab_entry));
+    assert!(Arc::ptr_eq(&validator, &gitlab_validator));
+    assert_eq!(again.fingerprint(), next.fingerprint(), "the same tools");
+}
+
 #[test]
 fn with_source_replaces_adds_and_removes_one_owner() {
     let base = catalog(vec![
@@ -766,15 +803,19 @@ fn assert_same_as_full_build(live: &Catalog, options: &CatalogOptions, queries: 
     assert_eq!(live.fingerprint(), full.fingerprint(), "{step}");
     let ids = |d: &CatalogData| d.entries.iter().map(|e| e.id.clone()).collect::<Vec<_>>();
     assert_eq!(ids(a), ids(b), "{step}");
-    assert_eq!(a.entry_digests, b.entry_digests, "{step}");
+    let digests = |d: &CatalogData| d.entries.iter().map(|e| e.digest()).collect::<Vec<_>>();
+    assert_eq!(digests(a), digests(b), "{step}");
     let excluded = |d: &CatalogData| d.excluded.iter().map(|x| (x.index, x.name.clone(), x.reason.clone())).collect::<Vec<_>>();
     assert_eq!(excluded(a), excluded(b), "{step}");
-    let direct = |d: &[DirectOnlyTool]| d.iter().map(|t| (t.id.clone(), t.raw.to_string())).collect::<Vec<_>>();
+    let direct = |d: &[std::sync::Arc<DirectOnlyTool>]| d.iter().map(|t| (t.id.clone(), t.raw.to_string())).collect::<Vec<_>>();
     assert_eq!(direct(&a.direct_only), direct(&b.direct_only), "{step}");
     assert_eq!(direct(&a.control_named), direct(&b.control_named), "{step}");
     assert_eq!(a.name_order, b.name_order, "{step}");
-    assert_eq!(a.by_id, b.by_id, "{step}");
-    assert_eq!(a.by_name, b.by_name, "{step}");
+    // Id and name lookups answer alike for every id and name of either.
+    for e in a.entries.iter().chain(&b.entries) {
+        assert_eq!(a.ordinal_of_id(&e.id), b.ordinal_of_id(&e.id), "{step}: id {}", e.id);
+        assert_eq!(a.ordinals_named(&e.name), b.ordinals_named(&e.name), "{step}: name {}", e.name);
+    }
     assert!(a.names == b.names, "{step}: name trigrams differ");
     assert_eq!(a.origins, b.origins, "{step}");
     assert!(a.prerequisites == b.prerequisites, "{step}: prerequisite pairs differ");

@@ -323,11 +323,12 @@ fn words(text: &str, max: usize) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::catalog::EntryFields;
     use serde_json::json;
     use std::sync::Arc;
 
     fn tool(owner: &str, name: &str, required: &[&str]) -> ToolEntry {
-        ToolEntry {
+        ToolEntry::from(EntryFields {
             id: format!("mcp:{owner}:{name}"),
             source: Source::Mcp,
             owner: owner.into(),
@@ -337,7 +338,7 @@ mod tests {
             input_schema: Some(Arc::new(json!({ "type": "object", "required": required }))),
             output_schema: None,
             mcp: None,
-        }
+        })
     }
 
     fn hits(ordinals: &[usize]) -> Vec<ScoredHit> {
@@ -443,7 +444,7 @@ mod tests {
         let refs: Vec<&str> = many.iter().map(String::as_str).collect();
         let mut entries = vec![tool("s", "needy", &refs)];
         entries.extend((0..MAX_REQUIRED_SCANNED).map(|i| tool("s", &format!("find_thing{i}_id"), &[])));
-        entries.push(ToolEntry { input_schema: Some(Arc::new(json!({ "required": "x_id" }))), ..tool("s", "odd", &[]) });
+        entries.push(ToolEntry::from(EntryFields { input_schema: Some(Arc::new(json!({ "required": "x_id" }))), ..(*tool("s", "odd", &[])).clone() }));
         let p = Prerequisites::build(&entries);
         assert_eq!(p.needs.get(&0).map(|l| l.len()), Some(MAX_NEEDS_PER_TOOL));
         let out = p.promote("", &hits(&[0]), &|_| true, 100, PREREQUISITE_DEPTH);

@@ -98,7 +98,7 @@ pub fn is_weak(strength: f32, exact: bool, weak_below: f32) -> bool {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::super::SearchIndex;
-    use crate::catalog::{Source, ToolEntry};
+    use crate::catalog::{EntryFields, Source, ToolEntry};
 
     /// Devices with a status tool each: "get", "current" and "status" are in
     /// every one of them (common), each device word in one tool only.
@@ -122,7 +122,7 @@ pub(crate) mod tests {
     fn catalog() -> Vec<ToolEntry> {
         let mut entries: Vec<ToolEntry> = status_tools()
             .into_iter()
-            .map(|(name, description)| ToolEntry {
+            .map(|(name, description)| ToolEntry::from(EntryFields {
                 id: format!("openclaw:devices:{name}"),
                 source: Source::Openclaw,
                 owner: "devices".into(),
@@ -132,7 +132,7 @@ pub(crate) mod tests {
                 input_schema: None,
                 output_schema: None,
                 mcp: None,
-            })
+            }))
             .collect();
         entries.sort_by(|a, b| a.id.cmp(&b.id));
         entries

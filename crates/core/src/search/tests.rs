@@ -5,10 +5,10 @@ use std::sync::Arc;
 use serde_json::json;
 
 use super::*;
-use crate::catalog::{Source, ToolEntry};
+use crate::catalog::{EntryFields, Source, ToolEntry};
 
 fn entry(source: Source, owner: &str, name: &str, description: &str) -> ToolEntry {
-    ToolEntry {
+    ToolEntry::from(EntryFields {
         id: format!("{}:{}:{}", source.as_str(), owner, name),
         source,
         owner: owner.to_string(),
@@ -18,7 +18,12 @@ fn entry(source: Source, owner: &str, name: &str, description: &str) -> ToolEntr
         input_schema: None,
         output_schema: None,
         mcp: None,
-    }
+    })
+}
+
+/// `entry` with this input schema (entries are immutable once made).
+fn with_input_schema(entry: ToolEntry, schema: serde_json::Value) -> ToolEntry {
+    ToolEntry::from(EntryFields { input_schema: Some(Arc::new(schema)), ..(*entry).clone() })
 }
 
 fn sorted(mut entries: Vec<ToolEntry>) -> Vec<ToolEntry> {
@@ -42,11 +47,13 @@ fn expansions_on() -> RankingParams {
 }
 
 fn sample() -> Vec<ToolEntry> {
-    let mut with_schema = entry(Source::Openclaw, "core", "get_forecast", "Daily outlook for a place.");
-    with_schema.input_schema = Some(Arc::new(json!({
-        "type": "object",
-        "properties": { "city": { "type": "string", "description": "City to look up" } }
-    })));
+    let with_schema = with_input_schema(
+        entry(Source::Openclaw, "core", "get_forecast", "Daily outlook for a place."),
+        json!({
+            "type": "object",
+            "properties": { "city": { "type": "string", "description": "City to look up" } }
+        }),
+    );
     sorted(vec![
         entry(Source::Mcp, "github", "create_issue", "Open a new issue in a repository."),
         entry(Source::Mcp, "github", "list_issues", "List issues of a repository."),
@@ -207,8 +214,9 @@ fn a_misspelt_tool_name_word_still_finds_the_tool() {
 
 #[test]
 fn parameter_text_in_branches_items_and_root_description_is_indexed() {
-    let mut convert = entry(Source::Mcp, "fx", "convert", "Convert an amount.");
-    convert.input_schema = Some(Arc::new(json!({
+    let convert = with_input_schema(
+        entry(Source::Mcp, "fx", "convert", "Convert an amount."),
+        json!({
         "description": "Uses central bank reference rates",
         "type": "object",
         "properties": {
@@ -217,7 +225,8 @@ fn parameter_text_in_branches_items_and_root_description_is_indexed() {
             "mode": { "oneOf": [{ "const": "spot" }, { "const": "forward", "description": "Settlement in the future" }] },
             "filter": { "allOf": [{ "description": "Restrict to liquid pairs" }] }
         }
-    })));
+    }),
+    );
     let entries = sorted(vec![convert, entry(Source::Mcp, "misc", "other", "Something unrelated.")]);
     let index = SearchIndex::build(&entries).unwrap();
     for query in ["currency symbol", "central bank", "exchange quote", "settlement future", "liquid pairs"] {

@@ -337,9 +337,12 @@ impl Session {
             }
         }
         let data = catalog.data();
-        let lookup = |token: &str| match data.by_id.get(token) {
-            Some(&o) => Some(o),
-            None => data.by_name.get(token).and_then(|os| (os.len() == 1).then(|| os[0])),
+        let lookup = |token: &str| match data.ordinal_of_id(token) {
+            Some(o) => Some(o),
+            None => match data.ordinals_named(token) {
+                [one] => Some(*one as usize),
+                _ => None,
+            },
         };
         let reading = if picker.full() { PromptReading::default() } else { read_prompt(user_prompt, lookup) };
         if !picker.full() && !reading.request.trim().is_empty() {

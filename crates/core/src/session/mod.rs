@@ -295,7 +295,7 @@ impl Session {
     /// Allowed catalog tools named exactly `name` (ids do not count).
     fn exact_name_ordinals<'a>(&'a self, name: &str) -> impl Iterator<Item = usize> + 'a {
         let catalog = &self.inner.catalog;
-        catalog.data().by_name.get(name).into_iter().flatten().copied().filter(move |&o| catalog.is_allowed(o))
+        catalog.data().ordinals_named(name).iter().map(|&o| o as usize).filter(move |&o| catalog.is_allowed(o))
     }
 
     /// The gateway reports the serialized size of a provider request.

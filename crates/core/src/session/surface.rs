@@ -180,9 +180,12 @@ impl Session {
     fn request_hits(&self, prompt: &str) -> Vec<usize> {
         let catalog = self.catalog();
         let data = catalog.data();
-        let lookup = |token: &str| match data.by_id.get(token) {
-            Some(&o) => Some(o),
-            None => data.by_name.get(token).and_then(|os| (os.len() == 1).then(|| os[0])),
+        let lookup = |token: &str| match data.ordinal_of_id(token) {
+            Some(o) => Some(o),
+            None => match data.ordinals_named(token) {
+                [one] => Some(*one as usize),
+                _ => None,
+            },
         };
         let reading = super::hydrate::read_prompt(prompt, lookup);
         let mut hits: Vec<usize> = reading.mentioned.into_iter().filter(|&o| catalog.is_allowed(o)).collect();

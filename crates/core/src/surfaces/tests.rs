@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use super::directory::*;
-use crate::catalog::{Source, ToolEntry};
+use crate::catalog::{EntryFields, Source, ToolEntry};
 
 pub(crate) fn golden_path(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../__test__/golden/surfaces").join(name)
@@ -28,7 +28,7 @@ pub(crate) fn assert_golden(name: &str, actual: &str) {
 }
 
 pub(crate) fn entry(source: Source, owner: &str, name: &str, description: &str) -> ToolEntry {
-    ToolEntry {
+    ToolEntry::from(EntryFields {
         id: format!("{}:{owner}:{name}", source.as_str()),
         source,
         owner: owner.into(),
@@ -38,7 +38,7 @@ pub(crate) fn entry(source: Source, owner: &str, name: &str, description: &str) 
         input_schema: None,
         output_schema: None,
         mcp: None,
-    }
+    })
 }
 
 const WORDS: [&str; 24] = [
