@@ -16,7 +16,12 @@ use crate::schema::{self, CompiledSchema};
 use crate::search::{Prerequisites, SearchIndex};
 
 /// Names the gateway reserves for the control tools; never cataloged.
-pub const CONTROL_TOOL_NAMES: &[&str] = &["tool_search_code", "tool_search", "tool_describe", "tool_call"];
+pub const CONTROL_TOOL_NAMES: &[&str] = &[
+    "tool_search_code",
+    "tool_search",
+    "tool_describe",
+    "tool_call",
+];
 
 /// A record that was not cataloged, and why.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -43,7 +48,14 @@ pub struct DirectOnlyTool {
 
 impl DirectOnlyTool {
     fn new(source: Source, owner: String, name: String, id: String) -> DirectOnlyTool {
-        DirectOnlyTool { source, owner, name, id, raw: Value::Null, text: Box::from("") }
+        DirectOnlyTool {
+            source,
+            owner,
+            name,
+            id,
+            raw: Value::Null,
+            text: Box::from(""),
+        }
     }
 
     /// This tool with the record it was read from, shared.
@@ -55,7 +67,11 @@ impl DirectOnlyTool {
 }
 
 /// Two ascending (by `order`) sequences as one.
-fn merge_sorted(a: impl Iterator<Item = u32>, b: Vec<u32>, order: impl Fn(&u32, &u32) -> std::cmp::Ordering) -> Vec<u32> {
+fn merge_sorted(
+    a: impl Iterator<Item = u32>,
+    b: Vec<u32>,
+    order: impl Fn(&u32, &u32) -> std::cmp::Ordering,
+) -> Vec<u32> {
     let mut out = Vec::with_capacity(b.len() + a.size_hint().0);
     let mut b = b.into_iter().peekable();
     for x in a {
@@ -115,7 +131,11 @@ const BYTES_PER_NEW_RECORD_BYTE: usize = 5;
 /// read from new records of `fresh_text` bytes. Every version has its own
 /// per-tool tables (ordinals, origins, per-document search tables, name
 /// trigrams); entries, their schemas and index parts of kept tools are shared.
-fn estimate_native_bytes<'a>(entries: usize, fresh: impl Iterator<Item = &'a ToolEntry>, fresh_text: usize) -> usize {
+fn estimate_native_bytes<'a>(
+    entries: usize,
+    fresh: impl Iterator<Item = &'a ToolEntry>,
+    fresh_text: usize,
+) -> usize {
     use std::mem::size_of;
     let per_tool = size_of::<ToolEntry>()
         + 4 + 8 + 24 // name order, record, origin
@@ -129,7 +149,12 @@ fn estimate_native_bytes<'a>(entries: usize, fresh: impl Iterator<Item = &'a Too
                 + e.name.len()
                 + e.label.as_ref().map_or(0, String::len)
                 + e.description.len()
-                + e.mcp.as_ref().map_or(0, |m| m.server_name.len() + m.safe_server_name.len() + m.tool_name.len() + m.operation.len())
+                + e.mcp.as_ref().map_or(0, |m| {
+                    m.server_name.len()
+                        + m.safe_server_name.len()
+                        + m.tool_name.len()
+                        + m.operation.len()
+                })
         })
         .sum();
     entries * per_tool + fresh + fresh_text * BYTES_PER_NEW_RECORD_BYTE
@@ -167,19 +192,29 @@ fn validate_indexed(records: Vec<RawRecord>, strict: bool) -> Result<(Validated,
     let mut excluded = Vec::new();
     for raw in records {
         let index = raw.index;
-        let outcome = raw.parsed.and_then(|(record, value)| normalize(record).map(|n| (n, value)));
+        let outcome = raw
+            .parsed
+            .and_then(|(record, value)| normalize(record).map(|n| (n, value)));
         match outcome {
             Ok((Normalized::Entry(entry), _)) => entries.push((entry, index)),
             Ok((Normalized::DirectOnly(tool), value)) => direct_only.push(tool.with_raw(value)),
             Ok((Normalized::Control(tool), value)) => {
-                excluded.push(ExcludedTool { index, name: Some(tool.name.clone()), reason: "control tool (never cataloged)".into() });
+                excluded.push(ExcludedTool {
+                    index,
+                    name: Some(tool.name.clone()),
+                    reason: "control tool (never cataloged)".into(),
+                });
                 control_named.push(tool.with_raw(value));
             }
             Err(reason) => {
                 if strict {
                     return Err(Error::invalid_catalog(format!("tool #{index}: {reason}")));
                 }
-                excluded.push(ExcludedTool { index, name: None, reason });
+                excluded.push(ExcludedTool {
+                    index,
+                    name: None,
+                    reason,
+                });
             }
         }
     }
@@ -194,10 +229,16 @@ fn validate_indexed(records: Vec<RawRecord>, strict: bool) -> Result<(Validated,
             if prev.id == entry.id {
                 let reason = duplicate_reason(&entry.id);
                 if strict {
-                    return Err(Error::invalid_catalog(format!("tool #{prev_index}: {reason}")));
+                    return Err(Error::invalid_catalog(format!(
+                        "tool #{prev_index}: {reason}"
+                    )));
                 }
                 let replaced = std::mem::replace(prev, entry);
-                excluded.push(ExcludedTool { index: *prev_index, name: Some(replaced.name.clone()), reason });
+                excluded.push(ExcludedTool {
+                    index: *prev_index,
+                    name: Some(replaced.name.clone()),
+                    reason,
+                });
                 *prev_index = index;
                 continue;
             }
@@ -206,7 +247,15 @@ fn validate_indexed(records: Vec<RawRecord>, strict: bool) -> Result<(Validated,
         kept_index.push(index);
     }
     excluded.sort_by_key(|e| e.index);
-    Ok((Validated { entries: kept, direct_only, control_named, excluded }, kept_index))
+    Ok((
+        Validated {
+            entries: kept,
+            direct_only,
+            control_named,
+            excluded,
+        },
+        kept_index,
+    ))
 }
 
 /// The `excluded` reason of a record replaced by a later one with its id.
@@ -227,33 +276,57 @@ fn normalize(record: ToolRecord) -> std::result::Result<Normalized, String> {
     check_identifier_part("name", &name, MAX_NAME_CHARS)?;
     let source = match record.source.as_deref() {
         None => Source::Openclaw,
-        Some(s) => Source::parse(s).ok_or_else(|| format!("unknown source \"{}\" (openclaw, mcp or client)", clip(s, 40)))?,
+        Some(s) => Source::parse(s).ok_or_else(|| {
+            format!(
+                "unknown source \"{}\" (openclaw, mcp or client)",
+                clip(s, 40)
+            )
+        })?,
     };
-    let owner = record.owner.unwrap_or_else(|| source.default_owner().to_string());
+    let owner = record
+        .owner
+        .unwrap_or_else(|| source.default_owner().to_string());
     check_identifier_part("owner", &owner, MAX_OWNER_CHARS)?;
     let id = format!("{}:{}:{}", source.as_str(), owner, name);
     if let Some(given) = &record.id {
         if *given != id {
-            return Err(format!("id \"{}\" does not equal <source>:<owner>:<name> = \"{}\"", clip(given, 80), clip(&id, 80)));
+            return Err(format!(
+                "id \"{}\" does not equal <source>:<owner>:<name> = \"{}\"",
+                clip(given, 80),
+                clip(&id, 80)
+            ));
         }
     }
     if CONTROL_TOOL_NAMES.contains(&name.as_str()) {
-        return Ok(Normalized::Control(DirectOnlyTool::new(source, owner, name, id)));
+        return Ok(Normalized::Control(DirectOnlyTool::new(
+            source, owner, name, id,
+        )));
     }
     if record.mcp.is_some() && source != Source::Mcp {
-        return Err(format!("\"mcp\" metadata is for source \"mcp\" tools only (this one is {})", source.as_str()));
+        return Err(format!(
+            "\"mcp\" metadata is for source \"mcp\" tools only (this one is {})",
+            source.as_str()
+        ));
     }
     match record.catalog_mode.as_deref() {
         None => {}
         Some("direct-only") => {
-            return Ok(Normalized::DirectOnly(DirectOnlyTool::new(source, owner, name, id)));
+            return Ok(Normalized::DirectOnly(DirectOnlyTool::new(
+                source, owner, name, id,
+            )));
         }
-        Some(other) => return Err(format!("unknown catalogMode \"{}\" (only \"direct-only\")", clip(other, 40))),
+        Some(other) => {
+            return Err(format!(
+                "unknown catalogMode \"{}\" (only \"direct-only\")",
+                clip(other, 40)
+            ))
+        }
     }
     let input_schema = match record.input_schema {
         None => None,
         Some(schema) => {
-            schema::check_bounds(&schema, MAX_JSON_DEPTH, MAX_SCHEMA_BYTES).map_err(|e| format!("inputSchema: {e}"))?;
+            schema::check_bounds(&schema, MAX_JSON_DEPTH, MAX_SCHEMA_BYTES)
+                .map_err(|e| format!("inputSchema: {e}"))?;
             if !(schema.is_object() || schema.is_boolean()) {
                 return Err("inputSchema must be a JSON Schema object".into());
             }
@@ -264,20 +337,42 @@ fn normalize(record: ToolRecord) -> std::result::Result<Normalized, String> {
     // Output schemas are only ever shown for trusted tools; drop the rest.
     let output_schema = match record.output_schema {
         Some(schema) if source.is_trusted() => {
-            schema::check_bounds(&schema, MAX_JSON_DEPTH, MAX_SCHEMA_BYTES).map_err(|e| format!("outputSchema: {e}"))?;
+            schema::check_bounds(&schema, MAX_JSON_DEPTH, MAX_SCHEMA_BYTES)
+                .map_err(|e| format!("outputSchema: {e}"))?;
             check_cost("outputSchema", &schema)?;
             // Results are checked against it (`Catalog::check_output`): an
             // unusable one is reported now, not at the first call.
-            CompiledSchema::compile(&schema)
-                .map_err(|e| format!("outputSchema is not a usable JSON Schema ({}): {}", e.code.as_str(), e.message))?;
+            CompiledSchema::compile(&schema).map_err(|e| {
+                format!(
+                    "outputSchema is not a usable JSON Schema ({}): {}",
+                    e.code.as_str(),
+                    e.message
+                )
+            })?;
             Some(Arc::new(schema))
         }
         _ => None,
     };
-    let label = record.label.map(|l| bounded_text(&l, MAX_LABEL_CHARS)).filter(|l| !l.is_empty());
-    let description = bounded_text(record.description.as_deref().unwrap_or(""), MAX_DESCRIPTION_CHARS);
+    let label = record
+        .label
+        .map(|l| bounded_text(&l, MAX_LABEL_CHARS))
+        .filter(|l| !l.is_empty());
+    let description = bounded_text(
+        record.description.as_deref().unwrap_or(""),
+        MAX_DESCRIPTION_CHARS,
+    );
     let mcp = record.mcp;
-    Ok(Normalized::Entry(ToolEntry::from(EntryFields { id, source, owner, name, label, description, input_schema, output_schema, mcp })))
+    Ok(Normalized::Entry(ToolEntry::from(EntryFields {
+        id,
+        source,
+        owner,
+        name,
+        label,
+        description,
+        input_schema,
+        output_schema,
+        mcp,
+    })))
 }
 
 /// A schema whose validation could explode is rejected here, at build, rather
@@ -285,12 +380,18 @@ fn normalize(record: ToolRecord) -> std::result::Result<Normalized, String> {
 /// compile on first use (INVALID_SCHEMA then), like any uncompilable schema.
 fn check_cost(what: &str, schema: &Value) -> std::result::Result<(), String> {
     match schema::schema_cost(schema) {
-        Err(schema::CostError::TooExpensive(why)) => Err(format!("{what} rejected (INVALID_SCHEMA): {why}")),
+        Err(schema::CostError::TooExpensive(why)) => {
+            Err(format!("{what} rejected (INVALID_SCHEMA): {why}"))
+        }
         Ok(_) | Err(schema::CostError::Unfollowable(_)) => Ok(()),
     }
 }
 
-fn check_identifier_part(what: &str, value: &str, max_chars: usize) -> std::result::Result<(), String> {
+fn check_identifier_part(
+    what: &str,
+    value: &str,
+    max_chars: usize,
+) -> std::result::Result<(), String> {
     if value.is_empty() {
         return Err(format!("\"{what}\" is empty"));
     }
@@ -313,7 +414,9 @@ fn check_identifier_part(what: &str, value: &str, max_chars: usize) -> std::resu
     // Ids are `<source>:<owner>:<name>`: a ':' would let an untrusted tool take
     // another tool's id (and match id-shaped policy patterns).
     if value.contains(':') {
-        return Err(format!("\"{what}\" contains ':' (reserved as the id separator)"));
+        return Err(format!(
+            "\"{what}\" contains ':' (reserved as the id separator)"
+        ));
     }
     Ok(())
 }
@@ -350,7 +453,12 @@ pub(crate) fn clip(text: &str, max_chars: usize) -> String {
 /// Content fingerprint of validated entries (by their digests, in id order),
 /// excluded records and direct-only tools: stable for the same tools and
 /// schemas regardless of input order.
-pub fn fingerprint(entries: &[ToolEntry], excluded: &[ExcludedTool], direct_only: &[Arc<DirectOnlyTool>], control_named: &[Arc<DirectOnlyTool>]) -> String {
+pub fn fingerprint(
+    entries: &[ToolEntry],
+    excluded: &[ExcludedTool],
+    direct_only: &[Arc<DirectOnlyTool>],
+    control_named: &[Arc<DirectOnlyTool>],
+) -> String {
     let mut hasher = blake3::Hasher::new();
     let mut write = |part: &[u8]| {
         hasher.update(&(part.len() as u64).to_le_bytes());
@@ -366,7 +474,11 @@ pub fn fingerprint(entries: &[ToolEntry], excluded: &[ExcludedTool], direct_only
         write(x.reason.as_bytes());
     }
     write(b"direct-only");
-    let mut direct: Vec<&str> = direct_only.iter().chain(control_named).map(|d| &*d.text).collect();
+    let mut direct: Vec<&str> = direct_only
+        .iter()
+        .chain(control_named)
+        .map(|d| &*d.text)
+        .collect();
     direct.sort_unstable();
     for d in direct {
         write(d.as_bytes());
@@ -400,13 +512,19 @@ impl CatalogData {
         let prerequisites = Prerequisites::build(&validated.entries);
         let mut name_order: Vec<u32> = (0..validated.entries.len() as u32).collect();
         name_order.sort_unstable_by(|&a, &b| {
-            crate::surfaces::directory_order(&validated.entries[a as usize], &validated.entries[b as usize])
+            crate::surfaces::directory_order(
+                &validated.entries[a as usize],
+                &validated.entries[b as usize],
+            )
         });
         if validated.entries.len() >= super::release::BACKGROUND_RELEASE_MIN_ENTRIES {
             let _ = super::release::empty_data();
         }
-        let native_bytes =
-            estimate_native_bytes(validated.entries.len(), validated.entries.iter(), records.iter().map(|r| r.text.len()).sum());
+        let native_bytes = estimate_native_bytes(
+            validated.entries.len(),
+            validated.entries.iter(),
+            records.iter().map(|r| r.text.len()).sum(),
+        );
         Ok(CatalogData {
             entries: validated.entries,
             index,
@@ -427,7 +545,9 @@ impl CatalogData {
 
     /// The ordinal of the entry with this id.
     pub fn ordinal_of_id(&self, id: &str) -> Option<usize> {
-        self.entries.binary_search_by(|e| e.id.as_str().cmp(id)).ok()
+        self.entries
+            .binary_search_by(|e| e.id.as_str().cmp(id))
+            .ok()
     }
 
     /// The ordinals of the entries named `name`, in the directory's order
@@ -449,8 +569,11 @@ impl CatalogData {
                 return None;
             }
             let parsed = super::records::parse_spans(std::iter::once(&*self.records[i].text));
-            let named = parsed.first()?.parsed.as_ref().ok()?.0.name.as_deref() == Some(entry.name.as_str());
-            named.then(|| record_map.get(i).copied().flatten()).flatten()
+            let named = parsed.first()?.parsed.as_ref().ok()?.0.name.as_deref()
+                == Some(entry.name.as_str());
+            named
+                .then(|| record_map.get(i).copied().flatten())
+                .flatten()
         })
     }
 
@@ -471,10 +594,17 @@ impl CatalogData {
     /// full build of that record list, but only the added records are parsed,
     /// validated and indexed. Kept entries keep their order (remapped to their
     /// new ordinals); the search index shares its parts with this one.
-    pub fn derive(&self, replaced: Option<(Source, &str)>, added: Vec<Arc<StoredRecord>>, strict: bool) -> Result<CatalogData> {
-        let owned = |source: Source, owner: &str| replaced.is_some_and(|(s, o)| s == source && o == owner);
+    pub fn derive(
+        &self,
+        replaced: Option<(Source, &str)>,
+        added: Vec<Arc<StoredRecord>>,
+        strict: bool,
+    ) -> Result<CatalogData> {
+        let owned =
+            |source: Source, owner: &str| replaced.is_some_and(|(s, o)| s == source && o == owner);
         let mut record_map: Vec<Option<usize>> = Vec::with_capacity(self.records.len());
-        let mut records: Vec<Arc<StoredRecord>> = Vec::with_capacity(self.records.len() + added.len());
+        let mut records: Vec<Arc<StoredRecord>> =
+            Vec::with_capacity(self.records.len() + added.len());
         let mut origins = Vec::with_capacity(self.records.len() + added.len());
         for (index, (record, origin)) in self.records.iter().zip(&self.origins).enumerate() {
             if replaced.is_some_and(|(s, o)| self.owned_by(index, s, o)) {
@@ -495,11 +625,20 @@ impl CatalogData {
         for record in &mut parsed {
             record.index += kept_records;
         }
-        origins.extend(parsed.iter().map(|r| r.parsed.as_ref().ok().and_then(|(record, _)| origin(record))));
+        origins.extend(parsed.iter().map(|r| {
+            r.parsed
+                .as_ref()
+                .ok()
+                .and_then(|(record, _)| origin(record))
+        }));
         // A record of the replaced owner that could not be read is still that
         // owner's: its next update removes it (else it would outlive the server).
         if let Some((source, owner)) = replaced {
-            adopted.extend((kept_records..origins.len()).filter(|&i| origins[i].is_none()).map(|i| (i, source, Box::from(owner))));
+            adopted.extend(
+                (kept_records..origins.len())
+                    .filter(|&i| origins[i].is_none())
+                    .map(|i| (i, source, Box::from(owner))),
+            );
         }
         records.extend(added);
         if strict {
@@ -518,10 +657,18 @@ impl CatalogData {
         let mut excluded: Vec<ExcludedTool> = self
             .excluded
             .iter()
-            .filter_map(|x| record_map.get(x.index).copied().flatten().map(|index| ExcludedTool { index, ..x.clone() }))
+            .filter_map(|x| {
+                record_map
+                    .get(x.index)
+                    .copied()
+                    .flatten()
+                    .map(|index| ExcludedTool { index, ..x.clone() })
+            })
             .collect();
         excluded.extend(fresh.excluded);
-        let mut old = (0..self.entries.len()).filter(|&o| !owned(self.entries[o].source, &self.entries[o].owner)).peekable();
+        let mut old = (0..self.entries.len())
+            .filter(|&o| !owned(self.entries[o].source, &self.entries[o].owner))
+            .peekable();
         let mut new = fresh.entries.into_iter().zip(fresh_index).peekable();
         loop {
             let take_old = match (old.peek(), new.peek()) {
@@ -535,11 +682,19 @@ impl CatalogData {
                     std::cmp::Ordering::Equal => {
                         let reason = duplicate_reason(&entry.id);
                         let replaced = &self.entries[o];
-                        let old_index = self.record_index_of(replaced, &record_map).unwrap_or(*index);
+                        let old_index = self
+                            .record_index_of(replaced, &record_map)
+                            .unwrap_or(*index);
                         if strict {
-                            return Err(Error::invalid_catalog(format!("tool #{old_index}: {reason}")));
+                            return Err(Error::invalid_catalog(format!(
+                                "tool #{old_index}: {reason}"
+                            )));
                         }
-                        excluded.push(ExcludedTool { index: old_index, name: Some(replaced.name.clone()), reason });
+                        excluded.push(ExcludedTool {
+                            index: old_index,
+                            name: Some(replaced.name.clone()),
+                            reason,
+                        });
                         old.next();
                         continue;
                     }
@@ -556,10 +711,15 @@ impl CatalogData {
                 // A replaced tool whose text is unchanged keeps its indexed doc;
                 // one whose content is unchanged keeps its entry too (with its
                 // compiled validators and hints).
-                let twin = self.ordinal_of_id(&entry.id).filter(|&o| same_indexed_text(&self.entries[o], &entry));
+                let twin = self
+                    .ordinal_of_id(&entry.id)
+                    .filter(|&o| same_indexed_text(&self.entries[o], &entry));
                 reused.push(twin.map(|o| o as u32));
                 fresh_ordinals.push(ordinal);
-                match twin.map(|o| &self.entries[o]).filter(|old| old.digest() == entry.digest()) {
+                match twin
+                    .map(|o| &self.entries[o])
+                    .filter(|old| old.digest() == entry.digest())
+                {
                     Some(old) => entries.push(old.clone()),
                     None => {
                         created.push(ordinal);
@@ -569,25 +729,52 @@ impl CatalogData {
             }
         }
         excluded.sort_by_key(|e| e.index);
-        let direct_only: Vec<Arc<DirectOnlyTool>> =
-            self.direct_only.iter().filter(|d| !owned(d.source, &d.owner)).cloned().chain(fresh.direct_only).collect();
-        let control_named: Vec<Arc<DirectOnlyTool>> =
-            self.control_named.iter().filter(|d| !owned(d.source, &d.owner)).cloned().chain(fresh.control_named).collect();
+        let direct_only: Vec<Arc<DirectOnlyTool>> = self
+            .direct_only
+            .iter()
+            .filter(|d| !owned(d.source, &d.owner))
+            .cloned()
+            .chain(fresh.direct_only)
+            .collect();
+        let control_named: Vec<Arc<DirectOnlyTool>> = self
+            .control_named
+            .iter()
+            .filter(|d| !owned(d.source, &d.owner))
+            .cloned()
+            .chain(fresh.control_named)
+            .collect();
         let fingerprint = fingerprint(&entries, &excluded, &direct_only, &control_named);
 
         let index = self.index.derive(&entries, &reused)?;
         let names = self.names.derive(&new_of_old, &entries, &fresh_ordinals);
         // Pairs stay within a server: only the replaced one and those that gained tools change.
-        let changed: Vec<(Source, &str)> =
-            replaced.into_iter().chain(fresh_ordinals.iter().map(|&o| (entries[o as usize].source, entries[o as usize].owner.as_str()))).collect();
+        let changed: Vec<(Source, &str)> = replaced
+            .into_iter()
+            .chain(fresh_ordinals.iter().map(|&o| {
+                (
+                    entries[o as usize].source,
+                    entries[o as usize].owner.as_str(),
+                )
+            }))
+            .collect();
         let prerequisites = self.prerequisites.derive(&entries, &new_of_old, &changed);
-        let order = |a: &u32, b: &u32| crate::surfaces::directory_order(&entries[*a as usize], &entries[*b as usize]);
+        let order = |a: &u32, b: &u32| {
+            crate::surfaces::directory_order(&entries[*a as usize], &entries[*b as usize])
+        };
         let mut fresh_by_name = fresh_ordinals.clone();
         fresh_by_name.sort_unstable_by(order);
-        let kept_by_name = self.name_order.iter().map(|&o| new_of_old[o as usize]).filter(|&o| o != GONE);
+        let kept_by_name = self
+            .name_order
+            .iter()
+            .map(|&o| new_of_old[o as usize])
+            .filter(|&o| o != GONE);
         let name_order = merge_sorted(kept_by_name, fresh_by_name, order);
         let created = created.iter().map(|&o| &entries[o as usize]);
-        let native_bytes = estimate_native_bytes(entries.len(), created, records[kept_records..].iter().map(|r| r.text.len()).sum());
+        let native_bytes = estimate_native_bytes(
+            entries.len(),
+            created,
+            records[kept_records..].iter().map(|r| r.text.len()).sum(),
+        );
         Ok(CatalogData {
             entries,
             index,
@@ -622,17 +809,30 @@ impl CatalogData {
         entry
             .lazy()
             .output_hint
-            .get_or_init(|| entry.output_schema.as_deref().filter(|_| entry.is_trusted()).and_then(schema::output_hint))
+            .get_or_init(|| {
+                entry
+                    .output_schema
+                    .as_deref()
+                    .filter(|_| entry.is_trusted())
+                    .and_then(schema::output_hint)
+            })
             .as_deref()
     }
 
-    pub(crate) fn validator(&self, ordinal: usize) -> std::result::Result<Arc<CompiledSchema>, Error> {
+    pub(crate) fn validator(
+        &self,
+        ordinal: usize,
+    ) -> std::result::Result<Arc<CompiledSchema>, Error> {
         let entry = &self.entries[ordinal];
         entry
             .lazy()
             .validator
             .get_or_init(|| {
-                let schema = entry.input_schema.as_deref().cloned().unwrap_or_else(|| serde_json::json!({}));
+                let schema = entry
+                    .input_schema
+                    .as_deref()
+                    .cloned()
+                    .unwrap_or_else(|| serde_json::json!({}));
                 CompiledSchema::compile(&schema).map(Arc::new)
             })
             .clone()

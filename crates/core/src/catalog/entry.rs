@@ -110,7 +110,8 @@ struct Shared {
 }
 
 /// Heap bytes of one entry's shared block (its strings aside).
-pub(crate) const ENTRY_BLOCK_BYTES: usize = std::mem::size_of::<Shared>() + 2 * std::mem::size_of::<usize>();
+pub(crate) const ENTRY_BLOCK_BYTES: usize =
+    std::mem::size_of::<Shared>() + 2 * std::mem::size_of::<usize>();
 
 /// A validated, normalized catalog entry: immutable, and shared by every
 /// catalog version that keeps the tool (a live update copies a pointer, not
@@ -122,7 +123,11 @@ pub struct ToolEntry(Arc<Shared>);
 impl From<EntryFields> for ToolEntry {
     fn from(fields: EntryFields) -> ToolEntry {
         let digest = digest_of(&fields);
-        ToolEntry(Arc::new(Shared { fields, digest, lazy: Lazy::default() }))
+        ToolEntry(Arc::new(Shared {
+            fields,
+            digest,
+            lazy: Lazy::default(),
+        }))
     }
 }
 
@@ -169,12 +174,34 @@ fn digest_of(e: &EntryFields) -> EntryDigest {
     write(e.id.as_bytes());
     write(e.owner.as_bytes());
     write(e.name.as_bytes());
-    write(if e.label.is_some() { b"label" } else { b"no label" });
+    write(if e.label.is_some() {
+        b"label"
+    } else {
+        b"no label"
+    });
     write(e.label.as_deref().unwrap_or_default().as_bytes());
     write(e.description.as_bytes());
-    write(e.input_schema.as_ref().map(|s| s.to_string()).unwrap_or_default().as_bytes());
-    write(e.output_schema.as_ref().map(|s| s.to_string()).unwrap_or_default().as_bytes());
-    write(e.mcp.as_ref().map(|m| format!("{m:?}")).unwrap_or_default().as_bytes());
+    write(
+        e.input_schema
+            .as_ref()
+            .map(|s| s.to_string())
+            .unwrap_or_default()
+            .as_bytes(),
+    );
+    write(
+        e.output_schema
+            .as_ref()
+            .map(|s| s.to_string())
+            .unwrap_or_default()
+            .as_bytes(),
+    );
+    write(
+        e.mcp
+            .as_ref()
+            .map(|m| format!("{m:?}"))
+            .unwrap_or_default()
+            .as_bytes(),
+    );
     let mut out = [0u8; 16];
     out.copy_from_slice(&hasher.finalize().as_bytes()[..16]);
     out
