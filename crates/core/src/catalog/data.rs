@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::entry::{EntryFields, Source, ToolEntry, ToolRecord};
+use super::entry::{EntryDigest, EntryFields, Source, ToolEntry, ToolRecord};
 use super::lookup::NameIndex;
 use super::records::RawRecord;
 use super::store::StoredRecord;
@@ -87,6 +87,9 @@ fn merge_sorted(
 pub struct CatalogData {
     /// In id order (ids are unique): an id is found by binary search.
     pub entries: Vec<ToolEntry>,
+    /// Each entry's digest, side by side: a derived version's fingerprint
+    /// reads them without visiting every (shared, scattered) entry.
+    pub(crate) digests: Vec<EntryDigest>,
     pub index: SearchIndex,
     /// Trigrams of owners and names: candidates for "did you mean".
     pub(crate) names: NameIndex,
@@ -138,7 +141,7 @@ fn estimate_native_bytes<'a>(
 ) -> usize {
     use std::mem::size_of;
     let per_tool = size_of::<ToolEntry>()
-        + 4 + 8 + 24 // name order, record, origin
+        + 4 + 16 + 8 + 24 // name order, digest, record, origin
         + 8 + 12 + 24 + 128 + 8 // index tables: location, lengths, factors, signature, doc maps
         + 24 * 4; // name trigram postings
     let fresh: usize = fresh
@@ -454,7 +457,7 @@ pub(crate) fn clip(text: &str, max_chars: usize) -> String {
 /// excluded records and direct-only tools: stable for the same tools and
 /// schemas regardless of input order.
 pub fn fingerprint(
-    entries: &[ToolEntry],
+    digests: &[EntryDigest],
     excluded: &[ExcludedTool],
     direct_only: &[Arc<DirectOnlyTool>],
     control_named: &[Arc<DirectOnlyTool>],
@@ -464,8 +467,8 @@ pub fn fingerprint(
         hasher.update(&(part.len() as u64).to_le_bytes());
         hasher.update(part);
     };
-    for entry in entries {
-        write(&entry.digest());
+    for digest in digests {
+        write(digest);
     }
     // Excluded records are part of what a build reports, so part of its identity.
     write(b"excluded");
@@ -520,6 +523,7 @@ impl CatalogData {
         if validated.entries.len() >= super::release::BACKGROUND_RELEASE_MIN_ENTRIES {
             let _ = super::release::empty_data();
         }
+        let digests = validated.entries.iter().map(ToolEntry::digest).collect();
         let native_bytes = estimate_native_bytes(
             validated.entries.len(),
             validated.entries.iter(),
@@ -527,6 +531,7 @@ impl CatalogData {
         );
         Ok(CatalogData {
             entries: validated.entries,
+            digests,
             index,
             names,
             fingerprint,
@@ -649,6 +654,7 @@ impl CatalogData {
         // Merge the kept entries (in id order) with the fresh ones (in id order).
         let capacity = self.entries.len() + fresh.entries.len();
         let mut entries: Vec<ToolEntry> = Vec::with_capacity(capacity);
+        let mut digests: Vec<EntryDigest> = Vec::with_capacity(capacity);
         let mut reused: Vec<Option<u32>> = Vec::with_capacity(capacity);
         let mut new_of_old = vec![GONE; self.entries.len()];
         // Ordinals of entries made for this version (not a kept or reused one).
@@ -666,15 +672,33 @@ impl CatalogData {
             })
             .collect();
         excluded.extend(fresh.excluded);
+        // The replaced owner's entries are one run of the id order (ids start
+        // with `<source>:<owner>:`): only that run is read to leave them out.
+        let run = replaced.map_or(0..0, |(s, o)| {
+            let (start, end) = super::owner_run(self, s, o);
+            start..end
+        });
         let mut old = (0..self.entries.len())
-            .filter(|&o| !owned(self.entries[o].source, &self.entries[o].owner))
+            .filter(|&o| {
+                !run.contains(&o) || !owned(self.entries[o].source, &self.entries[o].owner)
+            })
             .peekable();
+        // Where the next fresh entry goes in the old id order (binary search):
+        // the old entries before it are taken without reading their ids.
+        let mut place: Option<usize> = None;
         let mut new = fresh.entries.into_iter().zip(fresh_index).peekable();
         loop {
             let take_old = match (old.peek(), new.peek()) {
                 (None, None) => break,
                 (Some(_), None) => true,
                 (None, Some(_)) => false,
+                (Some(&o), Some((entry, _)))
+                    if o < *place.get_or_insert_with(|| {
+                        self.entries.partition_point(|e| e.id < entry.id)
+                    }) =>
+                {
+                    true
+                }
                 (Some(&o), Some((entry, index))) => match self.entries[o].id.cmp(&entry.id) {
                     std::cmp::Ordering::Less => true,
                     std::cmp::Ordering::Greater => false,
@@ -705,9 +729,11 @@ impl CatalogData {
                 let o = old.next().expect("peeked");
                 new_of_old[o] = ordinal;
                 entries.push(self.entries[o].clone());
+                digests.push(self.digests[o]);
                 reused.push(Some(o as u32));
             } else {
                 let (entry, _) = new.next().expect("peeked");
+                place = None;
                 // A replaced tool whose text is unchanged keeps its indexed doc;
                 // one whose content is unchanged keeps its entry too (with its
                 // compiled validators and hints).
@@ -716,6 +742,7 @@ impl CatalogData {
                     .filter(|&o| same_indexed_text(&self.entries[o], &entry));
                 reused.push(twin.map(|o| o as u32));
                 fresh_ordinals.push(ordinal);
+                digests.push(entry.digest());
                 match twin
                     .map(|o| &self.entries[o])
                     .filter(|old| old.digest() == entry.digest())
@@ -743,7 +770,7 @@ impl CatalogData {
             .cloned()
             .chain(fresh.control_named)
             .collect();
-        let fingerprint = fingerprint(&entries, &excluded, &direct_only, &control_named);
+        let fingerprint = fingerprint(&digests, &excluded, &direct_only, &control_named);
 
         let index = self.index.derive(&entries, &reused)?;
         let names = self.names.derive(&new_of_old, &entries, &fresh_ordinals);
@@ -777,6 +804,7 @@ impl CatalogData {
         );
         Ok(CatalogData {
             entries,
+            digests,
             index,
             names,
             fingerprint,

@@ -489,8 +489,9 @@ impl Catalog {
             reject_unknown_fields(&mut parsed);
         }
         let validated = data::validate_records(parsed, settings.strict)?;
+        let digests: Vec<_> = validated.entries.iter().map(ToolEntry::digest).collect();
         let fingerprint = data::fingerprint(
-            &validated.entries,
+            &digests,
             &validated.excluded,
             &validated.direct_only,
             &validated.control_named,

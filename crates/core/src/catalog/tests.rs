@@ -1260,6 +1260,11 @@ fn assert_same_as_full_build(
     assert_eq!(ids(a), ids(b), "{step}");
     let digests = |d: &CatalogData| d.entries.iter().map(|e| e.digest()).collect::<Vec<_>>();
     assert_eq!(digests(a), digests(b), "{step}");
+    assert_eq!(
+        a.digests,
+        digests(a),
+        "{step}: the side-by-side digests follow the entries"
+    );
     let excluded = |d: &CatalogData| {
         d.excluded
             .iter()
