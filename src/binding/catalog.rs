@@ -103,6 +103,12 @@ pub(crate) fn limit_option(options: Option<Unknown>) -> JsResult<Option<f64>> {
     }
 }
 
+/// A `searchBatch` request from JS (coded INVALID_QUERY when it is not one).
+pub(crate) fn batch_request(env: &Env, request: Unknown) -> JsResult<BatchRequest> {
+    let request = json_arg(env, request, ErrorCode::InvalidQuery, "invalid search request")?;
+    serde_json::from_value(request).map_err(|e| js_error(ErrorCode::InvalidQuery, format!("invalid search request: {e}")))
+}
+
 /// Builds a catalog on a libuv worker thread, so a large catalog does not
 /// hold the gateway's event loop (`ToolCatalog.build`, `buildFromJson`,
 /// `appendAsync`).
@@ -361,9 +367,7 @@ impl ToolCatalog {
     #[napi(ts_args_type = "request: SearchBatchRequest", ts_return_type = "SearchBatchResult")]
     pub fn search_batch<'env>(&self, env: &'env Env, request: Unknown) -> Result<Unknown<'env>, JsCode> {
         guard(|| {
-            let request = json_arg(env, request, ErrorCode::InvalidQuery, "invalid search request")?;
-            let request: BatchRequest = serde_json::from_value(request)
-                .map_err(|e| js_error(ErrorCode::InvalidQuery, format!("invalid search request: {e}")))?;
+            let request = batch_request(env, request)?;
             parsed(env, &self.inner.search_batch(&request).map_err(to_js)?)
         })
     }
