@@ -10,10 +10,11 @@ use serde_json::Value;
 
 use super::{check_query, Catalog, CatalogData, SearchHit};
 use crate::error::{Error, Result};
-use crate::search::ScoredHit;
 use crate::search::semantic::{
-    self, fuse, HybridParams, ModelHandle, QueryVectors, RankingState, RankingStatus, SemanticModel, VectorTable,
+    self, fuse, HybridParams, ModelHandle, QueryVectors, RankingState, RankingStatus,
+    SemanticModel, VectorTable,
 };
+use crate::search::ScoredHit;
 
 /// The `ranking` option.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
@@ -34,26 +35,42 @@ pub(crate) struct RankingSetting {
 }
 
 impl RankingSetting {
-    pub fn of(mode: Option<RankingMode>, model: Option<&PathBuf>, vector_cache: Option<&Value>) -> Result<RankingSetting> {
+    pub fn of(
+        mode: Option<RankingMode>,
+        model: Option<&PathBuf>,
+        vector_cache: Option<&Value>,
+    ) -> Result<RankingSetting> {
         let mode = mode.unwrap_or_default();
         let cache_dir = match vector_cache {
             None | Some(Value::Null) | Some(Value::Bool(true)) => default_cache_dir(),
             Some(Value::Bool(false)) => None,
             Some(Value::String(dir)) if !dir.trim().is_empty() => Some(PathBuf::from(dir)),
-            Some(_) => return Err(Error::invalid_catalog("vectorCache must be a folder path or false")),
+            Some(_) => {
+                return Err(Error::invalid_catalog(
+                    "vectorCache must be a folder path or false",
+                ))
+            }
         };
         let model = match (mode, model) {
             (RankingMode::Hybrid, Some(dir)) => Some(semantic::model_at(dir)),
             _ => None,
         };
-        Ok(RankingSetting { mode, model, cache_dir })
+        Ok(RankingSetting {
+            mode,
+            model,
+            cache_dir,
+        })
     }
 }
 
 /// `$OPENCLAW_TOOL_SEARCH_CACHE_DIR`, else `$XDG_CACHE_HOME/openclaw-tool-search`,
 /// else `~/.cache/openclaw-tool-search`.
 fn default_cache_dir() -> Option<PathBuf> {
-    let env = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let env = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
     if let Some(dir) = env("OPENCLAW_TOOL_SEARCH_CACHE_DIR") {
         return Some(dir);
     }
@@ -111,7 +128,10 @@ impl QueryVectorSet {
 
     /// The vectors of `query` if they were computed by `model`.
     fn get(&self, query: &str, model: &Arc<SemanticModel>) -> Option<Arc<QueryVectors>> {
-        let same = self.model.as_ref().is_some_and(|m| Arc::ptr_eq(m, model) || m.digest() == model.digest());
+        let same = self
+            .model
+            .as_ref()
+            .is_some_and(|m| Arc::ptr_eq(m, model) || m.digest() == model.digest());
         same.then(|| self.vectors.get(query).cloned()).flatten()
     }
 }
@@ -123,8 +143,15 @@ impl Catalog {
     pub(crate) fn prepare_ranking(&self, previous: Option<&CatalogData>) {
         let setting = &self.settings.ranking;
         if let (RankingMode::Hybrid, Some(model)) = (setting.mode, &setting.model) {
-            let previous = previous.and_then(|p| p.vectors.get(model)).and_then(|slot| slot.table().cloned());
-            semantic::start(&self.data, Arc::clone(model), setting.cache_dir.clone(), previous);
+            let previous = previous
+                .and_then(|p| p.vectors.get(model))
+                .and_then(|slot| slot.table().cloned());
+            semantic::start(
+                &self.data,
+                Arc::clone(model),
+                setting.cache_dir.clone(),
+                previous,
+            );
         }
     }
 
@@ -153,15 +180,31 @@ impl Catalog {
 
     /// [`Catalog::ranked_hits`] with the query's vectors taken from `given`
     /// first, then from the model's cache.
-    pub(crate) fn ranked_hits_with(&self, query: &str, limit: usize, given: &QueryVectorSet) -> Result<Vec<ScoredHit>> {
+    pub(crate) fn ranked_hits_with(
+        &self,
+        query: &str,
+        limit: usize,
+        given: &QueryVectorSet,
+    ) -> Result<Vec<ScoredHit>> {
         let depth = self.data.index.params().prerequisite_depth;
         let ranked = self.fused_hits(query, limit.max(depth), given)?;
-        Ok(self.data.prerequisites.promote(query, &ranked, &|o| self.is_searchable(o), limit, depth))
+        Ok(self.data.prerequisites.promote(
+            query,
+            &ranked,
+            &|o| self.is_searchable(o),
+            limit,
+            depth,
+        ))
     }
 
     /// `search` with the vectors of `given` (from [`Catalog::query_vectors`]
     /// and [`QueryVectorSet::complete`], run off the event loop).
-    pub fn search_with(&self, query: &str, limit: Option<f64>, given: &QueryVectorSet) -> Result<Vec<SearchHit>> {
+    pub fn search_with(
+        &self,
+        query: &str,
+        limit: Option<f64>,
+        given: &QueryVectorSet,
+    ) -> Result<Vec<SearchHit>> {
         let limit = self.limits.effective(limit)?;
         let hits = self.ranked_hits_with(query, limit, given)?;
         self.counters.record_search(1);
@@ -173,10 +216,18 @@ impl Catalog {
     /// now (no model, or tool vectors not ready). Queries a search would
     /// refuse (too long) are left out.
     pub fn query_vectors<'q>(&self, queries: impl IntoIterator<Item = &'q str>) -> QueryVectorSet {
-        let Some((model, _)) = self.hybrid() else { return QueryVectorSet::default() };
-        let mut set = QueryVectorSet { model: Some(Arc::clone(model)), ..QueryVectorSet::default() };
+        let Some((model, _)) = self.hybrid() else {
+            return QueryVectorSet::default();
+        };
+        let mut set = QueryVectorSet {
+            model: Some(Arc::clone(model)),
+            ..QueryVectorSet::default()
+        };
         for query in queries {
-            if check_query(query).is_err() || set.vectors.contains_key(query) || set.missing.iter().any(|m| m == query) {
+            if check_query(query).is_err()
+                || set.vectors.contains_key(query)
+                || set.missing.iter().any(|m| m == query)
+            {
                 continue;
             }
             match model.cached_query(query) {
@@ -192,9 +243,19 @@ impl Catalog {
     /// The lexical hits, re-ranked with the encoder when the catalog is
     /// hybrid, its vectors are ready, and the query's vectors are in `given`
     /// or cached.
-    fn fused_hits(&self, query: &str, limit: usize, given: &QueryVectorSet) -> Result<Vec<ScoredHit>> {
-        let Some((model, table)) = self.hybrid() else { return self.search_ranked(query, limit) };
-        let Some(query_vectors) = given.get(query, model).or_else(|| model.cached_query(query)) else {
+    fn fused_hits(
+        &self,
+        query: &str,
+        limit: usize,
+        given: &QueryVectorSet,
+    ) -> Result<Vec<ScoredHit>> {
+        let Some((model, table)) = self.hybrid() else {
+            return self.search_ranked(query, limit);
+        };
+        let Some(query_vectors) = given
+            .get(query, model)
+            .or_else(|| model.cached_query(query))
+        else {
             return self.search_ranked(query, limit);
         };
         let params = HybridParams::default();
@@ -212,7 +273,12 @@ impl Catalog {
             })
             .count();
         let mut out = ranked[..exact].to_vec();
-        out.extend(fuse(&ranked[exact..], |h: ScoredHit| h.score, |h: ScoredHit| table.similarity(h.ordinal, &query_vectors), &params));
+        out.extend(fuse(
+            &ranked[exact..],
+            |h: ScoredHit| h.score,
+            |h: ScoredHit| table.similarity(h.ordinal, &query_vectors),
+            &params,
+        ));
         Ok(out)
     }
 
@@ -222,7 +288,9 @@ impl Catalog {
     pub fn native_bytes(&self) -> usize {
         let setting = &self.settings.ranking;
         let vectors = match (setting.mode, &setting.model) {
-            (RankingMode::Hybrid, Some(_)) => self.data.entries.len() * (std::mem::size_of::<semantic::QVec>() + 32),
+            (RankingMode::Hybrid, Some(_)) => {
+                self.data.entries.len() * (std::mem::size_of::<semantic::QVec>() + 32)
+            }
             _ => 0,
         };
         self.data.native_bytes + vectors
@@ -253,10 +321,21 @@ impl Catalog {
         };
         CatalogRanking {
             ranking: setting.mode,
-            active: if self.hybrid().is_some() { RankingMode::Hybrid } else { RankingMode::Lexical },
+            active: if self.hybrid().is_some() {
+                RankingMode::Hybrid
+            } else {
+                RankingMode::Lexical
+            },
             vectors,
-            model: setting.model.as_ref().map(|m| m.dir().display().to_string()),
-            cache: setting.cache_dir.as_ref().filter(|_| setting.mode == RankingMode::Hybrid).map(|d| d.display().to_string()),
+            model: setting
+                .model
+                .as_ref()
+                .map(|m| m.dir().display().to_string()),
+            cache: setting
+                .cache_dir
+                .as_ref()
+                .filter(|_| setting.mode == RankingMode::Hybrid)
+                .map(|d| d.display().to_string()),
         }
     }
 
@@ -269,7 +348,13 @@ impl Catalog {
             let mut listener = listener;
             return listener(&status);
         }
-        let Some(slot) = self.settings.ranking.model.as_ref().and_then(|m| self.data.vectors.get(m)) else {
+        let Some(slot) = self
+            .settings
+            .ranking
+            .model
+            .as_ref()
+            .and_then(|m| self.data.vectors.get(m))
+        else {
             let mut listener = listener;
             return listener(&status);
         };

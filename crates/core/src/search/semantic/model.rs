@@ -47,7 +47,11 @@ impl QueryVectors {
     /// best being the highest cosine of the whole query and of its clauses.
     pub fn similarity(&self, tool: &QVec) -> f32 {
         let whole = tool.cosine(&self.whole);
-        let best = self.clauses.iter().map(|c| tool.cosine(c)).fold(whole, f32::max);
+        let best = self
+            .clauses
+            .iter()
+            .map(|c| tool.cosine(c))
+            .fold(whole, f32::max);
         WHOLE_SHARE * whole + (1.0 - WHOLE_SHARE) * best
     }
 }
@@ -110,16 +114,20 @@ impl ModelHandle {
 
 fn handles() -> std::sync::MutexGuard<'static, HashMap<PathBuf, Arc<ModelHandle>>> {
     static HANDLES: OnceLock<Mutex<HashMap<PathBuf, Arc<ModelHandle>>>> = OnceLock::new();
-    HANDLES.get_or_init(Mutex::default).lock().unwrap_or_else(|e| e.into_inner())
+    HANDLES
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
 }
 
 /// The handle of the model in `dir` (one per folder for the process).
 pub fn model_at(dir: &Path) -> Arc<ModelHandle> {
-    Arc::clone(
-        handles()
-            .entry(dir.to_path_buf())
-            .or_insert_with(|| Arc::new(ModelHandle { dir: dir.to_path_buf(), loaded: OnceLock::new() })),
-    )
+    Arc::clone(handles().entry(dir.to_path_buf()).or_insert_with(|| {
+        Arc::new(ModelHandle {
+            dir: dir.to_path_buf(),
+            loaded: OnceLock::new(),
+        })
+    }))
 }
 
 /// Tests: a stand-in model registered under `dir` (no files read), whose
@@ -127,8 +135,13 @@ pub fn model_at(dir: &Path) -> Arc<ModelHandle> {
 /// the embedding counters run without the model package.
 #[cfg(test)]
 pub(crate) fn word_model_at(dir: &Path) -> Arc<ModelHandle> {
-    let handle = Arc::new(ModelHandle { dir: dir.to_path_buf(), loaded: OnceLock::new() });
-    let _ = handle.loaded.set(Ok(Arc::new(SemanticModel::new(Backend::Words))));
+    let handle = Arc::new(ModelHandle {
+        dir: dir.to_path_buf(),
+        loaded: OnceLock::new(),
+    });
+    let _ = handle
+        .loaded
+        .set(Ok(Arc::new(SemanticModel::new(Backend::Words))));
     handles().insert(dir.to_path_buf(), Arc::clone(&handle));
     handle
 }
@@ -153,7 +166,10 @@ thread_local! {
 /// loop must see the second stay at 0 (tests and diagnostics; the searches
 /// of `ToolSearchSession` and `searchAsync` embed on other threads).
 pub fn query_embeddings() -> (u64, u64) {
-    (QUERY_EMBEDDINGS.load(Ordering::Relaxed), QUERY_EMBEDDINGS_HERE.with(Cell::get))
+    (
+        QUERY_EMBEDDINGS.load(Ordering::Relaxed),
+        QUERY_EMBEDDINGS_HERE.with(Cell::get),
+    )
 }
 
 pub struct SemanticModel {
@@ -163,7 +179,10 @@ pub struct SemanticModel {
 
 impl SemanticModel {
     fn new(backend: Backend) -> SemanticModel {
-        SemanticModel { backend, queries: Mutex::new(QueryCache::new(QUERY_CACHE_ENTRIES, QUERY_CACHE_BYTES)) }
+        SemanticModel {
+            backend,
+            queries: Mutex::new(QueryCache::new(QUERY_CACHE_ENTRIES, QUERY_CACHE_BYTES)),
+        }
     }
 
     /// Digest of the model files: part of every cached vector's key.
@@ -177,7 +196,10 @@ impl SemanticModel {
 
     /// The query's vectors if they are cached (never embeds: cheap on any thread).
     pub fn cached_query(&self, query: &str) -> Option<Arc<QueryVectors>> {
-        self.queries.lock().unwrap_or_else(|e| e.into_inner()).get(query)
+        self.queries
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(query)
     }
 
     /// The query's vectors (full 256-piece limit each: queries are short and
@@ -197,14 +219,20 @@ impl SemanticModel {
         QUERY_EMBEDDINGS_HERE.with(|n| n.set(n.get() + 1));
         let clauses = query_clauses(query);
         let vector = Arc::new(if clauses.is_empty() {
-            QueryVectors { whole: self.embed_one(query), clauses: Vec::new() }
+            QueryVectors {
+                whole: self.embed_one(query),
+                clauses: Vec::new(),
+            }
         } else {
             // The clauses share one budget of word pieces: a request of eight
             // 256-piece clauses costs what 512 pieces do.
             let (clauses, whole) = self.embed_clauses(&clauses);
             QueryVectors { whole, clauses }
         });
-        self.queries.lock().unwrap_or_else(|e| e.into_inner()).insert(query, Arc::clone(&vector));
+        self.queries
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(query, Arc::clone(&vector));
         vector
     }
 
@@ -218,18 +246,30 @@ impl SemanticModel {
 
     fn embed_clauses(&self, clauses: &[&str]) -> (Vec<[f32; DIM]>, [f32; DIM]) {
         match &self.backend {
-            Backend::Encoder(encoder) => encoder.embed_joint_within(clauses, tool_search_embed::MAX_JOINT_TOKENS),
+            Backend::Encoder(encoder) => {
+                encoder.embed_joint_within(clauses, tool_search_embed::MAX_JOINT_TOKENS)
+            }
             #[cfg(test)]
-            Backend::Words => (clauses.iter().map(|c| words_vector(&[c])).collect(), words_vector(clauses)),
+            Backend::Words => (
+                clauses.iter().map(|c| words_vector(&[c])).collect(),
+                words_vector(clauses),
+            ),
         }
     }
 
     /// Quantized vectors of tool texts (cut to TOOL_TOKENS word pieces).
     pub fn embed_tools(&self, texts: &[&str]) -> Vec<QVec> {
         match &self.backend {
-            Backend::Encoder(encoder) => encoder.embed_truncated(texts, TOOL_TOKENS).iter().map(QVec::quantize).collect(),
+            Backend::Encoder(encoder) => encoder
+                .embed_truncated(texts, TOOL_TOKENS)
+                .iter()
+                .map(QVec::quantize)
+                .collect(),
             #[cfg(test)]
-            Backend::Words => texts.iter().map(|t| QVec::quantize(&words_vector(&[t]))).collect(),
+            Backend::Words => texts
+                .iter()
+                .map(|t| QVec::quantize(&words_vector(&[t])))
+                .collect(),
         }
     }
 }
@@ -239,8 +279,15 @@ impl SemanticModel {
 #[cfg(test)]
 fn words_vector(texts: &[&str]) -> [f32; DIM] {
     let mut sum = [0f32; DIM];
-    for word in texts.iter().flat_map(|t| t.split(|c: char| !c.is_alphanumeric())).filter(|w| !w.is_empty()) {
-        let mut x = blake3::hash(word.to_lowercase().as_bytes()).as_bytes()[..8].iter().fold(0u64, |a, &b| a << 8 | b as u64) | 1;
+    for word in texts
+        .iter()
+        .flat_map(|t| t.split(|c: char| !c.is_alphanumeric()))
+        .filter(|w| !w.is_empty())
+    {
+        let mut x = blake3::hash(word.to_lowercase().as_bytes()).as_bytes()[..8]
+            .iter()
+            .fold(0u64, |a, &b| a << 8 | b as u64)
+            | 1;
         for v in sum.iter_mut() {
             x ^= x << 13;
             x ^= x >> 7;
@@ -266,7 +313,14 @@ pub(crate) struct QueryCache {
 
 impl QueryCache {
     pub(crate) fn new(max_entries: usize, max_bytes: usize) -> QueryCache {
-        QueryCache { entries: HashMap::new(), order: BTreeMap::new(), stamp: 0, bytes: 0, max_entries, max_bytes }
+        QueryCache {
+            entries: HashMap::new(),
+            order: BTreeMap::new(),
+            stamp: 0,
+            bytes: 0,
+            max_entries,
+            max_bytes,
+        }
     }
 
     fn cost(query: &str, vectors: &QueryVectors) -> usize {
@@ -277,7 +331,10 @@ impl QueryCache {
     pub(crate) fn get(&mut self, query: &str) -> Option<Arc<QueryVectors>> {
         self.stamp += 1;
         let (vectors, stamp) = self.entries.get_mut(query)?;
-        let key = self.order.remove(stamp).unwrap_or_else(|| query.to_string());
+        let key = self
+            .order
+            .remove(stamp)
+            .unwrap_or_else(|| query.to_string());
         *stamp = self.stamp;
         self.order.insert(self.stamp, key);
         Some(Arc::clone(vectors))
@@ -291,14 +348,19 @@ impl QueryCache {
             return;
         }
         self.stamp += 1;
-        if let Some((old, stamp)) = self.entries.insert(query.to_string(), (vectors, self.stamp)) {
+        if let Some((old, stamp)) = self
+            .entries
+            .insert(query.to_string(), (vectors, self.stamp))
+        {
             self.bytes -= QueryCache::cost(query, &old);
             self.order.remove(&stamp);
         }
         self.order.insert(self.stamp, query.to_string());
         self.bytes += cost;
         while self.entries.len() > self.max_entries || self.bytes > self.max_bytes {
-            let Some((_, oldest)) = self.order.pop_first() else { break };
+            let Some((_, oldest)) = self.order.pop_first() else {
+                break;
+            };
             if let Some((old, _)) = self.entries.remove(&oldest) {
                 self.bytes -= QueryCache::cost(&oldest, &old);
             }
