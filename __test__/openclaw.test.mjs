@@ -211,6 +211,17 @@ test('engine: one changed owner derives the catalog (withSource) and ranks as a 
   assert.deepEqual(ranked.map((e) => e.id), full.search('move my calendar event', { limit: 4 }).map((h) => h.id))
 })
 
+test('engine: a change the derived version refuses is built in full instead', async () => {
+  await tool.rank({ runtime: { ctx: {} }, catalog: { entries: entriesOf(BASE_TOOLS) }, entries: entriesOf(BASE_TOOLS), query: 'x', limit: 1 })
+  // withSource binds an MCP tool's server to its owner; OpenClaw's owner for MCP tools is the
+  // server's safe name, so a tool whose server is another one cannot be derived.
+  const changed = BASE_TOOLS.map((t) => (t.owner === 'github' ? { ...t, description: 'Open an issue on a repository.', mcp: { ...t.mcp, serverName: 'gitlab' } } : t))
+  const entries = entriesOf(changed)
+  const ranked = await tool.rank({ runtime: { ctx: {} }, catalog: { entries }, entries, query: 'open an issue on a repository', limit: 2 })
+  assert.ok(ranked, 'ranked natively')
+  assert.equal(ranked[0].name, 'github__create_issue')
+})
+
 test("engine: entries it cannot index leave the search to OpenClaw's own ranking, with one warning", async () => {
   const entries = entriesOf([...BASE_TOOLS, { owner: 'odd', name: 'has:colon', description: 'A name the native catalog refuses.' }])
   const stats = { before: logger.lines.filter(([l]) => l === 'warn').length }

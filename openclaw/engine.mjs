@@ -320,7 +320,7 @@ class Engine {
     const records = entries.map((entry) => this.recordFor(entry))
     this.sweepRecords(records.length)
     const options = this.catalogOptions()
-    let catalog = whole ? await this.derive(records, options) : undefined
+    let catalog = whole ? await this.derive(records) : undefined
     catalog ??= await ToolCatalog.build(records, options)
     if (catalog.excluded.length > 0) {
       // A schema this engine refuses (e.g. one too expensive to validate) does not stop the tool
@@ -351,7 +351,7 @@ class Engine {
    * each changed owner's tools replaced with `withSourceAsync` (a derived version: only their
    * tools are parsed and indexed). Undefined when a full build is the better way.
    */
-  async derive(records, options) {
+  async derive(records) {
     const last = this.lastView
     if (!last) return undefined
     // The common case: a new run of the same tools (new entry objects, the same records).
@@ -377,11 +377,16 @@ class Engine {
     // The derived catalog keeps the previous order of owners; a full build orders by id as well,
     // so both give the same entries (the catalog sorts by id).
     let catalog = last.catalog
-    for (const [key, list] of changed) {
-      const [source, owner] = splitOwnerKey(key)
-      catalog = await catalog.withSourceAsync({ source, owner }, list)
+    try {
+      for (const [key, list] of changed) {
+        const [source, owner] = splitOwnerKey(key)
+        catalog = await catalog.withSourceAsync({ source, owner }, list)
+      }
+    } catch {
+      // A derived version the catalog refuses (e.g. a tool whose MCP server does not match its
+      // owner) is left to a full build, which excludes just that tool and says why.
+      return undefined
     }
-    void options
     return catalog
   }
 

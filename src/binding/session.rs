@@ -45,11 +45,22 @@ use super::errors::{from_napi, guard, js_error, to_js, JsCode, JsResult};
 /// delivered (the delivery gate below relies on that).
 const EXECUTOR_ADAPTER: &str = r#"(function (executor) {
   const controllers = new Map();
+  // Keys are handed out in delivery order, and `run` and `abort` travel on two
+  // queues: an abort whose run has not arrived yet (key above the last run seen)
+  // waits here, and that run then does not start the executor.
+  const early = new Map();
+  let lastRun = 0;
   const failed = (status, reason) => JSON.stringify({ status, reason });
   return {
     run(text) {
       let call;
       try { call = JSON.parse(text); } catch { return Promise.resolve(failed('failed', 'the call could not be decoded')); }
+      if (call.key > lastRun) lastRun = call.key;
+      if (early.has(call.key)) {
+        const reason = early.get(call.key);
+        early.delete(call.key);
+        return Promise.resolve(failed('failed', 'aborted before it started: ' + reason));
+      }
       const controller = new AbortController();
       controllers.set(call.key, controller);
       return (async () => {
@@ -77,6 +88,7 @@ const EXECUTOR_ADAPTER: &str = r#"(function (executor) {
       try { request = JSON.parse(text); } catch { return; }
       const controller = controllers.get(request.key);
       if (controller) controller.abort(new Error(request.reason));
+      else if (request.key > lastRun && early.size < 1024) early.set(request.key, String(request.reason));
     },
   };
 })"#;
@@ -97,19 +109,78 @@ pub(crate) fn delivery_gate() -> &'static tokio::sync::Semaphore {
 struct JsExecutor {
     run: Arc<JsFn>,
     abort: Arc<JsSink>,
-    next_key: AtomicU64,
+    /// Handed out under the delivery gate, so keys reach JS in increasing order.
+    keys: Arc<AtomicU64>,
+}
+
+/// Where one executor call stands, so an abort reaches the JS side exactly when
+/// there is something to abort: never before the call was handed over (it is
+/// then simply not delivered), once after.
+enum Delivery {
+    Waiting,
+    Cancelled,
+    Delivered(u64),
+    Done,
+}
+
+struct DeliveryState {
+    state: std::sync::Mutex<Delivery>,
+    abort: Arc<JsSink>,
+}
+
+impl DeliveryState {
+    fn abort(&self, reason: &str) {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        match *state {
+            Delivery::Waiting => *state = Delivery::Cancelled,
+            Delivery::Delivered(key) => {
+                *state = Delivery::Done;
+                drop(state);
+                let text = json!({ "key": key, "reason": reason }).to_string();
+                self.abort
+                    .call(text, ThreadsafeFunctionCallMode::NonBlocking);
+            }
+            Delivery::Cancelled | Delivery::Done => {}
+        }
+    }
+
+    /// Claims the next key for delivery, unless the call was cancelled while it waited.
+    fn deliver(&self, next_key: &AtomicU64) -> Option<u64> {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        match *state {
+            Delivery::Waiting => {
+                let key = next_key.fetch_add(1, Ordering::Relaxed);
+                *state = Delivery::Delivered(key);
+                Some(key)
+            }
+            _ => None,
+        }
+    }
+
+    fn settle(&self) {
+        *self.state.lock().unwrap_or_else(|p| p.into_inner()) = Delivery::Done;
+    }
+}
+
+/// Aborts the JS call when the core drops the call's future before it settles (a
+/// cell's end aborts its bridge tasks at once, possibly before a cancel callback ran).
+struct AbortOnDrop(Arc<DeliveryState>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort("the call was abandoned before it finished");
+    }
 }
 
 impl Executor for JsExecutor {
     fn call(&self, call: ExecutorCall) -> BoxFuture<ExecutorOutcome> {
-        let key = self.next_key.fetch_add(1, Ordering::Relaxed);
-        let abort = Arc::clone(&self.abort);
-        let registration = call.cancel.on_cancel(move |reason| {
-            let text = json!({ "key": key, "reason": reason }).to_string();
-            abort.call(text, ThreadsafeFunctionCallMode::NonBlocking);
+        let delivery = Arc::new(DeliveryState {
+            state: std::sync::Mutex::new(Delivery::Waiting),
+            abort: Arc::clone(&self.abort),
         });
+        let on_cancel = Arc::clone(&delivery);
+        let registration = call.cancel.on_cancel(move |reason| on_cancel.abort(reason));
         let mut payload = json!({
-            "key": key,
             "id": call.id,
             "name": call.name,
             "source": call.source.as_str(),
@@ -120,28 +191,35 @@ impl Executor for JsExecutor {
         if let Some(parent) = call.parent_tool_call_id {
             payload["parentToolCallId"] = Value::String(parent);
         }
-        let text = payload.to_string();
+        // Held as text while it waits for the gate (a parsed value is many times its JSON);
+        // the key, known only at delivery, is put in front.
+        let body = payload.to_string();
         drop(payload);
         let run = Arc::clone(&self.run);
+        let keys = Arc::clone(&self.keys);
         Box::pin(async move {
             let _registration = registration;
+            let guard = AbortOnDrop(delivery);
             let delivered = {
                 let _permit = delivery_gate().acquire().await;
+                let Some(key) = guard.0.deliver(&keys) else {
+                    return ExecutorOutcome::Failed("cancelled before it was delivered".into());
+                };
+                let text = format!("{{\"key\":{key},{}", &body[1..]);
+                drop(body);
                 run.call_async_catch(text).await
             };
-            let promise = match delivered {
-                Ok(promise) => promise,
+            let outcome = match delivered {
+                Ok(promise) => match promise.await {
+                    Ok(answer) => outcome_of(&answer),
+                    Err(e) => ExecutorOutcome::Failed(e.reason),
+                },
                 Err(e) => {
-                    return ExecutorOutcome::Failed(format!(
-                        "executor could not be called: {}",
-                        e.reason
-                    ))
+                    ExecutorOutcome::Failed(format!("executor could not be called: {}", e.reason))
                 }
             };
-            match promise.await {
-                Ok(answer) => outcome_of(&answer),
-                Err(e) => ExecutorOutcome::Failed(e.reason),
-            }
+            guard.0.settle();
+            outcome
         })
     }
 }
@@ -593,7 +671,7 @@ fn js_executor(env: &Env, executor: Unknown) -> JsResult<Arc<dyn Executor>> {
     Ok(Arc::new(JsExecutor {
         run: Arc::new(run),
         abort: Arc::new(abort),
-        next_key: AtomicU64::new(1),
+        keys: Arc::new(AtomicU64::new(1)),
     }))
 }
 
