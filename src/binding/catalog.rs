@@ -464,7 +464,10 @@ impl ToolCatalog {
     }
 
     /// Ranked compact hits. `limit`: omitted/null → searchDefaultLimit; above
-    /// maxSearchLimit → capped; non-integer or < 1 → INVALID_LIMIT.
+    /// maxSearchLimit → capped; non-integer or < 1 → INVALID_LIMIT. A hybrid
+    /// catalog embeds a query it has not seen on the calling thread (about
+    /// 3-4 ms median, 20+ ms for a long request; repeats hit a bounded cache):
+    /// on an event loop, use `searchAsync`, which ranks identically.
     #[napi(
         ts_args_type = "query: string, options?: { limit?: number | null } | null",
         ts_return_type = "SearchHit[]"
@@ -482,7 +485,8 @@ impl ToolCatalog {
         })
     }
 
-    /// Several queries in one call, within the batch budgets.
+    /// Several queries in one call, within the batch budgets. Embeds on the
+    /// calling thread as `search` does; `searchBatchAsync` does not.
     #[napi(
         ts_args_type = "request: SearchBatchRequest",
         ts_return_type = "SearchBatchResult"

@@ -279,7 +279,7 @@ impl ToolCatalog {
 
     /// `search` on a libuv worker, in the catalog's ranking: a hybrid catalog
     /// embeds a query whose vectors are not cached there (1-4 ms, tens of ms
-    /// for a long request), where `search` would rank it lexically.
+    /// for a long request) instead of on the event loop. Same hits as `search`.
     #[napi(
         ts_args_type = "query: string, options?: { limit?: number | null } | null",
         ts_return_type = "Promise<SearchHit[]>"
@@ -320,9 +320,10 @@ impl ToolCatalog {
 }
 
 /// Query embeddings done by this process (`embedded`) and on the calling
-/// thread (`onThisThread`): a gateway's event loop should see 0 there. For
-/// tests and diagnostics: a sync `search` never embeds, `searchAsync`,
-/// `searchBatchAsync` and a session's searches embed on other threads.
+/// thread (`onThisThread`), for diagnostics: a gateway whose event loop sees
+/// `onThisThread` grow is calling the synchronous `search`/`searchBatch` of a
+/// hybrid catalog with new queries. `searchAsync`, `searchBatchAsync` and a
+/// session's searches (tool_search, code-mode lookups) embed on other threads.
 #[napi(ts_return_type = "{ embedded: number; onThisThread: number }")]
 pub fn query_embeddings<'env>(env: &'env Env) -> Result<Unknown<'env>, JsCode> {
     guard(|| {

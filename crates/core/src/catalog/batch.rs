@@ -85,12 +85,12 @@ impl Catalog {
     /// before the first search, and a refusal names the offending path
     /// (`queries[2].query`), so the model can fix exactly that.
     pub fn search_batch(&self, request: &BatchRequest) -> Result<BatchResult> {
-        self.search_batch_with(request, &QueryVectorSet::default())
+        self.search_batch_with(request, &QueryVectorSet::embed_here())
     }
 
     /// `search_batch` with query vectors embedded ahead of it (see
-    /// [`QueryVectorSet`]); without them a hybrid catalog re-ranks only the
-    /// queries whose vectors are cached.
+    /// [`QueryVectorSet`]): a query whose vectors are neither given nor cached
+    /// ranks lexically unless the set allows embedding it here.
     pub fn search_batch_with(
         &self,
         request: &BatchRequest,

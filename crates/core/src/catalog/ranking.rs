@@ -105,9 +105,20 @@ pub struct QueryVectorSet {
     model: Option<Arc<SemanticModel>>,
     vectors: HashMap<String, Arc<QueryVectors>>,
     missing: Vec<String>,
+    /// Embed a query found nowhere on the searching thread (the synchronous
+    /// API); otherwise such a query ranks lexically.
+    embed_missing: bool,
 }
 
 impl QueryVectorSet {
+    /// No vectors given: a search embeds what is not cached on its own thread.
+    pub fn embed_here() -> QueryVectorSet {
+        QueryVectorSet {
+            embed_missing: true,
+            ..QueryVectorSet::default()
+        }
+    }
+
     /// Whether every query has its vectors (nothing to embed).
     pub fn is_complete(&self) -> bool {
         self.missing.is_empty()
@@ -169,17 +180,18 @@ impl Catalog {
     /// Ranked hits of the searchable entries in the catalog's ranking
     /// (hybrid once ready), each of the top hits followed by the tools that
     /// find the identifiers it requires, for `search` and `search_batch`:
-    /// what the model and the gateway see. Never embeds: a hybrid catalog
-    /// re-ranks a query whose vectors are cached and ranks any other query
-    /// lexically ([`Catalog::ranked_hits_with`] takes vectors embedded
-    /// elsewhere). Surfaces and hydration use the lexical
+    /// what the model and the gateway see. A hybrid catalog embeds a query
+    /// whose vectors are not cached on the calling thread, so a query ranks the
+    /// same whatever the cache holds ([`Catalog::ranked_hits_with`] takes
+    /// vectors embedded elsewhere). Surfaces and hydration use the lexical
     /// [`Catalog::search_ranked`]: they read whole prompts, and must stay cheap.
     pub(crate) fn ranked_hits(&self, query: &str, limit: usize) -> Result<Vec<ScoredHit>> {
-        self.ranked_hits_with(query, limit, &QueryVectorSet::default())
+        self.ranked_hits_with(query, limit, &QueryVectorSet::embed_here())
     }
 
     /// [`Catalog::ranked_hits`] with the query's vectors taken from `given`
-    /// first, then from the model's cache.
+    /// first, then from the model's cache, then embedded here if `given`
+    /// allows it (else the query ranks lexically).
     pub(crate) fn ranked_hits_with(
         &self,
         query: &str,
@@ -241,8 +253,8 @@ impl Catalog {
     }
 
     /// The lexical hits, re-ranked with the encoder when the catalog is
-    /// hybrid, its vectors are ready, and the query's vectors are in `given`
-    /// or cached.
+    /// hybrid, its vectors are ready, and the query's vectors are in `given`,
+    /// cached, or may be embedded here.
     fn fused_hits(
         &self,
         query: &str,
@@ -252,9 +264,11 @@ impl Catalog {
         let Some((model, table)) = self.hybrid() else {
             return self.search_ranked(query, limit);
         };
-        let Some(query_vectors) = given
+        let found = given
             .get(query, model)
-            .or_else(|| model.cached_query(query))
+            .or_else(|| model.cached_query(query));
+        let Some(query_vectors) =
+            found.or_else(|| given.embed_missing.then(|| model.embed_query(query)))
         else {
             return self.search_ranked(query, limit);
         };

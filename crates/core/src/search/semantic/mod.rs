@@ -27,4 +27,6 @@ pub use tool_search_embed::check_model_dir;
 pub use vectors::{tool_key, tool_text_of, QVec, VectorTable, TOOL_TOKENS};
 
 #[cfg(test)]
+pub(crate) use model::word_model_at;
+#[cfg(test)]
 mod tests;

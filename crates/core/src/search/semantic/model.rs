@@ -375,3 +375,48 @@ impl QueryCache {
         self.bytes
     }
 }
+
+#[cfg(test)]
+mod cache_tests {
+    use super::*;
+
+    fn vectors(clauses: usize) -> Arc<QueryVectors> {
+        Arc::new(QueryVectors {
+            whole: [0.0; DIM],
+            clauses: vec![[0.0; DIM]; clauses],
+        })
+    }
+
+    #[test]
+    fn the_query_cache_is_bounded_in_entries_and_bytes_and_drops_the_least_recently_used() {
+        let mut cache = QueryCache::new(4, 1 << 20);
+        for i in 0..10 {
+            cache.insert(&format!("q{i}"), vectors(0));
+        }
+        assert_eq!(cache.len(), 4);
+        assert!(cache.get("q5").is_none() && cache.get("q6").is_some());
+        cache.insert("q10", vectors(0));
+        // q6 was used last among the old ones, so q7 went first.
+        assert!(cache.get("q6").is_some() && cache.get("q7").is_none());
+
+        let one = QueryCache::cost("x", &vectors(8));
+        let mut cache = QueryCache::new(100, one * 3);
+        for i in 0..20 {
+            cache.insert(&((b'a' + i) as char).to_string(), vectors(8));
+            assert!(cache.bytes() <= one * 3);
+        }
+        assert_eq!(cache.len(), 3);
+        // An entry larger than the whole bound is not kept.
+        let mut small = QueryCache::new(100, 100);
+        small.insert("q", vectors(0));
+        assert_eq!((small.len(), small.bytes()), (0, 0));
+        // Re-inserting a key replaces it without counting it twice.
+        let mut cache = QueryCache::new(10, 1 << 20);
+        cache.insert("same", vectors(0));
+        cache.insert("same", vectors(2));
+        assert_eq!(
+            (cache.len(), cache.bytes()),
+            (1, QueryCache::cost("same", &vectors(2)))
+        );
+    }
+}
