@@ -285,7 +285,7 @@ fn ids_arg(ids: &Unknown) -> JsResult<Vec<SlotId>> {
             "record ids must be a Uint32Array",
         )
     })?;
-    if pairs.len() % 2 != 0 {
+    if !pairs.len().is_multiple_of(2) {
         return Err(js_error(
             ErrorCode::InvalidRequest,
             "record ids come in (slot, generation) pairs",
