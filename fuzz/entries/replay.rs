@@ -4,8 +4,14 @@
 use std::path::{Path, PathBuf};
 
 fn files(dir: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
-    let mut files: Vec<PathBuf> = entries.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.is_file()).collect();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.is_file())
+        .collect();
     files.sort();
     files
 }
@@ -15,8 +21,15 @@ fn files(dir: &Path) -> Vec<PathBuf> {
 pub fn replay(target: &str, entry: fn(&[u8])) {
     let fuzz = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz");
     let corpus = files(&fuzz.join("corpus").join(target));
-    assert!(!corpus.is_empty(), "no corpus for {target} under {}", fuzz.display());
-    let inputs: Vec<PathBuf> = corpus.into_iter().chain(files(&fuzz.join("regressions").join(target))).collect();
+    assert!(
+        !corpus.is_empty(),
+        "no corpus for {target} under {}",
+        fuzz.display()
+    );
+    let inputs: Vec<PathBuf> = corpus
+        .into_iter()
+        .chain(files(&fuzz.join("regressions").join(target)))
+        .collect();
     let mut failed = Vec::new();
     for path in &inputs {
         let data = std::fs::read(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
@@ -24,6 +37,12 @@ pub fn replay(target: &str, entry: fn(&[u8])) {
             failed.push(path.display().to_string());
         }
     }
-    assert!(failed.is_empty(), "{target}: {} of {} inputs panicked:\n{}", failed.len(), inputs.len(), failed.join("\n"));
+    assert!(
+        failed.is_empty(),
+        "{target}: {} of {} inputs panicked:\n{}",
+        failed.len(),
+        inputs.len(),
+        failed.join("\n")
+    );
     eprintln!("{target}: {} inputs replayed", inputs.len());
 }

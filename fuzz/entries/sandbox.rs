@@ -48,7 +48,11 @@ pub fn bridge_frames(data: &[u8]) {
         let mut frames = 0usize;
         while let Ok(Some(line)) = reader.next_frame().await {
             frames += 1;
-            assert!(line.len() <= cap, "frame of {} bytes passed the {cap}-byte cap", line.len());
+            assert!(
+                line.len() <= cap,
+                "frame of {} bytes passed the {cap}-byte cap",
+                line.len()
+            );
             assert!(!line.contains(&b'\n'), "frame contains a newline");
             if let Ok(text) = std::str::from_utf8(&line) {
                 let _ = truncate(text, 40);

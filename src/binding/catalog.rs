@@ -4,12 +4,17 @@
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::Value;
-use tool_search_core::catalog::store::{self, SlotId, StoredRecord};
 use std::sync::Arc;
-use tool_search_core::catalog::{BatchRequest, Catalog, CatalogOptions, LookupStyle, SourceSelector};
+use tool_search_core::catalog::store::{self, SlotId, StoredRecord};
+use tool_search_core::catalog::{
+    BatchRequest, Catalog, CatalogOptions, LookupStyle, SourceSelector,
+};
 use tool_search_core::ErrorCode;
 
-use super::convert::{is_nullish, json_arg, number_arg, object_arg, optional_json_arg, parsed, property, string_arg, stringify};
+use super::convert::{
+    is_nullish, json_arg, number_arg, object_arg, optional_json_arg, parsed, property, string_arg,
+    stringify,
+};
 use super::errors::{from_napi, guard, js_error, to_js, JsCode, JsResult};
 
 #[napi(custom_finalize)]
@@ -39,10 +44,19 @@ pub fn reported_native_bytes() -> f64 {
 }
 
 fn parse_options(env: &Env, options: Option<Unknown>) -> JsResult<CatalogOptions> {
-    let mut options: CatalogOptions = match optional_json_arg(env, options, ErrorCode::InvalidCatalog, "invalid catalog options")? {
+    let mut options: CatalogOptions = match optional_json_arg(
+        env,
+        options,
+        ErrorCode::InvalidCatalog,
+        "invalid catalog options",
+    )? {
         None => CatalogOptions::default(),
-        Some(v) => serde_json::from_value(v)
-            .map_err(|e| js_error(ErrorCode::InvalidCatalog, format!("invalid catalog options: {e}")))?,
+        Some(v) => serde_json::from_value(v).map_err(|e| {
+            js_error(
+                ErrorCode::InvalidCatalog,
+                format!("invalid catalog options: {e}"),
+            )
+        })?,
     };
     super::ranking::apply_ranking_defaults(&mut options);
     Ok(options)
@@ -69,7 +83,9 @@ fn tools_json(env: &Env, tools: Unknown) -> JsResult<String> {
                 text.push_str(&json);
                 continue;
             }
-            Some(Err(thrown)) => format!("the tool could not be serialized (JSON.stringify threw {thrown})"),
+            Some(Err(thrown)) => {
+                format!("the tool could not be serialized (JSON.stringify threw {thrown})")
+            }
             _ => "a tool must be a JSON object, not undefined or a function".to_string(),
         };
         let marker = format!("{}{why}", tool_search_core::catalog::UNREADABLE);
@@ -82,7 +98,12 @@ fn tools_json(env: &Env, tools: Unknown) -> JsResult<String> {
 fn selector_arg(env: &Env, selector: Unknown) -> JsResult<SourceSelector> {
     let value = json_arg(env, selector, ErrorCode::InvalidRequest, "selector")?;
     serde_json::from_value(value).map_err(|e| {
-        js_error(ErrorCode::InvalidRequest, format!("selector must be {{ source: 'openclaw' | 'mcp' | 'client', owner: string }}: {e}"))
+        js_error(
+            ErrorCode::InvalidRequest,
+            format!(
+                "selector must be {{ source: 'openclaw' | 'mcp' | 'client', owner: string }}: {e}"
+            ),
+        )
     })
 }
 
@@ -90,7 +111,9 @@ fn selector_arg(env: &Env, selector: Unknown) -> JsResult<SourceSelector> {
 /// JS value directly so NaN and Infinity reach the limit check (JSON has no
 /// such numbers).
 pub(crate) fn limit_option(options: Option<Unknown>) -> JsResult<Option<f64>> {
-    let Some(options) = options else { return Ok(None) };
+    let Some(options) = options else {
+        return Ok(None);
+    };
     if is_nullish(&options)? {
         return Ok(None);
     }
@@ -137,13 +160,19 @@ const NOT_STORED: &str = "tool records are no longer stored";
 /// 100k ids is milliseconds the event loop need not spend).
 fn stored_on_worker(ids: &[SlotId]) -> tool_search_core::Result<Vec<Arc<StoredRecord>>> {
     store::find(ids).map_err(|missing| {
-        tool_search_core::Error::invalid_request(format!("{NOT_STORED} (record #{} and {} more); pass the tools again", missing[0], missing.len() - 1))
+        tool_search_core::Error::invalid_request(format!(
+            "{NOT_STORED} (record #{} and {} more); pass the tools again",
+            missing[0],
+            missing.len() - 1
+        ))
     })
 }
 
 impl BuildTask {
     fn new(job: JsResult<BuildJob>) -> AsyncTask<BuildTask> {
-        AsyncTask::new(BuildTask { job: Some(job.map_err(failure)) })
+        AsyncTask::new(BuildTask {
+            job: Some(job.map_err(failure)),
+        })
     }
 }
 
@@ -156,19 +185,29 @@ impl Task for BuildTask {
     type JsValue = ToolCatalog;
 
     fn compute(&mut self) -> Result<Self::Output> {
-        let job = self.job.take().unwrap_or_else(|| Err((JsCode(ErrorCode::Internal.as_str()), "build task ran twice".into())));
+        let job = self.job.take().unwrap_or_else(|| {
+            Err((
+                JsCode(ErrorCode::Internal.as_str()),
+                "build task ran twice".into(),
+            ))
+        });
         Ok(job.and_then(|job| {
-            guard(|| match job {
-                BuildJob::Build(text, options) => Catalog::from_json_text(&text, &options),
-                BuildJob::Stored(records, options) => Catalog::from_stored(records, &options),
-                BuildJob::Append(catalog, text) => catalog.append(&text),
-                BuildJob::WithSource(catalog, selector, text) => catalog.with_source(&selector, &text),
-                BuildJob::AppendStored(catalog, ids) => stored_on_worker(&ids).and_then(|records| catalog.append_stored(records)),
-                BuildJob::WithSourceStored(catalog, selector, ids) => {
-                    stored_on_worker(&ids).and_then(|records| catalog.with_source_stored(&selector, records))
+            guard(|| {
+                match job {
+                    BuildJob::Build(text, options) => Catalog::from_json_text(&text, &options),
+                    BuildJob::Stored(records, options) => Catalog::from_stored(records, &options),
+                    BuildJob::Append(catalog, text) => catalog.append(&text),
+                    BuildJob::WithSource(catalog, selector, text) => {
+                        catalog.with_source(&selector, &text)
+                    }
+                    BuildJob::AppendStored(catalog, ids) => {
+                        stored_on_worker(&ids).and_then(|records| catalog.append_stored(records))
+                    }
+                    BuildJob::WithSourceStored(catalog, selector, ids) => stored_on_worker(&ids)
+                        .and_then(|records| catalog.with_source_stored(&selector, records)),
                 }
-            }
-            .map_err(to_js))
+                .map_err(to_js)
+            })
             .map_err(failure)
         }))
     }
@@ -177,21 +216,30 @@ impl Task for BuildTask {
         match output {
             Ok(inner) => Ok(ToolCatalog::held(&env, inner)),
             // Rejected with the same coded error the sync forms throw.
-            Err((code, message)) => Err(napi::Error::from(JsError::from(napi::Error::new(code, message)).into_unknown(env))),
+            Err((code, message)) => Err(napi::Error::from(
+                JsError::from(napi::Error::new(code, message)).into_unknown(env),
+            )),
         }
     }
 }
 
 /// The tool array's JSON text and the parsed options (on the event loop:
 /// only V8 can read the objects).
-fn build_input(env: &Env, tools: Unknown, options: Option<Unknown>) -> JsResult<(String, CatalogOptions)> {
+fn build_input(
+    env: &Env,
+    tools: Unknown,
+    options: Option<Unknown>,
+) -> JsResult<(String, CatalogOptions)> {
     Ok((tools_text(env, tools)?, parse_options(env, options)?))
 }
 
 /// `tools` as JSON text, or INVALID_CATALOG when it is not an array.
 fn tools_text(env: &Env, tools: Unknown) -> JsResult<String> {
     if !tools.is_array().map_err(from_napi)? {
-        return Err(js_error(ErrorCode::InvalidCatalog, "tools must be an array of tool objects"));
+        return Err(js_error(
+            ErrorCode::InvalidCatalog,
+            "tools must be an array of tool objects",
+        ));
     }
     tools_json(env, tools)
 }
@@ -205,19 +253,35 @@ pub fn intern_records(text: Unknown) -> Result<Vec<u32>, JsCode> {
     guard(|| {
         let text = string_arg(text, ErrorCode::InvalidCatalog, "records")?;
         let records = store::intern(tool_search_core::catalog::record_spans(&text).map_err(to_js)?);
-        Ok(records.iter().flat_map(|r| [r.id.slot, r.id.generation]).collect())
+        Ok(records
+            .iter()
+            .flat_map(|r| [r.id.slot, r.id.generation])
+            .collect())
     })
 }
 
 /// Record ids from a Uint32Array of (slot, generation) pairs.
 fn ids_arg(ids: &Unknown) -> JsResult<Vec<SlotId>> {
     // The cast checks the typed array's type (napi_get_typedarray_info).
-    let pairs: Uint32ArraySlice = unsafe { ids.cast() }
-        .map_err(|_| js_error(ErrorCode::InvalidRequest, "record ids must be a Uint32Array"))?;
+    let pairs: Uint32ArraySlice = unsafe { ids.cast() }.map_err(|_| {
+        js_error(
+            ErrorCode::InvalidRequest,
+            "record ids must be a Uint32Array",
+        )
+    })?;
     if pairs.len() % 2 != 0 {
-        return Err(js_error(ErrorCode::InvalidRequest, "record ids come in (slot, generation) pairs"));
+        return Err(js_error(
+            ErrorCode::InvalidRequest,
+            "record ids come in (slot, generation) pairs",
+        ));
     }
-    Ok(pairs.chunks_exact(2).map(|p| SlotId { slot: p[0], generation: p[1] }).collect())
+    Ok(pairs
+        .chunks_exact(2)
+        .map(|p| SlotId {
+            slot: p[0],
+            generation: p[1],
+        })
+        .collect())
 }
 
 /// Positions (tool indexes) whose record id no longer names a stored record:
@@ -235,24 +299,45 @@ pub fn missing_records(ids: Unknown) -> Result<Vec<u32>, JsCode> {
 /// The stored records named by `ids`, or INVALID_REQUEST.
 fn stored_arg(ids: Unknown) -> JsResult<Vec<Arc<StoredRecord>>> {
     store::find(&ids_arg(&ids)?).map_err(|missing| {
-        js_error(ErrorCode::InvalidRequest, format!("record #{} is not stored (pass the tools again)", missing[0]))
+        js_error(
+            ErrorCode::InvalidRequest,
+            format!(
+                "record #{} is not stored (pass the tools again)",
+                missing[0]
+            ),
+        )
     })
 }
 
 /// A catalog of stored records, by slot (the JS constructor's path).
 #[napi(js_name = "__catalogFromSlots", skip_typescript)]
-pub fn catalog_from_slots(env: Env, slots: Unknown, options: Option<Unknown>) -> Result<ToolCatalog, JsCode> {
+pub fn catalog_from_slots(
+    env: Env,
+    slots: Unknown,
+    options: Option<Unknown>,
+) -> Result<ToolCatalog, JsCode> {
     guard(|| {
         let records = stored_arg(slots)?;
         let options = parse_options(&env, options)?;
-        Catalog::from_stored(records, &options).map(|inner| ToolCatalog::held(&env, inner)).map_err(to_js)
+        Catalog::from_stored(records, &options)
+            .map(|inner| ToolCatalog::held(&env, inner))
+            .map_err(to_js)
     })
 }
 
 /// `__catalogFromSlots` with the build on a libuv worker (`ToolCatalog.build`'s path).
 #[napi(js_name = "__buildFromSlots", skip_typescript)]
-pub fn build_from_slots(env: Env, slots: Unknown, options: Option<Unknown>) -> AsyncTask<BuildTask> {
-    BuildTask::new(guard(|| Ok(BuildJob::Stored(stored_arg(slots)?, parse_options(&env, options)?))))
+pub fn build_from_slots(
+    env: Env,
+    slots: Unknown,
+    options: Option<Unknown>,
+) -> AsyncTask<BuildTask> {
+    BuildTask::new(guard(|| {
+        Ok(BuildJob::Stored(
+            stored_arg(slots)?,
+            parse_options(&env, options)?,
+        ))
+    }))
 }
 
 /// A memory-pressure hook: drop cached catalog builds and stored tool
@@ -270,11 +355,16 @@ impl ToolCatalog {
     /// The package's `ToolCatalog` (`js/catalog.js`) serializes each distinct
     /// tool object once and builds from stored records; this native form,
     /// reached only for a non-array argument, throws the coded error.
-    #[napi(constructor, ts_args_type = "tools: CatalogTool[], options?: CatalogOptions | null")]
+    #[napi(
+        constructor,
+        ts_args_type = "tools: CatalogTool[], options?: CatalogOptions | null"
+    )]
     pub fn new(env: Env, tools: Unknown, options: Option<Unknown>) -> Result<Self, JsCode> {
         guard(|| {
             let (text, options) = build_input(&env, tools, options)?;
-            Catalog::from_json_text(&text, &options).map(|inner| ToolCatalog::held(&env, inner)).map_err(to_js)
+            Catalog::from_json_text(&text, &options)
+                .map(|inner| ToolCatalog::held(&env, inner))
+                .map_err(to_js)
         })
     }
 
@@ -287,12 +377,21 @@ impl ToolCatalog {
         ts_return_type = "Promise<ToolCatalog>"
     )]
     pub fn build(env: Env, tools: Unknown, options: Option<Unknown>) -> AsyncTask<BuildTask> {
-        BuildTask::new(guard(|| build_input(&env, tools, options).map(|(text, options)| BuildJob::Build(text, options))))
+        BuildTask::new(guard(|| {
+            build_input(&env, tools, options).map(|(text, options)| BuildJob::Build(text, options))
+        }))
     }
 
     /// `fromJson` off the event loop.
-    #[napi(ts_args_type = "text: string, options?: CatalogOptions | null", ts_return_type = "Promise<ToolCatalog>")]
-    pub fn build_from_json(env: Env, text: Unknown, options: Option<Unknown>) -> AsyncTask<BuildTask> {
+    #[napi(
+        ts_args_type = "text: string, options?: CatalogOptions | null",
+        ts_return_type = "Promise<ToolCatalog>"
+    )]
+    pub fn build_from_json(
+        env: Env,
+        text: Unknown,
+        options: Option<Unknown>,
+    ) -> AsyncTask<BuildTask> {
         BuildTask::new(guard(|| {
             let text = string_arg(text, ErrorCode::InvalidCatalog, "text")?;
             Ok(BuildJob::Build(text, parse_options(&env, options)?))
@@ -301,12 +400,17 @@ impl ToolCatalog {
 
     /// Build from catalog text: a JSON array of tools, or JSON Lines (the
     /// dev-catalog format).
-    #[napi(factory, ts_args_type = "text: string, options?: CatalogOptions | null")]
+    #[napi(
+        factory,
+        ts_args_type = "text: string, options?: CatalogOptions | null"
+    )]
     pub fn from_json(env: Env, text: Unknown, options: Option<Unknown>) -> Result<Self, JsCode> {
         guard(|| {
             let text = string_arg(text, ErrorCode::InvalidCatalog, "text")?;
             let options = parse_options(&env, options)?;
-            Catalog::from_json_text(&text, &options).map(|inner| ToolCatalog::held(&env, inner)).map_err(to_js)
+            Catalog::from_json_text(&text, &options)
+                .map(|inner| ToolCatalog::held(&env, inner))
+                .map_err(to_js)
         })
     }
 
@@ -349,7 +453,12 @@ impl ToolCatalog {
         ts_args_type = "query: string, options?: { limit?: number | null } | null",
         ts_return_type = "SearchHit[]"
     )]
-    pub fn search<'env>(&self, env: &'env Env, query: Unknown, options: Option<Unknown>) -> Result<Unknown<'env>, JsCode> {
+    pub fn search<'env>(
+        &self,
+        env: &'env Env,
+        query: Unknown,
+        options: Option<Unknown>,
+    ) -> Result<Unknown<'env>, JsCode> {
         guard(|| {
             let query = string_arg(query, ErrorCode::InvalidQuery, "query")?;
             let limit = limit_option(options)?;
@@ -358,32 +467,73 @@ impl ToolCatalog {
     }
 
     /// Several queries in one call, within the batch budgets.
-    #[napi(ts_args_type = "request: SearchBatchRequest", ts_return_type = "SearchBatchResult")]
-    pub fn search_batch<'env>(&self, env: &'env Env, request: Unknown) -> Result<Unknown<'env>, JsCode> {
+    #[napi(
+        ts_args_type = "request: SearchBatchRequest",
+        ts_return_type = "SearchBatchResult"
+    )]
+    pub fn search_batch<'env>(
+        &self,
+        env: &'env Env,
+        request: Unknown,
+    ) -> Result<Unknown<'env>, JsCode> {
         guard(|| {
-            let request = json_arg(env, request, ErrorCode::InvalidQuery, "invalid search request")?;
-            let request: BatchRequest = serde_json::from_value(request)
-                .map_err(|e| js_error(ErrorCode::InvalidQuery, format!("invalid search request: {e}")))?;
+            let request = json_arg(
+                env,
+                request,
+                ErrorCode::InvalidQuery,
+                "invalid search request",
+            )?;
+            let request: BatchRequest = serde_json::from_value(request).map_err(|e| {
+                js_error(
+                    ErrorCode::InvalidQuery,
+                    format!("invalid search request: {e}"),
+                )
+            })?;
             parsed(env, &self.inner.search_batch(&request).map_err(to_js)?)
         })
     }
 
     /// The compact hit plus the exact schemas: exact id first, then a unique name.
     #[napi(ts_args_type = "idOrName: string", ts_return_type = "ToolDescription")]
-    pub fn describe<'env>(&self, env: &'env Env, id_or_name: Unknown) -> Result<Unknown<'env>, JsCode> {
+    pub fn describe<'env>(
+        &self,
+        env: &'env Env,
+        id_or_name: Unknown,
+    ) -> Result<Unknown<'env>, JsCode> {
         guard(|| {
             let id_or_name = string_arg(id_or_name, ErrorCode::InvalidRequest, "idOrName")?;
-            parsed(env, &self.inner.describe(&id_or_name, LookupStyle::Structured).map_err(to_js)?)
+            parsed(
+                env,
+                &self
+                    .inner
+                    .describe(&id_or_name, LookupStyle::Structured)
+                    .map_err(to_js)?,
+            )
         })
     }
 
     /// Check arguments against the tool's input schema.
-    #[napi(ts_args_type = "idOrName: string, args: unknown", ts_return_type = "ArgsValidation")]
-    pub fn validate_args<'env>(&self, env: &'env Env, id_or_name: Unknown, args: Option<Unknown>) -> Result<Unknown<'env>, JsCode> {
+    #[napi(
+        ts_args_type = "idOrName: string, args: unknown",
+        ts_return_type = "ArgsValidation"
+    )]
+    pub fn validate_args<'env>(
+        &self,
+        env: &'env Env,
+        id_or_name: Unknown,
+        args: Option<Unknown>,
+    ) -> Result<Unknown<'env>, JsCode> {
         guard(|| {
             let id_or_name = string_arg(id_or_name, ErrorCode::InvalidRequest, "idOrName")?;
-            let args = optional_json_arg(env, args, ErrorCode::InvalidRequest, "args")?.unwrap_or(Value::Null);
-            parsed(env, &self.inner.validate_args(&id_or_name, &args).map_err(to_js)?)
+            let args = optional_json_arg(env, args, ErrorCode::InvalidRequest, "args")?
+                .unwrap_or(Value::Null);
+            parsed(
+                env,
+                &self
+                    .inner
+                    .validate_args(&id_or_name, &args)
+                    .map_err(to_js)?,
+            )
         })
     }
 
@@ -394,14 +544,25 @@ impl ToolCatalog {
     pub fn append(&self, env: Env, tools: Unknown) -> Result<ToolCatalog, JsCode> {
         guard(|| {
             let text = tools_text(&env, tools)?;
-            self.inner.append(&text).map(|inner| ToolCatalog::held(&env, inner)).map_err(to_js)
+            self.inner
+                .append(&text)
+                .map(|inner| ToolCatalog::held(&env, inner))
+                .map_err(to_js)
         })
     }
 
     /// `append` off the event loop (the union is re-indexed on a libuv worker).
-    #[napi(ts_args_type = "tools: CatalogTool[]", ts_return_type = "Promise<ToolCatalog>")]
+    #[napi(
+        ts_args_type = "tools: CatalogTool[]",
+        ts_return_type = "Promise<ToolCatalog>"
+    )]
     pub fn append_async(&self, env: Env, tools: Unknown) -> AsyncTask<BuildTask> {
-        BuildTask::new(guard(|| Ok(BuildJob::Append(self.inner.clone(), tools_text(&env, tools)?))))
+        BuildTask::new(guard(|| {
+            Ok(BuildJob::Append(
+                self.inner.clone(),
+                tools_text(&env, tools)?,
+            ))
+        }))
     }
 
     /// This catalog with exactly the tools of `selector` (one source's owner,
@@ -411,20 +572,40 @@ impl ToolCatalog {
     /// and nothing changes). Same policy, limits, strictness; the counter
     /// scope carries over. Ranks exactly as a full build of the final tools.
     #[napi(ts_args_type = "selector: SourceSelector, tools: CatalogTool[]")]
-    pub fn with_source(&self, env: Env, selector: Unknown, tools: Unknown) -> Result<ToolCatalog, JsCode> {
+    pub fn with_source(
+        &self,
+        env: Env,
+        selector: Unknown,
+        tools: Unknown,
+    ) -> Result<ToolCatalog, JsCode> {
         guard(|| {
             let selector = selector_arg(&env, selector)?;
             let text = tools_text(&env, tools)?;
-            self.inner.with_source(&selector, &text).map(|inner| ToolCatalog::held(&env, inner)).map_err(to_js)
+            self.inner
+                .with_source(&selector, &text)
+                .map(|inner| ToolCatalog::held(&env, inner))
+                .map_err(to_js)
         })
     }
 
     /// `withSource` with the build on a libuv worker.
-    #[napi(ts_args_type = "selector: SourceSelector, tools: CatalogTool[]", ts_return_type = "Promise<ToolCatalog>")]
-    pub fn with_source_async(&self, env: Env, selector: Unknown, tools: Unknown) -> AsyncTask<BuildTask> {
+    #[napi(
+        ts_args_type = "selector: SourceSelector, tools: CatalogTool[]",
+        ts_return_type = "Promise<ToolCatalog>"
+    )]
+    pub fn with_source_async(
+        &self,
+        env: Env,
+        selector: Unknown,
+        tools: Unknown,
+    ) -> AsyncTask<BuildTask> {
         BuildTask::new(guard(|| {
             let selector = selector_arg(&env, selector)?;
-            Ok(BuildJob::WithSource(self.inner.clone(), selector, tools_text(&env, tools)?))
+            Ok(BuildJob::WithSource(
+                self.inner.clone(),
+                selector,
+                tools_text(&env, tools)?,
+            ))
         }))
     }
 
@@ -432,16 +613,27 @@ impl ToolCatalog {
     /// in slices first). Internal.
     #[napi(js_name = "__appendFromSlots", skip_typescript)]
     pub fn append_from_slots(&self, slots: Unknown) -> AsyncTask<BuildTask> {
-        BuildTask::new(guard(|| Ok(BuildJob::AppendStored(self.inner.clone(), ids_arg(&slots)?))))
+        BuildTask::new(guard(|| {
+            Ok(BuildJob::AppendStored(self.inner.clone(), ids_arg(&slots)?))
+        }))
     }
 
     /// `withSourceAsync` of stored records (`js/catalog.js` serializes the
     /// tools in slices first). Internal.
     #[napi(js_name = "__withSourceFromSlots", skip_typescript)]
-    pub fn with_source_from_slots(&self, env: Env, selector: Unknown, slots: Unknown) -> AsyncTask<BuildTask> {
+    pub fn with_source_from_slots(
+        &self,
+        env: Env,
+        selector: Unknown,
+        slots: Unknown,
+    ) -> AsyncTask<BuildTask> {
         BuildTask::new(guard(|| {
             let selector = selector_arg(&env, selector)?;
-            Ok(BuildJob::WithSourceStored(self.inner.clone(), selector, ids_arg(&slots)?))
+            Ok(BuildJob::WithSourceStored(
+                self.inner.clone(),
+                selector,
+                ids_arg(&slots)?,
+            ))
         }))
     }
 
@@ -450,11 +642,19 @@ impl ToolCatalog {
     /// closed with TOOL_UNAVAILABLE and `reason` ("server github
     /// disconnected"). `withSource` with fresh tools makes them available again.
     #[napi(ts_args_type = "selector: SourceSelector, reason: string")]
-    pub fn with_unavailable(&self, env: Env, selector: Unknown, reason: Unknown) -> Result<ToolCatalog, JsCode> {
+    pub fn with_unavailable(
+        &self,
+        env: Env,
+        selector: Unknown,
+        reason: Unknown,
+    ) -> Result<ToolCatalog, JsCode> {
         guard(|| {
             let selector = selector_arg(&env, selector)?;
             let reason = string_arg(reason, ErrorCode::InvalidRequest, "reason")?;
-            self.inner.with_unavailable(&selector, &reason).map(|inner| ToolCatalog::held(&env, inner)).map_err(to_js)
+            self.inner
+                .with_unavailable(&selector, &reason)
+                .map(|inner| ToolCatalog::held(&env, inner))
+                .map_err(to_js)
         })
     }
 
@@ -463,18 +663,28 @@ impl ToolCatalog {
     #[napi(ts_args_type = "allowedNames: Iterable<string>")]
     pub fn restrict(&self, env: Env, allowed_names: Unknown) -> Result<ToolCatalog, JsCode> {
         guard(|| {
-            let array: Unknown = env.get_global().and_then(|g| g.get_named_property("Array")).map_err(from_napi)?;
+            let array: Unknown = env
+                .get_global()
+                .and_then(|g| g.get_named_property("Array"))
+                .map_err(from_napi)?;
             // `Array` is a function; read its `from` through the object view.
             let array: Object = unsafe { array.cast() }.map_err(from_napi)?;
-            let from: Function<Unknown, Vec<Value>> = array.get_named_property("from").map_err(from_napi)?;
-            let values = from
-                .apply(array, allowed_names)
-                .map_err(|e| js_error(ErrorCode::InvalidRequest, format!("allowedNames must be an iterable of strings: {}", e.reason)))?;
+            let from: Function<Unknown, Vec<Value>> =
+                array.get_named_property("from").map_err(from_napi)?;
+            let values = from.apply(array, allowed_names).map_err(|e| {
+                js_error(
+                    ErrorCode::InvalidRequest,
+                    format!("allowedNames must be an iterable of strings: {}", e.reason),
+                )
+            })?;
             let names: Vec<String> = values
                 .into_iter()
                 .map(|v| match v {
                     Value::String(s) => Ok(s),
-                    _ => Err(js_error(ErrorCode::InvalidRequest, "allowedNames must contain only strings")),
+                    _ => Err(js_error(
+                        ErrorCode::InvalidRequest,
+                        "allowedNames must contain only strings",
+                    )),
                 })
                 .collect::<JsResult<_>>()?;
             Ok(ToolCatalog::held(&env, self.inner.restrict(&names)))

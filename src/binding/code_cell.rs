@@ -13,7 +13,9 @@ use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 use serde_json::{json, Value};
 use tool_search_core::ErrorCode;
-use tool_search_sandbox::{BridgeError, BridgeHost, CallFuture, CancelToken, LogStyle, Lookup, RunOptions};
+use tool_search_sandbox::{
+    BridgeError, BridgeHost, CallFuture, CancelToken, LogStyle, Lookup, RunOptions,
+};
 
 use super::convert::{is_nullish, number_arg, object_arg, property, string_arg, value_type};
 use super::errors::{from_napi, guard, js_error, JsCode, JsResult};
@@ -95,7 +97,10 @@ impl JsBridge {
             watcher.abort();
             match answer {
                 Ok(text) => answer_of(&text),
-                Err(e) => Err(BridgeError::new("internal", format!("the bridge could not be called: {}", e.reason))),
+                Err(e) => Err(BridgeError::new(
+                    "internal",
+                    format!("the bridge could not be called: {}", e.reason),
+                )),
             }
         })
     }
@@ -103,23 +108,41 @@ impl JsBridge {
 
 fn answer_of(text: &str) -> std::result::Result<Value, BridgeError> {
     let Ok(mut answer) = serde_json::from_str::<Value>(text) else {
-        return Err(BridgeError::new("internal", "the bridge's answer could not be decoded"));
+        return Err(BridgeError::new(
+            "internal",
+            "the bridge's answer could not be decoded",
+        ));
     };
     if answer.get("ok").and_then(Value::as_bool) == Some(true) {
-        return Ok(answer.get_mut("value").map(Value::take).unwrap_or(Value::Null));
+        return Ok(answer
+            .get_mut("value")
+            .map(Value::take)
+            .unwrap_or(Value::Null));
     }
-    let field = |name: &str| answer.get(name).and_then(Value::as_str).unwrap_or_default().to_string();
+    let field = |name: &str| {
+        answer
+            .get(name)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
     Err(BridgeError::new(field("code"), field("message")))
 }
 
 impl BridgeHost for JsBridge {
     // Never reached: `lookup_async` answers every search and describe.
     fn search(&self, _query: &str, _options: &Value) -> std::result::Result<Value, BridgeError> {
-        Err(BridgeError::new("internal", "search is answered by the gateway's bridge"))
+        Err(BridgeError::new(
+            "internal",
+            "search is answered by the gateway's bridge",
+        ))
     }
 
     fn describe(&self, _id: &str) -> std::result::Result<Value, BridgeError> {
-        Err(BridgeError::new("internal", "describe is answered by the gateway's bridge"))
+        Err(BridgeError::new(
+            "internal",
+            "describe is answered by the gateway's bridge",
+        ))
     }
 
     fn call(&self, id: String, args: Value, cancel: CancelToken) -> CallFuture {
@@ -128,7 +151,9 @@ impl BridgeHost for JsBridge {
 
     fn lookup_async(&self, lookup: Lookup<'_>, cancel: CancelToken) -> Option<CallFuture> {
         Some(match lookup {
-            Lookup::Search { query, options } => self.request("search", json!([query, options]), cancel),
+            Lookup::Search { query, options } => {
+                self.request("search", json!([query, options]), cancel)
+            }
             Lookup::Describe { id } => self.request("describe", json!([id]), cancel),
         })
     }
@@ -137,12 +162,27 @@ impl BridgeHost for JsBridge {
 fn js_bridge(env: &Env, bridge: Unknown) -> JsResult<Arc<JsBridge>> {
     let factory: Function<Unknown, Object> = env.run_script(BRIDGE_ADAPTER).map_err(from_napi)?;
     let adapter = factory.call(bridge).map_err(from_napi)?;
-    let run: Function<String, Promise<String>> = adapter.get_named_property("run").map_err(from_napi)?;
-    let abort: Function<String, Unknown> = adapter.get_named_property("abort").map_err(from_napi)?;
-    let run: JsRun = run.build_threadsafe_function().callee_handled::<false>().weak::<true>().build().map_err(from_napi)?;
-    let abort: JsAbort =
-        abort.build_threadsafe_function().callee_handled::<false>().weak::<true>().build().map_err(from_napi)?;
-    Ok(Arc::new(JsBridge { run: Arc::new(run), abort: Arc::new(abort), next_key: AtomicU64::new(1) }))
+    let run: Function<String, Promise<String>> =
+        adapter.get_named_property("run").map_err(from_napi)?;
+    let abort: Function<String, Unknown> =
+        adapter.get_named_property("abort").map_err(from_napi)?;
+    let run: JsRun = run
+        .build_threadsafe_function()
+        .callee_handled::<false>()
+        .weak::<true>()
+        .build()
+        .map_err(from_napi)?;
+    let abort: JsAbort = abort
+        .build_threadsafe_function()
+        .callee_handled::<false>()
+        .weak::<true>()
+        .build()
+        .map_err(from_napi)?;
+    Ok(Arc::new(JsBridge {
+        run: Arc::new(run),
+        abort: Arc::new(abort),
+        next_key: AtomicU64::new(1),
+    }))
 }
 
 /// The contract's clamp of `codeTimeoutMs`: default 10,000, 1,000..=60,000.
@@ -152,7 +192,10 @@ fn timeout_arg(value: Option<Unknown>) -> JsResult<Duration> {
     };
     let ms = number_arg(value, ErrorCode::InvalidRequest, "options.timeoutMs")?;
     if !ms.is_finite() || ms <= 0.0 {
-        return Err(js_error(ErrorCode::InvalidRequest, "options.timeoutMs must be a positive number"));
+        return Err(js_error(
+            ErrorCode::InvalidRequest,
+            "options.timeoutMs must be a positive number",
+        ));
     }
     Ok(Duration::from_millis(ms.clamp(1_000.0, 60_000.0) as u64))
 }
@@ -164,15 +207,28 @@ struct CellRequest {
     cancel: Option<tool_search_core::session::CancelSignal>,
 }
 
-fn cell_request(env: &Env, code: Unknown, options: Unknown, listener: &mut Option<AbortListener>) -> JsResult<CellRequest> {
+fn cell_request(
+    env: &Env,
+    code: Unknown,
+    options: Unknown,
+    listener: &mut Option<AbortListener>,
+) -> JsResult<CellRequest> {
     let code = string_arg(code, ErrorCode::InvalidRequest, "code")?;
     if is_nullish(&options)? {
-        return Err(js_error(ErrorCode::InvalidRequest, "options.bridge must be a function"));
+        return Err(js_error(
+            ErrorCode::InvalidRequest,
+            "options.bridge must be a function",
+        ));
     }
     let options = object_arg(options, ErrorCode::InvalidRequest, "options")?;
     let bridge = match property(&options, "bridge")? {
         Some(f) if value_type(&f)? == ValueType::Function => js_bridge(env, f)?,
-        _ => return Err(js_error(ErrorCode::InvalidRequest, "options.bridge must be a function")),
+        _ => {
+            return Err(js_error(
+                ErrorCode::InvalidRequest,
+                "options.bridge must be a function",
+            ))
+        }
     };
     let timeout = timeout_arg(property(&options, "timeoutMs")?)?;
     let log_style = match property(&options, "logStyle")? {
@@ -182,7 +238,10 @@ fn cell_request(env: &Env, code: Unknown, options: Unknown, listener: &mut Optio
             "node" => LogStyle::Node,
             "json" => LogStyle::Json,
             other => {
-                return Err(js_error(ErrorCode::InvalidRequest, format!("options.logStyle must be 'node' or 'json', not {other:?}")))
+                return Err(js_error(
+                    ErrorCode::InvalidRequest,
+                    format!("options.logStyle must be 'node' or 'json', not {other:?}"),
+                ))
             }
         },
     };
@@ -194,7 +253,12 @@ fn cell_request(env: &Env, code: Unknown, options: Unknown, listener: &mut Optio
         }
         _ => None,
     };
-    Ok(CellRequest { code, bridge, options: RunOptions { timeout, log_style }, cancel })
+    Ok(CellRequest {
+        code,
+        bridge,
+        options: RunOptions { timeout, log_style },
+        cancel,
+    })
 }
 
 /// Runs one code cell in the contained child, with every `openclaw.tools.*` request answered
@@ -205,7 +269,11 @@ fn cell_request(env: &Env, code: Unknown, options: Unknown, listener: &mut Optio
     ts_args_type = "code: string, options: CodeCellOptions",
     ts_return_type = "Promise<CodeCellResult>"
 )]
-pub fn run_code_cell<'env>(env: &'env Env, code: Unknown, options: Unknown) -> Result<PromiseRaw<'env, Unknown<'env>>, JsCode> {
+pub fn run_code_cell<'env>(
+    env: &'env Env,
+    code: Unknown,
+    options: Unknown,
+) -> Result<PromiseRaw<'env, Unknown<'env>>, JsCode> {
     let mut listener: Option<AbortListener> = None;
     let request = guard(|| cell_request(env, code, options, &mut listener));
     let request = match request {
@@ -218,13 +286,20 @@ pub fn run_code_cell<'env>(env: &'env Env, code: Unknown, options: Unknown) -> R
         }
     };
     let future = async move {
-        let CellRequest { code, bridge, options, cancel } = request;
+        let CellRequest {
+            code,
+            bridge,
+            options,
+            cancel,
+        } = request;
         let token = CancelToken::new();
         let linked = token.clone();
         let _link = cancel.map(|signal| signal.on_cancel(move |_| linked.cancel()));
         let value = match super::code_mode::await_runner().await {
             Ok(runner) => {
-                let result = runner.run_with_options(code, bridge as Arc<dyn BridgeHost>, token, options).await;
+                let result = runner
+                    .run_with_options(code, bridge as Arc<dyn BridgeHost>, token, options)
+                    .await;
                 super::code_mode::result_value(result)
             }
             Err(reason) => json!({

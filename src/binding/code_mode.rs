@@ -22,7 +22,10 @@ use tool_search_core::session::{
     BoxFuture, CallContext, CodeContext, CodeRunner, Failure, Offload, OffloadHandle, Session,
 };
 use tool_search_core::ErrorCode;
-use tool_search_sandbox::{probe_node, BridgeError, BridgeHost, CallFuture, CancelToken, CodeRunner as SandboxRunner, RunnerConfig};
+use tool_search_sandbox::{
+    probe_node, BridgeError, BridgeHost, CallFuture, CancelToken, CodeRunner as SandboxRunner,
+    RunnerConfig,
+};
 
 use super::convert::{is_nullish, json_arg, parsed};
 use super::errors::{guard, js_error, JsCode};
@@ -163,7 +166,9 @@ fn pending_report() -> Value {
 fn check_settings(settings: &CodeModeSettings) -> std::result::Result<(), String> {
     if let Some(policy) = &settings.children_cpu_policy {
         if tool_search_sandbox::SchedPolicy::parse(policy).is_none() {
-            return Err(format!("childrenCpuPolicy must be 'other', 'batch' or 'idle', not {policy:?}"));
+            return Err(format!(
+                "childrenCpuPolicy must be 'other', 'batch' or 'idle', not {policy:?}"
+            ));
         }
     }
     let mut config = runner_config(PathBuf::from("/"), settings);
@@ -181,10 +186,17 @@ fn find_runner(settings: &CodeModeSettings) -> DefaultRunner {
         }
         match SandboxRunner::new(runner_config(node, settings)) {
             Ok(runner) => {
-                let report = serde_json::to_value(runner.capability_report()).unwrap_or(Value::Null);
-                let available = report.get("available").and_then(Value::as_bool).unwrap_or(false);
+                let report =
+                    serde_json::to_value(runner.capability_report()).unwrap_or(Value::Null);
+                let available = report
+                    .get("available")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false);
                 if available {
-                    return DefaultRunner { runner: Some(Arc::new(runner)), report };
+                    return DefaultRunner {
+                        runner: Some(Arc::new(runner)),
+                        report,
+                    };
                 }
                 tried.push(report);
             }
@@ -197,7 +209,10 @@ fn find_runner(settings: &CodeModeSettings) -> DefaultRunner {
         format!("no Node with a sound permission model and working containment (set {NODE_ENV} to Node >= 22.23, >= 24.17 or >= 26.3.1)")
     };
     tracing::info!(target: "openclaw_tool_search", %reason, "code mode unavailable");
-    DefaultRunner { runner: None, report: json!({ "available": false, "reason": reason, "candidates": tried }) }
+    DefaultRunner {
+        runner: None,
+        report: json!({ "available": false, "reason": reason, "candidates": tried }),
+    }
 }
 
 fn runner_config(node: PathBuf, settings: &CodeModeSettings) -> RunnerConfig {
@@ -232,7 +247,11 @@ fn runner_config(node: PathBuf, settings: &CodeModeSettings) -> RunnerConfig {
     if let Some(n) = settings.children_nice {
         config.cpu.nice = n;
     }
-    if let Some(policy) = settings.children_cpu_policy.as_deref().and_then(tool_search_sandbox::SchedPolicy::parse) {
+    if let Some(policy) = settings
+        .children_cpu_policy
+        .as_deref()
+        .and_then(tool_search_sandbox::SchedPolicy::parse)
+    {
         config.cpu.policy = policy;
     }
     config
@@ -261,10 +280,15 @@ fn register_cleanup(env: &Env) {
     static REGISTERED: OnceLock<()> = OnceLock::new();
     // SAFETY: plain getters. Node's main environment runs on the process's main thread.
     let main_thread = unsafe { libc::gettid() == libc::getpid() };
-    if main_thread && REGISTERED.get().is_none() && env.add_env_cleanup_hook((), |_| {
-        let report = tool_search_sandbox::shutdown();
-        tracing::debug!(target: "openclaw_tool_search", ?report, "code mode shut down");
-    }).is_ok() {
+    if main_thread
+        && REGISTERED.get().is_none()
+        && env
+            .add_env_cleanup_hook((), |_| {
+                let report = tool_search_sandbox::shutdown();
+                tracing::debug!(target: "openclaw_tool_search", ?report, "code mode shut down");
+            })
+            .is_ok()
+    {
         let _ = REGISTERED.set(());
     }
 }
@@ -293,7 +317,9 @@ pub fn shutdown_code_mode() -> Result<(), JsCode> {
 pub fn code_mode_capability(env: &Env) -> Result<Unknown<'_>, JsCode> {
     guard(|| {
         register_cleanup(env);
-        let report = probed_within(SYNC_WAIT).map(|r| r.report.clone()).unwrap_or_else(pending_report);
+        let report = probed_within(SYNC_WAIT)
+            .map(|r| r.report.clone())
+            .unwrap_or_else(pending_report);
         parsed(env, &report)
     })
 }
@@ -308,11 +334,14 @@ pub fn probe_code_mode<'env>(env: &'env Env) -> Result<PromiseRaw<'env, Unknown<
         let mut done = probe().notify.subscribe();
         let future = async move {
             let _ = done.wait_for(|finished| *finished).await;
-            let report = probed_within(Duration::ZERO).map(|r| r.report.clone()).unwrap_or_else(pending_report);
+            let report = probed_within(Duration::ZERO)
+                .map(|r| r.report.clone())
+                .unwrap_or_else(pending_report);
             Ok(serde_json::to_string(&report).unwrap_or_else(|_| "null".into()))
         };
         env.spawn_future_with_callback(future, |env, text| {
-            super::convert::parse_text(env, text).map_err(|e| napi::Error::new(Status::GenericFailure, e.reason.clone()))
+            super::convert::parse_text(env, text)
+                .map_err(|e| napi::Error::new(Status::GenericFailure, e.reason.clone()))
         })
         .map_err(super::errors::from_napi)
     })
@@ -325,12 +354,29 @@ pub fn probe_code_mode<'env>(env: &'env Env) -> Result<PromiseRaw<'env, Unknown<
 pub fn configure_code_mode(env: Env, settings: Unknown) -> Result<(), JsCode> {
     guard(|| {
         if is_nullish(&settings)? {
-            return Err(js_error(ErrorCode::InvalidConfig, "settings must be an object"));
+            return Err(js_error(
+                ErrorCode::InvalidConfig,
+                "settings must be an object",
+            ));
         }
-        let value = json_arg(&env, settings, ErrorCode::InvalidConfig, "code mode settings")?;
-        let parsed: CodeModeSettings = serde_json::from_value(value)
-            .map_err(|e| js_error(ErrorCode::InvalidConfig, format!("invalid code mode settings: {e}")))?;
-        check_settings(&parsed).map_err(|e| js_error(ErrorCode::InvalidConfig, format!("invalid code mode settings: {e}")))?;
+        let value = json_arg(
+            &env,
+            settings,
+            ErrorCode::InvalidConfig,
+            "code mode settings",
+        )?;
+        let parsed: CodeModeSettings = serde_json::from_value(value).map_err(|e| {
+            js_error(
+                ErrorCode::InvalidConfig,
+                format!("invalid code mode settings: {e}"),
+            )
+        })?;
+        check_settings(&parsed).map_err(|e| {
+            js_error(
+                ErrorCode::InvalidConfig,
+                format!("invalid code mode settings: {e}"),
+            )
+        })?;
         let probe = probe();
         let state = lock(&probe.state);
         if !matches!(*state, ProbeState::Idle) {
@@ -356,7 +402,8 @@ impl Offload for BlockingPool {
 /// The offload every call of the binding uses.
 pub fn offload() -> OffloadHandle {
     static POOL: OnceLock<OffloadHandle> = OnceLock::new();
-    POOL.get_or_init(|| OffloadHandle(Arc::new(BlockingPool))).clone()
+    POOL.get_or_init(|| OffloadHandle(Arc::new(BlockingPool)))
+        .clone()
 }
 
 struct SandboxCodeRunner {
@@ -370,8 +417,14 @@ impl CodeRunner for SandboxCodeRunner {
             let token = CancelToken::new();
             let whole_run = token.clone();
             let _whole_run = context.cancel.on_cancel(move |_| whole_run.cancel());
-            let host = Arc::new(SessionBridge { session, parent: context.clone(), calls: AtomicU64::new(0) });
-            let result = runner.run_with_timeout(code, host, token, Duration::from_millis(context.timeout_ms)).await;
+            let host = Arc::new(SessionBridge {
+                session,
+                parent: context.clone(),
+                calls: AtomicU64::new(0),
+            });
+            let result = runner
+                .run_with_timeout(code, host, token, Duration::from_millis(context.timeout_ms))
+                .await;
             result_value(result)
         })
     }
@@ -379,10 +432,14 @@ impl CodeRunner for SandboxCodeRunner {
 
 /// A run's result as the JS side sees it: the runner's `error.kind` plus the stable `error.code`.
 pub fn result_value(result: tool_search_sandbox::CodeRunResult) -> Value {
-    let mut value = serde_json::to_value(result)
-        .unwrap_or_else(|e| json!({ "ok": false, "error": { "kind": "runtime_error", "message": e.to_string() } }));
+    let mut value = serde_json::to_value(result).unwrap_or_else(
+        |e| json!({ "ok": false, "error": { "kind": "runtime_error", "message": e.to_string() } }),
+    );
     if let Some(error) = value.get_mut("error").and_then(Value::as_object_mut) {
-        let kind = error.get("kind").and_then(Value::as_str).unwrap_or("runtime_error");
+        let kind = error
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or("runtime_error");
         error.insert("code".into(), Value::from(failure_code(kind)));
     }
     value
@@ -394,7 +451,8 @@ pub async fn await_runner() -> std::result::Result<Arc<SandboxRunner>, String> {
     start_probe();
     let mut done = probe().notify.subscribe();
     let _ = done.wait_for(|finished| *finished).await;
-    let found = probed_within(Duration::ZERO).ok_or_else(|| "the code-mode probe did not finish".to_string())?;
+    let found = probed_within(Duration::ZERO)
+        .ok_or_else(|| "the code-mode probe did not finish".to_string())?;
     match &found.runner {
         Some(runner) => {
             let pool = Arc::clone(runner);
@@ -438,7 +496,9 @@ fn bridge_error(f: Failure) -> BridgeError {
 
 impl BridgeHost for SessionBridge {
     fn search(&self, query: &str, options: &Value) -> std::result::Result<Value, BridgeError> {
-        self.session.search_json(query, options).map_err(bridge_error)
+        self.session
+            .search_json(query, options)
+            .map_err(bridge_error)
     }
 
     fn describe(&self, id: &str) -> std::result::Result<Value, BridgeError> {

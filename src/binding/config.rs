@@ -7,17 +7,31 @@ use super::errors::{guard, to_js, JsCode};
 
 /// `env.codeModeSupported`: whether this host can run code mode; default: the
 /// probe's answer (`codeModeCapability().available`; false while it runs).
-fn code_mode_supported(js: &napi::Env, env: Option<napi::bindgen_prelude::Unknown>) -> Result<bool, napi::Error<JsCode>> {
-    let env = super::convert::optional_json_arg(js, env, tool_search_core::ErrorCode::InvalidConfig, "env")?;
+fn code_mode_supported(
+    js: &napi::Env,
+    env: Option<napi::bindgen_prelude::Unknown>,
+) -> Result<bool, napi::Error<JsCode>> {
+    let env = super::convert::optional_json_arg(
+        js,
+        env,
+        tool_search_core::ErrorCode::InvalidConfig,
+        "env",
+    )?;
     match env.as_ref().map(|e| e.get("codeModeSupported")) {
         None | Some(None) | Some(Some(Value::Null)) => Ok(super::code_mode::code_mode_supported()),
         Some(Some(Value::Bool(b))) => Ok(*b),
-        Some(Some(_)) => Err(super::errors::js_error(tool_search_core::ErrorCode::InvalidConfig, "env.codeModeSupported must be a boolean")),
+        Some(Some(_)) => Err(super::errors::js_error(
+            tool_search_core::ErrorCode::InvalidConfig,
+            "env.codeModeSupported must be a boolean",
+        )),
     }
 }
 
 /// Resolve a raw `tools.toolSearch` value once per run (contract §4).
-#[napi(ts_args_type = "raw: unknown, env?: ConfigEnv", ts_return_type = "ResolvedToolSearchConfig")]
+#[napi(
+    ts_args_type = "raw: unknown, env?: ConfigEnv",
+    ts_return_type = "ResolvedToolSearchConfig"
+)]
 pub fn resolve_tool_search_config(
     js: napi::Env,
     raw: Option<napi::bindgen_prelude::Unknown>,
@@ -28,10 +42,16 @@ pub fn resolve_tool_search_config(
         // Through JSON.stringify: NaN/Infinity become null and fall back to defaults.
         let raw = match raw {
             None => Value::Null,
-            Some(raw) => super::convert::json_arg(&js, raw, tool_search_core::ErrorCode::InvalidConfig, "invalid tools.toolSearch value")?,
+            Some(raw) => super::convert::json_arg(
+                &js,
+                raw,
+                tool_search_core::ErrorCode::InvalidConfig,
+                "invalid tools.toolSearch value",
+            )?,
         };
         let resolved = tool_search_core::config::resolve(&raw, supported);
-        serde_json::to_value(resolved).map_err(|e| to_js(tool_search_core::Error::internal(e.to_string())))
+        serde_json::to_value(resolved)
+            .map_err(|e| to_js(tool_search_core::Error::internal(e.to_string())))
     })
 }
 

@@ -38,7 +38,10 @@ pub fn guard<T>(f: impl FnOnce() -> JsResult<T>) -> JsResult<T> {
         Err(panic) => {
             let detail = panic_message(panic);
             tracing::error!(target: "openclaw_tool_search", %detail, "panic caught at the JS boundary");
-            Err(js_error(ErrorCode::Internal, format!("internal error (please report): {detail}")))
+            Err(js_error(
+                ErrorCode::Internal,
+                format!("internal error (please report): {detail}"),
+            ))
         }
     }
 }

@@ -44,7 +44,9 @@ pub fn release(env: &Env, catalog: &Catalog) {
     let bytes = REPORTED.with(|map| {
         let mut map = map.borrow_mut();
         let key = key(catalog);
-        let Some(slot) = map.get_mut(&key) else { return 0 };
+        let Some(slot) = map.get_mut(&key) else {
+            return 0;
+        };
         slot.0 -= 1;
         if slot.0 > 0 {
             return 0;

@@ -30,7 +30,12 @@ struct ModelSource {
 
 fn model_source() -> &'static Mutex<ModelSource> {
     static SOURCE: OnceLock<Mutex<ModelSource>> = OnceLock::new();
-    SOURCE.get_or_init(|| Mutex::new(ModelSource { dir: None, reason: Some("the package did not look for a model".into()) }))
+    SOURCE.get_or_init(|| {
+        Mutex::new(ModelSource {
+            dir: None,
+            reason: Some("the package did not look for a model".into()),
+        })
+    })
 }
 
 /// Set by index.js at load: the model folder, or why none was found. Internal.
@@ -38,10 +43,19 @@ fn model_source() -> &'static Mutex<ModelSource> {
 pub fn set_ranking_model(dir: Option<String>, reason: Option<String>) {
     let source = match dir.filter(|d| !d.is_empty()) {
         Some(dir) => match missing_file(Path::new(&dir)) {
-            None => ModelSource { dir: Some(PathBuf::from(dir)), reason: None },
-            Some(missing) => ModelSource { dir: None, reason: Some(missing) },
+            None => ModelSource {
+                dir: Some(PathBuf::from(dir)),
+                reason: None,
+            },
+            Some(missing) => ModelSource {
+                dir: None,
+                reason: Some(missing),
+            },
         },
-        None => ModelSource { dir: None, reason: Some(reason.unwrap_or_else(|| "no model folder".into())) },
+        None => ModelSource {
+            dir: None,
+            reason: Some(reason.unwrap_or_else(|| "no model folder".into())),
+        },
     };
     *model_source().lock().unwrap_or_else(|e| e.into_inner()) = source;
 }
@@ -49,7 +63,9 @@ pub fn set_ranking_model(dir: Option<String>, reason: Option<String>) {
 /// Why `dir` cannot hold the model: a file missing, or not a regular file
 /// inside the folder (a FIFO would block the thread that loads it).
 fn missing_file(dir: &Path) -> Option<String> {
-    tool_search_core::search::semantic::check_model_dir(dir).err().map(|e| e.to_string())
+    tool_search_core::search::semantic::check_model_dir(dir)
+        .err()
+        .map(|e| e.to_string())
 }
 
 fn env_ranking() -> Option<RankingMode> {
@@ -63,9 +79,16 @@ fn env_ranking() -> Option<RankingMode> {
 /// The defaults a gateway expects: hybrid when a model is installed (unless
 /// `OPENCLAW_TOOL_SEARCH_RANKING` says otherwise), the found model folder.
 pub(crate) fn apply_ranking_defaults(options: &mut CatalogOptions) {
-    let source = model_source().lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let source = model_source()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
     if options.ranking.is_none() {
-        options.ranking = Some(env_ranking().unwrap_or(if source.dir.is_some() { RankingMode::Hybrid } else { RankingMode::Lexical }));
+        options.ranking = Some(env_ranking().unwrap_or(if source.dir.is_some() {
+            RankingMode::Hybrid
+        } else {
+            RankingMode::Lexical
+        }));
     }
     if options.ranking == Some(RankingMode::Hybrid) && options.model.is_none() {
         options.model = source.dir;
@@ -92,10 +115,16 @@ struct RankingCapability {
 #[napi(ts_return_type = "RankingCapability")]
 pub fn ranking_capability(env: &Env) -> Result<Unknown<'_>, JsCode> {
     guard(|| {
-        let mut source = model_source().lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let mut source = model_source()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
         // Checked again: the folder may have changed since the package was loaded.
         if let Some(reason) = source.dir.as_deref().and_then(missing_file) {
-            source = ModelSource { dir: None, reason: Some(reason) };
+            source = ModelSource {
+                dir: None,
+                reason: Some(reason),
+            };
         }
         let mut defaults = CatalogOptions::default();
         apply_ranking_defaults(&mut defaults);
@@ -113,7 +142,10 @@ pub fn ranking_capability(env: &Env) -> Result<Unknown<'_>, JsCode> {
 
 fn progress_sink(env: &Env, callback: Unknown) -> JsResult<JsonCallback> {
     if callback.get_type().map_err(from_napi)? != ValueType::Function {
-        return Err(js_error(ErrorCode::InvalidRequest, "onProgress must be a function"));
+        return Err(js_error(
+            ErrorCode::InvalidRequest,
+            "onProgress must be a function",
+        ));
     }
     // Weak: progress alone does not keep the process alive (the promise does).
     json_callback(env, callback)
@@ -151,15 +183,22 @@ impl Task for SearchTask {
 
     fn compute(&mut self) -> Result<Self::Output> {
         let outcome = guard(|| {
-            let hits = self.catalog.search(&self.query, self.limit).map_err(to_js)?;
-            serde_json::to_value(&hits).map(Hits).map_err(|e| js_error(ErrorCode::Internal, e.to_string()))
+            let hits = self
+                .catalog
+                .search(&self.query, self.limit)
+                .map_err(to_js)?;
+            serde_json::to_value(&hits)
+                .map(Hits)
+                .map_err(|e| js_error(ErrorCode::Internal, e.to_string()))
         });
         Ok(outcome.map_err(|e| (e.status, e.reason.clone())))
     }
 
     fn resolve(&mut self, env: Env, output: Self::Output) -> Result<Self::JsValue> {
         // Rejected with the same coded error the sync `search` throws.
-        output.map_err(|(code, message)| napi::Error::from(JsError::from(napi::Error::new(code, message)).into_unknown(env)))
+        output.map_err(|(code, message)| {
+            napi::Error::from(JsError::from(napi::Error::new(code, message)).into_unknown(env))
+        })
     }
 }
 
@@ -196,7 +235,10 @@ impl ToolCatalog {
                 if let Some(sink) = &sink {
                     sink.call(text.clone(), ThreadsafeFunctionCallMode::NonBlocking);
                 }
-                let settled = !matches!(status.vectors.state, RankingState::Pending | RankingState::Embedding);
+                let settled = !matches!(
+                    status.vectors.state,
+                    RankingState::Pending | RankingState::Embedding
+                );
                 if settled {
                     if let Some(sender) = sender.take() {
                         let _ = sender.send(text);
@@ -205,7 +247,8 @@ impl ToolCatalog {
             }));
             let future = async move { Ok(receiver.await.unwrap_or_else(|_| "null".into())) };
             env.spawn_future_with_callback(future, |env, text| {
-                parse_text(env, text).map_err(|e| napi::Error::new(Status::GenericFailure, e.reason.clone()))
+                parse_text(env, text)
+                    .map_err(|e| napi::Error::new(Status::GenericFailure, e.reason.clone()))
             })
             .map_err(from_napi)
         })
@@ -217,11 +260,19 @@ impl ToolCatalog {
         ts_args_type = "query: string, options?: { limit?: number | null } | null",
         ts_return_type = "Promise<SearchHit[]>"
     )]
-    pub fn search_async(&self, query: Unknown, options: Option<Unknown>) -> Result<AsyncTask<SearchTask>, JsCode> {
+    pub fn search_async(
+        &self,
+        query: Unknown,
+        options: Option<Unknown>,
+    ) -> Result<AsyncTask<SearchTask>, JsCode> {
         guard(|| {
             let query = string_arg(query, ErrorCode::InvalidQuery, "query")?;
             let limit = limit_option(options)?;
-            Ok(AsyncTask::new(SearchTask { catalog: self.inner.clone(), query, limit }))
+            Ok(AsyncTask::new(SearchTask {
+                catalog: self.inner.clone(),
+                query,
+                limit,
+            }))
         })
     }
 }

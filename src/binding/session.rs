@@ -24,14 +24,17 @@ use napi_derive::napi;
 use serde_json::{json, Value};
 use tool_search_core::config;
 use tool_search_core::session::{
-    direct::definition_from_value, BoxFuture, CancelSignal, EventSink, Executor, ExecutorCall, ExecutorOutcome, Failure,
-    HandleOptions, Session, SessionEvent, SessionOptions, ToolResult,
+    direct::definition_from_value, BoxFuture, CancelSignal, EventSink, Executor, ExecutorCall,
+    ExecutorOutcome, Failure, HandleOptions, Session, SessionEvent, SessionOptions, ToolResult,
 };
 use tool_search_core::surfaces::SurfaceFormat;
 use tool_search_core::ErrorCode;
 
 use super::catalog::ToolCatalog;
-use super::convert::{is_nullish, number_arg, object_arg, optional_json_arg, parse_text, parsed, property, string_arg, value_type};
+use super::convert::{
+    is_nullish, number_arg, object_arg, optional_json_arg, parse_text, parsed, property,
+    string_arg, value_type,
+};
 use super::errors::{from_napi, guard, js_error, to_js, JsCode, JsResult};
 
 /// Wraps the gateway's executor: `{ run(callJson), abort(requestJson) }`.
@@ -42,11 +45,22 @@ use super::errors::{from_napi, guard, js_error, to_js, JsCode, JsResult};
 /// delivered (the delivery gate below relies on that).
 const EXECUTOR_ADAPTER: &str = r#"(function (executor) {
   const controllers = new Map();
+  // Keys are handed out in delivery order, and `run` and `abort` travel on two
+  // queues: an abort whose run has not arrived yet (key above the last run seen)
+  // waits here, and that run then does not start the executor.
+  const early = new Map();
+  let lastRun = 0;
   const failed = (status, reason) => JSON.stringify({ status, reason });
   return {
     run(text) {
       let call;
       try { call = JSON.parse(text); } catch { return Promise.resolve(failed('failed', 'the call could not be decoded')); }
+      if (call.key > lastRun) lastRun = call.key;
+      if (early.has(call.key)) {
+        const reason = early.get(call.key);
+        early.delete(call.key);
+        return Promise.resolve(failed('failed', 'aborted before it started: ' + reason));
+      }
       const controller = new AbortController();
       controllers.set(call.key, controller);
       return (async () => {
@@ -74,6 +88,7 @@ const EXECUTOR_ADAPTER: &str = r#"(function (executor) {
       try { request = JSON.parse(text); } catch { return; }
       const controller = controllers.get(request.key);
       if (controller) controller.abort(new Error(request.reason));
+      else if (request.key > lastRun && early.size < 1024) early.set(request.key, String(request.reason));
     },
   };
 })"#;
@@ -94,19 +109,78 @@ pub(crate) fn delivery_gate() -> &'static tokio::sync::Semaphore {
 struct JsExecutor {
     run: Arc<JsFn>,
     abort: Arc<JsSink>,
-    next_key: AtomicU64,
+    /// Handed out under the delivery gate, so keys reach JS in increasing order.
+    keys: Arc<AtomicU64>,
+}
+
+/// Where one executor call stands, so an abort reaches the JS side exactly when
+/// there is something to abort: never before the call was handed over (it is
+/// then simply not delivered), once after.
+enum Delivery {
+    Waiting,
+    Cancelled,
+    Delivered(u64),
+    Done,
+}
+
+struct DeliveryState {
+    state: std::sync::Mutex<Delivery>,
+    abort: Arc<JsSink>,
+}
+
+impl DeliveryState {
+    fn abort(&self, reason: &str) {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        match *state {
+            Delivery::Waiting => *state = Delivery::Cancelled,
+            Delivery::Delivered(key) => {
+                *state = Delivery::Done;
+                drop(state);
+                let text = json!({ "key": key, "reason": reason }).to_string();
+                self.abort
+                    .call(text, ThreadsafeFunctionCallMode::NonBlocking);
+            }
+            Delivery::Cancelled | Delivery::Done => {}
+        }
+    }
+
+    /// Claims the next key for delivery, unless the call was cancelled while it waited.
+    fn deliver(&self, next_key: &AtomicU64) -> Option<u64> {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        match *state {
+            Delivery::Waiting => {
+                let key = next_key.fetch_add(1, Ordering::Relaxed);
+                *state = Delivery::Delivered(key);
+                Some(key)
+            }
+            _ => None,
+        }
+    }
+
+    fn settle(&self) {
+        *self.state.lock().unwrap_or_else(|p| p.into_inner()) = Delivery::Done;
+    }
+}
+
+/// Aborts the JS call when the core drops the call's future before it settles (a
+/// cell's end aborts its bridge tasks at once, possibly before a cancel callback ran).
+struct AbortOnDrop(Arc<DeliveryState>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort("the call was abandoned before it finished");
+    }
 }
 
 impl Executor for JsExecutor {
     fn call(&self, call: ExecutorCall) -> BoxFuture<ExecutorOutcome> {
-        let key = self.next_key.fetch_add(1, Ordering::Relaxed);
-        let abort = Arc::clone(&self.abort);
-        let registration = call.cancel.on_cancel(move |reason| {
-            let text = json!({ "key": key, "reason": reason }).to_string();
-            abort.call(text, ThreadsafeFunctionCallMode::NonBlocking);
+        let delivery = Arc::new(DeliveryState {
+            state: std::sync::Mutex::new(Delivery::Waiting),
+            abort: Arc::clone(&self.abort),
         });
+        let on_cancel = Arc::clone(&delivery);
+        let registration = call.cancel.on_cancel(move |reason| on_cancel.abort(reason));
         let mut payload = json!({
-            "key": key,
             "id": call.id,
             "name": call.name,
             "source": call.source.as_str(),
@@ -117,23 +191,35 @@ impl Executor for JsExecutor {
         if let Some(parent) = call.parent_tool_call_id {
             payload["parentToolCallId"] = Value::String(parent);
         }
-        let text = payload.to_string();
+        // Held as text while it waits for the gate (a parsed value is many times its JSON);
+        // the key, known only at delivery, is put in front.
+        let body = payload.to_string();
         drop(payload);
         let run = Arc::clone(&self.run);
+        let keys = Arc::clone(&self.keys);
         Box::pin(async move {
             let _registration = registration;
+            let guard = AbortOnDrop(delivery);
             let delivered = {
                 let _permit = delivery_gate().acquire().await;
+                let Some(key) = guard.0.deliver(&keys) else {
+                    return ExecutorOutcome::Failed("cancelled before it was delivered".into());
+                };
+                let text = format!("{{\"key\":{key},{}", &body[1..]);
+                drop(body);
                 run.call_async_catch(text).await
             };
-            let promise = match delivered {
-                Ok(promise) => promise,
-                Err(e) => return ExecutorOutcome::Failed(format!("executor could not be called: {}", e.reason)),
+            let outcome = match delivered {
+                Ok(promise) => match promise.await {
+                    Ok(answer) => outcome_of(&answer),
+                    Err(e) => ExecutorOutcome::Failed(e.reason),
+                },
+                Err(e) => {
+                    ExecutorOutcome::Failed(format!("executor could not be called: {}", e.reason))
+                }
             };
-            match promise.await {
-                Ok(answer) => outcome_of(&answer),
-                Err(e) => ExecutorOutcome::Failed(e.reason),
-            }
+            guard.0.settle();
+            outcome
         })
     }
 }
@@ -142,9 +228,18 @@ fn outcome_of(answer: &str) -> ExecutorOutcome {
     let Ok(mut answer) = serde_json::from_str::<Value>(answer) else {
         return ExecutorOutcome::Failed("the executor's answer could not be decoded".into());
     };
-    let reason = answer.get("reason").and_then(Value::as_str).unwrap_or_default().to_string();
+    let reason = answer
+        .get("reason")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
     match answer.get("status").and_then(Value::as_str) {
-        Some("ok") => ExecutorOutcome::Ok(answer.get_mut("result").map(Value::take).unwrap_or(Value::Null)),
+        Some("ok") => ExecutorOutcome::Ok(
+            answer
+                .get_mut("result")
+                .map(Value::take)
+                .unwrap_or(Value::Null),
+        ),
         Some("blocked") => ExecutorOutcome::Blocked(reason),
         Some("missing") => ExecutorOutcome::Missing(reason),
         _ => ExecutorOutcome::Failed(reason),
@@ -171,7 +266,10 @@ fn error_result(tool_name: &str, e: tool_search_core::Error) -> ToolResult {
 /// The `ToolCatalog` behind a JS value, or INVALID_REQUEST.
 fn catalog_arg<'a>(env: &Env, value: &Unknown<'a>) -> JsResult<&'a ToolCatalog> {
     if value_type(value)? != ValueType::Object {
-        return Err(js_error(ErrorCode::InvalidRequest, "catalog must be a ToolCatalog."));
+        return Err(js_error(
+            ErrorCode::InvalidRequest,
+            "catalog must be a ToolCatalog.",
+        ));
     }
     let wrong = || js_error(ErrorCode::InvalidRequest, "catalog must be a ToolCatalog.");
     let mut wrapped: *mut std::ffi::c_void = std::ptr::null_mut();
@@ -179,10 +277,19 @@ fn catalog_arg<'a>(env: &Env, value: &Unknown<'a>) -> JsResult<&'a ToolCatalog> 
     // while it lives (the session clones what it needs before returning). The type tag rejects
     // objects of another class or with a spoofed prototype.
     unsafe {
-        if napi::sys::napi_unwrap(env.raw(), value.raw(), &mut wrapped) != napi::sys::Status::napi_ok || wrapped.is_null() {
+        if napi::sys::napi_unwrap(env.raw(), value.raw(), &mut wrapped)
+            != napi::sys::Status::napi_ok
+            || wrapped.is_null()
+        {
             return Err(wrong());
         }
-        validate_type_tag(env.raw(), value.raw(), &<ToolCatalog as TypeTag>::type_tag(), "ToolCatalog").map_err(|_| wrong())?;
+        validate_type_tag(
+            env.raw(),
+            value.raw(),
+            &<ToolCatalog as TypeTag>::type_tag(),
+            "ToolCatalog",
+        )
+        .map_err(|_| wrong())?;
         Ok(&*(wrapped as *const ToolCatalog))
     }
 }
@@ -191,7 +298,10 @@ fn function_arg<'a>(value: Option<Unknown<'a>>, what: &str) -> JsResult<Option<U
     match value {
         None => Ok(None),
         Some(v) if value_type(&v)? == ValueType::Function => Ok(Some(v)),
-        Some(_) => Err(js_error(ErrorCode::InvalidRequest, format!("{what} must be a function"))),
+        Some(_) => Err(js_error(
+            ErrorCode::InvalidRequest,
+            format!("{what} must be a function"),
+        )),
     }
 }
 
@@ -204,34 +314,67 @@ impl ToolSearchSession {
         constructor,
         ts_args_type = "catalog: ToolCatalog, config: ResolvedToolSearchConfig | unknown, options: ToolSearchSessionOptions"
     )]
-    pub fn new(env: Env, catalog: Unknown, config: Option<Unknown>, options: Option<Unknown>) -> Result<Self, JsCode> {
+    pub fn new(
+        env: Env,
+        catalog: Unknown,
+        config: Option<Unknown>,
+        options: Option<Unknown>,
+    ) -> Result<Self, JsCode> {
         guard(|| {
             let catalog = catalog_arg(&env, &catalog)?;
-            let raw_config = optional_json_arg(&env, config, ErrorCode::InvalidConfig, "config")?.unwrap_or(Value::Null);
+            let raw_config = optional_json_arg(&env, config, ErrorCode::InvalidConfig, "config")?
+                .unwrap_or(Value::Null);
             let mut config = super::config::resolve_for_session(&raw_config);
             let options = match options {
                 Some(o) if !is_nullish(&o)? => object_arg(o, ErrorCode::InvalidRequest, "options")?,
-                _ => return Err(js_error(ErrorCode::InvalidRequest, "options.executor must be a function")),
+                _ => {
+                    return Err(js_error(
+                        ErrorCode::InvalidRequest,
+                        "options.executor must be a function",
+                    ))
+                }
             };
             let executor = function_arg(property(&options, "executor")?, "options.executor")?
-                .ok_or_else(|| js_error(ErrorCode::InvalidRequest, "options.executor must be a function"))?;
+                .ok_or_else(|| {
+                    js_error(
+                        ErrorCode::InvalidRequest,
+                        "options.executor must be a function",
+                    )
+                })?;
             let executor = js_executor(&env, executor)?;
 
-            let direct_tools = match optional_json_arg(&env, property(&options, "directTools")?, ErrorCode::InvalidRequest, "options.directTools")? {
+            let direct_tools = match optional_json_arg(
+                &env,
+                property(&options, "directTools")?,
+                ErrorCode::InvalidRequest,
+                "options.directTools",
+            )? {
                 None => Vec::new(),
-                Some(Value::Array(items)) => {
-                    items.iter().map(definition_from_value).collect::<std::result::Result<Vec<_>, _>>().map_err(to_js)?
+                Some(Value::Array(items)) => items
+                    .iter()
+                    .map(definition_from_value)
+                    .collect::<std::result::Result<Vec<_>, _>>()
+                    .map_err(to_js)?,
+                Some(_) => {
+                    return Err(js_error(
+                        ErrorCode::InvalidRequest,
+                        "options.directTools must be an array",
+                    ))
                 }
-                Some(_) => return Err(js_error(ErrorCode::InvalidRequest, "options.directTools must be an array")),
             };
             let context_tokens = match property(&options, "contextTokens")? {
                 None => None,
-                Some(v) => match number_arg(v, ErrorCode::InvalidRequest, "options.contextTokens") {
-                    Ok(n) if n.is_finite() && n >= 0.0 => Some(n.floor() as u64),
-                    _ => {
-                        return Err(js_error(ErrorCode::InvalidRequest, "options.contextTokens must be a non-negative number"))
+                Some(v) => {
+                    match number_arg(v, ErrorCode::InvalidRequest, "options.contextTokens") {
+                        Ok(n) if n.is_finite() && n >= 0.0 => Some(n.floor() as u64),
+                        _ => {
+                            return Err(js_error(
+                                ErrorCode::InvalidRequest,
+                                "options.contextTokens must be a non-negative number",
+                            ))
+                        }
                     }
-                },
+                }
             };
             let on_event = match function_arg(property(&options, "onEvent")?, "options.onEvent")? {
                 None => None,
@@ -255,12 +398,25 @@ impl ToolSearchSession {
                 None => None,
                 Some(v) => match value_type(&v)? {
                     ValueType::Boolean => Some(unsafe { v.cast::<bool>() }.map_err(from_napi)?),
-                    _ => return Err(js_error(ErrorCode::InvalidRequest, "options.capabilityDirectory must be a boolean")),
+                    _ => {
+                        return Err(js_error(
+                            ErrorCode::InvalidRequest,
+                            "options.capabilityDirectory must be a boolean",
+                        ))
+                    }
                 },
             };
-            let session_options = SessionOptions { direct_tools, context_tokens, on_event, code_runner, capability_directory };
+            let session_options = SessionOptions {
+                direct_tools,
+                context_tokens,
+                on_event,
+                code_runner,
+                capability_directory,
+            };
             Session::new(&catalog.inner, config, executor, session_options)
-                .map(|inner| ToolSearchSession { inner: std::sync::RwLock::new(inner) })
+                .map(|inner| ToolSearchSession {
+                    inner: std::sync::RwLock::new(inner),
+                })
                 .map_err(to_js)
         })
     }
@@ -291,12 +447,21 @@ impl ToolSearchSession {
     /// prompt where the mode has one, and their byte sizes. `options.prompt`
     /// (the turn's user prompt) orders the capability directory of code and
     /// tools modes by what it most likely needs.
-    #[napi(ts_args_type = "format?: SurfaceFormat | null, options?: { prompt?: string | null } | null", ts_return_type = "ModelSurface")]
-    pub fn surface<'env>(&self, env: &'env Env, format: Option<Unknown>, options: Option<Unknown>) -> Result<Unknown<'env>, JsCode> {
+    #[napi(
+        ts_args_type = "format?: SurfaceFormat | null, options?: { prompt?: string | null } | null",
+        ts_return_type = "ModelSurface"
+    )]
+    pub fn surface<'env>(
+        &self,
+        env: &'env Env,
+        format: Option<Unknown>,
+        options: Option<Unknown>,
+    ) -> Result<Unknown<'env>, JsCode> {
         guard(|| {
             let format = match format {
                 Some(f) if !is_nullish(&f)? => {
-                    SurfaceFormat::parse(&string_arg(f, ErrorCode::InvalidRequest, "format")?).map_err(to_js)?
+                    SurfaceFormat::parse(&string_arg(f, ErrorCode::InvalidRequest, "format")?)
+                        .map_err(to_js)?
                 }
                 _ => SurfaceFormat::Neutral,
             };
@@ -304,7 +469,9 @@ impl ToolSearchSession {
                 Some(o) if !is_nullish(&o)? => {
                     let o = object_arg(o, ErrorCode::InvalidRequest, "options")?;
                     match property(&o, "prompt")? {
-                        Some(p) => Some(string_arg(p, ErrorCode::InvalidRequest, "options.prompt")?),
+                        Some(p) => {
+                            Some(string_arg(p, ErrorCode::InvalidRequest, "options.prompt")?)
+                        }
                         None => None,
                     }
                 }
@@ -319,7 +486,12 @@ impl ToolSearchSession {
     /// enabled; owners by size), without rendering the tool definitions.
     #[napi]
     pub fn directory_prompt(&self) -> Result<Option<String>, JsCode> {
-        guard(|| Ok(self.session().directory_prompt().map(|text| text.to_string())))
+        guard(|| {
+            Ok(self
+                .session()
+                .directory_prompt()
+                .map(|text| text.to_string()))
+        })
     }
 
     /// Whether `handle` answers this tool name (control tools of the mode, and
@@ -350,13 +522,21 @@ impl ToolSearchSession {
         let mut listener: Option<AbortListener> = None;
         let tool_name = guard(|| string_arg(tool_name, ErrorCode::InvalidRequest, "toolName"))?;
         let prepared = guard(|| {
-            let args = optional_json_arg(env, args, ErrorCode::InvalidRequest, "tool arguments")?.unwrap_or(Value::Null);
-            let mut handle_options = HandleOptions { offload: Some(super::code_mode::offload()), ..HandleOptions::default() };
+            let args = optional_json_arg(env, args, ErrorCode::InvalidRequest, "tool arguments")?
+                .unwrap_or(Value::Null);
+            let mut handle_options = HandleOptions {
+                offload: Some(super::code_mode::offload()),
+                ..HandleOptions::default()
+            };
             if let Some(options) = options {
                 if !is_nullish(&options)? {
                     let options = object_arg(options, ErrorCode::InvalidRequest, "options")?;
                     if let Some(id) = property(&options, "toolCallId")? {
-                        handle_options.tool_call_id = Some(string_arg(id, ErrorCode::InvalidRequest, "options.toolCallId")?);
+                        handle_options.tool_call_id = Some(string_arg(
+                            id,
+                            ErrorCode::InvalidRequest,
+                            "options.toolCallId",
+                        )?);
                     }
                     if let Some(signal) = property(&options, "signal")? {
                         let (cancel, added) = link_abort_signal(env, signal)?;
@@ -369,8 +549,13 @@ impl ToolSearchSession {
         });
         let future = async move {
             let result = match prepared {
-                Ok((args, handle_options)) => session.handle(&tool_name, args, handle_options).await,
-                Err(e) => error_result(&tool_name, tool_search_core::Error::invalid_request(e.reason.clone())),
+                Ok((args, handle_options)) => {
+                    session.handle(&tool_name, args, handle_options).await
+                }
+                Err(e) => error_result(
+                    &tool_name,
+                    tool_search_core::Error::invalid_request(e.reason.clone()),
+                ),
             };
             // Serialized here, off the event loop; rebuilt there with one JSON.parse.
             Ok(serde_json::to_string(&result).unwrap_or_else(|_| "null".into()))
@@ -387,18 +572,32 @@ impl ToolSearchSession {
         ts_args_type = "userPrompt: string, options?: { maxTools?: number; required?: string[] } | null",
         ts_return_type = "ToolDefinition[]"
     )]
-    pub fn hydrate<'env>(&self, env: &'env Env, user_prompt: Unknown, options: Option<Unknown>) -> Result<Unknown<'env>, JsCode> {
+    pub fn hydrate<'env>(
+        &self,
+        env: &'env Env,
+        user_prompt: Unknown,
+        options: Option<Unknown>,
+    ) -> Result<Unknown<'env>, JsCode> {
         guard(|| {
             let user_prompt = string_arg(user_prompt, ErrorCode::InvalidRequest, "userPrompt")?;
-            let options = optional_json_arg(env, options, ErrorCode::InvalidRequest, "options")?.unwrap_or(Value::Null);
+            let options = optional_json_arg(env, options, ErrorCode::InvalidRequest, "options")?
+                .unwrap_or(Value::Null);
             if !matches!(options, Value::Null | Value::Object(_)) {
-                return Err(js_error(ErrorCode::InvalidRequest, "options must be an object"));
+                return Err(js_error(
+                    ErrorCode::InvalidRequest,
+                    "options must be an object",
+                ));
             }
             let max_tools = match options.get("maxTools") {
                 None | Some(Value::Null) => None,
                 Some(v) => match v.as_f64() {
                     Some(n) if n.is_finite() && n >= 0.0 && n.fract() == 0.0 => Some(n as usize),
-                    _ => return Err(js_error(ErrorCode::InvalidRequest, "maxTools must be a non-negative integer")),
+                    _ => {
+                        return Err(js_error(
+                            ErrorCode::InvalidRequest,
+                            "maxTools must be a non-negative integer",
+                        ))
+                    }
                 },
             };
             let required: Vec<String> = match options.get("required") {
@@ -407,10 +606,23 @@ impl ToolSearchSession {
                     .iter()
                     .map(|v| v.as_str().map(str::to_string))
                     .collect::<Option<_>>()
-                    .ok_or_else(|| js_error(ErrorCode::InvalidRequest, "required must be an array of tool names or ids"))?,
-                Some(_) => return Err(js_error(ErrorCode::InvalidRequest, "required must be an array of tool names or ids")),
+                    .ok_or_else(|| {
+                        js_error(
+                            ErrorCode::InvalidRequest,
+                            "required must be an array of tool names or ids",
+                        )
+                    })?,
+                Some(_) => {
+                    return Err(js_error(
+                        ErrorCode::InvalidRequest,
+                        "required must be an array of tool names or ids",
+                    ))
+                }
             };
-            parsed(env, &self.session().hydrate(&user_prompt, max_tools, &required))
+            parsed(
+                env,
+                &self.session().hydrate(&user_prompt, max_tools, &required),
+            )
         })
     }
 
@@ -420,7 +632,10 @@ impl ToolSearchSession {
         guard(|| {
             let bytes = number_arg(bytes, ErrorCode::InvalidRequest, "bytes")?;
             if !bytes.is_finite() || bytes < 0.0 {
-                return Err(js_error(ErrorCode::InvalidRequest, "bytes must be a non-negative number"));
+                return Err(js_error(
+                    ErrorCode::InvalidRequest,
+                    "bytes must be a non-negative number",
+                ));
             }
             self.session().record_request_bytes(bytes as u64);
             Ok(())
@@ -437,12 +652,27 @@ impl ToolSearchSession {
 fn js_executor(env: &Env, executor: Unknown) -> JsResult<Arc<dyn Executor>> {
     let factory: Function<Unknown, Object> = env.run_script(EXECUTOR_ADAPTER).map_err(from_napi)?;
     let adapter = factory.call(executor).map_err(from_napi)?;
-    let run: Function<String, Promise<String>> = adapter.get_named_property("run").map_err(from_napi)?;
-    let abort: Function<String, Unknown> = adapter.get_named_property("abort").map_err(from_napi)?;
-    let run: JsFn = run.build_threadsafe_function().callee_handled::<false>().weak::<true>().build().map_err(from_napi)?;
-    let abort: JsSink =
-        abort.build_threadsafe_function().callee_handled::<false>().weak::<true>().build().map_err(from_napi)?;
-    Ok(Arc::new(JsExecutor { run: Arc::new(run), abort: Arc::new(abort), next_key: AtomicU64::new(1) }))
+    let run: Function<String, Promise<String>> =
+        adapter.get_named_property("run").map_err(from_napi)?;
+    let abort: Function<String, Unknown> =
+        adapter.get_named_property("abort").map_err(from_napi)?;
+    let run: JsFn = run
+        .build_threadsafe_function()
+        .callee_handled::<false>()
+        .weak::<true>()
+        .build()
+        .map_err(from_napi)?;
+    let abort: JsSink = abort
+        .build_threadsafe_function()
+        .callee_handled::<false>()
+        .weak::<true>()
+        .build()
+        .map_err(from_napi)?;
+    Ok(Arc::new(JsExecutor {
+        run: Arc::new(run),
+        abort: Arc::new(abort),
+        keys: Arc::new(AtomicU64::new(1)),
+    }))
 }
 
 /// `onEvent` receives each event as a plain object, asynchronously (queued
@@ -464,7 +694,8 @@ pub(crate) fn json_promise<'env>(
     listener: Option<AbortListener>,
 ) -> Result<PromiseRaw<'env, Unknown<'env>>, JsCode> {
     let mut promise = match env.spawn_future_with_callback(future, |env, text| {
-        parse_text(env, text).map_err(|e| napi::Error::new(Status::GenericFailure, e.reason.clone()))
+        parse_text(env, text)
+            .map_err(|e| napi::Error::new(Status::GenericFailure, e.reason.clone()))
     }) {
         Ok(promise) => promise,
         Err(e) => {
@@ -476,7 +707,9 @@ pub(crate) fn json_promise<'env>(
     };
     if let Some(listener) = listener {
         // A signal reused across calls must not collect one listener per call.
-        promise = promise.finally(move |env| listener.remove(&env)).map_err(from_napi)?;
+        promise = promise
+            .finally(move |env| listener.remove(&env))
+            .map_err(from_napi)?;
     }
     Ok(promise)
 }
@@ -507,10 +740,16 @@ impl AbortListener {
 
 /// A core cancel signal that fires when the JS `AbortSignal` aborts, and the
 /// listener to remove once the call settles (none if it was already aborted).
-pub(crate) fn link_abort_signal(env: &Env, signal: Unknown) -> JsResult<(CancelSignal, Option<AbortListener>)> {
+pub(crate) fn link_abort_signal(
+    env: &Env,
+    signal: Unknown,
+) -> JsResult<(CancelSignal, Option<AbortListener>)> {
     let cancel = CancelSignal::new();
     if signal.get_type().map_err(from_napi)? != ValueType::Object {
-        return Err(js_error(ErrorCode::InvalidRequest, "options.signal must be an AbortSignal"));
+        return Err(js_error(
+            ErrorCode::InvalidRequest,
+            "options.signal must be an AbortSignal",
+        ));
     }
     let signal: Object = unsafe { signal.cast() }.map_err(from_napi)?;
     let aborted: Option<bool> = signal.get_named_property("aborted").map_err(from_napi)?;
@@ -530,13 +769,21 @@ pub(crate) fn link_abort_signal(env: &Env, signal: Unknown) -> JsResult<(CancelS
     // the caller holds what removes it.
     let on_abort_ref = on_abort.create_ref().map_err(from_napi)?;
     let signal_ref = signal.create_ref().map_err(from_napi)?;
-    let listener = AbortListener { signal: signal_ref, on_abort: on_abort_ref };
+    let listener = AbortListener {
+        signal: signal_ref,
+        on_abort: on_abort_ref,
+    };
     let added = signal
-        .get_named_property::<Function<FnArgs<(&str, Function<(), ()>)>, Unknown>>("addEventListener")
+        .get_named_property::<Function<FnArgs<(&str, Function<(), ()>)>, Unknown>>(
+            "addEventListener",
+        )
         .and_then(|add| add.apply(signal, FnArgs::from(("abort", on_abort))));
     if let Err(e) = added {
         let _ = listener.signal.unref(env);
-        return Err(js_error(ErrorCode::InvalidRequest, format!("options.signal must be an AbortSignal: {}", e.reason)));
+        return Err(js_error(
+            ErrorCode::InvalidRequest,
+            format!("options.signal must be an AbortSignal: {}", e.reason),
+        ));
     }
     Ok((cancel, Some(listener)))
 }

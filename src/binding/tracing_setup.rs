@@ -8,11 +8,19 @@ use std::sync::OnceLock;
 pub fn init() {
     static INIT: OnceLock<()> = OnceLock::new();
     INIT.get_or_init(|| {
-        let Ok(filter) = std::env::var("OPENCLAW_TOOL_SEARCH_LOG") else { return };
+        let Ok(filter) = std::env::var("OPENCLAW_TOOL_SEARCH_LOG") else {
+            return;
+        };
         let filter = tracing_subscriber::EnvFilter::new(filter);
-        let builder = tracing_subscriber::fmt().with_env_filter(filter).with_ansi(false);
+        let builder = tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_ansi(false);
         let result = match std::env::var_os("OPENCLAW_TOOL_SEARCH_LOG_FILE") {
-            Some(path) => match std::fs::OpenOptions::new().create(true).append(true).open(&path) {
+            Some(path) => match std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+            {
                 Ok(file) => builder.with_writer(std::sync::Mutex::new(file)).try_init(),
                 Err(_) => builder.with_writer(std::io::stderr).try_init(),
             },

@@ -39,25 +39,53 @@ fn main() {
     let text = std::fs::read_to_string(path).unwrap();
     let base = LIVE.load(Relaxed);
     PEAK.store(base, Relaxed);
-    let options = tool_search_core::catalog::CatalogOptions { cache: Some(false), ..Default::default() };
+    let options = tool_search_core::catalog::CatalogOptions {
+        cache: Some(false),
+        ..Default::default()
+    };
     let catalog = tool_search_core::catalog::Catalog::from_json_text(&text, &options).unwrap();
     let held = LIVE.load(Relaxed) - base;
-    println!("tools {} held {:.1} MiB peak {:.1} MiB (text {:.1} MiB)", catalog.size(), mb(held), mb(PEAK.load(Relaxed) - base), mb(text.len()));
+    println!(
+        "tools {} held {:.1} MiB peak {:.1} MiB (text {:.1} MiB)",
+        catalog.size(),
+        mb(held),
+        mb(PEAK.load(Relaxed) - base),
+        mb(text.len())
+    );
     let entries = &catalog.data().entries;
     let before = LIVE.load(Relaxed);
     let index = tool_search_core::search::SearchIndex::build(entries).unwrap();
     println!("  search index {:.1} MiB", mb(LIVE.load(Relaxed) - before));
     drop(index);
     let before = LIVE.load(Relaxed);
-    let schemas: Vec<serde_json::Value> =
-        entries.iter().filter_map(|e| e.input_schema.as_ref()).map(|s| serde_json::from_str(&s.to_string()).unwrap()).collect();
-    let schema_text: usize = entries.iter().filter_map(|e| e.input_schema.as_ref()).map(|s| s.to_string().len()).sum();
-    println!("  input schemas as Value {:.1} MiB ({} schemas, {:.1} MiB as text)", mb(LIVE.load(Relaxed) - before), schemas.len(), mb(schema_text));
+    let schemas: Vec<serde_json::Value> = entries
+        .iter()
+        .filter_map(|e| e.input_schema.as_ref())
+        .map(|s| serde_json::from_str(&s.to_string()).unwrap())
+        .collect();
+    let schema_text: usize = entries
+        .iter()
+        .filter_map(|e| e.input_schema.as_ref())
+        .map(|s| s.to_string().len())
+        .sum();
+    println!(
+        "  input schemas as Value {:.1} MiB ({} schemas, {:.1} MiB as text)",
+        mb(LIVE.load(Relaxed) - before),
+        schemas.len(),
+        mb(schema_text)
+    );
     drop(schemas);
     let records: usize = catalog.data().records.iter().map(|r| r.text.len()).sum();
     println!("  record texts {:.1} MiB", mb(records));
-    let strings: usize = entries.iter().map(|e| e.id.len() + e.owner.len() + e.name.len() + e.description.len()).sum();
-    println!("  entry strings {:.1} MiB, entry structs {:.1} MiB", mb(strings), mb(entries.len() * std::mem::size_of::<tool_search_core::catalog::ToolEntry>()));
+    let strings: usize = entries
+        .iter()
+        .map(|e| e.id.len() + e.owner.len() + e.name.len() + e.description.len())
+        .sum();
+    println!(
+        "  entry strings {:.1} MiB, entry structs {:.1} MiB",
+        mb(strings),
+        mb(entries.len() * std::mem::size_of::<tool_search_core::catalog::ToolEntry>())
+    );
     drop(catalog);
     live_updates(&text);
 }
@@ -67,8 +95,14 @@ fn main() {
 /// cache keeps a few recent versions, as in a gateway.
 fn live_updates(text: &str) {
     use tool_search_core::catalog::{release_unused, Catalog, SourceSelector};
-    let size: usize = std::env::args().nth(2).map_or(30, |s| s.parse().expect("server tools"));
-    let tools: Vec<serde_json::Value> = text.lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).unwrap()).collect();
+    let size: usize = std::env::args()
+        .nth(2)
+        .map_or(30, |s| s.parse().expect("server tools"));
+    let tools: Vec<serde_json::Value> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     let server = |v: usize| -> String {
         let list: Vec<serde_json::Value> = tools[..size]
             .iter()
@@ -85,13 +119,21 @@ fn live_updates(text: &str) {
     settle();
     let base = LIVE.load(Relaxed);
     let options = tool_search_core::catalog::CatalogOptions::default();
-    let selector: SourceSelector = serde_json::from_value(serde_json::json!({ "source": "mcp", "owner": "live" })).unwrap();
-    let mut catalog = Catalog::from_json_text(text, &options).unwrap().with_source(&selector, &server(0)).unwrap();
+    let selector: SourceSelector =
+        serde_json::from_value(serde_json::json!({ "source": "mcp", "owner": "live" })).unwrap();
+    let mut catalog = Catalog::from_json_text(text, &options)
+        .unwrap()
+        .with_source(&selector, &server(0))
+        .unwrap();
     // Only this version: the build cache let go of the first build.
     release_unused();
     settle();
     let one = LIVE.load(Relaxed) - base;
-    println!("live catalog ({} tools, a server of {size}): held {:.1} MiB", catalog.size(), mb(one));
+    println!(
+        "live catalog ({} tools, a server of {size}): held {:.1} MiB",
+        catalog.size(),
+        mb(one)
+    );
     let started = std::time::Instant::now();
     for v in 1..=100 {
         catalog = catalog.with_source(&selector, &server(v)).unwrap();
@@ -109,5 +151,9 @@ fn live_updates(text: &str) {
     release_unused();
     settle();
     let released = LIVE.load(Relaxed) - base;
-    println!("  after release_unused (cached versions, unheld records): held {:.1} MiB ({:+.1}%)", mb(released), (released as f64 / one as f64 - 1.0) * 100.0);
+    println!(
+        "  after release_unused (cached versions, unheld records): held {:.1} MiB ({:+.1}%)",
+        mb(released),
+        (released as f64 / one as f64 - 1.0) * 100.0
+    );
 }

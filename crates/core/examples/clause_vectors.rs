@@ -32,15 +32,26 @@ fn main() {
     let data = Path::new(&args[1]);
     let out = Path::new(&args[2]);
     std::fs::create_dir_all(out).expect("out dir");
-    let mut queries: Vec<String> = load_queries(data, &HashMap::new()).into_iter().map(|q| q.text).collect();
-    if let Some(n) = args.iter().position(|a| a == "--every").and_then(|i| args.get(i + 1)).and_then(|n| n.parse::<usize>().ok()) {
+    let mut queries: Vec<String> = load_queries(data, &HashMap::new())
+        .into_iter()
+        .map(|q| q.text)
+        .collect();
+    if let Some(n) = args
+        .iter()
+        .position(|a| a == "--every")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|n| n.parse::<usize>().ok())
+    {
         queries = queries.into_iter().step_by(n.max(1)).collect();
     }
     if args.iter().any(|a| a == "--product") {
         if args.iter().any(|a| a == "--strip-values") {
             queries = queries.iter().map(|q| strip_values(q)).collect();
         }
-        let name = match (args.iter().any(|a| a == "--whole-pass"), args.iter().any(|a| a == "--strip-values")) {
+        let name = match (
+            args.iter().any(|a| a == "--whole-pass"),
+            args.iter().any(|a| a == "--strip-values"),
+        ) {
             (true, _) => "separate",
             (false, true) => "joint-strip",
             (false, false) => "joint",
@@ -70,7 +81,12 @@ fn main() {
     let suffix = if connectors { "-connectors" } else { "" };
     write_vectors(&out.join(format!("clauses{suffix}.f32")), &vectors);
     write_index(&out.join(format!("clauses{suffix}.json")), &index);
-    eprintln!("embedded {} clauses of {} queries in {:.1} s", texts.len(), queries.len(), start.elapsed().as_secs_f64());
+    eprintln!(
+        "embedded {} clauses of {} queries in {:.1} s",
+        texts.len(),
+        queries.len(),
+        start.elapsed().as_secs_f64()
+    );
 }
 
 /// Concrete argument values out of a request (words with a digit, e-mail addresses, URLs):
@@ -78,7 +94,9 @@ fn main() {
 fn strip_values(query: &str) -> String {
     query
         .split_whitespace()
-        .filter(|w| !(w.chars().any(|c| c.is_ascii_digit()) || w.contains('@') || w.contains("://")))
+        .filter(|w| {
+            !(w.chars().any(|c| c.is_ascii_digit()) || w.contains('@') || w.contains("://"))
+        })
         .collect::<Vec<_>>()
         .join(" ")
 }
@@ -92,7 +110,8 @@ fn write_product(model_dir: &Path, queries: &[String], out: &Path, whole_pass: b
         (Some(handle.load().expect("load model")), None)
     };
     let start = Instant::now();
-    let (mut wholes, mut parts, mut index, mut millis) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut wholes, mut parts, mut index, mut millis) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for q in queries {
         let t0 = Instant::now();
         let (whole, clauses) = if let Some(encoder) = &encoder {
@@ -132,7 +151,9 @@ fn write_vectors(path: &Path, vectors: &[[f32; tool_search_embed::DIM]]) {
             bytes.extend_from_slice(&v.to_le_bytes());
         }
     }
-    std::fs::File::create(path).and_then(|mut f| f.write_all(&bytes)).expect("write");
+    std::fs::File::create(path)
+        .and_then(|mut f| f.write_all(&bytes))
+        .expect("write");
 }
 
 fn write_index(path: &Path, index: &[(usize, usize)]) {

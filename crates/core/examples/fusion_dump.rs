@@ -28,24 +28,44 @@ mod dev_data;
 use dev_data::{load_catalog, load_queries};
 
 fn option(args: &[String], name: &str, fallback: usize) -> usize {
-    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).and_then(|v| v.parse().ok()).unwrap_or(fallback)
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(fallback)
 }
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let (model_dir, data, out) = (Path::new(&args[0]), Path::new(&args[1]), Path::new(&args[2]));
+    let (model_dir, data, out) = (
+        Path::new(&args[0]),
+        Path::new(&args[1]),
+        Path::new(&args[2]),
+    );
     let depth = option(&args, "--depth", 100);
     let dense = option(&args, "--dense", 20);
     let need = option(&args, "--need", 20);
     std::fs::create_dir_all(out).expect("out dir");
     let entries = load_catalog(data);
-    let ordinal_of: HashMap<&str, usize> = entries.iter().enumerate().map(|(i, e)| (e.id.as_str(), i)).collect();
+    let ordinal_of: HashMap<&str, usize> = entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (e.id.as_str(), i))
+        .collect();
     let queries = load_queries(data, &ordinal_of);
     let ids: Vec<&str> = entries.iter().map(|e| e.id.as_str()).collect();
-    std::fs::write(out.join("tool-ids.json"), serde_json::to_string(&ids).unwrap()).expect("write ids");
+    std::fs::write(
+        out.join("tool-ids.json"),
+        serde_json::to_string(&ids).unwrap(),
+    )
+    .expect("write ids");
     // The texts the product embeds (for trying another encoder on the same candidates).
     let texts: Vec<String> = entries.iter().map(tool_text_of).collect();
-    std::fs::write(out.join("tool-texts.json"), serde_json::to_string(&texts).unwrap()).expect("write texts");
+    std::fs::write(
+        out.join("tool-texts.json"),
+        serde_json::to_string(&texts).unwrap(),
+    )
+    .expect("write texts");
 
     let handle = model_at(model_dir);
     let model = handle.load().expect("load model").clone();
@@ -53,15 +73,23 @@ fn main() {
     let index = SearchIndex::build(&entries).expect("build");
     let params = RankingParams::default();
 
-    let mut file = std::io::BufWriter::new(std::fs::File::create(out.join("signals.jsonl")).expect("create"));
+    let mut file =
+        std::io::BufWriter::new(std::fs::File::create(out.join("signals.jsonl")).expect("create"));
     let start = Instant::now();
     for (qi, q) in queries.iter().enumerate() {
         let deep = index.search_with(&q.text, 1000, &|_| true, &params);
-        let lex_rank: HashMap<usize, usize> = deep.iter().enumerate().map(|(r, h)| (h.ordinal, r)).collect();
+        let lex_rank: HashMap<usize, usize> = deep
+            .iter()
+            .enumerate()
+            .map(|(r, h)| (h.ordinal, r))
+            .collect();
         let folded = q.text.trim().to_lowercase();
         let exact = deep
             .iter()
-            .take_while(|h| entries[h.ordinal].id.to_lowercase() == folded || entries[h.ordinal].name.to_lowercase() == folded)
+            .take_while(|h| {
+                entries[h.ordinal].id.to_lowercase() == folded
+                    || entries[h.ordinal].name.to_lowercase() == folded
+            })
             .count();
         let vectors = model.embed_query(&q.text);
         let clauses = query_clauses(&q.text);
@@ -79,7 +107,14 @@ fn main() {
                 .enumerate()
                 .map(|(o, row)| {
                     let whole = row.cosine(&vectors.whole);
-                    (vectors.clauses.iter().map(|c| row.cosine(c)).fold(whole, f32::max), o)
+                    (
+                        vectors
+                            .clauses
+                            .iter()
+                            .map(|c| row.cosine(c))
+                            .fold(whole, f32::max),
+                        o,
+                    )
                 })
                 .collect();
             best.select_nth_unstable_by(dense, |a, b| b.0.total_cmp(&a.0));
@@ -97,7 +132,8 @@ fn main() {
             }
             clause_lex.push(hits.iter().map(|h| (h.ordinal, h.score)).collect());
         }
-        let by_ordinal: HashMap<usize, &tool_search_core::search::ScoredHit> = deep.iter().map(|h| (h.ordinal, h)).collect();
+        let by_ordinal: HashMap<usize, &tool_search_core::search::ScoredHit> =
+            deep.iter().map(|h| (h.ordinal, h)).collect();
         let round = |x: f32| (x as f64 * 1e4).round() / 1e4;
         let items: Vec<serde_json::Value> = pool
             .iter()
@@ -111,8 +147,15 @@ fn main() {
                     round(hit.map_or(0.0, |h| h.strength)),
                     hit.is_some_and(|h| h.weak) as u8,
                     round(row.cosine(&vectors.whole)),
-                    vectors.clauses.iter().map(|c| round(row.cosine(c))).collect::<Vec<_>>(),
-                    clause_lex.iter().map(|m| round(m.get(&o).copied().unwrap_or(0.0))).collect::<Vec<_>>(),
+                    vectors
+                        .clauses
+                        .iter()
+                        .map(|c| round(row.cosine(c)))
+                        .collect::<Vec<_>>(),
+                    clause_lex
+                        .iter()
+                        .map(|m| round(m.get(&o).copied().unwrap_or(0.0)))
+                        .collect::<Vec<_>>(),
                 ])
             })
             .collect();
@@ -128,7 +171,11 @@ fn main() {
         });
         writeln!(file, "{line}").expect("write");
         if qi % 500 == 0 {
-            eprintln!("{qi}/{} queries, {:.0} s", queries.len(), start.elapsed().as_secs_f64());
+            eprintln!(
+                "{qi}/{} queries, {:.0} s",
+                queries.len(),
+                start.elapsed().as_secs_f64()
+            );
         }
     }
     file.flush().expect("flush");
@@ -136,7 +183,11 @@ fn main() {
     for q in &queries {
         *sizes.entry(q.set.as_str()).or_default() += 1;
     }
-    eprintln!("wrote {} queries ({sizes:?}) in {:.0} s", queries.len(), start.elapsed().as_secs_f64());
+    eprintln!(
+        "wrote {} queries ({sizes:?}) in {:.0} s",
+        queries.len(),
+        start.elapsed().as_secs_f64()
+    );
 }
 
 /// The product's tool vectors (int8, `tool_text_of`), read from `path` when it holds one row per
@@ -168,7 +219,12 @@ fn tool_vectors(
     for chunk in texts.chunks(256) {
         let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
         rows.extend(model.embed_tools(&refs));
-        eprintln!("tool vectors {}/{} ({:.0} s)", rows.len(), texts.len(), start.elapsed().as_secs_f64());
+        eprintln!(
+            "tool vectors {}/{} ({:.0} s)",
+            rows.len(),
+            texts.len(),
+            start.elapsed().as_secs_f64()
+        );
     }
     let mut bytes = Vec::with_capacity(rows.len() * row_bytes);
     for row in &rows {

@@ -19,7 +19,10 @@ fn fanout_schema(depth: usize) -> Value {
     let mut defs = serde_json::Map::new();
     for level in 0..depth {
         let next = format!("#/$defs/d{}", level + 1);
-        defs.insert(format!("d{level}"), json!({ "anyOf": [{ "$ref": next }, { "$ref": next }] }));
+        defs.insert(
+            format!("d{level}"),
+            json!({ "anyOf": [{ "$ref": next }, { "$ref": next }] }),
+        );
     }
     defs.insert(format!("d{depth}"), json!({ "type": "string" }));
     json!({ "type": "object", "properties": { "x": { "$ref": "#/$defs/d0" } }, "$defs": defs })
@@ -43,11 +46,17 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let path = args.next().expect("usage: hostile_cost <catalog.jsonl> [--fanout-depth N]...");
+    let path = args
+        .next()
+        .expect("usage: hostile_cost <catalog.jsonl> [--fanout-depth N]...");
     let mut depths = Vec::new();
     while let Some(flag) = args.next() {
         if flag == "--fanout-depth" {
-            depths.push(args.next().and_then(|d| d.parse().ok()).expect("--fanout-depth N"));
+            depths.push(
+                args.next()
+                    .and_then(|d| d.parse().ok())
+                    .expect("--fanout-depth N"),
+            );
         }
     }
 
@@ -60,13 +69,17 @@ fn main() {
             Ok(issues) => format!("{} issue(s)", issues.len()),
             Err(err) => format!("{}: {}", err.code.as_str(), err.message),
         };
-        println!("fan-out depth {depth}: validate_args {:.3} ms ({summary})", elapsed.as_secs_f64() * 1e3);
+        println!(
+            "fan-out depth {depth}: validate_args {:.3} ms ({summary})",
+            elapsed.as_secs_f64() * 1e3
+        );
     }
 
     // The worst schema the analysis accepts (7 levels, 510 checks per value)
     // with the largest arguments the budget lets through.
     let mut worst = fanout_schema(7);
-    worst["properties"] = json!({ "items": { "type": "array", "items": { "$ref": "#/$defs/d0" } } });
+    worst["properties"] =
+        json!({ "items": { "type": "array", "items": { "$ref": "#/$defs/d0" } } });
     for count in [1usize, 1_958] {
         let args = json!({ "items": vec![1; count] });
         let started = Instant::now();
@@ -100,7 +113,10 @@ fn main() {
     }
 
     // Where the time goes, on the raw validator: yes/no, first error, all errors.
-    let raw = jsonschema::options().offline().build(&worst).expect("compiles");
+    let raw = jsonschema::options()
+        .offline()
+        .build(&worst)
+        .expect("compiles");
     for count in [1usize, 1_958] {
         let args = json!({ "items": vec![1; count] });
         let started = Instant::now();
@@ -121,11 +137,17 @@ fn main() {
         let ok_args = json!({ "items": vec!["s"; count] });
         let started = Instant::now();
         let valid = raw.is_valid(&ok_args);
-        println!("raw validator, {count} valid items: is_valid {:.3} ms ({valid})", started.elapsed().as_secs_f64() * 1e3);
+        println!(
+            "raw validator, {count} valid items: is_valid {:.3} ms ({valid})",
+            started.elapsed().as_secs_f64() * 1e3
+        );
     }
 
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {path}: {e}"));
-    let options = CatalogOptions { cache: Some(false), ..CatalogOptions::default() };
+    let options = CatalogOptions {
+        cache: Some(false),
+        ..CatalogOptions::default()
+    };
     let mut builds = Vec::new();
     let mut catalog = None;
     for _ in 0..3 {
@@ -150,33 +172,64 @@ fn main() {
     let mut shapes: Vec<(&str, Vec<String>)> = Vec::new();
     for len in [512, 300, 120, 40, 12] {
         let label: &'static str = Box::leak(format!("random {len} chars").into_boxed_str());
-        shapes.push((label, (0..40).map(|_| random_text(&mut seed, len, any)).collect()));
+        shapes.push((
+            label,
+            (0..40).map(|_| random_text(&mut seed, len, any)).collect(),
+        ));
     }
-    shapes.push(("random words 250 chars", (0..40).map(|_| {
-        let mut words = String::new();
-        while words.len() < 250 {
-            let n = 3 + (seed % 8) as usize;
-            words.push_str(&random_text(&mut seed, n, lower));
-            words.push(' ');
-        }
-        words
-    }).collect()));
-    shapes.push(("near-miss id (1-2 edits)", (0..200).map(|i| {
-        let mut id: Vec<char> = ids[(i * 61) % ids.len()].chars().collect();
-        for _ in 0..1 + i % 2 {
-            let at = (random_text(&mut seed, 1, b"0123456789").as_bytes()[0] as usize * 7 + i) % id.len();
-            id[at] = 'q';
-        }
-        id.into_iter().collect()
-    }).collect()));
-    shapes.push(("near-miss name (1 edit)", (0..200).map(|i| {
-        let name = &names[(i * 67) % names.len()];
-        let mut chars: Vec<char> = name.chars().collect();
-        let at = chars.len() / 2;
-        chars.remove(at);
-        chars.into_iter().collect()
-    }).collect()));
-    shapes.push(("empty-ish", vec![" ".into(), "x".into(), "a:b".into(), "::".into(), "_".into(), "mcp:".into(), "openclaw:core:".into()]));
+    shapes.push((
+        "random words 250 chars",
+        (0..40)
+            .map(|_| {
+                let mut words = String::new();
+                while words.len() < 250 {
+                    let n = 3 + (seed % 8) as usize;
+                    words.push_str(&random_text(&mut seed, n, lower));
+                    words.push(' ');
+                }
+                words
+            })
+            .collect(),
+    ));
+    shapes.push((
+        "near-miss id (1-2 edits)",
+        (0..200)
+            .map(|i| {
+                let mut id: Vec<char> = ids[(i * 61) % ids.len()].chars().collect();
+                for _ in 0..1 + i % 2 {
+                    let at = (random_text(&mut seed, 1, b"0123456789").as_bytes()[0] as usize * 7
+                        + i)
+                        % id.len();
+                    id[at] = 'q';
+                }
+                id.into_iter().collect()
+            })
+            .collect(),
+    ));
+    shapes.push((
+        "near-miss name (1 edit)",
+        (0..200)
+            .map(|i| {
+                let name = &names[(i * 67) % names.len()];
+                let mut chars: Vec<char> = name.chars().collect();
+                let at = chars.len() / 2;
+                chars.remove(at);
+                chars.into_iter().collect()
+            })
+            .collect(),
+    ));
+    shapes.push((
+        "empty-ish",
+        vec![
+            " ".into(),
+            "x".into(),
+            "a:b".into(),
+            "::".into(),
+            "_".into(),
+            "mcp:".into(),
+            "openclaw:core:".into(),
+        ],
+    ));
 
     for (label, selectors) in &shapes {
         // One untimed pass warms caches; then three timed rounds.
@@ -204,8 +257,17 @@ fn main() {
             micros[micros.len() - 1]
         );
     }
-    for typo in ["github_create_isue", "create_isue", "mcp:github:create_isue", "gihub_create_issue"] {
-        let message = catalog.describe(typo, LookupStyle::Code).err().map(|e| e.message).unwrap_or_else(|| "found".into());
+    for typo in [
+        "github_create_isue",
+        "create_isue",
+        "mcp:github:create_isue",
+        "gihub_create_issue",
+    ] {
+        let message = catalog
+            .describe(typo, LookupStyle::Code)
+            .err()
+            .map(|e| e.message)
+            .unwrap_or_else(|| "found".into());
         println!("{typo}: {message:.200}");
     }
 }

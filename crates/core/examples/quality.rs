@@ -22,7 +22,9 @@ use std::time::Instant;
 
 use serde_json::{json, Value};
 use tool_search_core::catalog::{Source, ToolEntry};
-use tool_search_core::search::{FieldKind, Prerequisites, RankingParams, ScoredHit, SearchIndex, MAX_SERVER_TOOLS};
+use tool_search_core::search::{
+    FieldKind, Prerequisites, RankingParams, ScoredHit, SearchIndex, MAX_SERVER_TOOLS,
+};
 
 #[path = "dev_data/mod.rs"]
 mod dev_data;
@@ -40,16 +42,27 @@ struct Sums {
 /// One query's nDCG@10, R@5, R@10 and Complete@10 (fractions).
 fn query_metrics(ranked: &[usize], gold: &[usize]) -> [f64; 4] {
     let relevant = |o: &usize| gold.contains(o);
-    let dcg: f64 =
-        ranked.iter().take(10).enumerate().filter(|(_, o)| relevant(o)).map(|(i, _)| 1.0 / (i as f64 + 2.0).log2()).sum();
-    let ideal: f64 = (0..gold.len().min(10)).map(|i| 1.0 / (i as f64 + 2.0).log2()).sum();
+    let dcg: f64 = ranked
+        .iter()
+        .take(10)
+        .enumerate()
+        .filter(|(_, o)| relevant(o))
+        .map(|(i, _)| 1.0 / (i as f64 + 2.0).log2())
+        .sum();
+    let ideal: f64 = (0..gold.len().min(10))
+        .map(|i| 1.0 / (i as f64 + 2.0).log2())
+        .sum();
     let found = |k: usize| ranked.iter().take(k).filter(|o| relevant(o)).count() as f64;
     let n = gold.len().max(1) as f64;
     [
         if ideal > 0.0 { dcg / ideal } else { 0.0 },
         found(5) / n,
         found(10) / n,
-        if !gold.is_empty() && found(10) as usize == gold.len() { 1.0 } else { 0.0 },
+        if !gold.is_empty() && found(10) as usize == gold.len() {
+            1.0
+        } else {
+            0.0
+        },
     ]
 }
 
@@ -78,16 +91,30 @@ struct Ranker {
 
 impl Ranker {
     fn top10(&self, text: &str, params: &RankingParams) -> Vec<ScoredHit> {
-        let hits = self.index.search_with(text, 10usize.max(params.prerequisite_depth), &|_| true, params);
-        self.prerequisites.promote(text, &hits, &|_| true, 10, params.prerequisite_depth)
+        let hits = self.index.search_with(
+            text,
+            10usize.max(params.prerequisite_depth),
+            &|_| true,
+            params,
+        );
+        self.prerequisites
+            .promote(text, &hits, &|_| true, 10, params.prerequisite_depth)
     }
 }
 
 /// Per-set metrics plus the macro average over sets.
-fn evaluate(index: &Ranker, queries: &[Query], params: &RankingParams) -> (BTreeMap<String, Sums>, [f64; 4]) {
+fn evaluate(
+    index: &Ranker,
+    queries: &[Query],
+    params: &RankingParams,
+) -> (BTreeMap<String, Sums>, [f64; 4]) {
     let mut sets: BTreeMap<String, Sums> = BTreeMap::new();
     for q in queries {
-        let ranked: Vec<usize> = index.top10(&q.text, params).iter().map(|h| h.ordinal).collect();
+        let ranked: Vec<usize> = index
+            .top10(&q.text, params)
+            .iter()
+            .map(|h| h.ordinal)
+            .collect();
         sets.entry(q.set.clone()).or_default().add(&ranked, &q.gold);
     }
     let mut macro_avg = [0.0; 4];
@@ -109,8 +136,12 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 }
 
 fn apply_param(params: &mut RankingParams, spec: &str) {
-    let (key, value) = spec.split_once('=').unwrap_or_else(|| panic!("--param wants key=value, got {spec}"));
-    let value: f32 = value.parse().unwrap_or_else(|_| panic!("bad number in {spec}"));
+    let (key, value) = spec
+        .split_once('=')
+        .unwrap_or_else(|| panic!("--param wants key=value, got {spec}"));
+    let value: f32 = value
+        .parse()
+        .unwrap_or_else(|_| panic!("bad number in {spec}"));
     let field = |name: &str| {
         FieldKind::ALL
             .iter()
@@ -123,7 +154,9 @@ fn apply_param(params: &mut RankingParams, spec: &str) {
         _ => match key {
             "k1" => params.k1 = value,
             "expansion" => params.expansion_weight = value,
-            _ => params.set_extra(key, value).unwrap_or_else(|| panic!("unknown parameter {key}")),
+            _ => params
+                .set_extra(key, value)
+                .unwrap_or_else(|| panic!("unknown parameter {key}")),
         },
     }
 }
@@ -137,7 +170,10 @@ fn run_grid(index: &Ranker, queries: &[Query], base: &RankingParams) {
                     let mut params = base.clone();
                     params.weight = [name, base.weight[1], 1.0, pnames, pdescs, owner];
                     let (_, m) = evaluate(index, queries, &params);
-                    println!("{name} {} 1.0 {pnames} {pdescs} {owner} -> {:.1} / {:.1}", base.weight[1], m[0], m[3]);
+                    println!(
+                        "{name} {} 1.0 {pnames} {pdescs} {owner} -> {:.1} / {:.1}",
+                        base.weight[1], m[0], m[3]
+                    );
                 }
             }
         }
@@ -147,32 +183,58 @@ fn run_grid(index: &Ranker, queries: &[Query], base: &RankingParams) {
 /// Queries of one set whose gold is not all in the top 10: the query, the gold
 /// names and the top 5 (for reading failure modes, not for tuning to queries).
 /// With `hits`, the opposite: queries whose gold is all in the top 10.
-fn print_misses(index: &Ranker, entries: &[ToolEntry], queries: &[Query], params: &RankingParams, set: &str, hits: bool) {
+fn print_misses(
+    index: &Ranker,
+    entries: &[ToolEntry],
+    queries: &[Query],
+    params: &RankingParams,
+    set: &str,
+    hits: bool,
+) {
     for q in queries.iter().filter(|q| q.set == set) {
-        let ranked: Vec<usize> = index.top10(&q.text, params).iter().map(|h| h.ordinal).collect();
+        let ranked: Vec<usize> = index
+            .top10(&q.text, params)
+            .iter()
+            .map(|h| h.ordinal)
+            .collect();
         if q.gold.iter().all(|g| ranked.contains(g)) != hits {
             continue;
         }
         let gold: Vec<&str> = q.gold.iter().map(|&g| entries[g].id.as_str()).collect();
-        let top: Vec<&str> = ranked.iter().take(5).map(|&o| entries[o].id.as_str()).collect();
+        let top: Vec<&str> = ranked
+            .iter()
+            .take(5)
+            .map(|&o| entries[o].id.as_str())
+            .collect();
         println!("Q: {}\n   gold: {:?}\n   top: {:?}", q.text, gold, top);
     }
 }
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let dir = std::path::PathBuf::from(args.first().cloned().unwrap_or_else(|| "bench/data/retrieval-dev".into()));
+    let dir = std::path::PathBuf::from(
+        args.first()
+            .cloned()
+            .unwrap_or_else(|| "bench/data/retrieval-dev".into()),
+    );
     let json_out = args.iter().any(|a| a == "--json");
     let grid = args.iter().any(|a| a == "--grid");
     let mut params = RankingParams::default();
     for (i, a) in args.iter().enumerate() {
         if a == "--param" {
-            apply_param(&mut params, args.get(i + 1).map(String::as_str).unwrap_or(""));
+            apply_param(
+                &mut params,
+                args.get(i + 1).map(String::as_str).unwrap_or(""),
+            );
         }
     }
 
     let entries = load_catalog(&dir);
-    let ordinal_of: HashMap<&str, usize> = entries.iter().enumerate().map(|(i, e)| (e.id.as_str(), i)).collect();
+    let ordinal_of: HashMap<&str, usize> = entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (e.id.as_str(), i))
+        .collect();
     let queries = load_queries(&dir, &ordinal_of);
 
     let mut build_ms = Vec::new();
@@ -189,7 +251,11 @@ fn main() {
     for e in &entries {
         *sizes.entry((e.source, e.owner.as_str())).or_default() += 1;
     }
-    let changed = sizes.iter().filter(|(_, &n)| n <= MAX_SERVER_TOOLS).max_by_key(|(k, &n)| (n, *k)).map(|(&k, &n)| (k, n));
+    let changed = sizes
+        .iter()
+        .filter(|(_, &n)| n <= MAX_SERVER_TOOLS)
+        .max_by_key(|(k, &n)| (n, *k))
+        .map(|(&k, &n)| (k, n));
     let identity: Vec<u32> = (0..entries.len() as u32).collect();
     let (mut prerequisites_ms, mut derive_ms) = (Vec::new(), Vec::new());
     for _ in 0..5 {
@@ -197,14 +263,24 @@ fn main() {
         prerequisites = Prerequisites::build(&entries);
         prerequisites_ms.push(start.elapsed().as_secs_f64() * 1000.0);
         let start = Instant::now();
-        let derived = prerequisites.derive(&entries, &identity, &changed.iter().map(|&(k, _)| k).collect::<Vec<_>>());
+        let derived = prerequisites.derive(
+            &entries,
+            &identity,
+            &changed.iter().map(|&(k, _)| k).collect::<Vec<_>>(),
+        );
         derive_ms.push(start.elapsed().as_secs_f64() * 1000.0);
-        assert!(derived == prerequisites, "a derived table equals a full build");
+        assert!(
+            derived == prerequisites,
+            "a derived table equals a full build"
+        );
     }
     prerequisites_ms.sort_by(f64::total_cmp);
     derive_ms.sort_by(f64::total_cmp);
     let (prerequisites_ms, derive_ms) = (prerequisites_ms[2], derive_ms[2]);
-    let index = Ranker { index: index.expect("built"), prerequisites };
+    let index = Ranker {
+        index: index.expect("built"),
+        prerequisites,
+    };
     build_ms.sort_by(f64::total_cmp);
 
     if grid {
@@ -217,7 +293,11 @@ fn main() {
             .map(|q| {
                 let start = Instant::now();
                 let hits = index.top10(&q.text, &params);
-                (start.elapsed().as_secs_f64() * 1e6, hits.len(), q.text.as_str())
+                (
+                    start.elapsed().as_secs_f64() * 1e6,
+                    hits.len(),
+                    q.text.as_str(),
+                )
             })
             .collect();
         timed.sort_by(|a, b| b.0.total_cmp(&a.0));
@@ -229,7 +309,10 @@ fn main() {
     if let Some(i) = args.iter().position(|a| a == "--per-query") {
         let path = args.get(i + 1).expect("--per-query FILE");
         let specs = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {path}: {e}"));
-        for line in specs.lines().filter(|l| !l.trim().is_empty() && !l.starts_with('#')) {
+        for line in specs
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        {
             let mut words = line.split_whitespace();
             let label = words.next().unwrap_or_default();
             let mut config = params.clone();
@@ -237,14 +320,24 @@ fn main() {
             for spec in &overrides {
                 apply_param(&mut config, spec);
             }
-            let (mut ndcg, mut complete) = (Vec::with_capacity(queries.len()), Vec::with_capacity(queries.len()));
+            let (mut ndcg, mut complete) = (
+                Vec::with_capacity(queries.len()),
+                Vec::with_capacity(queries.len()),
+            );
             for q in &queries {
-                let ranked: Vec<usize> = index.top10(&q.text, &config).iter().map(|h| h.ordinal).collect();
+                let ranked: Vec<usize> = index
+                    .top10(&q.text, &config)
+                    .iter()
+                    .map(|h| h.ordinal)
+                    .collect();
                 let m = query_metrics(&ranked, &q.gold);
                 ndcg.push((m[0] * 1e4).round() / 1e4);
                 complete.push(m[3]);
             }
-            println!("{}", json!({ "label": label, "params": overrides, "ndcg10": ndcg, "complete10": complete }));
+            println!(
+                "{}",
+                json!({ "label": label, "params": overrides, "ndcg10": ndcg, "complete10": complete })
+            );
         }
         return;
     }
@@ -307,14 +400,33 @@ fn main() {
         return;
     }
 
-    println!("catalog: {} tools, {} queries ({})", entries.len(), queries.len(), dir.display());
-    println!("{:<16} {:>7} {:>8} {:>6} {:>6} {:>11}", "set", "queries", "nDCG@10", "R@5", "R@10", "Complete@10");
+    println!(
+        "catalog: {} tools, {} queries ({})",
+        entries.len(),
+        queries.len(),
+        dir.display()
+    );
+    println!(
+        "{:<16} {:>7} {:>8} {:>6} {:>6} {:>11}",
+        "set", "queries", "nDCG@10", "R@5", "R@10", "Complete@10"
+    );
     for (name, sums) in &sets {
         let p = sums.percentages();
-        println!("{:<16} {:>7} {:>8.1} {:>6.1} {:>6.1} {:>11.1}", name, sums.count, p[0], p[1], p[2], p[3]);
+        println!(
+            "{:<16} {:>7} {:>8.1} {:>6.1} {:>6.1} {:>11.1}",
+            name, sums.count, p[0], p[1], p[2], p[3]
+        );
     }
     let m = macro_avg;
-    println!("{:<16} {:>7} {:>8.1} {:>6.1} {:>6.1} {:>11.1}", "macro", queries.len(), m[0], m[1], m[2], m[3]);
+    println!(
+        "{:<16} {:>7} {:>8.1} {:>6.1} {:>6.1} {:>11.1}",
+        "macro",
+        queries.len(),
+        m[0],
+        m[1],
+        m[2],
+        m[3]
+    );
     println!("build: {:.1} ms (median of 3)", build_ms[1]);
     println!(
         "prerequisite table: {} tools with a provider, built in {:.2} ms; a version with one server of {} tools changed derives it in {:.2} ms (medians of 5)",
@@ -323,5 +435,10 @@ fn main() {
         changed.map_or(0, |(_, n)| n),
         derive_ms
     );
-    println!("search: p50 {:.3} ms, p99 {:.3} ms ({} searches, limit 10)", p50 / 1000.0, p99 / 1000.0, latencies_us.len());
+    println!(
+        "search: p50 {:.3} ms, p99 {:.3} ms ({} searches, limit 10)",
+        p50 / 1000.0,
+        p99 / 1000.0,
+        latencies_us.len()
+    );
 }

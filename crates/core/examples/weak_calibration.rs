@@ -45,7 +45,10 @@ fn run(index: &SearchIndex, queries: &[Query], params: &RankingParams) -> Vec<Ou
             Outcome {
                 set: q.set.clone(),
                 query: q.text.clone(),
-                hits: hits.iter().map(|h| (h.strength, q.gold.contains(&h.ordinal))).collect(),
+                hits: hits
+                    .iter()
+                    .map(|h| (h.strength, q.gold.contains(&h.ordinal)))
+                    .collect(),
                 removed_top: removed.first().map(|h| h.strength),
             }
         })
@@ -109,7 +112,13 @@ impl Counts {
 
     /// [flagged, precision, recall, gold-first flagged, gold hits weak, gold-removed flagged], in %.
     fn figures(&self) -> [f64; 6] {
-        let pct = |a: usize, b: usize| if b == 0 { 0.0 } else { (a as f64 / b as f64 * 1000.0).round() / 10.0 };
+        let pct = |a: usize, b: usize| {
+            if b == 0 {
+                0.0
+            } else {
+                (a as f64 / b as f64 * 1000.0).round() / 10.0
+            }
+        };
         [
             pct(self.flagged, self.queries),
             pct(self.flagged_failures, self.flagged),
@@ -144,7 +153,8 @@ fn macro_figures(sets: &BTreeMap<String, Counts>) -> [f64; 6] {
     out.map(|v| (v * 10.0).round() / 10.0)
 }
 
-const HEADER: &str = "flagged  precision  recall  gold@1-flagged  gold-hits-weak  gold-removed-flagged";
+const HEADER: &str =
+    "flagged  precision  recall  gold@1-flagged  gold-hits-weak  gold-removed-flagged";
 
 fn row(label: &str, count: usize, failures: usize, f: [f64; 6]) -> String {
     format!(
@@ -155,25 +165,42 @@ fn row(label: &str, count: usize, failures: usize, f: [f64; 6]) -> String {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let dir = std::path::PathBuf::from(args.first().cloned().unwrap_or_else(|| "bench/data/retrieval-dev".into()));
+    let dir = std::path::PathBuf::from(
+        args.first()
+            .cloned()
+            .unwrap_or_else(|| "bench/data/retrieval-dev".into()),
+    );
     let mut params = RankingParams::default();
     for (i, a) in args.iter().enumerate() {
         if a == "--param" {
             let spec = args.get(i + 1).map(String::as_str).unwrap_or("");
-            let (key, value) = spec.split_once('=').unwrap_or_else(|| panic!("--param wants key=value, got {spec}"));
-            let value: f32 = value.parse().unwrap_or_else(|_| panic!("bad number in {spec}"));
-            params.set_extra(key, value).unwrap_or_else(|| panic!("unknown parameter {key}"));
+            let (key, value) = spec
+                .split_once('=')
+                .unwrap_or_else(|| panic!("--param wants key=value, got {spec}"));
+            let value: f32 = value
+                .parse()
+                .unwrap_or_else(|_| panic!("bad number in {spec}"));
+            params
+                .set_extra(key, value)
+                .unwrap_or_else(|| panic!("unknown parameter {key}"));
         }
     }
     let entries = load_catalog(&dir);
-    let ordinal_of: HashMap<&str, usize> = entries.iter().enumerate().map(|(i, e)| (e.id.as_str(), i)).collect();
+    let ordinal_of: HashMap<&str, usize> = entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (e.id.as_str(), i))
+        .collect();
     let queries = load_queries(&dir, &ordinal_of);
     let index = SearchIndex::build(&entries).expect("build");
     let outcomes = run(&index, &queries, &params);
 
     if args.iter().any(|a| a == "--dump") {
         for o in &outcomes {
-            println!("{}", json!({ "set": o.set, "query": o.query, "hits": o.hits, "removed": o.removed_top }));
+            println!(
+                "{}",
+                json!({ "set": o.set, "query": o.query, "hits": o.hits, "removed": o.removed_top })
+            );
         }
         return;
     }
@@ -192,8 +219,14 @@ fn main() {
     for (name, c) in &sets {
         println!("{}", row(name, c.queries, c.failures, c.figures()));
     }
-    println!("{}", row("pooled", all.queries, all.failures, all.figures()));
-    println!("{}", row("macro", all.queries, all.failures, macro_figures(&sets)));
+    println!(
+        "{}",
+        row("pooled", all.queries, all.failures, all.figures())
+    );
+    println!(
+        "{}",
+        row("macro", all.queries, all.failures, macro_figures(&sets))
+    );
 
     println!("\nthreshold sweep (pooled | macro): {HEADER}");
     for step in 1..=12 {
@@ -208,9 +241,15 @@ fn main() {
 
     println!("\ncommon-share sweep at threshold {threshold} (pooled): {HEADER}");
     for share in [0.005f32, 0.01, 0.02, 0.05, 0.1] {
-        let varied = RankingParams { common_share: share, ..params.clone() };
+        let varied = RankingParams {
+            common_share: share,
+            ..params.clone()
+        };
         let (_, all) = per_set(&run(&index, &queries, &varied), threshold);
         let p = all.figures();
-        println!("{share:>6.3}  {:>5.1} {:>5.1} {:>5.1} {:>5.1} {:>5.1} {:>5.1}", p[0], p[1], p[2], p[3], p[4], p[5]);
+        println!(
+            "{share:>6.3}  {:>5.1} {:>5.1} {:>5.1} {:>5.1} {:>5.1} {:>5.1}",
+            p[0], p[1], p[2], p[3], p[4], p[5]
+        );
     }
 }

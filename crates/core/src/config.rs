@@ -60,7 +60,12 @@ impl Default for ResolvedConfig {
 /// The keys of a raw `tools.toolSearch` object.
 const NUMBER_KEYS: [&str; 3] = ["codeTimeoutMs", "maxSearchLimit", "searchDefaultLimit"];
 /// Keys only a resolved config has: such a value is read back as resolved.
-const RESOLVED_ONLY_KEYS: [&str; 4] = ["requestedMode", "codeModeSupported", "fallbackReason", "warnings"];
+const RESOLVED_ONLY_KEYS: [&str; 4] = [
+    "requestedMode",
+    "codeModeSupported",
+    "fallbackReason",
+    "warnings",
+];
 
 /// Resolve a raw `tools.toolSearch` value. `false`, or an object with
 /// `enabled: false` → direct (whatever its `mode`); `true` → code; an object →
@@ -74,7 +79,11 @@ pub fn resolve(raw: &Value, code_mode_supported: bool) -> ResolvedConfig {
 
 /// [`resolve`], with `label` naming the value in warnings (the catalog's
 /// search limits are resolved the same way).
-pub(crate) fn resolve_labeled(raw: &Value, code_mode_supported: bool, label: &str) -> ResolvedConfig {
+pub(crate) fn resolve_labeled(
+    raw: &Value,
+    code_mode_supported: bool,
+    label: &str,
+) -> ResolvedConfig {
     let mut warnings = Vec::new();
     let (enabled, requested_mode, obj) = match raw {
         Value::Bool(false) => (false, Mode::Direct, None),
@@ -85,7 +94,10 @@ pub(crate) fn resolve_labeled(raw: &Value, code_mode_supported: bool, label: &st
                 None | Some(Value::Null) | Some(Value::Bool(true)) => true,
                 Some(Value::Bool(false)) => false,
                 Some(other) => {
-                    warnings.push(format!("{label}.enabled must be true or false, not {}; Tool Search stays enabled", shown(other)));
+                    warnings.push(format!(
+                        "{label}.enabled must be true or false, not {}; Tool Search stays enabled",
+                        shown(other)
+                    ));
                     true
                 }
             };
@@ -118,25 +130,47 @@ pub(crate) fn resolve_labeled(raw: &Value, code_mode_supported: bool, label: &st
         }
     };
     let mut number = |key: &str, default: u64, min: u64, max: u64| -> u64 {
-        let Some(v) = obj.and_then(|o| o.get(key)).filter(|v| !v.is_null()) else { return default };
+        let Some(v) = obj.and_then(|o| o.get(key)).filter(|v| !v.is_null()) else {
+            return default;
+        };
         match positive_integer(v) {
             None => {
-                warnings.push(format!("{label}.{key} {} is not a positive integer; using the default {default}", shown(v)));
+                warnings.push(format!(
+                    "{label}.{key} {} is not a positive integer; using the default {default}",
+                    shown(v)
+                ));
                 default
             }
             Some(n) if n < min || n > max => {
                 let clamped = n.clamp(min, max);
-                warnings.push(format!("{label}.{key} {} is outside {min}..{max}; using {clamped}", shown(v)));
+                warnings.push(format!(
+                    "{label}.{key} {} is outside {min}..{max}; using {clamped}",
+                    shown(v)
+                ));
                 clamped
             }
             Some(n) => n,
         }
     };
-    let code_timeout_ms = number(NUMBER_KEYS[0], CODE_TIMEOUT_MS_DEFAULT, CODE_TIMEOUT_MS_MIN, CODE_TIMEOUT_MS_MAX);
-    let max_search_limit = number(NUMBER_KEYS[1], u64::from(MAX_SEARCH_LIMIT_DEFAULT), 1, u64::from(MAX_SEARCH_LIMIT_CAP)) as u32;
+    let code_timeout_ms = number(
+        NUMBER_KEYS[0],
+        CODE_TIMEOUT_MS_DEFAULT,
+        CODE_TIMEOUT_MS_MIN,
+        CODE_TIMEOUT_MS_MAX,
+    );
+    let max_search_limit = number(
+        NUMBER_KEYS[1],
+        u64::from(MAX_SEARCH_LIMIT_DEFAULT),
+        1,
+        u64::from(MAX_SEARCH_LIMIT_CAP),
+    ) as u32;
     // The default (8) quietly follows a smaller maxSearchLimit; a given value is warned about.
-    let search_default_limit =
-        number(NUMBER_KEYS[2], u64::from(SEARCH_DEFAULT_LIMIT_DEFAULT.min(max_search_limit)), 1, u64::from(max_search_limit)) as u32;
+    let search_default_limit = number(
+        NUMBER_KEYS[2],
+        u64::from(SEARCH_DEFAULT_LIMIT_DEFAULT.min(max_search_limit)),
+        1,
+        u64::from(max_search_limit),
+    ) as u32;
     let (mode, fallback_reason) = if requested_mode == Mode::Code && !code_mode_supported {
         (Mode::Tools, Some("code mode is unavailable on this host (no Node with a sound permission model); using tools mode".to_string()))
     } else {
@@ -163,14 +197,21 @@ pub(crate) fn resolve_labeled(raw: &Value, code_mode_supported: bool, label: &st
 /// [`resolve`] already produced (recognised by its resolved-only keys), read
 /// back as it was resolved: its effective `mode` and its `codeModeSupported`.
 pub fn resolve_for_session(raw: &Value, host_supports_code_mode: bool) -> ResolvedConfig {
-    let Value::Object(obj) = raw else { return resolve(raw, host_supports_code_mode) };
+    let Value::Object(obj) = raw else {
+        return resolve(raw, host_supports_code_mode);
+    };
     if !RESOLVED_ONLY_KEYS.iter().any(|k| obj.contains_key(*k)) {
         return resolve(raw, host_supports_code_mode);
     }
-    if obj.get("enabled") == Some(&Value::Bool(false)) || obj.get("mode") == Some(&Value::from("direct")) {
+    if obj.get("enabled") == Some(&Value::Bool(false))
+        || obj.get("mode") == Some(&Value::from("direct"))
+    {
         return resolve(&Value::Bool(false), host_supports_code_mode);
     }
-    let supported = obj.get("codeModeSupported").and_then(Value::as_bool).unwrap_or(host_supports_code_mode);
+    let supported = obj
+        .get("codeModeSupported")
+        .and_then(Value::as_bool)
+        .unwrap_or(host_supports_code_mode);
     let again: serde_json::Map<String, Value> = obj
         .iter()
         .filter(|(k, _)| k.as_str() == "mode" || NUMBER_KEYS.contains(&k.as_str()))
@@ -190,7 +231,13 @@ fn shown(v: &Value) -> String {
 
 fn positive_integer(v: &Value) -> Option<u64> {
     let f = v.as_f64()?;
-    (f.is_finite() && f >= 1.0 && f.fract() == 0.0).then(|| if f > u64::MAX as f64 { u64::MAX } else { f as u64 })
+    (f.is_finite() && f >= 1.0 && f.fract() == 0.0).then(|| {
+        if f > u64::MAX as f64 {
+            u64::MAX
+        } else {
+            f as u64
+        }
+    })
 }
 
 #[cfg(test)]
@@ -207,7 +254,10 @@ mod tests {
         assert_eq!(resolve(&json!({}), true).mode, Mode::Code);
         assert_eq!(resolve(&json!({"mode": "bogus"}), true).mode, Mode::Code);
         assert!(resolve(&json!({"mode": "tools"}), true).warnings.is_empty());
-        assert_eq!(resolve(&json!({"mode": "directory"}), true).mode, Mode::Directory);
+        assert_eq!(
+            resolve(&json!({"mode": "directory"}), true).mode,
+            Mode::Directory
+        );
         assert_eq!(resolve(&json!({"mode": "tools"}), true).mode, Mode::Tools);
     }
 
@@ -216,19 +266,62 @@ mod tests {
         let c = resolve(&json!(true), false);
         assert_eq!((c.mode, c.requested_mode), (Mode::Tools, Mode::Code));
         assert!(c.fallback_reason.is_some());
-        assert_eq!(resolve(&json!({"mode": "directory"}), false).mode, Mode::Directory);
+        assert_eq!(
+            resolve(&json!({"mode": "directory"}), false).mode,
+            Mode::Directory
+        );
     }
 
     #[test]
     fn clamps_and_defaults() {
-        let c = resolve(&json!({"codeTimeoutMs": 5, "maxSearchLimit": 500, "searchDefaultLimit": 100}), true);
-        assert_eq!((c.code_timeout_ms, c.max_search_limit, c.search_default_limit), (1000, 50, 50));
-        let c = resolve(&json!({"codeTimeoutMs": 999999, "maxSearchLimit": 3, "searchDefaultLimit": 8}), true);
-        assert_eq!((c.code_timeout_ms, c.max_search_limit, c.search_default_limit), (60000, 3, 3));
-        let c = resolve(&json!({"codeTimeoutMs": -1, "maxSearchLimit": 2.5, "searchDefaultLimit": "4"}), true);
-        assert_eq!((c.code_timeout_ms, c.max_search_limit, c.search_default_limit), (10000, 20, 8));
-        let c = resolve(&json!({"codeTimeoutMs": 0, "maxSearchLimit": 0, "searchDefaultLimit": 0}), true);
-        assert_eq!((c.code_timeout_ms, c.max_search_limit, c.search_default_limit), (10000, 20, 8));
+        let c = resolve(
+            &json!({"codeTimeoutMs": 5, "maxSearchLimit": 500, "searchDefaultLimit": 100}),
+            true,
+        );
+        assert_eq!(
+            (
+                c.code_timeout_ms,
+                c.max_search_limit,
+                c.search_default_limit
+            ),
+            (1000, 50, 50)
+        );
+        let c = resolve(
+            &json!({"codeTimeoutMs": 999999, "maxSearchLimit": 3, "searchDefaultLimit": 8}),
+            true,
+        );
+        assert_eq!(
+            (
+                c.code_timeout_ms,
+                c.max_search_limit,
+                c.search_default_limit
+            ),
+            (60000, 3, 3)
+        );
+        let c = resolve(
+            &json!({"codeTimeoutMs": -1, "maxSearchLimit": 2.5, "searchDefaultLimit": "4"}),
+            true,
+        );
+        assert_eq!(
+            (
+                c.code_timeout_ms,
+                c.max_search_limit,
+                c.search_default_limit
+            ),
+            (10000, 20, 8)
+        );
+        let c = resolve(
+            &json!({"codeTimeoutMs": 0, "maxSearchLimit": 0, "searchDefaultLimit": 0}),
+            true,
+        );
+        assert_eq!(
+            (
+                c.code_timeout_ms,
+                c.max_search_limit,
+                c.search_default_limit
+            ),
+            (10000, 20, 8)
+        );
     }
 
     #[test]
@@ -236,7 +329,11 @@ mod tests {
         for mode in ["code", "tools", "directory", "directroy"] {
             let c = resolve(&json!({ "enabled": false, "mode": mode }), true);
             assert!(!c.enabled, "{mode}");
-            assert_eq!((c.mode, c.requested_mode), (Mode::Direct, Mode::Direct), "{mode}");
+            assert_eq!(
+                (c.mode, c.requested_mode),
+                (Mode::Direct, Mode::Direct),
+                "{mode}"
+            );
             assert!(c.warnings.is_empty(), "{mode}: {:?}", c.warnings);
         }
         let c = resolve(&json!({ "enabled": true, "mode": "directory" }), true);
@@ -248,44 +345,97 @@ mod tests {
         let c = resolve(&json!({ "mode": "directroy" }), true);
         assert_eq!(c.mode, Mode::Code);
         assert_eq!(c.warnings.len(), 1);
-        assert!(c.warnings[0].contains("\"directroy\"") && c.warnings[0].contains("using \"code\""), "{:?}", c.warnings);
+        assert!(
+            c.warnings[0].contains("\"directroy\"") && c.warnings[0].contains("using \"code\""),
+            "{:?}",
+            c.warnings
+        );
         assert_eq!(resolve(&json!({ "mode": 3 }), true).warnings.len(), 1);
-        assert_eq!(resolve(&json!({ "enabled": "yes" }), true).warnings.len(), 1);
+        assert_eq!(
+            resolve(&json!({ "enabled": "yes" }), true).warnings.len(),
+            1
+        );
         assert_eq!(resolve(&json!("code"), true).warnings.len(), 1);
         let serialized = serde_json::to_value(resolve(&json!({ "mode": "x" }), true)).unwrap();
         assert_eq!(serialized["warnings"].as_array().map(Vec::len), Some(1));
         // No warnings: the key is absent.
-        assert!(serde_json::to_value(resolve(&json!(true), true)).unwrap().get("warnings").is_none());
+        assert!(serde_json::to_value(resolve(&json!(true), true))
+            .unwrap()
+            .get("warnings")
+            .is_none());
     }
 
     #[test]
     fn numbers_that_fall_back_or_clamp_are_warned_about() {
-        let c = resolve(&json!({ "codeTimeoutMs": 2.5, "maxSearchLimit": "4", "searchDefaultLimit": -1 }), true);
-        assert_eq!((c.code_timeout_ms, c.max_search_limit, c.search_default_limit), (10000, 20, 8));
+        let c = resolve(
+            &json!({ "codeTimeoutMs": 2.5, "maxSearchLimit": "4", "searchDefaultLimit": -1 }),
+            true,
+        );
+        assert_eq!(
+            (
+                c.code_timeout_ms,
+                c.max_search_limit,
+                c.search_default_limit
+            ),
+            (10000, 20, 8)
+        );
         assert_eq!(c.warnings.len(), 3, "{:?}", c.warnings);
-        assert!(c.warnings.iter().all(|w| w.contains("not a positive integer")));
+        assert!(c
+            .warnings
+            .iter()
+            .all(|w| w.contains("not a positive integer")));
         let c = resolve(&json!({ "codeTimeoutMs": 500, "maxSearchLimit": 99 }), true);
         assert_eq!((c.code_timeout_ms, c.max_search_limit), (1000, 50));
         assert_eq!(c.warnings.len(), 2, "{:?}", c.warnings);
         // The default search limit follows a smaller max without a warning.
         let c = resolve(&json!({ "maxSearchLimit": 3 }), true);
         assert_eq!((c.search_default_limit, c.warnings.len()), (3, 0));
-        let c = resolve(&json!({ "codeTimeoutMs": 20000, "maxSearchLimit": 30, "searchDefaultLimit": 10 }), true);
+        let c = resolve(
+            &json!({ "codeTimeoutMs": 20000, "maxSearchLimit": 30, "searchDefaultLimit": 10 }),
+            true,
+        );
         assert!(c.warnings.is_empty());
     }
 
     #[test]
     fn sessions_resolve_raw_values_like_resolve_and_resolved_ones_as_resolved() {
-        for raw in [json!(true), json!({ "mode": "code" }), json!({}), json!({ "enabled": true, "mode": "code" }), Value::Null, json!(false)] {
-            assert_eq!(resolve_for_session(&raw, true), resolve(&raw, true), "{raw}");
-            assert_eq!(resolve_for_session(&raw, false), resolve(&raw, false), "{raw}");
+        for raw in [
+            json!(true),
+            json!({ "mode": "code" }),
+            json!({}),
+            json!({ "enabled": true, "mode": "code" }),
+            Value::Null,
+            json!(false),
+        ] {
+            assert_eq!(
+                resolve_for_session(&raw, true),
+                resolve(&raw, true),
+                "{raw}"
+            );
+            assert_eq!(
+                resolve_for_session(&raw, false),
+                resolve(&raw, false),
+                "{raw}"
+            );
         }
-        assert_eq!(resolve_for_session(&json!({ "enabled": true, "mode": "code" }), true).mode, Mode::Code);
+        assert_eq!(
+            resolve_for_session(&json!({ "enabled": true, "mode": "code" }), true).mode,
+            Mode::Code
+        );
         // A resolved config reads back as itself.
-        for resolved in [resolve(&json!(true), true), resolve(&json!(true), false), resolve(&json!(false), true), resolve(&json!({ "mode": "directory", "maxSearchLimit": 7 }), true)] {
+        for resolved in [
+            resolve(&json!(true), true),
+            resolve(&json!(true), false),
+            resolve(&json!(false), true),
+            resolve(&json!({ "mode": "directory", "maxSearchLimit": 7 }), true),
+        ] {
             let value = serde_json::to_value(&resolved).unwrap();
             let again = resolve_for_session(&value, true);
-            assert_eq!((again.enabled, again.mode, again.max_search_limit), (resolved.enabled, resolved.mode, resolved.max_search_limit), "{value}");
+            assert_eq!(
+                (again.enabled, again.mode, again.max_search_limit),
+                (resolved.enabled, resolved.mode, resolved.max_search_limit),
+                "{value}"
+            );
         }
         // A resolution that said "unsupported" is kept even where the host could run code mode.
         let forced = serde_json::to_value(resolve(&json!({ "mode": "code" }), false)).unwrap();

@@ -62,7 +62,10 @@ pub struct Error {
 
 impl Error {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        Error { code, message: message.into() }
+        Error {
+            code,
+            message: message.into(),
+        }
     }
     pub fn invalid_catalog(message: impl Into<String>) -> Self {
         Error::new(ErrorCode::InvalidCatalog, message)

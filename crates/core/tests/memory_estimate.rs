@@ -34,14 +34,21 @@ static A: Counting = Counting;
 fn within(estimate: usize, measured: usize, what: &str) {
     let ratio = estimate as f64 / measured as f64;
     println!("{what}: estimated {estimate} bytes, measured {measured} bytes (x{ratio:.2})");
-    assert!((0.5..=2.0).contains(&ratio), "{what}: estimated {estimate} bytes, measured {measured} (x{ratio:.2})");
+    assert!(
+        (0.5..=2.0).contains(&ratio),
+        "{what}: estimated {estimate} bytes, measured {measured} (x{ratio:.2})"
+    );
 }
 
 #[test]
 fn the_reported_native_memory_follows_the_measured_heap() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/data/retrieval-dev/catalog.jsonl");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../bench/data/retrieval-dev/catalog.jsonl");
     let text = std::fs::read_to_string(path).unwrap();
-    let options = CatalogOptions { cache: Some(false), ..Default::default() };
+    let options = CatalogOptions {
+        cache: Some(false),
+        ..Default::default()
+    };
     let before = LIVE.load(Relaxed);
     let catalog = Catalog::from_json_text(&text, &options).unwrap();
     let full = LIVE.load(Relaxed) - before;
@@ -51,9 +58,16 @@ fn the_reported_native_memory_follows_the_measured_heap() {
     let server: Vec<Value> = (0..30)
         .map(|i| json!({ "name": format!("live_{i}"), "description": format!("Live tool {i}: {}", first.description), "inputSchema": first.input_schema.as_deref() }))
         .collect();
-    let selector: SourceSelector = serde_json::from_value(json!({ "source": "mcp", "owner": "live" })).unwrap();
+    let selector: SourceSelector =
+        serde_json::from_value(json!({ "source": "mcp", "owner": "live" })).unwrap();
     let before = LIVE.load(Relaxed);
-    let next = catalog.with_source(&selector, &Value::from(server).to_string()).unwrap();
+    let next = catalog
+        .with_source(&selector, &Value::from(server).to_string())
+        .unwrap();
     let derived = LIVE.load(Relaxed) - before;
-    within(next.data().native_bytes, derived, "derived version, 30 tools changed");
+    within(
+        next.data().native_bytes,
+        derived,
+        "derived version, 30 tools changed",
+    );
 }

@@ -19,7 +19,8 @@ struct Fixture {
 fn fixture() -> &'static Fixture {
     static FIXTURE: OnceLock<Fixture> = OnceLock::new();
     FIXTURE.get_or_init(|| {
-        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../bench/data/retrieval-dev/catalog.jsonl");
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../bench/data/retrieval-dev/catalog.jsonl");
         let text = std::fs::read_to_string(&path).expect("bench/data/retrieval-dev/catalog.jsonl");
         let mut entries: Vec<ToolEntry> = text
             .lines()
@@ -48,7 +49,11 @@ fn fixture() -> &'static Fixture {
 
 fn top_ids(query: &str, limit: usize) -> Vec<String> {
     let f = fixture();
-    f.index.search(query, limit, &|_| true).into_iter().map(|h| f.entries[h.ordinal].id.clone()).collect()
+    f.index
+        .search(query, limit, &|_| true)
+        .into_iter()
+        .map(|h| f.entries[h.ordinal].id.clone())
+        .collect()
 }
 
 #[test]
@@ -75,7 +80,11 @@ fn pinned_first_results() {
             failures.push(format!("{query:?}: expected {expected}, got {got:?}"));
         }
     }
-    assert!(failures.is_empty(), "ranking changed:\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "ranking changed:\n{}",
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -98,25 +107,42 @@ fn pinned_multi_tool_queries_are_complete_in_top_10() {
     for (query, expected) in pins {
         let got = top_ids(query, 10);
         for id in *expected {
-            assert!(got.iter().any(|g| g == id), "{query:?}: {id} not in top 10 {got:?}");
+            assert!(
+                got.iter().any(|g| g == id),
+                "{query:?}: {id} not in top 10 {got:?}"
+            );
         }
     }
 }
 
 #[test]
 fn a_short_page_is_a_prefix_of_a_longer_one() {
-    for query in ["get the weather forecast and the latest news", "search the web for news articles", "create a new task"] {
+    for query in [
+        "get the weather forecast and the latest news",
+        "search the web for news articles",
+        "create a new task",
+    ] {
         let long = top_ids(query, 50);
         for limit in [1, 10, 30, 31, 40] {
-            assert_eq!(top_ids(query, limit), long[..limit.min(long.len())], "{query:?} limit {limit}");
+            assert_eq!(
+                top_ids(query, limit),
+                long[..limit.min(long.len())],
+                "{query:?} limit {limit}"
+            );
         }
     }
 }
 
 #[test]
 fn exact_id_and_name_come_first() {
-    assert_eq!(top_ids("openclaw:seal:getWaterQuality", 1), vec!["openclaw:seal:getWaterQuality"]);
-    assert_eq!(top_ids("getWaterQuality", 1), vec!["openclaw:seal:getWaterQuality"]);
+    assert_eq!(
+        top_ids("openclaw:seal:getWaterQuality", 1),
+        vec!["openclaw:seal:getWaterQuality"]
+    );
+    assert_eq!(
+        top_ids("getWaterQuality", 1),
+        vec!["openclaw:seal:getWaterQuality"]
+    );
     assert_eq!(top_ids("FinanceTool", 1), vec!["mcp:metatool:FinanceTool"]);
 }
 
@@ -126,7 +152,12 @@ fn results_are_deterministic_and_masked() {
     let query = "search the web for news articles";
     let first = top_ids(query, 20);
     assert_eq!(first, top_ids(query, 20));
-    let by_id: HashMap<&str, usize> = f.entries.iter().enumerate().map(|(i, e)| (e.id.as_str(), i)).collect();
+    let by_id: HashMap<&str, usize> = f
+        .entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (e.id.as_str(), i))
+        .collect();
     let banned = by_id[first[0].as_str()];
     let masked = f.index.search(query, 20, &|o| o != banned);
     assert_eq!(masked.len(), 20);
@@ -152,7 +183,13 @@ fn a_changed_branch_description_is_reindexed() {
     let before = Catalog::from_records(vec![tool("Figure written in euros")], &options).unwrap();
     let after = Catalog::from_records(vec![tool("Figure written in yen")], &options).unwrap();
     assert_ne!(before.fingerprint(), after.fingerprint());
-    let names = |c: &Catalog, q: &str| c.search(q, None).unwrap().into_iter().map(|h| h.name).collect::<Vec<_>>();
+    let names = |c: &Catalog, q: &str| {
+        c.search(q, None)
+            .unwrap()
+            .into_iter()
+            .map(|h| h.name)
+            .collect::<Vec<_>>()
+    };
     assert_eq!(names(&before, "euros"), vec!["convert_amount"]);
     assert!(names(&before, "yen").is_empty());
     assert_eq!(names(&after, "yen"), vec!["convert_amount"]);
@@ -165,12 +202,27 @@ fn a_changed_branch_description_is_reindexed() {
 fn scalar_queries_up_to_4096_characters_are_accepted() {
     use tool_search_core::catalog::{Catalog, CatalogOptions};
     use tool_search_core::error::ErrorCode;
-    let c = Catalog::from_records(vec![serde_json::json!({ "name": "get_weather", "description": "Weather for a city." })], &CatalogOptions::default()).unwrap();
+    let c = Catalog::from_records(
+        vec![serde_json::json!({ "name": "get_weather", "description": "Weather for a city." })],
+        &CatalogOptions::default(),
+    )
+    .unwrap();
     let padded = |filler: &str, count: usize| format!("{}weather", filler.repeat(count));
     // 4,089 + 7 = 4,096 characters: accepted, and the capability at the end is still read.
-    assert_eq!(c.search(&padded(" ", 4_089), None).unwrap()[0].name, "get_weather");
-    assert_eq!(c.search(&padded(" ", 4_090), None).unwrap_err().code, ErrorCode::InvalidQuery);
+    assert_eq!(
+        c.search(&padded(" ", 4_089), None).unwrap()[0].name,
+        "get_weather"
+    );
+    assert_eq!(
+        c.search(&padded(" ", 4_090), None).unwrap_err().code,
+        ErrorCode::InvalidQuery
+    );
     // U+1F600 is one character (two UTF-16 units): 4,089 of them + 7 = 4,096 characters.
     assert!(c.search(&padded("\u{1F600}", 4_089), None).is_ok());
-    assert_eq!(c.search(&padded("\u{1F600}", 4_090), None).unwrap_err().code, ErrorCode::InvalidQuery);
+    assert_eq!(
+        c.search(&padded("\u{1F600}", 4_090), None)
+            .unwrap_err()
+            .code,
+        ErrorCode::InvalidQuery
+    );
 }

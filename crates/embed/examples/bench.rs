@@ -17,7 +17,10 @@ use tool_search_embed::{cosine, tool_text, Encoder, Precision, DIM};
 /// CPU time of this thread: the figures are "of one core" even when the
 /// machine is shared (wall time is reported beside it).
 fn cpu_seconds() -> f64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: valid pointer to a timespec.
     unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
@@ -31,13 +34,20 @@ fn median(mut v: Vec<f64>) -> f64 {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let option = |name: &str, default: &str| -> String {
-        args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned().unwrap_or(default.to_string())
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+            .unwrap_or(default.to_string())
     };
     let model_dir = &args[0];
     let catalog = std::fs::read_to_string(&args[1]).expect("catalog");
     let n_tools: usize = option("--tools", "500").parse().unwrap();
     let runs: usize = option("--runs", "3").parse().unwrap();
-    let limits: Vec<usize> = option("--max-tokens", "256,128,64").split(',').map(|s| s.parse().unwrap()).collect();
+    let limits: Vec<usize> = option("--max-tokens", "256,128,64")
+        .split(',')
+        .map(|s| s.parse().unwrap())
+        .collect();
     let precisions: Vec<Precision> = option("--precision", "int8,f32")
         .split(',')
         .map(|p| match p {
@@ -55,22 +65,43 @@ fn main() {
                 .as_object()
                 .map(|p| p.keys().map(String::as_str).collect())
                 .unwrap_or_default();
-            tool_text(tool["name"].as_str().unwrap_or(""), tool["description"].as_str().unwrap_or(""), &params)
+            tool_text(
+                tool["name"].as_str().unwrap_or(""),
+                tool["description"].as_str().unwrap_or(""),
+                &params,
+            )
         })
         .collect();
     // An even spread over the catalog (its sources are in blocks).
     let step = (texts.len() / n_tools).max(1);
-    let sample: Vec<&str> = texts.iter().step_by(step).take(n_tools).map(String::as_str).collect();
+    let sample: Vec<&str> = texts
+        .iter()
+        .step_by(step)
+        .take(n_tools)
+        .map(String::as_str)
+        .collect();
     for &precision in &precisions {
         println!("== {precision:?}");
         run(model_dir, precision, &texts, &sample, &limits, runs, &args);
     }
 }
 
-fn run(model_dir: &str, precision: Precision, texts: &[String], sample: &[&str], limits: &[usize], runs: usize, args: &[String]) {
+fn run(
+    model_dir: &str,
+    precision: Precision,
+    texts: &[String],
+    sample: &[&str],
+    limits: &[usize],
+    runs: usize,
+    args: &[String],
+) {
     let start = Instant::now();
     let encoder = Encoder::load_with_precision(Path::new(model_dir), precision).expect("load");
-    println!("load {:.0} ms, digest {}", start.elapsed().as_secs_f64() * 1e3, &encoder.model_digest()[..16]);
+    println!(
+        "load {:.0} ms, digest {}",
+        start.elapsed().as_secs_f64() * 1e3,
+        &encoder.model_digest()[..16]
+    );
     let candidates = encoder.embed(&sample[..50.min(sample.len())]);
     for query in [
         "find the cheapest flight from Berlin to Lisbon next Friday",
@@ -110,9 +141,19 @@ fn query_latency(encoder: &Encoder, query: &str, candidates: &[[f32; DIM]]) {
     );
 }
 
-fn tool_throughput(encoder: &Encoder, texts: &[String], sample: &[&str], limits: &[usize], runs: usize, args: &[String]) {
+fn tool_throughput(
+    encoder: &Encoder,
+    texts: &[String],
+    sample: &[&str],
+    limits: &[usize],
+    runs: usize,
+    args: &[String],
+) {
     for &limit in limits {
-        let tokens: usize = sample.iter().map(|t| encoder.token_ids(t, limit).len()).sum();
+        let tokens: usize = sample
+            .iter()
+            .map(|t| encoder.token_ids(t, limit).len())
+            .sum();
         let mut times = Vec::new();
         let mut cpu_times = Vec::new();
         let mut vectors: Vec<[f32; DIM]> = Vec::new();

@@ -26,15 +26,26 @@ fn write_rows(path: &Path, rows: &[[f32; tool_search_embed::DIM]]) {
             bytes.extend_from_slice(&v.to_le_bytes());
         }
     }
-    std::fs::File::create(path).and_then(|mut f| f.write_all(&bytes)).expect("write vectors");
+    std::fs::File::create(path)
+        .and_then(|mut f| f.write_all(&bytes))
+        .expect("write vectors");
 }
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let option = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
-    let max_tokens: usize = option("--max-tokens").map_or(MAX_TOKENS, |v| v.parse().expect("--max-tokens N"));
+    let option = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    let max_tokens: usize =
+        option("--max-tokens").map_or(MAX_TOKENS, |v| v.parse().expect("--max-tokens N"));
     let text_kind = option("--text").unwrap_or_else(|| "full".into());
-    assert!(text_kind == "full" || text_kind == "plain" || text_kind == "owner", "--text full|plain|owner");
+    assert!(
+        text_kind == "full" || text_kind == "plain" || text_kind == "owner",
+        "--text full|plain|owner"
+    );
     let precision = match option("--precision").as_deref() {
         None | Some("int8") => Precision::Int8,
         Some("f32") => Precision::F32,
@@ -52,37 +63,60 @@ fn main() {
         .map(|line| {
             let tool: serde_json::Value = serde_json::from_str(line).expect("catalog line");
             let params: Vec<&str> = if text_kind == "full" {
-                tool["inputSchema"]["properties"].as_object().map(|p| p.keys().map(String::as_str).collect()).unwrap_or_default()
+                tool["inputSchema"]["properties"]
+                    .as_object()
+                    .map(|p| p.keys().map(String::as_str).collect())
+                    .unwrap_or_default()
             } else {
                 Vec::new()
             };
             let name = tool["name"].as_str().unwrap_or("");
-            let name = if text_kind == "owner" { format!("{} {name}", tool["owner"].as_str().unwrap_or("")) } else { name.to_string() };
+            let name = if text_kind == "owner" {
+                format!("{} {name}", tool["owner"].as_str().unwrap_or(""))
+            } else {
+                name.to_string()
+            };
             let text = tool_text(&name, tool["description"].as_str().unwrap_or(""), &params);
             (tool["id"].as_str().unwrap_or("").to_string(), text)
         })
         .collect();
     tools.sort_by(|a, b| a.0.cmp(&b.0));
     let ids: Vec<&str> = tools.iter().map(|t| t.0.as_str()).collect();
-    std::fs::write(out.join("tool-ids.json"), serde_json::to_string(&ids).unwrap()).expect("write ids");
+    std::fs::write(
+        out.join("tool-ids.json"),
+        serde_json::to_string(&ids).unwrap(),
+    )
+    .expect("write ids");
 
     if args.iter().any(|a| a == "--queries") {
         let queries: Vec<String> = std::fs::read_to_string(data.join("queries.jsonl"))
             .expect("queries")
             .lines()
             .filter(|l| !l.trim().is_empty())
-            .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("query line")["query"].as_str().unwrap_or("").to_string())
+            .map(|l| {
+                serde_json::from_str::<serde_json::Value>(l).expect("query line")["query"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string()
+            })
             .collect();
         let start = Instant::now();
         let texts: Vec<&str> = queries.iter().map(String::as_str).collect();
         write_rows(&out.join("queries.f32"), &encoder.embed(&texts));
-        eprintln!("embedded {} queries in {:.1} s", texts.len(), start.elapsed().as_secs_f64());
+        eprintln!(
+            "embedded {} queries in {:.1} s",
+            texts.len(),
+            start.elapsed().as_secs_f64()
+        );
     }
 
     let start = Instant::now();
     let texts: Vec<&str> = tools.iter().map(|t| t.1.as_str()).collect();
     let vectors = encoder.embed_truncated(&texts, max_tokens);
-    write_rows(&out.join(format!("tools-{text_kind}-{max_tokens}.f32")), &vectors);
+    write_rows(
+        &out.join(format!("tools-{text_kind}-{max_tokens}.f32")),
+        &vectors,
+    );
     eprintln!(
         "embedded {} tools ({text_kind}, max_tokens {max_tokens}, {precision:?}) in {:.1} s",
         texts.len(),

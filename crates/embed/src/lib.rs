@@ -69,7 +69,10 @@ const MAX_VOCAB_BYTES: u64 = 8 << 20;
 #[derive(Debug, thiserror::Error)]
 pub enum EmbedError {
     #[error("model file {path} is missing or unreadable: {source}")]
-    Missing { path: String, source: std::io::Error },
+    Missing {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("model file {path} is larger than {limit} bytes")]
     TooLarge { path: String, limit: u64 },
     #[error("invalid model file: {0}")]
@@ -136,7 +139,12 @@ impl Encoder {
                 config.vocab_size
             )));
         }
-        let bert = model::Bert::from_safetensors(&weights, config.vocab_size, config.layer_norm_eps as f32, precision)?;
+        let bert = model::Bert::from_safetensors(
+            &weights,
+            config.vocab_size,
+            config.layer_norm_eps as f32,
+            precision,
+        )?;
 
         // Everything that changes the vectors, length-prefixed.
         let mut hasher = blake3::Hasher::new();
@@ -150,7 +158,12 @@ impl Encoder {
         // vector: a cache shared by different CPUs keeps them apart.
         hasher.update(format!("{:?}", model::Kernel::detect()).as_bytes());
         let digest = hasher.finalize().to_hex().to_string();
-        Ok(Encoder { bert, precision, tokenizer, digest })
+        Ok(Encoder {
+            bert,
+            precision,
+            tokenizer,
+            digest,
+        })
     }
 
     /// L2-normalized vectors of `texts`, truncated to MAX_TOKENS word pieces.
@@ -163,8 +176,13 @@ impl Encoder {
     /// fidelity on long texts for speed.
     pub fn embed_truncated(&self, texts: &[&str], max_tokens: usize) -> Vec<[f32; DIM]> {
         let max_tokens = max_tokens.clamp(2, MAX_TOKENS);
-        let sequences: Vec<Vec<u32>> = texts.iter().map(|t| self.tokenizer.encode(t, max_tokens)).collect();
-        batches(&sequences).flat_map(|batch| self.bert.encode(batch)).collect()
+        let sequences: Vec<Vec<u32>> = texts
+            .iter()
+            .map(|t| self.tokenizer.encode(t, max_tokens))
+            .collect();
+        batches(&sequences)
+            .flat_map(|batch| self.bert.encode(batch))
+            .collect()
     }
 
     /// The vectors of `parts`, each embedded as its own text, and an
@@ -181,7 +199,11 @@ impl Encoder {
     /// search request): a request of many long clauses costs at most about
     /// that many pieces, not 256 per clause. Within the budget, the same as
     /// `embed_joint`.
-    pub fn embed_joint_within(&self, parts: &[&str], budget: usize) -> (Vec<[f32; DIM]>, [f32; DIM]) {
+    pub fn embed_joint_within(
+        &self,
+        parts: &[&str],
+        budget: usize,
+    ) -> (Vec<[f32; DIM]>, [f32; DIM]) {
         let sequences = joint_sequences(&self.tokenizer, parts, budget);
         let mut vectors = Vec::with_capacity(parts.len());
         let mut total = [0f32; DIM];
@@ -217,8 +239,15 @@ pub const MAX_JOINT_TOKENS: usize = 2 * MAX_TOKENS;
 /// pieces: every part gets the same cap (the largest one that fits, so short
 /// parts stay whole and the long ones share the rest), never below
 /// `[CLS] x [SEP]`.
-fn joint_sequences(tokenizer: &tokenizer::WordPiece, parts: &[&str], budget: usize) -> Vec<Vec<u32>> {
-    let mut sequences: Vec<Vec<u32>> = parts.iter().map(|t| tokenizer.encode(t, MAX_TOKENS)).collect();
+fn joint_sequences(
+    tokenizer: &tokenizer::WordPiece,
+    parts: &[&str],
+    budget: usize,
+) -> Vec<Vec<u32>> {
+    let mut sequences: Vec<Vec<u32>> = parts
+        .iter()
+        .map(|t| tokenizer.encode(t, MAX_TOKENS))
+        .collect();
     let total: usize = sequences.iter().map(Vec::len).sum();
     if total <= budget || sequences.is_empty() {
         return sequences;
@@ -254,7 +283,9 @@ fn batches(sequences: &[Vec<u32>]) -> impl Iterator<Item = &[Vec<u32>]> {
         }
         let mut end = start;
         let mut tokens = 0;
-        while end < sequences.len() && (end == start || tokens + sequences[end].len() <= BATCH_TOKENS) {
+        while end < sequences.len()
+            && (end == start || tokens + sequences[end].len() <= BATCH_TOKENS)
+        {
             tokens += sequences[end].len();
             end += 1;
         }
@@ -269,7 +300,9 @@ mod batch_tests {
     use super::{batches, BATCH_TOKENS};
 
     fn lengths(sequences: &[Vec<u32>]) -> Vec<Vec<usize>> {
-        batches(sequences).map(|b| b.iter().map(Vec::len).collect()).collect()
+        batches(sequences)
+            .map(|b| b.iter().map(Vec::len).collect())
+            .collect()
     }
 
     #[test]
@@ -277,11 +310,19 @@ mod batch_tests {
         let seq = |n: usize| vec![0u32; n];
         assert!(lengths(&[]).is_empty());
         assert_eq!(lengths(&[seq(BATCH_TOKENS)]), vec![vec![BATCH_TOKENS]]);
-        assert_eq!(lengths(&[seq(100), seq(156), seq(1)]), vec![vec![100, 156], vec![1]]);
-        assert_eq!(lengths(&[seq(10), seq(BATCH_TOKENS + 1), seq(10)]), vec![vec![10], vec![BATCH_TOKENS + 1], vec![10]]);
+        assert_eq!(
+            lengths(&[seq(100), seq(156), seq(1)]),
+            vec![vec![100, 156], vec![1]]
+        );
+        assert_eq!(
+            lengths(&[seq(10), seq(BATCH_TOKENS + 1), seq(10)]),
+            vec![vec![10], vec![BATCH_TOKENS + 1], vec![10]]
+        );
         let many: Vec<Vec<u32>> = (0..100).map(|_| seq(7)).collect();
         let split = lengths(&many);
-        assert!(split.iter().all(|b| b.iter().sum::<usize>() <= BATCH_TOKENS));
+        assert!(split
+            .iter()
+            .all(|b| b.iter().sum::<usize>() <= BATCH_TOKENS));
         assert_eq!(split.iter().map(Vec::len).sum::<usize>(), 100);
     }
 }
@@ -291,7 +332,10 @@ mod joint_tests {
     use super::*;
 
     fn words() -> tokenizer::WordPiece {
-        let mut vocab: Vec<String> = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"].iter().map(|s| s.to_string()).collect();
+        let mut vocab: Vec<String> = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
         vocab.extend((0..100).map(|i| format!("w{i}")));
         tokenizer::WordPiece::from_vocab_text(&vocab.join("\n")).unwrap()
     }
@@ -316,11 +360,18 @@ mod joint_tests {
         let sequences = joint_sequences(&tokenizer, &parts, MAX_JOINT_TOKENS);
         assert_eq!(sequences[0], tokenizer.encode(short, MAX_TOKENS));
         assert_eq!(sequences[2].len(), 5);
-        assert_eq!(sequences[1].len(), MAX_TOKENS, "one clause never exceeds its own limit");
+        assert_eq!(
+            sequences[1].len(),
+            MAX_TOKENS,
+            "one clause never exceeds its own limit"
+        );
         assert_eq!(sequences[1], tokenizer.encode(&long, MAX_TOKENS));
         // Within the budget nothing changes.
         let parts = [short, short];
-        assert_eq!(joint_sequences(&tokenizer, &parts, MAX_JOINT_TOKENS), parts.map(|p| tokenizer.encode(p, MAX_TOKENS)).to_vec());
+        assert_eq!(
+            joint_sequences(&tokenizer, &parts, MAX_JOINT_TOKENS),
+            parts.map(|p| tokenizer.encode(p, MAX_TOKENS)).to_vec()
+        );
     }
 }
 
@@ -334,28 +385,55 @@ fn check_config(c: &Config) -> Result<(), EmbedError> {
         if got == want {
             Ok(())
         } else {
-            Err(EmbedError::WrongModel(format!("config.json {what} is {got}, expected {want}")))
+            Err(EmbedError::WrongModel(format!(
+                "config.json {what} is {got}, expected {want}"
+            )))
         }
     };
     if c.model_type.as_deref().is_some_and(|t| t != "bert") {
-        return Err(EmbedError::WrongModel(format!("config.json model_type is {:?}, expected bert", c.model_type)));
+        return Err(EmbedError::WrongModel(format!(
+            "config.json model_type is {:?}, expected bert",
+            c.model_type
+        )));
     }
     if c.hidden_act != "gelu" {
-        return Err(EmbedError::WrongModel(format!("config.json hidden_act is {}, expected gelu", c.hidden_act)));
+        return Err(EmbedError::WrongModel(format!(
+            "config.json hidden_act is {}, expected gelu",
+            c.hidden_act
+        )));
     }
-    if c.position_embedding_type.as_deref().is_some_and(|t| t != "absolute") {
-        return Err(EmbedError::WrongModel("config.json position_embedding_type is not absolute".into()));
+    if c.position_embedding_type
+        .as_deref()
+        .is_some_and(|t| t != "absolute")
+    {
+        return Err(EmbedError::WrongModel(
+            "config.json position_embedding_type is not absolute".into(),
+        ));
     }
     if !(c.layer_norm_eps > 0.0 && c.layer_norm_eps < 1e-3) {
-        return Err(EmbedError::Invalid(format!("config.json layer_norm_eps {} is out of range", c.layer_norm_eps)));
+        return Err(EmbedError::Invalid(format!(
+            "config.json layer_norm_eps {} is out of range",
+            c.layer_norm_eps
+        )));
     }
     expect("hidden_size", c.hidden_size, model::HIDDEN)?;
     expect("num_hidden_layers", c.num_hidden_layers, model::LAYERS)?;
     expect("num_attention_heads", c.num_attention_heads, model::HEADS)?;
-    expect("intermediate_size", c.intermediate_size, model::INTERMEDIATE)?;
-    expect("max_position_embeddings", c.max_position_embeddings, model::MAX_POSITIONS)?;
+    expect(
+        "intermediate_size",
+        c.intermediate_size,
+        model::INTERMEDIATE,
+    )?;
+    expect(
+        "max_position_embeddings",
+        c.max_position_embeddings,
+        model::MAX_POSITIONS,
+    )?;
     if !(1000..=1_000_000).contains(&c.vocab_size) {
-        return Err(EmbedError::WrongModel(format!("config.json vocab_size {} is out of range", c.vocab_size)));
+        return Err(EmbedError::WrongModel(format!(
+            "config.json vocab_size {} is out of range",
+            c.vocab_size
+        )));
     }
     Ok(())
 }
@@ -366,7 +444,9 @@ pub const MODEL_FILES: [&str; 3] = ["config.json", "vocab.txt", "model.safetenso
 /// Whether `dir` holds the model files as regular files (see `open_model_file`),
 /// without reading them: what a capability check can say before loading.
 pub fn check_model_dir(dir: &Path) -> Result<(), EmbedError> {
-    MODEL_FILES.iter().try_for_each(|name| open_model_file(dir, name).map(drop))
+    MODEL_FILES
+        .iter()
+        .try_for_each(|name| open_model_file(dir, name).map(drop))
 }
 
 /// Opens `dir/name` for reading if it is a regular file inside `dir`. A FIFO
@@ -376,12 +456,21 @@ pub fn check_model_dir(dir: &Path) -> Result<(), EmbedError> {
 /// waiting (O_NONBLOCK), then checked on the open descriptor.
 pub fn open_model_file(dir: &Path, name: &str) -> Result<File, EmbedError> {
     let display = dir.join(name).display().to_string();
-    let missing = |source| EmbedError::Missing { path: display.clone(), source };
-    let refused = |why: String| EmbedError::Refused { path: display.clone(), why };
+    let missing = |source| EmbedError::Missing {
+        path: display.clone(),
+        source,
+    };
+    let refused = |why: String| EmbedError::Refused {
+        path: display.clone(),
+        why,
+    };
     let root = std::fs::canonicalize(dir).map_err(missing)?;
     let real = std::fs::canonicalize(root.join(name)).map_err(missing)?;
     if !real.starts_with(&root) {
-        return Err(refused(format!("it links to {}, outside the model folder", real.display())));
+        return Err(refused(format!(
+            "it links to {}, outside the model folder",
+            real.display()
+        )));
     }
     let file = std::fs::OpenOptions::new()
         .read(true)
@@ -390,7 +479,10 @@ pub fn open_model_file(dir: &Path, name: &str) -> Result<File, EmbedError> {
         .map_err(missing)?;
     let kind = file.metadata().map_err(missing)?.file_type();
     if !kind.is_file() {
-        return Err(refused(format!("it is not a regular file ({})", file_kind(&kind))));
+        return Err(refused(format!(
+            "it is not a regular file ({})",
+            file_kind(&kind)
+        )));
     }
     Ok(file)
 }
@@ -422,9 +514,15 @@ fn read_bounded(dir: &Path, name: &str, limit: u64) -> Result<Vec<u8>, EmbedErro
     // Read one byte past the limit to tell "exactly at" from "over".
     file.take(limit + 1)
         .read_to_end(&mut bytes)
-        .map_err(|source| EmbedError::Missing { path: display.clone(), source })?;
+        .map_err(|source| EmbedError::Missing {
+            path: display.clone(),
+            source,
+        })?;
     if bytes.len() as u64 > limit {
-        return Err(EmbedError::TooLarge { path: display, limit });
+        return Err(EmbedError::TooLarge {
+            path: display,
+            limit,
+        });
     }
     Ok(bytes)
 }
@@ -489,11 +587,18 @@ mod text_tests {
     #[test]
     fn tool_text_splits_identifiers() {
         assert_eq!(
-            tool_text("getUserProfile", "Returns a profile.", &["user_id", "include-fields"]),
+            tool_text(
+                "getUserProfile",
+                "Returns a profile.",
+                &["user_id", "include-fields"]
+            ),
             "get user profile: Returns a profile. Parameters: user id, include fields"
         );
         assert_eq!(tool_text("send_email", "", &[]), "send email");
-        assert_eq!(tool_text("HTTPGet", " Fetch ", &["url"]), "httpget: Fetch. Parameters: url");
+        assert_eq!(
+            tool_text("HTTPGet", " Fetch ", &["url"]),
+            "httpget: Fetch. Parameters: url"
+        );
         assert_eq!(tool_text("", "", &[]), "");
     }
 }

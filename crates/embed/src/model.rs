@@ -38,7 +38,13 @@ enum Dense {
 }
 
 impl Dense {
-    fn new(weight: &[f32], bias: Vec<f32>, outputs: usize, inputs: usize, precision: Precision) -> Dense {
+    fn new(
+        weight: &[f32],
+        bias: Vec<f32>,
+        outputs: usize,
+        inputs: usize,
+        precision: Precision,
+    ) -> Dense {
         match precision {
             Precision::F32 => Dense::F32(Linear::new(weight, bias, outputs, inputs)),
             Precision::Int8 => Dense::Int8(QLinear::new(weight, bias, outputs, inputs)),
@@ -66,13 +72,17 @@ pub(crate) enum Kernel {
 
 impl Kernel {
     pub(crate) fn detect() -> Kernel {
-        [Kernel::Avx512, Kernel::Avx2].into_iter().find(|k| k.supported()).unwrap_or(Kernel::Portable)
+        [Kernel::Avx512, Kernel::Avx2]
+            .into_iter()
+            .find(|k| k.supported())
+            .unwrap_or(Kernel::Portable)
     }
 
     pub(crate) fn supported(self) -> bool {
         #[cfg(target_arch = "x86_64")]
         {
-            let avx2 = std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma");
+            let avx2 =
+                std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma");
             match self {
                 Kernel::Portable => true,
                 Kernel::Avx2 => avx2,
@@ -96,7 +106,9 @@ pub struct Bert {
     vocab_size: usize,
 }
 // The linear kernels work on panels of PANEL outputs; attention on 8 lanes.
-const _: () = assert!(HIDDEN % PANEL == 0 && INTERMEDIATE % PANEL == 0 && QKV % PANEL == 0 && HEAD_DIM % 8 == 0);
+const _: () = assert!(
+    HIDDEN % PANEL == 0 && INTERMEDIATE % PANEL == 0 && QKV % PANEL == 0 && HEAD_DIM % 8 == 0
+);
 
 /// Scratch buffers reused across layers of one batch.
 #[derive(Default)]
@@ -111,18 +123,33 @@ struct Scratch {
 }
 
 impl Bert {
-    pub fn from_safetensors(bytes: &[u8], vocab_size: usize, eps: f32, precision: Precision) -> Result<Bert, EmbedError> {
-        let tensors = SafeTensors::deserialize(bytes).map_err(|e| EmbedError::Invalid(format!("model.safetensors: {e}")))?;
+    pub fn from_safetensors(
+        bytes: &[u8],
+        vocab_size: usize,
+        eps: f32,
+        precision: Precision,
+    ) -> Result<Bert, EmbedError> {
+        let tensors = SafeTensors::deserialize(bytes)
+            .map_err(|e| EmbedError::Invalid(format!("model.safetensors: {e}")))?;
         let get = |name: &str, shape: &[usize]| load_tensor(&tensors, name, shape);
-        let raw = |prefix: &str, outputs: usize, inputs: usize| -> Result<(Vec<f32>, Vec<f32>), EmbedError> {
-            Ok((get(&format!("{prefix}.weight"), &[outputs, inputs])?, get(&format!("{prefix}.bias"), &[outputs])?))
+        let raw = |prefix: &str,
+                   outputs: usize,
+                   inputs: usize|
+         -> Result<(Vec<f32>, Vec<f32>), EmbedError> {
+            Ok((
+                get(&format!("{prefix}.weight"), &[outputs, inputs])?,
+                get(&format!("{prefix}.bias"), &[outputs])?,
+            ))
         };
         let linear = |prefix: &str, outputs: usize, inputs: usize| -> Result<Dense, EmbedError> {
             let (weight, bias) = raw(prefix, outputs, inputs)?;
             Ok(Dense::new(&weight, bias, outputs, inputs, precision))
         };
         let norm = |prefix: &str| -> Result<LayerNorm, EmbedError> {
-            Ok(LayerNorm { gamma: get(&format!("{prefix}.weight"), &[HIDDEN])?, beta: get(&format!("{prefix}.bias"), &[HIDDEN])? })
+            Ok(LayerNorm {
+                gamma: get(&format!("{prefix}.weight"), &[HIDDEN])?,
+                beta: get(&format!("{prefix}.bias"), &[HIDDEN])?,
+            })
         };
         let mut layers = Vec::with_capacity(LAYERS);
         for i in 0..LAYERS {
@@ -132,7 +159,13 @@ impl Bert {
                 raw(&format!("{p}.attention.self.key"), HIDDEN, HIDDEN)?,
                 raw(&format!("{p}.attention.self.value"), HIDDEN, HIDDEN)?,
             );
-            let qkv = Dense::new(&[q.0, k.0, v.0].concat(), [q.1, k.1, v.1].concat(), QKV, HIDDEN, precision);
+            let qkv = Dense::new(
+                &[q.0, k.0, v.0].concat(),
+                [q.1, k.1, v.1].concat(),
+                QKV,
+                HIDDEN,
+                precision,
+            );
             layers.push(Layer {
                 qkv,
                 attention_out: linear(&format!("{p}.attention.output.dense"), HIDDEN, HIDDEN)?,
@@ -143,13 +176,22 @@ impl Bert {
             });
         }
         // A seventh layer means another model, not this one truncated.
-        if tensors.names().iter().any(|n| n.starts_with(&format!("encoder.layer.{LAYERS}."))) {
-            return Err(EmbedError::WrongModel(format!("more than {LAYERS} encoder layers")));
+        if tensors
+            .names()
+            .iter()
+            .any(|n| n.starts_with(&format!("encoder.layer.{LAYERS}.")))
+        {
+            return Err(EmbedError::WrongModel(format!(
+                "more than {LAYERS} encoder layers"
+            )));
         }
         let token_types = get("embeddings.token_type_embeddings.weight", &[2, HIDDEN])?;
         Ok(Bert {
             word_embeddings: get("embeddings.word_embeddings.weight", &[vocab_size, HIDDEN])?,
-            position_embeddings: get("embeddings.position_embeddings.weight", &[MAX_POSITIONS, HIDDEN])?,
+            position_embeddings: get(
+                "embeddings.position_embeddings.weight",
+                &[MAX_POSITIONS, HIDDEN],
+            )?,
             token_type0: token_types[..HIDDEN].to_vec(),
             embedding_norm: norm("embeddings.LayerNorm")?,
             layers,
@@ -167,22 +209,36 @@ impl Bert {
 
     /// `encode` on given kernels: `kernel` for the f32 code, `int_kernel`
     /// for int8 dense layers; an unsupported one falls back to Portable.
-    pub(crate) fn encode_kernel(&self, sequences: &[Vec<u32>], kernel: Kernel, int_kernel: IntKernel) -> Vec<[f32; HIDDEN]> {
+    pub(crate) fn encode_kernel(
+        &self,
+        sequences: &[Vec<u32>],
+        kernel: Kernel,
+        int_kernel: IntKernel,
+    ) -> Vec<[f32; HIDDEN]> {
         let (states, lengths) = self.hidden_states(sequences, kernel, int_kernel);
-        sum_rows(&states, &lengths).into_iter().map(normalized).collect()
+        sum_rows(&states, &lengths)
+            .into_iter()
+            .map(normalized)
+            .collect()
     }
 
     /// Each sequence's sum of final token states, unnormalized (normalized,
     /// it is `encode`'s vector): a caller pooling over several sequences adds
     /// them up.
     pub fn state_sums(&self, sequences: &[Vec<u32>]) -> Vec<[f32; HIDDEN]> {
-        let (states, lengths) = self.hidden_states(sequences, Kernel::detect(), IntKernel::detect());
+        let (states, lengths) =
+            self.hidden_states(sequences, Kernel::detect(), IntKernel::detect());
         sum_rows(&states, &lengths)
     }
 
     /// Final hidden states of every token, sequences one after another
     /// ([total tokens, HIDDEN]), and each sequence's length.
-    fn hidden_states(&self, sequences: &[Vec<u32>], kernel: Kernel, int_kernel: IntKernel) -> (Vec<f32>, Vec<usize>) {
+    fn hidden_states(
+        &self,
+        sequences: &[Vec<u32>],
+        kernel: Kernel,
+        int_kernel: IntKernel,
+    ) -> (Vec<f32>, Vec<usize>) {
         #[cfg(target_arch = "x86_64")]
         if kernel != Kernel::Portable && kernel.supported() {
             // SAFETY: the CPU has AVX2 + FMA (and AVX-512F for Kernel::Avx512).
@@ -195,31 +251,61 @@ impl Bert {
     /// into it); the dense layers and attention use explicit SIMD kernels.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
-    unsafe fn hidden_states_avx2(&self, sequences: &[Vec<u32>], kernel: Kernel, int_kernel: IntKernel) -> (Vec<f32>, Vec<usize>) {
+    unsafe fn hidden_states_avx2(
+        &self,
+        sequences: &[Vec<u32>],
+        kernel: Kernel,
+        int_kernel: IntKernel,
+    ) -> (Vec<f32>, Vec<usize>) {
         self.hidden_states_with::<true>(sequences, kernel, int_kernel)
     }
 
     #[inline(always)]
-    fn hidden_states_with<const FMA: bool>(&self, sequences: &[Vec<u32>], kernel: Kernel, int_kernel: IntKernel) -> (Vec<f32>, Vec<usize>) {
+    fn hidden_states_with<const FMA: bool>(
+        &self,
+        sequences: &[Vec<u32>],
+        kernel: Kernel,
+        int_kernel: IntKernel,
+    ) -> (Vec<f32>, Vec<usize>) {
         let mut scratch = Scratch::default();
-        let lengths: Vec<usize> = sequences.iter().map(|s| s.len().min(MAX_POSITIONS)).collect();
+        let lengths: Vec<usize> = sequences
+            .iter()
+            .map(|s| s.len().min(MAX_POSITIONS))
+            .collect();
         let total: usize = lengths.iter().sum();
         let mut x = vec![0f32; total * HIDDEN];
         let mut rows = x.chunks_exact_mut(HIDDEN);
         for (seq, &n) in sequences.iter().zip(&lengths) {
             for (pos, &id) in seq[..n].iter().enumerate() {
-                let id = if (id as usize) < self.vocab_size { id as usize } else { 0 };
+                let id = if (id as usize) < self.vocab_size {
+                    id as usize
+                } else {
+                    0
+                };
                 let row = rows.next().expect("one row per token");
                 let word = &self.word_embeddings[id * HIDDEN..(id + 1) * HIDDEN];
                 let position = &self.position_embeddings[pos * HIDDEN..(pos + 1) * HIDDEN];
-                for (((r, w), p), t) in row.iter_mut().zip(word).zip(position).zip(&self.token_type0) {
+                for (((r, w), p), t) in row
+                    .iter_mut()
+                    .zip(word)
+                    .zip(position)
+                    .zip(&self.token_type0)
+                {
                     *r = w + p + t;
                 }
             }
         }
         layer_norm(&mut x, &self.embedding_norm, self.eps);
         for layer in &self.layers {
-            layer_forward::<FMA>(layer, &mut x, total, &lengths, &mut scratch, self.eps, (kernel, int_kernel));
+            layer_forward::<FMA>(
+                layer,
+                &mut x,
+                total,
+                &lengths,
+                &mut scratch,
+                self.eps,
+                (kernel, int_kernel),
+            );
         }
         (x, lengths)
     }
@@ -266,19 +352,45 @@ fn layer_forward<const FMA: bool>(
     s.context.resize(total * HIDDEN, 0.0);
     let mut offset = 0;
     for &n in lengths {
-        attention::<FMA>(&s.qkv[offset * QKV..(offset + n) * QKV], n, &mut s.scores, &mut s.context[offset * HIDDEN..(offset + n) * HIDDEN]);
+        attention::<FMA>(
+            &s.qkv[offset * QKV..(offset + n) * QKV],
+            n,
+            &mut s.scores,
+            &mut s.context[offset * HIDDEN..(offset + n) * HIDDEN],
+        );
         offset += n;
     }
     s.hidden.resize(total * HIDDEN, 0.0);
-    dense::<FMA>(&s.context, total, &layer.attention_out, &mut s.hidden, kernel, &mut s.quantized);
+    dense::<FMA>(
+        &s.context,
+        total,
+        &layer.attention_out,
+        &mut s.hidden,
+        kernel,
+        &mut s.quantized,
+    );
     add_assign(x, &s.hidden);
     layer_norm(x, &layer.attention_norm, eps);
     s.intermediate.resize(total * INTERMEDIATE, 0.0);
-    dense::<FMA>(x, total, &layer.intermediate, &mut s.intermediate, kernel, &mut s.quantized);
+    dense::<FMA>(
+        x,
+        total,
+        &layer.intermediate,
+        &mut s.intermediate,
+        kernel,
+        &mut s.quantized,
+    );
     for v in &mut s.intermediate {
         *v = gelu(*v);
     }
-    dense::<FMA>(&s.intermediate, total, &layer.output, &mut s.hidden, kernel, &mut s.quantized);
+    dense::<FMA>(
+        &s.intermediate,
+        total,
+        &layer.output,
+        &mut s.hidden,
+        kernel,
+        &mut s.quantized,
+    );
     add_assign(x, &s.hidden);
     layer_norm(x, &layer.output_norm, eps);
 }
@@ -305,10 +417,14 @@ fn attention<const FMA: bool>(qkv: &[f32], n: usize, scores: &mut Vec<f32>, cont
                 *score = dot8::<FMA>(q, k) * scale;
             }
             softmax(scores);
-            let out: &mut [f32; HEAD_DIM] = (&mut context[i * HIDDEN..][head.clone()]).try_into().unwrap();
+            let out: &mut [f32; HEAD_DIM] = (&mut context[i * HIDDEN..][head.clone()])
+                .try_into()
+                .unwrap();
             *out = [0.0; HEAD_DIM];
             for (j, &p) in scores.iter().enumerate() {
-                let v: &[f32; HEAD_DIM] = qkv[j * QKV + 2 * HIDDEN..][head.clone()].try_into().unwrap();
+                let v: &[f32; HEAD_DIM] = qkv[j * QKV + 2 * HIDDEN..][head.clone()]
+                    .try_into()
+                    .unwrap();
                 for (o, vv) in out.iter_mut().zip(v) {
                     *o = madd::<FMA>(p, *vv, *o);
                 }
@@ -363,14 +479,26 @@ impl Linear {
                 panels[(p * inputs + i) * PANEL + c] = weight[o * inputs + i];
             }
         }
-        Linear { panels, bias, inputs, outputs }
+        Linear {
+            panels,
+            bias,
+            inputs,
+            outputs,
+        }
     }
 }
 
 /// out = x W^T + b for `rows` rows of x, in the layer's precision (int8:
 /// x quantized per row first).
 #[inline(always)]
-fn dense<const FMA: bool>(x: &[f32], rows: usize, layer: &Dense, out: &mut [f32], kernel: (Kernel, IntKernel), quantized: &mut QuantRows) {
+fn dense<const FMA: bool>(
+    x: &[f32],
+    rows: usize,
+    layer: &Dense,
+    out: &mut [f32],
+    kernel: (Kernel, IntKernel),
+    quantized: &mut QuantRows,
+) {
     match layer {
         Dense::F32(lin) => linear::<FMA>(x, rows, lin, out, kernel.0),
         Dense::Int8(lin) => {
@@ -384,7 +512,12 @@ fn dense<const FMA: bool>(x: &[f32], rows: usize, layer: &Dense, out: &mut [f32]
 #[inline(always)]
 fn linear<const FMA: bool>(x: &[f32], rows: usize, lin: &Linear, out: &mut [f32], kernel: Kernel) {
     let (k, m) = (lin.inputs, lin.outputs);
-    assert!(x.len() >= rows * k && out.len() >= rows * m && lin.panels.len() == m * k && lin.bias.len() == m);
+    assert!(
+        x.len() >= rows * k
+            && out.len() >= rows * m
+            && lin.panels.len() == m * k
+            && lin.bias.len() == m
+    );
     #[cfg(target_arch = "x86_64")]
     if FMA {
         // SAFETY: FMA is only true inside encode_avx2, which runs only for a
@@ -438,17 +571,36 @@ mod simd {
     /// Caller: AVX2 + FMA present; qkv has n * QKV floats, context n * HIDDEN,
     /// scores n.
     #[target_feature(enable = "avx2,fma")]
-    pub unsafe fn attention_avx2(qkv: *const f32, n: usize, scores: &mut [f32], context: *mut f32, scale: f32) {
+    pub unsafe fn attention_avx2(
+        qkv: *const f32,
+        n: usize,
+        scores: &mut [f32],
+        context: *mut f32,
+        scale: f32,
+    ) {
         const _: () = assert!(HEAD_DIM == 32);
         for h in 0..HEADS {
             let col = h * HEAD_DIM;
             for i in 0..n {
                 let q = qkv.add(i * QKV + col);
-                let q = [_mm256_loadu_ps(q), _mm256_loadu_ps(q.add(8)), _mm256_loadu_ps(q.add(16)), _mm256_loadu_ps(q.add(24))];
+                let q = [
+                    _mm256_loadu_ps(q),
+                    _mm256_loadu_ps(q.add(8)),
+                    _mm256_loadu_ps(q.add(16)),
+                    _mm256_loadu_ps(q.add(24)),
+                ];
                 for (j, score) in scores.iter_mut().enumerate() {
                     let k = qkv.add(j * QKV + HIDDEN + col);
-                    let a = _mm256_fmadd_ps(q[0], _mm256_loadu_ps(k), _mm256_mul_ps(q[1], _mm256_loadu_ps(k.add(8))));
-                    let b = _mm256_fmadd_ps(q[2], _mm256_loadu_ps(k.add(16)), _mm256_mul_ps(q[3], _mm256_loadu_ps(k.add(24))));
+                    let a = _mm256_fmadd_ps(
+                        q[0],
+                        _mm256_loadu_ps(k),
+                        _mm256_mul_ps(q[1], _mm256_loadu_ps(k.add(8))),
+                    );
+                    let b = _mm256_fmadd_ps(
+                        q[2],
+                        _mm256_loadu_ps(k.add(16)),
+                        _mm256_mul_ps(q[3], _mm256_loadu_ps(k.add(24))),
+                    );
                     *score = hsum8(_mm256_add_ps(a, b)) * scale;
                 }
                 softmax(scores);
@@ -472,7 +624,14 @@ mod simd {
     /// broadcast per row and two panel loads per input.
     #[inline]
     #[target_feature(enable = "avx512f")]
-    unsafe fn block_avx512<const R: usize>(x: *const f32, k: usize, panel: *const f32, bias: *const f32, out: *mut f32, m: usize) {
+    unsafe fn block_avx512<const R: usize>(
+        x: *const f32,
+        k: usize,
+        panel: *const f32,
+        bias: *const f32,
+        out: *mut f32,
+        m: usize,
+    ) {
         let mut lo = [_mm512_loadu_ps(bias); R];
         let mut hi = [_mm512_loadu_ps(bias.add(16)); R];
         for i in 0..k {
@@ -530,7 +689,14 @@ mod simd {
     /// R rows x 32 outputs with 8-lane vectors: 4R accumulators.
     #[inline]
     #[target_feature(enable = "avx2,fma")]
-    unsafe fn block_avx2<const R: usize>(x: *const f32, k: usize, panel: *const f32, bias: *const f32, out: *mut f32, m: usize) {
+    unsafe fn block_avx2<const R: usize>(
+        x: *const f32,
+        k: usize,
+        panel: *const f32,
+        bias: *const f32,
+        out: *mut f32,
+        m: usize,
+    ) {
         let mut acc = [[_mm256_setzero_ps(); 4]; R];
         for row in acc.iter_mut() {
             for (j, a) in row.iter_mut().enumerate() {
@@ -584,24 +750,47 @@ mod simd {
 }
 
 fn load_tensor(tensors: &SafeTensors, name: &str, shape: &[usize]) -> Result<Vec<f32>, EmbedError> {
-    let view = tensors.tensor(name).map_err(|_| EmbedError::WrongModel(format!("tensor {name} is missing")))?;
+    let view = tensors
+        .tensor(name)
+        .map_err(|_| EmbedError::WrongModel(format!("tensor {name} is missing")))?;
     if view.shape() != shape {
-        return Err(EmbedError::WrongModel(format!("tensor {name} has shape {:?}, expected {shape:?}", view.shape())));
+        return Err(EmbedError::WrongModel(format!(
+            "tensor {name} has shape {:?}, expected {shape:?}",
+            view.shape()
+        )));
     }
     let data = view.data();
     let values: Vec<f32> = match view.dtype() {
-        Dtype::F32 => data.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect(),
-        Dtype::F16 => data.chunks_exact(2).map(|b| f16_to_f32(u16::from_le_bytes([b[0], b[1]]))).collect(),
-        Dtype::BF16 => data.chunks_exact(2).map(|b| f32::from_bits((u16::from_le_bytes([b[0], b[1]]) as u32) << 16)).collect(),
-        other => return Err(EmbedError::WrongModel(format!("tensor {name} has dtype {other:?}, expected F32, F16 or BF16"))),
+        Dtype::F32 => data
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect(),
+        Dtype::F16 => data
+            .chunks_exact(2)
+            .map(|b| f16_to_f32(u16::from_le_bytes([b[0], b[1]])))
+            .collect(),
+        Dtype::BF16 => data
+            .chunks_exact(2)
+            .map(|b| f32::from_bits((u16::from_le_bytes([b[0], b[1]]) as u32) << 16))
+            .collect(),
+        other => {
+            return Err(EmbedError::WrongModel(format!(
+                "tensor {name} has dtype {other:?}, expected F32, F16 or BF16"
+            )))
+        }
     };
     // safetensors checks data length against shape and dtype; keep the
     // invariant local anyway.
     if values.len() != shape.iter().product::<usize>() {
-        return Err(EmbedError::Invalid(format!("tensor {name} has {} values for shape {shape:?}", values.len())));
+        return Err(EmbedError::Invalid(format!(
+            "tensor {name} has {} values for shape {shape:?}",
+            values.len()
+        )));
     }
     if values.iter().any(|v| !v.is_finite()) {
-        return Err(EmbedError::Invalid(format!("tensor {name} has non-finite values")));
+        return Err(EmbedError::Invalid(format!(
+            "tensor {name} has non-finite values"
+        )));
     }
     Ok(values)
 }
@@ -615,7 +804,8 @@ fn f16_to_f32(h: u16) -> f32 {
         (0, 0) => sign,
         (0, m) => {
             // Subnormal: value = m * 2^-24.
-            return f32::from_bits(sign) + (if sign != 0 { -1.0 } else { 1.0 }) * (m as f32) * 2f32.powi(-24);
+            return f32::from_bits(sign)
+                + (if sign != 0 { -1.0 } else { 1.0 }) * (m as f32) * 2f32.powi(-24);
         }
         (0x1f, m) => sign | 0x7f80_0000 | (m << 13),
         (e, m) => sign | ((e + 112) << 23) | (m << 13),
@@ -742,11 +932,35 @@ mod tests {
         };
         let layers = (0..LAYERS)
             .map(|_| Layer {
-                qkv: Dense::new(&values(QKV * HIDDEN, 0.2), values(QKV, 0.1), QKV, HIDDEN, precision),
-                attention_out: Dense::new(&values(HIDDEN * HIDDEN, 0.2), values(HIDDEN, 0.1), HIDDEN, HIDDEN, precision),
+                qkv: Dense::new(
+                    &values(QKV * HIDDEN, 0.2),
+                    values(QKV, 0.1),
+                    QKV,
+                    HIDDEN,
+                    precision,
+                ),
+                attention_out: Dense::new(
+                    &values(HIDDEN * HIDDEN, 0.2),
+                    values(HIDDEN, 0.1),
+                    HIDDEN,
+                    HIDDEN,
+                    precision,
+                ),
                 attention_norm: norm(&mut values),
-                intermediate: Dense::new(&values(INTERMEDIATE * HIDDEN, 0.2), values(INTERMEDIATE, 0.1), INTERMEDIATE, HIDDEN, precision),
-                output: Dense::new(&values(HIDDEN * INTERMEDIATE, 0.1), values(HIDDEN, 0.1), HIDDEN, INTERMEDIATE, precision),
+                intermediate: Dense::new(
+                    &values(INTERMEDIATE * HIDDEN, 0.2),
+                    values(INTERMEDIATE, 0.1),
+                    INTERMEDIATE,
+                    HIDDEN,
+                    precision,
+                ),
+                output: Dense::new(
+                    &values(HIDDEN * INTERMEDIATE, 0.1),
+                    values(HIDDEN, 0.1),
+                    HIDDEN,
+                    INTERMEDIATE,
+                    precision,
+                ),
                 output_norm: norm(&mut values),
             })
             .collect();
@@ -762,7 +976,10 @@ mod tests {
     }
 
     fn test_sequences() -> Vec<Vec<u32>> {
-        (1..=13u32).chain([24, 40, 100]).map(|n| (0..n).map(|i| (i * 7 + n) % 100).collect()).collect()
+        (1..=13u32)
+            .chain([24, 40, 100])
+            .map(|n| (0..n).map(|i| (i * 7 + n) % 100).collect())
+            .collect()
     }
 
     /// The SIMD kernels compute what the portable code does (block sizes
@@ -782,7 +999,11 @@ mod tests {
                 // int8: the f32 code's last-bit differences (FMA or not) can
                 // move an activation across a rounding boundary, one
                 // quantization step (measured worst: cosine 0.99996).
-                let tolerance = if precision == Precision::Int8 { 0.9999 } else { 0.99999 };
+                let tolerance = if precision == Precision::Int8 {
+                    0.9999
+                } else {
+                    0.99999
+                };
                 for (a, b) in portable.iter().zip(&fast) {
                     let cos: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
                     assert!(cos > tolerance, "{precision:?} {kernel:?} cosine {cos}");
@@ -801,7 +1022,10 @@ mod tests {
         let sequences = test_sequences();
         let bert = random_bert(Precision::Int8);
         let sums = bert.state_sums(&sequences);
-        assert_eq!(sums.iter().copied().map(normalized).collect::<Vec<_>>(), bert.encode(&sequences));
+        assert_eq!(
+            sums.iter().copied().map(normalized).collect::<Vec<_>>(),
+            bert.encode(&sequences)
+        );
         for (seq, batched) in sequences.iter().zip(&sums) {
             assert_eq!(&bert.state_sums(std::slice::from_ref(seq))[0], batched);
         }
@@ -817,7 +1041,10 @@ mod tests {
         let kernel = Kernel::detect();
         let reference = bert.encode_kernel(&sequences, kernel, IntKernel::Portable);
         for int_kernel in IntKernel::ALL.into_iter().filter(|k| k.supported()) {
-            assert!(bert.encode_kernel(&sequences, kernel, int_kernel) == reference, "{int_kernel:?} differs");
+            assert!(
+                bert.encode_kernel(&sequences, kernel, int_kernel) == reference,
+                "{int_kernel:?} differs"
+            );
         }
     }
 

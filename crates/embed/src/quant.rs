@@ -58,7 +58,11 @@ impl QLinear {
             let max = row.iter().fold(0f32, |m, w| m.max(w.abs()));
             // An all-zero row keeps scale 0 (its outputs are the bias); so does a
             // row too small for 127 / max to be finite (only a malformed file).
-            let inverse = if max > 0.0 && (127.0 / max).is_finite() { 127.0 / max } else { 0.0 };
+            let inverse = if max > 0.0 && (127.0 / max).is_finite() {
+                127.0 / max
+            } else {
+                0.0
+            };
             scales[o] = if inverse > 0.0 { max / 127.0 } else { 0.0 };
             let (p, c) = (o / PANEL, o % PANEL);
             for (i, w) in row.iter().enumerate() {
@@ -69,7 +73,14 @@ impl QLinear {
                 colsums[o] += i32::from(q);
             }
         }
-        QLinear { panels, scales, colsums, bias, inputs, outputs }
+        QLinear {
+            panels,
+            scales,
+            colsums,
+            bias,
+            inputs,
+            outputs,
+        }
     }
 
     pub(crate) fn inputs(&self) -> usize {
@@ -101,7 +112,12 @@ pub(crate) fn quantize_rows(x: &[f32], rows: usize, k: usize, q: &mut QuantRows)
     q.values.resize(rows * k, 0);
     q.scales.resize(rows, 0.0);
     q.zero_points.resize(rows, 0);
-    for (r, (row, out)) in x.chunks_exact(k).zip(q.values.chunks_exact_mut(k)).take(rows).enumerate() {
+    for (r, (row, out)) in x
+        .chunks_exact(k)
+        .zip(q.values.chunks_exact_mut(k))
+        .take(rows)
+        .enumerate()
+    {
         // 8 independent lanes so the min/max vectorizes.
         let (mut lo, mut hi) = ([0f32; 8], [0f32; 8]);
         let chunks = row.chunks_exact(8);
@@ -121,11 +137,16 @@ pub(crate) fn quantize_rows(x: &[f32], rows: usize, k: usize, q: &mut QuantRows)
         let scale = (hi - lo) / 255.0;
         // A subnormal range would make 1 / scale infinite (and 0 · inf = NaN):
         // such a row counts as all zeros, like an empty one.
-        let (scale, inverse, zero_point) = if scale > 0.0 && scale.is_finite() && (1.0 / scale).is_finite() {
-            (scale, 1.0 / scale, (-lo / scale).round_ties_even().clamp(0.0, 255.0))
-        } else {
-            (1.0, 0.0, 0.0)
-        };
+        let (scale, inverse, zero_point) =
+            if scale > 0.0 && scale.is_finite() && (1.0 / scale).is_finite() {
+                (
+                    scale,
+                    1.0 / scale,
+                    (-lo / scale).round_ties_even().clamp(0.0, 255.0),
+                )
+            } else {
+                (1.0, 0.0, 0.0)
+            };
         for (v, o) in row.iter().zip(out.iter_mut()) {
             // Rounds to nearest even as round_ties_even does, but vectorized
             // (that is a libm call without SSE4.1): for 0 <= y <= 255, y + 2^23
@@ -152,11 +173,19 @@ pub(crate) enum IntKernel {
 }
 
 impl IntKernel {
-    pub(crate) const ALL: [IntKernel; 4] = [IntKernel::Avx512Vnni, IntKernel::AvxVnni, IntKernel::Avx2, IntKernel::Portable];
+    pub(crate) const ALL: [IntKernel; 4] = [
+        IntKernel::Avx512Vnni,
+        IntKernel::AvxVnni,
+        IntKernel::Avx2,
+        IntKernel::Portable,
+    ];
 
     /// The fastest supported kernel.
     pub(crate) fn detect() -> IntKernel {
-        IntKernel::ALL.into_iter().find(|k| k.supported()).unwrap_or(IntKernel::Portable)
+        IntKernel::ALL
+            .into_iter()
+            .find(|k| k.supported())
+            .unwrap_or(IntKernel::Portable)
     }
 
     pub(crate) fn supported(self) -> bool {
@@ -168,7 +197,8 @@ impl IntKernel {
                 IntKernel::Avx2 => avx2,
                 IntKernel::AvxVnni => avx2 && std::is_x86_feature_detected!("avxvnni"),
                 IntKernel::Avx512Vnni => {
-                    avx2 && std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512vnni")
+                    avx2 && std::is_x86_feature_detected!("avx512f")
+                        && std::is_x86_feature_detected!("avx512vnni")
                 }
             }
         }
@@ -196,10 +226,25 @@ type Tile = [[i32; PANEL]; MAX_BLOCK];
 /// Runs the integer products of `rows` quantized rows through `lin`, handing
 /// each block of i32 sums (rows t..t+n, outputs of panel p) to `sink`.
 #[inline(always)]
-fn for_each_block(x: &[u8], rows: usize, lin: &QLinear, kernel: IntKernel, mut sink: impl FnMut(usize, usize, usize, &Tile)) {
+fn for_each_block(
+    x: &[u8],
+    rows: usize,
+    lin: &QLinear,
+    kernel: IntKernel,
+    mut sink: impl FnMut(usize, usize, usize, &Tile),
+) {
     let k = lin.inputs;
-    assert!(x.len() >= rows * k && lin.panels.len() == lin.outputs * k && k % GROUP == 0 && k <= MAX_INPUTS);
-    let kernel = if kernel.supported() { kernel } else { IntKernel::Portable };
+    assert!(
+        x.len() >= rows * k
+            && lin.panels.len() == lin.outputs * k
+            && k % GROUP == 0
+            && k <= MAX_INPUTS
+    );
+    let kernel = if kernel.supported() {
+        kernel
+    } else {
+        IntKernel::Portable
+    };
     let most = kernel.block_rows();
     let mut tile: Tile = [[0; PANEL]; MAX_BLOCK];
     for t0 in (0..rows).step_by(ROW_TILE) {
@@ -224,8 +269,21 @@ fn for_each_block(x: &[u8], rows: usize, lin: &QLinear, kernel: IntKernel, mut s
 /// tile[r][c] = Σ_i x[r·k + i] · w[panel column c][i] for r < n.
 /// Caller: `kernel` is supported on this CPU.
 #[inline(always)]
-unsafe fn dot_block(kernel: IntKernel, x: &[u8], n: usize, k: usize, panel: &[i8], tile: &mut Tile) {
-    assert!(n <= kernel.block_rows() && n <= MAX_BLOCK && x.len() == n * k && panel.len() == k * PANEL && k % GROUP == 0);
+unsafe fn dot_block(
+    kernel: IntKernel,
+    x: &[u8],
+    n: usize,
+    k: usize,
+    panel: &[i8],
+    tile: &mut Tile,
+) {
+    assert!(
+        n <= kernel.block_rows()
+            && n <= MAX_BLOCK
+            && x.len() == n * k
+            && panel.len() == k * PANEL
+            && k % GROUP == 0
+    );
     #[cfg(target_arch = "x86_64")]
     {
         let (xp, wp, out) = (x.as_ptr(), panel.as_ptr(), tile.as_mut_ptr());
@@ -248,7 +306,10 @@ unsafe fn dot_block(kernel: IntKernel, x: &[u8], n: usize, k: usize, panel: &[i8
 fn block_portable(x: &[u8], n: usize, k: usize, panel: &[i8], tile: &mut Tile) {
     for (row, acc) in x.chunks_exact(k).zip(tile.iter_mut()).take(n) {
         *acc = [0; PANEL];
-        for (xs, ws) in row.chunks_exact(GROUP).zip(panel.chunks_exact(GROUP * PANEL)) {
+        for (xs, ws) in row
+            .chunks_exact(GROUP)
+            .zip(panel.chunks_exact(GROUP * PANEL))
+        {
             for (a, w) in acc.iter_mut().zip(ws.chunks_exact(GROUP)) {
                 for (&xv, &wv) in xs.iter().zip(w) {
                     *a += i32::from(xv) * i32::from(wv);
@@ -260,24 +321,41 @@ fn block_portable(x: &[u8], n: usize, k: usize, panel: &[i8], tile: &mut Tile) {
 
 /// out = dequantized x W^T + b for `rows` quantized rows.
 #[inline(always)]
-pub(crate) fn linear(x: &QuantRows, rows: usize, lin: &QLinear, out: &mut [f32], kernel: IntKernel) {
+pub(crate) fn linear(
+    x: &QuantRows,
+    rows: usize,
+    lin: &QLinear,
+    out: &mut [f32],
+    kernel: IntKernel,
+) {
     let m = lin.outputs;
     assert!(out.len() >= rows * m && x.scales.len() >= rows && x.zero_points.len() >= rows);
     // inline(always): a closure does not inherit its caller's target features
     // unless inlined into it (else this loop runs without AVX).
-    for_each_block(&x.values, rows, lin, kernel, #[inline(always)] |t, p, n, tile| {
-        for (r, sums) in tile.iter().enumerate().take(n) {
-            let (scale, zero_point) = (x.scales[t + r], x.zero_points[t + r]);
-            let columns = p * PANEL..(p + 1) * PANEL;
-            let out = &mut out[(t + r) * m..][columns.clone()];
-            for ((((o, &sum), &w_scale), &colsum), &bias) in
-                out.iter_mut().zip(sums).zip(&lin.scales[columns.clone()]).zip(&lin.colsums[columns.clone()]).zip(&lin.bias[columns])
-            {
-                // Exact in i32 (bound in the module comment).
-                *o = (scale * w_scale) * (sum - zero_point * colsum) as f32 + bias;
+    for_each_block(
+        &x.values,
+        rows,
+        lin,
+        kernel,
+        #[inline(always)]
+        |t, p, n, tile| {
+            for (r, sums) in tile.iter().enumerate().take(n) {
+                let (scale, zero_point) = (x.scales[t + r], x.zero_points[t + r]);
+                let columns = p * PANEL..(p + 1) * PANEL;
+                let out = &mut out[(t + r) * m..][columns.clone()];
+                for ((((o, &sum), &w_scale), &colsum), &bias) in out
+                    .iter_mut()
+                    .zip(sums)
+                    .zip(&lin.scales[columns.clone()])
+                    .zip(&lin.colsums[columns.clone()])
+                    .zip(&lin.bias[columns])
+                {
+                    // Exact in i32 (bound in the module comment).
+                    *o = (scale * w_scale) * (sum - zero_point * colsum) as f32 + bias;
+                }
             }
-        }
-    });
+        },
+    );
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -299,7 +377,12 @@ mod simd {
     /// broadcast per row for every 4 inputs.
     #[inline]
     #[target_feature(enable = "avx512f,avx512vnni")]
-    unsafe fn block_avx512vnni_rows<const R: usize>(x: *const u8, k: usize, panel: *const i8, out: *mut [i32; PANEL]) {
+    unsafe fn block_avx512vnni_rows<const R: usize>(
+        x: *const u8,
+        k: usize,
+        panel: *const i8,
+        out: *mut [i32; PANEL],
+    ) {
         let mut lo = [_mm512_setzero_si512(); R];
         let mut hi = [_mm512_setzero_si512(); R];
         for g in 0..k / GROUP {
@@ -326,7 +409,13 @@ mod simd {
     /// Caller: AVX-512F + VNNI present; x holds n * k bytes, panel k * PANEL,
     /// out n rows; n <= 12.
     #[target_feature(enable = "avx512f,avx512vnni")]
-    pub unsafe fn block_avx512vnni(x: *const u8, n: usize, k: usize, panel: *const i8, out: *mut [i32; PANEL]) {
+    pub unsafe fn block_avx512vnni(
+        x: *const u8,
+        n: usize,
+        k: usize,
+        panel: *const i8,
+        out: *mut [i32; PANEL],
+    ) {
         match n {
             12 => block_avx512vnni_rows::<12>(x, k, panel, out),
             11 => block_avx512vnni_rows::<11>(x, k, panel, out),
@@ -347,11 +436,21 @@ mod simd {
     /// R rows x 32 outputs with 8-lane vectors: 4R accumulators.
     #[inline]
     #[target_feature(enable = "avx2,avxvnni")]
-    unsafe fn block_avxvnni_rows<const R: usize>(x: *const u8, k: usize, panel: *const i8, out: *mut [i32; PANEL]) {
+    unsafe fn block_avxvnni_rows<const R: usize>(
+        x: *const u8,
+        k: usize,
+        panel: *const i8,
+        out: *mut [i32; PANEL],
+    ) {
         let mut acc = [[_mm256_setzero_si256(); 4]; R];
         for g in 0..k / GROUP {
             let w = panel.add(g * GROUP * PANEL) as *const __m256i;
-            let w = [_mm256_loadu_si256(w), _mm256_loadu_si256(w.add(1)), _mm256_loadu_si256(w.add(2)), _mm256_loadu_si256(w.add(3))];
+            let w = [
+                _mm256_loadu_si256(w),
+                _mm256_loadu_si256(w.add(1)),
+                _mm256_loadu_si256(w.add(2)),
+                _mm256_loadu_si256(w.add(3)),
+            ];
             for r in 0..R {
                 let v = _mm256_set1_epi32(group(x.add(r * k + g * GROUP)));
                 for j in 0..4 {
@@ -369,7 +468,13 @@ mod simd {
 
     /// Caller: AVX2 + AVX-VNNI present; sizes as block_avx512vnni, n <= 3.
     #[target_feature(enable = "avx2,avxvnni")]
-    pub unsafe fn block_avxvnni(x: *const u8, n: usize, k: usize, panel: *const i8, out: *mut [i32; PANEL]) {
+    pub unsafe fn block_avxvnni(
+        x: *const u8,
+        n: usize,
+        k: usize,
+        panel: *const i8,
+        out: *mut [i32; PANEL],
+    ) {
         match n {
             3 => block_avxvnni_rows::<3>(x, k, panel, out),
             2 => block_avxvnni_rows::<2>(x, k, panel, out),
@@ -385,7 +490,12 @@ mod simd {
     /// at the end.
     #[inline]
     #[target_feature(enable = "avx2")]
-    unsafe fn block_avx2_rows<const R: usize>(x: *const u8, k: usize, panel: *const i8, out: *mut [i32; PANEL]) {
+    unsafe fn block_avx2_rows<const R: usize>(
+        x: *const u8,
+        k: usize,
+        panel: *const i8,
+        out: *mut [i32; PANEL],
+    ) {
         for half in 0..2 {
             let mut acc = [[_mm256_setzero_si256(); 4]; R];
             for g in 0..k / GROUP {
@@ -418,7 +528,13 @@ mod simd {
 
     /// Caller: AVX2 present; sizes as block_avx512vnni, n <= 2.
     #[target_feature(enable = "avx2")]
-    pub unsafe fn block_avx2(x: *const u8, n: usize, k: usize, panel: *const i8, out: *mut [i32; PANEL]) {
+    pub unsafe fn block_avx2(
+        x: *const u8,
+        n: usize,
+        k: usize,
+        panel: *const i8,
+        out: *mut [i32; PANEL],
+    ) {
         match n {
             2 => block_avx2_rows::<2>(x, k, panel, out),
             1 => block_avx2_rows::<1>(x, k, panel, out),
@@ -471,7 +587,10 @@ mod tests {
                 if rows == 13 {
                     // Extremes: a row of 255 against ±127 columns.
                     x[..k].fill(255);
-                    lin.panels[..k * PANEL].iter_mut().enumerate().for_each(|(i, w)| *w = if i % 3 == 0 { -127 } else { 127 });
+                    lin.panels[..k * PANEL]
+                        .iter_mut()
+                        .enumerate()
+                        .for_each(|(i, w)| *w = if i % 3 == 0 { -127 } else { 127 });
                 }
                 let reference = sums(IntKernel::Portable, &x, rows, &lin);
                 // The portable kernel itself against a naive product.
@@ -479,18 +598,26 @@ mod tests {
                     let (p, c) = (o / PANEL, o % PANEL);
                     let naive: i32 = (0..k)
                         .map(|i| {
-                            let w = lin.panels[((p * k / GROUP + i / GROUP) * PANEL + c) * GROUP + i % GROUP];
+                            let w = lin.panels
+                                [((p * k / GROUP + i / GROUP) * PANEL + c) * GROUP + i % GROUP];
                             i32::from(x[t * k + i]) * i32::from(w)
                         })
                         .sum();
-                    assert_eq!(reference[t * m + o], naive, "portable k={k} row {t} output {o}");
+                    assert_eq!(
+                        reference[t * m + o],
+                        naive,
+                        "portable k={k} row {t} output {o}"
+                    );
                 }
                 for kernel in IntKernel::ALL {
                     if !kernel.supported() {
                         eprintln!("{kernel:?} not supported on this CPU: not compared");
                         continue;
                     }
-                    assert!(sums(kernel, &x, rows, &lin) == reference, "{kernel:?} differs: k={k} m={m} rows={rows}");
+                    assert!(
+                        sums(kernel, &x, rows, &lin) == reference,
+                        "{kernel:?} differs: k={k} m={m} rows={rows}"
+                    );
                     compared += 1;
                 }
             }
@@ -514,7 +641,10 @@ mod tests {
             for i in 0..k {
                 let q = lin.panels[((p * k / GROUP + i / GROUP) * PANEL + c) * GROUP + i % GROUP];
                 colsum += i32::from(q);
-                assert!((f32::from(q) * lin.scales[o] - weight[o * k + i]).abs() <= lin.scales[o] * 0.5 + 1e-7);
+                assert!(
+                    (f32::from(q) * lin.scales[o] - weight[o * k + i]).abs()
+                        <= lin.scales[o] * 0.5 + 1e-7
+                );
             }
             assert_eq!(colsum, lin.colsums[o]);
         }
@@ -560,9 +690,18 @@ mod tests {
         linear(&q, rows, &lin, &mut out, IntKernel::detect());
         for t in [0, 1, 4] {
             for o in 0..m {
-                let exact: f32 = (0..k).map(|i| x[t * k + i] * weight[o * k + i]).sum::<f32>() + bias[o];
-                let magnitude: f32 = (0..k).map(|i| (x[t * k + i] * weight[o * k + i]).abs()).sum();
-                assert!((out[t * m + o] - exact).abs() < 0.02 * magnitude, "row {t} output {o}: {} vs {exact}", out[t * m + o]);
+                let exact: f32 = (0..k)
+                    .map(|i| x[t * k + i] * weight[o * k + i])
+                    .sum::<f32>()
+                    + bias[o];
+                let magnitude: f32 = (0..k)
+                    .map(|i| (x[t * k + i] * weight[o * k + i]).abs())
+                    .sum();
+                assert!(
+                    (out[t * m + o] - exact).abs() < 0.02 * magnitude,
+                    "row {t} output {o}: {} vs {exact}",
+                    out[t * m + o]
+                );
             }
         }
         assert_eq!(&out[2 * m..3 * m], &bias[..]);

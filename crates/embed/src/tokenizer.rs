@@ -37,7 +37,9 @@ impl WordPiece {
     /// Parses a BERT vocab.txt (one token per line, id = line number).
     pub fn from_vocab_text(text: &str) -> Result<WordPiece, EmbedError> {
         if text.len() > MAX_VOCAB_BYTES {
-            return Err(EmbedError::Invalid(format!("vocab.txt is larger than {MAX_VOCAB_BYTES} bytes")));
+            return Err(EmbedError::Invalid(format!(
+                "vocab.txt is larger than {MAX_VOCAB_BYTES} bytes"
+            )));
         }
         let mut vocab = HashMap::new();
         for (id, line) in text.lines().enumerate() {
@@ -57,12 +59,20 @@ impl WordPiece {
             }
         }
         let id_of = |t: &str| vocab.get(t).copied();
-        let required = |t: &str| id_of(t).ok_or_else(|| EmbedError::Invalid(format!("vocab.txt has no {t} token")));
+        let required = |t: &str| {
+            id_of(t).ok_or_else(|| EmbedError::Invalid(format!("vocab.txt has no {t} token")))
+        };
         let unk = required("[UNK]")?;
         let cls = required("[CLS]")?;
         let sep = required("[SEP]")?;
         let special_ids = SPECIAL_TOKENS.map(id_of);
-        Ok(WordPiece { vocab, unk, cls, sep, special_ids })
+        Ok(WordPiece {
+            vocab,
+            unk,
+            cls,
+            sep,
+            special_ids,
+        })
     }
 
     pub fn vocab_len(&self) -> usize {
@@ -197,7 +207,10 @@ impl WordPiece {
                     break;
                 }
                 // Step back one char (end stays on a char boundary).
-                end = word[..end].char_indices().next_back().map_or(start, |(i, _)| i);
+                end = word[..end]
+                    .char_indices()
+                    .next_back()
+                    .map_or(start, |(i, _)| i);
             }
             match found {
                 Some(id) => {
@@ -270,8 +283,8 @@ mod tests {
 
     fn tiny() -> WordPiece {
         let vocab = [
-            "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "hello", ",", "world", "!", "un", "##aff", "##able", "cafe",
-            "a", "##a", "東", "京", "naive", "get", "##user",
+            "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "hello", ",", "world", "!", "un",
+            "##aff", "##able", "cafe", "a", "##a", "東", "京", "naive", "get", "##user",
         ];
         WordPiece::from_vocab_text(&vocab.join("\n")).unwrap()
     }
@@ -304,7 +317,10 @@ mod tests {
     #[test]
     fn special_tokens_in_text_and_long_words() {
         let t = tiny();
-        assert_eq!(t.encode("hello [SEP] world[MASK]", 256), vec![2, 5, 3, 7, 4, 3]);
+        assert_eq!(
+            t.encode("hello [SEP] world[MASK]", 256),
+            vec![2, 5, 3, 7, 4, 3]
+        );
         assert_eq!(t.encode(&"a".repeat(100), 256).len(), 2 + 100);
         assert_eq!(t.encode(&"a".repeat(101), 256), vec![2, 1, 3]);
     }

@@ -17,7 +17,10 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 fn vocab(n: usize) -> String {
-    let mut lines: Vec<String> = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"].iter().map(|s| s.to_string()).collect();
+    let mut lines: Vec<String> = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
     lines.extend((lines.len()..n).map(|i| format!("tok{i}")));
     lines.join("\n")
 }
@@ -25,7 +28,10 @@ fn vocab(n: usize) -> String {
 /// A safetensors file with one F32 tensor.
 fn safetensors_with(name: &str, shape: &[usize]) -> Vec<u8> {
     let count: usize = shape.iter().product();
-    let header = format!(r#"{{"{name}":{{"dtype":"F32","shape":{shape:?},"data_offsets":[0,{}]}}}}"#, count * 4);
+    let header = format!(
+        r#"{{"{name}":{{"dtype":"F32","shape":{shape:?},"data_offsets":[0,{}]}}}}"#,
+        count * 4
+    );
     let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
     bytes.extend(header.as_bytes());
     bytes.extend(std::iter::repeat_n(0u8, count * 4));
@@ -56,9 +62,19 @@ fn missing_directory() {
 
 #[test]
 fn wrong_architecture_in_config() {
-    let dir = write_dir("config", &CONFIG.replace("\"hidden_size\":384", "\"hidden_size\":768"), &vocab(1000), b"");
+    let dir = write_dir(
+        "config",
+        &CONFIG.replace("\"hidden_size\":384", "\"hidden_size\":768"),
+        &vocab(1000),
+        b"",
+    );
     assert!(matches!(load_err(&dir), EmbedError::WrongModel(_)));
-    let dir = write_dir("act", &CONFIG.replace("\"gelu\"", "\"relu\""), &vocab(1000), b"");
+    let dir = write_dir(
+        "act",
+        &CONFIG.replace("\"gelu\"", "\"relu\""),
+        &vocab(1000),
+        b"",
+    );
     assert!(matches!(load_err(&dir), EmbedError::WrongModel(_)));
     let dir = write_dir("json", "{not json", &vocab(1000), b"");
     assert!(matches!(load_err(&dir), EmbedError::Invalid(_)));
@@ -68,7 +84,15 @@ fn wrong_architecture_in_config() {
 fn vocab_size_mismatch_and_missing_special_tokens() {
     let dir = write_dir("vocab", CONFIG, &vocab(999), b"");
     assert!(matches!(load_err(&dir), EmbedError::WrongModel(_)));
-    let dir = write_dir("special", CONFIG, &(0..1000).map(|i| format!("t{i}")).collect::<Vec<_>>().join("\n"), b"");
+    let dir = write_dir(
+        "special",
+        CONFIG,
+        &(0..1000)
+            .map(|i| format!("t{i}"))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        b"",
+    );
     assert!(matches!(load_err(&dir), EmbedError::Invalid(_)));
 }
 
@@ -77,7 +101,10 @@ fn truncated_or_garbage_weights() {
     let good_header = safetensors_with("embeddings.word_embeddings.weight", &[1000, 384]);
     for (name, bytes) in [
         ("empty", Vec::new()),
-        ("garbage", b"\xff\xff\xff\xff\xff\xff\xff\xffgarbage".to_vec()),
+        (
+            "garbage",
+            b"\xff\xff\xff\xff\xff\xff\xff\xffgarbage".to_vec(),
+        ),
         ("truncated", good_header[..good_header.len() / 2].to_vec()),
     ] {
         let dir = write_dir(name, CONFIG, &vocab(1000), &bytes);
@@ -87,12 +114,28 @@ fn truncated_or_garbage_weights() {
 
 #[test]
 fn missing_or_misshapen_tensors() {
-    let dir = write_dir("missing", CONFIG, &vocab(1000), &safetensors_with("something.else", &[4]));
+    let dir = write_dir(
+        "missing",
+        CONFIG,
+        &vocab(1000),
+        &safetensors_with("something.else", &[4]),
+    );
     let err = load_err(&dir);
-    assert!(matches!(err, EmbedError::WrongModel(_)) && err.to_string().contains("missing"), "{err}");
-    let dir = write_dir("shape", CONFIG, &vocab(1000), &safetensors_with("encoder.layer.0.attention.self.query.weight", &[384, 385]));
+    assert!(
+        matches!(err, EmbedError::WrongModel(_)) && err.to_string().contains("missing"),
+        "{err}"
+    );
+    let dir = write_dir(
+        "shape",
+        CONFIG,
+        &vocab(1000),
+        &safetensors_with("encoder.layer.0.attention.self.query.weight", &[384, 385]),
+    );
     let err = load_err(&dir);
-    assert!(matches!(err, EmbedError::WrongModel(_)) && err.to_string().contains("shape"), "{err}");
+    assert!(
+        matches!(err, EmbedError::WrongModel(_)) && err.to_string().contains("shape"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -104,7 +147,10 @@ fn a_vocabulary_with_a_repeated_token_is_refused() {
     let dir = write_dir("dup-vocab", CONFIG, &lines.join("\n"), b"");
     let err = load_err(&dir);
     assert!(matches!(err, EmbedError::Invalid(_)), "{err}");
-    assert!(err.to_string().contains("twice") && err.to_string().contains("tok20"), "{err}");
+    assert!(
+        err.to_string().contains("twice") && err.to_string().contains("tok20"),
+        "{err}"
+    );
 }
 
 /// Runs `Encoder::load` on a thread and returns its error; if it has not
@@ -129,7 +175,12 @@ fn load_err_unblocking(dir: &Path, fifo: &Path) -> EmbedError {
 fn mkfifo(path: &Path) {
     let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
     // SAFETY: a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo {}", path.display());
+    assert_eq!(
+        unsafe { libc::mkfifo(c.as_ptr(), 0o600) },
+        0,
+        "mkfifo {}",
+        path.display()
+    );
 }
 
 #[test]
@@ -141,7 +192,10 @@ fn fifos_devices_and_links_out_of_the_folder_are_refused_without_blocking() {
         mkfifo(&fifo);
         let err = load_err_unblocking(&dir, &fifo);
         assert!(matches!(err, EmbedError::Refused { .. }), "{name}: {err}");
-        assert!(err.to_string().contains("FIFO") && err.to_string().contains(name), "{err}");
+        assert!(
+            err.to_string().contains("FIFO") && err.to_string().contains(name),
+            "{err}"
+        );
         assert!(tool_search_embed::check_model_dir(&dir).is_err());
     }
     // A device: /dev/zero would be read up to the size limit and fail late.
@@ -149,7 +203,11 @@ fn fifos_devices_and_links_out_of_the_folder_are_refused_without_blocking() {
     fs::remove_file(dir.join("model.safetensors")).unwrap();
     std::os::unix::fs::symlink("/dev/zero", dir.join("model.safetensors")).unwrap();
     let err = load_err(&dir);
-    assert!(matches!(err, EmbedError::Refused { .. }) && err.to_string().contains("outside the model folder"), "{err}");
+    assert!(
+        matches!(err, EmbedError::Refused { .. })
+            && err.to_string().contains("outside the model folder"),
+        "{err}"
+    );
     // A link to a file outside the folder is refused; one inside it is followed.
     let outside = scratch("outside-target");
     fs::write(outside.join("vocab.txt"), vocab(1000)).unwrap();

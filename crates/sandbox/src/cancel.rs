@@ -21,7 +21,9 @@ impl Default for CancelToken {
 impl CancelToken {
     pub fn new() -> Self {
         let (tx, _rx) = watch::channel(false);
-        CancelToken { state: Arc::new(tx) }
+        CancelToken {
+            state: Arc::new(tx),
+        }
     }
 
     /// Fires the token (idempotent).

@@ -52,8 +52,13 @@ impl ChildrenCgroup {
         if unsafe { libc::geteuid() } != 0 {
             return Err("not root: no writable memory cgroup".into());
         }
-        let own = std::fs::read_to_string("/proc/self/cgroup").map_err(|e| format!("/proc/self/cgroup: {e}"))?;
-        let name = format!("openclaw-tool-search-{}-{:016x}", std::process::id(), random_u64());
+        let own = std::fs::read_to_string("/proc/self/cgroup")
+            .map_err(|e| format!("/proc/self/cgroup: {e}"))?;
+        let name = format!(
+            "openclaw-tool-search-{}-{:016x}",
+            std::process::id(),
+            random_u64()
+        );
         let mut reasons = Vec::new();
         // v2 first: one hierarchy, memory.max.
         if let Some(rel) = own.lines().find_map(|l| l.strip_prefix("0::")) {
@@ -68,7 +73,10 @@ impl ChildrenCgroup {
         if let Some(rel) = own.lines().find_map(|l| {
             let mut parts = l.splitn(3, ':');
             let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
-            controllers.split(',').any(|c| c == "memory").then_some(path)
+            controllers
+                .split(',')
+                .any(|c| c == "memory")
+                .then_some(path)
         }) {
             let parent = Path::new("/sys/fs/cgroup/memory").join(rel.trim_start_matches('/'));
             match try_v1(&parent, &name, limit_bytes) {
@@ -94,15 +102,23 @@ impl ChildrenCgroup {
     /// Children the kernel has OOM-killed in this group so far (v2 `memory.events`, v1
     /// `memory.oom_control`), if the kernel reports it.
     pub(crate) fn oom_kills(&self) -> Option<u64> {
-        ["memory.events", "memory.oom_control"].iter().find_map(|file| {
-            let text = std::fs::read_to_string(self.dir.join(file)).ok()?;
-            text.lines().find_map(|line| line.strip_prefix("oom_kill ")?.trim().parse().ok())
-        })
+        ["memory.events", "memory.oom_control"]
+            .iter()
+            .find_map(|file| {
+                let text = std::fs::read_to_string(self.dir.join(file)).ok()?;
+                text.lines()
+                    .find_map(|line| line.strip_prefix("oom_kill ")?.trim().parse().ok())
+            })
     }
 }
 
-fn try_v2(parent: &Path, name: &str, limit: u64) -> Result<(ChildrenCgroup, MemoryCgroupReport), String> {
-    let controllers = std::fs::read_to_string(parent.join("cgroup.subtree_control")).map_err(|e| e.to_string())?;
+fn try_v2(
+    parent: &Path,
+    name: &str,
+    limit: u64,
+) -> Result<(ChildrenCgroup, MemoryCgroupReport), String> {
+    let controllers = std::fs::read_to_string(parent.join("cgroup.subtree_control"))
+        .map_err(|e| e.to_string())?;
     if !controllers.split_whitespace().any(|c| c == "memory") {
         return Err("the memory controller is not enabled for child groups".into());
     }
@@ -114,7 +130,11 @@ fn try_v2(parent: &Path, name: &str, limit: u64) -> Result<(ChildrenCgroup, Memo
     finish(dir, "cgroup.procs", "v2", limit, set)
 }
 
-fn try_v1(parent: &Path, name: &str, limit: u64) -> Result<(ChildrenCgroup, MemoryCgroupReport), String> {
+fn try_v1(
+    parent: &Path,
+    name: &str,
+    limit: u64,
+) -> Result<(ChildrenCgroup, MemoryCgroupReport), String> {
     if !parent.join("memory.limit_in_bytes").is_file() {
         return Err("no memory.limit_in_bytes".into());
     }
@@ -150,7 +170,13 @@ fn finish(
         limit_bytes: limit,
         reason: None,
     };
-    Ok((ChildrenCgroup { procs: dir.join(procs), dir }, report))
+    Ok((
+        ChildrenCgroup {
+            procs: dir.join(procs),
+            dir,
+        },
+        report,
+    ))
 }
 
 impl Drop for ChildrenCgroup {
@@ -176,7 +202,10 @@ fn remove_dir_retrying(dir: &Path) {
 /// Removes every group this process made (their children must be gone: a group with live
 /// members cannot be removed, and is left for the kernel to keep until they exit).
 pub fn remove_all() {
-    let dirs = created().lock().map(|mut list| std::mem::take(&mut *list)).unwrap_or_default();
+    let dirs = created()
+        .lock()
+        .map(|mut list| std::mem::take(&mut *list))
+        .unwrap_or_default();
     // Children's groups were made after the groups that hold them: innermost first.
     for dir in dirs.iter().rev() {
         if let Some(home) = gateway_home_of(dir) {
@@ -190,7 +219,9 @@ pub fn remove_all() {
 /// (`openclaw-tool-search-<pid>-…`), of a pid that is not running, innermost first. `rmdir` only
 /// removes a group with no processes and no child groups, so a live one is never touched.
 pub(crate) fn sweep_stale_groups(parent: &Path) -> usize {
-    let Ok(entries) = std::fs::read_dir(parent) else { return 0 };
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return 0;
+    };
     let mut removed = 0;
     for entry in entries.flatten().take(10_000) {
         let name = entry.file_name();
@@ -290,7 +321,12 @@ fn gateway_homes() -> &'static Mutex<Vec<(PathBuf, PathBuf)>> {
 }
 
 fn gateway_home_of(dir: &Path) -> Option<PathBuf> {
-    gateway_homes().lock().ok()?.iter().find(|(g, _)| g == dir).map(|(_, home)| home.clone())
+    gateway_homes()
+        .lock()
+        .ok()?
+        .iter()
+        .find(|(g, _)| g == dir)
+        .map(|(_, home)| home.clone())
 }
 
 /// Moves the gateway back to `home` if it is still in `group` (someone may have moved it since).
@@ -298,13 +334,18 @@ fn leave_gateway_group(group: &Path, home: &Path) {
     let own = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
     let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
     let current = crate::admission::v1_path(&own, "cpu").and_then(|rel| {
-        crate::admission::cgroup_mounts(&mounts, |fstype, options| fstype == "cgroup" && crate::admission::has_token(options, "cpu"))
-            .first()
-            .map(|mount| mount.dir_for(&rel))
+        crate::admission::cgroup_mounts(&mounts, |fstype, options| {
+            fstype == "cgroup" && crate::admission::has_token(options, "cpu")
+        })
+        .first()
+        .map(|mount| mount.dir_for(&rel))
     });
     if current.as_deref() == Some(group) {
         if let Err(e) = std::fs::write(home.join("cgroup.procs"), std::process::id().to_string()) {
-            tracing::warn!("cannot move the gateway back to its cpu cgroup {}: {e}", home.display());
+            tracing::warn!(
+                "cannot move the gateway back to its cpu cgroup {}: {e}",
+                home.display()
+            );
         }
     }
     if let Ok(mut homes) = gateway_homes().lock() {
@@ -331,7 +372,11 @@ fn gateway_group(home: &Path) -> Result<Arc<GatewayGroup>, String> {
         return Ok(group);
     }
     sweep_stale_groups(home);
-    let dir = home.join(format!("openclaw-tool-search-{}-{:016x}", std::process::id(), random_u64()));
+    let dir = home.join(format!(
+        "openclaw-tool-search-{}-{:016x}",
+        std::process::id(),
+        random_u64()
+    ));
     std::fs::create_dir(&dir).map_err(|e| format!("cannot create the gateway's cpu group: {e}"))?;
     if let Err(e) = std::fs::write(dir.join("cgroup.procs"), std::process::id().to_string()) {
         let _ = std::fs::remove_dir(&dir);
@@ -343,7 +388,10 @@ fn gateway_group(home: &Path) -> Result<Arc<GatewayGroup>, String> {
     if let Ok(mut homes) = gateway_homes().lock() {
         homes.push((dir.clone(), home.to_path_buf()));
     }
-    let group = Arc::new(GatewayGroup { dir, home: home.to_path_buf() });
+    let group = Arc::new(GatewayGroup {
+        dir,
+        home: home.to_path_buf(),
+    });
     *shared = Arc::downgrade(&group);
     Ok(group)
 }
@@ -352,7 +400,11 @@ fn gateway_group(home: &Path) -> Result<Arc<GatewayGroup>, String> {
 fn home_of(current: &Path) -> PathBuf {
     let ours = format!("openclaw-tool-search-{}-", std::process::id());
     let mut home = current;
-    while home.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(&ours)) {
+    while home
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with(&ours))
+    {
         match home.parent() {
             Some(parent) => home = parent,
             None => break,
@@ -374,20 +426,34 @@ impl CpuCgroup {
         if unsafe { libc::geteuid() } != 0 {
             return Err("not root: no writable cpu cgroup".into());
         }
-        let own = std::fs::read_to_string("/proc/self/cgroup").map_err(|e| format!("/proc/self/cgroup: {e}"))?;
-        let mounts = std::fs::read_to_string("/proc/self/mountinfo").map_err(|e| format!("/proc/self/mountinfo: {e}"))?;
+        let own = std::fs::read_to_string("/proc/self/cgroup")
+            .map_err(|e| format!("/proc/self/cgroup: {e}"))?;
+        let mounts = std::fs::read_to_string("/proc/self/mountinfo")
+            .map_err(|e| format!("/proc/self/mountinfo: {e}"))?;
         let quota = cpu.max_share.map(|share| {
             let period: u64 = 100_000;
             let quota = ((share * cores * period as f64).round() as u64).max(1000);
             (quota, period)
         });
-        let name = format!("openclaw-tool-search-{}-{:016x}", std::process::id(), random_u64());
+        let name = format!(
+            "openclaw-tool-search-{}-{:016x}",
+            std::process::id(),
+            random_u64()
+        );
         let mut reasons = Vec::new();
         if let Some(rel) = own.lines().find_map(|l| l.strip_prefix("0::")) {
             for mount in crate::admission::cgroup_mounts(&mounts, |fstype, _| fstype == "cgroup2") {
                 let parent = mount.dir_for(rel);
-                let shared = memory.filter(|(dir, version)| *version == "v2" && dir.parent() == Some(parent.as_path()));
-                match cpu_v2(&parent, &name, cpu.weight, quota, shared.map(|(dir, _)| dir)) {
+                let shared = memory.filter(|(dir, version)| {
+                    *version == "v2" && dir.parent() == Some(parent.as_path())
+                });
+                match cpu_v2(
+                    &parent,
+                    &name,
+                    cpu.weight,
+                    quota,
+                    shared.map(|(dir, _)| dir),
+                ) {
                     Ok(group) => return Ok(group),
                     Err(e) => reasons.push(format!("v2 at {}: {e}", parent.display())),
                 }
@@ -423,7 +489,8 @@ fn cpu_v2(
     quota: Option<(u64, u64)>,
     shared: Option<&Path>,
 ) -> Result<(CpuCgroup, CpuCgroupReport), String> {
-    let controllers = std::fs::read_to_string(parent.join("cgroup.subtree_control")).map_err(|e| e.to_string())?;
+    let controllers = std::fs::read_to_string(parent.join("cgroup.subtree_control"))
+        .map_err(|e| e.to_string())?;
     if !controllers.split_whitespace().any(|c| c == "cpu") {
         // Not enabled here by us: that would change how the host shares CPU among all the
         // parent's groups (and fails with EBUSY while the parent holds processes).
@@ -439,8 +506,8 @@ fn cpu_v2(
         }
     };
     let max = quota.map(|(q, p)| format!("{q} {p}"));
-    let set = std::fs::write(dir.join("cpu.weight"), weight.to_string())
-        .and_then(|()| match &max {
+    let set =
+        std::fs::write(dir.join("cpu.weight"), weight.to_string()).and_then(|()| match &max {
             Some(max) => std::fs::write(dir.join("cpu.max"), max),
             None => Ok(()),
         });
@@ -465,10 +532,22 @@ fn cpu_v2(
         gateway_path: None,
         reason: None,
     };
-    Ok((CpuCgroup { procs: dir.join("cgroup.procs"), owned: owned.then(|| dir.clone()), _gateway: None }, report))
+    Ok((
+        CpuCgroup {
+            procs: dir.join("cgroup.procs"),
+            owned: owned.then(|| dir.clone()),
+            _gateway: None,
+        },
+        report,
+    ))
 }
 
-fn cpu_v1(current: &Path, name: &str, weight: u32, quota: Option<(u64, u64)>) -> Result<(CpuCgroup, CpuCgroupReport), String> {
+fn cpu_v1(
+    current: &Path,
+    name: &str,
+    weight: u32,
+    quota: Option<(u64, u64)>,
+) -> Result<(CpuCgroup, CpuCgroupReport), String> {
     if !current.join("cpu.shares").is_file() {
         return Err("no cpu.shares".into());
     }
@@ -477,11 +556,12 @@ fn cpu_v1(current: &Path, name: &str, weight: u32, quota: Option<(u64, u64)>) ->
     let dir = parent.join(name);
     std::fs::create_dir(&dir).map_err(|e| e.to_string())?;
     let shares = (u64::from(weight) * 1024 / 100).max(2);
-    let set = std::fs::write(dir.join("cpu.shares"), shares.to_string()).and_then(|()| match quota {
-        Some((q, p)) => std::fs::write(dir.join("cpu.cfs_period_us"), p.to_string())
-            .and_then(|()| std::fs::write(dir.join("cpu.cfs_quota_us"), q.to_string())),
-        None => Ok(()),
-    });
+    let set =
+        std::fs::write(dir.join("cpu.shares"), shares.to_string()).and_then(|()| match quota {
+            Some((q, p)) => std::fs::write(dir.join("cpu.cfs_period_us"), p.to_string())
+                .and_then(|()| std::fs::write(dir.join("cpu.cfs_quota_us"), q.to_string())),
+            None => Ok(()),
+        });
     if let Err(e) = set {
         let _ = std::fs::remove_dir(&dir);
         return Err(format!("cannot set the shares: {e}"));
@@ -499,7 +579,14 @@ fn cpu_v1(current: &Path, name: &str, weight: u32, quota: Option<(u64, u64)>) ->
         gateway_path: Some(parent),
         reason: None,
     };
-    Ok((CpuCgroup { procs: dir.join("cgroup.procs"), owned: Some(dir), _gateway: Some(gateway) }, report))
+    Ok((
+        CpuCgroup {
+            procs: dir.join("cgroup.procs"),
+            owned: Some(dir),
+            _gateway: Some(gateway),
+        },
+        report,
+    ))
 }
 
 impl Drop for CpuCgroup {
@@ -527,7 +614,12 @@ mod tests {
         // A pid that is not running: above pid_max.
         let gone = 4_194_305u32;
         let stale = root.join(format!("openclaw-tool-search-{gone}-00aa"));
-        std::fs::create_dir_all(stale.join(format!("openclaw-tool-search-{gone}-00bb")).join("openclaw-tool-search-7-00ff")).unwrap();
+        std::fs::create_dir_all(
+            stale
+                .join(format!("openclaw-tool-search-{gone}-00bb"))
+                .join("openclaw-tool-search-7-00ff"),
+        )
+        .unwrap();
         let busy = root.join(format!("openclaw-tool-search-{gone}-00cc"));
         std::fs::create_dir(&busy).unwrap();
         std::fs::write(busy.join("member"), "x").unwrap();
@@ -550,7 +642,10 @@ mod tests {
         let pid = std::process::id();
         let home = Path::new("/sys/fs/cgroup/cpu/app");
         assert_eq!(home_of(home), home);
-        assert_eq!(home_of(&home.join(format!("openclaw-tool-search-{pid}-0011"))), home);
+        assert_eq!(
+            home_of(&home.join(format!("openclaw-tool-search-{pid}-0011"))),
+            home
+        );
         let other = home.join("openclaw-tool-search-1-0011");
         assert_eq!(home_of(&other), other);
     }

@@ -136,7 +136,12 @@ pub struct CpuIsolation {
 
 impl Default for CpuIsolation {
     fn default() -> Self {
-        CpuIsolation { weight: 10, max_share: None, nice: 10, policy: SchedPolicy::Batch }
+        CpuIsolation {
+            weight: 10,
+            max_share: None,
+            nice: 10,
+            policy: SchedPolicy::Batch,
+        }
     }
 }
 

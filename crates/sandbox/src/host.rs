@@ -51,6 +51,9 @@ pub struct BridgeError {
 
 impl BridgeError {
     pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
-        BridgeError { code: code.into(), message: message.into() }
+        BridgeError {
+            code: code.into(),
+            message: message.into(),
+        }
     }
 }

@@ -61,8 +61,8 @@ mod version;
 
 use std::path::{Path, PathBuf};
 
-pub use cancel::CancelToken;
 pub use admission::CpuBudget;
+pub use cancel::CancelToken;
 pub use cgroup::{CpuCgroupReport, MemoryCgroupReport};
 pub use config::{Caps, CpuIsolation, LogStyle, RunOptions, RunnerConfig, SchedPolicy};
 pub use host::{BridgeError, BridgeHost, CallFuture, Lookup};
@@ -112,7 +112,9 @@ pub fn find_launcher(explicit: Option<&Path>, dir_hint: Option<&Path>) -> Option
             dirs.push(base.join("target").join(profile));
         }
     }
-    dirs.into_iter().map(|d| d.join(LAUNCHER_NAME)).find(|p| p.is_file())
+    dirs.into_iter()
+        .map(|d| d.join(LAUNCHER_NAME))
+        .find(|p| p.is_file())
 }
 
 /// Directory of the shared object (the `.node` addon) or executable that contains this function.
@@ -125,7 +127,13 @@ fn containing_object_dir() -> Option<PathBuf> {
     }
     // SAFETY: dli_fname is a NUL-terminated string owned by the loader.
     let name = unsafe { std::ffi::CStr::from_ptr(info.dli_fname) };
-    let path = PathBuf::from(std::ffi::OsStr::new(std::str::from_utf8(name.to_bytes()).ok()?));
-    let path = if path.is_absolute() { path } else { std::fs::canonicalize(path).ok()? };
+    let path = PathBuf::from(std::ffi::OsStr::new(
+        std::str::from_utf8(name.to_bytes()).ok()?,
+    ));
+    let path = if path.is_absolute() {
+        path
+    } else {
+        std::fs::canonicalize(path).ok()?
+    };
     path.parent().map(Path::to_path_buf)
 }

@@ -74,12 +74,19 @@ fn run_with_timeout(path: &Path, timeout: Duration) -> std::io::Result<Output> {
         std::thread::sleep(Duration::from_millis(5));
     };
     let stdout = reader.join().unwrap_or_default();
-    Ok(Output { status, stdout, stderr: Vec::new() })
+    Ok(Output {
+        status,
+        stdout,
+        stderr: Vec::new(),
+    })
 }
 
 /// Runs `node -e` once (empty environment) and classifies the binary.
 pub fn probe_node(path: &Path) -> NodeSupport {
-    let mut support = NodeSupport { path: path.to_path_buf(), ..Default::default() };
+    let mut support = NodeSupport {
+        path: path.to_path_buf(),
+        ..Default::default()
+    };
     if !path.is_absolute() {
         support.reason = Some("the node path must be absolute".into());
         return support;
@@ -103,7 +110,11 @@ pub fn probe_node(path: &Path) -> NodeSupport {
         }
     };
     let flag = |k: &str| parsed.get(k).and_then(|v| v.as_bool()).unwrap_or(false);
-    let version = parsed.get("v").and_then(|v| v.as_str()).unwrap_or("").to_string();
+    let version = parsed
+        .get("v")
+        .and_then(|v| v.as_str())
+        .unwrap_or("")
+        .to_string();
     support.permission_flag = if flag("p") {
         Some("--permission".into())
     } else if flag("e") {
@@ -116,7 +127,9 @@ pub fn probe_node(path: &Path) -> NodeSupport {
     support.disable_sigusr1_flag = flag("u");
     support.no_addons_flag = flag("a");
     let verdict = match parse_version(&version) {
-        Some(v) if support.permission_flag.is_none() => Err(format!("node {} has no permission model", fmt(v))),
+        Some(v) if support.permission_flag.is_none() => {
+            Err(format!("node {} has no permission model", fmt(v)))
+        }
         Some(v) => is_sound(v),
         None => Err(format!("unrecognised node version {version:?}")),
     };
@@ -152,7 +165,8 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let script = dir.join("hung-node");
         std::fs::write(&script, "#!/bin/sh\nexec sleep 30\n").unwrap();
-        std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
         let err = run_with_timeout(&script, Duration::from_millis(300)).unwrap_err();
         assert_eq!(err.kind(), std::io::ErrorKind::TimedOut);
         let _ = std::fs::remove_dir_all(&dir);

@@ -41,7 +41,13 @@ pub struct FrameReader<R> {
 
 impl<R: AsyncRead + Unpin> FrameReader<R> {
     pub fn new(inner: R, max: usize) -> Self {
-        FrameReader { inner, buf: Vec::new(), scanned: 0, max, eof: false }
+        FrameReader {
+            inner,
+            buf: Vec::new(),
+            scanned: 0,
+            max,
+            eof: false,
+        }
     }
 
     /// The next frame without its newline; `Ok(None)` at a clean end of stream.
@@ -62,7 +68,11 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
                 return Err(format!("frame over {} bytes", self.max));
             }
             if self.eof {
-                return if self.buf.is_empty() { Ok(None) } else { Err("truncated frame at end of stream".into()) };
+                return if self.buf.is_empty() {
+                    Ok(None)
+                } else {
+                    Err("truncated frame at end of stream".into())
+                };
             }
             self.buf.reserve(64 * 1024);
             match self.inner.read_buf(&mut self.buf).await {
@@ -133,7 +143,8 @@ pub enum LogLevel {
 /// Parses and validates one frame from the child.
 pub fn parse_child_frame(bytes: &[u8], max_depth: usize) -> Result<ChildFrame, String> {
     // serde_json stops at depth 128 with an error (no stack overflow) and rejects bad UTF-8.
-    let value: Value = serde_json::from_slice(bytes).map_err(|e| format!("malformed frame: {e}"))?;
+    let value: Value =
+        serde_json::from_slice(bytes).map_err(|e| format!("malformed frame: {e}"))?;
     check_tree(&value, max_depth)?;
     let Value::Object(mut map) = value else {
         return Err("frame is not an object".into());
@@ -145,10 +156,15 @@ pub fn parse_child_frame(bytes: &[u8], max_depth: usize) -> Result<ChildFrame, S
             permission: take_bool(&mut map, "permission")?,
         },
         "call" => {
-            let id = take(&mut map, "id")?.as_u64().ok_or("call id is not a non-negative integer")?;
+            let id = take(&mut map, "id")?
+                .as_u64()
+                .ok_or("call id is not a non-negative integer")?;
             let op = take_str(&mut map, "op")?;
             let args = take(&mut map, "args")?;
-            ChildFrame::Call { id, request: parse_call(&op, args)? }
+            ChildFrame::Call {
+                id,
+                request: parse_call(&op, args)?,
+            }
         }
         "log" => {
             let level = match take_str(&mut map, "level")?.as_str() {
@@ -157,7 +173,10 @@ pub fn parse_child_frame(bytes: &[u8], max_depth: usize) -> Result<ChildFrame, S
                 "error" => LogLevel::Error,
                 other => return Err(format!("unknown log level {other:?}")),
             };
-            ChildFrame::Log { level, text: take_str(&mut map, "text")? }
+            ChildFrame::Log {
+                level,
+                text: take_str(&mut map, "text")?,
+            }
         }
         "result" => {
             if take_bool(&mut map, "ok")? {
@@ -177,7 +196,9 @@ pub fn parse_child_frame(bytes: &[u8], max_depth: usize) -> Result<ChildFrame, S
         }
         "overflow" => ChildFrame::Overflow {
             what: take_str(&mut map, "what")?,
-            bytes: take(&mut map, "bytes")?.as_u64().ok_or("overflow bytes is not an integer")?,
+            bytes: take(&mut map, "bytes")?
+                .as_u64()
+                .ok_or("overflow bytes is not an integer")?,
         },
         other => return Err(format!("unknown frame type {:?}", truncate(other, 40))),
     };
@@ -201,14 +222,19 @@ fn parse_call(op: &str, args: Value) -> Result<CallRequest, String> {
             };
             CallRequest::Search { query, options }
         }
-        "describe" => CallRequest::Describe { id: take_str(&mut args, "id")? },
+        "describe" => CallRequest::Describe {
+            id: take_str(&mut args, "id")?,
+        },
         "call" => {
             let id = take_str(&mut args, "id")?;
             let call_args = match args.remove("args") {
                 None | Some(Value::Null) => Value::Object(Map::new()),
                 Some(v) => v,
             };
-            CallRequest::Call { id, args: call_args }
+            CallRequest::Call {
+                id,
+                args: call_args,
+            }
         }
         other => return Err(format!("unknown bridge op {:?}", truncate(other, 40))),
     };
@@ -217,7 +243,8 @@ fn parse_call(op: &str, args: Value) -> Result<CallRequest, String> {
 }
 
 fn take(map: &mut Map<String, Value>, key: &str) -> Result<Value, String> {
-    map.remove(key).ok_or_else(|| format!("frame lacks {key:?}"))
+    map.remove(key)
+        .ok_or_else(|| format!("frame lacks {key:?}"))
 }
 
 fn take_str(map: &mut Map<String, Value>, key: &str) -> Result<String, String> {
@@ -228,7 +255,9 @@ fn take_str(map: &mut Map<String, Value>, key: &str) -> Result<String, String> {
 }
 
 fn take_bool(map: &mut Map<String, Value>, key: &str) -> Result<bool, String> {
-    take(map, key)?.as_bool().ok_or_else(|| format!("{key:?} is not a boolean"))
+    take(map, key)?
+        .as_bool()
+        .ok_or_else(|| format!("{key:?} is not a boolean"))
 }
 
 fn no_extra(map: &Map<String, Value>) -> Result<(), String> {
@@ -284,19 +313,41 @@ mod tests {
 
     #[test]
     fn accepts_well_formed_frames() {
-        assert!(matches!(parse(r#"{"t":"ready","node":"24.1.0","permission":true}"#), Ok(ChildFrame::Ready { .. })));
+        assert!(matches!(
+            parse(r#"{"t":"ready","node":"24.1.0","permission":true}"#),
+            Ok(ChildFrame::Ready { .. })
+        ));
         assert_eq!(
             parse(r#"{"t":"call","id":3,"op":"call","args":{"id":"x","args":{"a":1}}}"#).unwrap(),
-            ChildFrame::Call { id: 3, request: CallRequest::Call { id: "x".into(), args: serde_json::json!({"a":1}) } }
+            ChildFrame::Call {
+                id: 3,
+                request: CallRequest::Call {
+                    id: "x".into(),
+                    args: serde_json::json!({"a":1})
+                }
+            }
         );
-        assert!(matches!(parse(r#"{"t":"result","ok":true,"value":null}"#), Ok(ChildFrame::Result(Ok(Value::Null)))));
+        assert!(matches!(
+            parse(r#"{"t":"result","ok":true,"value":null}"#),
+            Ok(ChildFrame::Result(Ok(Value::Null)))
+        ));
     }
 
     #[test]
     fn plain_constructor_and_prototype_values_pass() {
         let args = serde_json::json!({"constructor": "Point", "prototype": false, "nested": {"constructor": 3}});
-        let frame = format!(r#"{{"t":"call","id":1,"op":"call","args":{{"id":"x","args":{args}}}}}"#);
-        assert_eq!(parse(&frame).unwrap(), ChildFrame::Call { id: 1, request: CallRequest::Call { id: "x".into(), args } });
+        let frame =
+            format!(r#"{{"t":"call","id":1,"op":"call","args":{{"id":"x","args":{args}}}}}"#);
+        assert_eq!(
+            parse(&frame).unwrap(),
+            ChildFrame::Call {
+                id: 1,
+                request: CallRequest::Call {
+                    id: "x".into(),
+                    args
+                }
+            }
+        );
     }
 
     #[test]
@@ -317,9 +368,15 @@ mod tests {
         }
         let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
         assert!(parse(&deep).is_err());
-        let deep65 = format!(r#"{{"t":"result","ok":true,"value":{}1{}}}"#, "[".repeat(64), "]".repeat(64));
+        let deep65 = format!(
+            r#"{{"t":"result","ok":true,"value":{}1{}}}"#,
+            "[".repeat(64),
+            "]".repeat(64)
+        );
         assert!(parse(&deep65).is_err());
-        assert!(parse_child_frame(b"{\"t\":\"log\",\"level\":\"log\",\"text\":\"\xff\"}", 64).is_err());
+        assert!(
+            parse_child_frame(b"{\"t\":\"log\",\"level\":\"log\",\"text\":\"\xff\"}", 64).is_err()
+        );
     }
 
     #[tokio::test]

@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use tokio::io::AsyncReadExt;
 
-use crate::budget::CallBytes;
 use crate::admission::CpuBudget;
+use crate::budget::CallBytes;
 use crate::cgroup::{ChildrenCgroup, CpuCgroup, CpuCgroupReport, MemoryCgroupReport};
 use crate::config::{CpuIsolation, LogStyle, RunOptions, RunnerConfig};
 use crate::launcher::{LauncherArgs, LauncherReport, Want};
@@ -105,27 +105,41 @@ impl CodeRunner {
     pub fn new(config: RunnerConfig) -> Result<Self, ConfigError> {
         validate(&config)?;
         let node = probe_node(&config.node_path);
-        let launcher = find_launcher(config.launcher_path.as_deref(), config.launcher_dir_hint.as_deref());
+        let launcher = find_launcher(
+            config.launcher_path.as_deref(),
+            config.launcher_dir_hint.as_deref(),
+        );
         let (node_args, node_flags) = node_arguments(&node, &config);
-        let work_root = config.work_root.clone().unwrap_or_else(spawn::default_work_root);
+        let work_root = config
+            .work_root
+            .clone()
+            .unwrap_or_else(spawn::default_work_root);
         spawn::sweep_stale_workdirs(&work_root);
         let (cgroup, cgroup_report) = match ChildrenCgroup::create(config.children_memory_bytes) {
             Ok((group, report)) => (Some(group), report),
-            Err(reason) => (None, MemoryCgroupReport {
-                applied: false,
-                version: None,
-                path: None,
-                limit_bytes: config.children_memory_bytes,
-                reason: Some(reason),
-            }),
+            Err(reason) => (
+                None,
+                MemoryCgroupReport {
+                    applied: false,
+                    version: None,
+                    path: None,
+                    limit_bytes: config.children_memory_bytes,
+                    reason: Some(reason),
+                },
+            ),
         };
         let cpu_budget = crate::admission::cpu_budget();
         let memory_dir = cgroup.as_ref().map(|g| g.dir().to_path_buf());
         let memory_version = cgroup_report.version.clone().unwrap_or_default();
-        let (cpu_cgroup, cpu_report) =
-            match CpuCgroup::create(&config.cpu, cpu_budget.cores, memory_dir.as_deref().map(|d| (d, memory_version.as_str()))) {
-                Ok((group, report)) => (Some(group), report),
-                Err(reason) => (None, CpuCgroupReport {
+        let (cpu_cgroup, cpu_report) = match CpuCgroup::create(
+            &config.cpu,
+            cpu_budget.cores,
+            memory_dir.as_deref().map(|d| (d, memory_version.as_str())),
+        ) {
+            Ok((group, report)) => (Some(group), report),
+            Err(reason) => (
+                None,
+                CpuCgroupReport {
                     applied: false,
                     version: None,
                     path: None,
@@ -134,8 +148,9 @@ impl CodeRunner {
                     max: None,
                     gateway_path: None,
                     reason: Some(reason),
-                }),
-            };
+                },
+            ),
+        };
         let mut adopt_into: Vec<PathBuf> = Vec::new();
         let mut cgroups_applied = Vec::new();
         if let Some(group) = &cgroup {
@@ -157,7 +172,11 @@ impl CodeRunner {
             });
         }
         let reason = if !node.sound {
-            Some(node.reason.clone().unwrap_or_else(|| "node is not usable for code mode".into()))
+            Some(
+                node.reason
+                    .clone()
+                    .unwrap_or_else(|| "node is not usable for code mode".into()),
+            )
         } else if launcher.is_none() {
             Some("the launcher binary (openclaw-tool-search-launcher) was not found".into())
         } else {
@@ -232,8 +251,14 @@ impl CodeRunner {
     }
 
     /// Runs one cell with the configured timeout.
-    pub async fn run(&self, code: String, host: Arc<dyn BridgeHost>, cancel: CancelToken) -> CodeRunResult {
-        self.run_with_timeout(code, host, cancel, self.inner.config.timeout).await
+    pub async fn run(
+        &self,
+        code: String,
+        host: Arc<dyn BridgeHost>,
+        cancel: CancelToken,
+    ) -> CodeRunResult {
+        self.run_with_timeout(code, host, cancel, self.inner.config.timeout)
+            .await
     }
 
     /// Runs one cell with an explicit wall-clock deadline (the session's `codeTimeoutMs`). The
@@ -245,7 +270,16 @@ impl CodeRunner {
         cancel: CancelToken,
         timeout: Duration,
     ) -> CodeRunResult {
-        self.run_with_options(code, host, cancel, RunOptions { timeout, log_style: LogStyle::Node }).await
+        self.run_with_options(
+            code,
+            host,
+            cancel,
+            RunOptions {
+                timeout,
+                log_style: LogStyle::Node,
+            },
+        )
+        .await
     }
 
     /// Runs one cell with explicit per-cell settings (deadline, log style).
@@ -266,14 +300,26 @@ impl CodeRunner {
             failure(kind, message, Vec::new(), telemetry)
         };
         if let Some(reason) = self.unavailable_reason() {
-            return early(FailureKind::RuntimeUnavailable, format!("code mode is unavailable: {reason}"), telemetry);
+            return early(
+                FailureKind::RuntimeUnavailable,
+                format!("code mode is unavailable: {reason}"),
+                telemetry,
+            );
         }
         if code.len() > caps.code_bytes {
-            let message = format!("the code is {} bytes, over the cap of {}", code.len(), caps.code_bytes);
+            let message = format!(
+                "the code is {} bytes, over the cap of {}",
+                code.len(),
+                caps.code_bytes
+            );
             return early(FailureKind::RuntimeError, message, telemetry);
         }
         if cancel.is_cancelled() {
-            return early(FailureKind::Aborted, "the run was aborted before it started".into(), telemetry);
+            return early(
+                FailureKind::Aborted,
+                "the run was aborted before it started".into(),
+                telemetry,
+            );
         }
         // A slot first: beyond the cap, cells wait (within their own deadline) instead of each
         // starting a node process; the gateway stays responsive under a burst of cells.
@@ -311,14 +357,24 @@ impl CodeRunner {
             *lock(&self.inner.layers) = Some(report);
         }
 
-        let oom_kills_before = self.inner.cgroup.as_ref().and_then(ChildrenCgroup::oom_kills);
+        let oom_kills_before = self
+            .inner
+            .cgroup
+            .as_ref()
+            .and_then(ChildrenCgroup::oom_kills);
         let mut session = Session::new(caps, log_style, host, Arc::clone(&self.inner.call_bytes));
-        let outcome = session.drive(&mut child, code, deadline, timeout, &cancel).await;
+        let outcome = session
+            .drive(&mut child, code, deadline, timeout, &cancel)
+            .await;
         child.kill();
         telemetry.calls_cancelled = session.cancel_outstanding();
         let mut outcome = outcome;
         if let Outcome::Fail(FailureKind::RuntimeError, message, true) = &mut outcome {
-            let oom_kills_after = self.inner.cgroup.as_ref().and_then(ChildrenCgroup::oom_kills);
+            let oom_kills_after = self
+                .inner
+                .cgroup
+                .as_ref()
+                .and_then(ChildrenCgroup::oom_kills);
             if let (Some(before), Some(after)) = (oom_kills_before, oom_kills_after) {
                 if after > before {
                     message.push_str(&format!(
@@ -327,7 +383,12 @@ impl CodeRunner {
                     ));
                 }
             }
-            let tail = read_diag_tail(&mut child.diag, session.diag_tail(), Duration::from_millis(200)).await;
+            let tail = read_diag_tail(
+                &mut child.diag,
+                session.diag_tail(),
+                Duration::from_millis(200),
+            )
+            .await;
             if !tail.is_empty() {
                 message.push_str("; stderr: ");
                 message.push_str(&tail);
@@ -348,15 +409,32 @@ impl CodeRunner {
         telemetry.duration_ms = ms(started.elapsed());
         let logs = session.take_logs();
         match outcome {
-            Outcome::Value(value) => CodeRunResult { ok: true, value: Some(value), error: None, logs, telemetry },
+            Outcome::Value(value) => CodeRunResult {
+                ok: true,
+                value: Some(value),
+                error: None,
+                logs,
+                telemetry,
+            },
             Outcome::Fail(kind, message, _) => failure(kind, message, logs, telemetry),
         }
     }
 }
 
-fn failure(kind: FailureKind, message: String, logs: Vec<String>, telemetry: RunTelemetry) -> CodeRunResult {
+fn failure(
+    kind: FailureKind,
+    message: String,
+    logs: Vec<String>,
+    telemetry: RunTelemetry,
+) -> CodeRunResult {
     let message = crate::protocol::truncate(&message, 4000);
-    CodeRunResult { ok: false, value: None, error: Some(RunFailure { kind, message }), logs, telemetry }
+    CodeRunResult {
+        ok: false,
+        value: None,
+        error: Some(RunFailure { kind, message }),
+        logs,
+        telemetry,
+    }
 }
 
 fn timeout_message(timeout: Duration) -> String {
@@ -391,8 +469,14 @@ fn validate(config: &RunnerConfig) -> Result<(), ConfigError> {
     if caps.frame_bytes < caps.result_bytes + 1024 || caps.frame_bytes < caps.code_bytes + 1024 {
         return bad("frame_bytes must exceed result_bytes and code_bytes by at least 1 KiB");
     }
-    if caps.concurrent_calls == 0 || caps.calls_per_run == 0 || caps.json_depth < 4 || caps.pending_replies == 0 {
-        return bad("calls_per_run, concurrent_calls, pending_replies must be positive and json_depth >= 4");
+    if caps.concurrent_calls == 0
+        || caps.calls_per_run == 0
+        || caps.json_depth < 4
+        || caps.pending_replies == 0
+    {
+        return bad(
+            "calls_per_run, concurrent_calls, pending_replies must be positive and json_depth >= 4",
+        );
     }
     if config.heap_mb < 16 {
         return bad("heap_mb must be at least 16");
@@ -405,13 +489,23 @@ fn validate(config: &RunnerConfig) -> Result<(), ConfigError> {
         return bad("the children's cpu weight must be 1..=10000");
     }
     if !(0..=19).contains(&cpu.nice) {
-        return bad("the children's nice value must be 0..=19 (a child never runs above the gateway)");
+        return bad(
+            "the children's nice value must be 0..=19 (a child never runs above the gateway)",
+        );
     }
-    if cpu.max_share.is_some_and(|s| !(s.is_finite() && s > 0.0 && s <= 1.0)) {
+    if cpu
+        .max_share
+        .is_some_and(|s| !(s.is_finite() && s > 0.0 && s <= 1.0))
+    {
         return bad("the children's cpu cap must be a share of the cores in (0, 1]");
     }
-    if caps.calls_outstanding == 0 || caps.call_bytes_outstanding < caps.frame_bytes || config.gateway_call_bytes < caps.frame_bytes {
-        return bad("calls_outstanding must be positive and the call byte budgets at least one frame");
+    if caps.calls_outstanding == 0
+        || caps.call_bytes_outstanding < caps.frame_bytes
+        || config.gateway_call_bytes < caps.frame_bytes
+    {
+        return bad(
+            "calls_outstanding must be positive and the call byte budgets at least one frame",
+        );
     }
     Ok(())
 }
@@ -468,7 +562,8 @@ fn launcher_args(inner: &Inner, workdir: PathBuf) -> LauncherArgs {
 fn workdir_owner(config: &RunnerConfig) -> Option<(u32, u32)> {
     // SAFETY: getter.
     let root = unsafe { libc::geteuid() } == 0;
-    (root && config.drop_uid != Want::Off).then_some((config.unprivileged_uid, config.unprivileged_gid))
+    (root && config.drop_uid != Want::Off)
+        .then_some((config.unprivileged_uid, config.unprivileged_gid))
 }
 
 /// Starts one contained child and waits for its launcher report and `ready` frame.
@@ -502,25 +597,45 @@ async fn start_child(inner: &Inner) -> Result<ChildProc, String> {
     };
     let mut child = ChildProc::new(child, workdir, inner.config.caps.frame_bytes)
         .map_err(|e| format!("cannot set up the bridge: {e}"))?;
-    let startup = tokio::time::timeout(inner.config.startup_timeout, handshake(&mut child, inner)).await;
+    let startup =
+        tokio::time::timeout(inner.config.startup_timeout, handshake(&mut child, inner)).await;
     match startup {
         Ok(Ok(())) => Ok(child),
         Ok(Err(message)) => {
             child.kill();
-            let tail = read_diag_tail(&mut child.diag, Vec::new(), Duration::from_millis(300)).await;
-            Err(if tail.is_empty() { message } else { format!("{message}: {tail}") })
+            let tail =
+                read_diag_tail(&mut child.diag, Vec::new(), Duration::from_millis(300)).await;
+            Err(if tail.is_empty() {
+                message
+            } else {
+                format!("{message}: {tail}")
+            })
         }
         Err(_) => Err("node did not become ready in time".into()),
     }
 }
 
 async fn handshake(child: &mut ChildProc, inner: &Inner) -> Result<(), String> {
-    let first = child.from_child.next_frame().await?.ok_or("containment could not be applied")?;
+    let first = child
+        .from_child
+        .next_frame()
+        .await?
+        .ok_or("containment could not be applied")?;
     let report: LauncherReport =
         serde_json::from_slice(&first).map_err(|e| format!("bad launcher report: {e}"))?;
-    if !(report.setsid && report.seccomp && report.rlimits && report.close_range && report.pdeathsig && report.caps_dropped
-        && report.exec_only_node && report.x32_denied && report.ipc_denied && report.priority_scoped
-        && report.pdeathsig_locked && report.ambient_caps_cleared && report.priority_locked)
+    if !(report.setsid
+        && report.seccomp
+        && report.rlimits
+        && report.close_range
+        && report.pdeathsig
+        && report.caps_dropped
+        && report.exec_only_node
+        && report.x32_denied
+        && report.ipc_denied
+        && report.priority_scoped
+        && report.pdeathsig_locked
+        && report.ambient_caps_cleared
+        && report.priority_locked)
     {
         return Err("the launcher did not apply the required layers".into());
     }
@@ -530,9 +645,16 @@ async fn handshake(child: &mut ChildProc, inner: &Inner) -> Result<(), String> {
             report.nice, report.sched_policy
         ));
     }
-    let second = child.from_child.next_frame().await?.ok_or("node exited during startup")?;
+    let second = child
+        .from_child
+        .next_frame()
+        .await?
+        .ok_or("node exited during startup")?;
     match parse_child_frame(&second, inner.config.caps.json_depth)? {
-        ChildFrame::Ready { node, permission: true } => {
+        ChildFrame::Ready {
+            node,
+            permission: true,
+        } => {
             child.launcher = Some(report);
             child.node_version = Some(node);
             child.ready_at = Instant::now();
@@ -543,7 +665,11 @@ async fn handshake(child: &mut ChildProc, inner: &Inner) -> Result<(), String> {
 }
 
 /// Reads what is left on the diagnostics pipe (bounded in time and size) and returns the tail.
-async fn read_diag_tail(diag: &mut tokio::net::unix::pipe::Receiver, mut tail: Vec<u8>, wait: Duration) -> String {
+async fn read_diag_tail(
+    diag: &mut tokio::net::unix::pipe::Receiver,
+    mut tail: Vec<u8>,
+    wait: Duration,
+) -> String {
     const KEEP: usize = 2048;
     let _ = tokio::time::timeout(wait, async {
         let mut buf = vec![0u8; 16 * 1024];
@@ -622,15 +748,27 @@ fn probe_launch(inner: &Inner) -> Result<LauncherReport, String> {
     let cpu = inner.config.cpu.clone();
     let reader = std::thread::spawn(move || {
         let verdict = (|| -> Result<LauncherReport, String> {
-            let mut lines = std::io::BufRead::lines(std::io::BufReader::new(stdout.ok_or("no stdout")?));
-            let first = lines.next().ok_or("containment could not be applied")?.map_err(|e| e.to_string())?;
-            let report: LauncherReport = serde_json::from_str(&first).map_err(|e| format!("bad launcher report: {e}"))?;
+            let mut lines =
+                std::io::BufRead::lines(std::io::BufReader::new(stdout.ok_or("no stdout")?));
+            let first = lines
+                .next()
+                .ok_or("containment could not be applied")?
+                .map_err(|e| e.to_string())?;
+            let report: LauncherReport =
+                serde_json::from_str(&first).map_err(|e| format!("bad launcher report: {e}"))?;
             if !(report.priority_locked && priority_as_configured(&report, &cpu)) {
-                return Err("the launcher did not lower the child's CPU priority as configured".into());
+                return Err(
+                    "the launcher did not lower the child's CPU priority as configured".into(),
+                );
             }
-            let second = lines.next().ok_or("node exited during startup")?.map_err(|e| e.to_string())?;
+            let second = lines
+                .next()
+                .ok_or("node exited during startup")?
+                .map_err(|e| e.to_string())?;
             match parse_child_frame(second.as_bytes(), depth)? {
-                ChildFrame::Ready { permission: true, .. } => Ok(report),
+                ChildFrame::Ready {
+                    permission: true, ..
+                } => Ok(report),
                 _ => Err("node did not confirm the permission model".into()),
             }
         })();
@@ -646,17 +784,33 @@ fn probe_launch(inner: &Inner) -> Result<LauncherReport, String> {
         if let Some(mut stderr) = stderr {
             let mut buf = Vec::new();
             let _ = (&mut stderr).take(64 * 1024).read_to_end(&mut buf);
-            tail = String::from_utf8_lossy(&buf).trim().chars().rev().take(1000).collect::<Vec<_>>().into_iter().rev().collect();
+            tail = String::from_utf8_lossy(&buf)
+                .trim()
+                .chars()
+                .rev()
+                .take(1000)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
         }
-        if tail.is_empty() { message } else { format!("{message}: {tail}") }
+        if tail.is_empty() {
+            message
+        } else {
+            format!("{message}: {tail}")
+        }
     })
 }
 
 /// Writes `pid` into each `cgroup.procs` file (memory, then cpu). Blocking (kernel work).
 fn adopt(files: &[PathBuf], pid: u32) -> Result<(), String> {
     for file in files {
-        std::fs::write(file, pid.to_string())
-            .map_err(|e| format!("cannot move the child into its cgroup {}: {e}", file.display()))?;
+        std::fs::write(file, pid.to_string()).map_err(|e| {
+            format!(
+                "cannot move the child into its cgroup {}: {e}",
+                file.display()
+            )
+        })?;
     }
     Ok(())
 }

@@ -67,7 +67,12 @@ pub(crate) struct Session {
 }
 
 impl Session {
-    pub(crate) fn new(caps: Caps, log_style: LogStyle, host: Arc<dyn BridgeHost>, gateway_bytes: Arc<CallBytes>) -> Self {
+    pub(crate) fn new(
+        caps: Caps,
+        log_style: LogStyle,
+        host: Arc<dyn BridgeHost>,
+        gateway_bytes: Arc<CallBytes>,
+    ) -> Self {
         Session {
             log_style,
             charges: HashMap::new(),
@@ -136,7 +141,9 @@ impl Session {
             return outcome;
         }
 
-        let ChildProc { from_child, diag, .. } = child;
+        let ChildProc {
+            from_child, diag, ..
+        } = child;
         let mut diag_buf: Vec<u8> = Vec::with_capacity(16 * 1024);
         let mut diag_open = true;
         loop {
@@ -185,21 +192,33 @@ impl Session {
             Err(e) => return Some(fail(FailureKind::BridgeViolation, e)),
         };
         match frame {
-            ChildFrame::Ready { .. } => Some(fail(FailureKind::BridgeViolation, "unexpected ready frame")),
+            ChildFrame::Ready { .. } => {
+                Some(fail(FailureKind::BridgeViolation, "unexpected ready frame"))
+            }
             ChildFrame::Log { level, text } => self.on_log(level, text),
             ChildFrame::Call { id, request } => self.on_call(id, request, bytes.len()),
             ChildFrame::Result(result) => {
                 if buffered_after > 0 {
-                    return Some(fail(FailureKind::BridgeViolation, "frames after the result"));
+                    return Some(fail(
+                        FailureKind::BridgeViolation,
+                        "frames after the result",
+                    ));
                 }
                 Some(match result {
                     Ok(value) => {
-                        let size = serde_json::to_vec(&value).map(|v| v.len()).unwrap_or(usize::MAX);
+                        let size = serde_json::to_vec(&value)
+                            .map(|v| v.len())
+                            .unwrap_or(usize::MAX);
                         self.result_bytes = size;
                         let values = count_values(&value, self.caps.result_values);
                         if size > self.caps.result_bytes {
-                            fail(FailureKind::OutputLimit, format!(
-                                "the returned value is {size} bytes, over the cap of {}", self.caps.result_bytes))
+                            fail(
+                                FailureKind::OutputLimit,
+                                format!(
+                                    "the returned value is {size} bytes, over the cap of {}",
+                                    self.caps.result_bytes
+                                ),
+                            )
                         } else if values > self.caps.result_values {
                             fail(FailureKind::OutputLimit, format!(
                                 "the returned value holds more than {} JSON values; return a summary", self.caps.result_values))
@@ -219,13 +238,18 @@ impl Session {
             }
             ChildFrame::Overflow { what, bytes } if what == "result" => Some(fail(
                 FailureKind::OutputLimit,
-                format!("the returned value is {bytes} bytes, over the cap of {}", self.caps.result_bytes),
+                format!(
+                    "the returned value is {bytes} bytes, over the cap of {}",
+                    self.caps.result_bytes
+                ),
             )),
             ChildFrame::Overflow { what, .. } if what == "logs" => {
                 self.logs_truncated = true;
                 None
             }
-            ChildFrame::Overflow { .. } => Some(fail(FailureKind::BridgeViolation, "unknown overflow frame")),
+            ChildFrame::Overflow { .. } => {
+                Some(fail(FailureKind::BridgeViolation, "unknown overflow frame"))
+            }
         }
     }
 
@@ -254,29 +278,46 @@ impl Session {
         self.logs_truncated = true;
         self.dropped_log_bytes += text.len();
         self.dropped_log_lines += 1;
-        if self.dropped_log_bytes > self.caps.log_flood_bytes || self.dropped_log_lines > self.caps.log_lines * 4 {
-            return Some(fail(FailureKind::OutputLimit, "log flood: the child kept logging past the caps"));
+        if self.dropped_log_bytes > self.caps.log_flood_bytes
+            || self.dropped_log_lines > self.caps.log_lines * 4
+        {
+            return Some(fail(
+                FailureKind::OutputLimit,
+                "log flood: the child kept logging past the caps",
+            ));
         }
         None
     }
 
     fn on_call(&mut self, id: u64, request: CallRequest, frame_bytes: usize) -> Option<Outcome> {
         if self.last_id.is_some_and(|last| id <= last) {
-            return Some(fail(FailureKind::BridgeViolation, format!("duplicate or out-of-order call id {id}")));
+            return Some(fail(
+                FailureKind::BridgeViolation,
+                format!("duplicate or out-of-order call id {id}"),
+            ));
         }
         self.last_id = Some(id);
         self.total_calls += 1;
         if self.total_calls > self.caps.calls_per_run {
             return Some(fail(
                 FailureKind::BridgeViolation,
-                format!("more than {} bridge calls in one run", self.caps.calls_per_run),
+                format!(
+                    "more than {} bridge calls in one run",
+                    self.caps.calls_per_run
+                ),
             ));
         }
         match request {
             CallRequest::Search { query, options } => {
                 self.counts.search += 1;
                 let token = CancelToken::new();
-                match self.host.lookup_async(Lookup::Search { query: &query, options: &options }, token.clone()) {
+                match self.host.lookup_async(
+                    Lookup::Search {
+                        query: &query,
+                        options: &options,
+                    },
+                    token.clone(),
+                ) {
                     Some(future) => self.start_lookup(id, future, token),
                     None => {
                         let answer = self.host.search(&query, &options);
@@ -287,7 +328,10 @@ impl Session {
             CallRequest::Describe { id: tool } => {
                 self.counts.describe += 1;
                 let token = CancelToken::new();
-                match self.host.lookup_async(Lookup::Describe { id: &tool }, token.clone()) {
+                match self
+                    .host
+                    .lookup_async(Lookup::Describe { id: &tool }, token.clone())
+                {
                     Some(future) => self.start_lookup(id, future, token),
                     None => {
                         let answer = self.host.describe(&tool);
@@ -307,7 +351,11 @@ impl Session {
                     // Held as text until it starts: a parsed value is ~16x its JSON size.
                     let args_json = serde_json::to_string(&args).unwrap_or_else(|_| "null".into());
                     drop(args);
-                    self.queue.push_back(QueuedCall { id, tool, args_json });
+                    self.queue.push_back(QueuedCall {
+                        id,
+                        tool,
+                        args_json,
+                    });
                 }
                 None
             }
@@ -317,7 +365,9 @@ impl Session {
     /// Charges an accepted call to the cell's and the gateway's budgets, or says why not.
     fn charge(&mut self, id: u64, bytes: usize) -> Result<(), BridgeError> {
         let outstanding = self.charges.len();
-        if outstanding >= self.caps.calls_outstanding || self.outstanding_bytes + bytes > self.caps.call_bytes_outstanding {
+        if outstanding >= self.caps.calls_outstanding
+            || self.outstanding_bytes + bytes > self.caps.call_bytes_outstanding
+        {
             return Err(BridgeError::new(
                 "budget_exceeded",
                 format!(
@@ -353,7 +403,12 @@ impl Session {
     /// A search or describe the host answers asynchronously: tracked like a call (its answer
     /// comes back through `on_call_done`, and it is cancelled when the run ends), but charged to
     /// no call budget (its request is a query or an id) and never queued.
-    fn start_lookup(&mut self, id: u64, future: crate::CallFuture, token: CancelToken) -> Option<Outcome> {
+    fn start_lookup(
+        &mut self,
+        id: u64,
+        future: crate::CallFuture,
+        token: CancelToken,
+    ) -> Option<Outcome> {
         self.tokens.insert(id, token);
         let handle = self.calls.spawn(async move { (id, future.await) });
         self.task_ids.insert(handle.id(), id);
@@ -376,7 +431,14 @@ impl Session {
             Ok((task, (id, answer))) => (task, id, answer),
             Err(e) => {
                 let id = self.task_ids.get(&e.id()).copied()?;
-                (e.id(), id, Err(BridgeError::new("internal", "the tool call failed unexpectedly")))
+                (
+                    e.id(),
+                    id,
+                    Err(BridgeError::new(
+                        "internal",
+                        "the tool call failed unexpectedly",
+                    )),
+                )
             }
         };
         self.task_ids.remove(&task);
@@ -402,7 +464,10 @@ impl Session {
         if bytes.is_empty() || bytes.len() > self.caps.frame_bytes {
             let too_big = BridgeError::new(
                 "result_too_large",
-                format!("the answer is over the bridge frame cap of {} bytes", self.caps.frame_bytes),
+                format!(
+                    "the answer is over the bridge frame cap of {} bytes",
+                    self.caps.frame_bytes
+                ),
             );
             bytes = serde_json::to_vec(&error_frame(&too_big)).unwrap_or_default();
         }
@@ -413,7 +478,12 @@ impl Session {
     fn send_value(&mut self, value: &Value) -> Option<Outcome> {
         let mut bytes = match serde_json::to_vec(value) {
             Ok(b) => b,
-            Err(e) => return Some(fail(FailureKind::RuntimeError, format!("cannot encode a frame: {e}"))),
+            Err(e) => {
+                return Some(fail(
+                    FailureKind::RuntimeError,
+                    format!("cannot encode a frame: {e}"),
+                ))
+            }
         };
         bytes.push(b'\n');
         self.send_bytes(bytes)
@@ -423,9 +493,10 @@ impl Session {
         let writer = self.writer.as_ref()?;
         match writer.try_send(bytes) {
             Ok(()) => None,
-            Err(mpsc::error::TrySendError::Full(_)) => {
-                Some(fail(FailureKind::BridgeViolation, "the child is not reading its bridge"))
-            }
+            Err(mpsc::error::TrySendError::Full(_)) => Some(fail(
+                FailureKind::BridgeViolation,
+                "the child is not reading its bridge",
+            )),
             // The child is gone; the reader will see the end of the stream.
             Err(mpsc::error::TrySendError::Closed(_)) => None,
         }

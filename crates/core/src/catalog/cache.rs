@@ -84,13 +84,17 @@ pub fn claim(key: &str) -> Claim {
         keys = done.wait(keys).unwrap_or_else(|p| p.into_inner());
     }
     keys.insert(key.to_string());
-    Claim { key: key.to_string() }
+    Claim {
+        key: key.to_string(),
+    }
 }
 
 impl Drop for Claim {
     fn drop(&mut self) {
         let (lock, done) = in_flight();
-        lock.lock().unwrap_or_else(|p| p.into_inner()).remove(&self.key);
+        lock.lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&self.key);
         done.notify_all();
     }
 }

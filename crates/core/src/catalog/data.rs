@@ -17,7 +17,12 @@ use crate::schema::{self, CompiledSchema};
 use crate::search::{Prerequisites, SearchIndex};
 
 /// Names the gateway reserves for the control tools; never cataloged.
-pub const CONTROL_TOOL_NAMES: &[&str] = &["tool_search_code", "tool_search", "tool_describe", "tool_call"];
+pub const CONTROL_TOOL_NAMES: &[&str] = &[
+    "tool_search_code",
+    "tool_search",
+    "tool_describe",
+    "tool_call",
+];
 
 /// A record that was not cataloged, and why.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -60,7 +65,11 @@ fn lookup_maps(entries: &[ToolEntry]) -> (HashMap<String, usize>, HashMap<String
 }
 
 /// Two ascending (by `order`) sequences as one.
-fn merge_sorted(a: impl Iterator<Item = u32>, b: Vec<u32>, order: impl Fn(&u32, &u32) -> std::cmp::Ordering) -> Vec<u32> {
+fn merge_sorted(
+    a: impl Iterator<Item = u32>,
+    b: Vec<u32>,
+    order: impl Fn(&u32, &u32) -> std::cmp::Ordering,
+) -> Vec<u32> {
     let mut out = Vec::with_capacity(b.len() + a.size_hint().0);
     let mut b = b.into_iter().peekable();
     for x in a {
@@ -140,7 +149,12 @@ fn estimate_native_bytes(entries: &[ToolEntry], fresh_text: usize) -> usize {
                 + 6 * e.name.len()
                 + e.label.as_ref().map_or(0, String::len)
                 + e.description.len()
-                + e.mcp.as_ref().map_or(0, |m| m.server_name.len() + m.safe_server_name.len() + m.tool_name.len() + m.operation.len())
+                + e.mcp.as_ref().map_or(0, |m| {
+                    m.server_name.len()
+                        + m.safe_server_name.len()
+                        + m.tool_name.len()
+                        + m.operation.len()
+                })
         })
         .sum();
     entries.len() * per_entry + strings + fresh_text * BYTES_PER_NEW_RECORD_BYTE
@@ -178,7 +192,9 @@ fn validate_indexed(records: Vec<RawRecord>, strict: bool) -> Result<(Validated,
     let mut excluded = Vec::new();
     for raw in records {
         let index = raw.index;
-        let outcome = raw.parsed.and_then(|(record, value)| normalize(record).map(|n| (n, value)));
+        let outcome = raw
+            .parsed
+            .and_then(|(record, value)| normalize(record).map(|n| (n, value)));
         match outcome {
             Ok((Normalized::Entry(entry), _)) => entries.push((entry, index)),
             Ok((Normalized::DirectOnly(mut tool), value)) => {
@@ -186,7 +202,11 @@ fn validate_indexed(records: Vec<RawRecord>, strict: bool) -> Result<(Validated,
                 direct_only.push(tool);
             }
             Ok((Normalized::Control(mut tool), value)) => {
-                excluded.push(ExcludedTool { index, name: Some(tool.name.clone()), reason: "control tool (never cataloged)".into() });
+                excluded.push(ExcludedTool {
+                    index,
+                    name: Some(tool.name.clone()),
+                    reason: "control tool (never cataloged)".into(),
+                });
                 tool.raw = value;
                 control_named.push(tool);
             }
@@ -194,7 +214,11 @@ fn validate_indexed(records: Vec<RawRecord>, strict: bool) -> Result<(Validated,
                 if strict {
                     return Err(Error::invalid_catalog(format!("tool #{index}: {reason}")));
                 }
-                excluded.push(ExcludedTool { index, name: None, reason });
+                excluded.push(ExcludedTool {
+                    index,
+                    name: None,
+                    reason,
+                });
             }
         }
     }
@@ -209,10 +233,16 @@ fn validate_indexed(records: Vec<RawRecord>, strict: bool) -> Result<(Validated,
             if prev.id == entry.id {
                 let reason = duplicate_reason(&entry.id);
                 if strict {
-                    return Err(Error::invalid_catalog(format!("tool #{prev_index}: {reason}")));
+                    return Err(Error::invalid_catalog(format!(
+                        "tool #{prev_index}: {reason}"
+                    )));
                 }
                 let replaced = std::mem::replace(prev, entry);
-                excluded.push(ExcludedTool { index: *prev_index, name: Some(replaced.name), reason });
+                excluded.push(ExcludedTool {
+                    index: *prev_index,
+                    name: Some(replaced.name),
+                    reason,
+                });
                 *prev_index = index;
                 continue;
             }
@@ -221,7 +251,15 @@ fn validate_indexed(records: Vec<RawRecord>, strict: bool) -> Result<(Validated,
         kept_index.push(index);
     }
     excluded.sort_by_key(|e| e.index);
-    Ok((Validated { entries: kept, direct_only, control_named, excluded }, kept_index))
+    Ok((
+        Validated {
+            entries: kept,
+            direct_only,
+            control_named,
+            excluded,
+        },
+        kept_index,
+    ))
 }
 
 /// The `excluded` reason of a record replaced by a later one with its id.
@@ -242,33 +280,65 @@ fn normalize(record: ToolRecord) -> std::result::Result<Normalized, String> {
     check_identifier_part("name", &name, MAX_NAME_CHARS)?;
     let source = match record.source.as_deref() {
         None => Source::Openclaw,
-        Some(s) => Source::parse(s).ok_or_else(|| format!("unknown source \"{}\" (openclaw, mcp or client)", clip(s, 40)))?,
+        Some(s) => Source::parse(s).ok_or_else(|| {
+            format!(
+                "unknown source \"{}\" (openclaw, mcp or client)",
+                clip(s, 40)
+            )
+        })?,
     };
-    let owner = record.owner.unwrap_or_else(|| source.default_owner().to_string());
+    let owner = record
+        .owner
+        .unwrap_or_else(|| source.default_owner().to_string());
     check_identifier_part("owner", &owner, MAX_OWNER_CHARS)?;
     let id = format!("{}:{}:{}", source.as_str(), owner, name);
     if let Some(given) = &record.id {
         if *given != id {
-            return Err(format!("id \"{}\" does not equal <source>:<owner>:<name> = \"{}\"", clip(given, 80), clip(&id, 80)));
+            return Err(format!(
+                "id \"{}\" does not equal <source>:<owner>:<name> = \"{}\"",
+                clip(given, 80),
+                clip(&id, 80)
+            ));
         }
     }
     if CONTROL_TOOL_NAMES.contains(&name.as_str()) {
-        return Ok(Normalized::Control(DirectOnlyTool { source, owner, name, id, raw: Value::Null }));
+        return Ok(Normalized::Control(DirectOnlyTool {
+            source,
+            owner,
+            name,
+            id,
+            raw: Value::Null,
+        }));
     }
     if record.mcp.is_some() && source != Source::Mcp {
-        return Err(format!("\"mcp\" metadata is for source \"mcp\" tools only (this one is {})", source.as_str()));
+        return Err(format!(
+            "\"mcp\" metadata is for source \"mcp\" tools only (this one is {})",
+            source.as_str()
+        ));
     }
     match record.catalog_mode.as_deref() {
         None => {}
         Some("direct-only") => {
-            return Ok(Normalized::DirectOnly(DirectOnlyTool { source, owner, name, id, raw: Value::Null }));
+            return Ok(Normalized::DirectOnly(DirectOnlyTool {
+                source,
+                owner,
+                name,
+                id,
+                raw: Value::Null,
+            }));
         }
-        Some(other) => return Err(format!("unknown catalogMode \"{}\" (only \"direct-only\")", clip(other, 40))),
+        Some(other) => {
+            return Err(format!(
+                "unknown catalogMode \"{}\" (only \"direct-only\")",
+                clip(other, 40)
+            ))
+        }
     }
     let input_schema = match record.input_schema {
         None => None,
         Some(schema) => {
-            schema::check_bounds(&schema, MAX_JSON_DEPTH, MAX_SCHEMA_BYTES).map_err(|e| format!("inputSchema: {e}"))?;
+            schema::check_bounds(&schema, MAX_JSON_DEPTH, MAX_SCHEMA_BYTES)
+                .map_err(|e| format!("inputSchema: {e}"))?;
             if !(schema.is_object() || schema.is_boolean()) {
                 return Err("inputSchema must be a JSON Schema object".into());
             }
@@ -279,20 +349,42 @@ fn normalize(record: ToolRecord) -> std::result::Result<Normalized, String> {
     // Output schemas are only ever shown for trusted tools; drop the rest.
     let output_schema = match record.output_schema {
         Some(schema) if source.is_trusted() => {
-            schema::check_bounds(&schema, MAX_JSON_DEPTH, MAX_SCHEMA_BYTES).map_err(|e| format!("outputSchema: {e}"))?;
+            schema::check_bounds(&schema, MAX_JSON_DEPTH, MAX_SCHEMA_BYTES)
+                .map_err(|e| format!("outputSchema: {e}"))?;
             check_cost("outputSchema", &schema)?;
             // Results are checked against it (`Catalog::check_output`): an
             // unusable one is reported now, not at the first call.
-            CompiledSchema::compile(&schema)
-                .map_err(|e| format!("outputSchema is not a usable JSON Schema ({}): {}", e.code.as_str(), e.message))?;
+            CompiledSchema::compile(&schema).map_err(|e| {
+                format!(
+                    "outputSchema is not a usable JSON Schema ({}): {}",
+                    e.code.as_str(),
+                    e.message
+                )
+            })?;
             Some(Arc::new(schema))
         }
         _ => None,
     };
-    let label = record.label.map(|l| bounded_text(&l, MAX_LABEL_CHARS)).filter(|l| !l.is_empty());
-    let description = bounded_text(record.description.as_deref().unwrap_or(""), MAX_DESCRIPTION_CHARS);
+    let label = record
+        .label
+        .map(|l| bounded_text(&l, MAX_LABEL_CHARS))
+        .filter(|l| !l.is_empty());
+    let description = bounded_text(
+        record.description.as_deref().unwrap_or(""),
+        MAX_DESCRIPTION_CHARS,
+    );
     let mcp = record.mcp;
-    Ok(Normalized::Entry(ToolEntry { id, source, owner, name, label, description, input_schema, output_schema, mcp }))
+    Ok(Normalized::Entry(ToolEntry {
+        id,
+        source,
+        owner,
+        name,
+        label,
+        description,
+        input_schema,
+        output_schema,
+        mcp,
+    }))
 }
 
 /// A schema whose validation could explode is rejected here, at build, rather
@@ -300,12 +392,18 @@ fn normalize(record: ToolRecord) -> std::result::Result<Normalized, String> {
 /// compile on first use (INVALID_SCHEMA then), like any uncompilable schema.
 fn check_cost(what: &str, schema: &Value) -> std::result::Result<(), String> {
     match schema::schema_cost(schema) {
-        Err(schema::CostError::TooExpensive(why)) => Err(format!("{what} rejected (INVALID_SCHEMA): {why}")),
+        Err(schema::CostError::TooExpensive(why)) => {
+            Err(format!("{what} rejected (INVALID_SCHEMA): {why}"))
+        }
         Ok(_) | Err(schema::CostError::Unfollowable(_)) => Ok(()),
     }
 }
 
-fn check_identifier_part(what: &str, value: &str, max_chars: usize) -> std::result::Result<(), String> {
+fn check_identifier_part(
+    what: &str,
+    value: &str,
+    max_chars: usize,
+) -> std::result::Result<(), String> {
     if value.is_empty() {
         return Err(format!("\"{what}\" is empty"));
     }
@@ -328,7 +426,9 @@ fn check_identifier_part(what: &str, value: &str, max_chars: usize) -> std::resu
     // Ids are `<source>:<owner>:<name>`: a ':' would let an untrusted tool take
     // another tool's id (and match id-shaped policy patterns).
     if value.contains(':') {
-        return Err(format!("\"{what}\" contains ':' (reserved as the id separator)"));
+        return Err(format!(
+            "\"{what}\" contains ':' (reserved as the id separator)"
+        ));
     }
     Ok(())
 }
@@ -373,12 +473,34 @@ pub fn entry_digest(e: &ToolEntry) -> EntryDigest {
     write(e.id.as_bytes());
     write(e.owner.as_bytes());
     write(e.name.as_bytes());
-    write(if e.label.is_some() { b"label" } else { b"no label" });
+    write(if e.label.is_some() {
+        b"label"
+    } else {
+        b"no label"
+    });
     write(e.label.as_deref().unwrap_or_default().as_bytes());
     write(e.description.as_bytes());
-    write(e.input_schema.as_ref().map(|s| s.to_string()).unwrap_or_default().as_bytes());
-    write(e.output_schema.as_ref().map(|s| s.to_string()).unwrap_or_default().as_bytes());
-    write(e.mcp.as_ref().map(|m| format!("{m:?}")).unwrap_or_default().as_bytes());
+    write(
+        e.input_schema
+            .as_ref()
+            .map(|s| s.to_string())
+            .unwrap_or_default()
+            .as_bytes(),
+    );
+    write(
+        e.output_schema
+            .as_ref()
+            .map(|s| s.to_string())
+            .unwrap_or_default()
+            .as_bytes(),
+    );
+    write(
+        e.mcp
+            .as_ref()
+            .map(|m| format!("{m:?}"))
+            .unwrap_or_default()
+            .as_bytes(),
+    );
     let mut out = [0u8; 16];
     out.copy_from_slice(&hasher.finalize().as_bytes()[..16]);
     out
@@ -390,7 +512,12 @@ pub type EntryDigest = [u8; 16];
 /// Content fingerprint of validated entries (by their digests, in id order),
 /// excluded records and direct-only tools: stable for the same tools and
 /// schemas regardless of input order.
-pub fn fingerprint(entry_digests: &[EntryDigest], excluded: &[ExcludedTool], direct_only: &[DirectOnlyTool], control_named: &[DirectOnlyTool]) -> String {
+pub fn fingerprint(
+    entry_digests: &[EntryDigest],
+    excluded: &[ExcludedTool],
+    direct_only: &[DirectOnlyTool],
+    control_named: &[DirectOnlyTool],
+) -> String {
     let mut hasher = blake3::Hasher::new();
     let mut write = |part: &[u8]| {
         hasher.update(&(part.len() as u64).to_le_bytes());
@@ -406,7 +533,11 @@ pub fn fingerprint(entry_digests: &[EntryDigest], excluded: &[ExcludedTool], dir
         write(x.reason.as_bytes());
     }
     write(b"direct-only");
-    let mut direct: Vec<String> = direct_only.iter().chain(control_named).map(|d| d.raw.to_string()).collect();
+    let mut direct: Vec<String> = direct_only
+        .iter()
+        .chain(control_named)
+        .map(|d| d.raw.to_string())
+        .collect();
     direct.sort();
     for d in &direct {
         write(d.as_bytes());
@@ -454,12 +585,18 @@ impl CatalogData {
         let lazy = validated.entries.iter().map(|_| Lazy::default()).collect();
         let mut name_order: Vec<u32> = (0..validated.entries.len() as u32).collect();
         name_order.sort_unstable_by(|&a, &b| {
-            crate::surfaces::directory_order(&validated.entries[a as usize], &validated.entries[b as usize])
+            crate::surfaces::directory_order(
+                &validated.entries[a as usize],
+                &validated.entries[b as usize],
+            )
         });
         if validated.entries.len() >= super::release::BACKGROUND_RELEASE_MIN_ENTRIES {
             let _ = super::release::empty_data();
         }
-        let native_bytes = estimate_native_bytes(&validated.entries, records.iter().map(|r| r.text.len()).sum());
+        let native_bytes = estimate_native_bytes(
+            &validated.entries,
+            records.iter().map(|r| r.text.len()).sum(),
+        );
         Ok(CatalogData {
             entries: validated.entries,
             index,
@@ -492,8 +629,11 @@ impl CatalogData {
                 return None;
             }
             let parsed = super::records::parse_spans(std::iter::once(&*self.records[i].text));
-            let named = parsed.first()?.parsed.as_ref().ok()?.0.name.as_deref() == Some(entry.name.as_str());
-            named.then(|| record_map.get(i).copied().flatten()).flatten()
+            let named = parsed.first()?.parsed.as_ref().ok()?.0.name.as_deref()
+                == Some(entry.name.as_str());
+            named
+                .then(|| record_map.get(i).copied().flatten())
+                .flatten()
         })
     }
 
@@ -514,10 +654,17 @@ impl CatalogData {
     /// full build of that record list, but only the added records are parsed,
     /// validated and indexed. Kept entries keep their order (remapped to their
     /// new ordinals); the search index shares its parts with this one.
-    pub fn derive(&self, replaced: Option<(Source, &str)>, added: Vec<Arc<StoredRecord>>, strict: bool) -> Result<CatalogData> {
-        let owned = |source: Source, owner: &str| replaced.is_some_and(|(s, o)| s == source && o == owner);
+    pub fn derive(
+        &self,
+        replaced: Option<(Source, &str)>,
+        added: Vec<Arc<StoredRecord>>,
+        strict: bool,
+    ) -> Result<CatalogData> {
+        let owned =
+            |source: Source, owner: &str| replaced.is_some_and(|(s, o)| s == source && o == owner);
         let mut record_map: Vec<Option<usize>> = Vec::with_capacity(self.records.len());
-        let mut records: Vec<Arc<StoredRecord>> = Vec::with_capacity(self.records.len() + added.len());
+        let mut records: Vec<Arc<StoredRecord>> =
+            Vec::with_capacity(self.records.len() + added.len());
         let mut origins = Vec::with_capacity(self.records.len() + added.len());
         for (index, (record, origin)) in self.records.iter().zip(&self.origins).enumerate() {
             if replaced.is_some_and(|(s, o)| self.owned_by(index, s, o)) {
@@ -538,11 +685,20 @@ impl CatalogData {
         for record in &mut parsed {
             record.index += kept_records;
         }
-        origins.extend(parsed.iter().map(|r| r.parsed.as_ref().ok().and_then(|(record, _)| origin(record))));
+        origins.extend(parsed.iter().map(|r| {
+            r.parsed
+                .as_ref()
+                .ok()
+                .and_then(|(record, _)| origin(record))
+        }));
         // A record of the replaced owner that could not be read is still that
         // owner's: its next update removes it (else it would outlive the server).
         if let Some((source, owner)) = replaced {
-            adopted.extend((kept_records..origins.len()).filter(|&i| origins[i].is_none()).map(|i| (i, source, Box::from(owner))));
+            adopted.extend(
+                (kept_records..origins.len())
+                    .filter(|&i| origins[i].is_none())
+                    .map(|i| (i, source, Box::from(owner))),
+            );
         }
         records.extend(added);
         if strict {
@@ -560,10 +716,18 @@ impl CatalogData {
         let mut excluded: Vec<ExcludedTool> = self
             .excluded
             .iter()
-            .filter_map(|x| record_map.get(x.index).copied().flatten().map(|index| ExcludedTool { index, ..x.clone() }))
+            .filter_map(|x| {
+                record_map
+                    .get(x.index)
+                    .copied()
+                    .flatten()
+                    .map(|index| ExcludedTool { index, ..x.clone() })
+            })
             .collect();
         excluded.extend(fresh.excluded);
-        let mut old = (0..self.entries.len()).filter(|&o| !owned(self.entries[o].source, &self.entries[o].owner)).peekable();
+        let mut old = (0..self.entries.len())
+            .filter(|&o| !owned(self.entries[o].source, &self.entries[o].owner))
+            .peekable();
         let mut new = fresh.entries.into_iter().zip(fresh_index).peekable();
         loop {
             let take_old = match (old.peek(), new.peek()) {
@@ -577,11 +741,19 @@ impl CatalogData {
                     std::cmp::Ordering::Equal => {
                         let reason = duplicate_reason(&entry.id);
                         let replaced = &self.entries[o];
-                        let old_index = self.record_index_of(replaced, &record_map).unwrap_or(*index);
+                        let old_index = self
+                            .record_index_of(replaced, &record_map)
+                            .unwrap_or(*index);
                         if strict {
-                            return Err(Error::invalid_catalog(format!("tool #{old_index}: {reason}")));
+                            return Err(Error::invalid_catalog(format!(
+                                "tool #{old_index}: {reason}"
+                            )));
                         }
-                        excluded.push(ExcludedTool { index: old_index, name: Some(replaced.name.clone()), reason });
+                        excluded.push(ExcludedTool {
+                            index: old_index,
+                            name: Some(replaced.name.clone()),
+                            reason,
+                        });
                         old.next();
                         continue;
                     }
@@ -597,7 +769,11 @@ impl CatalogData {
             } else {
                 let (entry, _) = new.next().expect("peeked");
                 // A replaced tool whose text is unchanged keeps its indexed doc.
-                let twin = self.by_id.get(&entry.id).copied().filter(|&o| same_indexed_text(&self.entries[o], &entry));
+                let twin = self
+                    .by_id
+                    .get(&entry.id)
+                    .copied()
+                    .filter(|&o| same_indexed_text(&self.entries[o], &entry));
                 reused.push(twin.map(|o| o as u32));
                 entry_digests.push(entry_digest(&entry));
                 fresh_ordinals.push(ordinal);
@@ -605,26 +781,52 @@ impl CatalogData {
             }
         }
         excluded.sort_by_key(|e| e.index);
-        let direct_only: Vec<DirectOnlyTool> =
-            self.direct_only.iter().filter(|d| !owned(d.source, &d.owner)).cloned().chain(fresh.direct_only).collect();
-        let control_named: Vec<DirectOnlyTool> =
-            self.control_named.iter().filter(|d| !owned(d.source, &d.owner)).cloned().chain(fresh.control_named).collect();
+        let direct_only: Vec<DirectOnlyTool> = self
+            .direct_only
+            .iter()
+            .filter(|d| !owned(d.source, &d.owner))
+            .cloned()
+            .chain(fresh.direct_only)
+            .collect();
+        let control_named: Vec<DirectOnlyTool> = self
+            .control_named
+            .iter()
+            .filter(|d| !owned(d.source, &d.owner))
+            .cloned()
+            .chain(fresh.control_named)
+            .collect();
         let fingerprint = fingerprint(&entry_digests, &excluded, &direct_only, &control_named);
 
         let index = self.index.derive(&entries, &reused)?;
         let names = self.names.derive(&new_of_old, &entries, &fresh_ordinals);
         let (by_id, by_name) = lookup_maps(&entries);
         // Pairs stay within a server: only the replaced one and those that gained tools change.
-        let changed: Vec<(Source, &str)> =
-            replaced.into_iter().chain(fresh_ordinals.iter().map(|&o| (entries[o as usize].source, entries[o as usize].owner.as_str()))).collect();
+        let changed: Vec<(Source, &str)> = replaced
+            .into_iter()
+            .chain(fresh_ordinals.iter().map(|&o| {
+                (
+                    entries[o as usize].source,
+                    entries[o as usize].owner.as_str(),
+                )
+            }))
+            .collect();
         let prerequisites = self.prerequisites.derive(&entries, &new_of_old, &changed);
-        let order = |a: &u32, b: &u32| crate::surfaces::directory_order(&entries[*a as usize], &entries[*b as usize]);
+        let order = |a: &u32, b: &u32| {
+            crate::surfaces::directory_order(&entries[*a as usize], &entries[*b as usize])
+        };
         let mut fresh_by_name = fresh_ordinals.clone();
         fresh_by_name.sort_unstable_by(order);
-        let kept_by_name = self.name_order.iter().map(|&o| new_of_old[o as usize]).filter(|&o| o != GONE);
+        let kept_by_name = self
+            .name_order
+            .iter()
+            .map(|&o| new_of_old[o as usize])
+            .filter(|&o| o != GONE);
         let name_order = merge_sorted(kept_by_name, fresh_by_name, order);
         let lazy = entries.iter().map(|_| Lazy::default()).collect();
-        let native_bytes = estimate_native_bytes(&entries, records[kept_records..].iter().map(|r| r.text.len()).sum());
+        let native_bytes = estimate_native_bytes(
+            &entries,
+            records[kept_records..].iter().map(|r| r.text.len()).sum(),
+        );
         Ok(CatalogData {
             entries,
             index,
@@ -662,16 +864,29 @@ impl CatalogData {
         let entry = &self.entries[ordinal];
         self.lazy[ordinal]
             .output_hint
-            .get_or_init(|| entry.output_schema.as_deref().filter(|_| entry.is_trusted()).and_then(schema::output_hint))
+            .get_or_init(|| {
+                entry
+                    .output_schema
+                    .as_deref()
+                    .filter(|_| entry.is_trusted())
+                    .and_then(schema::output_hint)
+            })
             .as_deref()
     }
 
-    pub(crate) fn validator(&self, ordinal: usize) -> std::result::Result<Arc<CompiledSchema>, Error> {
+    pub(crate) fn validator(
+        &self,
+        ordinal: usize,
+    ) -> std::result::Result<Arc<CompiledSchema>, Error> {
         let entry = &self.entries[ordinal];
         self.lazy[ordinal]
             .validator
             .get_or_init(|| {
-                let schema = entry.input_schema.as_deref().cloned().unwrap_or_else(|| serde_json::json!({}));
+                let schema = entry
+                    .input_schema
+                    .as_deref()
+                    .cloned()
+                    .unwrap_or_else(|| serde_json::json!({}));
                 CompiledSchema::compile(&schema).map(Arc::new)
             })
             .clone()

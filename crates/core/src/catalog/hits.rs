@@ -84,8 +84,14 @@ impl CatalogData {
 
     /// The compact hit of a search result, marked weak and needed-by as ranked.
     pub(crate) fn ranked_hit(&self, ranked: &ScoredHit) -> SearchHit {
-        let needed_by = ranked.needed_by.map(|o| self.entries[o as usize].id.clone());
-        SearchHit { weak: ranked.weak, needed_by, ..self.hit(ranked.ordinal) }
+        let needed_by = ranked
+            .needed_by
+            .map(|o| self.entries[o as usize].id.clone());
+        SearchHit {
+            weak: ranked.weak,
+            needed_by,
+            ..self.hit(ranked.ordinal)
+        }
     }
 
     pub(crate) fn description(&self, ordinal: usize) -> ToolDescription {
@@ -94,8 +100,16 @@ impl CatalogData {
         hit.description = e.description.clone();
         ToolDescription {
             hit,
-            parameters: e.input_schema.as_deref().cloned().unwrap_or_else(|| Value::Object(Default::default())),
-            output_schema: e.output_schema.as_deref().filter(|_| e.is_trusted()).cloned(),
+            parameters: e
+                .input_schema
+                .as_deref()
+                .cloned()
+                .unwrap_or_else(|| Value::Object(Default::default())),
+            output_schema: e
+                .output_schema
+                .as_deref()
+                .filter(|_| e.is_trusted())
+                .cloned(),
         }
     }
 }
@@ -121,8 +135,18 @@ impl ToolEntry {
 pub fn safe_server_name(name: &str) -> String {
     let safe: String = name
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
         .take(64)
         .collect();
-    if safe.is_empty() { "_".into() } else { safe }
+    if safe.is_empty() {
+        "_".into()
+    } else {
+        safe
+    }
 }

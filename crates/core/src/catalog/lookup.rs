@@ -69,7 +69,11 @@ impl NameIndex {
         }
         pairs.sort_unstable();
         pairs.dedup();
-        let mut index = NameIndex { trigrams: Vec::new(), starts: Vec::new(), postings: Vec::with_capacity(pairs.len()) };
+        let mut index = NameIndex {
+            trigrams: Vec::new(),
+            starts: Vec::new(),
+            postings: Vec::with_capacity(pairs.len()),
+        };
         for (trigram, ordinal) in pairs {
             if index.trigrams.last() != Some(&trigram) {
                 index.trigrams.push(trigram);
@@ -113,7 +117,11 @@ impl NameIndex {
                 kept = &self.postings[self.starts[i] as usize..self.starts[i + 1] as usize];
             }
             // Both lists ascend and are disjoint: merge them.
-            for ordinal in kept.iter().map(|&o| new_of_old[o as usize]).filter(|&o| o != u32::MAX) {
+            for ordinal in kept
+                .iter()
+                .map(|&o| new_of_old[o as usize])
+                .filter(|&o| o != u32::MAX)
+            {
                 while let Some((_, f)) = added.next_if(|&(t, f)| t == trigram && f < ordinal) {
                     index.postings.push(f);
                 }
@@ -140,7 +148,13 @@ impl NameIndex {
 
     /// Up to `limit` ordinals sharing the most trigrams with `folded`
     /// (ties: lower ordinal), with the shared count; `allowed` filters.
-    fn candidates(&self, folded: &str, entry_count: usize, limit: usize, allowed: &dyn Fn(usize) -> bool) -> Vec<(u32, usize)> {
+    fn candidates(
+        &self,
+        folded: &str,
+        entry_count: usize,
+        limit: usize,
+        allowed: &dyn Fn(usize) -> bool,
+    ) -> Vec<(u32, usize)> {
         let mut lists: Vec<&[u32]> = Vec::new();
         let mut seen: Vec<u64> = Vec::new();
         for_each_trigram(folded, |trigram| {
@@ -195,7 +209,9 @@ fn fold(text: &str) -> String {
 fn for_each_trigram(folded: &str, mut sink: impl FnMut(u64)) {
     const MARK_START: u64 = 0x11_0000;
     const MARK_END: u64 = 0x11_0001;
-    let chars = std::iter::once(MARK_START).chain(folded.chars().map(u64::from)).chain(std::iter::once(MARK_END));
+    let chars = std::iter::once(MARK_START)
+        .chain(folded.chars().map(u64::from))
+        .chain(std::iter::once(MARK_END));
     let (mut a, mut b) = (u64::MAX, u64::MAX);
     for c in chars {
         if a != u64::MAX {
@@ -214,7 +230,11 @@ fn views(entry: &ToolEntry) -> [String; 3] {
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty() && !FILLER_OWNER_WORDS.iter().any(|f| w.eq_ignore_ascii_case(f)))
         .collect();
-    [fold(&entry.name), fold(&entry.id), fold(&format!("{}_{}", owner.join("_"), entry.name))]
+    [
+        fold(&entry.name),
+        fold(&entry.id),
+        fold(&format!("{}_{}", owner.join("_"), entry.name)),
+    ]
 }
 
 impl Catalog {
@@ -226,14 +246,21 @@ impl Catalog {
             }
         }
         if let Some(ordinals) = self.data.by_name.get(id_or_name) {
-            let allowed: Vec<usize> = ordinals.iter().copied().filter(|&o| self.is_allowed(o)).collect();
+            let allowed: Vec<usize> = ordinals
+                .iter()
+                .copied()
+                .filter(|&o| self.is_allowed(o))
+                .collect();
             match allowed.as_slice() {
                 [one] => return Ok(*one),
                 [] => {}
                 _ => {
                     return Err(Error::new(
                         ErrorCode::AmbiguousTool,
-                        format!("Ambiguous tool name: {}; use an exact tool id.", clip(id_or_name, 120)),
+                        format!(
+                            "Ambiguous tool name: {}; use an exact tool id.",
+                            clip(id_or_name, 120)
+                        ),
                     ))
                 }
             }
@@ -246,7 +273,11 @@ impl Catalog {
         };
         Err(Error::new(
             ErrorCode::ToolNotFound,
-            format!("Unknown tool id: {}.{did_you_mean} {}", clip(id_or_name, 120), style.guidance()),
+            format!(
+                "Unknown tool id: {}.{did_you_mean} {}",
+                clip(id_or_name, 120),
+                style.guidance()
+            ),
         ))
     }
 
@@ -263,9 +294,14 @@ impl Catalog {
         // Tools of an unavailable owner cannot run now: never suggested.
         let allowed = |o: usize| self.is_searchable(o);
         let candidates: Vec<(u32, usize)> = if self.allowed_count <= FULL_SCAN_MAX_TOOLS {
-            self.ordinals().filter(|&(o, _)| allowed(o)).map(|(o, _)| (0, o)).collect()
+            self.ordinals()
+                .filter(|&(o, _)| allowed(o))
+                .map(|(o, _)| (0, o))
+                .collect()
         } else {
-            self.data.names.candidates(&folded, self.data.entries.len(), MAX_CANDIDATES, &allowed)
+            self.data
+                .names
+                .candidates(&folded, self.data.entries.len(), MAX_CANDIDATES, &allowed)
         };
         let mut scored: Vec<(usize, std::cmp::Reverse<u32>, usize)> = Vec::new(); // (distance, shared trigrams, ordinal)
         for (shared, ordinal) in candidates {
@@ -290,11 +326,22 @@ impl Catalog {
             }
         }
         scored.sort();
-        let mut out: Vec<String> = scored.iter().take(MAX_SUGGESTIONS).map(|&(_, _, o)| self.data.entries[o].id.clone()).collect();
+        let mut out: Vec<String> = scored
+            .iter()
+            .take(MAX_SUGGESTIONS)
+            .map(|&(_, _, o)| self.data.entries[o].id.clone())
+            .collect();
         if out.len() < MAX_SUGGESTIONS {
-            let words: Vec<&str> =
-                typed.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).take(MAX_FALLBACK_WORDS).collect();
-            for hit in self.data.index.search(&words.join(" "), MAX_SUGGESTIONS, &allowed) {
+            let words: Vec<&str> = typed
+                .split(|c: char| !c.is_alphanumeric())
+                .filter(|w| !w.is_empty())
+                .take(MAX_FALLBACK_WORDS)
+                .collect();
+            for hit in self
+                .data
+                .index
+                .search(&words.join(" "), MAX_SUGGESTIONS, &allowed)
+            {
                 let id = &self.data.entries[hit.ordinal].id;
                 if out.len() < MAX_SUGGESTIONS && !out.contains(id) {
                     out.push(id.clone());
@@ -316,7 +363,9 @@ pub(crate) fn bounded_levenshtein(a: &str, b: &str, max: usize) -> Option<usize>
     }
     const FAR: usize = usize::MAX / 2;
     // prev[j] / cur[j]: distance between a[..i] and b[..j]; FAR outside the band.
-    let mut prev: Vec<usize> = (0..=b.len()).map(|j| if j <= max { j } else { FAR }).collect();
+    let mut prev: Vec<usize> = (0..=b.len())
+        .map(|j| if j <= max { j } else { FAR })
+        .collect();
     let mut cur = vec![FAR; b.len() + 1];
     for (i, &ca) in a.iter().enumerate() {
         let row = i + 1;
@@ -350,31 +399,74 @@ mod tests {
 
     fn suggested(catalog: &Catalog, typed: &str) -> String {
         let err = catalog.resolve(typed, LookupStyle::Structured).unwrap_err();
-        let start = err.message.find("Did you mean: ").map(|i| i + "Did you mean: ".len()).unwrap_or(0);
-        err.message[start..].split('?').next().unwrap_or_default().to_string()
+        let start = err
+            .message
+            .find("Did you mean: ")
+            .map(|i| i + "Did you mean: ".len())
+            .unwrap_or(0);
+        err.message[start..]
+            .split('?')
+            .next()
+            .unwrap_or_default()
+            .to_string()
     }
 
     /// Real typos on the 13k-tool dev catalog, where only the trigram
     /// index's candidates are compared.
     #[test]
     fn typos_find_the_tool_in_a_large_catalog() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/data/retrieval-dev/catalog.jsonl");
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../bench/data/retrieval-dev/catalog.jsonl");
         let text = std::fs::read_to_string(path).expect("dev catalog");
         let catalog = Catalog::from_json_text(&text, &CatalogOptions::default()).unwrap();
         assert!(catalog.size() > 12_000);
-        let first = |typed: &str| suggested(&catalog, typed).split(", ").next().unwrap_or_default().to_string();
-        let github = ["mcp:mcp-github:create_issue", "mcp:server-github:create_issue"];
-        for typed in ["github_create_isue", "mcp:github:create_isue", "mcp-github:create_issue_", "gihub_create_issue"] {
-            assert!(github.contains(&first(typed).as_str()), "{typed}: {}", suggested(&catalog, typed));
+        let first = |typed: &str| {
+            suggested(&catalog, typed)
+                .split(", ")
+                .next()
+                .unwrap_or_default()
+                .to_string()
+        };
+        let github = [
+            "mcp:mcp-github:create_issue",
+            "mcp:server-github:create_issue",
+        ];
+        for typed in [
+            "github_create_isue",
+            "mcp:github:create_isue",
+            "mcp-github:create_issue_",
+            "gihub_create_issue",
+        ] {
+            assert!(
+                github.contains(&first(typed).as_str()),
+                "{typed}: {}",
+                suggested(&catalog, typed)
+            );
         }
-        assert_eq!(first("mcp:mcp-github:create_isue"), "mcp:mcp-github:create_issue");
+        assert_eq!(
+            first("mcp:mcp-github:create_isue"),
+            "mcp:mcp-github:create_issue"
+        );
         assert!(suggested(&catalog, "create_isue").contains(":create_issue"));
         // A restricted view suggests only what it allows.
-        let view = catalog.restrict(&["mcp:gitlab-mcp-server:create_issue", "mcp:jira-mcp-server:create_issue"]);
+        let view = catalog.restrict(&[
+            "mcp:gitlab-mcp-server:create_issue",
+            "mcp:jira-mcp-server:create_issue",
+        ]);
         let only = suggested(&view, "github_create_isue");
-        assert!(only.split(", ").all(|id| id.ends_with("-mcp-server:create_issue")), "{only}");
+        assert!(
+            only.split(", ")
+                .all(|id| id.ends_with("-mcp-server:create_issue")),
+            "{only}"
+        );
         // Hostile selectors: no panic, bounded, at most three suggestions.
-        for typed in ["x", "::", &"ab_".repeat(100), &"é".repeat(300), &"q".repeat(301)] {
+        for typed in [
+            "x",
+            "::",
+            &"ab_".repeat(100),
+            &"é".repeat(300),
+            &"q".repeat(301),
+        ] {
             assert!(suggested(&catalog, typed).split(", ").count() <= 3);
         }
     }
@@ -394,7 +486,9 @@ mod tests {
         for (i, ca) in a.chars().enumerate() {
             let mut cur = vec![i + 1; b.len() + 1];
             for j in 0..b.len() {
-                cur[j + 1] = (prev[j] + usize::from(ca != b[j])).min(prev[j + 1] + 1).min(cur[j] + 1);
+                cur[j + 1] = (prev[j] + usize::from(ca != b[j]))
+                    .min(prev[j + 1] + 1)
+                    .min(cur[j] + 1);
             }
             prev = cur;
         }
@@ -419,7 +513,11 @@ mod tests {
             let exact = full_levenshtein(&a, &b);
             for max in 0..8 {
                 let expected = (exact <= max).then_some(exact);
-                assert_eq!(bounded_levenshtein(&a, &b, max), expected, "{a:?} {b:?} max {max}");
+                assert_eq!(
+                    bounded_levenshtein(&a, &b, max),
+                    expected,
+                    "{a:?} {b:?} max {max}"
+                );
             }
         }
     }

@@ -28,14 +28,16 @@ pub use hits::{safe_server_name, McpInfo, SearchHit, ToolDescription};
 pub use lookup::LookupStyle;
 pub use policy::{CompiledPolicy, Policy, PolicyLayer};
 pub use ranking::{CatalogRanking, RankingMode};
-pub use records::{parse_catalog_text, parse_spans, record_spans, RawRecord, KNOWN_FIELDS, UNREADABLE};
+pub use records::{
+    parse_catalog_text, parse_spans, record_spans, RawRecord, KNOWN_FIELDS, UNREADABLE,
+};
 
 use crate::config::{MAX_SEARCH_LIMIT_CAP, MAX_SEARCH_LIMIT_DEFAULT, SEARCH_DEFAULT_LIMIT_DEFAULT};
 use crate::error::{Error, ErrorCode, Result};
 use crate::limits::{MAX_CATALOG_TOOLS, MAX_QUERY_CHARS};
 use crate::schema::ArgumentIssue;
-use crate::telemetry::{CatalogTelemetry, Counters, SourceCounts};
 use crate::search::ScoredHit;
+use crate::telemetry::{CatalogTelemetry, Counters, SourceCounts};
 
 /// How a catalog is built.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -82,7 +84,10 @@ impl SourceSelector {
             return Ok(std::borrow::Cow::Borrowed(span));
         };
         let mut changed = false;
-        for (key, wanted) in [("source", self.source.as_str()), ("owner", self.owner.as_str())] {
+        for (key, wanted) in [
+            ("source", self.source.as_str()),
+            ("owner", self.owner.as_str()),
+        ] {
             match record.get(key) {
                 None | Some(Value::Null) => {
                     record.insert(key.to_string(), Value::from(wanted));
@@ -105,7 +110,8 @@ impl SourceSelector {
                 let wrong = if !names_server(owner, server) {
                     Some(("serverName", server))
                 } else {
-                    safe.filter(|safe| *safe != owner && !names_server(safe, server)).map(|safe| ("safeServerName", safe))
+                    safe.filter(|safe| *safe != owner && !names_server(safe, server))
+                        .map(|safe| ("safeServerName", safe))
                 };
                 if let Some((key, named)) = wrong {
                     return Err(Error::invalid_catalog(format!(
@@ -116,7 +122,11 @@ impl SourceSelector {
                 }
             }
         }
-        Ok(if changed { std::borrow::Cow::Owned(Value::Object(record).to_string()) } else { std::borrow::Cow::Borrowed(span) })
+        Ok(if changed {
+            std::borrow::Cow::Owned(Value::Object(record).to_string())
+        } else {
+            std::borrow::Cow::Borrowed(span)
+        })
     }
 }
 
@@ -130,7 +140,16 @@ fn names_server(owner: &str, server: &str) -> bool {
     }
     const OPENCLAW_PREFIX_CHARS: usize = 30;
     let trimmed = server.trim();
-    let mut safe: String = trimmed.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '-' }).collect();
+    let mut safe: String = trimmed
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
     if safe.is_empty() {
         safe = "mcp".into();
     }
@@ -142,16 +161,20 @@ fn names_server(owner: &str, server: &str) -> bool {
         return true;
     }
     // A collision suffix: `<safe, cut to leave room>-<n>`.
-    let Some((base, n)) = owner.rsplit_once('-') else { return false };
+    let Some((base, n)) = owner.rsplit_once('-') else {
+        return false;
+    };
     !n.is_empty()
         && n.bytes().all(|b| b.is_ascii_digit())
         && safe.starts_with(base)
         && !base.is_empty()
-        && (base.len() == safe.len() || base.len() == OPENCLAW_PREFIX_CHARS.saturating_sub(n.len() + 1).max(1))
+        && (base.len() == safe.len()
+            || base.len() == OPENCLAW_PREFIX_CHARS.saturating_sub(n.len() + 1).max(1))
 }
 
 /// Core coding tools a model expects in front of it (OpenClaw keeps them visible).
-pub const DEFAULT_CORE_TOOLS: &[&str] = &["read", "write", "edit", "exec", "process", "apply_patch"];
+pub const DEFAULT_CORE_TOOLS: &[&str] =
+    &["read", "write", "edit", "exec", "process", "apply_patch"];
 
 /// The limits a search applies (resolved config values).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -162,7 +185,10 @@ pub struct SearchLimits {
 
 impl Default for SearchLimits {
     fn default() -> Self {
-        SearchLimits { default_limit: SEARCH_DEFAULT_LIMIT_DEFAULT, max_limit: MAX_SEARCH_LIMIT_DEFAULT }
+        SearchLimits {
+            default_limit: SEARCH_DEFAULT_LIMIT_DEFAULT,
+            max_limit: MAX_SEARCH_LIMIT_DEFAULT,
+        }
     }
 }
 
@@ -177,8 +203,12 @@ impl SearchLimits {
         if let Some(v) = max_limit {
             raw.insert("maxSearchLimit".into(), v.clone());
         }
-        let resolved = crate::config::resolve_labeled(&Value::Object(raw), false, "catalog options");
-        SearchLimits { default_limit: resolved.search_default_limit, max_limit: resolved.max_search_limit }
+        let resolved =
+            crate::config::resolve_labeled(&Value::Object(raw), false, "catalog options");
+        SearchLimits {
+            default_limit: resolved.search_default_limit,
+            max_limit: resolved.max_search_limit,
+        }
     }
 
     /// Contract §3: omitted → default; non-integer or < 1 → error; above max → capped.
@@ -188,7 +218,10 @@ impl SearchLimits {
             Some(l) if l.is_finite() && l >= 1.0 && l.fract() == 0.0 => {
                 Ok((l.min(f64::from(self.max_limit.min(MAX_SEARCH_LIMIT_CAP)))) as usize)
             }
-            Some(_) => Err(Error::new(ErrorCode::InvalidLimit, "limit must be a positive integer.")),
+            Some(_) => Err(Error::new(
+                ErrorCode::InvalidLimit,
+                "limit must be a positive integer.",
+            )),
         }
     }
 }
@@ -247,17 +280,26 @@ impl Unavailable {
             })
             .collect();
         runs.sort_unstable();
-        Unavailable { owners, runs: runs.into() }
+        Unavailable {
+            owners,
+            runs: runs.into(),
+        }
     }
 
     /// These owners, without `selector`'s.
     fn without(&self, selector: &SourceSelector) -> Arc<[(Source, Arc<str>, Arc<str>)]> {
-        self.owners.iter().filter(|(s, o, _)| !(*s == selector.source && **o == *selector.owner)).cloned().collect()
+        self.owners
+            .iter()
+            .filter(|(s, o, _)| !(*s == selector.source && **o == *selector.owner))
+            .cloned()
+            .collect()
     }
 
     /// The reason of the owner whose run holds `ordinal`.
     fn reason(&self, ordinal: usize) -> Option<&str> {
-        let after = self.runs.partition_point(|&(start, _, _)| start as usize <= ordinal);
+        let after = self
+            .runs
+            .partition_point(|&(start, _, _)| start as usize <= ordinal);
         let &(_, end, owner) = self.runs.get(after.checked_sub(1)?)?;
         (ordinal < end as usize).then(|| &*self.owners[owner as usize].2)
     }
@@ -300,7 +342,11 @@ struct Uncataloged {
 }
 
 impl Uncataloged {
-    fn of(direct_only: &[DirectOnlyTool], control_named: &[DirectOnlyTool], keep: impl Fn(&DirectOnlyTool) -> bool) -> Uncataloged {
+    fn of(
+        direct_only: &[DirectOnlyTool],
+        control_named: &[DirectOnlyTool],
+        keep: impl Fn(&DirectOnlyTool) -> bool,
+    ) -> Uncataloged {
         Uncataloged {
             direct_only: direct_only.iter().filter(|d| keep(d)).cloned().collect(),
             control_named: control_named.iter().filter(|d| keep(d)).cloned().collect(),
@@ -328,14 +374,21 @@ impl BuildSettings {
                 Some(names) => names.iter().cloned().collect(),
                 None => DEFAULT_CORE_TOOLS.iter().map(|n| n.to_string()).collect(),
             }),
-            ranking: ranking::RankingSetting::of(options.ranking, options.model.as_ref(), options.vector_cache.as_ref())?,
+            ranking: ranking::RankingSetting::of(
+                options.ranking,
+                options.model.as_ref(),
+                options.vector_cache.as_ref(),
+            )?,
         })
     }
 }
 
 impl std::fmt::Debug for Catalog {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Catalog").field("size", &self.allowed_count).field("fingerprint", &self.fingerprint).finish()
+        f.debug_struct("Catalog")
+            .field("size", &self.allowed_count)
+            .field("fingerprint", &self.fingerprint)
+            .finish()
     }
 }
 
@@ -343,7 +396,10 @@ impl Catalog {
     /// Build from catalog text: a JSON array of tool records, or JSON Lines.
     pub fn from_json_text(text: &str, options: &CatalogOptions) -> Result<Catalog> {
         let settings = BuildSettings::of(options)?;
-        let limits = SearchLimits::from_options(options.search_default_limit.as_ref(), options.max_search_limit.as_ref());
+        let limits = SearchLimits::from_options(
+            options.search_default_limit.as_ref(),
+            options.max_search_limit.as_ref(),
+        );
         let data = Catalog::data_for_text(text, &settings)?;
         let counters = Arc::new(Counters::new(&data.fingerprint));
         let catalog = Catalog::with_policy(data, settings, limits, counters);
@@ -356,7 +412,11 @@ impl Catalog {
     fn data_for_text(text: &str, settings: &BuildSettings) -> Result<Arc<CatalogData>> {
         let text_key = format!("text:{}", blake3::hash(text.as_bytes()).to_hex());
         if !settings.cache {
-            return Catalog::data_for_records(store::intern(record_spans(text)?), Some(text_key), settings);
+            return Catalog::data_for_records(
+                store::intern(record_spans(text)?),
+                Some(text_key),
+                settings,
+            );
         }
         if let Some(data) = cache::get(&text_key) {
             return Ok(data);
@@ -372,7 +432,10 @@ impl Catalog {
     /// Build from stored records, in order: the binding's path, where each
     /// distinct tool object is serialized and stored once ([`store`]). An
     /// unchanged catalog is found from the records' digests alone.
-    pub fn from_stored(records: Vec<Arc<store::StoredRecord>>, options: &CatalogOptions) -> Result<Catalog> {
+    pub fn from_stored(
+        records: Vec<Arc<store::StoredRecord>>,
+        options: &CatalogOptions,
+    ) -> Result<Catalog> {
         if records.len() > MAX_CATALOG_TOOLS {
             return Err(Error::invalid_catalog(format!(
                 "catalog has {} tools; at most {MAX_CATALOG_TOOLS} are accepted",
@@ -380,7 +443,10 @@ impl Catalog {
             )));
         }
         let settings = BuildSettings::of(options)?;
-        let limits = SearchLimits::from_options(options.search_default_limit.as_ref(), options.max_search_limit.as_ref());
+        let limits = SearchLimits::from_options(
+            options.search_default_limit.as_ref(),
+            options.max_search_limit.as_ref(),
+        );
         let data = Catalog::data_for_records(records, None, &settings)?;
         let counters = Arc::new(Counters::new(&data.fingerprint));
         let catalog = Catalog::with_policy(data, settings, limits, counters);
@@ -410,14 +476,26 @@ impl Catalog {
             return Ok(data);
         }
         let mut parsed = parse_spans(records.iter().map(|r| &*r.text));
-        let origins = parsed.iter().map(|r| r.parsed.as_ref().ok().and_then(|(record, _)| data::origin(record))).collect();
+        let origins = parsed
+            .iter()
+            .map(|r| {
+                r.parsed
+                    .as_ref()
+                    .ok()
+                    .and_then(|(record, _)| data::origin(record))
+            })
+            .collect();
         if settings.strict {
             reject_unknown_fields(&mut parsed);
         }
         let validated = data::validate_records(parsed, settings.strict)?;
         let entry_digests: Vec<_> = validated.entries.iter().map(data::entry_digest).collect();
-        let fingerprint =
-            data::fingerprint(&entry_digests, &validated.excluded, &validated.direct_only, &validated.control_named);
+        let fingerprint = data::fingerprint(
+            &entry_digests,
+            &validated.excluded,
+            &validated.direct_only,
+            &validated.control_named,
+        );
         let content_key = format!("content:{fingerprint}");
         let mut keys: Vec<&str> = vec![&key, &content_key];
         keys.extend(also_key.as_deref());
@@ -425,7 +503,13 @@ impl Catalog {
             cache::put(&keys, &data);
             return Ok(data);
         }
-        let data = Arc::new(CatalogData::build_with_digests(validated, entry_digests, fingerprint, records.into(), origins)?);
+        let data = Arc::new(CatalogData::build_with_digests(
+            validated,
+            entry_digests,
+            fingerprint,
+            records.into(),
+            origins,
+        )?);
         if settings.cache {
             cache::put(&keys, &data);
         }
@@ -451,14 +535,30 @@ impl Catalog {
             if data.origins.len() != records.len() {
                 return false;
             }
-            let mut expected: Vec<(usize, Source, &str)> = kept_adopted.iter().map(|(i, s, o)| (*i, *s, o.as_ref())).collect();
+            let mut expected: Vec<(usize, Source, &str)> = kept_adopted
+                .iter()
+                .map(|(i, s, o)| (*i, *s, o.as_ref()))
+                .collect();
             if let Some((source, owner)) = replaced {
                 let fresh = records.len() - added..records.len();
-                expected.extend(fresh.filter(|&i| data.origins[i].is_none()).map(|i| (i, source, owner)));
+                expected.extend(
+                    fresh
+                        .filter(|&i| data.origins[i].is_none())
+                        .map(|i| (i, source, owner)),
+                );
             }
-            data.adopted.iter().map(|(i, s, o)| (*i, *s, o.as_ref())).eq(expected)
+            data.adopted
+                .iter()
+                .map(|(i, s, o)| (*i, *s, o.as_ref()))
+                .eq(expected)
         };
-        let cached = |key: &str| settings.cache.then(|| cache::get(key)).flatten().filter(|d| same_owners(d));
+        let cached = |key: &str| {
+            settings
+                .cache
+                .then(|| cache::get(key))
+                .flatten()
+                .filter(|d| same_owners(d))
+        };
         if let Some(data) = cached(&key) {
             return Ok(data);
         }
@@ -476,7 +576,12 @@ impl Catalog {
             }
         };
         let content_key = format!("content:{}", derived.fingerprint);
-        if let Some(data) = settings.cache.then(|| cache::get(&content_key)).flatten().filter(|d| d.adopted == derived.adopted) {
+        if let Some(data) = settings
+            .cache
+            .then(|| cache::get(&content_key))
+            .flatten()
+            .filter(|d| d.adopted == derived.adopted)
+        {
             cache::put_weak(&[&key, &content_key], &data);
             return Ok(data);
         }
@@ -493,7 +598,9 @@ impl Catalog {
     /// a version without `replaced`'s records.
     fn kept_adoption(&self, replaced: Option<(Source, &str)>) -> Vec<(usize, Source, Box<str>)> {
         let data = &self.data;
-        let Some((source, owner)) = replaced else { return data.adopted.clone() };
+        let Some((source, owner)) = replaced else {
+            return data.adopted.clone();
+        };
         if data.adopted.is_empty() {
             return Vec::new();
         }
@@ -520,7 +627,9 @@ impl Catalog {
     /// narrowing is per turn, not a catalog.
     pub fn append(&self, text: &str) -> Result<Catalog> {
         if self.restricted {
-            return Err(Error::invalid_request("append to the catalog itself, not to a restricted view"));
+            return Err(Error::invalid_request(
+                "append to the catalog itself, not to a restricted view",
+            ));
         }
         self.append_stored(store::intern(record_spans(text)?))
     }
@@ -529,7 +638,9 @@ impl Catalog {
     /// on its own by the binding, in slices on the caller's event loop).
     pub fn append_stored(&self, new: Vec<Arc<store::StoredRecord>>) -> Result<Catalog> {
         if self.restricted {
-            return Err(Error::invalid_request("append to the catalog itself, not to a restricted view"));
+            return Err(Error::invalid_request(
+                "append to the catalog itself, not to a restricted view",
+            ));
         }
         let total = self.data.records.len() + new.len();
         if total > MAX_CATALOG_TOOLS {
@@ -540,7 +651,12 @@ impl Catalog {
         let added = new.len();
         let records: Vec<_> = self.data.records.iter().cloned().chain(new).collect();
         let data = self.derived_data(None, records, added)?;
-        let mut next = Catalog::with_policy(data, self.settings.clone(), self.limits, Arc::clone(&self.counters));
+        let mut next = Catalog::with_policy(
+            data,
+            self.settings.clone(),
+            self.limits,
+            Arc::clone(&self.counters),
+        );
         next.unavailable = Unavailable::of(Arc::clone(&self.unavailable.owners), &next.data);
         next.prepare_ranking(Some(&self.data));
         Ok(next)
@@ -560,7 +676,9 @@ impl Catalog {
     /// owner's: its next update removes them.
     pub fn with_source(&self, selector: &SourceSelector, text: &str) -> Result<Catalog> {
         if self.restricted {
-            return Err(Error::invalid_request("replace a source in the catalog itself, not in a restricted view"));
+            return Err(Error::invalid_request(
+                "replace a source in the catalog itself, not in a restricted view",
+            ));
         }
         let new = record_spans(text)?;
         let mut texts: Vec<std::borrow::Cow<'_, str>> = Vec::with_capacity(new.len());
@@ -573,12 +691,21 @@ impl Catalog {
     /// [`Catalog::with_source`] of records already stored (each tool
     /// serialized on its own by the binding, in slices on the caller's event
     /// loop); each is claimed for the selector here.
-    pub fn with_source_stored(&self, selector: &SourceSelector, new: Vec<Arc<store::StoredRecord>>) -> Result<Catalog> {
+    pub fn with_source_stored(
+        &self,
+        selector: &SourceSelector,
+        new: Vec<Arc<store::StoredRecord>>,
+    ) -> Result<Catalog> {
         if self.restricted {
-            return Err(Error::invalid_request("replace a source in the catalog itself, not in a restricted view"));
+            return Err(Error::invalid_request(
+                "replace a source in the catalog itself, not in a restricted view",
+            ));
         }
         if new.len() > MAX_CATALOG_TOOLS {
-            return Err(Error::invalid_catalog(format!("catalog has {} tools; at most {MAX_CATALOG_TOOLS} are accepted", new.len())));
+            return Err(Error::invalid_catalog(format!(
+                "catalog has {} tools; at most {MAX_CATALOG_TOOLS} are accepted",
+                new.len()
+            )));
         }
         // Records given a source or owner are stored under their new text, in one batch.
         let mut changed: Vec<(usize, String)> = Vec::new();
@@ -595,7 +722,11 @@ impl Catalog {
         self.with_claimed_source(selector, new)
     }
 
-    fn with_claimed_source(&self, selector: &SourceSelector, new: Vec<Arc<store::StoredRecord>>) -> Result<Catalog> {
+    fn with_claimed_source(
+        &self,
+        selector: &SourceSelector,
+        new: Vec<Arc<store::StoredRecord>>,
+    ) -> Result<Catalog> {
         let data = &self.data;
         let added = new.len();
         let kept = (0..data.records.len())
@@ -609,7 +740,12 @@ impl Catalog {
             )));
         }
         let data = self.derived_data(Some((selector.source, &selector.owner)), records, added)?;
-        let mut next = Catalog::with_policy(data, self.settings.clone(), self.limits, Arc::clone(&self.counters));
+        let mut next = Catalog::with_policy(
+            data,
+            self.settings.clone(),
+            self.limits,
+            Arc::clone(&self.counters),
+        );
         // Fresh tools from the owner: available again.
         next.unavailable = Unavailable::of(self.unavailable.without(selector), &next.data);
         next.prepare_ranking(Some(&self.data));
@@ -623,19 +759,36 @@ impl Catalog {
     /// fresh tools makes them available again. Same data, policy and counters.
     pub fn with_unavailable(&self, selector: &SourceSelector, reason: &str) -> Result<Catalog> {
         if self.restricted {
-            return Err(Error::invalid_request("mark a source unavailable in the catalog itself, not in a restricted view"));
+            return Err(Error::invalid_request(
+                "mark a source unavailable in the catalog itself, not in a restricted view",
+            ));
         }
-        let reason: String = reason.chars().take(200).map(|c| if c.is_control() { ' ' } else { c }).collect();
+        let reason: String = reason
+            .chars()
+            .take(200)
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
         let reason = reason.trim();
-        let reason = if reason.is_empty() { "unavailable" } else { reason };
+        let reason = if reason.is_empty() {
+            "unavailable"
+        } else {
+            reason
+        };
         // The owner's earlier mark (if any) is dropped; the others keep their order.
         let before = &self.unavailable;
-        let replaced = before.owners.iter().position(|(s, o, _)| *s == selector.source && **o == *selector.owner);
+        let replaced = before
+            .owners
+            .iter()
+            .position(|(s, o, _)| *s == selector.source && **o == *selector.owner);
         let mut owners: Vec<_> = before.owners.to_vec();
         if let Some(at) = replaced {
             owners.remove(at);
         }
-        owners.push((selector.source, Arc::from(selector.owner.as_str()), Arc::from(reason)));
+        owners.push((
+            selector.source,
+            Arc::from(selector.owner.as_str()),
+            Arc::from(reason),
+        ));
         let index = (owners.len() - 1) as u32;
         // Only the marked owner's run is looked up; the others' are this data's already.
         let mut runs: Vec<(u32, u32, u32)> = Vec::with_capacity(before.runs.len() + 1);
@@ -652,23 +805,38 @@ impl Catalog {
             runs.insert(at, (start as u32, end as u32, index));
         }
         let mut next = self.clone();
-        next.unavailable = Unavailable { owners: owners.into(), runs: runs.into() };
+        next.unavailable = Unavailable {
+            owners: owners.into(),
+            runs: runs.into(),
+        };
         Ok(next)
     }
 
     /// For each unavailable owner with tools among the best `limit` matches of
     /// `query` (had they been available): (source, owner, how many, reason).
     /// Empty, at no cost, when no owner is unavailable.
-    pub fn unavailable_matches(&self, query: &str, limit: usize) -> Vec<(Source, &str, usize, &str)> {
+    pub fn unavailable_matches(
+        &self,
+        query: &str,
+        limit: usize,
+    ) -> Vec<(Source, &str, usize, &str)> {
         if self.unavailable.owners.is_empty() || check_query(query).is_err() {
             return Vec::new();
         }
-        let ranked = self.data.index.search(query, limit, &|o| self.is_allowed(o));
+        let ranked = self
+            .data
+            .index
+            .search(query, limit, &|o| self.is_allowed(o));
         let mut out: Vec<(Source, &str, usize, &str)> = Vec::new();
         for hit in ranked {
-            let Some(reason) = self.unavailable_reason(hit.ordinal) else { continue };
+            let Some(reason) = self.unavailable_reason(hit.ordinal) else {
+                continue;
+            };
             let entry = &self.data.entries[hit.ordinal];
-            match out.iter_mut().find(|(s, o, _, _)| *s == entry.source && *o == entry.owner) {
+            match out
+                .iter_mut()
+                .find(|(s, o, _, _)| *s == entry.source && *o == entry.owner)
+            {
                 Some(group) => group.2 += 1,
                 None => out.push((entry.source, &entry.owner, 1, reason)),
             }
@@ -683,15 +851,27 @@ impl Catalog {
 
     /// Build from records already in memory (Rust callers, tests, benches).
     pub fn from_records(records: Vec<Value>, options: &CatalogOptions) -> Result<Catalog> {
-        let text = serde_json::to_string(&records).map_err(|e| Error::invalid_catalog(e.to_string()))?;
+        let text =
+            serde_json::to_string(&records).map_err(|e| Error::invalid_catalog(e.to_string()))?;
         Catalog::from_json_text(&text, options)
     }
 
-    fn with_policy(data: Arc<CatalogData>, settings: BuildSettings, limits: SearchLimits, counters: Arc<Counters>) -> Catalog {
+    fn with_policy(
+        data: Arc<CatalogData>,
+        settings: BuildSettings,
+        limits: SearchLimits,
+        counters: Arc<Counters>,
+    ) -> Catalog {
         let policy = &settings.policy;
-        let mask: Option<Arc<[bool]>> =
-            (!policy.is_unrestricted()).then(|| data.entries.iter().map(|e| policy.allows_entry(e)).collect());
-        let uncataloged = Uncataloged::of(&data.direct_only, &data.control_named, |d| policy.allows(d.source, &d.owner, &d.name, &d.id));
+        let mask: Option<Arc<[bool]>> = (!policy.is_unrestricted()).then(|| {
+            data.entries
+                .iter()
+                .map(|e| policy.allows_entry(e))
+                .collect()
+        });
+        let uncataloged = Uncataloged::of(&data.direct_only, &data.control_named, |d| {
+            policy.allows(d.source, &d.owner, &d.name, &d.id)
+        });
         Catalog::view(data, mask, uncataloged, counters, limits, settings, false)
     }
 
@@ -704,7 +884,9 @@ impl Catalog {
         settings: BuildSettings,
         restricted: bool,
     ) -> Catalog {
-        let allowed_count = mask.as_ref().map_or(data.entries.len(), |m| m.iter().filter(|&&a| a).count());
+        let allowed_count = mask
+            .as_ref()
+            .map_or(data.entries.len(), |m| m.iter().filter(|&&a| a).count());
         let fingerprint = match &mask {
             None => data.fingerprint.clone(),
             Some(mask) => {
@@ -751,26 +933,44 @@ impl Catalog {
     }
 
     pub fn is_allowed(&self, ordinal: usize) -> bool {
-        self.mask.as_ref().is_none_or(|m| m.get(ordinal).copied().unwrap_or(false))
+        self.mask
+            .as_ref()
+            .is_none_or(|m| m.get(ordinal).copied().unwrap_or(false))
     }
 
     /// Allowed entries in id order.
     pub fn entries(&self) -> impl Iterator<Item = &ToolEntry> + '_ {
-        self.data.entries.iter().enumerate().filter(|(o, _)| self.is_allowed(*o)).map(|(_, e)| e)
+        self.data
+            .entries
+            .iter()
+            .enumerate()
+            .filter(|(o, _)| self.is_allowed(*o))
+            .map(|(_, e)| e)
     }
 
     /// Allowed entries in the directory's row order (name, owner, id).
     pub fn entries_by_name(&self) -> impl Iterator<Item = &ToolEntry> + '_ {
-        self.data.name_order.iter().map(|&o| o as usize).filter(|&o| self.is_allowed(o)).map(|o| &self.data.entries[o])
+        self.data
+            .name_order
+            .iter()
+            .map(|&o| o as usize)
+            .filter(|&o| self.is_allowed(o))
+            .map(|o| &self.data.entries[o])
     }
 
     /// Allowed entries with their ordinals.
     pub fn ordinals(&self) -> impl Iterator<Item = (usize, &ToolEntry)> + '_ {
-        self.data.entries.iter().enumerate().filter(|(o, _)| self.is_allowed(*o))
+        self.data
+            .entries
+            .iter()
+            .enumerate()
+            .filter(|(o, _)| self.is_allowed(*o))
     }
 
     pub fn entry(&self, ordinal: usize) -> Option<&ToolEntry> {
-        self.is_allowed(ordinal).then(|| self.data.entries.get(ordinal)).flatten()
+        self.is_allowed(ordinal)
+            .then(|| self.data.entries.get(ordinal))
+            .flatten()
     }
 
     /// Direct-only tools the policy allows: the gateway keeps them visible.
@@ -788,7 +988,9 @@ impl Catalog {
     /// an `openclaw` tool of owner `core` with such a name. A plugin tool
     /// reusing the name is not.
     pub fn is_core_tool(&self, entry: &ToolEntry) -> bool {
-        entry.source == Source::Openclaw && entry.owner == "core" && self.settings.core_tools.contains(&entry.name)
+        entry.source == Source::Openclaw
+            && entry.owner == "core"
+            && self.settings.core_tools.contains(&entry.name)
     }
 
     /// Allowed core coding tools, in id order. Looked up by name: the cost
@@ -830,7 +1032,11 @@ impl Catalog {
 
     /// Ranked ordinals without rendering or counting (surfaces, hydration).
     pub fn search_ordinals(&self, query: &str, limit: usize) -> Result<Vec<usize>> {
-        Ok(self.search_ranked(query, limit)?.into_iter().map(|h| h.ordinal).collect())
+        Ok(self
+            .search_ranked(query, limit)?
+            .into_iter()
+            .map(|h| h.ordinal)
+            .collect())
     }
 
     /// Lexically ranked hits with their match strength and weak mark,
@@ -839,7 +1045,10 @@ impl Catalog {
     /// these when the catalog's ranking is hybrid).
     pub fn search_ranked(&self, query: &str, limit: usize) -> Result<Vec<ScoredHit>> {
         check_query(query)?;
-        Ok(self.data.index.search(query, limit, &|o| self.is_searchable(o)))
+        Ok(self
+            .data
+            .index
+            .search(query, limit, &|o| self.is_searchable(o)))
     }
 
     /// Allowed by policy and available now: what a search may return.
@@ -853,7 +1062,8 @@ impl Catalog {
     }
 
     pub fn resolve(&self, id_or_name: &str, style: LookupStyle) -> Result<&ToolEntry> {
-        self.resolve_ordinal(id_or_name, style).map(|o| &self.data.entries[o])
+        self.resolve_ordinal(id_or_name, style)
+            .map(|o| &self.data.entries[o])
     }
 
     /// The hit plus exact schemas. Counts as one describe.
@@ -873,11 +1083,17 @@ impl Catalog {
 
     pub fn validate_ordinal(&self, ordinal: usize, args: &Value) -> Result<ArgsValidation> {
         if !self.is_allowed(ordinal) {
-            return Err(Error::new(ErrorCode::ToolNotFound, "tool is not in this catalog"));
+            return Err(Error::new(
+                ErrorCode::ToolNotFound,
+                "tool is not in this catalog",
+            ));
         }
         let validator = self.data.validator(ordinal)?;
         let errors = validator.validate(args);
-        Ok(ArgsValidation { ok: errors.is_empty(), errors })
+        Ok(ArgsValidation {
+            ok: errors.is_empty(),
+            errors,
+        })
     }
 
     /// Check what a trusted tool returned against its declared output schema.
@@ -894,13 +1110,22 @@ impl Catalog {
             return Ok(());
         }
         let value = match result {
-            Value::Object(obj) if obj.get("content").is_some_and(Value::is_array) => match obj.get("details") {
+            Value::Object(obj) if obj.get("content").is_some_and(Value::is_array) => match obj
+                .get("details")
+            {
                 Some(details) => details,
-                None => return Err("the result has no `details` to match its declared output schema".into()),
+                None => {
+                    return Err(
+                        "the result has no `details` to match its declared output schema".into(),
+                    )
+                }
             },
             other => other,
         };
-        let validator = self.data.output_validator(ordinal).map_err(|e| format!("its output schema is unusable: {}", e.message))?;
+        let validator = self
+            .data
+            .output_validator(ordinal)
+            .map_err(|e| format!("its output schema is unusable: {}", e.message))?;
         let issues = validator.validate(value);
         if issues.is_empty() {
             return Ok(());
@@ -926,11 +1151,16 @@ impl Catalog {
             .entries
             .iter()
             .enumerate()
-            .map(|(o, e)| self.is_allowed(o) && (wanted.contains(e.name.as_str()) || wanted.contains(e.id.as_str())))
+            .map(|(o, e)| {
+                self.is_allowed(o)
+                    && (wanted.contains(e.name.as_str()) || wanted.contains(e.id.as_str()))
+            })
             .collect();
-        let uncataloged = Uncataloged::of(&self.uncataloged.direct_only, &self.uncataloged.control_named, |d| {
-            wanted.contains(d.name.as_str()) || wanted.contains(d.id.as_str())
-        });
+        let uncataloged = Uncataloged::of(
+            &self.uncataloged.direct_only,
+            &self.uncataloged.control_named,
+            |d| wanted.contains(d.name.as_str()) || wanted.contains(d.id.as_str()),
+        );
         let mut view = Catalog::view(
             Arc::clone(&self.data),
             Some(mask),
@@ -982,11 +1212,17 @@ fn reject_unknown_fields(records: &mut [RawRecord]) {
 impl CatalogData {
     /// The compiled output schema of a trusted tool, compiled on first use and
     /// cached like the input validator.
-    pub(crate) fn output_validator(&self, ordinal: usize) -> std::result::Result<Arc<crate::schema::CompiledSchema>, Error> {
+    pub(crate) fn output_validator(
+        &self,
+        ordinal: usize,
+    ) -> std::result::Result<Arc<crate::schema::CompiledSchema>, Error> {
         let schema = self.entries[ordinal].output_schema.as_deref();
         self.lazy[ordinal]
             .output_validator
-            .get_or_init(|| crate::schema::CompiledSchema::compile(schema.unwrap_or(&Value::Bool(true))).map(Arc::new))
+            .get_or_init(|| {
+                crate::schema::CompiledSchema::compile(schema.unwrap_or(&Value::Bool(true)))
+                    .map(Arc::new)
+            })
             .clone()
     }
 }
@@ -1023,7 +1259,10 @@ pub struct ReleasedMemory {
 /// released tools reads (and indexes) them again.
 pub fn release_unused() -> ReleasedMemory {
     let catalogs = cache::clear();
-    ReleasedMemory { catalogs, records: store::evict_unheld() }
+    ReleasedMemory {
+        catalogs,
+        records: store::evict_unheld(),
+    }
 }
 
 #[cfg(test)]

@@ -61,7 +61,10 @@ const MAX_GROUP_NESTING: usize = 8;
 impl Policy {
     pub fn compile(&self) -> Result<CompiledPolicy> {
         let mut layers = Vec::new();
-        for layer in [&self.agent, &self.profile, &self.sandbox, &self.session].into_iter().flatten() {
+        for layer in [&self.agent, &self.profile, &self.sandbox, &self.session]
+            .into_iter()
+            .flatten()
+        {
             let mut budget = MAX_PATTERNS;
             let allow = match &layer.allow {
                 Some(list) => Some(self.expand(list, 0, &mut budget)?),
@@ -75,15 +78,24 @@ impl Policy {
 
     /// Expand groups; `budget` bounds the patterns a layer may expand to in
     /// total, so nested groups cannot multiply into millions of matchers.
-    fn expand(&self, patterns: &[String], depth: usize, budget: &mut usize) -> Result<Vec<Matcher>> {
+    fn expand(
+        &self,
+        patterns: &[String],
+        depth: usize,
+        budget: &mut usize,
+    ) -> Result<Vec<Matcher>> {
         if depth > MAX_GROUP_NESTING {
-            return Err(policy_error("policy groups nest too deeply (a group refers to itself?)"));
+            return Err(policy_error(
+                "policy groups nest too deeply (a group refers to itself?)",
+            ));
         }
         let mut out = Vec::with_capacity(patterns.len().min(*budget));
         for pattern in patterns {
-            *budget = budget
-                .checked_sub(1)
-                .ok_or_else(|| policy_error(format!("a policy layer expands to more than {MAX_PATTERNS} patterns")))?;
+            *budget = budget.checked_sub(1).ok_or_else(|| {
+                policy_error(format!(
+                    "a policy layer expands to more than {MAX_PATTERNS} patterns"
+                ))
+            })?;
             let pattern = pattern.trim();
             if pattern.is_empty() {
                 return Err(policy_error("a policy pattern is empty"));
@@ -109,7 +121,13 @@ impl Policy {
                     }
                 });
             } else if pattern.contains('*') {
-                out.push(Matcher::Glob(pattern.to_ascii_lowercase().split('*').map(str::to_owned).collect()));
+                out.push(Matcher::Glob(
+                    pattern
+                        .to_ascii_lowercase()
+                        .split('*')
+                        .map(str::to_owned)
+                        .collect(),
+                ));
             } else {
                 out.push(Matcher::Exact(pattern.to_ascii_lowercase()));
             }
@@ -129,10 +147,18 @@ impl CompiledPolicy {
 
     /// Whether the tool `(source, owner, name, id)` is allowed by every layer.
     pub fn allows(&self, source: Source, owner: &str, name: &str, id: &str) -> bool {
-        let probe = Probe { source, owner, name: name.to_ascii_lowercase(), id: id.to_ascii_lowercase() };
+        let probe = Probe {
+            source,
+            owner,
+            name: name.to_ascii_lowercase(),
+            id: id.to_ascii_lowercase(),
+        };
         self.layers.iter().all(|layer| {
             !layer.deny.iter().any(|m| probe.matches(m))
-                && layer.allow.as_ref().is_none_or(|allow| allow.iter().any(|m| probe.matches(m)))
+                && layer
+                    .allow
+                    .as_ref()
+                    .is_none_or(|allow| allow.iter().any(|m| probe.matches(m)))
         })
     }
 
@@ -154,7 +180,9 @@ impl Probe<'_> {
             // A pattern with ':' is id-shaped: it matches ids only.
             Matcher::Exact(p) if p.contains(':') => *p == self.id,
             Matcher::Exact(p) => *p == self.name || *p == self.id,
-            Matcher::Glob(parts) if parts.iter().any(|p| p.contains(':')) => glob_match(parts, &self.id),
+            Matcher::Glob(parts) if parts.iter().any(|p| p.contains(':')) => {
+                glob_match(parts, &self.id)
+            }
             Matcher::Glob(parts) => glob_match(parts, &self.name) || glob_match(parts, &self.id),
             Matcher::Source(s) => *s == self.source,
             Matcher::Core => self.source == Source::Openclaw && self.owner == "core",
@@ -172,7 +200,9 @@ fn glob_match(parts: &[String], text: &str) -> bool {
     if rest.is_empty() {
         return text == first;
     }
-    let Some(mut remaining) = text.strip_prefix(first.as_str()) else { return false };
+    let Some(mut remaining) = text.strip_prefix(first.as_str()) else {
+        return false;
+    };
     let (last, middle) = rest.split_last().expect("rest is non-empty");
     for part in middle {
         match remaining.find(part.as_str()) {
@@ -196,7 +226,8 @@ mod tests {
 
     #[test]
     fn glob_matching() {
-        let g = |p: &str, t: &str| glob_match(&p.split('*').map(str::to_owned).collect::<Vec<_>>(), t);
+        let g =
+            |p: &str, t: &str| glob_match(&p.split('*').map(str::to_owned).collect::<Vec<_>>(), t);
         assert!(g("fake_*", "fake_plugin_tool_01"));
         assert!(g("*_01", "fake_plugin_tool_01"));
         assert!(g("*plugin*", "fake_plugin_tool_01"));
@@ -217,24 +248,48 @@ mod tests {
         .unwrap();
         assert!(policy.allows(Source::Openclaw, "core", "read", "openclaw:core:read"));
         assert!(!policy.allows(Source::Openclaw, "core", "exec", "openclaw:core:exec"));
-        assert!(policy.allows(Source::Mcp, "github", "create_issue", "mcp:github:create_issue"));
+        assert!(policy.allows(
+            Source::Mcp,
+            "github",
+            "create_issue",
+            "mcp:github:create_issue"
+        ));
         assert!(!policy.allows(Source::Mcp, "slack", "post", "mcp:slack:post"));
     }
 
     #[test]
     fn empty_allow_list_allows_nothing() {
-        let policy = Policy { profile: layer(Some(&[]), &[]), ..Default::default() }.compile().unwrap();
+        let policy = Policy {
+            profile: layer(Some(&[]), &[]),
+            ..Default::default()
+        }
+        .compile()
+        .unwrap();
         assert!(!policy.allows(Source::Openclaw, "core", "read", "openclaw:core:read"));
     }
 
     #[test]
     fn groups_expand_and_unknown_groups_fail() {
         let mut groups = BTreeMap::new();
-        groups.insert("fs".to_string(), vec!["read".to_string(), "write".to_string()]);
-        let policy = Policy { sandbox: layer(None, &["group:fs"]), groups, ..Default::default() }.compile().unwrap();
+        groups.insert(
+            "fs".to_string(),
+            vec!["read".to_string(), "write".to_string()],
+        );
+        let policy = Policy {
+            sandbox: layer(None, &["group:fs"]),
+            groups,
+            ..Default::default()
+        }
+        .compile()
+        .unwrap();
         assert!(!policy.allows(Source::Openclaw, "core", "write", "openclaw:core:write"));
         assert!(policy.allows(Source::Openclaw, "core", "edit", "openclaw:core:edit"));
-        let err = Policy { agent: layer(None, &["group:nope"]), ..Default::default() }.compile().unwrap_err();
+        let err = Policy {
+            agent: layer(None, &["group:nope"]),
+            ..Default::default()
+        }
+        .compile()
+        .unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidPolicy);
     }
 
@@ -242,7 +297,13 @@ mod tests {
     fn self_referential_group_is_an_error() {
         let mut groups = BTreeMap::new();
         groups.insert("loop".to_string(), vec!["group:loop".to_string()]);
-        let err = Policy { agent: layer(Some(&["group:loop"]), &[]), groups, ..Default::default() }.compile().unwrap_err();
+        let err = Policy {
+            agent: layer(Some(&["group:loop"]), &[]),
+            groups,
+            ..Default::default()
+        }
+        .compile()
+        .unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidPolicy);
     }
 
@@ -251,27 +312,58 @@ mod tests {
         let mut groups = BTreeMap::new();
         groups.insert("a".to_string(), vec!["group:b".to_string(); 1000]);
         groups.insert("b".to_string(), vec!["x".to_string(); 1000]);
-        let err = Policy { agent: layer(None, &["group:a"]), groups, ..Default::default() }.compile().unwrap_err();
+        let err = Policy {
+            agent: layer(None, &["group:a"]),
+            groups,
+            ..Default::default()
+        }
+        .compile()
+        .unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidPolicy);
     }
 
     #[test]
     fn id_shaped_patterns_match_ids_only() {
-        let policy = Policy { agent: layer(Some(&["mcp:github:*"]), &[]), ..Default::default() }.compile().unwrap();
-        assert!(policy.allows(Source::Mcp, "github", "create_issue", "mcp:github:create_issue"));
+        let policy = Policy {
+            agent: layer(Some(&["mcp:github:*"]), &[]),
+            ..Default::default()
+        }
+        .compile()
+        .unwrap();
+        assert!(policy.allows(
+            Source::Mcp,
+            "github",
+            "create_issue",
+            "mcp:github:create_issue"
+        ));
         assert!(!policy.allows(Source::Mcp, "evil", "mcp_github_x", "mcp:evil:mcp_github_x"));
     }
 
     #[test]
     fn matching_is_case_insensitive() {
-        let policy = Policy { agent: layer(None, &["EXEC"]), ..Default::default() }.compile().unwrap();
+        let policy = Policy {
+            agent: layer(None, &["EXEC"]),
+            ..Default::default()
+        }
+        .compile()
+        .unwrap();
         assert!(!policy.allows(Source::Openclaw, "core", "exec", "openclaw:core:exec"));
     }
 
     #[test]
     fn plugins_and_core_groups() {
-        let policy = Policy { agent: layer(Some(&["group:plugins"]), &[]), ..Default::default() }.compile().unwrap();
-        assert!(policy.allows(Source::Openclaw, "browser", "browser_request", "openclaw:browser:browser_request"));
+        let policy = Policy {
+            agent: layer(Some(&["group:plugins"]), &[]),
+            ..Default::default()
+        }
+        .compile()
+        .unwrap();
+        assert!(policy.allows(
+            Source::Openclaw,
+            "browser",
+            "browser_request",
+            "openclaw:browser:browser_request"
+        ));
         assert!(!policy.allows(Source::Openclaw, "core", "read", "openclaw:core:read"));
     }
 }

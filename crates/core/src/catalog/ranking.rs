@@ -9,8 +9,10 @@ use serde_json::Value;
 
 use super::{Catalog, CatalogData};
 use crate::error::{Error, Result};
+use crate::search::semantic::{
+    self, fuse, HybridParams, ModelHandle, RankingState, RankingStatus, SemanticModel, VectorTable,
+};
 use crate::search::ScoredHit;
-use crate::search::semantic::{self, fuse, HybridParams, ModelHandle, RankingState, RankingStatus, SemanticModel, VectorTable};
 
 /// The `ranking` option.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
@@ -31,26 +33,42 @@ pub(crate) struct RankingSetting {
 }
 
 impl RankingSetting {
-    pub fn of(mode: Option<RankingMode>, model: Option<&PathBuf>, vector_cache: Option<&Value>) -> Result<RankingSetting> {
+    pub fn of(
+        mode: Option<RankingMode>,
+        model: Option<&PathBuf>,
+        vector_cache: Option<&Value>,
+    ) -> Result<RankingSetting> {
         let mode = mode.unwrap_or_default();
         let cache_dir = match vector_cache {
             None | Some(Value::Null) | Some(Value::Bool(true)) => default_cache_dir(),
             Some(Value::Bool(false)) => None,
             Some(Value::String(dir)) if !dir.trim().is_empty() => Some(PathBuf::from(dir)),
-            Some(_) => return Err(Error::invalid_catalog("vectorCache must be a folder path or false")),
+            Some(_) => {
+                return Err(Error::invalid_catalog(
+                    "vectorCache must be a folder path or false",
+                ))
+            }
         };
         let model = match (mode, model) {
             (RankingMode::Hybrid, Some(dir)) => Some(semantic::model_at(dir)),
             _ => None,
         };
-        Ok(RankingSetting { mode, model, cache_dir })
+        Ok(RankingSetting {
+            mode,
+            model,
+            cache_dir,
+        })
     }
 }
 
 /// `$OPENCLAW_TOOL_SEARCH_CACHE_DIR`, else `$XDG_CACHE_HOME/openclaw-tool-search`,
 /// else `~/.cache/openclaw-tool-search`.
 fn default_cache_dir() -> Option<PathBuf> {
-    let env = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let env = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
     if let Some(dir) = env("OPENCLAW_TOOL_SEARCH_CACHE_DIR") {
         return Some(dir);
     }
@@ -81,8 +99,15 @@ impl Catalog {
     pub(crate) fn prepare_ranking(&self, previous: Option<&CatalogData>) {
         let setting = &self.settings.ranking;
         if let (RankingMode::Hybrid, Some(model)) = (setting.mode, &setting.model) {
-            let previous = previous.and_then(|p| p.vectors.get(model)).and_then(|slot| slot.table().cloned());
-            semantic::start(&self.data, Arc::clone(model), setting.cache_dir.clone(), previous);
+            let previous = previous
+                .and_then(|p| p.vectors.get(model))
+                .and_then(|slot| slot.table().cloned());
+            semantic::start(
+                &self.data,
+                Arc::clone(model),
+                setting.cache_dir.clone(),
+                previous,
+            );
         }
     }
 
@@ -105,12 +130,20 @@ impl Catalog {
     pub(crate) fn ranked_hits(&self, query: &str, limit: usize) -> Result<Vec<ScoredHit>> {
         let depth = self.data.index.params().prerequisite_depth;
         let ranked = self.fused_hits(query, limit.max(depth))?;
-        Ok(self.data.prerequisites.promote(query, &ranked, &|o| self.is_searchable(o), limit, depth))
+        Ok(self.data.prerequisites.promote(
+            query,
+            &ranked,
+            &|o| self.is_searchable(o),
+            limit,
+            depth,
+        ))
     }
 
     /// The lexical hits, re-ranked with the encoder when the catalog is hybrid and its vectors are ready.
     fn fused_hits(&self, query: &str, limit: usize) -> Result<Vec<ScoredHit>> {
-        let Some((model, table)) = self.hybrid() else { return self.search_ranked(query, limit) };
+        let Some((model, table)) = self.hybrid() else {
+            return self.search_ranked(query, limit);
+        };
         let params = HybridParams::default();
         let ranked = self.search_ranked(query, limit.max(params.depth))?;
         if ranked.is_empty() {
@@ -127,7 +160,12 @@ impl Catalog {
             .count();
         let query_vectors = model.embed_query(query);
         let mut out = ranked[..exact].to_vec();
-        out.extend(fuse(&ranked[exact..], |h: ScoredHit| h.score, |h: ScoredHit| table.similarity(h.ordinal, &query_vectors), &params));
+        out.extend(fuse(
+            &ranked[exact..],
+            |h: ScoredHit| h.score,
+            |h: ScoredHit| table.similarity(h.ordinal, &query_vectors),
+            &params,
+        ));
         Ok(out)
     }
 
@@ -137,7 +175,9 @@ impl Catalog {
     pub fn native_bytes(&self) -> usize {
         let setting = &self.settings.ranking;
         let vectors = match (setting.mode, &setting.model) {
-            (RankingMode::Hybrid, Some(_)) => self.data.entries.len() * (std::mem::size_of::<semantic::QVec>() + 32),
+            (RankingMode::Hybrid, Some(_)) => {
+                self.data.entries.len() * (std::mem::size_of::<semantic::QVec>() + 32)
+            }
             _ => 0,
         };
         self.data.native_bytes + vectors
@@ -168,10 +208,21 @@ impl Catalog {
         };
         CatalogRanking {
             ranking: setting.mode,
-            active: if self.hybrid().is_some() { RankingMode::Hybrid } else { RankingMode::Lexical },
+            active: if self.hybrid().is_some() {
+                RankingMode::Hybrid
+            } else {
+                RankingMode::Lexical
+            },
             vectors,
-            model: setting.model.as_ref().map(|m| m.dir().display().to_string()),
-            cache: setting.cache_dir.as_ref().filter(|_| setting.mode == RankingMode::Hybrid).map(|d| d.display().to_string()),
+            model: setting
+                .model
+                .as_ref()
+                .map(|m| m.dir().display().to_string()),
+            cache: setting
+                .cache_dir
+                .as_ref()
+                .filter(|_| setting.mode == RankingMode::Hybrid)
+                .map(|d| d.display().to_string()),
         }
     }
 
@@ -184,7 +235,13 @@ impl Catalog {
             let mut listener = listener;
             return listener(&status);
         }
-        let Some(slot) = self.settings.ranking.model.as_ref().and_then(|m| self.data.vectors.get(m)) else {
+        let Some(slot) = self
+            .settings
+            .ranking
+            .model
+            .as_ref()
+            .and_then(|m| self.data.vectors.get(m))
+        else {
             let mut listener = listener;
             return listener(&status);
         };

@@ -23,7 +23,14 @@ pub fn parse_catalog_text(text: &str) -> Result<Vec<RawRecord>> {
 
 /// Parse record texts one by one (a bad one is rejected alone), indexed in order.
 pub fn parse_spans<'a>(spans: impl IntoIterator<Item = &'a str>) -> Vec<RawRecord> {
-    spans.into_iter().enumerate().map(|(index, span)| RawRecord { index, parsed: parse_record(span) }).collect()
+    spans
+        .into_iter()
+        .enumerate()
+        .map(|(index, span)| RawRecord {
+            index,
+            parsed: parse_record(span),
+        })
+        .collect()
 }
 
 /// The text of each record (array elements or non-empty lines), unparsed, count-capped.
@@ -55,7 +62,9 @@ fn parse_record(span: &str) -> std::result::Result<(ToolRecord, Value), String> 
     if !value.is_object() {
         return Err(match &value {
             // The package's stand-in for an object JSON cannot express, with why.
-            Value::String(s) if s.starts_with(UNREADABLE) => super::data::clip(&s[UNREADABLE.len()..], 240),
+            Value::String(s) if s.starts_with(UNREADABLE) => {
+                super::data::clip(&s[UNREADABLE.len()..], 240)
+            }
             other => format!("a tool must be a JSON object, not {}", json_kind(other)),
         });
     }
@@ -121,7 +130,9 @@ impl ToolRecord {
         };
         let mut input_schema: Option<&Value> = None;
         for key in INPUT_SCHEMA_FIELDS {
-            let Some(schema) = obj.get(key).filter(|v| !v.is_null()) else { continue };
+            let Some(schema) = obj.get(key).filter(|v| !v.is_null()) else {
+                continue;
+            };
             match input_schema {
                 Some(first) if first != schema => {
                     return Err("\"inputSchema\", \"parameters\" and \"input_schema\" name the same schema; they differ here, give one".into())
@@ -148,7 +159,11 @@ impl ToolRecord {
             input_schema: input_schema.cloned(),
             output_schema: obj.get("outputSchema").filter(|v| !v.is_null()).cloned(),
             catalog_mode: text("catalogMode")?,
-            mcp: obj.get("mcp").filter(|v| !v.is_null()).map(mcp_info).transpose()?,
+            mcp: obj
+                .get("mcp")
+                .filter(|v| !v.is_null())
+                .map(mcp_info)
+                .transpose()?,
             unknown_fields,
         })
     }
@@ -158,12 +173,18 @@ impl ToolRecord {
 /// routes the tool: kept as given (bounded), the optional parts derived as
 /// OpenClaw does when absent.
 fn mcp_info(value: &Value) -> std::result::Result<McpInfo, String> {
-    let obj = value.as_object().ok_or("\"mcp\" must be an object { serverName, toolName }")?;
+    let obj = value
+        .as_object()
+        .ok_or("\"mcp\" must be an object { serverName, toolName }")?;
     let part = |key: &str, required: bool| -> std::result::Result<Option<String>, String> {
         match obj.get(key) {
             None | Some(Value::Null) if !required => Ok(None),
             Some(Value::String(s)) => {
-                if s.is_empty() || s.chars().count() > MAX_NAME_CHARS || s.chars().any(|c| c.is_control() || super::data::is_invisible(c)) {
+                if s.is_empty()
+                    || s.chars().count() > MAX_NAME_CHARS
+                    || s.chars()
+                        .any(|c| c.is_control() || super::data::is_invisible(c))
+                {
                     return Err(format!(
                         "\"mcp.{key}\" must be 1 to {MAX_NAME_CHARS} characters without control, invisible or bidirectional formatting characters"
                     ));
@@ -175,9 +196,16 @@ fn mcp_info(value: &Value) -> std::result::Result<McpInfo, String> {
     };
     let server_name = part("serverName", true)?.unwrap_or_default();
     let tool_name = part("toolName", true)?.unwrap_or_default();
-    let safe_server_name = part("safeServerName", false)?.unwrap_or_else(|| safe_server_name(&server_name));
-    let operation = part("operation", false)?.unwrap_or_else(|| format!("{safe_server_name}__{tool_name}"));
-    Ok(McpInfo { server_name, safe_server_name, tool_name, operation })
+    let safe_server_name =
+        part("safeServerName", false)?.unwrap_or_else(|| safe_server_name(&server_name));
+    let operation =
+        part("operation", false)?.unwrap_or_else(|| format!("{safe_server_name}__{tool_name}"));
+    Ok(McpInfo {
+        server_name,
+        safe_server_name,
+        tool_name,
+        operation,
+    })
 }
 
 /// Split a top-level JSON array into element spans by scanning bytes with a
@@ -215,7 +243,11 @@ fn split_array(text: &str) -> Result<Vec<&str>> {
                 push_span(&mut spans, &text[start..i], true)?;
                 start = i + 1;
             }
-            b'}' => return Err(Error::invalid_catalog("catalog JSON is malformed (unbalanced '}')")),
+            b'}' => {
+                return Err(Error::invalid_catalog(
+                    "catalog JSON is malformed (unbalanced '}')",
+                ))
+            }
             _ => {}
         }
     }
@@ -223,7 +255,9 @@ fn split_array(text: &str) -> Result<Vec<&str>> {
         return Err(Error::invalid_catalog("catalog JSON array is not closed"));
     };
     if !text[end + 1..].trim().is_empty() {
-        return Err(Error::invalid_catalog("unexpected text after the catalog JSON array"));
+        return Err(Error::invalid_catalog(
+            "unexpected text after the catalog JSON array",
+        ));
     }
     Ok(spans)
 }
@@ -233,7 +267,9 @@ fn push_span<'a>(spans: &mut Vec<&'a str>, span: &'a str, more_follow: bool) -> 
     if span.is_empty() {
         // `[]` is fine; `[,` or `[1,]` is not.
         if more_follow || !spans.is_empty() {
-            return Err(Error::invalid_catalog("catalog JSON array has an empty element"));
+            return Err(Error::invalid_catalog(
+                "catalog JSON array has an empty element",
+            ));
         }
         return Ok(());
     }
@@ -247,9 +283,14 @@ mod tests {
 
     #[test]
     fn splits_arrays_and_lines() {
-        let recs = parse_catalog_text(r#"[{"name":"a","description":"x, [y] {z}"}, {"name":"b\"]"}]"#).unwrap();
+        let recs =
+            parse_catalog_text(r#"[{"name":"a","description":"x, [y] {z}"}, {"name":"b\"]"}]"#)
+                .unwrap();
         assert_eq!(recs.len(), 2);
-        assert_eq!(recs[1].parsed.as_ref().unwrap().0.name.as_deref(), Some("b\"]"));
+        assert_eq!(
+            recs[1].parsed.as_ref().unwrap().0.name.as_deref(),
+            Some("b\"]")
+        );
         let recs = parse_catalog_text("{\"name\":\"a\"}\n\n{\"name\":\"b\"}\n").unwrap();
         assert_eq!(recs.len(), 2);
         assert!(parse_catalog_text("[]").unwrap().is_empty());
@@ -269,12 +310,18 @@ mod tests {
         let text = format!(r#"[{{"name":"ok"}}, {{"name":"deep","inputSchema":{deep}}}]"#);
         let recs = parse_catalog_text(&text).unwrap();
         assert!(recs[0].parsed.is_ok());
-        assert!(recs[1].parsed.as_ref().unwrap_err().contains("nested too deeply"));
+        assert!(recs[1]
+            .parsed
+            .as_ref()
+            .unwrap_err()
+            .contains("nested too deeply"));
     }
 
     #[test]
     fn parameters_alias_and_type_errors() {
-        let recs = parse_catalog_text(r#"[{"name":"a","parameters":{"type":"object"}}, {"name":5}]"#).unwrap();
+        let recs =
+            parse_catalog_text(r#"[{"name":"a","parameters":{"type":"object"}}, {"name":5}]"#)
+                .unwrap();
         assert!(recs[0].parsed.as_ref().unwrap().0.input_schema.is_some());
         assert!(recs[1].parsed.is_err());
     }
@@ -287,7 +334,10 @@ mod tests {
                 {"name":"c","inputSchema":{"type":"object"},"input_schema":{"type":"object"},"x-extra":1,"execute":null}]"#,
         )
         .unwrap();
-        assert_eq!(recs[0].parsed.as_ref().unwrap().0.input_schema, Some(serde_json::json!({"type":"object"})));
+        assert_eq!(
+            recs[0].parsed.as_ref().unwrap().0.input_schema,
+            Some(serde_json::json!({"type":"object"}))
+        );
         assert!(recs[1].parsed.as_ref().unwrap_err().contains("differ"));
         let c = &recs[2].parsed.as_ref().unwrap().0;
         assert!(c.input_schema.is_some());
@@ -304,9 +354,19 @@ mod tests {
         )
         .unwrap();
         let mcp = recs[0].parsed.as_ref().unwrap().0.mcp.clone().unwrap();
-        assert_eq!((mcp.server_name.as_str(), mcp.tool_name.as_str()), ("docs.io", "fetch"));
-        assert_eq!((mcp.safe_server_name.as_str(), mcp.operation.as_str()), ("docs_io", "docs_io__fetch"));
-        assert!(recs[1].parsed.as_ref().unwrap_err().contains("mcp.toolName"));
+        assert_eq!(
+            (mcp.server_name.as_str(), mcp.tool_name.as_str()),
+            ("docs.io", "fetch")
+        );
+        assert_eq!(
+            (mcp.safe_server_name.as_str(), mcp.operation.as_str()),
+            ("docs_io", "docs_io__fetch")
+        );
+        assert!(recs[1]
+            .parsed
+            .as_ref()
+            .unwrap_err()
+            .contains("mcp.toolName"));
         assert!(recs[2].parsed.is_err());
     }
 }

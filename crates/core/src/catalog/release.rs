@@ -36,8 +36,15 @@ pub fn empty_data() -> Option<Arc<CatalogData>> {
     static EMPTY: OnceLock<Option<Arc<CatalogData>>> = OnceLock::new();
     EMPTY
         .get_or_init(|| {
-            let validated = Validated { entries: Vec::new(), direct_only: Vec::new(), control_named: Vec::new(), excluded: Vec::new() };
-            CatalogData::build(validated, String::new(), Arc::from(Vec::new()), Vec::new()).ok().map(Arc::new)
+            let validated = Validated {
+                entries: Vec::new(),
+                direct_only: Vec::new(),
+                control_named: Vec::new(),
+                excluded: Vec::new(),
+            };
+            CatalogData::build(validated, String::new(), Arc::from(Vec::new()), Vec::new())
+                .ok()
+                .map(Arc::new)
         })
         .clone()
 }
@@ -48,7 +55,9 @@ pub fn release(data: &mut Arc<CatalogData>) {
     if data.entries.len() < BACKGROUND_RELEASE_MIN_ENTRIES || Arc::strong_count(data) != 1 {
         return;
     }
-    let (Some(reaper), Some(empty)) = (reaper(), empty_data()) else { return };
+    let (Some(reaper), Some(empty)) = (reaper(), empty_data()) else {
+        return;
+    };
     let taken = std::mem::replace(data, empty);
     // A send fails only if the thread is gone; the data is then dropped here.
     // The queue is unbounded: catalogs are replaced far less often than they free.

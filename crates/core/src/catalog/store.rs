@@ -75,7 +75,10 @@ impl Store {
         if self.by_digest.len() >= SWEEP_MIN.max(2 * self.swept_at) {
             let uses = self.uses;
             self.evict_unheld(|entry| {
-                uses - entry.last_use >= KEEP_USES && entry.used_at.is_none_or(|at| now.duration_since(at) >= KEEP_FOR)
+                uses - entry.last_use >= KEEP_USES
+                    && entry
+                        .used_at
+                        .is_none_or(|at| now.duration_since(at) >= KEEP_FOR)
             });
         }
     }
@@ -84,10 +87,18 @@ impl Store {
     /// is freed and its generation moves on. Returns how many were evicted.
     fn evict_unheld(&mut self, idle: impl Fn(&Slot) -> bool) -> usize {
         let before = self.by_digest.len();
-        let Store { by_digest, slots, free, .. } = self;
+        let Store {
+            by_digest,
+            slots,
+            free,
+            ..
+        } = self;
         by_digest.retain(|_, &mut slot| {
             let entry = &mut slots[slot as usize];
-            let unheld = entry.record.as_ref().is_some_and(|r| Arc::strong_count(r) == 1);
+            let unheld = entry
+                .record
+                .as_ref()
+                .is_some_and(|r| Arc::strong_count(r) == 1);
             if !(unheld && idle(entry)) {
                 return true;
             }
@@ -137,8 +148,15 @@ pub fn intern<'a>(texts: impl IntoIterator<Item = &'a str>) -> Vec<Arc<StoredRec
                 (store.slots.len() - 1) as u32
             }
         };
-        let id = SlotId { slot, generation: store.slots[slot as usize].generation };
-        let record = Arc::new(StoredRecord { digest, id, text: Box::from(text) });
+        let id = SlotId {
+            slot,
+            generation: store.slots[slot as usize].generation,
+        };
+        let record = Arc::new(StoredRecord {
+            digest,
+            id,
+            text: Box::from(text),
+        });
         store.slots[slot as usize].record = Some(Arc::clone(&record));
         store.by_digest.insert(digest, slot);
         store.touch(slot, now);
@@ -169,14 +187,21 @@ pub fn find(ids: &[SlotId]) -> std::result::Result<Vec<Arc<StoredRecord>>, Vec<u
             None => missing.push(position),
         }
     }
-    if missing.is_empty() { Ok(found) } else { Err(missing) }
+    if missing.is_empty() {
+        Ok(found)
+    } else {
+        Err(missing)
+    }
 }
 
 /// Evict every record no catalog holds, however recently used (a memory-
 /// pressure hook). Returns how many were evicted. Ids of evicted records go
 /// stale; the binding serializes those tools again.
 pub fn evict_unheld() -> usize {
-    store().lock().unwrap_or_else(|p| p.into_inner()).evict_unheld(|_| true)
+    store()
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .evict_unheld(|_| true)
 }
 
 /// The cache key of a catalog built from these records, in this order.
@@ -193,7 +218,11 @@ mod tests {
 
     #[test]
     fn equal_texts_share_one_record() {
-        let a = intern(["{\"name\":\"store_test_a\"}", "{\"name\":\"store_test_b\"}", "{\"name\":\"store_test_a\"}"]);
+        let a = intern([
+            "{\"name\":\"store_test_a\"}",
+            "{\"name\":\"store_test_b\"}",
+            "{\"name\":\"store_test_a\"}",
+        ]);
         assert!(Arc::ptr_eq(&a[0], &a[2]));
         assert!(!Arc::ptr_eq(&a[0], &a[1]));
         let found = find(&[a[1].id, a[0].id]).unwrap();
@@ -204,8 +233,14 @@ mod tests {
     #[test]
     fn ids_never_issued_or_of_another_generation_are_missing() {
         let a = intern(["{\"name\":\"store_test_gen\"}"]);
-        let stale = SlotId { slot: a[0].id.slot, generation: a[0].id.generation.wrapping_add(1) };
-        let never = SlotId { slot: u32::MAX, generation: 0 };
+        let stale = SlotId {
+            slot: a[0].id.slot,
+            generation: a[0].id.generation.wrapping_add(1),
+        };
+        let never = SlotId {
+            slot: u32::MAX,
+            generation: 0,
+        };
         assert_eq!(find(&[a[0].id, stale, never]).unwrap_err(), vec![1, 2]);
     }
 
@@ -213,12 +248,29 @@ mod tests {
     fn idle_unheld_records_are_evicted_and_their_ids_go_stale() {
         let mut store = Store::default();
         let start = Instant::now();
-        let record = Arc::new(StoredRecord { digest: digest("x"), id: SlotId { slot: 0, generation: 0 }, text: "x".into() });
-        store.slots.push(Slot { record: Some(Arc::clone(&record)), generation: 0, last_use: 0, used_at: Some(start) });
+        let record = Arc::new(StoredRecord {
+            digest: digest("x"),
+            id: SlotId {
+                slot: 0,
+                generation: 0,
+            },
+            text: "x".into(),
+        });
+        store.slots.push(Slot {
+            record: Some(Arc::clone(&record)),
+            generation: 0,
+            last_use: 0,
+            used_at: Some(start),
+        });
         store.by_digest.insert(record.digest, 0);
         for i in 1..SWEEP_MIN as u32 {
             let d = digest(&i.to_string());
-            store.slots.push(Slot { record: None, generation: 0, last_use: 0, used_at: Some(start) });
+            store.slots.push(Slot {
+                record: None,
+                generation: 0,
+                last_use: 0,
+                used_at: Some(start),
+            });
             store.by_digest.insert(d, i);
         }
         store.uses = KEEP_USES;
@@ -242,8 +294,14 @@ mod tests {
     fn keys_follow_order_and_content() {
         let records = intern(["\"store_test_k1\"", "\"store_test_k2\""]);
         let (a, b) = (records[0].clone(), records[1].clone());
-        assert_eq!(records_key(&[a.clone(), b.clone()]), records_key(&[a.clone(), b.clone()]));
-        assert_ne!(records_key(&[a.clone(), b.clone()]), records_key(&[b.clone(), a.clone()]));
+        assert_eq!(
+            records_key(&[a.clone(), b.clone()]),
+            records_key(&[a.clone(), b.clone()])
+        );
+        assert_ne!(
+            records_key(&[a.clone(), b.clone()]),
+            records_key(&[b.clone(), a.clone()])
+        );
         assert_ne!(records_key(&[a.clone()]), records_key(&[a.clone(), a]));
     }
 }

@@ -30,7 +30,12 @@ fn defaults_ids_and_order() {
     let ids: Vec<&str> = c.entries().map(|e| e.id.as_str()).collect();
     assert_eq!(
         ids,
-        ["client:client:select_file", "mcp:github:create_issue", "openclaw:browser:browser_request", "openclaw:core:zeta"]
+        [
+            "client:client:select_file",
+            "mcp:github:create_issue",
+            "openclaw:browser:browser_request",
+            "openclaw:core:zeta"
+        ]
     );
     assert_eq!(c.size(), 4);
 }
@@ -49,7 +54,10 @@ fn bad_records_are_excluded_with_reasons_or_fail_in_strict_mode() {
     let c = catalog(tools.clone());
     assert_eq!(c.size(), 1);
     let reasons: Vec<&str> = c.excluded().iter().map(|e| e.reason.as_str()).collect();
-    assert!(reasons.iter().any(|r| r.contains("does not equal")), "{reasons:?}");
+    assert!(
+        reasons.iter().any(|r| r.contains("does not equal")),
+        "{reasons:?}"
+    );
     assert!(reasons.iter().any(|r| r.contains("missing \"name\"")));
     assert!(reasons.iter().any(|r| r.contains("control characters")));
     assert!(reasons.iter().any(|r| r.contains("unknown source")));
@@ -62,7 +70,10 @@ fn bad_records_are_excluded_with_reasons_or_fail_in_strict_mode() {
 
 #[test]
 fn direct_only_tools_are_reported_not_cataloged() {
-    let c = catalog(vec![tool("a", "x"), json!({ "name": "message", "catalogMode": "direct-only", "extra": 1 })]);
+    let c = catalog(vec![
+        tool("a", "x"),
+        json!({ "name": "message", "catalogMode": "direct-only", "extra": 1 }),
+    ]);
     assert_eq!(c.size(), 1);
     assert_eq!(c.direct_only().len(), 1);
     assert_eq!(c.direct_only()[0].raw["extra"], 1);
@@ -88,24 +99,51 @@ fn resolve_exact_id_then_unique_name() {
         json!({ "name": "read", "owner": "docs" }),
         json!({ "name": "write" }),
     ]);
-    assert_eq!(c.resolve("openclaw:fs:read", LookupStyle::Structured).unwrap().owner, "fs");
-    assert_eq!(c.resolve("write", LookupStyle::Structured).unwrap().id, "openclaw:core:write");
+    assert_eq!(
+        c.resolve("openclaw:fs:read", LookupStyle::Structured)
+            .unwrap()
+            .owner,
+        "fs"
+    );
+    assert_eq!(
+        c.resolve("write", LookupStyle::Structured).unwrap().id,
+        "openclaw:core:write"
+    );
     let err = c.resolve("read", LookupStyle::Structured).unwrap_err();
     assert_eq!(err.code, ErrorCode::AmbiguousTool);
-    assert_eq!(err.message, "Ambiguous tool name: read; use an exact tool id.");
+    assert_eq!(
+        err.message,
+        "Ambiguous tool name: read; use an exact tool id."
+    );
 }
 
 #[test]
 fn unknown_id_suggests_up_to_three() {
-    let c = catalog(vec![tool("send_message", "send"), tool("send_email", "mail"), tool("read_file", "read"), tool("list", "ls")]);
-    let err = c.resolve("send_mesage", LookupStyle::Structured).unwrap_err();
+    let c = catalog(vec![
+        tool("send_message", "send"),
+        tool("send_email", "mail"),
+        tool("read_file", "read"),
+        tool("list", "ls"),
+    ]);
+    let err = c
+        .resolve("send_mesage", LookupStyle::Structured)
+        .unwrap_err();
     assert_eq!(err.code, ErrorCode::ToolNotFound);
-    assert!(err.message.starts_with("Unknown tool id: send_mesage. Did you mean: openclaw:core:send_message"), "{}", err.message);
+    assert!(
+        err.message
+            .starts_with("Unknown tool id: send_mesage. Did you mean: openclaw:core:send_message"),
+        "{}",
+        err.message
+    );
     assert!(err.message.ends_with(
         "Use tool_search to find a tool, tool_describe to inspect it, then tool_call with the exact id or name."
     ));
     let err = c.resolve("nope", LookupStyle::Code).unwrap_err();
-    assert!(err.message.contains("openclaw.tools.search"), "{}", err.message);
+    assert!(
+        err.message.contains("openclaw.tools.search"),
+        "{}",
+        err.message
+    );
     let suggestions = err.message.matches("openclaw:core:").count();
     assert!(suggestions <= 3);
 }
@@ -113,15 +151,36 @@ fn unknown_id_suggests_up_to_three() {
 #[test]
 fn policy_removes_tools_from_everything() {
     let c = with_policy(
-        vec![tool("secret_tool", "does secret things"), tool("public_tool", "does public things")],
+        vec![
+            tool("secret_tool", "does secret things"),
+            tool("public_tool", "does public things"),
+        ],
         json!({ "agent": { "deny": ["secret_*"] } }),
     );
     assert_eq!(c.size(), 1);
-    assert!(c.search("secret things", None).unwrap().iter().all(|h| h.name != "secret_tool"));
-    assert_eq!(c.resolve("secret_tool", LookupStyle::Structured).unwrap_err().code, ErrorCode::ToolNotFound);
-    assert_eq!(c.validate_args("secret_tool", &json!({})).unwrap_err().code, ErrorCode::ToolNotFound);
-    let err = c.resolve("secret_tol", LookupStyle::Structured).unwrap_err();
-    assert!(!err.message.contains("secret_tool"), "a denied tool must not be suggested: {}", err.message);
+    assert!(c
+        .search("secret things", None)
+        .unwrap()
+        .iter()
+        .all(|h| h.name != "secret_tool"));
+    assert_eq!(
+        c.resolve("secret_tool", LookupStyle::Structured)
+            .unwrap_err()
+            .code,
+        ErrorCode::ToolNotFound
+    );
+    assert_eq!(
+        c.validate_args("secret_tool", &json!({})).unwrap_err().code,
+        ErrorCode::ToolNotFound
+    );
+    let err = c
+        .resolve("secret_tol", LookupStyle::Structured)
+        .unwrap_err();
+    assert!(
+        !err.message.contains("secret_tool"),
+        "a denied tool must not be suggested: {}",
+        err.message
+    );
 }
 
 #[test]
@@ -131,10 +190,14 @@ fn policy_layers_allow_restricts_deny_wins() {
         json!({ "source": "mcp", "owner": "gh", "name": "b" }),
         json!({ "source": "client", "name": "c" }),
     ];
-    let c = with_policy(tools.clone(), json!({ "profile": { "allow": ["group:openclaw", "group:mcp"] }, "session": { "deny": ["mcp:gh:b"] } }));
+    let c = with_policy(
+        tools.clone(),
+        json!({ "profile": { "allow": ["group:openclaw", "group:mcp"] }, "session": { "deny": ["mcp:gh:b"] } }),
+    );
     let names: Vec<&str> = c.entries().map(|e| e.name.as_str()).collect();
     assert_eq!(names, ["a"]);
-    let bad: std::result::Result<CatalogOptions, _> = serde_json::from_value(json!({ "policy": { "agent": { "allow": ["group:nope"] } } }));
+    let bad: std::result::Result<CatalogOptions, _> =
+        serde_json::from_value(json!({ "policy": { "agent": { "allow": ["group:nope"] } } }));
     let err = Catalog::from_records(tools, &bad.unwrap()).unwrap_err();
     assert_eq!(err.code, ErrorCode::InvalidPolicy);
 }
@@ -142,15 +205,28 @@ fn policy_layers_allow_restricts_deny_wins() {
 #[test]
 fn ambiguity_counts_only_allowed_tools() {
     let c = with_policy(
-        vec![json!({ "name": "read", "owner": "fs" }), json!({ "name": "read", "owner": "docs" })],
+        vec![
+            json!({ "name": "read", "owner": "fs" }),
+            json!({ "name": "read", "owner": "docs" }),
+        ],
         json!({ "agent": { "deny": ["openclaw:docs:read"] } }),
     );
-    assert_eq!(c.resolve("read", LookupStyle::Structured).unwrap().id, "openclaw:fs:read");
+    assert_eq!(
+        c.resolve("read", LookupStyle::Structured).unwrap().id,
+        "openclaw:fs:read"
+    );
 }
 
 #[test]
 fn limits_follow_the_contract() {
-    let tools: Vec<Value> = (0..40).map(|i| tool(&format!("weather_tool_{i:02}"), "weather forecast for a city")).collect();
+    let tools: Vec<Value> = (0..40)
+        .map(|i| {
+            tool(
+                &format!("weather_tool_{i:02}"),
+                "weather forecast for a city",
+            )
+        })
+        .collect();
     let c = catalog(tools);
     assert_eq!(c.search("weather forecast", None).unwrap().len(), 8);
     assert_eq!(c.search("weather forecast", Some(3.0)).unwrap().len(), 3);
@@ -162,7 +238,10 @@ fn limits_follow_the_contract() {
     }
     let narrow = c.with_limits(SearchLimits::from_options(Some(&json!(2)), Some(&json!(4))));
     assert_eq!(narrow.search("weather forecast", None).unwrap().len(), 2);
-    assert_eq!(narrow.search("weather forecast", Some(10.0)).unwrap().len(), 4);
+    assert_eq!(
+        narrow.search("weather forecast", Some(10.0)).unwrap().len(),
+        4
+    );
 }
 
 #[test]
@@ -171,7 +250,10 @@ fn empty_and_oversized_queries() {
     assert!(c.search("", None).unwrap().is_empty());
     assert!(c.search("   ", None).unwrap().is_empty());
     let long = "x".repeat(crate::limits::MAX_QUERY_CHARS + 1);
-    assert_eq!(c.search(&long, None).unwrap_err().code, ErrorCode::InvalidQuery);
+    assert_eq!(
+        c.search(&long, None).unwrap_err().code,
+        ErrorCode::InvalidQuery
+    );
 }
 
 #[test]
@@ -190,7 +272,10 @@ fn hits_hide_untrusted_schemas() {
     assert!(mcp.output_schema.is_none());
     assert_eq!(mcp.parameters["properties"]["url"]["type"], "string");
     let info = mcp.hit.mcp.unwrap();
-    assert_eq!((info.server_name.as_str(), info.safe_server_name.as_str()), ("docs server", "docs_server"));
+    assert_eq!(
+        (info.server_name.as_str(), info.safe_server_name.as_str()),
+        ("docs server", "docs_server")
+    );
     assert_eq!(info.operation, "docs_server__fetch");
     assert_eq!(c.telemetry().describe_count, 2);
 }
@@ -198,29 +283,51 @@ fn hits_hide_untrusted_schemas() {
 #[test]
 fn describe_without_schema_gives_empty_object() {
     let c = catalog(vec![json!({ "name": "ping" })]);
-    assert_eq!(c.describe("ping", LookupStyle::Structured).unwrap().parameters, json!({}));
+    assert_eq!(
+        c.describe("ping", LookupStyle::Structured)
+            .unwrap()
+            .parameters,
+        json!({})
+    );
 }
 
 #[test]
 fn validate_args_reports_issues() {
     let c = catalog(vec![tool("fake", "f")]);
-    assert!(c.validate_args("fake", &json!({ "marker": "m" })).unwrap().ok);
+    assert!(
+        c.validate_args("fake", &json!({ "marker": "m" }))
+            .unwrap()
+            .ok
+    );
     let v = c.validate_args("fake", &json!({ "markr": "m" })).unwrap();
     assert!(!v.ok);
     assert!(v.errors.iter().any(|e| e.message.contains("marker")));
-    assert!(v.errors.iter().any(|e| e.suggestion.as_deref() == Some("marker")), "{:?}", v.errors);
+    assert!(
+        v.errors
+            .iter()
+            .any(|e| e.suggestion.as_deref() == Some("marker")),
+        "{:?}",
+        v.errors
+    );
 }
 
 #[test]
 fn restrict_is_a_view_with_shared_counters() {
-    let c = catalog(vec![tool("a", "alpha"), tool("b", "beta"), tool("c", "gamma")]);
+    let c = catalog(vec![
+        tool("a", "alpha"),
+        tool("b", "beta"),
+        tool("c", "gamma"),
+    ]);
     let narrow = c.restrict(&["a", "openclaw:core:c", "missing"]);
     assert_eq!(narrow.size(), 2);
     assert!(std::ptr::eq(c.data(), narrow.data()));
     assert_ne!(c.fingerprint(), narrow.fingerprint());
     narrow.search("alpha", None).unwrap();
     assert_eq!(c.telemetry().search_count, 1);
-    assert_eq!(c.telemetry().counter_scope, narrow.telemetry().counter_scope);
+    assert_eq!(
+        c.telemetry().counter_scope,
+        narrow.telemetry().counter_scope
+    );
     assert!(narrow.resolve("b", LookupStyle::Structured).is_err());
     // A narrower view never widens.
     assert_eq!(narrow.restrict(&["b"]).size(), 0);
@@ -230,20 +337,29 @@ fn restrict_is_a_view_with_shared_counters() {
 fn append_extends_the_catalog_and_keeps_the_counter_scope() {
     let c = catalog(vec![tool("a", "alpha"), tool("b", "beta")]);
     c.search("alpha", None).unwrap();
-    let grown = c.append(&serde_json::to_string(&vec![tool("c", "gamma ray counter")]).unwrap()).unwrap();
+    let grown = c
+        .append(&serde_json::to_string(&vec![tool("c", "gamma ray counter")]).unwrap())
+        .unwrap();
     assert_eq!(grown.size(), 3);
     assert_eq!(grown.search("gamma ray", None).unwrap()[0].name, "c");
     // Running totals continue: one search before, one after.
     assert_eq!(grown.telemetry().counter_scope, c.telemetry().counter_scope);
     assert_eq!(grown.telemetry().search_count, 2);
     // Same content as building all three at once (order-independent fingerprint).
-    let all = catalog(vec![tool("c", "gamma ray counter"), tool("a", "alpha"), tool("b", "beta")]);
+    let all = catalog(vec![
+        tool("c", "gamma ray counter"),
+        tool("a", "alpha"),
+        tool("b", "beta"),
+    ]);
     assert_eq!(grown.fingerprint(), all.fingerprint());
     assert_ne!(all.telemetry().counter_scope, c.telemetry().counter_scope);
     // JSON Lines appends too; an empty append is the same catalog.
     let line = serde_json::to_string(&tool("d", "delta")).unwrap();
     assert_eq!(grown.append(&format!("{line}\n")).unwrap().size(), 4);
-    assert_eq!(grown.append("[]").unwrap().fingerprint(), grown.fingerprint());
+    assert_eq!(
+        grown.append("[]").unwrap().fingerprint(),
+        grown.fingerprint()
+    );
 }
 
 #[test]
@@ -270,25 +386,51 @@ fn append_to_json_lines_keeps_each_record_on_its_own() {
 
 #[test]
 fn append_keeps_the_policy_and_refuses_restricted_views() {
-    let c = with_policy(vec![tool("a", "alpha")], json!({ "profile": { "deny": ["secret_*"] } }));
-    let grown = c.append(&serde_json::to_string(&vec![tool("secret_b", "beta"), tool("c", "gamma")]).unwrap()).unwrap();
+    let c = with_policy(
+        vec![tool("a", "alpha")],
+        json!({ "profile": { "deny": ["secret_*"] } }),
+    );
+    let grown = c
+        .append(
+            &serde_json::to_string(&vec![tool("secret_b", "beta"), tool("c", "gamma")]).unwrap(),
+        )
+        .unwrap();
     let ids: Vec<&str> = grown.entries().map(|e| e.id.as_str()).collect();
     assert_eq!(ids, ["openclaw:core:a", "openclaw:core:c"]);
     let err = c.restrict(&["a"]).append("[]").unwrap_err();
     assert_eq!(err.code, ErrorCode::InvalidRequest);
     // A duplicate id replaces the earlier record like in any build; bad text is an error.
-    let dup = grown.append(&serde_json::to_string(&vec![tool("a", "again")]).unwrap()).unwrap();
+    let dup = grown
+        .append(&serde_json::to_string(&vec![tool("a", "again")]).unwrap())
+        .unwrap();
     assert_eq!(dup.size(), 2);
     assert!(!dup.excluded().is_empty());
-    assert_eq!(dup.resolve("a", LookupStyle::Structured).unwrap().description, "again");
-    assert_eq!(grown.append("[{").unwrap_err().code, ErrorCode::InvalidCatalog);
+    assert_eq!(
+        dup.resolve("a", LookupStyle::Structured)
+            .unwrap()
+            .description,
+        "again"
+    );
+    assert_eq!(
+        grown.append("[{").unwrap_err().code,
+        ErrorCode::InvalidCatalog
+    );
 }
 
 #[test]
 fn batch_runs_scalar_first_and_enforces_limits() {
-    let tools: Vec<Value> = (0..30).map(|i| tool(&format!("file_tool_{i:02}"), &"read files from disk ".repeat(10))).collect();
+    let tools: Vec<Value> = (0..30)
+        .map(|i| {
+            tool(
+                &format!("file_tool_{i:02}"),
+                &"read files from disk ".repeat(10),
+            )
+        })
+        .collect();
     let c = catalog(tools);
-    let request: BatchRequest = serde_json::from_value(json!({ "query": "read files", "queries": [{ "query": "disk" }] })).unwrap();
+    let request: BatchRequest =
+        serde_json::from_value(json!({ "query": "read files", "queries": [{ "query": "disk" }] }))
+            .unwrap();
     let result = c.search_batch(&request).unwrap();
     assert_eq!(result.results[0].query, "read files");
     let size = serde_json::to_string(&result).unwrap().chars().count();
@@ -299,29 +441,59 @@ fn batch_runs_scalar_first_and_enforces_limits() {
 
     let too_many: BatchRequest =
         serde_json::from_value(json!({ "queries": (0..17).map(|i| json!({ "query": format!("q{i}") })).collect::<Vec<_>>() })).unwrap();
-    assert_eq!(c.search_batch(&too_many).unwrap_err().code, ErrorCode::InvalidQuery);
-    let too_long: BatchRequest =
-        serde_json::from_value(json!({ "queries": [{ "query": "a".repeat(300) }, { "query": "b".repeat(300) }] })).unwrap();
-    assert!(c.search_batch(&too_long).unwrap_err().message.contains("512 bytes"));
+    assert_eq!(
+        c.search_batch(&too_many).unwrap_err().code,
+        ErrorCode::InvalidQuery
+    );
+    let too_long: BatchRequest = serde_json::from_value(
+        json!({ "queries": [{ "query": "a".repeat(300) }, { "query": "b".repeat(300) }] }),
+    )
+    .unwrap();
+    assert!(c
+        .search_batch(&too_long)
+        .unwrap_err()
+        .message
+        .contains("512 bytes"));
     let empty: BatchRequest = serde_json::from_value(json!({ "query": "  " })).unwrap();
-    assert_eq!(c.search_batch(&empty).unwrap_err().code, ErrorCode::InvalidQuery);
+    assert_eq!(
+        c.search_batch(&empty).unwrap_err().code,
+        ErrorCode::InvalidQuery
+    );
 }
 
 #[test]
 fn batch_refuses_limits_over_the_candidate_cap() {
-    let tools: Vec<Value> = (0..60).map(|i| json!({ "name": format!("t{i:02}"), "description": "sync" })).collect();
-    let c = catalog(tools).with_limits(SearchLimits { default_limit: 20, max_limit: 20 });
+    let tools: Vec<Value> = (0..60)
+        .map(|i| json!({ "name": format!("t{i:02}"), "description": "sync" }))
+        .collect();
+    let c = catalog(tools).with_limits(SearchLimits {
+        default_limit: 20,
+        max_limit: 20,
+    });
     // Three defaults of 20 ask for 60 hits: refused at the third, before any search.
     let queries: Vec<Value> = (0..4).map(|_| json!({ "query": "sync" })).collect();
     let request: BatchRequest = serde_json::from_value(json!({ "queries": queries })).unwrap();
     let err = c.search_batch(&request).unwrap_err();
     assert_eq!(err.code, ErrorCode::InvalidLimit);
-    assert!(err.message.starts_with("queries[2].limit:"), "{}", err.message);
+    assert!(
+        err.message.starts_with("queries[2].limit:"),
+        "{}",
+        err.message
+    );
     assert_eq!(c.telemetry().search_count, 0);
     // Within the cap every group gets its own limit.
     let request: BatchRequest = serde_json::from_value(json!({ "queries": [{ "query": "sync", "limit": 20 }, { "query": "sync", "limit": 20 }, { "query": "sync", "limit": 10 }] })).unwrap();
-    let sizes: Vec<usize> = c.search_batch(&request).unwrap().results.iter().map(|g| g.candidates.len()).collect();
-    assert!(sizes.iter().sum::<usize>() <= crate::limits::MAX_BATCH_CANDIDATES, "{sizes:?}");
+    let sizes: Vec<usize> = c
+        .search_batch(&request)
+        .unwrap()
+        .results
+        .iter()
+        .map(|g| g.candidates.len())
+        .collect();
+    assert!(
+        sizes.iter().sum::<usize>() <= crate::limits::MAX_BATCH_CANDIDATES,
+        "{sizes:?}"
+    );
 }
 
 #[test]
@@ -329,13 +501,19 @@ fn hostile_records_are_bounded() {
     let huge = "d".repeat(10 * 1024 * 1024);
     let c = catalog(vec![json!({ "name": "big", "description": huge })]);
     let e = c.resolve("big", LookupStyle::Structured).unwrap();
-    assert_eq!(e.description.chars().count(), crate::limits::MAX_DESCRIPTION_CHARS);
+    assert_eq!(
+        e.description.chars().count(),
+        crate::limits::MAX_DESCRIPTION_CHARS
+    );
     assert!(c.search("d", None).is_ok());
 }
 
 #[test]
 fn cjk_text_is_searchable() {
-    let c = catalog(vec![json!({ "name": "weather_cn", "description": "查询城市的天气预报" }), tool("other", "unrelated")]);
+    let c = catalog(vec![
+        json!({ "name": "weather_cn", "description": "查询城市的天气预报" }),
+        tool("other", "unrelated"),
+    ]);
     let hits = c.search("天气预报", None).unwrap();
     assert_eq!(hits.first().map(|h| h.name.as_str()), Some("weather_cn"));
 }
@@ -349,28 +527,64 @@ fn names_and_owners_cannot_forge_ids() {
         tool("ok", "fine"),
     ]);
     assert_eq!(c.size(), 1);
-    assert_eq!(c.excluded().iter().filter(|e| e.reason.contains("':'")).count(), 3);
+    assert_eq!(
+        c.excluded()
+            .iter()
+            .filter(|e| e.reason.contains("':'"))
+            .count(),
+        3
+    );
 }
 
 #[test]
 fn duplicate_ids_last_record_wins_and_keeps_its_position() {
-    let c = catalog(vec![tool("a", "x"), tool("b", "y"), tool("a", "again"), tool("c", "z")]);
+    let c = catalog(vec![
+        tool("a", "x"),
+        tool("b", "y"),
+        tool("a", "again"),
+        tool("c", "z"),
+    ]);
     // The later record is the tool; the id keeps its place among the others.
-    assert_eq!(c.resolve("a", LookupStyle::Structured).unwrap().description, "again");
+    assert_eq!(
+        c.resolve("a", LookupStyle::Structured).unwrap().description,
+        "again"
+    );
     let ids: Vec<&str> = c.entries().map(|e| e.id.as_str()).collect();
-    assert_eq!(ids, ["openclaw:core:a", "openclaw:core:b", "openclaw:core:c"]);
+    assert_eq!(
+        ids,
+        ["openclaw:core:a", "openclaw:core:b", "openclaw:core:c"]
+    );
     assert_eq!(c.size(), 3);
     // The replaced record is the warning in `excluded`, with its input index.
-    let dup: Vec<_> = c.excluded().iter().filter(|e| e.reason.contains("duplicate")).collect();
+    let dup: Vec<_> = c
+        .excluded()
+        .iter()
+        .filter(|e| e.reason.contains("duplicate"))
+        .collect();
     assert_eq!(dup.len(), 1);
     assert_eq!(dup[0].index, 0);
     assert_eq!(dup[0].name.as_deref(), Some("a"));
     assert_eq!(dup[0].reason, "duplicate tool id openclaw:core:a: replaced by a later record with this id (the last one wins)");
     // Appending a record with an existing id replaces that tool the same way.
-    let grown = c.append(&serde_json::to_string(&vec![tool("b", "newer")]).unwrap()).unwrap();
-    assert_eq!(grown.resolve("b", LookupStyle::Structured).unwrap().description, "newer");
+    let grown = c
+        .append(&serde_json::to_string(&vec![tool("b", "newer")]).unwrap())
+        .unwrap();
+    assert_eq!(
+        grown
+            .resolve("b", LookupStyle::Structured)
+            .unwrap()
+            .description,
+        "newer"
+    );
     assert_eq!(grown.size(), 3);
-    assert!(grown.excluded().iter().any(|e| e.index == 1 && e.reason.contains("replaced by a later record")), "{:?}", grown.excluded());
+    assert!(
+        grown
+            .excluded()
+            .iter()
+            .any(|e| e.index == 1 && e.reason.contains("replaced by a later record")),
+        "{:?}",
+        grown.excluded()
+    );
 }
 
 #[test]
@@ -386,9 +600,17 @@ fn cache_keeps_excluded_records_apart() {
 
 #[test]
 fn near_miss_names_are_suggested_even_with_long_ids() {
-    let c = catalog(vec![json!({ "source": "mcp", "owner": "some-long-server-name", "name": "xqzv" }), tool("other", "o")]);
+    let c = catalog(vec![
+        json!({ "source": "mcp", "owner": "some-long-server-name", "name": "xqzv" }),
+        tool("other", "o"),
+    ]);
     let err = c.resolve("xqzw", LookupStyle::Structured).unwrap_err();
-    assert!(err.message.contains("Did you mean: mcp:some-long-server-name:xqzv"), "{}", err.message);
+    assert!(
+        err.message
+            .contains("Did you mean: mcp:some-long-server-name:xqzv"),
+        "{}",
+        err.message
+    );
 }
 
 fn uncached(tools: Vec<Value>) -> Catalog {
@@ -410,8 +632,9 @@ fn freed_eventually(data: &std::sync::Weak<CatalogData>) -> bool {
 
 #[test]
 fn a_large_catalog_is_freed_off_thread_by_its_last_view_only() {
-    let tools: Vec<Value> =
-        (0..release::BACKGROUND_RELEASE_MIN_ENTRIES).map(|i| tool(&format!("tool_{i}"), "does a thing")).collect();
+    let tools: Vec<Value> = (0..release::BACKGROUND_RELEASE_MIN_ENTRIES)
+        .map(|i| tool(&format!("tool_{i}"), "does a thing"))
+        .collect();
     let catalog = uncached(tools);
     let data = Arc::downgrade(&catalog.data);
     let view = catalog.restrict(&["tool_1".to_string()]);
@@ -420,13 +643,17 @@ fn a_large_catalog_is_freed_off_thread_by_its_last_view_only() {
     assert_eq!(data.strong_count(), 1);
     assert_eq!(view.search("tool_1", None).unwrap()[0].name, "tool_1");
     drop(view);
-    assert!(freed_eventually(&data), "the last view's drop must free the data");
+    assert!(
+        freed_eventually(&data),
+        "the last view's drop must free the data"
+    );
 
     // The last reference is swapped for the shared empty data (so the drop
     // happens on the background thread), not freed in place.
     let empty = release::empty_data().expect("the empty catalog data builds");
-    let tools: Vec<Value> =
-        (0..release::BACKGROUND_RELEASE_MIN_ENTRIES).map(|i| tool(&format!("other_{i}"), "does a thing")).collect();
+    let tools: Vec<Value> = (0..release::BACKGROUND_RELEASE_MIN_ENTRIES)
+        .map(|i| tool(&format!("other_{i}"), "does a thing"))
+        .collect();
     let mut last = Arc::clone(&uncached(tools).data);
     let large = Arc::downgrade(&last);
     release::release(&mut last);
@@ -445,7 +672,9 @@ fn a_small_catalog_is_freed_in_place() {
 #[test]
 fn concurrent_builds_of_the_same_text_share_one_build() {
     // A text no other test builds, so the cache starts without it.
-    let tools: Vec<Value> = (0..400).map(|i| tool(&format!("concurrent_{i}"), "built once")).collect();
+    let tools: Vec<Value> = (0..400)
+        .map(|i| tool(&format!("concurrent_{i}"), "built once"))
+        .collect();
     let text = serde_json::to_string(&tools).unwrap();
     let barrier = std::sync::Barrier::new(3);
     let built: Vec<Catalog> = std::thread::scope(|scope| {
@@ -459,7 +688,9 @@ fn concurrent_builds_of_the_same_text_share_one_build() {
             .collect();
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
-    assert!(built.windows(2).all(|pair| Arc::ptr_eq(&pair[0].data, &pair[1].data)));
+    assert!(built
+        .windows(2)
+        .all(|pair| Arc::ptr_eq(&pair[0].data, &pair[1].data)));
 }
 
 fn options(value: Value) -> CatalogOptions {
@@ -474,53 +705,109 @@ fn supplied_mcp_metadata_is_kept_in_hits_and_describe() {
         json!({ "source": "mcp", "owner": "github", "name": "create_issue", "description": "Open a GitHub issue" }),
         json!({ "name": "local", "description": "not mcp", "mcp": { "serverName": "s", "toolName": "t" } }),
     ]);
-    let hit = c.search("fetch documentation page", None).unwrap().into_iter().find(|h| h.name == "docs_io__fetch").unwrap();
+    let hit = c
+        .search("fetch documentation page", None)
+        .unwrap()
+        .into_iter()
+        .find(|h| h.name == "docs_io__fetch")
+        .unwrap();
     let mcp = hit.mcp.unwrap();
-    assert_eq!((mcp.server_name.as_str(), mcp.tool_name.as_str()), ("docs.io", "fetch"));
-    assert_eq!((mcp.safe_server_name.as_str(), mcp.operation.as_str()), ("docs_io", "docs_io__fetch"));
-    let described = serde_json::to_value(c.describe("docs_io__fetch", LookupStyle::Structured).unwrap()).unwrap();
+    assert_eq!(
+        (mcp.server_name.as_str(), mcp.tool_name.as_str()),
+        ("docs.io", "fetch")
+    );
+    assert_eq!(
+        (mcp.safe_server_name.as_str(), mcp.operation.as_str()),
+        ("docs_io", "docs_io__fetch")
+    );
+    let described = serde_json::to_value(
+        c.describe("docs_io__fetch", LookupStyle::Structured)
+            .unwrap(),
+    )
+    .unwrap();
     assert_eq!(described["mcp"]["serverName"], "docs.io");
     assert_eq!(described["mcp"]["toolName"], "fetch");
     // Without metadata: derived from the owner and name, as before.
-    let derived = c.describe("create_issue", LookupStyle::Structured).unwrap().hit.mcp.unwrap();
-    assert_eq!((derived.server_name.as_str(), derived.operation.as_str()), ("github", "github__create_issue"));
+    let derived = c
+        .describe("create_issue", LookupStyle::Structured)
+        .unwrap()
+        .hit
+        .mcp
+        .unwrap();
+    assert_eq!(
+        (derived.server_name.as_str(), derived.operation.as_str()),
+        ("github", "github__create_issue")
+    );
     // Routing metadata on a non-MCP tool is refused rather than trusted.
-    assert!(c.excluded().iter().any(|e| e.index == 2 && e.reason.contains("\"mcp\" metadata")), "{:?}", c.excluded());
+    assert!(
+        c.excluded()
+            .iter()
+            .any(|e| e.index == 2 && e.reason.contains("\"mcp\" metadata")),
+        "{:?}",
+        c.excluded()
+    );
     // The metadata is part of the content: a different server is a different catalog.
-    let other = catalog(vec![json!({ "source": "mcp", "owner": "docs", "name": "docs_io__fetch", "description": "Fetch a documentation page",
-                                     "mcp": { "serverName": "docs.example", "toolName": "fetch" } })]);
-    let first = catalog(vec![json!({ "source": "mcp", "owner": "docs", "name": "docs_io__fetch", "description": "Fetch a documentation page",
-                                     "mcp": { "serverName": "docs.io", "toolName": "fetch" } })]);
+    let other = catalog(vec![
+        json!({ "source": "mcp", "owner": "docs", "name": "docs_io__fetch", "description": "Fetch a documentation page",
+                                     "mcp": { "serverName": "docs.example", "toolName": "fetch" } }),
+    ]);
+    let first = catalog(vec![
+        json!({ "source": "mcp", "owner": "docs", "name": "docs_io__fetch", "description": "Fetch a documentation page",
+                                     "mcp": { "serverName": "docs.io", "toolName": "fetch" } }),
+    ]);
     assert_ne!(other.fingerprint(), first.fingerprint());
 }
 
 #[test]
 fn anthropic_input_schema_is_accepted_like_input_schema() {
     let schema = json!({ "type": "object", "properties": { "path": { "type": "string" } }, "required": ["path"], "additionalProperties": false });
-    let c = catalog(vec![json!({ "name": "open_file", "description": "Open a file", "input_schema": schema.clone() })]);
-    assert_eq!(c.describe("open_file", LookupStyle::Structured).unwrap().parameters, schema);
+    let c = catalog(vec![
+        json!({ "name": "open_file", "description": "Open a file", "input_schema": schema.clone() }),
+    ]);
+    assert_eq!(
+        c.describe("open_file", LookupStyle::Structured)
+            .unwrap()
+            .parameters,
+        schema
+    );
     assert!(!c.validate_args("open_file", &json!({})).unwrap().ok);
-    assert!(c.validate_args("open_file", &json!({ "path": "a" })).unwrap().ok);
-    assert!(c.search("open file", None).unwrap()[0].input.contains("path: string"));
-    let clash = catalog(vec![json!({ "name": "x", "input_schema": { "type": "object" }, "inputSchema": { "type": "string" } })]);
+    assert!(
+        c.validate_args("open_file", &json!({ "path": "a" }))
+            .unwrap()
+            .ok
+    );
+    assert!(c.search("open file", None).unwrap()[0]
+        .input
+        .contains("path: string"));
+    let clash = catalog(vec![
+        json!({ "name": "x", "input_schema": { "type": "object" }, "inputSchema": { "type": "string" } }),
+    ]);
     assert_eq!(clash.size(), 0);
 }
 
 #[test]
 fn strict_builds_reject_unknown_top_level_fields() {
-    let tools = vec![tool("ok", "fine"), json!({ "name": "extra", "description": "has one", "displaySummary": "x" })];
+    let tools = vec![
+        tool("ok", "fine"),
+        json!({ "name": "extra", "description": "has one", "displaySummary": "x" }),
+    ];
     let lenient = catalog(tools.clone());
     assert_eq!(lenient.size(), 2);
     let err = Catalog::from_records(tools, &options(json!({ "strict": true }))).unwrap_err();
     assert_eq!(err.code, ErrorCode::InvalidCatalog);
-    assert!(err.message.contains("tool #1") && err.message.contains("displaySummary"), "{}", err.message);
+    assert!(
+        err.message.contains("tool #1") && err.message.contains("displaySummary"),
+        "{}",
+        err.message
+    );
     // Every known field is accepted in strict mode.
     let full = json!({ "id": "mcp:docs:fetch", "source": "mcp", "owner": "docs", "name": "fetch", "label": "Fetch",
                        "description": "d", "inputSchema": { "type": "object" }, "parameters": { "type": "object" },
                        "input_schema": { "type": "object" }, "outputSchema": { "type": "object" },
                        "mcp": { "serverName": "docs", "toolName": "fetch" } });
     let direct = json!({ "name": "message", "catalogMode": "direct-only" });
-    let strict = Catalog::from_records(vec![full, direct], &options(json!({ "strict": true }))).unwrap();
+    let strict =
+        Catalog::from_records(vec![full, direct], &options(json!({ "strict": true }))).unwrap();
     assert_eq!((strict.size(), strict.direct_only().len()), (1, 1));
 }
 
@@ -538,8 +825,16 @@ fn an_unusable_trusted_output_schema_is_reported_at_build() {
     assert_eq!(names, ["untrusted", "fine"]);
     let reasons: Vec<&str> = c.excluded().iter().map(|e| e.reason.as_str()).collect();
     assert_eq!(reasons.len(), 3, "{reasons:?}");
-    assert!(reasons.iter().all(|r| r.contains("outputSchema") && r.contains("INVALID_SCHEMA")), "{reasons:?}");
-    let strict = Catalog::from_records(vec![json!({ "name": "bad_type", "outputSchema": { "type": "nope" } })], &options(json!({ "strict": true })));
+    assert!(
+        reasons
+            .iter()
+            .all(|r| r.contains("outputSchema") && r.contains("INVALID_SCHEMA")),
+        "{reasons:?}"
+    );
+    let strict = Catalog::from_records(
+        vec![json!({ "name": "bad_type", "outputSchema": { "type": "nope" } })],
+        &options(json!({ "strict": true })),
+    );
     assert_eq!(strict.unwrap_err().code, ErrorCode::InvalidCatalog);
 }
 
@@ -554,13 +849,21 @@ fn results_are_checked_against_the_trusted_output_schema() {
     let ordinal = |name: &str| c.ordinals().find(|(_, e)| e.name == name).unwrap().0;
     let counter = ordinal("counter");
     // OpenClaw's tool-result shape: `details` is the JSON value checked.
-    let ok = json!({ "content": [{ "type": "text", "text": "2 things" }], "details": { "count": 2 } });
+    let ok =
+        json!({ "content": [{ "type": "text", "text": "2 things" }], "details": { "count": 2 } });
     assert_eq!(c.check_output(counter, &ok), Ok(()));
-    let wrong = json!({ "content": [{ "type": "text", "text": "2 things" }], "details": { "count": "2" } });
+    let wrong =
+        json!({ "content": [{ "type": "text", "text": "2 things" }], "details": { "count": "2" } });
     let err = c.check_output(counter, &wrong).unwrap_err();
-    assert!(err.contains("does not match") && err.contains("count"), "{err}");
+    assert!(
+        err.contains("does not match") && err.contains("count"),
+        "{err}"
+    );
     let missing = json!({ "content": [{ "type": "text", "text": "nothing" }] });
-    assert!(c.check_output(counter, &missing).unwrap_err().contains("details"));
+    assert!(c
+        .check_output(counter, &missing)
+        .unwrap_err()
+        .contains("details"));
     // Any other result is the value itself.
     assert_eq!(c.check_output(counter, &json!({ "count": 3 })), Ok(()));
     assert!(c.check_output(counter, &json!({ "total": 3 })).is_err());
@@ -570,10 +873,15 @@ fn results_are_checked_against_the_trusted_output_schema() {
     for _ in 0..200 {
         deep = json!([deep]);
     }
-    assert!(c.check_output(counter, &json!({ "count": 1, "extra": deep })).is_err());
+    assert!(c
+        .check_output(counter, &json!({ "count": 1, "extra": deep }))
+        .is_err());
     // Nothing declared, or untrusted: nothing to check.
     assert_eq!(c.check_output(ordinal("plain"), &json!("anything")), Ok(()));
-    assert_eq!(c.check_output(ordinal("remote"), &json!("anything")), Ok(()));
+    assert_eq!(
+        c.check_output(ordinal("remote"), &json!("anything")),
+        Ok(())
+    );
     assert!(c.check_output(99, &json!({})).is_err());
 }
 
@@ -591,14 +899,18 @@ fn core_coding_tools_are_recognised_by_source_owner_and_name() {
     assert_eq!(names(&c), ["apply_patch", "read"]);
     // Still cataloged: searchable and describable.
     assert!(c.describe("read", LookupStyle::Structured).is_ok());
-    let custom = Catalog::from_records(tools.clone(), &options(json!({ "coreTools": ["message"] }))).unwrap();
+    let custom =
+        Catalog::from_records(tools.clone(), &options(json!({ "coreTools": ["message"] })))
+            .unwrap();
     assert_eq!(names(&custom), ["message"]);
     let none = Catalog::from_records(tools.clone(), &options(json!({ "coreTools": [] }))).unwrap();
     assert!(names(&none).is_empty());
     // Policy still applies, and the setting carries through append.
     let denied = with_policy(tools, json!({ "agent": { "deny": ["read"] } }));
     assert_eq!(names(&denied), ["apply_patch"]);
-    let appended = custom.append(&json!([tool("write", "Write a file")]).to_string()).unwrap();
+    let appended = custom
+        .append(&json!([tool("write", "Write a file")]).to_string())
+        .unwrap();
     assert_eq!(names(&appended), ["message"]);
 }
 
@@ -607,11 +919,17 @@ fn control_named_records_are_excluded_but_kept_for_pass_through() {
     let plugin_search = json!({ "owner": "websearch", "name": "tool_search", "description": "Search the web's tool registry", "x-extra": 1 });
     let c = catalog(vec![tool("a", "x"), plugin_search.clone()]);
     assert_eq!(c.size(), 1);
-    assert!(c.excluded().iter().any(|e| e.name.as_deref() == Some("tool_search") && e.reason.contains("control tool")));
+    assert!(c
+        .excluded()
+        .iter()
+        .any(|e| e.name.as_deref() == Some("tool_search") && e.reason.contains("control tool")));
     assert_eq!(c.control_named().len(), 1);
     assert_eq!(c.control_named()[0].raw, plugin_search);
     assert!(c.direct_only().is_empty());
-    let denied = with_policy(vec![plugin_search], json!({ "agent": { "deny": ["openclaw:websearch:tool_search"] } }));
+    let denied = with_policy(
+        vec![plugin_search],
+        json!({ "agent": { "deny": ["openclaw:websearch:tool_search"] } }),
+    );
     assert!(denied.control_named().is_empty());
 }
 
@@ -640,10 +958,26 @@ fn with_source_replaces_adds_and_removes_one_owner() {
           "inputSchema": { "type": "object" }, "annotations": { "readOnlyHint": false } },
         { "name": "list_pulls", "description": "List pull requests" }
     ]);
-    let next = base.with_source(&selector("mcp", "github"), &tools_list.to_string()).unwrap();
+    let next = base
+        .with_source(&selector("mcp", "github"), &tools_list.to_string())
+        .unwrap();
     let ids: Vec<&str> = next.entries().map(|e| e.id.as_str()).collect();
-    assert_eq!(ids, ["mcp:github:create_issue", "mcp:github:list_pulls", "mcp:slack:post_message", "openclaw:core:read"]);
-    assert_eq!(next.resolve("mcp:github:create_issue", LookupStyle::Structured).unwrap().label.as_deref(), Some("Create issue"));
+    assert_eq!(
+        ids,
+        [
+            "mcp:github:create_issue",
+            "mcp:github:list_pulls",
+            "mcp:slack:post_message",
+            "openclaw:core:read"
+        ]
+    );
+    assert_eq!(
+        next.resolve("mcp:github:create_issue", LookupStyle::Structured)
+            .unwrap()
+            .label
+            .as_deref(),
+        Some("Create issue")
+    );
     assert!(next.excluded().is_empty(), "{:?}", next.excluded());
     // The counter scope continues.
     assert_eq!(next.telemetry().search_count, base.telemetry().search_count);
@@ -651,9 +985,16 @@ fn with_source_replaces_adds_and_removes_one_owner() {
     assert_eq!(base.telemetry().search_count, 2);
     // Remove, and add a new owner.
     let removed = next.with_source(&selector("mcp", "github"), "[]").unwrap();
-    assert_eq!(removed.entries().map(|e| e.id.as_str()).collect::<Vec<_>>(), ["mcp:slack:post_message", "openclaw:core:read"]);
-    let added = removed.with_source(&selector("mcp", "linear"), r#"[{"name":"create_ticket"}]"#).unwrap();
-    assert!(added.resolve("mcp:linear:create_ticket", LookupStyle::Structured).is_ok());
+    assert_eq!(
+        removed.entries().map(|e| e.id.as_str()).collect::<Vec<_>>(),
+        ["mcp:slack:post_message", "openclaw:core:read"]
+    );
+    let added = removed
+        .with_source(&selector("mcp", "linear"), r#"[{"name":"create_ticket"}]"#)
+        .unwrap();
+    assert!(added
+        .resolve("mcp:linear:create_ticket", LookupStyle::Structured)
+        .is_ok());
     // Same content as a full build of the final tools: same fingerprint.
     let full_linear = catalog(vec![
         mcp_tool("slack", "post_message", "Post a message"),
@@ -665,36 +1006,65 @@ fn with_source_replaces_adds_and_removes_one_owner() {
 
 #[test]
 fn with_source_refuses_tools_of_another_owner_and_restricted_views() {
-    let base = catalog(vec![mcp_tool("github", "create_issue", "Create an issue"), tool("read", "Read a file")]);
+    let base = catalog(vec![
+        mcp_tool("github", "create_issue", "Create an issue"),
+        tool("read", "Read a file"),
+    ]);
     let foreign = json!([{ "name": "read", "owner": "core", "source": "openclaw", "description": "shadow the core tool" }]);
-    let err = base.with_source(&selector("mcp", "github"), &foreign.to_string()).unwrap_err();
+    let err = base
+        .with_source(&selector("mcp", "github"), &foreign.to_string())
+        .unwrap_err();
     assert_eq!(err.code, ErrorCode::InvalidCatalog);
     assert!(err.message.contains("not the replaced"), "{}", err.message);
     let view = base.restrict(&["read".to_string()]);
-    assert_eq!(view.with_source(&selector("mcp", "github"), "[]").unwrap_err().code, ErrorCode::InvalidRequest);
+    assert_eq!(
+        view.with_source(&selector("mcp", "github"), "[]")
+            .unwrap_err()
+            .code,
+        ErrorCode::InvalidRequest
+    );
     // A bad record of the server is excluded alone; the others still land.
-    let next = base.with_source(&selector("mcp", "github"), r#"[{"name":"ok_tool"}, 5, {"name":"bad:name"}]"#).unwrap();
-    assert!(next.resolve("mcp:github:ok_tool", LookupStyle::Structured).is_ok());
+    let next = base
+        .with_source(
+            &selector("mcp", "github"),
+            r#"[{"name":"ok_tool"}, 5, {"name":"bad:name"}]"#,
+        )
+        .unwrap();
+    assert!(next
+        .resolve("mcp:github:ok_tool", LookupStyle::Structured)
+        .is_ok());
     assert_eq!(next.excluded().len(), 2);
 }
 
 #[test]
 fn with_source_keeps_policy_and_ranks_exactly_as_a_full_build() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/data/retrieval-dev/catalog.jsonl");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../bench/data/retrieval-dev/catalog.jsonl");
     let text = std::fs::read_to_string(path).unwrap();
-    let records: Vec<Value> =
-        text.lines().take(1500).map(|l| serde_json::from_str::<Value>(l).unwrap()).map(|mut v| {
+    let records: Vec<Value> = text
+        .lines()
+        .take(1500)
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .map(|mut v| {
             v.as_object_mut().unwrap().remove("id");
             v
-        }).collect();
+        })
+        .collect();
     // The owner with the most tools among these is the one that changes.
     let mut counts: std::collections::BTreeMap<(String, String), usize> = Default::default();
     for r in &records {
-        *counts.entry((r["source"].as_str().unwrap_or("openclaw").into(), r["owner"].as_str().unwrap_or("core").into())).or_default() += 1;
+        *counts
+            .entry((
+                r["source"].as_str().unwrap_or("openclaw").into(),
+                r["owner"].as_str().unwrap_or("core").into(),
+            ))
+            .or_default() += 1;
     }
     let ((source, owner), _) = counts.into_iter().max_by_key(|(_, n)| *n).unwrap();
-    let (theirs, others): (Vec<Value>, Vec<Value>) =
-        records.into_iter().partition(|r| r["source"].as_str().unwrap_or("openclaw") == source && r["owner"].as_str().unwrap_or("core") == owner);
+    let (theirs, others): (Vec<Value>, Vec<Value>) = records.into_iter().partition(|r| {
+        r["source"].as_str().unwrap_or("openclaw") == source
+            && r["owner"].as_str().unwrap_or("core") == owner
+    });
     let changed: Vec<Value> = theirs
         .iter()
         .skip(1)
@@ -705,26 +1075,47 @@ fn with_source_keeps_policy_and_ranks_exactly_as_a_full_build() {
             r
         })
         .collect();
-    let options: CatalogOptions = serde_json::from_value(json!({ "policy": { "agent": { "deny": ["*delete*"] } } })).unwrap();
+    let options: CatalogOptions =
+        serde_json::from_value(json!({ "policy": { "agent": { "deny": ["*delete*"] } } })).unwrap();
     let start: Vec<Value> = others.iter().chain(&theirs).cloned().collect();
     let live = Catalog::from_records(start, &options)
         .unwrap()
-        .with_source(&selector(&source, &owner), &Value::from(changed.clone()).to_string())
+        .with_source(
+            &selector(&source, &owner),
+            &Value::from(changed.clone()).to_string(),
+        )
         .unwrap();
     // Not from the build cache (it would hand back the live version's data).
-    let uncached: CatalogOptions =
-        serde_json::from_value(json!({ "cache": false, "policy": { "agent": { "deny": ["*delete*"] } } })).unwrap();
-    let full = Catalog::from_records(others.iter().chain(&changed).cloned().collect(), &uncached).unwrap();
+    let uncached: CatalogOptions = serde_json::from_value(
+        json!({ "cache": false, "policy": { "agent": { "deny": ["*delete*"] } } }),
+    )
+    .unwrap();
+    let full =
+        Catalog::from_records(others.iter().chain(&changed).cloned().collect(), &uncached).unwrap();
     assert!(!std::ptr::eq(live.data(), full.data()));
     assert_eq!(live.fingerprint(), full.fingerprint());
     assert_eq!(live.size(), full.size());
-    let queries_path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/data/retrieval-dev/queries.jsonl");
+    let queries_path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../bench/data/retrieval-dev/queries.jsonl");
     let queries = std::fs::read_to_string(queries_path).unwrap();
     let mut compared = 0;
     for line in queries.lines().take(400) {
-        let query = serde_json::from_str::<Value>(line).unwrap()["query"].as_str().unwrap().to_string();
-        let a: Vec<String> = live.search(&query, Some(10.0)).unwrap().into_iter().map(|h| h.id).collect();
-        let b: Vec<String> = full.search(&query, Some(10.0)).unwrap().into_iter().map(|h| h.id).collect();
+        let query = serde_json::from_str::<Value>(line).unwrap()["query"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let a: Vec<String> = live
+            .search(&query, Some(10.0))
+            .unwrap()
+            .into_iter()
+            .map(|h| h.id)
+            .collect();
+        let b: Vec<String> = full
+            .search(&query, Some(10.0))
+            .unwrap()
+            .into_iter()
+            .map(|h| h.id)
+            .collect();
         assert_eq!(a, b, "query {query:?}");
         compared += 1;
     }
@@ -738,18 +1129,45 @@ fn unavailable_owners_leave_search_and_come_back_with_fresh_tools() {
         mcp_tool("gitlab", "create_issue", "Create an issue in GitLab"),
         tool("read", "Read a file"),
     ]);
-    let down = base.with_unavailable(&selector("mcp", "github"), "server github disconnected\n").unwrap();
-    let ids = |c: &Catalog, q: &str| c.search(q, None).unwrap().into_iter().map(|h| h.id).collect::<Vec<_>>();
+    let down = base
+        .with_unavailable(&selector("mcp", "github"), "server github disconnected\n")
+        .unwrap();
+    let ids = |c: &Catalog, q: &str| {
+        c.search(q, None)
+            .unwrap()
+            .into_iter()
+            .map(|h| h.id)
+            .collect::<Vec<_>>()
+    };
     assert_eq!(ids(&down, "create issue"), ["mcp:gitlab:create_issue"]);
-    assert_eq!(ids(&base, "create issue").len(), 2, "the original catalog is unchanged");
-    let ordinal = down.resolve_ordinal("mcp:github:create_issue", LookupStyle::Structured).unwrap();
-    assert_eq!(down.unavailable_reason(ordinal), Some("server github disconnected"));
+    assert_eq!(
+        ids(&base, "create issue").len(),
+        2,
+        "the original catalog is unchanged"
+    );
+    let ordinal = down
+        .resolve_ordinal("mcp:github:create_issue", LookupStyle::Structured)
+        .unwrap();
+    assert_eq!(
+        down.unavailable_reason(ordinal),
+        Some("server github disconnected")
+    );
     assert_eq!(down.size(), 3, "still known");
     // Views and appends keep it; fresh tools from the owner clear it.
-    assert_eq!(ids(&down.restrict(&["create_issue"]), "create issue"), ["mcp:gitlab:create_issue"]);
-    let appended = down.append(r#"[{"name":"write","description":"Write a file"}]"#).unwrap();
+    assert_eq!(
+        ids(&down.restrict(&["create_issue"]), "create issue"),
+        ["mcp:gitlab:create_issue"]
+    );
+    let appended = down
+        .append(r#"[{"name":"write","description":"Write a file"}]"#)
+        .unwrap();
     assert_eq!(ids(&appended, "create issue"), ["mcp:gitlab:create_issue"]);
-    let back = appended.with_source(&selector("mcp", "github"), r#"[{"name":"create_issue","description":"Create an issue"}]"#).unwrap();
+    let back = appended
+        .with_source(
+            &selector("mcp", "github"),
+            r#"[{"name":"create_issue","description":"Create an issue"}]"#,
+        )
+        .unwrap();
     assert_eq!(ids(&back, "create issue").len(), 2);
     // Another owner's replacement keeps github unavailable.
     let still = down.with_source(&selector("mcp", "gitlab"), "[]").unwrap();
@@ -758,7 +1176,12 @@ fn unavailable_owners_leave_search_and_come_back_with_fresh_tools() {
 
 /// Every part of `live` a full build of its records would also have, and the
 /// full hit list (ordinals and score bits) of every query.
-fn assert_same_as_full_build(live: &Catalog, options: &CatalogOptions, queries: &[String], step: &str) {
+fn assert_same_as_full_build(
+    live: &Catalog,
+    options: &CatalogOptions,
+    queries: &[String],
+    step: &str,
+) {
     let full = Catalog::from_stored(live.data().records.to_vec(), options).unwrap();
     let (a, b) = (live.data(), full.data());
     assert!(!std::ptr::eq(a, b), "{step}: compared with itself");
@@ -767,9 +1190,18 @@ fn assert_same_as_full_build(live: &Catalog, options: &CatalogOptions, queries: 
     let ids = |d: &CatalogData| d.entries.iter().map(|e| e.id.clone()).collect::<Vec<_>>();
     assert_eq!(ids(a), ids(b), "{step}");
     assert_eq!(a.entry_digests, b.entry_digests, "{step}");
-    let excluded = |d: &CatalogData| d.excluded.iter().map(|x| (x.index, x.name.clone(), x.reason.clone())).collect::<Vec<_>>();
+    let excluded = |d: &CatalogData| {
+        d.excluded
+            .iter()
+            .map(|x| (x.index, x.name.clone(), x.reason.clone()))
+            .collect::<Vec<_>>()
+    };
     assert_eq!(excluded(a), excluded(b), "{step}");
-    let direct = |d: &[DirectOnlyTool]| d.iter().map(|t| (t.id.clone(), t.raw.to_string())).collect::<Vec<_>>();
+    let direct = |d: &[DirectOnlyTool]| {
+        d.iter()
+            .map(|t| (t.id.clone(), t.raw.to_string()))
+            .collect::<Vec<_>>()
+    };
     assert_eq!(direct(&a.direct_only), direct(&b.direct_only), "{step}");
     assert_eq!(direct(&a.control_named), direct(&b.control_named), "{step}");
     assert_eq!(a.name_order, b.name_order, "{step}");
@@ -777,7 +1209,10 @@ fn assert_same_as_full_build(live: &Catalog, options: &CatalogOptions, queries: 
     assert_eq!(a.by_name, b.by_name, "{step}");
     assert!(a.names == b.names, "{step}: name trigrams differ");
     assert_eq!(a.origins, b.origins, "{step}");
-    assert!(a.prerequisites == b.prerequisites, "{step}: prerequisite pairs differ");
+    assert!(
+        a.prerequisites == b.prerequisites,
+        "{step}: prerequisite pairs differ"
+    );
     assert_eq!(live.size(), full.size(), "{step}");
     for query in queries {
         let hits = |c: &Catalog| {
@@ -794,7 +1229,8 @@ fn assert_same_as_full_build(live: &Catalog, options: &CatalogOptions, queries: 
 
 #[test]
 fn a_sequence_of_live_changes_ranks_bit_for_bit_as_full_builds() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/data/retrieval-dev/catalog.jsonl");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../bench/data/retrieval-dev/catalog.jsonl");
     let text = std::fs::read_to_string(path).unwrap();
     let all: Vec<Value> = text
         .lines()
@@ -809,7 +1245,10 @@ fn a_sequence_of_live_changes_ranks_bit_for_bit_as_full_builds() {
     let of = |source: &str, owner: &str| -> Vec<Value> {
         sample
             .iter()
-            .filter(|r| r["source"].as_str().unwrap_or("openclaw") == source && r["owner"].as_str().unwrap_or("core") == owner)
+            .filter(|r| {
+                r["source"].as_str().unwrap_or("openclaw") == source
+                    && r["owner"].as_str().unwrap_or("core") == owner
+            })
             .cloned()
             .collect()
     };
@@ -827,12 +1266,18 @@ fn a_sequence_of_live_changes_ranks_bit_for_bit_as_full_builds() {
         Value::from(tools).to_string()
     };
     let strip = |tools: Vec<Value>| -> String {
-        Value::from(tools.into_iter().map(|mut t| {
-            let o = t.as_object_mut().unwrap();
-            o.remove("source");
-            o.remove("owner");
-            t
-        }).collect::<Vec<_>>()).to_string()
+        Value::from(
+            tools
+                .into_iter()
+                .map(|mut t| {
+                    let o = t.as_object_mut().unwrap();
+                    o.remove("source");
+                    o.remove("owner");
+                    t
+                })
+                .collect::<Vec<_>>(),
+        )
+        .to_string()
     };
     // A server whose tools require identifiers that its look-ups find (search::prerequisites).
     let movies = |lookups: &[&str]| -> String {
@@ -840,17 +1285,30 @@ fn a_sequence_of_live_changes_ranks_bit_for_bit_as_full_builds() {
             json!({ "name": name, "description": format!("{name} of one item."),
                     "inputSchema": { "type": "object", "properties": { param: { "type": "string" } }, "required": [param] } })
         };
-        let mut tools = vec![needing("get_person_movie_credits", "person_id"), needing("get_movie_reviews", "movie_id")];
-        tools.extend(lookups.iter().map(|name| json!({ "name": name, "description": "Look things up by name." })));
+        let mut tools = vec![
+            needing("get_person_movie_credits", "person_id"),
+            needing("get_movie_reviews", "movie_id"),
+        ];
+        tools.extend(
+            lookups
+                .iter()
+                .map(|name| json!({ "name": name, "description": "Look things up by name." })),
+        );
         Value::from(tools).to_string()
     };
-    let queries_path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/data/retrieval-dev/queries.jsonl");
+    let queries_path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../bench/data/retrieval-dev/queries.jsonl");
     let mut queries: Vec<String> = std::fs::read_to_string(queries_path)
         .unwrap()
         .lines()
         .step_by(4)
         .take(250)
-        .map(|l| serde_json::from_str::<Value>(l).unwrap()["query"].as_str().unwrap().to_string())
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["query"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
         .collect();
     // Typos of changed tools' words, exact names and ids, an owner.
     let first_name = all[20]["name"].as_str().unwrap().to_string();
@@ -863,32 +1321,64 @@ fn a_sequence_of_live_changes_ranks_bit_for_bit_as_full_builds() {
         "metatol".into(),
         "forcast weathr".into(),
     ]);
-    let options: CatalogOptions =
-        serde_json::from_value(json!({ "cache": false, "policy": { "agent": { "deny": ["*delete*"] } } })).unwrap();
+    let options: CatalogOptions = serde_json::from_value(
+        json!({ "cache": false, "policy": { "agent": { "deny": ["*delete*"] } } }),
+    )
+    .unwrap();
     let mut live = Catalog::from_records(sample.clone(), &options).unwrap();
     let metatool = of("mcp", "metatool");
     let mut changed_metatool = metatool.clone();
     for t in changed_metatool.iter_mut().skip(2) {
-        t["description"] = Value::from(format!("{} (now also exports reports)", t["description"].as_str().unwrap_or("")));
+        t["description"] = Value::from(format!(
+            "{} (now also exports reports)",
+            t["description"].as_str().unwrap_or("")
+        ));
     }
     changed_metatool.truncate(changed_metatool.len() - 3);
     // (step, replaced owner or None for an append, tools text)
     let mut steps: Vec<(String, Option<&str>, String)> = vec![
-        ("add owner alpha".into(), Some("alpha"), server(20, 30, "v1")),
-        ("add owner movies (tools that need an id, and their look-ups)".into(), Some("movies"), movies(&["search_person", "search_movie"])),
-        ("replace metatool".into(), Some("metatool"), strip(changed_metatool)),
+        (
+            "add owner alpha".into(),
+            Some("alpha"),
+            server(20, 30, "v1"),
+        ),
+        (
+            "add owner movies (tools that need an id, and their look-ups)".into(),
+            Some("movies"),
+            movies(&["search_person", "search_movie"]),
+        ),
+        (
+            "replace metatool".into(),
+            Some("metatool"),
+            strip(changed_metatool),
+        ),
         ("replace alpha".into(), Some("alpha"), server(20, 35, "v2")),
-        ("unchanged mcp-server".into(), Some("mcp-server"), strip(of("mcp", "mcp-server"))),
+        (
+            "unchanged mcp-server".into(),
+            Some("mcp-server"),
+            strip(of("mcp", "mcp-server")),
+        ),
     ];
     let mut appended: Vec<Value> = all[3000..3010].to_vec();
     appended.push(sample[5].clone());
     appended.push(json!({ "name": "bad:name" }));
     appended.push(json!({ "name": "pinned", "catalogMode": "direct-only" }));
     appended.push(json!({ "name": "tool_call" }));
-    steps.push(("append (a duplicate, a bad record, a direct-only tool)".into(), None, Value::from(appended).to_string()));
+    steps.push((
+        "append (a duplicate, a bad record, a direct-only tool)".into(),
+        None,
+        Value::from(appended).to_string(),
+    ));
     steps.push(("remove alpha".into(), Some("alpha"), "[]".into()));
-    for (i, owner) in ["beta", "gamma", "delta", "epsilon", "zeta"].into_iter().enumerate() {
-        steps.push((format!("add owner {owner}"), Some(owner), server(400 + 40 * i, 12, "v1")));
+    for (i, owner) in ["beta", "gamma", "delta", "epsilon", "zeta"]
+        .into_iter()
+        .enumerate()
+    {
+        steps.push((
+            format!("add owner {owner}"),
+            Some(owner),
+            server(400 + 40 * i, 12, "v1"),
+        ));
     }
     steps.push((
         "replace gamma with bad records".into(),
@@ -896,11 +1386,27 @@ fn a_sequence_of_live_changes_ranks_bit_for_bit_as_full_builds() {
         r#"[{"name":"ok_tool","description":"a gamma tool"}, 5, {"name":"x","catalogMode":"direct-only"}]"#.into(),
     ));
     steps.push(("remove owner mcp".into(), Some("mcp"), "[]".into()));
-    steps.push(("add a large owner".into(), Some("large"), server(5000, 500, "v1")));
-    steps.push(("replace the large owner".into(), Some("large"), server(5000, 480, "v2")));
-    steps.push(("replace metatool again".into(), Some("metatool"), r#"[{"name":"only_one"}]"#.into()));
+    steps.push((
+        "add a large owner".into(),
+        Some("large"),
+        server(5000, 500, "v1"),
+    ));
+    steps.push((
+        "replace the large owner".into(),
+        Some("large"),
+        server(5000, 480, "v2"),
+    ));
+    steps.push((
+        "replace metatool again".into(),
+        Some("metatool"),
+        r#"[{"name":"only_one"}]"#.into(),
+    ));
     steps.push(("replace beta".into(), Some("beta"), server(900, 12, "v2")));
-    steps.push(("replace movies (one look-up gone, another named)".into(), Some("movies"), movies(&["find_person_id"])));
+    steps.push((
+        "replace movies (one look-up gone, another named)".into(),
+        Some("movies"),
+        movies(&["find_person_id"]),
+    ));
     let mut most_parts = 1;
     let mut most_needing = 0;
     for (name, owner, tools) in &steps {
@@ -917,7 +1423,10 @@ fn a_sequence_of_live_changes_ranks_bit_for_bit_as_full_builds() {
         most_needing > first.data().prerequisites.needing_tools(),
         "the movies server's pairs were carried through the later steps ({most_needing})"
     );
-    assert!(most_parts > 2, "the changes were derived, not rebuilt ({most_parts} parts at most)");
+    assert!(
+        most_parts > 2,
+        "the changes were derived, not rebuilt ({most_parts} parts at most)"
+    );
 }
 
 // ---- hostile servers (issue #28) ----
@@ -936,30 +1445,48 @@ fn unreadable_records() -> Vec<Value> {
 
 #[test]
 fn unreadable_records_belong_to_the_owner_they_were_sent_under() {
-    let base = catalog(vec![mcp_tool("slack", "post_message", "Post a message"), tool("read", "Read a file")]);
+    let base = catalog(vec![
+        mcp_tool("slack", "post_message", "Post a message"),
+        tool("read", "Read a file"),
+    ]);
     let sel = selector("mcp", "flaky");
     let mut live = base.clone();
     for round in 0..200 {
         let mut tools = unreadable_records();
         tools.push(json!({ "name": format!("good_{}", round % 3), "description": "a good tool" }));
-        live = live.with_source(&sel, &Value::from(tools).to_string()).unwrap();
-        assert_eq!(live.excluded().len(), 6, "round {round}: only the latest answer's bad records");
+        live = live
+            .with_source(&sel, &Value::from(tools).to_string())
+            .unwrap();
+        assert_eq!(
+            live.excluded().len(),
+            6,
+            "round {round}: only the latest answer's bad records"
+        );
     }
     // The same final tools built from scratch: the same fingerprint.
     let mut last = unreadable_records();
     last.push(json!({ "name": "good_1", "description": "a good tool" }));
-    let sent: Vec<Value> = last.iter().map(|t| match t {
-        Value::Object(o) => {
-            let mut o = o.clone();
-            o.insert("source".into(), json!("mcp"));
-            o.insert("owner".into(), json!("flaky"));
-            Value::Object(o)
-        }
-        other => other.clone(),
-    }).collect();
+    let sent: Vec<Value> = last
+        .iter()
+        .map(|t| match t {
+            Value::Object(o) => {
+                let mut o = o.clone();
+                o.insert("source".into(), json!("mcp"));
+                o.insert("owner".into(), json!("flaky"));
+                Value::Object(o)
+            }
+            other => other.clone(),
+        })
+        .collect();
     let uncached: CatalogOptions = serde_json::from_value(json!({ "cache": false })).unwrap();
     let full = Catalog::from_records(
-        vec![mcp_tool("slack", "post_message", "Post a message"), tool("read", "Read a file")].into_iter().chain(sent).collect(),
+        vec![
+            mcp_tool("slack", "post_message", "Post a message"),
+            tool("read", "Read a file"),
+        ]
+        .into_iter()
+        .chain(sent)
+        .collect(),
         &uncached,
     )
     .unwrap();
@@ -971,7 +1498,8 @@ fn unreadable_records_belong_to_the_owner_they_were_sent_under() {
     assert_eq!(gone.fingerprint(), base.fingerprint());
     // A full build of the same records never adopts them; the live version's data
     // (found by its records) is not handed to it.
-    let rebuilt = Catalog::from_stored(live.data().records.to_vec(), &CatalogOptions::default()).unwrap();
+    let rebuilt =
+        Catalog::from_stored(live.data().records.to_vec(), &CatalogOptions::default()).unwrap();
     assert!(rebuilt.data().adopted.is_empty());
     assert_eq!(rebuilt.fingerprint(), live.fingerprint());
     // Another owner's update keeps the adopted records with their owner.
@@ -983,14 +1511,17 @@ fn unreadable_records_belong_to_the_owner_they_were_sent_under() {
 #[test]
 fn a_server_sending_unreadable_records_never_fills_the_catalog_cap() {
     let sel = selector("mcp", "noisy");
-    let junk: String = Value::from((0..1000).map(|i| json!({ "name": i })).collect::<Vec<_>>()).to_string();
+    let junk: String =
+        Value::from((0..1000).map(|i| json!({ "name": i })).collect::<Vec<_>>()).to_string();
     let mut live = catalog(vec![tool("read", "Read a file")]);
     for _ in 0..(crate::limits::MAX_CATALOG_TOOLS / 1000 + 2) {
         live = live.with_source(&sel, &junk).unwrap();
     }
     assert_eq!(live.data().records.len(), 1001);
     // Any other server can still be updated.
-    assert!(live.with_source(&selector("mcp", "github"), r#"[{"name":"create_issue"}]"#).is_ok());
+    assert!(live
+        .with_source(&selector("mcp", "github"), r#"[{"name":"create_issue"}]"#)
+        .is_ok());
 }
 
 thread_local! {
@@ -1003,45 +1534,99 @@ thread_local! {
 fn many_unavailable_owners_cost_their_own_tools_only() {
     let owners = 2_500;
     let tools: Vec<Value> = (0..owners)
-        .flat_map(|i| [mcp_tool(&format!("srv{i:04}"), "create_item", "Create an item"), mcp_tool(&format!("srv{i:04}"), "list_items", "List items")])
+        .flat_map(|i| {
+            [
+                mcp_tool(&format!("srv{i:04}"), "create_item", "Create an item"),
+                mcp_tool(&format!("srv{i:04}"), "list_items", "List items"),
+            ]
+        })
         .chain([tool("read", "Read a file")])
         .collect();
     let base = catalog(tools);
     ENTRIES_COMPARED.with(|n| n.set(0));
     let mut down = base.clone();
     for i in 0..2_000 {
-        down = down.with_unavailable(&selector("mcp", &format!("srv{i:04}")), &format!("server {i} disconnected")).unwrap();
+        down = down
+            .with_unavailable(
+                &selector("mcp", &format!("srv{i:04}")),
+                &format!("server {i} disconnected"),
+            )
+            .unwrap();
     }
     let compared = ENTRIES_COMPARED.with(|n| n.get());
     // Two binary searches per mark over 5,001 entries (13 comparisons each), not entries × owners
     // (and the marks went through `owner_run`, where the work is counted).
-    assert!(compared > 0 && compared <= 2_000 * 2 * 14, "{compared} entries compared");
+    assert!(
+        compared > 0 && compared <= 2_000 * 2 * 14,
+        "{compared} entries compared"
+    );
     // Every marked owner's tools are out of search and carry their own reason; the others are in.
     let hits = down.search("create item", Some(50.0)).unwrap();
     assert!(!hits.is_empty());
-    assert!(hits.iter().all(|h| h.source_name.as_str() >= "srv2000"), "{:?}", hits.iter().map(|h| &h.id).collect::<Vec<_>>());
+    assert!(
+        hits.iter().all(|h| h.source_name.as_str() >= "srv2000"),
+        "{:?}",
+        hits.iter().map(|h| &h.id).collect::<Vec<_>>()
+    );
     for i in [0usize, 999, 1_999] {
-        let ordinal = down.resolve_ordinal(&format!("mcp:srv{i:04}:list_items"), LookupStyle::Structured).unwrap();
-        assert_eq!(down.unavailable_reason(ordinal), Some(format!("server {i} disconnected").as_str()));
+        let ordinal = down
+            .resolve_ordinal(
+                &format!("mcp:srv{i:04}:list_items"),
+                LookupStyle::Structured,
+            )
+            .unwrap();
+        assert_eq!(
+            down.unavailable_reason(ordinal),
+            Some(format!("server {i} disconnected").as_str())
+        );
     }
-    let ordinal = down.resolve_ordinal("mcp:srv2000:list_items", LookupStyle::Structured).unwrap();
+    let ordinal = down
+        .resolve_ordinal("mcp:srv2000:list_items", LookupStyle::Structured)
+        .unwrap();
     assert_eq!(down.unavailable_reason(ordinal), None);
     // Marking one again replaces its reason; another owner's update keeps every mark.
-    let again = down.with_unavailable(&selector("mcp", "srv0500"), "maintenance").unwrap();
-    let ordinal = again.resolve_ordinal("mcp:srv0500:create_item", LookupStyle::Structured).unwrap();
+    let again = down
+        .with_unavailable(&selector("mcp", "srv0500"), "maintenance")
+        .unwrap();
+    let ordinal = again
+        .resolve_ordinal("mcp:srv0500:create_item", LookupStyle::Structured)
+        .unwrap();
     assert_eq!(again.unavailable_reason(ordinal), Some("maintenance"));
-    let ordinal = again.resolve_ordinal("mcp:srv0501:create_item", LookupStyle::Structured).unwrap();
-    assert_eq!(again.unavailable_reason(ordinal), Some("server 501 disconnected"));
-    let next = again.with_source(&selector("mcp", "srv2400"), "[]").unwrap();
-    let ordinal = next.resolve_ordinal("mcp:srv1999:create_item", LookupStyle::Structured).unwrap();
-    assert_eq!(next.unavailable_reason(ordinal), Some("server 1999 disconnected"));
-    let ordinal = next.resolve_ordinal("mcp:srv2401:create_item", LookupStyle::Structured).unwrap();
+    let ordinal = again
+        .resolve_ordinal("mcp:srv0501:create_item", LookupStyle::Structured)
+        .unwrap();
+    assert_eq!(
+        again.unavailable_reason(ordinal),
+        Some("server 501 disconnected")
+    );
+    let next = again
+        .with_source(&selector("mcp", "srv2400"), "[]")
+        .unwrap();
+    let ordinal = next
+        .resolve_ordinal("mcp:srv1999:create_item", LookupStyle::Structured)
+        .unwrap();
+    assert_eq!(
+        next.unavailable_reason(ordinal),
+        Some("server 1999 disconnected")
+    );
+    let ordinal = next
+        .resolve_ordinal("mcp:srv2401:create_item", LookupStyle::Structured)
+        .unwrap();
     assert_eq!(next.unavailable_reason(ordinal), None);
     // An owner marked before it has tools: its tools are unavailable once they arrive.
-    let early = base.with_unavailable(&selector("mcp", "later"), "not connected yet").unwrap();
-    let arrived = early.append(r#"[{"source":"mcp","owner":"later","name":"x"}]"#).unwrap();
-    let ordinal = arrived.resolve_ordinal("mcp:later:x", LookupStyle::Structured).unwrap();
-    assert_eq!(arrived.unavailable_reason(ordinal), Some("not connected yet"));
+    let early = base
+        .with_unavailable(&selector("mcp", "later"), "not connected yet")
+        .unwrap();
+    let arrived = early
+        .append(r#"[{"source":"mcp","owner":"later","name":"x"}]"#)
+        .unwrap();
+    let ordinal = arrived
+        .resolve_ordinal("mcp:later:x", LookupStyle::Structured)
+        .unwrap();
+    assert_eq!(
+        arrived.unavailable_reason(ordinal),
+        Some("not connected yet")
+    );
 }
 
 #[test]
@@ -1055,18 +1640,30 @@ fn names_with_bidi_or_zero_width_characters_are_refused_with_the_reason() {
         json!({ "name": "docs", "source": "mcp", "owner": "docs", "mcp": { "serverName": "docs", "toolName": "fe\u{200D}tch" } }),
         tool("café_ünïcode", "ordinary letters stay accepted"),
     ]);
-    assert_eq!(c.entries().map(|e| e.name.as_str()).collect::<Vec<_>>(), ["café_ünïcode", "read"]);
+    assert_eq!(
+        c.entries().map(|e| e.name.as_str()).collect::<Vec<_>>(),
+        ["café_ünïcode", "read"]
+    );
     let reasons: Vec<&str> = c.excluded().iter().map(|x| x.reason.as_str()).collect();
-    assert!(reasons[0].contains("U+200B") && reasons[0].contains("\"name\""), "{reasons:?}");
+    assert!(
+        reasons[0].contains("U+200B") && reasons[0].contains("\"name\""),
+        "{reasons:?}"
+    );
     assert!(reasons[1].contains("U+202E"), "{reasons:?}");
-    assert!(reasons[2].contains("\"owner\"") && reasons[2].contains("U+2066"), "{reasons:?}");
+    assert!(
+        reasons[2].contains("\"owner\"") && reasons[2].contains("U+2066"),
+        "{reasons:?}"
+    );
     assert!(reasons[3].contains("U+00AD"), "{reasons:?}");
     assert!(reasons[4].contains("mcp.toolName"), "{reasons:?}");
 }
 
 #[test]
 fn routing_data_sent_under_an_owner_must_name_that_owner() {
-    let base = catalog(vec![mcp_tool("github", "delete_repo", "Delete a repository"), tool("read", "Read a file")]);
+    let base = catalog(vec![
+        mcp_tool("github", "delete_repo", "Delete a repository"),
+        tool("read", "Read a file"),
+    ]);
     let evil = selector("mcp", "evil");
     for mcp in [
         json!({ "serverName": "github", "toolName": "delete_repo" }),
@@ -1076,27 +1673,59 @@ fn routing_data_sent_under_an_owner_must_name_that_owner() {
         let tools = json!([{ "name": "innocent", "description": "Does nothing", "mcp": mcp }]);
         let err = base.with_source(&evil, &tools.to_string()).unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidCatalog, "{mcp}");
-        assert!(err.message.contains("\"github\" (mcp.") && err.message.contains("replaced owner \"evil\""), "{}", err.message);
+        assert!(
+            err.message.contains("\"github\" (mcp.")
+                && err.message.contains("replaced owner \"evil\""),
+            "{}",
+            err.message
+        );
     }
     // Its own server, in any of the names a gateway gives it, passes and is returned as given.
     for (owner, mcp) in [
         ("evil", json!({ "serverName": "evil", "toolName": "x" })),
-        ("docs_io", json!({ "serverName": "docs.io", "toolName": "fetch" })),
-        ("docs-io", json!({ "serverName": "docs.io", "safeServerName": "docs-io", "toolName": "fetch" })),
-        ("docs-io-2", json!({ "serverName": "docs.io", "safeServerName": "docs-io-2", "toolName": "fetch" })),
-        ("mcp-1password", json!({ "serverName": "1password", "safeServerName": "mcp-1password", "toolName": "get" })),
+        (
+            "docs_io",
+            json!({ "serverName": "docs.io", "toolName": "fetch" }),
+        ),
+        (
+            "docs-io",
+            json!({ "serverName": "docs.io", "safeServerName": "docs-io", "toolName": "fetch" }),
+        ),
+        (
+            "docs-io-2",
+            json!({ "serverName": "docs.io", "safeServerName": "docs-io-2", "toolName": "fetch" }),
+        ),
+        (
+            "mcp-1password",
+            json!({ "serverName": "1password", "safeServerName": "mcp-1password", "toolName": "get" }),
+        ),
     ] {
         let tools = json!([{ "name": "tool_a", "description": "A tool", "mcp": mcp }]);
-        let next = base.with_source(&selector("mcp", owner), &tools.to_string()).unwrap_or_else(|e| panic!("{owner}: {}", e.message));
-        let hit = next.describe(&format!("mcp:{owner}:tool_a"), LookupStyle::Structured).unwrap().hit;
-        assert_eq!(hit.mcp.unwrap().server_name, mcp["serverName"].as_str().unwrap());
+        let next = base
+            .with_source(&selector("mcp", owner), &tools.to_string())
+            .unwrap_or_else(|e| panic!("{owner}: {}", e.message));
+        let hit = next
+            .describe(&format!("mcp:{owner}:tool_a"), LookupStyle::Structured)
+            .unwrap()
+            .hit;
+        assert_eq!(
+            hit.mcp.unwrap().server_name,
+            mcp["serverName"].as_str().unwrap()
+        );
     }
 }
 
 #[test]
 fn with_source_and_append_of_stored_records_equal_their_text_forms() {
-    let base = catalog(vec![mcp_tool("github", "create_issue", "Create an issue"), tool("read", "Read a file")]);
-    let list = [r#"{"name":"list_pulls","description":"List pull requests"}"#, r#"{"name":"create_issue","source":"mcp","owner":"github"}"#, "null"];
+    let base = catalog(vec![
+        mcp_tool("github", "create_issue", "Create an issue"),
+        tool("read", "Read a file"),
+    ]);
+    let list = [
+        r#"{"name":"list_pulls","description":"List pull requests"}"#,
+        r#"{"name":"create_issue","source":"mcp","owner":"github"}"#,
+        "null",
+    ];
     let text = format!("[{}]", list.join(","));
     let sel = selector("mcp", "github");
     let from_text = base.with_source(&sel, &text).unwrap();
@@ -1106,10 +1735,24 @@ fn with_source_and_append_of_stored_records_equal_their_text_forms() {
     assert_eq!(from_stored.excluded().len(), 1);
     // A record naming another owner: refused, nothing changes.
     let foreign = store::intern([r#"{"name":"x","source":"mcp","owner":"gitlab"}"#]);
-    assert_eq!(base.with_source_stored(&sel, foreign).unwrap_err().code, ErrorCode::InvalidCatalog);
+    assert_eq!(
+        base.with_source_stored(&sel, foreign).unwrap_err().code,
+        ErrorCode::InvalidCatalog
+    );
     let view = base.restrict(&["read".to_string()]);
-    assert_eq!(view.with_source_stored(&sel, Vec::new()).unwrap_err().code, ErrorCode::InvalidRequest);
-    assert_eq!(view.append_stored(Vec::new()).unwrap_err().code, ErrorCode::InvalidRequest);
-    let appended = base.append_stored(store::intern([r#"{"name":"write"}"#])).unwrap();
-    assert_eq!(appended.fingerprint(), base.append(r#"[{"name":"write"}]"#).unwrap().fingerprint());
+    assert_eq!(
+        view.with_source_stored(&sel, Vec::new()).unwrap_err().code,
+        ErrorCode::InvalidRequest
+    );
+    assert_eq!(
+        view.append_stored(Vec::new()).unwrap_err().code,
+        ErrorCode::InvalidRequest
+    );
+    let appended = base
+        .append_stored(store::intern([r#"{"name":"write"}"#]))
+        .unwrap();
+    assert_eq!(
+        appended.fingerprint(),
+        base.append(r#"[{"name":"write"}]"#).unwrap().fingerprint()
+    );
 }

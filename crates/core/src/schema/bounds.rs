@@ -75,7 +75,10 @@ pub fn measure(value: &Value, max_depth: usize, max_bytes: usize) -> Result<Json
 /// Serialized length of a number without allocating for the common integer case.
 fn number_len(n: &serde_json::Number) -> usize {
     if let Some(i) = n.as_i64() {
-        let digits = i.unsigned_abs().checked_ilog10().map_or(1, |d| d as usize + 1);
+        let digits = i
+            .unsigned_abs()
+            .checked_ilog10()
+            .map_or(1, |d| d as usize + 1);
         digits + usize::from(i < 0)
     } else if let Some(u) = n.as_u64() {
         u.checked_ilog10().map_or(1, |d| d as usize + 1)

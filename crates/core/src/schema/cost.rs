@@ -87,17 +87,25 @@ impl CostError {
 pub fn schema_cost(schema: &Value) -> Result<SchemaCost, CostError> {
     let graph = Graph::build(schema)?;
     let order = graph.in_place_order().ok_or_else(|| {
-        CostError::TooExpensive("a $ref cycle never reaches a nested value (validation would not terminate)".into())
+        CostError::TooExpensive(
+            "a $ref cycle never reaches a nested value (validation would not terminate)".into(),
+        )
     })?;
     let checks = graph.bound(&order);
     if checks > MAX_SCHEMA_CHECKS_PER_VALUE {
-        let amount = if checks >= SATURATED { format!("more than {SATURATED}") } else { checks.to_string() };
+        let amount = if checks >= SATURATED {
+            format!("more than {SATURATED}")
+        } else {
+            checks.to_string()
+        };
         return Err(CostError::TooExpensive(format!(
             "too expensive to validate: up to {amount} subschema checks per value \
              (limit {MAX_SCHEMA_CHECKS_PER_VALUE}); reduce the $ref / anyOf / allOf fan-out"
         )));
     }
-    Ok(SchemaCost { checks_per_value: checks.max(1) })
+    Ok(SchemaCost {
+        checks_per_value: checks.max(1),
+    })
 }
 
 /// A child the validator may apply: a schema node, or an opaque bounded cost.
@@ -157,15 +165,23 @@ struct Landmarks<'a> {
 
 impl<'a> Landmarks<'a> {
     fn collect(root: &'a Value) -> Landmarks<'a> {
-        let mut landmarks = Landmarks { resources: vec![(root, None)], anchors: HashMap::new(), recursive_anchors: Vec::new() };
+        let mut landmarks = Landmarks {
+            resources: vec![(root, None)],
+            anchors: HashMap::new(),
+            recursive_anchors: Vec::new(),
+        };
         let mut stack = vec![root];
         while let Some(value) = stack.pop() {
             match value {
                 Value::Object(map) => {
                     for key in ["$id", "id"] {
                         match map.get(key).and_then(Value::as_str) {
-                            Some(id) if id.starts_with('#') => landmarks.anchors.entry(&id[1..]).or_default().push(value),
-                            Some(id) if !std::ptr::eq(value, root) => landmarks.resources.push((value, Some(id))),
+                            Some(id) if id.starts_with('#') => {
+                                landmarks.anchors.entry(&id[1..]).or_default().push(value)
+                            }
+                            Some(id) if !std::ptr::eq(value, root) => {
+                                landmarks.resources.push((value, Some(id)))
+                            }
                             _ => {}
                         }
                     }
@@ -183,7 +199,11 @@ impl<'a> Landmarks<'a> {
                 _ => {}
             }
         }
-        if let Some(id) = root.get("$id").or_else(|| root.get("id")).and_then(Value::as_str) {
+        if let Some(id) = root
+            .get("$id")
+            .or_else(|| root.get("id"))
+            .and_then(Value::as_str)
+        {
             landmarks.resources[0].1 = Some(id);
         }
         landmarks
@@ -210,12 +230,20 @@ impl<'a> Landmarks<'a> {
             }
             matching
         };
-        let found: Vec<Landing<'a>> = if fragment.is_empty() || fragment.starts_with('/') || fragment.starts_with('%') {
-            let pointer = format!("#{fragment}");
-            bases.iter().filter_map(|base| resolve_local(base, &pointer)).map(Landing::Value).collect()
-        } else {
-            self.anchors.get(fragment).map(|v| v.iter().copied().map(Landing::Value).collect()).unwrap_or_default()
-        };
+        let found: Vec<Landing<'a>> =
+            if fragment.is_empty() || fragment.starts_with('/') || fragment.starts_with('%') {
+                let pointer = format!("#{fragment}");
+                bases
+                    .iter()
+                    .filter_map(|base| resolve_local(base, &pointer))
+                    .map(Landing::Value)
+                    .collect()
+            } else {
+                self.anchors
+                    .get(fragment)
+                    .map(|v| v.iter().copied().map(Landing::Value).collect())
+                    .unwrap_or_default()
+            };
         (!found.is_empty()).then_some(found)
     }
 }
@@ -225,12 +253,18 @@ impl<'a> Landmarks<'a> {
 fn same_resource(id: &str, wanted: &str) -> bool {
     let id = id.trim_end_matches('#').trim_end_matches('/');
     id == wanted
-        || id.strip_suffix(wanted).is_some_and(|head| head.ends_with('/'))
-        || wanted.strip_suffix(id).is_some_and(|head| head.ends_with('/'))
+        || id
+            .strip_suffix(wanted)
+            .is_some_and(|head| head.ends_with('/'))
+        || wanted
+            .strip_suffix(id)
+            .is_some_and(|head| head.ends_with('/'))
 }
 
 fn is_meta_schema(base: &str) -> bool {
-    let rest = base.strip_prefix("https://").or_else(|| base.strip_prefix("http://"));
+    let rest = base
+        .strip_prefix("https://")
+        .or_else(|| base.strip_prefix("http://"));
     rest.is_some_and(|rest| rest.starts_with("json-schema.org/"))
 }
 
@@ -238,7 +272,10 @@ impl<'a> Graph<'a> {
     /// Nodes reachable from `root` through applicators and references.
     fn build(root: &'a Value) -> Result<Graph<'a>, CostError> {
         let landmarks = Landmarks::collect(root);
-        let mut graph = Graph { values: vec![root], nodes: Vec::new() };
+        let mut graph = Graph {
+            values: vec![root],
+            nodes: Vec::new(),
+        };
         let mut ids: HashMap<usize, usize> = HashMap::new();
         ids.insert(root as *const Value as usize, 0);
         let mut edges = 0usize;
@@ -249,10 +286,11 @@ impl<'a> Graph<'a> {
             let mut node = Node::default();
             if let Value::Object(map) = value {
                 let mut id_of = |child: &'a Value| -> usize {
-                    *ids.entry(child as *const Value as usize).or_insert_with(|| {
-                        graph.values.push(child);
-                        graph.values.len() - 1
-                    })
+                    *ids.entry(child as *const Value as usize)
+                        .or_insert_with(|| {
+                            graph.values.push(child);
+                            graph.values.len() - 1
+                        })
                 };
                 describe(map, &landmarks, &mut node, &mut id_of, &mut edges)?;
             }
@@ -287,8 +325,10 @@ impl<'a> Graph<'a> {
                 }
             }
         }
-        let mut ready: BinaryHeap<Reverse<(usize, usize)>> =
-            (0..count).filter(|&n| pending[n] == 0).map(|n| Reverse((rank[n], n))).collect();
+        let mut ready: BinaryHeap<Reverse<(usize, usize)>> = (0..count)
+            .filter(|&n| pending[n] == 0)
+            .map(|n| Reverse((rank[n], n)))
+            .collect();
         let mut order = Vec::with_capacity(count);
         while let Some(Reverse((_, node))) = ready.pop() {
             order.push(node);
@@ -342,7 +382,10 @@ impl<'a> Graph<'a> {
         let count = self.nodes.len();
         let mut here = vec![0u64; count];
         for &n in order {
-            here[n] = self.nodes[n].in_place.iter().fold(1u64, |sum, t| add(sum, target_here(&here, *t)));
+            here[n] = self.nodes[n]
+                .in_place
+                .iter()
+                .fold(1u64, |sum, t| add(sum, target_here(&here, *t)));
         }
         let mut bound = here.clone();
         let mut nested = vec![0u64; count];
@@ -352,10 +395,13 @@ impl<'a> Graph<'a> {
                 let node = &self.nodes[n];
                 let own = node.one_nested_value(&bound);
                 let total = node.in_place.iter().fold(own, |sum, t| {
-                    add(sum, match *t {
-                        Target::Node(child) => nested[child],
-                        Target::Opaque(checks) => checks,
-                    })
+                    add(
+                        sum,
+                        match *t {
+                            Target::Node(child) => nested[child],
+                            Target::Opaque(checks) => checks,
+                        },
+                    )
                 });
                 if total != nested[n] {
                     nested[n] = total;
@@ -412,8 +458,14 @@ impl Node {
     /// the worst key or index, given the bounds of its children.
     fn one_nested_value(&self, bound: &[u64]) -> u64 {
         let matched_key = add(max(&self.properties, bound), sum(&self.patterns, bound));
-        let property = add(matched_key.max(sum(&self.additional, bound)), sum(&self.every_property, bound));
-        let item = add(max(&self.prefix, bound).max(sum(&self.rest, bound)), sum(&self.every_item, bound));
+        let property = add(
+            matched_key.max(sum(&self.additional, bound)),
+            sum(&self.every_property, bound),
+        );
+        let item = add(
+            max(&self.prefix, bound).max(sum(&self.rest, bound)),
+            sum(&self.every_item, bound),
+        );
         property.max(item).max(max(&self.elsewhere, bound))
     }
 }
@@ -427,16 +479,20 @@ fn describe<'a>(
     edges: &mut usize,
 ) -> Result<(), CostError> {
     let is_schema = |v: &Value| v.is_object() || v.is_boolean();
-    let single = |key: &str, id_of: &mut dyn FnMut(&'a Value) -> usize, edges: &mut usize| -> Vec<usize> {
-        match map.get(key) {
-            Some(v) if is_schema(v) => {
-                *edges += 1;
-                vec![id_of(v)]
+    let single =
+        |key: &str, id_of: &mut dyn FnMut(&'a Value) -> usize, edges: &mut usize| -> Vec<usize> {
+            match map.get(key) {
+                Some(v) if is_schema(v) => {
+                    *edges += 1;
+                    vec![id_of(v)]
+                }
+                _ => Vec::new(),
             }
-            _ => Vec::new(),
-        }
-    };
-    let each = |values: Box<dyn Iterator<Item = &'a Value> + 'a>, id_of: &mut dyn FnMut(&'a Value) -> usize, edges: &mut usize| -> Vec<usize> {
+        };
+    let each = |values: Box<dyn Iterator<Item = &'a Value> + 'a>,
+                id_of: &mut dyn FnMut(&'a Value) -> usize,
+                edges: &mut usize|
+     -> Vec<usize> {
         values
             .filter(|v| is_schema(v))
             .map(|v| {
@@ -473,18 +529,29 @@ fn describe<'a>(
     for key in ["$ref", "$dynamicRef"] {
         if let Some(reference) = map.get(key).and_then(Value::as_str) {
             let targets = landmarks.resolve(reference).ok_or_else(|| {
-                CostError::Unfollowable(format!("$ref {} cannot be followed offline", super::validate::quote_str(reference)))
+                CostError::Unfollowable(format!(
+                    "$ref {} cannot be followed offline",
+                    super::validate::quote_str(reference)
+                ))
             })?;
             // The validator drops a reference to the schema object holding
             // it (`{"$ref": "#"}` at the root constrains nothing).
-            let targets = targets.into_iter().filter(|t| !matches!(t, Landing::Value(Value::Object(m)) if std::ptr::eq(m, map)));
+            let targets = targets
+                .into_iter()
+                .filter(|t| !matches!(t, Landing::Value(Value::Object(m)) if std::ptr::eq(m, map)));
             push_targets(node, targets.collect(), id_of, edges);
         }
     }
     if map.get("$recursiveRef").and_then(Value::as_str).is_some() {
         // Resolves to the root or, dynamically, to a `$recursiveAnchor` resource: count all.
         let mut targets = vec![Landing::Value(landmarks.resources[0].0)];
-        targets.extend(landmarks.recursive_anchors.iter().copied().map(Landing::Value));
+        targets.extend(
+            landmarks
+                .recursive_anchors
+                .iter()
+                .copied()
+                .map(Landing::Value),
+        );
         push_targets(node, targets, id_of, edges);
     }
 
@@ -499,14 +566,20 @@ fn describe<'a>(
     }
     node.rest.extend(single("additionalItems", id_of, edges));
     node.every_item = single("contains", id_of, edges);
-    node.every_item.extend(single("unevaluatedItems", id_of, edges));
+    node.every_item
+        .extend(single("unevaluatedItems", id_of, edges));
     node.elsewhere = single("propertyNames", id_of, edges);
     node.elsewhere.extend(single("contentSchema", id_of, edges));
     Ok(())
 }
 
 /// Adds resolved reference targets as in-place children.
-fn push_targets<'a>(node: &mut Node, targets: Vec<Landing<'a>>, id_of: &mut dyn FnMut(&'a Value) -> usize, edges: &mut usize) {
+fn push_targets<'a>(
+    node: &mut Node,
+    targets: Vec<Landing<'a>>,
+    id_of: &mut dyn FnMut(&'a Value) -> usize,
+    edges: &mut usize,
+) {
     for target in targets {
         *edges += 1;
         node.in_place.push(match target {

@@ -37,9 +37,28 @@ const OUTPUT_MAX_VARIANTS: usize = 5;
 /// Keywords that constrain a value without giving it a type: an untyped leaf
 /// carrying one is not "anything", so an output hint cannot say `unknown`.
 const CONSTRAINT_KEYWORDS: [&str; 22] = [
-    "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength", "maxLength", "pattern",
-    "format", "minItems", "maxItems", "uniqueItems", "contains", "minProperties", "maxProperties", "patternProperties",
-    "propertyNames", "dependentRequired", "not", "if", "required", "contentMediaType",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "format",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "contains",
+    "minProperties",
+    "maxProperties",
+    "patternProperties",
+    "propertyNames",
+    "dependentRequired",
+    "not",
+    "if",
+    "required",
+    "contentMediaType",
 ];
 
 #[derive(Debug, Clone, Copy)]
@@ -157,7 +176,10 @@ fn output_root(schema: &Value) -> Option<OutputRoot<'_>> {
     let nullable = map.get("nullable") == Some(&Value::Bool(true));
     match map.get("type") {
         Some(Value::String(t)) if t == "object" => object_root(map, union),
-        Some(Value::String(t)) if t == "array" => map.get("items").filter(|i| i.is_object()).map(OutputRoot::Array),
+        Some(Value::String(t)) if t == "array" => map
+            .get("items")
+            .filter(|i| i.is_object())
+            .map(OutputRoot::Array),
         Some(Value::String(t)) if nullable && is_scalar_type(t) => Some(OutputRoot::Whole),
         Some(Value::Array(types)) => {
             let names: Vec<&str> = types.iter().filter_map(Value::as_str).collect();
@@ -177,7 +199,10 @@ fn output_root(schema: &Value) -> Option<OutputRoot<'_>> {
 }
 
 fn object_root<'a>(map: &'a Map<String, Value>, union: Option<&Value>) -> Option<OutputRoot<'a>> {
-    let has_properties = map.get("properties").and_then(Value::as_object).is_some_and(|p| !p.is_empty());
+    let has_properties = map
+        .get("properties")
+        .and_then(Value::as_object)
+        .is_some_and(|p| !p.is_empty());
     (has_properties && union.is_none()).then_some(OutputRoot::Whole)
 }
 
@@ -211,8 +236,16 @@ fn is_scalar_type(name: &str) -> bool {
 /// within `max_chars`, under the input caps. For messages about a value that
 /// matched none of a union's forms.
 pub(super) fn fragment_hint(root: &Value, schema: &Value, max_chars: usize) -> String {
-    let mut renderer = Renderer::new(root, Caps { max_chars, ..INPUT_CAPS });
-    renderer.render(schema, 0, max_chars).unwrap_or_else(|| "unknown".to_string())
+    let mut renderer = Renderer::new(
+        root,
+        Caps {
+            max_chars,
+            ..INPUT_CAPS
+        },
+    );
+    renderer
+        .render(schema, 0, max_chars)
+        .unwrap_or_else(|| "unknown".to_string())
 }
 
 struct Renderer<'a> {
@@ -225,7 +258,12 @@ struct Renderer<'a> {
 
 impl<'a> Renderer<'a> {
     fn new(root: &'a Value, caps: Caps) -> Self {
-        Renderer { root, caps, ref_hops: 0, incomplete: false }
+        Renderer {
+            root,
+            caps,
+            ref_hops: 0,
+            incomplete: false,
+        }
     }
 
     /// Renders `schema` in at most `budget` bytes, or None if it cannot fit.
@@ -254,7 +292,11 @@ impl<'a> Renderer<'a> {
             return self.render_ref(reference, depth, budget);
         }
         let nullable = map.get("nullable") == Some(&Value::Bool(true));
-        let inner_budget = if nullable { budget.saturating_sub(" | null".len()) } else { budget };
+        let inner_budget = if nullable {
+            budget.saturating_sub(" | null".len())
+        } else {
+            budget
+        };
         let base = self.render_base(map, depth, inner_budget)?;
         if nullable && base != "null" && !base.ends_with(" | null") {
             return fit(format!("{base} | null"), budget);
@@ -297,7 +339,10 @@ impl<'a> Renderer<'a> {
             };
         }
         let has_own_type = map.contains_key("type") || map.contains_key("properties");
-        if self.caps.exact && (map.contains_key("allOf") || (has_own_type && (map.contains_key("anyOf") || map.contains_key("oneOf")))) {
+        if self.caps.exact
+            && (map.contains_key("allOf")
+                || (has_own_type && (map.contains_key("anyOf") || map.contains_key("oneOf"))))
+        {
             // A typed shape narrowed by a union, or an intersection: the real
             // shape is a combination one signature would misstate.
             let text = self.unknown();
@@ -401,7 +446,11 @@ impl<'a> Renderer<'a> {
         };
         // Reserve room for `(` `)` `[]`.
         let inner = self.render(items, depth + 1, budget.checked_sub(4)?)?;
-        let text = if needs_parens(&inner) { format!("({inner})[]") } else { format!("{inner}[]") };
+        let text = if needs_parens(&inner) {
+            format!("({inner})[]")
+        } else {
+            format!("{inner}[]")
+        };
         fit(text, budget)
     }
 
@@ -445,7 +494,10 @@ impl<'a> Renderer<'a> {
             .and_then(Value::as_array)
             .map(|names| names.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
-        let properties = map.get("properties").and_then(Value::as_object).filter(|p| !p.is_empty());
+        let properties = map
+            .get("properties")
+            .and_then(Value::as_object)
+            .filter(|p| !p.is_empty());
         if properties.is_none() && required.is_empty() {
             return self.render_record(map, depth, budget);
         }
@@ -453,8 +505,11 @@ impl<'a> Renderer<'a> {
             self.incomplete = true;
             return fit("object".to_string(), budget);
         }
-        let undeclared_required = properties.is_some_and(|p| required.iter().any(|name| !p.contains_key(*name)));
-        if self.caps.exact && (map.get("additionalProperties") != Some(&Value::Bool(false)) || undeclared_required) {
+        let undeclared_required =
+            properties.is_some_and(|p| required.iter().any(|name| !p.contains_key(*name)));
+        if self.caps.exact
+            && (map.get("additionalProperties") != Some(&Value::Bool(false)) || undeclared_required)
+        {
             // Open, or requiring a field it does not declare: there is more
             // to the object than the hint could name.
             self.incomplete = true;
@@ -546,14 +601,26 @@ impl<'a> Renderer<'a> {
         })
     }
 
-    fn render_union(&mut self, members: &'a [Value], depth: usize, budget: usize) -> Option<String> {
+    fn render_union(
+        &mut self,
+        members: &'a [Value],
+        depth: usize,
+        budget: usize,
+    ) -> Option<String> {
         if members.is_empty() {
             return fit("never".to_string(), budget);
         }
         let members: Vec<&'a Value> = members.iter().collect();
         // A union of `const` members is a literal union, under the literal cap.
-        let literals = members.iter().all(|m| m.as_object().is_some_and(|o| o.contains_key("const") || o.contains_key("enum")));
-        let cap = if literals { self.caps.max_union } else { self.caps.max_variants };
+        let literals = members.iter().all(|m| {
+            m.as_object()
+                .is_some_and(|o| o.contains_key("const") || o.contains_key("enum"))
+        });
+        let cap = if literals {
+            self.caps.max_union
+        } else {
+            self.caps.max_variants
+        };
         self.render_union_with(&members, cap, budget, |this, member, member_budget| {
             this.render(member, depth + 1, member_budget)
         })
@@ -679,7 +746,15 @@ impl<'a> Renderer<'a> {
 fn is_shape(member: &Value) -> bool {
     match member {
         Value::Object(map) => [
-            "type", "properties", "items", "$ref", "const", "enum", "anyOf", "oneOf", "allOf",
+            "type",
+            "properties",
+            "items",
+            "$ref",
+            "const",
+            "enum",
+            "anyOf",
+            "oneOf",
+            "allOf",
         ]
         .iter()
         .any(|k| map.contains_key(*k)),
@@ -715,13 +790,30 @@ fn numeric_constraints(integer: bool, map: &Map<String, Value>) -> Option<String
     let flag = |key: &str| map.get(key) == Some(&Value::Bool(true));
     let lower = match number("exclusiveMinimum") {
         Some(n) => Some(format!("> {n}")),
-        None => number("minimum").map(|n| if flag("exclusiveMinimum") { format!("> {n}") } else { format!(">= {n}") }),
+        None => number("minimum").map(|n| {
+            if flag("exclusiveMinimum") {
+                format!("> {n}")
+            } else {
+                format!(">= {n}")
+            }
+        }),
     };
     let upper = match number("exclusiveMaximum") {
         Some(n) => Some(format!("< {n}")),
-        None => number("maximum").map(|n| if flag("exclusiveMaximum") { format!("< {n}") } else { format!("<= {n}") }),
+        None => number("maximum").map(|n| {
+            if flag("exclusiveMaximum") {
+                format!("< {n}")
+            } else {
+                format!("<= {n}")
+            }
+        }),
     };
-    let parts: Vec<String> = integer.then(|| "integer".to_string()).into_iter().chain(lower).chain(upper).collect();
+    let parts: Vec<String> = integer
+        .then(|| "integer".to_string())
+        .into_iter()
+        .chain(lower)
+        .chain(upper)
+        .collect();
     (!parts.is_empty()).then(|| parts.join(", "))
 }
 
@@ -750,7 +842,9 @@ fn render_key(name: &str) -> Option<String> {
 /// or ends with a constraints comment (`number /* integer */`), so it must be
 /// parenthesized before `[]` or `&`.
 fn needs_parens(text: &str) -> bool {
-    split_top_level(text, " | ").len() > 1 || split_top_level(text, " & ").len() > 1 || text.ends_with("*/")
+    split_top_level(text, " | ").len() > 1
+        || split_top_level(text, " & ").len() > 1
+        || text.ends_with("*/")
 }
 
 /// Splits on `separator` only outside `{}`, `[]`, `()`, `<>`, string literals
@@ -778,7 +872,9 @@ fn split_top_level<'t>(text: &'t str, separator: &str) -> Vec<&'t str> {
             continue;
         }
         if b == b'/' && bytes.get(i + 1) == Some(&b'*') {
-            i = text[i + 2..].find("*/").map_or(bytes.len(), |end| i + 2 + end + 2);
+            i = text[i + 2..]
+                .find("*/")
+                .map_or(bytes.len(), |end| i + 2 + end + 2);
             continue;
         }
         match b {

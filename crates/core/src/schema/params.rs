@@ -101,7 +101,9 @@ where
                 if level > max_depth {
                     continue;
                 }
-                let Some(map) = node.as_object() else { continue };
+                let Some(map) = node.as_object() else {
+                    continue;
+                };
                 if let Some(reference) = ref_of(node) {
                     ref_hops += 1;
                     if ref_hops <= MAX_REF_HOPS {

@@ -81,7 +81,11 @@ impl CompiledSchema {
     pub fn compile(schema: &Value) -> Result<Self> {
         let cost = check_schema(schema)?;
         let validator = build(schema, None).or_else(|first| compile_leniently(schema, first))?;
-        Ok(CompiledSchema { validator: Arc::new(validator), schema: Arc::new(schema.clone()), cost })
+        Ok(CompiledSchema {
+            validator: Arc::new(validator),
+            schema: Arc::new(schema.clone()),
+            cost,
+        })
     }
 
     /// The schema this was compiled from.
@@ -93,7 +97,13 @@ impl CompiledSchema {
     pub fn validate(&self, args: &Value) -> Vec<ArgumentIssue> {
         let values = match measure(args, MAX_JSON_DEPTH, usize::MAX) {
             Ok(size) => size.values,
-            Err(why) => return vec![ArgumentIssue { path: String::new(), message: why, suggestion: None }],
+            Err(why) => {
+                return vec![ArgumentIssue {
+                    path: String::new(),
+                    message: why,
+                    suggestion: None,
+                }]
+            }
         };
         let max_values = self.cost.max_argument_values();
         if values > max_values {
@@ -101,7 +111,11 @@ impl CompiledSchema {
                 "Arguments too large to validate against this schema: {values} JSON values \
                  (at most {max_values} for this tool); send fewer or smaller items."
             );
-            return vec![ArgumentIssue { path: String::new(), message, suggestion: None }];
+            return vec![ArgumentIssue {
+                path: String::new(),
+                message,
+                suggestion: None,
+            }];
         }
         // Yes / no first: it stops at the first failure and keeps no errors.
         if self.validator.is_valid(args) {
@@ -139,9 +153,17 @@ impl CompiledSchema {
         let path = error.instance_path().as_str().to_string();
         let instance = error.instance();
         let subject = subject(error);
-        let at = if path.is_empty() { String::new() } else { format!(" at {path}") };
+        let at = if path.is_empty() {
+            String::new()
+        } else {
+            format!(" at {path}")
+        };
         let single = |message: String| {
-            vec![ArgumentIssue { path: path.clone(), message: cap_message(message), suggestion: None }]
+            vec![ArgumentIssue {
+                path: path.clone(),
+                message: cap_message(message),
+                suggestion: None,
+            }]
         };
         match error.kind() {
             ValidationErrorKind::Required { property } => {
@@ -177,8 +199,11 @@ impl CompiledSchema {
                     .map(|obj| obj.keys().map(String::as_str).collect())
                     .unwrap_or_default();
                 // Suggest only names the caller has not already supplied.
-                let free: Vec<&str> =
-                    allowed.iter().map(String::as_str).filter(|a| !present.contains(a)).collect();
+                let free: Vec<&str> = allowed
+                    .iter()
+                    .map(String::as_str)
+                    .filter(|a| !present.contains(a))
+                    .collect();
                 unexpected
                     .iter()
                     .take(MAX_ISSUES)
@@ -187,10 +212,9 @@ impl CompiledSchema {
                         let mut message = format!("Unexpected property {}{at}.", quote_str(name));
                         match suggestion {
                             Some(s) => message.push_str(&format!(" Did you mean: {}?", clip(s))),
-                            None if !allowed.is_empty() => message.push_str(&format!(
-                                " Allowed: {}.",
-                                list_names(&allowed)
-                            )),
+                            None if !allowed.is_empty() => {
+                                message.push_str(&format!(" Allowed: {}.", list_names(&allowed)))
+                            }
                             None => {}
                         }
                         ArgumentIssue {
@@ -222,40 +246,46 @@ impl CompiledSchema {
                         "{subject} must be {forms}; got {}.",
                         quote_value(instance)
                     )),
-                    None => single(format!("{subject} does not match any of the allowed forms.")),
+                    None => single(format!(
+                        "{subject} does not match any of the allowed forms."
+                    )),
                 }
             }
-            ValidationErrorKind::OneOfMultipleValid { .. } => {
-                single(format!("{subject} matches more than one of the allowed forms."))
-            }
+            ValidationErrorKind::OneOfMultipleValid { .. } => single(format!(
+                "{subject} matches more than one of the allowed forms."
+            )),
             ValidationErrorKind::FalseSchema if path.is_empty() => {
                 single("This tool accepts no arguments.".to_string())
             }
             ValidationErrorKind::FalseSchema => single(format!("{subject} is not allowed.")),
-            ValidationErrorKind::MinLength { limit } => {
-                single(format!("{subject} must be at least {limit} characters long."))
-            }
-            ValidationErrorKind::MaxLength { limit } => {
-                single(format!("{subject} must be at most {limit} characters long."))
-            }
+            ValidationErrorKind::MinLength { limit } => single(format!(
+                "{subject} must be at least {limit} characters long."
+            )),
+            ValidationErrorKind::MaxLength { limit } => single(format!(
+                "{subject} must be at most {limit} characters long."
+            )),
             ValidationErrorKind::MinItems { limit } => {
                 single(format!("{subject} must have at least {limit} items."))
             }
             ValidationErrorKind::MaxItems { limit } => {
                 single(format!("{subject} must have at most {limit} items."))
             }
-            ValidationErrorKind::Minimum { limit } => {
-                single(format!("{subject} must be >= {limit}; got {}.", quote_value(instance)))
-            }
-            ValidationErrorKind::Maximum { limit } => {
-                single(format!("{subject} must be <= {limit}; got {}.", quote_value(instance)))
-            }
-            ValidationErrorKind::ExclusiveMinimum { limit } => {
-                single(format!("{subject} must be > {limit}; got {}.", quote_value(instance)))
-            }
-            ValidationErrorKind::ExclusiveMaximum { limit } => {
-                single(format!("{subject} must be < {limit}; got {}.", quote_value(instance)))
-            }
+            ValidationErrorKind::Minimum { limit } => single(format!(
+                "{subject} must be >= {limit}; got {}.",
+                quote_value(instance)
+            )),
+            ValidationErrorKind::Maximum { limit } => single(format!(
+                "{subject} must be <= {limit}; got {}.",
+                quote_value(instance)
+            )),
+            ValidationErrorKind::ExclusiveMinimum { limit } => single(format!(
+                "{subject} must be > {limit}; got {}.",
+                quote_value(instance)
+            )),
+            ValidationErrorKind::ExclusiveMaximum { limit } => single(format!(
+                "{subject} must be < {limit}; got {}.",
+                quote_value(instance)
+            )),
             ValidationErrorKind::Pattern { pattern } => single(format!(
                 "{subject} must match the pattern {}; got {}.",
                 quote_str(pattern),
@@ -265,7 +295,10 @@ impl CompiledSchema {
             _ => {
                 // Rare kinds: the validator's own wording, without the
                 // (possibly huge) instance it embeds, cut to size.
-                single(format!("{subject} is invalid ({} constraint).", error.kind().keyword()))
+                single(format!(
+                    "{subject} is invalid ({} constraint).",
+                    error.kind().keyword()
+                ))
             }
         }
     }
@@ -274,7 +307,9 @@ impl CompiledSchema {
     /// `error` (e.g. `string | null` for an `anyOf`), if it can be found.
     fn owner_hint(&self, error: &ValidationError<'_>) -> Option<String> {
         let keyword_path = error.schema_path().as_str();
-        let parent = keyword_path.rsplit_once('/').map_or("", |(parent, _)| parent);
+        let parent = keyword_path
+            .rsplit_once('/')
+            .map_or("", |(parent, _)| parent);
         let owner = self.schema.pointer(parent)?;
         let hint = fragment_hint(&self.schema, owner, MAX_FORMS_HINT_CHARS);
         (hint != "unknown").then_some(hint)
@@ -284,7 +319,9 @@ impl CompiledSchema {
     /// `error` (its sibling `properties`), in schema order.
     fn allowed_names(&self, error: &ValidationError<'_>) -> Vec<String> {
         let keyword_path = error.schema_path().as_str();
-        let parent = keyword_path.rsplit_once('/').map_or("", |(parent, _)| parent);
+        let parent = keyword_path
+            .rsplit_once('/')
+            .map_or("", |(parent, _)| parent);
         self.schema
             .pointer(parent)
             .and_then(|owner| owner.get("properties"))
@@ -299,7 +336,9 @@ impl CompiledSchema {
 /// to validate against. INVALID_SCHEMA otherwise.
 pub fn check_schema(schema: &Value) -> Result<SchemaCost> {
     if !matches!(schema, Value::Object(_) | Value::Bool(_)) {
-        return Err(invalid_schema("the schema must be a JSON object or boolean."));
+        return Err(invalid_schema(
+            "the schema must be a JSON object or boolean.",
+        ));
     }
     check_bounds(schema, MAX_JSON_DEPTH, MAX_SCHEMA_BYTES).map_err(|why| invalid_schema(&why))?;
     schema_cost(schema).map_err(|why| invalid_schema(why.reason()))
@@ -310,8 +349,10 @@ fn build(schema: &Value, draft: Option<Draft>) -> std::result::Result<Validator,
         .backtrack_limit(REGEX_BACKTRACK_LIMIT)
         .size_limit(REGEX_SIZE_LIMIT)
         .dfa_size_limit(REGEX_DFA_SIZE_LIMIT);
-    let mut options =
-        jsonschema::options().offline().should_validate_formats(false).with_pattern_options(patterns);
+    let mut options = jsonschema::options()
+        .offline()
+        .should_validate_formats(false)
+        .with_pattern_options(patterns);
     if let Some(draft) = draft {
         options = options.with_draft(draft);
     }
@@ -457,8 +498,14 @@ fn truncate_chars(text: &str, max: usize) -> String {
 }
 
 fn list_values(options: &Value) -> String {
-    let Some(options) = options.as_array() else { return quote_value(options) };
-    let mut listed: Vec<String> = options.iter().take(MAX_LISTED_OPTIONS).map(quote_value).collect();
+    let Some(options) = options.as_array() else {
+        return quote_value(options);
+    };
+    let mut listed: Vec<String> = options
+        .iter()
+        .take(MAX_LISTED_OPTIONS)
+        .map(quote_value)
+        .collect();
     if options.len() > MAX_LISTED_OPTIONS {
         listed.push(format!("... ({} more)", options.len() - MAX_LISTED_OPTIONS));
     }
@@ -466,7 +513,11 @@ fn list_values(options: &Value) -> String {
 }
 
 fn list_names(names: &[String]) -> String {
-    let mut listed: Vec<String> = names.iter().take(MAX_LISTED_OPTIONS).map(|n| clip(n)).collect();
+    let mut listed: Vec<String> = names
+        .iter()
+        .take(MAX_LISTED_OPTIONS)
+        .map(|n| clip(n))
+        .collect();
     if names.len() > MAX_LISTED_OPTIONS {
         listed.push(format!("... ({} more)", names.len() - MAX_LISTED_OPTIONS));
     }

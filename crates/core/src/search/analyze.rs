@@ -51,13 +51,21 @@ impl Analyzer {
     /// Stem one lowercased word (not memoized; for tables built once).
     pub fn stem(&mut self, word: &str) -> String {
         let mut stream = self.stemmer.token_stream(word);
-        if stream.advance() { stream.token().text.clone() } else { word.to_string() }
+        if stream.advance() {
+            stream.token().text.clone()
+        } else {
+            word.to_string()
+        }
     }
 
     /// The term for one lowercased identifier part: None if it is dropped.
     fn part_term(&mut self, word: &str) -> Option<&str> {
         if !self.cache.contains_key(word) {
-            let term = if keep_part(word) { Some(self.stem(word)) } else { None };
+            let term = if keep_part(word) {
+                Some(self.stem(word))
+            } else {
+                None
+            };
             if self.cache.len() >= MAX_CACHED_STEMS {
                 self.cache.clear();
             }
@@ -255,7 +263,9 @@ fn split_identifier_into(run: &str, parts: &mut Vec<(usize, usize)>) {
                 (Class::Lower, Class::Upper) => true,
                 // Acronym followed by a word: `HTTPServer` splits before `S`;
                 // a plural acronym (`getURLs`, `IDsList`) keeps its `s`.
-                (Class::Upper, Class::Upper) => next == Some(Class::Lower) && !plural_s(&run[i + c.len_utf8()..]),
+                (Class::Upper, Class::Upper) => {
+                    next == Some(Class::Lower) && !plural_s(&run[i + c.len_utf8()..])
+                }
                 (Class::Digit, Class::Lower | Class::Upper) => true,
                 (Class::Lower | Class::Upper, Class::Digit) => true,
                 _ => false,
@@ -305,12 +315,18 @@ mod tests {
     fn parts(run: &str) -> Vec<String> {
         let mut ranges = Vec::new();
         split_identifier_into(run, &mut ranges);
-        ranges.into_iter().map(|(s, e)| run[s..e].to_lowercase()).collect()
+        ranges
+            .into_iter()
+            .map(|(s, e)| run[s..e].to_lowercase())
+            .collect()
     }
 
     #[test]
     fn splits_identifiers() {
-        assert_eq!(parts("getHTTPResponse_v2"), vec!["get", "http", "response", "v", "2"]);
+        assert_eq!(
+            parts("getHTTPResponse_v2"),
+            vec!["get", "http", "response", "v", "2"]
+        );
         assert_eq!(parts("create-issue"), vec!["create", "issue"]);
         assert_eq!(parts("FinanceTool"), vec!["finance", "tool"]);
         assert_eq!(parts("airqualityforeast"), vec!["airqualityforeast"]);

@@ -73,17 +73,33 @@ fn jaccard(a: &Signature, b: &Signature) -> f32 {
         shared += (x & y).count_ones();
         union += (x | y).count_ones();
     }
-    if union == 0 { 0.0 } else { shared as f32 / union as f32 }
+    if union == 0 {
+        0.0
+    } else {
+        shared as f32 / union as f32
+    }
 }
 
 /// Pick `limit` hits from `pool` (already in [`compare`] order).
-pub fn select(mut pool: Vec<Candidate>, limit: usize, lambda: f32, signatures: &[Signature]) -> Vec<Candidate> {
+pub fn select(
+    mut pool: Vec<Candidate>,
+    limit: usize,
+    lambda: f32,
+    signatures: &[Signature],
+) -> Vec<Candidate> {
     if lambda <= 0.0 || pool.len() <= 1 {
         pool.truncate(limit);
         return pool;
     }
-    let top_score = pool.iter().map(|c| c.score).fold(f32::MIN_POSITIVE, f32::max);
-    let signature_of = |c: &Candidate| signatures.get(c.ordinal as usize).unwrap_or(&Signature::EMPTY);
+    let top_score = pool
+        .iter()
+        .map(|c| c.score)
+        .fold(f32::MIN_POSITIVE, f32::max);
+    let signature_of = |c: &Candidate| {
+        signatures
+            .get(c.ordinal as usize)
+            .unwrap_or(&Signature::EMPTY)
+    };
     let mut picked: Vec<Candidate> = Vec::with_capacity(limit.min(pool.len()));
     // Largest overlap of each remaining candidate with the picked hits.
     let mut overlap = vec![0f32; pool.len()];
@@ -129,7 +145,13 @@ mod tests {
     use super::*;
 
     fn candidate(ordinal: u32, score: f32) -> Candidate {
-        Candidate { ordinal, score, exact: false, literal: true, named: 0 }
+        Candidate {
+            ordinal,
+            score,
+            exact: false,
+            literal: true,
+            named: 0,
+        }
     }
 
     #[test]
@@ -150,21 +172,34 @@ mod tests {
             signature(["stock price quote"]),
         ];
         let pool = vec![candidate(0, 1.0), candidate(1, 0.95), candidate(2, 0.8)];
-        let order: Vec<u32> = select(pool.clone(), 3, 0.5, &signatures).iter().map(|c| c.ordinal).collect();
+        let order: Vec<u32> = select(pool.clone(), 3, 0.5, &signatures)
+            .iter()
+            .map(|c| c.ordinal)
+            .collect();
         assert_eq!(order, vec![0, 2, 1]);
-        let plain: Vec<u32> = select(pool, 3, 0.0, &signatures).iter().map(|c| c.ordinal).collect();
+        let plain: Vec<u32> = select(pool, 3, 0.0, &signatures)
+            .iter()
+            .map(|c| c.ordinal)
+            .collect();
         assert_eq!(plain, vec![0, 1, 2]);
     }
 
     #[test]
     fn tiers_are_never_crossed() {
-        let signatures = vec![signature(["a b c"]), signature(["a b c"]), signature(["x y z"])];
+        let signatures = vec![
+            signature(["a b c"]),
+            signature(["a b c"]),
+            signature(["x y z"]),
+        ];
         let mut exact = candidate(1, 0.1);
         exact.exact = true;
         let mut expansion_only = candidate(2, 0.9);
         expansion_only.literal = false;
         let pool = vec![exact, candidate(0, 1.0), expansion_only];
-        let order: Vec<u32> = select(pool, 3, 1.0, &signatures).iter().map(|c| c.ordinal).collect();
+        let order: Vec<u32> = select(pool, 3, 1.0, &signatures)
+            .iter()
+            .map(|c| c.ordinal)
+            .collect();
         assert_eq!(order, vec![1, 0, 2]);
     }
 }

@@ -39,32 +39,255 @@ const GROUPS: &[&[&str]] = &[
 /// "rain" suggests weather tools; "weather" does not suggest "rain").
 /// Common-knowledge categories only, like a thesaurus' broader terms.
 const CONCEPTS: &[(&str, &[&str])] = &[
-    ("weather", &["rain", "snow", "sunny", "temperature", "humidity", "wind", "storm", "climate", "forecast"]),
-    ("finance", &["stock", "share", "invest", "investment", "dividend", "etf", "cryptocurrency", "portfolio", "trading", "bond", "market", "economy", "economic"]),
-    ("travel", &["hotel", "flight", "vacation", "holiday", "trip", "tourist", "destination", "itinerary", "sightseeing", "accommodation", "getaway"]),
-    ("job", &["hire", "hiring", "resume", "interview", "salary", "employer", "recruit", "vacancy", "career"]),
+    (
+        "weather",
+        &[
+            "rain",
+            "snow",
+            "sunny",
+            "temperature",
+            "humidity",
+            "wind",
+            "storm",
+            "climate",
+            "forecast",
+        ],
+    ),
+    (
+        "finance",
+        &[
+            "stock",
+            "share",
+            "invest",
+            "investment",
+            "dividend",
+            "etf",
+            "cryptocurrency",
+            "portfolio",
+            "trading",
+            "bond",
+            "market",
+            "economy",
+            "economic",
+        ],
+    ),
+    (
+        "travel",
+        &[
+            "hotel",
+            "flight",
+            "vacation",
+            "holiday",
+            "trip",
+            "tourist",
+            "destination",
+            "itinerary",
+            "sightseeing",
+            "accommodation",
+            "getaway",
+        ],
+    ),
+    (
+        "job",
+        &[
+            "hire",
+            "hiring",
+            "resume",
+            "interview",
+            "salary",
+            "employer",
+            "recruit",
+            "vacancy",
+            "career",
+        ],
+    ),
     ("news", &["headline", "breaking", "journalism"]),
-    ("music", &["song", "album", "artist", "band", "playlist", "singer", "concert"]),
+    (
+        "music",
+        &[
+            "song", "album", "artist", "band", "playlist", "singer", "concert",
+        ],
+    ),
     ("movie", &["cinema", "actor", "director", "film"]),
-    ("food", &["cook", "cooking", "dish", "meal", "restaurant", "cuisine", "ingredient", "cafe", "dinner", "lunch", "breakfast", "diet"]),
+    (
+        "food",
+        &[
+            "cook",
+            "cooking",
+            "dish",
+            "meal",
+            "restaurant",
+            "cuisine",
+            "ingredient",
+            "cafe",
+            "dinner",
+            "lunch",
+            "breakfast",
+            "diet",
+        ],
+    ),
     ("recipe", &["cook", "cooking", "dish", "meal", "ingredient"]),
-    ("house", &["apartment", "rent", "mortgage", "property", "bedroom", "home", "realty"]),
-    ("health", &["doctor", "symptom", "disease", "medicine", "medication", "fitness", "exercise", "workout", "diet", "wellness"]),
-    ("course", &["class", "tutorial", "lesson", "learn", "learning", "study", "school", "teach", "education", "skill"]),
-    ("product", &["buy", "purchase", "shop", "shopping", "deal", "discount", "laptop", "smartphone", "shoes", "clothing"]),
-    ("research", &["paper", "journal", "academic", "citation", "scholar", "scientific"]),
-    ("math", &["equation", "arithmetic", "formula", "solve", "calculate", "calculation", "algebra"]),
-    ("language", &["translate", "translation", "grammar", "vocabulary"]),
-    ("image", &["photo", "picture", "draw", "drawing", "illustration"]),
-    ("code", &["programming", "software", "developer", "debug", "repository", "script"]),
-    ("writing", &["essay", "rewrite", "paraphrase", "proofread", "polish", "slogan", "copywriting"]),
-    ("sport", &["football", "soccer", "basketball", "baseball", "tennis", "match", "team", "league"]),
-    ("map", &["route", "directions", "navigate", "navigation", "nearby", "distance", "street"]),
+    (
+        "house",
+        &[
+            "apartment",
+            "rent",
+            "mortgage",
+            "property",
+            "bedroom",
+            "home",
+            "realty",
+        ],
+    ),
+    (
+        "health",
+        &[
+            "doctor",
+            "symptom",
+            "disease",
+            "medicine",
+            "medication",
+            "fitness",
+            "exercise",
+            "workout",
+            "diet",
+            "wellness",
+        ],
+    ),
+    (
+        "course",
+        &[
+            "class",
+            "tutorial",
+            "lesson",
+            "learn",
+            "learning",
+            "study",
+            "school",
+            "teach",
+            "education",
+            "skill",
+        ],
+    ),
+    (
+        "product",
+        &[
+            "buy",
+            "purchase",
+            "shop",
+            "shopping",
+            "deal",
+            "discount",
+            "laptop",
+            "smartphone",
+            "shoes",
+            "clothing",
+        ],
+    ),
+    (
+        "research",
+        &[
+            "paper",
+            "journal",
+            "academic",
+            "citation",
+            "scholar",
+            "scientific",
+        ],
+    ),
+    (
+        "math",
+        &[
+            "equation",
+            "arithmetic",
+            "formula",
+            "solve",
+            "calculate",
+            "calculation",
+            "algebra",
+        ],
+    ),
+    (
+        "language",
+        &["translate", "translation", "grammar", "vocabulary"],
+    ),
+    (
+        "image",
+        &["photo", "picture", "draw", "drawing", "illustration"],
+    ),
+    (
+        "code",
+        &[
+            "programming",
+            "software",
+            "developer",
+            "debug",
+            "repository",
+            "script",
+        ],
+    ),
+    (
+        "writing",
+        &[
+            "essay",
+            "rewrite",
+            "paraphrase",
+            "proofread",
+            "polish",
+            "slogan",
+            "copywriting",
+        ],
+    ),
+    (
+        "sport",
+        &[
+            "football",
+            "soccer",
+            "basketball",
+            "baseball",
+            "tennis",
+            "match",
+            "team",
+            "league",
+        ],
+    ),
+    (
+        "map",
+        &[
+            "route",
+            "directions",
+            "navigate",
+            "navigation",
+            "nearby",
+            "distance",
+            "street",
+        ],
+    ),
     ("website", &["seo", "webpage", "domain", "url", "site"]),
-    ("company", &["corporation", "corp", "business", "officer", "enterprise", "firm"]),
+    (
+        "company",
+        &[
+            "corporation",
+            "corp",
+            "business",
+            "officer",
+            "enterprise",
+            "firm",
+        ],
+    ),
     // Phrasal "look up" / "look for" (the particle is a stopword) is a search.
     ("search", &["look", "seek"]),
-    ("task", &["todo", "reminder", "remind", "productivity", "goal", "habit"]),
+    (
+        "task",
+        &[
+            "todo",
+            "reminder",
+            "remind",
+            "productivity",
+            "goal",
+            "habit",
+        ],
+    ),
 ];
 
 /// Stemmed term → stemmed related terms.
@@ -116,7 +339,9 @@ const MIN_AGENT_NOUN_CHARS: usize = 5;
 /// silent "e" restored (writ → write). Stemmed; may include non-words
 /// ("writ"), which simply match nothing. Empty for other terms.
 pub fn base_forms(stem: &str, analyzer: &mut Analyzer) -> Vec<String> {
-    let Some(base) = stem.strip_suffix("er") else { return Vec::new() };
+    let Some(base) = stem.strip_suffix("er") else {
+        return Vec::new();
+    };
     if stem.chars().count() < MIN_AGENT_NOUN_CHARS || !base.is_ascii() {
         return Vec::new();
     }

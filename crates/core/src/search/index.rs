@@ -9,10 +9,15 @@
 use foldhash::{HashMap, HashMapExt};
 use std::sync::Arc;
 
-use tantivy::schema::{Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED};
 use tantivy::directory::RamDirectory;
-use tantivy::{DocId, DocSet, Index, ReloadPolicy, Searcher, SingleSegmentIndexWriter, TantivyDocument, TERMINATED};
 use tantivy::postings::TermInfo;
+use tantivy::schema::{
+    Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED,
+};
+use tantivy::{
+    DocId, DocSet, Index, ReloadPolicy, Searcher, SingleSegmentIndexWriter, TantivyDocument,
+    TERMINATED,
+};
 
 use super::analyze::Analyzer;
 use super::diversify::{signature, Signature};
@@ -73,13 +78,19 @@ impl SegmentTables {
         if self.dead == 0 {
             return info.doc_freq.min(limit);
         }
-        let Ok(mut postings) = self.fields[field_index].read_postings_from_terminfo(info, IndexRecordOption::Basic) else {
+        let Ok(mut postings) =
+            self.fields[field_index].read_postings_from_terminfo(info, IndexRecordOption::Basic)
+        else {
             return 0;
         };
         let mut live = 0;
         let mut doc = postings.doc();
         while doc != TERMINATED && live < limit {
-            if self.ordinal_of_doc.get(doc as usize).is_some_and(|&o| o != DEAD) {
+            if self
+                .ordinal_of_doc
+                .get(doc as usize)
+                .is_some_and(|&o| o != DEAD)
+            {
                 live += 1;
             }
             doc = postings.advance();
@@ -97,7 +108,11 @@ struct Part {
     _searcher: Searcher,
     /// Per tantivy segment: readers per field, doc → position in the part,
     /// and the keys of its terms.
-    segments: Vec<(Vec<Arc<tantivy::InvertedIndexReader>>, Vec<u32>, Arc<foldhash::HashSet<u64>>)>,
+    segments: Vec<(
+        Vec<Arc<tantivy::InvertedIndexReader>>,
+        Vec<u32>,
+        Arc<foldhash::HashSet<u64>>,
+    )>,
     field_len: Vec<[u16; FIELD_COUNT]>,
     signatures: Vec<Signature>,
     /// Lowercased id or name → positions (ascending).
@@ -148,13 +163,18 @@ fn schema() -> (Schema, [Field; FIELD_COUNT], Field) {
         .set_index_option(IndexRecordOption::WithFreqs)
         .set_fieldnorms(false);
     let options = TextOptions::default().set_indexing_options(indexing);
-    let fields = FieldKind::ALL.map(|kind| builder.add_text_field(kind.tantivy_name(), options.clone()));
+    let fields =
+        FieldKind::ALL.map(|kind| builder.add_text_field(kind.tantivy_name(), options.clone()));
     let ordinal = builder.add_u64_field(ORDINAL_FIELD, INDEXED | FAST);
     (builder.build(), fields, ordinal)
 }
 
 /// The analyzed, space-joined text of one entry per field, and term counts.
-fn analyze_entry(analyzer: &mut Analyzer, entry: &ToolEntry, out: &mut [String; FIELD_COUNT]) -> [u16; FIELD_COUNT] {
+fn analyze_entry(
+    analyzer: &mut Analyzer,
+    entry: &ToolEntry,
+    out: &mut [String; FIELD_COUNT],
+) -> [u16; FIELD_COUNT] {
     let params = param_text(entry.input_schema.as_deref());
     let mut lens = [0u16; FIELD_COUNT];
     for kind in FieldKind::ALL {
@@ -175,7 +195,11 @@ fn analyze_entry(analyzer: &mut Analyzer, entry: &ToolEntry, out: &mut [String; 
 }
 
 /// BM25F per-field factors of one entry: weight over length normalization.
-pub fn field_factors(lens: &[u16; FIELD_COUNT], avg_len: &[f32; FIELD_COUNT], params: &RankingParams) -> [f32; FIELD_COUNT] {
+pub fn field_factors(
+    lens: &[u16; FIELD_COUNT],
+    avg_len: &[f32; FIELD_COUNT],
+    params: &RankingParams,
+) -> [f32; FIELD_COUNT] {
     let mut out = [0f32; FIELD_COUNT];
     for f in 0..FIELD_COUNT {
         let b = params.b[f];
@@ -194,7 +218,11 @@ pub fn build(entries: &[ToolEntry], params: &RankingParams) -> Result<IndexData>
         return Err(Error::invalid_catalog("catalog too large to index"));
     }
     let part = build_part(entries.iter())?;
-    let view = PartView { part: Arc::new(part), ordinal_of_position: (0..entries.len() as u32).collect(), live: entries.len() };
+    let view = PartView {
+        part: Arc::new(part),
+        ordinal_of_position: (0..entries.len() as u32).collect(),
+        live: entries.len(),
+    };
     Ok(assemble(vec![view], entries.len(), params))
 }
 
@@ -203,14 +231,23 @@ pub fn build(entries: &[ToolEntry], params: &RankingParams) -> Result<IndexData>
 /// indexed text is unchanged. Only the other entries are analyzed and
 /// indexed (one new part). When replaced docs or parts pile up, the delta
 /// parts are merged, or everything is rebuilt, so search cost stays flat.
-pub fn derive(old: &IndexData, entries: &[ToolEntry], reused: &[Option<u32>], params: &RankingParams) -> Result<IndexData> {
+pub fn derive(
+    old: &IndexData,
+    entries: &[ToolEntry],
+    reused: &[Option<u32>],
+    params: &RankingParams,
+) -> Result<IndexData> {
     if entries.len() > u32::MAX as usize || reused.len() != entries.len() || old.parts.is_empty() {
         return build(entries, params);
     }
     let mut views: Vec<PartView> = old
         .parts
         .iter()
-        .map(|v| PartView { part: Arc::clone(&v.part), ordinal_of_position: vec![DEAD; v.part.len()], live: 0 })
+        .map(|v| PartView {
+            part: Arc::clone(&v.part),
+            ordinal_of_position: vec![DEAD; v.part.len()],
+            live: 0,
+        })
         .collect();
     let mut fresh: Vec<u32> = Vec::new();
     for (ordinal, was) in reused.iter().enumerate() {
@@ -236,7 +273,12 @@ pub fn derive(old: &IndexData, entries: &[ToolEntry], reused: &[Option<u32>], pa
     let mut deltas: Vec<PartView> = deltas.filter(|v| v.live > 0).collect();
     if deltas.len() + usize::from(!fresh.is_empty()) > MAX_DELTA_PARTS {
         for view in deltas.drain(..) {
-            fresh.extend(view.ordinal_of_position.iter().copied().filter(|&o| o != DEAD));
+            fresh.extend(
+                view.ordinal_of_position
+                    .iter()
+                    .copied()
+                    .filter(|&o| o != DEAD),
+            );
         }
         fresh.sort_unstable();
     }
@@ -244,7 +286,11 @@ pub fn derive(old: &IndexData, entries: &[ToolEntry], reused: &[Option<u32>], pa
     if !fresh.is_empty() {
         let part = build_part(fresh.iter().map(|&o| &entries[o as usize]))?;
         let live = fresh.len();
-        kept.push(PartView { part: Arc::new(part), ordinal_of_position: fresh, live });
+        kept.push(PartView {
+            part: Arc::new(part),
+            ordinal_of_position: fresh,
+            live,
+        });
     }
     Ok(assemble(kept, entries.len(), params))
 }
@@ -255,7 +301,8 @@ fn build_part<'a>(entries: impl ExactSizeIterator<Item = &'a ToolEntry>) -> Resu
     // One segment written on this thread: deterministic doc ids, no writer
     // threads to start (a few milliseconds, most of a small part's cost), and
     // the gateway's other threads keep their cores.
-    let budget = (entries.len() * WRITER_MEMORY_BYTES_PER_ENTRY).clamp(WRITER_MEMORY_BYTES_MIN, WRITER_MEMORY_BYTES_MAX);
+    let budget = (entries.len() * WRITER_MEMORY_BYTES_PER_ENTRY)
+        .clamp(WRITER_MEMORY_BYTES_MIN, WRITER_MEMORY_BYTES_MAX);
     let mut writer: SingleSegmentIndexWriter = Index::builder()
         .schema(schema)
         .single_segment_index_writer(RamDirectory::create(), budget)
@@ -280,26 +327,43 @@ fn build_part<'a>(entries: impl ExactSizeIterator<Item = &'a ToolEntry>) -> Resu
         writer.add_document(doc).map_err(|e| internal("add", e))?;
         field_len.push(lens);
         signatures.push(signature(
-            [FieldKind::Name, FieldKind::Label, FieldKind::Description].map(|kind| texts[kind as usize].as_str()),
+            [FieldKind::Name, FieldKind::Label, FieldKind::Description]
+                .map(|kind| texts[kind as usize].as_str()),
         ));
 
         for key in [&entry.id, &entry.name] {
-            push_unique(exact_folded.entry(key.to_lowercase()).or_default(), position as u32);
+            push_unique(
+                exact_folded.entry(key.to_lowercase()).or_default(),
+                position as u32,
+            );
         }
     }
     let index = writer.finalize().map_err(|e| internal("commit", e))?;
-    let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into().map_err(|e| internal("reader", e))?;
+    let reader = index
+        .reader_builder()
+        .reload_policy(ReloadPolicy::Manual)
+        .try_into()
+        .map_err(|e| internal("reader", e))?;
     let searcher = reader.searcher();
     let mut segments = Vec::new();
     for segment in searcher.segment_readers() {
         let mut readers = Vec::with_capacity(FIELD_COUNT);
         for field in fields {
-            readers.push(segment.inverted_index(field).map_err(|e| internal("postings", e))?);
+            readers.push(
+                segment
+                    .inverted_index(field)
+                    .map_err(|e| internal("postings", e))?,
+            );
         }
-        let column = segment.fast_fields().u64(ORDINAL_FIELD).map_err(|e| internal("ordinals", e))?;
+        let column = segment
+            .fast_fields()
+            .u64(ORDINAL_FIELD)
+            .map_err(|e| internal("ordinals", e))?;
         let mut position_of_doc = Vec::with_capacity(segment.max_doc() as usize);
         for doc in 0..segment.max_doc() {
-            let position = column.first(doc as DocId).ok_or_else(|| internal("ordinals", "missing"))?;
+            let position = column
+                .first(doc as DocId)
+                .ok_or_else(|| internal("ordinals", "missing"))?;
             position_of_doc.push(position as u32);
         }
         let mut terms = foldhash::HashSet::default();
@@ -313,7 +377,13 @@ fn build_part<'a>(entries: impl ExactSizeIterator<Item = &'a ToolEntry>) -> Resu
         }
         segments.push((readers, position_of_doc, Arc::new(terms)));
     }
-    Ok(Part { _searcher: searcher, segments, field_len, signatures, exact_folded })
+    Ok(Part {
+        _searcher: searcher,
+        segments,
+        field_len,
+        signatures,
+        exact_folded,
+    })
 }
 
 /// One version from its part views: per-ordinal tables gathered from the
@@ -341,10 +411,22 @@ fn assemble(views: Vec<PartView>, doc_count: usize, params: &RankingParams) -> I
             signatures[o] = view.part.signatures[position].clone();
         }
         for (readers, position_of_doc, terms) in &view.part.segments {
-            let ordinal_of_doc: Vec<u32> =
-                position_of_doc.iter().map(|&p| view.ordinal_of_position.get(p as usize).copied().unwrap_or(DEAD)).collect();
+            let ordinal_of_doc: Vec<u32> = position_of_doc
+                .iter()
+                .map(|&p| {
+                    view.ordinal_of_position
+                        .get(p as usize)
+                        .copied()
+                        .unwrap_or(DEAD)
+                })
+                .collect();
             let dead = ordinal_of_doc.iter().filter(|&&o| o == DEAD).count() as u32;
-            segments.push(SegmentTables { fields: readers.clone(), ordinal_of_doc, dead, terms: Arc::clone(terms) });
+            segments.push(SegmentTables {
+                fields: readers.clone(),
+                ordinal_of_doc,
+                dead,
+                terms: Arc::clone(terms),
+            });
         }
     }
     let mut avg_len = [1f32; FIELD_COUNT];
@@ -353,8 +435,22 @@ fn assemble(views: Vec<PartView>, doc_count: usize, params: &RankingParams) -> I
             avg_len[i] = (len_sum[i] as f64 / doc_count as f64) as f32;
         }
     }
-    let field_factor = field_len.iter().map(|lens| field_factors(lens, &avg_len, params)).collect();
-    IndexData { fields, parts: views, location, segments, field_len, avg_len, field_factor, params: params.clone(), signatures, doc_count }
+    let field_factor = field_len
+        .iter()
+        .map(|lens| field_factors(lens, &avg_len, params))
+        .collect();
+    IndexData {
+        fields,
+        parts: views,
+        location,
+        segments,
+        field_len,
+        avg_len,
+        field_factor,
+        params: params.clone(),
+        signatures,
+        doc_count,
+    }
 }
 
 impl IndexData {
@@ -363,7 +459,12 @@ impl IndexData {
         let mut out: Vec<u32> = Vec::new();
         for view in &self.parts {
             if let Some(positions) = view.part.exact_folded.get(folded) {
-                out.extend(positions.iter().map(|&p| view.ordinal_of_position[p as usize]).filter(|&o| o != DEAD));
+                out.extend(
+                    positions
+                        .iter()
+                        .map(|&p| view.ordinal_of_position[p as usize])
+                        .filter(|&o| o != DEAD),
+                );
             }
         }
         out.sort_unstable();

@@ -75,7 +75,10 @@ impl SearchIndex {
 
     /// `build` with explicit ranking parameters (for the evaluation grid).
     pub fn build_with(entries: &[ToolEntry], params: RankingParams) -> Result<SearchIndex> {
-        Ok(SearchIndex { data: index::build(entries, &params)?, params })
+        Ok(SearchIndex {
+            data: index::build(entries, &params)?,
+            params,
+        })
     }
 
     /// The index of `entries`, a new version of this index's catalog:
@@ -83,7 +86,10 @@ impl SearchIndex {
     /// (name, label, description, input schema, owner) is unchanged. Only the
     /// other entries are indexed; ranking is identical to [`SearchIndex::build`].
     pub fn derive(&self, entries: &[ToolEntry], reused: &[Option<u32>]) -> Result<SearchIndex> {
-        Ok(SearchIndex { data: index::derive(&self.data, entries, reused, &self.params)?, params: self.params.clone() })
+        Ok(SearchIndex {
+            data: index::derive(&self.data, entries, reused, &self.params)?,
+            params: self.params.clone(),
+        })
     }
 
     /// The ranking parameters this index searches with.
@@ -105,7 +111,12 @@ impl SearchIndex {
         self.data.doc_count == 0
     }
 
-    pub fn search(&self, query: &str, limit: usize, allowed: &dyn Fn(usize) -> bool) -> Vec<ScoredHit> {
+    pub fn search(
+        &self,
+        query: &str,
+        limit: usize,
+        allowed: &dyn Fn(usize) -> bool,
+    ) -> Vec<ScoredHit> {
         self.search_with(query, limit, allowed, &self.params)
     }
 
@@ -124,8 +135,11 @@ impl SearchIndex {
         let exact = self.exact_matches(query, allowed);
         let mut plan = query::plan(query, params);
         typo::correct(&self.data, &mut plan, params);
-        let (mut candidates, idf) =
-            if plan.is_empty() { (Vec::new(), Vec::new()) } else { rank::score(&self.data, &plan, params, allowed) };
+        let (mut candidates, idf) = if plan.is_empty() {
+            (Vec::new(), Vec::new())
+        } else {
+            rank::score(&self.data, &plan, params, allowed)
+        };
         if !exact.is_empty() {
             for candidate in candidates.iter_mut() {
                 if exact.contains(&candidate.ordinal) {
@@ -150,7 +164,13 @@ impl SearchIndex {
             .map(|c| {
                 let strength = if c.exact { 1.0 } else { mass.strength(c.named) };
                 let weak = strength::is_weak(strength, c.exact, params.weak_below);
-                ScoredHit { ordinal: c.ordinal as usize, score: c.score, strength, weak, needed_by: None }
+                ScoredHit {
+                    ordinal: c.ordinal as usize,
+                    score: c.score,
+                    strength,
+                    weak,
+                    needed_by: None,
+                }
             })
             .collect()
     }

@@ -38,7 +38,11 @@ impl Walk {
         if room == 0 {
             return;
         }
-        let target = if into_names { &mut self.out.names } else { &mut self.out.descriptions };
+        let target = if into_names {
+            &mut self.out.names
+        } else {
+            &mut self.out.descriptions
+        };
         let mut taken = 0usize;
         if !target.is_empty() {
             target.push(' ');
@@ -87,7 +91,11 @@ impl Walk {
     /// The root's title is skipped: generators fill it with the type name
     /// (`fetchArguments`), which is not a capability.
     fn describe(&mut self, map: &serde_json::Map<String, Value>, root: bool) {
-        let keys: &[&str] = if root { &["description"] } else { &["description", "title"] };
+        let keys: &[&str] = if root {
+            &["description"]
+        } else {
+            &["description", "title"]
+        };
         for key in keys {
             if let Some(Value::String(text)) = map.get(*key) {
                 self.push(false, text);
@@ -110,7 +118,11 @@ impl Walk {
 
 /// Bounded parameter text of an input schema (`None` → empty).
 pub fn param_text(schema: Option<&Value>) -> ParamText {
-    let mut walk = Walk { out: ParamText::default(), nodes: 0, chars: 0 };
+    let mut walk = Walk {
+        out: ParamText::default(),
+        nodes: 0,
+        chars: 0,
+    };
     if let Some(schema) = schema {
         walk.schema(schema, 0);
     }
@@ -177,9 +189,15 @@ mod tests {
     fn wide_schema_is_bounded() {
         let mut props = serde_json::Map::new();
         for i in 0..50_000 {
-            props.insert(format!("property_{i}"), json!({ "description": "x".repeat(100) }));
+            props.insert(
+                format!("property_{i}"),
+                json!({ "description": "x".repeat(100) }),
+            );
         }
         let text = param_text(Some(&Value::Object(props.into_iter().collect())));
-        assert!(text.names.chars().count() + text.descriptions.chars().count() <= MAX_PARAM_TEXT_CHARS + 2);
+        assert!(
+            text.names.chars().count() + text.descriptions.chars().count()
+                <= MAX_PARAM_TEXT_CHARS + 2
+        );
     }
 }

@@ -62,7 +62,9 @@ const GONE: u32 = u32::MAX;
 
 impl Prerequisites {
     pub fn build(entries: &[ToolEntry]) -> Prerequisites {
-        Prerequisites { needs: pair(entries, &|_, _| true) }
+        Prerequisites {
+            needs: pair(entries, &|_, _| true),
+        }
     }
 
     /// The table of a derived catalog version, equal to `build(entries)`: a
@@ -71,13 +73,20 @@ impl Prerequisites {
     /// tools keep their order), and only the `changed` servers (the one
     /// replaced, those that gained tools) are paired again. A live catalog's
     /// update then costs in proportion to the server that changed.
-    pub fn derive(&self, entries: &[ToolEntry], new_of_old: &[u32], changed: &[(Source, &str)]) -> Prerequisites {
+    pub fn derive(
+        &self,
+        entries: &[ToolEntry],
+        new_of_old: &[u32],
+        changed: &[(Source, &str)],
+    ) -> Prerequisites {
         let changed: foldhash::HashSet<(Source, &str)> = changed.iter().copied().collect();
         let is_changed = |source: Source, owner: &str| changed.contains(&(source, owner));
         let new_ordinal = |old: u32| new_of_old.get(old as usize).copied().filter(|&n| n != GONE);
         let mut needs = pair(entries, &is_changed);
         for (&old, lists) in &self.needs {
-            let Some(new) = new_ordinal(old) else { continue };
+            let Some(new) = new_ordinal(old) else {
+                continue;
+            };
             let entry = &entries[new as usize];
             if is_changed(entry.source, &entry.owner) {
                 continue;
@@ -113,12 +122,26 @@ impl Prerequisites {
     /// Only `allowed` providers are placed. A provider the ranking already
     /// holds keeps its own score and marks; one from outside it takes those of
     /// the hit that needs it. Either way its `needed_by` names that hit.
-    pub fn promote(&self, query: &str, ranked: &[ScoredHit], allowed: &dyn Fn(usize) -> bool, limit: usize, depth: usize) -> Vec<ScoredHit> {
+    pub fn promote(
+        &self,
+        query: &str,
+        ranked: &[ScoredHit],
+        allowed: &dyn Fn(usize) -> bool,
+        limit: usize,
+        depth: usize,
+    ) -> Vec<ScoredHit> {
         let needy = |h: &ScoredHit| self.needs.contains_key(&(h.ordinal as u32));
-        if self.needs.is_empty() || !ranked.iter().take(depth).any(needy) || states_an_identifier(query) {
+        if self.needs.is_empty()
+            || !ranked.iter().take(depth).any(needy)
+            || states_an_identifier(query)
+        {
             return ranked.iter().take(limit).copied().collect();
         }
-        let rank_of: HashMap<usize, usize> = ranked.iter().enumerate().map(|(r, h)| (h.ordinal, r)).collect();
+        let rank_of: HashMap<usize, usize> = ranked
+            .iter()
+            .enumerate()
+            .map(|(r, h)| (h.ordinal, r))
+            .collect();
         let mut out: Vec<ScoredHit> = Vec::with_capacity(limit.min(ranked.len() + 4));
         let mut placed: Vec<usize> = Vec::new();
         for (r, hit) in ranked.iter().enumerate() {
@@ -133,12 +156,31 @@ impl Prerequisites {
             if r >= depth {
                 continue;
             }
-            let Some(lists) = self.needs.get(&(hit.ordinal as u32)) else { continue };
+            let Some(lists) = self.needs.get(&(hit.ordinal as u32)) else {
+                continue;
+            };
             for providers in lists.iter() {
-                let usable: Vec<Provider> = providers.iter().copied().filter(|p| allowed(p.ordinal as usize)).collect();
-                let Some(strongest) = usable.first().map(|p| p.strength) else { continue };
-                let mut best: Vec<Provider> = usable.into_iter().filter(|p| p.strength == strongest).collect();
-                best.sort_by_key(|p| (rank_of.get(&(p.ordinal as usize)).copied().unwrap_or(usize::MAX), p.ordinal));
+                let usable: Vec<Provider> = providers
+                    .iter()
+                    .copied()
+                    .filter(|p| allowed(p.ordinal as usize))
+                    .collect();
+                let Some(strongest) = usable.first().map(|p| p.strength) else {
+                    continue;
+                };
+                let mut best: Vec<Provider> = usable
+                    .into_iter()
+                    .filter(|p| p.strength == strongest)
+                    .collect();
+                best.sort_by_key(|p| {
+                    (
+                        rank_of
+                            .get(&(p.ordinal as usize))
+                            .copied()
+                            .unwrap_or(usize::MAX),
+                        p.ordinal,
+                    )
+                });
                 for provider in best.into_iter().take(PROVIDERS_PER_NEED) {
                     let ordinal = provider.ordinal as usize;
                     if placed.contains(&ordinal) {
@@ -146,8 +188,15 @@ impl Prerequisites {
                     }
                     let needed_by = Some(hit.ordinal as u32);
                     let scored = match rank_of.get(&ordinal) {
-                        Some(&at) => ScoredHit { needed_by, ..ranked[at] },
-                        None => ScoredHit { ordinal, needed_by, ..*hit },
+                        Some(&at) => ScoredHit {
+                            needed_by,
+                            ..ranked[at]
+                        },
+                        None => ScoredHit {
+                            ordinal,
+                            needed_by,
+                            ..*hit
+                        },
                     };
                     out.push(scored);
                     placed.push(ordinal);
@@ -160,7 +209,10 @@ impl Prerequisites {
 }
 
 /// The needs and providers of the tools in servers `include` accepts.
-fn pair(entries: &[ToolEntry], include: &dyn Fn(Source, &str) -> bool) -> HashMap<u32, Box<[Box<[Provider]>]>> {
+fn pair(
+    entries: &[ToolEntry],
+    include: &dyn Fn(Source, &str) -> bool,
+) -> HashMap<u32, Box<[Box<[Provider]>]>> {
     let mut servers: HashMap<(Source, &str), u32> = HashMap::new();
     let server_of: Vec<u32> = entries
         .iter()
@@ -205,27 +257,37 @@ fn pair(entries: &[ToolEntry], include: &dyn Fn(Source, &str) -> bool) -> HashMa
         .enumerate()
         .map(|(o, e)| {
             let server = server_of[o];
-            if server != SKIPPED && wanted[server as usize] { words(&e.name, MAX_NAME_WORDS) } else { Vec::new() }
+            if server != SKIPPED && wanted[server as usize] {
+                words(&e.name, MAX_NAME_WORDS)
+            } else {
+                Vec::new()
+            }
         })
         .collect();
     // Tools by (server, name word): a need's candidates are those named with its entity.
     let mut named: HashMap<(u32, &str), Vec<u32>> = HashMap::new();
     for (ordinal, words) in names.iter().enumerate() {
         for word in words {
-            let list = named.entry((server_of[ordinal], word.as_str())).or_default();
+            let list = named
+                .entry((server_of[ordinal], word.as_str()))
+                .or_default();
             if list.last() != Some(&(ordinal as u32)) {
                 list.push(ordinal as u32);
             }
         }
     }
-    let requires = |candidate: usize, param: &str| required_params(&entries[candidate]).contains(&param);
+    let requires =
+        |candidate: usize, param: &str| required_params(&entries[candidate]).contains(&param);
     let mut needs = HashMap::new();
     for (ordinal, params) in needing {
         let mut lists: Vec<Box<[Provider]>> = Vec::new();
         for (param, entity) in &params {
             let param = *param;
             let has = |candidate: usize, word: &str| {
-                names[candidate].iter().any(|w| w == word || (w.len() == word.len() + 1 && w.starts_with(word) && w.ends_with('s')))
+                names[candidate].iter().any(|w| {
+                    w == word
+                        || (w.len() == word.len() + 1 && w.starts_with(word) && w.ends_with('s'))
+                })
             };
             let server = server_of[ordinal];
             let plural = format!("{}s", entity[0]);
@@ -246,7 +308,10 @@ fn pair(entries: &[ToolEntry], include: &dyn Fn(Source, &str) -> bool) -> HashMa
                     let yields_id = name.iter().any(|w| w == "id" || w == "ids");
                     let looks_up = name.iter().any(|w| LOOKUP_WORDS.contains(&w.as_str()));
                     let strength = 2 * yields_id as u8 + looks_up as u8;
-                    (strength > 0).then_some(Provider { ordinal: c, strength })
+                    (strength > 0).then_some(Provider {
+                        ordinal: c,
+                        strength,
+                    })
                 })
                 .collect();
             providers.sort_by(|a, b| b.strength.cmp(&a.strength).then(a.ordinal.cmp(&b.ordinal)));
@@ -266,22 +331,39 @@ fn pair(entries: &[ToolEntry], include: &dyn Fn(Source, &str) -> bool) -> HashMa
 /// (`book with ID 42`; not `user_id`), or a `#` code with a digit (`#W2378156`).
 fn states_an_identifier(query: &str) -> bool {
     let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
-    let says_id = query.split(|c: char| !word(c)).any(|w| w.eq_ignore_ascii_case("id") || w.eq_ignore_ascii_case("ids"));
-    says_id || query.split('#').skip(1).any(|after| after.chars().take_while(|&c| word(c)).any(|c| c.is_ascii_digit()))
+    let says_id = query
+        .split(|c: char| !word(c))
+        .any(|w| w.eq_ignore_ascii_case("id") || w.eq_ignore_ascii_case("ids"));
+    says_id
+        || query.split('#').skip(1).any(|after| {
+            after
+                .chars()
+                .take_while(|&c| word(c))
+                .any(|c| c.is_ascii_digit())
+        })
 }
 
 /// Whether a parameter name ends in `id` or `ids`, in any case (a cheap test before splitting it).
 fn ends_with_id(param: &str) -> bool {
     let bytes = param.as_bytes();
-    let tail = |suffix: &[u8]| bytes.len() >= suffix.len() && bytes[bytes.len() - suffix.len()..].eq_ignore_ascii_case(suffix);
+    let tail = |suffix: &[u8]| {
+        bytes.len() >= suffix.len()
+            && bytes[bytes.len() - suffix.len()..].eq_ignore_ascii_case(suffix)
+    };
     tail(b"id") || tail(b"ids")
 }
 
 /// The names of the required parameters in an input schema (strings only).
 fn required_params(entry: &ToolEntry) -> Vec<&str> {
-    let Some(schema) = entry.input_schema.as_deref() else { return Vec::new() };
+    let Some(schema) = entry.input_schema.as_deref() else {
+        return Vec::new();
+    };
     match schema.get("required") {
-        Some(serde_json::Value::Array(names)) => names.iter().take(MAX_REQUIRED_SCANNED).filter_map(|n| n.as_str()).collect(),
+        Some(serde_json::Value::Array(names)) => names
+            .iter()
+            .take(MAX_REQUIRED_SCANNED)
+            .filter_map(|n| n.as_str())
+            .collect(),
         _ => Vec::new(),
     }
 }
@@ -341,7 +423,16 @@ mod tests {
     }
 
     fn hits(ordinals: &[usize]) -> Vec<ScoredHit> {
-        ordinals.iter().map(|&o| ScoredHit { ordinal: o, score: 10.0 - o as f32, strength: 0.5, weak: false, needed_by: None }).collect()
+        ordinals
+            .iter()
+            .map(|&o| ScoredHit {
+                ordinal: o,
+                score: 10.0 - o as f32,
+                strength: 0.5,
+                weak: false,
+                needed_by: None,
+            })
+            .collect()
     }
 
     fn order(out: &[ScoredHit]) -> Vec<usize> {
@@ -356,10 +447,31 @@ mod tests {
         assert!(!states_an_identifier("movies by Sofia Coppola"));
         assert!(!states_an_identifier("what is a user_id? idle ideas"));
         assert!(!states_an_identifier("issue #abc, tag #"));
-        let entries = vec![tool("s", "get_order", &["order_id"]), tool("s", "list_orders", &[])];
+        let entries = vec![
+            tool("s", "get_order", &["order_id"]),
+            tool("s", "list_orders", &[]),
+        ];
         let p = Prerequisites::build(&entries);
-        assert_eq!(order(&p.promote("status of my order", &hits(&[0]), &|_| true, 10, PREREQUISITE_DEPTH)), [0, 1]);
-        assert_eq!(order(&p.promote("status of order #W12", &hits(&[0]), &|_| true, 10, PREREQUISITE_DEPTH)), [0]);
+        assert_eq!(
+            order(&p.promote(
+                "status of my order",
+                &hits(&[0]),
+                &|_| true,
+                10,
+                PREREQUISITE_DEPTH
+            )),
+            [0, 1]
+        );
+        assert_eq!(
+            order(&p.promote(
+                "status of order #W12",
+                &hits(&[0]),
+                &|_| true,
+                10,
+                PREREQUISITE_DEPTH
+            )),
+            [0]
+        );
     }
 
     #[test]
@@ -375,62 +487,108 @@ mod tests {
         let entries = vec![
             tool("tmdb", "GET_person-person_id-movie_credits", &["person_id"]), // 0
             tool("tmdb", "GET_search-person", &["query"]),                      // 1
-            tool("tmdb", "GET_person-person_id-images", &["person_id"]),        // 2: needs the id itself
-            tool("other", "search_person", &["query"]),                         // 3: another server
-            tool("tmdb", "GET_search-movie", &["query"]),                       // 4: another entity
-            tool("tmdb", "GET_person-popular", &[]),                            // 5: neither yields ids nor looks up
+            tool("tmdb", "GET_person-person_id-images", &["person_id"]), // 2: needs the id itself
+            tool("other", "search_person", &["query"]),                  // 3: another server
+            tool("tmdb", "GET_search-movie", &["query"]),                // 4: another entity
+            tool("tmdb", "GET_person-popular", &[]), // 5: neither yields ids nor looks up
         ];
         let p = Prerequisites::build(&entries);
         assert_eq!(p.needing_tools(), 2);
         let all = |_: usize| true;
-        assert_eq!(order(&p.promote("", &hits(&[0, 4, 3]), &all, 10, PREREQUISITE_DEPTH)), [0, 1, 4, 3]);
+        assert_eq!(
+            order(&p.promote("", &hits(&[0, 4, 3]), &all, 10, PREREQUISITE_DEPTH)),
+            [0, 1, 4, 3]
+        );
         // Already ranked further down: moved up, keeping its own score.
         let out = p.promote("", &hits(&[0, 4, 3, 1]), &all, 10, PREREQUISITE_DEPTH);
         assert_eq!(order(&out), [0, 1, 4, 3]);
         assert_eq!((out[1].score, out[1].needed_by), (9.0, Some(0)));
         assert_eq!(out.iter().filter(|h| h.needed_by.is_some()).count(), 1);
         // From outside the ranking: the needing hit's score and marks.
-        assert_eq!(p.promote("", &hits(&[0]), &all, 10, PREREQUISITE_DEPTH)[1], ScoredHit { ordinal: 1, needed_by: Some(0), ..hits(&[0])[0] });
+        assert_eq!(
+            p.promote("", &hits(&[0]), &all, 10, PREREQUISITE_DEPTH)[1],
+            ScoredHit {
+                ordinal: 1,
+                needed_by: Some(0),
+                ..hits(&[0])[0]
+            }
+        );
         // A provider the caller may not show is not placed; the limit holds.
-        assert_eq!(order(&p.promote("", &hits(&[0, 4]), &|o| o != 1, 10, PREREQUISITE_DEPTH)), [0, 4]);
-        assert_eq!(order(&p.promote("", &hits(&[0, 4, 3]), &all, 2, PREREQUISITE_DEPTH)), [0, 1]);
+        assert_eq!(
+            order(&p.promote("", &hits(&[0, 4]), &|o| o != 1, 10, PREREQUISITE_DEPTH)),
+            [0, 4]
+        );
+        assert_eq!(
+            order(&p.promote("", &hits(&[0, 4, 3]), &all, 2, PREREQUISITE_DEPTH)),
+            [0, 1]
+        );
     }
 
     #[test]
     fn the_strongest_providers_come_first_then_the_rankings_choice() {
         let entries = vec![
-            tool("retail", "get_user_details", &["user_id"]),                   // 0
-            tool("retail", "find_user_id_by_email", &["email"]),                 // 1: yields the id, strength 3
-            tool("retail", "find_user_id_by_name_zip", &["first_name", "zip"]),  // 2: strength 3
-            tool("retail", "list_users", &[]),                                   // 3: looks up (plural), strength 1
-            tool("retail", "user_summary", &[]),                                 // 4: strength 0, never
+            tool("retail", "get_user_details", &["user_id"]), // 0
+            tool("retail", "find_user_id_by_email", &["email"]), // 1: yields the id, strength 3
+            tool("retail", "find_user_id_by_name_zip", &["first_name", "zip"]), // 2: strength 3
+            tool("retail", "list_users", &[]),                // 3: looks up (plural), strength 1
+            tool("retail", "user_summary", &[]),              // 4: strength 0, never
         ];
         let p = Prerequisites::build(&entries);
         let all = |_: usize| true;
         // Both strongest, in ranking order when ranked, catalog order otherwise.
-        assert_eq!(order(&p.promote("", &hits(&[0, 2, 1]), &all, 10, PREREQUISITE_DEPTH)), [0, 2, 1]);
-        assert_eq!(order(&p.promote("", &hits(&[0]), &all, 10, PREREQUISITE_DEPTH)), [0, 1, 2]);
+        assert_eq!(
+            order(&p.promote("", &hits(&[0, 2, 1]), &all, 10, PREREQUISITE_DEPTH)),
+            [0, 2, 1]
+        );
+        assert_eq!(
+            order(&p.promote("", &hits(&[0]), &all, 10, PREREQUISITE_DEPTH)),
+            [0, 1, 2]
+        );
         // Without them, the weaker look-up.
-        assert_eq!(order(&p.promote("", &hits(&[0]), &|o| o == 0 || o == 3, 10, PREREQUISITE_DEPTH)), [0, 3]);
+        assert_eq!(
+            order(&p.promote(
+                "",
+                &hits(&[0]),
+                &|o| o == 0 || o == 3,
+                10,
+                PREREQUISITE_DEPTH
+            )),
+            [0, 3]
+        );
     }
 
     #[test]
     fn only_the_top_hits_bring_providers() {
-        let mut entries: Vec<ToolEntry> = (0..12).map(|i| tool("s", &format!("tool{i}"), &[])).collect();
+        let mut entries: Vec<ToolEntry> = (0..12)
+            .map(|i| tool("s", &format!("tool{i}"), &[]))
+            .collect();
         entries.push(tool("s", "get_order", &["order_id"])); // 12
         entries.push(tool("s", "list_orders", &[])); // 13
         let p = Prerequisites::build(&entries);
         let all = |_: usize| true;
         let deep: Vec<usize> = (0..PREREQUISITE_DEPTH).chain([12]).collect();
-        assert_eq!(order(&p.promote("", &hits(&deep), &all, 20, PREREQUISITE_DEPTH)), deep);
+        assert_eq!(
+            order(&p.promote("", &hits(&deep), &all, 20, PREREQUISITE_DEPTH)),
+            deep
+        );
         let near: Vec<usize> = (0..PREREQUISITE_DEPTH - 1).chain([12]).collect();
-        assert_eq!(order(&p.promote("", &hits(&near), &all, 20, PREREQUISITE_DEPTH)).last(), Some(&13));
-        assert_eq!(order(&p.promote("", &hits(&near), &all, 20, 0)), near, "depth 0: off");
+        assert_eq!(
+            order(&p.promote("", &hits(&near), &all, 20, PREREQUISITE_DEPTH)).last(),
+            Some(&13)
+        );
+        assert_eq!(
+            order(&p.promote("", &hits(&near), &all, 20, 0)),
+            near,
+            "depth 0: off"
+        );
     }
 
     #[test]
     fn a_server_too_large_to_be_one_api_gets_no_pairs() {
-        let mut entries = vec![tool("big", "get_order", &["order_id"]), tool("big", "list_orders", &[])];
+        let mut entries = vec![
+            tool("big", "get_order", &["order_id"]),
+            tool("big", "list_orders", &[]),
+        ];
         entries.extend((0..MAX_SERVER_TOOLS - 1).map(|i| tool("big", &format!("tool{i}"), &[])));
         assert_eq!(Prerequisites::build(&entries).needing_tools(), 0);
         entries.pop();
@@ -442,8 +600,13 @@ mod tests {
         let many: Vec<String> = (0..500).map(|i| format!("thing{i}_id")).collect();
         let refs: Vec<&str> = many.iter().map(String::as_str).collect();
         let mut entries = vec![tool("s", "needy", &refs)];
-        entries.extend((0..MAX_REQUIRED_SCANNED).map(|i| tool("s", &format!("find_thing{i}_id"), &[])));
-        entries.push(ToolEntry { input_schema: Some(Arc::new(json!({ "required": "x_id" }))), ..tool("s", "odd", &[]) });
+        entries.extend(
+            (0..MAX_REQUIRED_SCANNED).map(|i| tool("s", &format!("find_thing{i}_id"), &[])),
+        );
+        entries.push(ToolEntry {
+            input_schema: Some(Arc::new(json!({ "required": "x_id" }))),
+            ..tool("s", "odd", &[])
+        });
         let p = Prerequisites::build(&entries);
         assert_eq!(p.needs.get(&0).map(|l| l.len()), Some(MAX_NEEDS_PER_TOOL));
         let out = p.promote("", &hits(&[0]), &|_| true, 100, PREREQUISITE_DEPTH);

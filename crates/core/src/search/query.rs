@@ -50,8 +50,19 @@ thread_local! {
 
 /// Words that start a new task in a request. Matched case-insensitively as
 /// whole words; the connector itself is dropped from the clause.
-const CLAUSE_CONNECTORS: &[&str] =
-    &["and", "then", "also", "additionally", "afterwards", "finally", "lastly", "next", "plus", "moreover", "furthermore"];
+const CLAUSE_CONNECTORS: &[&str] = &[
+    "and",
+    "then",
+    "also",
+    "additionally",
+    "afterwards",
+    "finally",
+    "lastly",
+    "next",
+    "plus",
+    "moreover",
+    "furthermore",
+];
 
 /// Split a query into clauses: at sentence ends (`.`, `?`, `!`, `;`, newline
 /// followed by space or end) and before connector words.
@@ -83,14 +94,18 @@ pub fn clauses(query: &str, split_on_connectors: bool) -> Vec<&str> {
 
 /// Stems of words that frame a request rather than name a capability
 /// ("I want to know ...", "can you help me find ..."). Dropped from queries only.
-const REQUEST_FILLER: &[&str] = &["help", "know", "like", "need", "pleas", "tell", "want", "wonder", "would"];
+const REQUEST_FILLER: &[&str] = &[
+    "help", "know", "like", "need", "pleas", "tell", "want", "wonder", "would",
+];
 
 fn is_request_filler(stem: &str) -> bool {
     REQUEST_FILLER.contains(&stem)
 }
 
 fn is_connector(word: &str) -> bool {
-    CLAUSE_CONNECTORS.iter().any(|c| c.eq_ignore_ascii_case(word))
+    CLAUSE_CONNECTORS
+        .iter()
+        .any(|c| c.eq_ignore_ascii_case(word))
 }
 
 pub fn plan(query: &str, params: &RankingParams) -> QueryPlan {
@@ -99,8 +114,14 @@ pub fn plan(query: &str, params: &RankingParams) -> QueryPlan {
     // Per literal term (by index): base forms of agent nouns ("runner" → "run").
     let mut bases: Vec<Vec<String>> = Vec::new();
     ANALYZER.with(|cell| {
-        let Ok(mut analyzer) = cell.try_borrow_mut() else { return };
-        let parts = if params.multi_intent { clauses(query, params.split_on_connectors) } else { vec![query] };
+        let Ok(mut analyzer) = cell.try_borrow_mut() else {
+            return;
+        };
+        let parts = if params.multi_intent {
+            clauses(query, params.split_on_connectors)
+        } else {
+            vec![query]
+        };
         for part in parts {
             let clause = clause_count.min(MAX_CLAUSES - 1);
             let bit = 1u8 << clause;
@@ -113,14 +134,22 @@ pub fn plan(query: &str, params: &RankingParams) -> QueryPlan {
                 if let Some(existing) = terms.iter_mut().find(|t| t.text == term) {
                     existing.clauses |= bit;
                 } else if terms.len() < MAX_QUERY_TERMS {
-                    terms.push(QueryTerm { text: term.to_string(), weight: 1.0, literal: true, clauses: bit });
+                    terms.push(QueryTerm {
+                        text: term.to_string(),
+                        weight: 1.0,
+                        literal: true,
+                        clauses: bit,
+                    });
                 }
             });
             if any {
                 clause_count += 1;
             }
         }
-        bases = terms.iter().map(|t| base_forms(&t.text, &mut analyzer)).collect();
+        bases = terms
+            .iter()
+            .map(|t| base_forms(&t.text, &mut analyzer))
+            .collect();
     });
     let clause_count = clause_count.min(MAX_CLAUSES);
 
@@ -129,7 +158,11 @@ pub fn plan(query: &str, params: &RankingParams) -> QueryPlan {
         let literal_count = terms.len();
         for i in 0..literal_count {
             let clauses = terms[i].clauses;
-            let related = bases.get(i).into_iter().flatten().chain(expansions(&terms[i].text));
+            let related = bases
+                .get(i)
+                .into_iter()
+                .flatten()
+                .chain(expansions(&terms[i].text));
             for related in related {
                 if added >= MAX_EXPANSION_TERMS {
                     break;
@@ -139,13 +172,21 @@ pub fn plan(query: &str, params: &RankingParams) -> QueryPlan {
                         existing.clauses |= clauses;
                     }
                 } else {
-                    terms.push(QueryTerm { text: related.clone(), weight: params.expansion_weight, literal: false, clauses });
+                    terms.push(QueryTerm {
+                        text: related.clone(),
+                        weight: params.expansion_weight,
+                        literal: false,
+                        clauses,
+                    });
                     added += 1;
                 }
             }
         }
     }
-    QueryPlan { terms, clause_count }
+    QueryPlan {
+        terms,
+        clause_count,
+    }
 }
 
 #[cfg(test)]
@@ -155,15 +196,26 @@ mod tests {
     /// Concept expansions are off by default (bench/QUALITY.md); these tests
     /// check the mechanism with the lever on.
     fn with_expansions() -> RankingParams {
-        RankingParams { expansion_weight: 0.7, ..RankingParams::default() }
+        RankingParams {
+            expansion_weight: 0.7,
+            ..RankingParams::default()
+        }
     }
 
     #[test]
     fn literal_terms_then_discounted_expansions() {
         let plan = plan("find the weather", &with_expansions());
-        let literal: Vec<&str> = plan.terms.iter().filter(|t| t.literal).map(|t| t.text.as_str()).collect();
+        let literal: Vec<&str> = plan
+            .terms
+            .iter()
+            .filter(|t| t.literal)
+            .map(|t| t.text.as_str())
+            .collect();
         assert_eq!(literal, vec!["find", "weather"]);
-        assert!(plan.terms.iter().any(|t| !t.literal && t.text == "search" && t.weight < 1.0));
+        assert!(plan
+            .terms
+            .iter()
+            .any(|t| !t.literal && t.text == "search" && t.weight < 1.0));
     }
 
     #[test]
@@ -190,20 +242,38 @@ mod tests {
     #[test]
     fn bounded_term_count() {
         let query: String = (0..1000).map(|i| format!("word{i}x ")).collect();
-        assert!(plan(&query, &RankingParams::default()).terms.len() <= MAX_QUERY_TERMS + MAX_EXPANSION_TERMS);
+        assert!(
+            plan(&query, &RankingParams::default()).terms.len()
+                <= MAX_QUERY_TERMS + MAX_EXPANSION_TERMS
+        );
     }
 
     #[test]
     fn splits_clauses_at_sentences_and_connectors() {
-        assert_eq!(clauses("Get the news. Then check stocks!", true), vec!["Get the news", " ", " check stocks", ""]);
-        assert_eq!(clauses("news and stock prices", true), vec!["news ", " stock prices"]);
-        assert_eq!(clauses("version 1.5 release", true), vec!["version 1.5 release"]);
-        assert_eq!(clauses("news and stock prices", false), vec!["news and stock prices"]);
+        assert_eq!(
+            clauses("Get the news. Then check stocks!", true),
+            vec!["Get the news", " ", " check stocks", ""]
+        );
+        assert_eq!(
+            clauses("news and stock prices", true),
+            vec!["news ", " stock prices"]
+        );
+        assert_eq!(
+            clauses("version 1.5 release", true),
+            vec!["version 1.5 release"]
+        );
+        assert_eq!(
+            clauses("news and stock prices", false),
+            vec!["news and stock prices"]
+        );
     }
 
     #[test]
     fn clause_bits_follow_terms() {
-        let params = RankingParams { split_on_connectors: true, ..RankingParams::default() };
+        let params = RankingParams {
+            split_on_connectors: true,
+            ..RankingParams::default()
+        };
         let plan = plan("latest news and stock prices", &params);
         assert_eq!(plan.clause_count, 2);
         let news = plan.terms.iter().find(|t| t.text == "news").unwrap();

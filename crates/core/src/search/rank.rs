@@ -87,7 +87,13 @@ pub struct Candidate {
 impl Candidate {
     /// An exact name/id match that no plan term reached.
     pub fn exact_only(ordinal: u32) -> Candidate {
-        Candidate { ordinal, score: 0.0, exact: true, literal: true, named: 0 }
+        Candidate {
+            ordinal,
+            score: 0.0,
+            exact: true,
+            literal: true,
+            named: 0,
+        }
     }
 }
 
@@ -102,7 +108,9 @@ pub fn score(
 ) -> (Vec<Candidate>, Vec<f32>) {
     let mut idfs = vec![0f32; plan.terms.len()];
     let candidates = SCRATCH.with(|cell| {
-        let Ok(mut scratch) = cell.try_borrow_mut() else { return Vec::new() };
+        let Ok(mut scratch) = cell.try_borrow_mut() else {
+            return Vec::new();
+        };
         scratch.prepare(data.doc_count);
         let n = data.doc_count as f32;
         for (term_index, term) in plan.terms.iter().enumerate() {
@@ -114,7 +122,14 @@ pub fn score(
             let idf = idf_of(df, n);
             idfs[term_index] = idf;
             let bit = term_bit(term_index);
-            let Scratch { term_tf, term_named, term_touched, slot, accumulators, .. } = &mut *scratch;
+            let Scratch {
+                term_tf,
+                term_named,
+                term_touched,
+                slot,
+                accumulators,
+                ..
+            } = &mut *scratch;
             for &ordinal in term_touched.iter() {
                 let i = ordinal as usize;
                 let tf = term_tf[i];
@@ -161,7 +176,10 @@ fn finish(
     params: &RankingParams,
     allowed: &dyn Fn(usize) -> bool,
 ) -> Vec<Candidate> {
-    let kept: Vec<&Accumulator> = accumulators.iter().filter(|a| allowed(a.ordinal as usize)).collect();
+    let kept: Vec<&Accumulator> = accumulators
+        .iter()
+        .filter(|a| allowed(a.ordinal as usize))
+        .collect();
     // Without the strict tier every candidate counts as literal; the
     // expansion discount still prefers literal matches.
     let tier = |a: &Accumulator| a.literal || !params.literal_tier;
@@ -169,7 +187,13 @@ fn finish(
     if !fuse {
         return kept
             .iter()
-            .map(|a| Candidate { ordinal: a.ordinal, score: a.total, exact: false, literal: tier(a), named: a.named })
+            .map(|a| Candidate {
+                ordinal: a.ordinal,
+                score: a.total,
+                exact: false,
+                literal: tier(a),
+                named: a.named,
+            })
             .collect();
     }
     let clauses = plan.clause_count.min(MAX_CLAUSES);
@@ -183,9 +207,17 @@ fn finish(
     }
     kept.iter()
         .map(|a| {
-            let best_clause = (0..clauses).map(|c| a.clause[c] / max_clause[c]).fold(0.0f32, f32::max);
+            let best_clause = (0..clauses)
+                .map(|c| a.clause[c] / max_clause[c])
+                .fold(0.0f32, f32::max);
             let score = a.total / max_total + params.clause_weight * best_clause;
-            Candidate { ordinal: a.ordinal, score, exact: false, literal: tier(a), named: a.named }
+            Candidate {
+                ordinal: a.ordinal,
+                score,
+                exact: false,
+                literal: tier(a),
+                named: a.named,
+            }
         })
         .collect()
 }
@@ -197,7 +229,8 @@ fn accumulate_term(data: &IndexData, text: &str, params: &RankingParams, scratch
     // evaluation grid) are computed per posting.
     let precomputed = *params == data.params;
     // One term per field, for every segment (a live catalog has several).
-    let terms: [Term; FIELD_COUNT] = std::array::from_fn(|f| Term::from_field_text(data.fields[f], text));
+    let terms: [Term; FIELD_COUNT] =
+        std::array::from_fn(|f| Term::from_field_text(data.fields[f], text));
     let key = term_key(text);
     for segment in &data.segments {
         if !segment.may_have(key) {
@@ -208,13 +241,16 @@ fn accumulate_term(data: &IndexData, text: &str, params: &RankingParams, scratch
                 continue;
             }
             let term = &terms[field_index];
-            let Ok(Some(mut postings)) = segment.fields[field_index].read_postings(term, IndexRecordOption::WithFreqs)
+            let Ok(Some(mut postings)) =
+                segment.fields[field_index].read_postings(term, IndexRecordOption::WithFreqs)
             else {
                 continue;
             };
             let mut doc = postings.doc();
             while doc != TERMINATED {
-                let Some(&ordinal) = segment.ordinal_of_doc.get(doc as usize) else { break };
+                let Some(&ordinal) = segment.ordinal_of_doc.get(doc as usize) else {
+                    break;
+                };
                 if ordinal == DEAD {
                     doc = postings.advance();
                     continue;
@@ -223,7 +259,9 @@ fn accumulate_term(data: &IndexData, text: &str, params: &RankingParams, scratch
                 let factor = if precomputed {
                     data.field_factor.get(i).map_or(0.0, |f| f[field_index])
                 } else {
-                    data.field_len.get(i).map_or(0.0, |lens| field_factors(lens, &data.avg_len, params)[field_index])
+                    data.field_len.get(i).map_or(0.0, |lens| {
+                        field_factors(lens, &data.avg_len, params)[field_index]
+                    })
                 };
                 let tf = postings.term_freq() as f32;
                 if scratch.term_tf[i] == 0.0 {

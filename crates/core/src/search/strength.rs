@@ -44,7 +44,11 @@ const MIN_COMMON_TOOLS: f32 = 20.0;
 pub const WEAK_BELOW: f32 = 0.3;
 
 pub fn term_bit(index: usize) -> TermMask {
-    if index < TermMask::BITS as usize { 1 << index } else { 0 }
+    if index < TermMask::BITS as usize {
+        1 << index
+    } else {
+        0
+    }
 }
 
 /// What each plan term is worth to a hit that matches it.
@@ -68,10 +72,17 @@ impl QueryMass {
             .enumerate()
             .map(|(i, term)| {
                 let idf = idf.get(i).copied().unwrap_or(0.0);
-                if idf > 0.0 { (idf - floor).max(0.0) * term.weight.clamp(0.0, 1.0) } else { 0.0 }
+                if idf > 0.0 {
+                    (idf - floor).max(0.0) * term.weight.clamp(0.0, 1.0)
+                } else {
+                    0.0
+                }
             })
             .collect();
-        QueryMass { credit, unit: idf_of(1.0, n) - floor }
+        QueryMass {
+            credit,
+            unit: idf_of(1.0, n) - floor,
+        }
     }
 
     /// Strength of a hit that matched the terms in `named` (in its name,
@@ -80,7 +91,13 @@ impl QueryMass {
         if self.unit <= 0.0 {
             return 0.0;
         }
-        let matched: f32 = self.credit.iter().enumerate().filter(|(i, _)| named & term_bit(*i) != 0).map(|(_, c)| c).sum();
+        let matched: f32 = self
+            .credit
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| named & term_bit(*i) != 0)
+            .map(|(_, c)| c)
+            .sum();
         (matched / self.unit).min(1.0)
     }
 }
@@ -103,18 +120,51 @@ pub(crate) mod tests {
     /// Devices with a status tool each: "get", "current" and "status" are in
     /// every one of them (common), each device word in one tool only.
     pub(crate) const DEVICES: [&str; 28] = [
-        "printer", "reactor", "pump", "boiler", "turbine", "router", "elevator", "furnace", "camera", "drone",
-        "satellite", "freezer", "generator", "compressor", "conveyor", "crane", "valve", "heater", "sensor",
-        "battery", "inverter", "scanner", "robot", "kiosk", "antenna", "locker", "projector", "thermostat",
+        "printer",
+        "reactor",
+        "pump",
+        "boiler",
+        "turbine",
+        "router",
+        "elevator",
+        "furnace",
+        "camera",
+        "drone",
+        "satellite",
+        "freezer",
+        "generator",
+        "compressor",
+        "conveyor",
+        "crane",
+        "valve",
+        "heater",
+        "sensor",
+        "battery",
+        "inverter",
+        "scanner",
+        "robot",
+        "kiosk",
+        "antenna",
+        "locker",
+        "projector",
+        "thermostat",
     ];
 
     /// (name, description) of a catalog where common words are common.
     pub(crate) fn status_tools() -> Vec<(String, String)> {
         let mut tools: Vec<(String, String)> = DEVICES
             .iter()
-            .map(|d| (format!("get_{d}_status"), format!("Get the current status of the {d}.")))
+            .map(|d| {
+                (
+                    format!("get_{d}_status"),
+                    format!("Get the current status of the {d}."),
+                )
+            })
             .collect();
-        tools.push(("send_email".into(), "Send an email message to a recipient.".into()));
+        tools.push((
+            "send_email".into(),
+            "Send an email message to a recipient.".into(),
+        ));
         tools.push(("status".into(), "Current status of the gateway.".into()));
         tools
     }
@@ -160,7 +210,10 @@ pub(crate) mod tests {
     fn a_capability_match_is_not_weak() {
         let entries = catalog();
         let index = SearchIndex::build(&entries).unwrap();
-        for (query, expected) in [("send an email", "send_email"), ("what is the printer doing", "get_printer_status")] {
+        for (query, expected) in [
+            ("send an email", "send_email"),
+            ("what is the printer doing", "get_printer_status"),
+        ] {
             let hits = index.search(query, 5, &|_| true);
             assert_eq!(entries[hits[0].ordinal].name, expected, "{query}");
             assert!(!hits[0].weak && hits[0].strength > 0.5, "{query}: {hits:?}");
@@ -187,11 +240,26 @@ pub(crate) mod tests {
     fn marking_leaves_the_order_alone() {
         let entries = catalog();
         let index = SearchIndex::build(&entries).unwrap();
-        let strict = super::super::RankingParams { weak_below: 1.1, ..Default::default() };
-        for query in ["get the current status of the turbine", "send an email", "status of my flux capacitor"] {
-            let default: Vec<usize> = index.search(query, 10, &|_| true).iter().map(|h| h.ordinal).collect();
+        let strict = super::super::RankingParams {
+            weak_below: 1.1,
+            ..Default::default()
+        };
+        for query in [
+            "get the current status of the turbine",
+            "send an email",
+            "status of my flux capacitor",
+        ] {
+            let default: Vec<usize> = index
+                .search(query, 10, &|_| true)
+                .iter()
+                .map(|h| h.ordinal)
+                .collect();
             let marked = index.search_with(query, 10, &|_| true, &strict);
-            assert_eq!(default, marked.iter().map(|h| h.ordinal).collect::<Vec<_>>(), "{query}");
+            assert_eq!(
+                default,
+                marked.iter().map(|h| h.ordinal).collect::<Vec<_>>(),
+                "{query}"
+            );
             assert!(marked.iter().all(|h| h.weak || h.strength >= 1.0));
         }
     }

@@ -27,31 +27,74 @@ fn sorted(mut entries: Vec<ToolEntry>) -> Vec<ToolEntry> {
 }
 
 fn ids(index: &SearchIndex, entries: &[ToolEntry], query: &str, limit: usize) -> Vec<String> {
-    index.search(query, limit, &|_| true).into_iter().map(|h| entries[h.ordinal].id.clone()).collect()
+    index
+        .search(query, limit, &|_| true)
+        .into_iter()
+        .map(|h| entries[h.ordinal].id.clone())
+        .collect()
 }
 
 /// As `ids`, with ranking parameters other than the defaults (levers that
 /// are off by default, tested with the lever on).
-fn ids_with(index: &SearchIndex, entries: &[ToolEntry], query: &str, limit: usize, params: &RankingParams) -> Vec<String> {
-    index.search_with(query, limit, &|_| true, params).into_iter().map(|h| entries[h.ordinal].id.clone()).collect()
+fn ids_with(
+    index: &SearchIndex,
+    entries: &[ToolEntry],
+    query: &str,
+    limit: usize,
+    params: &RankingParams,
+) -> Vec<String> {
+    index
+        .search_with(query, limit, &|_| true, params)
+        .into_iter()
+        .map(|h| entries[h.ordinal].id.clone())
+        .collect()
 }
 
 /// Concept expansions with the strict literal tier (off by default: bench/QUALITY.md).
 fn expansions_on() -> RankingParams {
-    RankingParams { expansion_weight: 0.7, literal_tier: true, ..RankingParams::default() }
+    RankingParams {
+        expansion_weight: 0.7,
+        literal_tier: true,
+        ..RankingParams::default()
+    }
 }
 
 fn sample() -> Vec<ToolEntry> {
-    let mut with_schema = entry(Source::Openclaw, "core", "get_forecast", "Daily outlook for a place.");
+    let mut with_schema = entry(
+        Source::Openclaw,
+        "core",
+        "get_forecast",
+        "Daily outlook for a place.",
+    );
     with_schema.input_schema = Some(Arc::new(json!({
         "type": "object",
         "properties": { "city": { "type": "string", "description": "City to look up" } }
     })));
     sorted(vec![
-        entry(Source::Mcp, "github", "create_issue", "Open a new issue in a repository."),
-        entry(Source::Mcp, "github", "list_issues", "List issues of a repository."),
-        entry(Source::Openclaw, "core", "message", "Send a message to a channel."),
-        entry(Source::Mcp, "weather", "getWeather", "Current weather conditions for a city."),
+        entry(
+            Source::Mcp,
+            "github",
+            "create_issue",
+            "Open a new issue in a repository.",
+        ),
+        entry(
+            Source::Mcp,
+            "github",
+            "list_issues",
+            "List issues of a repository.",
+        ),
+        entry(
+            Source::Openclaw,
+            "core",
+            "message",
+            "Send a message to a channel.",
+        ),
+        entry(
+            Source::Mcp,
+            "weather",
+            "getWeather",
+            "Current weather conditions for a city.",
+        ),
         entry(Source::Mcp, "cn", "天气查询", "查询城市的天气预报"),
         entry(Source::Client, "client", "_", "An oddly named tool."),
         entry(Source::Client, "client", "的", "Another oddly named tool."),
@@ -63,22 +106,34 @@ fn sample() -> Vec<ToolEntry> {
 fn finds_by_description_and_split_name() {
     let entries = sample();
     let index = SearchIndex::build(&entries).unwrap();
-    assert_eq!(ids(&index, &entries, "weather in a city", 1), vec!["mcp:weather:getWeather"]);
-    assert_eq!(ids(&index, &entries, "create issue", 1), vec!["mcp:github:create_issue"]);
+    assert_eq!(
+        ids(&index, &entries, "weather in a city", 1),
+        vec!["mcp:weather:getWeather"]
+    );
+    assert_eq!(
+        ids(&index, &entries, "create issue", 1),
+        vec!["mcp:github:create_issue"]
+    );
 }
 
 #[test]
 fn stemming_matches_inflections() {
     let entries = sample();
     let index = SearchIndex::build(&entries).unwrap();
-    assert_eq!(ids(&index, &entries, "sending messages", 1), vec!["openclaw:core:message"]);
+    assert_eq!(
+        ids(&index, &entries, "sending messages", 1),
+        vec!["openclaw:core:message"]
+    );
 }
 
 #[test]
 fn parameter_text_is_indexed() {
     let entries = sample();
     let index = SearchIndex::build(&entries).unwrap();
-    assert_eq!(ids(&index, &entries, "outlook by city", 1), vec!["openclaw:core:get_forecast"]);
+    assert_eq!(
+        ids(&index, &entries, "outlook by city", 1),
+        vec!["openclaw:core:get_forecast"]
+    );
 }
 
 #[test]
@@ -86,9 +141,18 @@ fn exact_name_or_id_comes_first() {
     let entries = sample();
     let index = SearchIndex::build(&entries).unwrap();
     // "list_issues" shares "issue" with create_issue, but the exact name wins.
-    assert_eq!(ids(&index, &entries, "list_issues", 1), vec!["mcp:github:list_issues"]);
-    assert_eq!(ids(&index, &entries, "mcp:github:create_issue", 1), vec!["mcp:github:create_issue"]);
-    assert_eq!(ids(&index, &entries, "GETWEATHER", 1), vec!["mcp:weather:getWeather"]);
+    assert_eq!(
+        ids(&index, &entries, "list_issues", 1),
+        vec!["mcp:github:list_issues"]
+    );
+    assert_eq!(
+        ids(&index, &entries, "mcp:github:create_issue", 1),
+        vec!["mcp:github:create_issue"]
+    );
+    assert_eq!(
+        ids(&index, &entries, "GETWEATHER", 1),
+        vec!["mcp:weather:getWeather"]
+    );
 }
 
 #[test]
@@ -98,7 +162,10 @@ fn exact_match_without_indexable_terms() {
     assert_eq!(ids(&index, &entries, "_", 5), vec!["client:client:_"]);
     assert_eq!(ids(&index, &entries, "的", 5), vec!["client:client:的"]);
     // The id also matches other client tools by owner, but the exact id is first.
-    assert_eq!(ids(&index, &entries, " client:client:_ ", 5)[0], "client:client:_");
+    assert_eq!(
+        ids(&index, &entries, " client:client:_ ", 5)[0],
+        "client:client:_"
+    );
 }
 
 #[test]
@@ -115,19 +182,28 @@ fn empty_and_stopword_queries_return_nothing() {
 fn chinese_text_matches() {
     let entries = sample();
     let index = SearchIndex::build(&entries).unwrap();
-    assert_eq!(ids(&index, &entries, "天气预报", 1), vec!["mcp:cn:天气查询"]);
+    assert_eq!(
+        ids(&index, &entries, "天气预报", 1),
+        vec!["mcp:cn:天气查询"]
+    );
 }
 
 #[test]
 fn allowed_mask_is_applied_before_the_limit() {
     let entries = sample();
     let index = SearchIndex::build(&entries).unwrap();
-    let blocked = entries.iter().position(|e| e.name == "create_issue").unwrap();
+    let blocked = entries
+        .iter()
+        .position(|e| e.name == "create_issue")
+        .unwrap();
     let hits = index.search("issue", 1, &|o| o != blocked);
     assert_eq!(hits.len(), 1);
     assert_eq!(entries[hits[0].ordinal].name, "list_issues");
     // An exact match outside the mask is not returned either.
-    assert!(index.search("create_issue", 5, &|o| o != blocked).iter().all(|h| h.ordinal != blocked));
+    assert!(index
+        .search("create_issue", 5, &|o| o != blocked)
+        .iter()
+        .all(|h| h.ordinal != blocked));
     assert!(index.search("issue", 5, &|_| false).is_empty());
 }
 
@@ -139,9 +215,15 @@ fn ties_break_by_id() {
         entry(Source::Mcp, "c", "tool", "Convert units."),
     ]);
     let index = SearchIndex::build(&entries).unwrap();
-    assert_eq!(ids(&index, &entries, "convert", 3), vec!["mcp:a:tool", "mcp:b:tool", "mcp:c:tool"]);
+    assert_eq!(
+        ids(&index, &entries, "convert", 3),
+        vec!["mcp:a:tool", "mcp:b:tool", "mcp:c:tool"]
+    );
     // The ambiguous exact name returns every match, in id order.
-    assert_eq!(ids(&index, &entries, "tool", 3), vec!["mcp:a:tool", "mcp:b:tool", "mcp:c:tool"]);
+    assert_eq!(
+        ids(&index, &entries, "tool", 3),
+        vec!["mcp:a:tool", "mcp:b:tool", "mcp:c:tool"]
+    );
 }
 
 #[test]
@@ -152,7 +234,10 @@ fn literal_match_outranks_expansion_only() {
         entry(Source::Mcp, "y", "locator", "Find a place."),
     ]);
     let index = SearchIndex::build(&entries).unwrap();
-    assert_eq!(ids_with(&index, &entries, "find", 2, &expansions_on()), vec!["mcp:y:locator", "mcp:x:searcher"]);
+    assert_eq!(
+        ids_with(&index, &entries, "find", 2, &expansions_on()),
+        vec!["mcp:y:locator", "mcp:x:searcher"]
+    );
     // Expansions off (the default): only the literal match.
     assert_eq!(ids(&index, &entries, "find", 2), vec!["mcp:y:locator"]);
 }
@@ -185,19 +270,43 @@ fn index_is_send_and_sync() {
 #[test]
 fn a_misspelt_tool_name_word_still_finds_the_tool() {
     let entries = sorted(vec![
-        entry(Source::Openclaw, "core", "get_weather", "Current conditions for a city."),
-        entry(Source::Openclaw, "core", "send_email", "Send a message to an address."),
-        entry(Source::Mcp, "calendar", "create_event", "Add an event to a calendar."),
+        entry(
+            Source::Openclaw,
+            "core",
+            "get_weather",
+            "Current conditions for a city.",
+        ),
+        entry(
+            Source::Openclaw,
+            "core",
+            "send_email",
+            "Send a message to an address.",
+        ),
+        entry(
+            Source::Mcp,
+            "calendar",
+            "create_event",
+            "Add an event to a calendar.",
+        ),
     ]);
     let index = SearchIndex::build(&entries).unwrap();
     // Typo joining is off by default (bench/QUALITY.md); the mechanism, with the lever on:
-    let on = RankingParams { typo_weight: 0.8, ..RankingParams::default() };
+    let on = RankingParams {
+        typo_weight: 0.8,
+        ..RankingParams::default()
+    };
     let typo_ids = |query: &str, limit: usize| ids_with(&index, &entries, query, limit, &on);
     // "wether" (deletion), "emial" (transposition), "calandar" (substitution); words are
     // matched as stems, so a typo the stemmer changes more ("calender" → "calend") is out of reach.
     assert_eq!(typo_ids("wether now", 1), vec!["openclaw:core:get_weather"]);
-    assert_eq!(typo_ids("emial someone", 1), vec!["openclaw:core:send_email"]);
-    assert_eq!(typo_ids("calandar entry", 1), vec!["mcp:calendar:create_event"]);
+    assert_eq!(
+        typo_ids("emial someone", 1),
+        vec!["openclaw:core:send_email"]
+    );
+    assert_eq!(
+        typo_ids("calandar entry", 1),
+        vec!["mcp:calendar:create_event"]
+    );
     // Off (the default): no correction, so nothing matches.
     assert!(index.search("wether", 5, &|_| true).is_empty());
     // A known word is never corrected, and short words are never corrected.
@@ -218,10 +327,23 @@ fn parameter_text_in_branches_items_and_root_description_is_indexed() {
             "filter": { "allOf": [{ "description": "Restrict to liquid pairs" }] }
         }
     })));
-    let entries = sorted(vec![convert, entry(Source::Mcp, "misc", "other", "Something unrelated.")]);
+    let entries = sorted(vec![
+        convert,
+        entry(Source::Mcp, "misc", "other", "Something unrelated."),
+    ]);
     let index = SearchIndex::build(&entries).unwrap();
-    for query in ["currency symbol", "central bank", "exchange quote", "settlement future", "liquid pairs"] {
-        assert_eq!(ids(&index, &entries, query, 1), vec!["mcp:fx:convert"], "{query}");
+    for query in [
+        "currency symbol",
+        "central bank",
+        "exchange quote",
+        "settlement future",
+        "liquid pairs",
+    ] {
+        assert_eq!(
+            ids(&index, &entries, query, 1),
+            vec!["mcp:fx:convert"],
+            "{query}"
+        );
     }
 }
 
@@ -230,49 +352,105 @@ fn exact_names_match_ignoring_case_as_one_tier() {
     let entries = sorted(vec![
         entry(Source::Mcp, "a", "HARVEST", "Collect crops."),
         entry(Source::Mcp, "b", "harvest", "Collect crops."),
-        entry(Source::Mcp, "c", "harvest_report", "Harvest harvest harvest: a harvest report of the harvest."),
+        entry(
+            Source::Mcp,
+            "c",
+            "harvest_report",
+            "Harvest harvest harvest: a harvest report of the harvest.",
+        ),
         entry(Source::Mcp, "d", "do", "Run a step."),
         entry(Source::Mcp, "e", "DO", "Run a step."),
         entry(Source::Mcp, "f", "do_thing", "Do the thing."),
     ]);
     let index = SearchIndex::build(&entries).unwrap();
     let top2 = ids(&index, &entries, "harvest", 2);
-    assert!(top2.contains(&"mcp:a:HARVEST".to_string()) && top2.contains(&"mcp:b:harvest".to_string()), "{top2:?}");
-    assert_eq!(ids(&index, &entries, " DO ", 5), vec!["mcp:d:do", "mcp:e:DO"]);
+    assert!(
+        top2.contains(&"mcp:a:HARVEST".to_string()) && top2.contains(&"mcp:b:harvest".to_string()),
+        "{top2:?}"
+    );
+    assert_eq!(
+        ids(&index, &entries, " DO ", 5),
+        vec!["mcp:d:do", "mcp:e:DO"]
+    );
     assert_eq!(ids(&index, &entries, "Do", 5), vec!["mcp:d:do", "mcp:e:DO"]);
 }
 
 #[test]
 fn agent_nouns_reach_their_verb() {
     let entries = sorted(vec![
-        entry(Source::Openclaw, "core", "run_tests", "Execute the test suite."),
+        entry(
+            Source::Openclaw,
+            "core",
+            "run_tests",
+            "Execute the test suite.",
+        ),
         entry(Source::Openclaw, "core", "send_email", "Send a message."),
     ]);
     let index = SearchIndex::build(&entries).unwrap();
-    assert_eq!(ids_with(&index, &entries, "runner", 5, &expansions_on()), vec!["openclaw:core:run_tests"]);
+    assert_eq!(
+        ids_with(&index, &entries, "runner", 5, &expansions_on()),
+        vec!["openclaw:core:run_tests"]
+    );
 }
 
 #[test]
 fn plural_acronyms_in_names_match_the_singular() {
     let entries = sorted(vec![
-        entry(Source::Mcp, "web", "getURLs", "Collect the links of a page."),
-        entry(Source::Mcp, "web", "listIDsForUser", "Identifiers owned by someone."),
+        entry(
+            Source::Mcp,
+            "web",
+            "getURLs",
+            "Collect the links of a page.",
+        ),
+        entry(
+            Source::Mcp,
+            "web",
+            "listIDsForUser",
+            "Identifiers owned by someone.",
+        ),
         entry(Source::Mcp, "misc", "fetch_page", "Download a page."),
     ]);
     let index = SearchIndex::build(&entries).unwrap();
     assert_eq!(ids(&index, &entries, "url", 1), vec!["mcp:web:getURLs"]);
-    assert_eq!(ids(&index, &entries, "ids", 1), vec!["mcp:web:listIDsForUser"]);
+    assert_eq!(
+        ids(&index, &entries, "ids", 1),
+        vec!["mcp:web:listIDsForUser"]
+    );
 }
 
 #[test]
 fn looking_up_a_price_reaches_web_search() {
     let entries = sorted(vec![
-        entry(Source::Openclaw, "core", "web_search", "Search the web for current information."),
-        entry(Source::Openclaw, "core", "send_email", "Send a message to an address."),
-        entry(Source::Mcp, "github", "create_issue", "Open a new issue in a repository."),
+        entry(
+            Source::Openclaw,
+            "core",
+            "web_search",
+            "Search the web for current information.",
+        ),
+        entry(
+            Source::Openclaw,
+            "core",
+            "send_email",
+            "Send a message to an address.",
+        ),
+        entry(
+            Source::Mcp,
+            "github",
+            "create_issue",
+            "Open a new issue in a repository.",
+        ),
     ]);
     let index = SearchIndex::build(&entries).unwrap();
-    assert_eq!(ids_with(&index, &entries, "look up the price of a laptop", 3, &expansions_on()), vec!["openclaw:core:web_search"]);
+    assert_eq!(
+        ids_with(
+            &index,
+            &entries,
+            "look up the price of a laptop",
+            3,
+            &expansions_on()
+        ),
+        vec!["openclaw:core:web_search"]
+    );
 }
 
 #[test]
@@ -281,62 +459,153 @@ fn long_queries_are_read_up_to_the_cap() {
     let index = SearchIndex::build(&entries).unwrap();
     // The capability sits past 2,048 chars but inside the 4,096 cap.
     let query = format!("{} weather", "\u{2003}".repeat(3_000));
-    assert_eq!(ids(&index, &entries, &query, 1), vec!["mcp:weather:getWeather"]);
+    assert_eq!(
+        ids(&index, &entries, &query, 1),
+        vec!["mcp:weather:getWeather"]
+    );
 }
 
 #[test]
 fn a_derived_index_ranks_bit_for_bit_as_a_full_build() {
     let mut old = sample();
-    old.push(entry(Source::Mcp, "gems", "quartz_finder", "Find crystals in a cave."));
-    old.push(entry(Source::Mcp, "units", "quart_convert", "Convert volumes between units."));
+    old.push(entry(
+        Source::Mcp,
+        "gems",
+        "quartz_finder",
+        "Find crystals in a cave.",
+    ));
+    old.push(entry(
+        Source::Mcp,
+        "units",
+        "quart_convert",
+        "Convert volumes between units.",
+    ));
     // Enough unchanged tools that the change is derived, not rebuilt.
-    for (i, topic) in ["invoices", "calendars", "tickets", "backups", "logs", "alerts"].iter().enumerate() {
-        old.push(entry(Source::Openclaw, "misc", &format!("tool_{i}"), &format!("Manage {topic} of a team.")));
+    for (i, topic) in [
+        "invoices",
+        "calendars",
+        "tickets",
+        "backups",
+        "logs",
+        "alerts",
+    ]
+    .iter()
+    .enumerate()
+    {
+        old.push(entry(
+            Source::Openclaw,
+            "misc",
+            &format!("tool_{i}"),
+            &format!("Manage {topic} of a team."),
+        ));
     }
     let old = sorted(old);
     let index = SearchIndex::build(&old).unwrap();
     // Replaced and removed tools, one unchanged tool re-sent, new tools.
-    let mut new: Vec<ToolEntry> =
-        old.iter().filter(|e| !["quartz_finder", "message", "list_issues"].contains(&e.name.as_str())).cloned().collect();
-    new.push(entry(Source::Mcp, "github", "list_issues", "List the open issues of a repository, newest first."));
-    new.push(entry(Source::Mcp, "weather", "get_alerts", "Severe weather alerts for a region."));
+    let mut new: Vec<ToolEntry> = old
+        .iter()
+        .filter(|e| !["quartz_finder", "message", "list_issues"].contains(&e.name.as_str()))
+        .cloned()
+        .collect();
+    new.push(entry(
+        Source::Mcp,
+        "github",
+        "list_issues",
+        "List the open issues of a repository, newest first.",
+    ));
+    new.push(entry(
+        Source::Mcp,
+        "weather",
+        "get_alerts",
+        "Severe weather alerts for a region.",
+    ));
     let new = sorted(new);
     let reused: Vec<Option<u32>> = new
         .iter()
-        .map(|e| old.iter().position(|o| o.id == e.id && o.description == e.description).map(|o| o as u32))
+        .map(|e| {
+            old.iter()
+                .position(|o| o.id == e.id && o.description == e.description)
+                .map(|o| o as u32)
+        })
         .collect();
     let derived = index.derive(&new, &reused).unwrap();
     assert_eq!(derived.part_count(), 2, "derived, not rebuilt");
     let full = SearchIndex::build(&new).unwrap();
     // Typo joining is off by default (bench/QUALITY.md); its live-doc counting is checked with it on.
-    let typo_on = RankingParams { typo_weight: 0.8, ..RankingParams::default() };
+    let typo_on = RankingParams {
+        typo_weight: 0.8,
+        ..RankingParams::default()
+    };
     let hits = |index: &SearchIndex, query: &str| {
         let mut all = Vec::new();
         for params in [&RankingParams::default(), &typo_on] {
-            all.extend(index.search_with(query, 100, &|_| true, params).into_iter().map(|h| (h.ordinal, h.score.to_bits())));
+            all.extend(
+                index
+                    .search_with(query, 100, &|_| true, params)
+                    .into_iter()
+                    .map(|h| (h.ordinal, h.score.to_bits())),
+            );
         }
         all
     };
     // "quartz" is only in a removed tool: unknown, so corrected to "quart" as in a full build.
-    assert_eq!(ids_with(&full, &new, "quartz", 5, &typo_on), vec!["mcp:units:quart_convert"]);
+    assert_eq!(
+        ids_with(&full, &new, "quartz", 5, &typo_on),
+        vec!["mcp:units:quart_convert"]
+    );
     for query in [
-        "quartz", "mcp:gems:quartz_finder", "quartz_finder", "message", "list issues", "issues of a repository",
-        "weather alerts", "weather in a city", "city", "tool", "天气", "crystals", "convert volumes", "repositry",
+        "quartz",
+        "mcp:gems:quartz_finder",
+        "quartz_finder",
+        "message",
+        "list issues",
+        "issues of a repository",
+        "weather alerts",
+        "weather in a city",
+        "city",
+        "tool",
+        "天气",
+        "crystals",
+        "convert volumes",
+        "repositry",
     ] {
         assert_eq!(hits(&derived, query), hits(&full, query), "query {query:?}");
     }
     // Another version on top of the derived one.
-    let mut third: Vec<ToolEntry> = new.iter().filter(|e| e.owner != "weather").cloned().collect();
-    third.push(entry(Source::Mcp, "weather", "getWeather", "Current weather conditions for a city."));
+    let mut third: Vec<ToolEntry> = new
+        .iter()
+        .filter(|e| e.owner != "weather")
+        .cloned()
+        .collect();
+    third.push(entry(
+        Source::Mcp,
+        "weather",
+        "getWeather",
+        "Current weather conditions for a city.",
+    ));
     let third = sorted(third);
     let reused: Vec<Option<u32>> = third
         .iter()
-        .map(|e| if e.owner == "weather" { None } else { new.iter().position(|o| o.id == e.id).map(|o| o as u32) })
+        .map(|e| {
+            if e.owner == "weather" {
+                None
+            } else {
+                new.iter().position(|o| o.id == e.id).map(|o| o as u32)
+            }
+        })
         .collect();
     let derived = derived.derive(&third, &reused).unwrap();
     assert_eq!(derived.part_count(), 3, "derived, not rebuilt");
     let full = SearchIndex::build(&third).unwrap();
-    for query in ["weather", "weather alerts", "city", "list issues", "quartz", "getweather", "manage alerts"] {
+    for query in [
+        "weather",
+        "weather alerts",
+        "city",
+        "list issues",
+        "quartz",
+        "getweather",
+        "manage alerts",
+    ] {
         assert_eq!(hits(&derived, query), hits(&full, query), "query {query:?}");
     }
 }

@@ -38,7 +38,8 @@ pub fn correct(data: &IndexData, plan: &mut QueryPlan, params: &RankingParams) {
         if corrected == MAX_CORRECTED_WORDS {
             break;
         }
-        if !term.literal || term.text.chars().count() < MIN_TYPO_CHARS || is_known(data, &term.text) {
+        if !term.literal || term.text.chars().count() < MIN_TYPO_CHARS || is_known(data, &term.text)
+        {
             continue;
         }
         corrected += 1;
@@ -46,7 +47,12 @@ pub fn correct(data: &IndexData, plan: &mut QueryPlan, params: &RankingParams) {
         for word in words_one_edit_away(data, &term.text) {
             match plan.terms.iter_mut().find(|t| t.text == word) {
                 Some(existing) => existing.clauses |= clauses,
-                None => plan.terms.push(QueryTerm { text: word, weight: params.typo_weight, literal: true, clauses }),
+                None => plan.terms.push(QueryTerm {
+                    text: word,
+                    weight: params.typo_weight,
+                    literal: true,
+                    clauses,
+                }),
             }
         }
     }
@@ -66,16 +72,24 @@ fn is_known(data: &IndexData, text: &str) -> bool {
 fn words_one_edit_away(data: &IndexData, text: &str) -> Vec<String> {
     // The automaton depends on the text only: build it once for every field.
     let probe = Term::from_field_text(data.fields[FieldKind::Name as usize], text);
-    let Ok(dfa) = FuzzyTermQuery::new(probe, 1, true).automaton() else { return Vec::new() };
-    let Some(&first) = text.as_bytes().first() else { return Vec::new() };
+    let Ok(dfa) = FuzzyTermQuery::new(probe, 1, true).automaton() else {
+        return Vec::new();
+    };
+    let Some(&first) = text.as_bytes().first() else {
+        return Vec::new();
+    };
     let automaton = SameFirstByte { dfa: &dfa, first };
     let mut found: Vec<(String, u32)> = Vec::new();
     for kind in NAME_FIELDS {
         for segment in &data.segments {
             let dictionary = segment.fields[kind as usize].terms();
-            let Ok(mut stream) = dictionary.search(&automaton).into_stream() else { continue };
+            let Ok(mut stream) = dictionary.search(&automaton).into_stream() else {
+                continue;
+            };
             while stream.advance() {
-                let Ok(word) = std::str::from_utf8(stream.key()) else { continue };
+                let Ok(word) = std::str::from_utf8(stream.key()) else {
+                    continue;
+                };
                 // Docs of replaced tools do not count (a full build would not have them).
                 let df = segment.live_doc_freq(kind as usize, stream.value());
                 if df == 0 {
@@ -89,7 +103,11 @@ fn words_one_edit_away(data: &IndexData, text: &str) -> Vec<String> {
         }
     }
     found.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    found.into_iter().take(MAX_CANDIDATES).map(|(word, _)| word).collect()
+    found
+        .into_iter()
+        .take(MAX_CANDIDATES)
+        .map(|(word, _)| word)
+        .collect()
 }
 
 /// The edit-distance automaton, restricted to words that start with `first`.

@@ -32,17 +32,21 @@ pub fn clip(text: &str, max_chars: usize) -> String {
 /// Bounded argument value as an object. A JSON string holding an object (as
 /// providers deliver arguments) is parsed; `null` is `{}`.
 pub fn object_args(raw: &Value, what: &str) -> Result<Map<String, Value>> {
-    check_bounds(raw, MAX_JSON_DEPTH, MAX_ARGS_BYTES).map_err(|e| invalid(format!("{what}: {e}")))?;
+    check_bounds(raw, MAX_JSON_DEPTH, MAX_ARGS_BYTES)
+        .map_err(|e| invalid(format!("{what}: {e}")))?;
     match raw {
         Value::Null => Ok(Map::new()),
         Value::Object(map) => Ok(map.clone()),
         Value::String(text) if text.trim_start().starts_with('{') => {
             if text.len() > MAX_ARGS_BYTES {
-                return Err(invalid(format!("{what} are larger than {MAX_ARGS_BYTES} bytes.")));
+                return Err(invalid(format!(
+                    "{what} are larger than {MAX_ARGS_BYTES} bytes."
+                )));
             }
-            let parsed: Value =
-                serde_json::from_str(text).map_err(|e| invalid(format!("{what} are not valid JSON: {e}")))?;
-            check_bounds(&parsed, MAX_JSON_DEPTH, MAX_ARGS_BYTES).map_err(|e| invalid(format!("{what}: {e}")))?;
+            let parsed: Value = serde_json::from_str(text)
+                .map_err(|e| invalid(format!("{what} are not valid JSON: {e}")))?;
+            check_bounds(&parsed, MAX_JSON_DEPTH, MAX_ARGS_BYTES)
+                .map_err(|e| invalid(format!("{what}: {e}")))?;
             match parsed {
                 Value::Object(map) => Ok(map),
                 _ => Err(invalid(format!("{what} must be a JSON object."))),
@@ -56,7 +60,10 @@ fn limit_of(value: Option<&Value>) -> Result<Option<f64>> {
     match value {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Number(n)) => Ok(n.as_f64()),
-        Some(_) => Err(Error::new(ErrorCode::InvalidLimit, "limit must be a positive integer.")),
+        Some(_) => Err(Error::new(
+            ErrorCode::InvalidLimit,
+            "limit must be a positive integer.",
+        )),
     }
 }
 
@@ -65,7 +72,11 @@ fn limit_of(value: Option<&Value>) -> Result<Option<f64>> {
 pub enum SearchRequest {
     /// `query` is at most [`MAX_QUERY_CHARS`] characters: a longer one is cut
     /// to a prefix (`cut_from` holds its full length in characters).
-    Single { query: String, limit: Option<f64>, cut_from: Option<usize> },
+    Single {
+        query: String,
+        limit: Option<f64>,
+        cut_from: Option<usize>,
+    },
     Batch(BatchRequestOwned),
 }
 
@@ -80,7 +91,9 @@ pub fn bounded_query(query: String) -> (String, Option<usize>) {
     let total = MAX_QUERY_CHARS + query[cut..].chars().count();
     let prefix = &query[..cut];
     let tail_start = prefix.char_indices().rev().nth(63).map_or(0, |(i, _)| i);
-    let end = prefix[tail_start..].rfind(char::is_whitespace).map_or(cut, |i| tail_start + i);
+    let end = prefix[tail_start..]
+        .rfind(char::is_whitespace)
+        .map_or(cut, |i| tail_start + i);
     (prefix[..end].trim_end().to_string(), Some(total))
 }
 
@@ -97,13 +110,27 @@ impl BatchRequestOwned {
         BatchRequest {
             query: self.query.clone(),
             limit: self.limit.map(Value::from),
-            queries: Some(self.queries.iter().map(|(q, l)| BatchQuery { query: q.clone(), limit: l.map(Value::from) }).collect()),
+            queries: Some(
+                self.queries
+                    .iter()
+                    .map(|(q, l)| BatchQuery {
+                        query: q.clone(),
+                        limit: l.map(Value::from),
+                    })
+                    .collect(),
+            ),
         }
     }
 
     /// All queries in run order (a non-empty scalar query first), trimmed as searched.
     pub fn all_queries(&self) -> Vec<String> {
-        let mut out: Vec<String> = self.query.iter().map(|q| q.trim()).filter(|q| !q.is_empty()).map(str::to_string).collect();
+        let mut out: Vec<String> = self
+            .query
+            .iter()
+            .map(|q| q.trim())
+            .filter(|q| !q.is_empty())
+            .map(str::to_string)
+            .collect();
         out.extend(self.queries.iter().map(|(q, _)| q.trim().to_string()));
         out
     }
@@ -114,14 +141,23 @@ pub fn parse_search(raw: &Value) -> Result<SearchRequest> {
     if let Value::String(text) = raw {
         if !text.trim_start().starts_with('{') {
             let (query, cut_from) = bounded_query(text.clone());
-            return Ok(SearchRequest::Single { query, limit: None, cut_from });
+            return Ok(SearchRequest::Single {
+                query,
+                limit: None,
+                cut_from,
+            });
         }
     }
     let map = object_args(raw, "tool_search arguments")?;
     let query = match map.get("query") {
         None | Some(Value::Null) => None,
         Some(Value::String(q)) => Some(q.clone()),
-        Some(_) => return Err(Error::new(ErrorCode::InvalidQuery, "query must be a string.")),
+        Some(_) => {
+            return Err(Error::new(
+                ErrorCode::InvalidQuery,
+                "query must be a string.",
+            ))
+        }
     };
     let limit = limit_of(map.get("limit"))?;
     match map.get("queries") {
@@ -163,7 +199,11 @@ pub fn parse_search(raw: &Value) -> Result<SearchRequest> {
 }
 
 /// The `id` a `tool_describe` call names.
-pub fn parse_describe(catalog: &Catalog, raw: &Value, style: LookupStyle) -> Result<(String, usize)> {
+pub fn parse_describe(
+    catalog: &Catalog,
+    raw: &Value,
+    style: LookupStyle,
+) -> Result<(String, usize)> {
     if let Value::String(text) = raw {
         if !text.trim_start().starts_with('{') {
             let ordinal = catalog.resolve_ordinal(text, style)?;
@@ -177,8 +217,9 @@ pub fn parse_describe(catalog: &Catalog, raw: &Value, style: LookupStyle) -> Res
             selectors.push((NAME_KEY, name.clone()));
         }
     }
-    let (requested, ordinal) = resolve_selectors(catalog, &selectors, style)?
-        .ok_or_else(|| invalid("tool_describe needs { \"id\": string }: the exact tool id from tool_search."))?;
+    let (requested, ordinal) = resolve_selectors(catalog, &selectors, style)?.ok_or_else(|| {
+        invalid("tool_describe needs { \"id\": string }: the exact tool id from tool_search.")
+    })?;
     // A `name` next to `id` must not point at another tool.
     if let Some(Value::String(name)) = map.get(NAME_KEY) {
         check_name_agrees(catalog, &requested, ordinal, name, style)?;
@@ -234,7 +275,9 @@ pub fn parse_call(catalog: &Catalog, raw: &Value, style: LookupStyle) -> Result<
     // are ambiguous. `null` and empty wrappers carry nothing.
     let mut explicit: Option<(&str, Map<String, Value>)> = None;
     for key in ARGS_KEYS {
-        let Some(value) = map.get(key).filter(|v| !v.is_null()) else { continue };
+        let Some(value) = map.get(key).filter(|v| !v.is_null()) else {
+            continue;
+        };
         let args = object_args(value, "tool_call \"args\"")?;
         if args.is_empty() {
             continue;
@@ -259,8 +302,10 @@ pub fn parse_call(catalog: &Catalog, raw: &Value, style: LookupStyle) -> Result<
 
     // Selectors, in priority order; the first that names a tool identifies it.
     string_selectors(&map, &ID_KEYS)?;
-    let selectors: Vec<(&'static str, &Value)> =
-        SELECTOR_PRIORITY.iter().filter_map(|&k| map.get(k).filter(|v| !v.is_null()).map(|v| (k, v))).collect();
+    let selectors: Vec<(&'static str, &Value)> = SELECTOR_PRIORITY
+        .iter()
+        .filter_map(|&k| map.get(k).filter(|v| !v.is_null()).map(|v| (k, v)))
+        .collect();
     let named: Vec<(&'static str, &Value, Option<Named>)> = selectors
         .iter()
         .map(|&(k, v)| (k, v, v.as_str().map(|text| name_of(catalog, text, style))))
@@ -297,7 +342,9 @@ pub fn parse_call(catalog: &Catalog, raw: &Value, style: LookupStyle) -> Result<
         }
         let agrees = match n {
             Some(Named::Tool(o)) => *o == ordinal,
-            _ => value.as_str().is_some_and(|text| names_entry(catalog, ordinal, text)),
+            _ => value
+                .as_str()
+                .is_some_and(|text| names_entry(catalog, ordinal, text)),
         };
         if agrees {
             continue;
@@ -305,10 +352,15 @@ pub fn parse_call(catalog: &Catalog, raw: &Value, style: LookupStyle) -> Result<
         match n {
             Some(Named::Tool(_)) | Some(Named::Ambiguous(_)) => {
                 if explicit_args.is_some() {
-                    repaired.push(format!("\"{key}\" naming another tool ignored: explicit args go to \"{}\"", clip(&requested, 120)));
+                    repaired.push(format!(
+                        "\"{key}\" naming another tool ignored: explicit args go to \"{}\"",
+                        clip(&requested, 120)
+                    ));
                     continue;
                 }
-                let shown = value.as_str().map_or_else(|| value.to_string(), str::to_string);
+                let shown = value
+                    .as_str()
+                    .map_or_else(|| value.to_string(), str::to_string);
                 return Err(Error::new(
                     ErrorCode::AmbiguousTool,
                     format!(
@@ -358,23 +410,35 @@ pub fn parse_call(catalog: &Catalog, raw: &Value, style: LookupStyle) -> Result<
         None => {
             if !flattened.is_empty() {
                 let keys: Vec<String> = flattened.keys().take(8).map(|k| clip(k, 40)).collect();
-                repaired.push(format!("flattened arguments moved into \"args\" ({})", keys.join(", ")));
+                repaired.push(format!(
+                    "flattened arguments moved into \"args\" ({})",
+                    keys.join(", ")
+                ));
             }
             merge_missing(&mut flattened, dotted);
             flattened
         }
     };
     let repaired = (!repaired.is_empty()).then(|| repaired.join("; "));
-    Ok(CallSpec { requested, ordinal, args: Value::Object(args), repaired })
+    Ok(CallSpec {
+        requested,
+        ordinal,
+        args: Value::Object(args),
+        repaired,
+    })
 }
 
 /// Whether `text` is the name or id of the tool at `ordinal`.
 fn names_entry(catalog: &Catalog, ordinal: usize, text: &str) -> bool {
-    catalog.entry(ordinal).is_some_and(|e| e.name == text || e.id == text)
+    catalog
+        .entry(ordinal)
+        .is_some_and(|e| e.name == text || e.id == text)
 }
 
 fn has_selector(map: &Map<String, Value>) -> bool {
-    SELECTOR_PRIORITY.iter().any(|k| map.get(*k).is_some_and(|v| !v.is_null()))
+    SELECTOR_PRIORITY
+        .iter()
+        .any(|k| map.get(*k).is_some_and(|v| !v.is_null()))
 }
 
 /// `{ args: { id, args } }` (or `input`/`arguments`) with no selector of its
@@ -385,12 +449,19 @@ fn hoist_wrapped(map: Map<String, Value>) -> Map<String, Value> {
         return map;
     }
     let mut present = map.iter().filter(|(_, v)| !v.is_null());
-    let (Some((key, inner)), None) = (present.next(), present.next()) else { return map };
+    let (Some((key, inner)), None) = (present.next(), present.next()) else {
+        return map;
+    };
     if !ARGS_KEYS.contains(&key.as_str()) {
         return map;
     }
-    let Ok(inner) = object_args(inner, "tool_call arguments") else { return map };
-    if SELECTOR_PRIORITY.iter().any(|k| inner.get(*k).is_some_and(Value::is_string)) {
+    let Ok(inner) = object_args(inner, "tool_call arguments") else {
+        return map;
+    };
+    if SELECTOR_PRIORITY
+        .iter()
+        .any(|k| inner.get(*k).is_some_and(Value::is_string))
+    {
         inner
     } else {
         map
@@ -410,13 +481,22 @@ fn dotted_path(key: &str) -> Option<Vec<&str>> {
 
 fn insert_path(target: &mut Map<String, Value>, path: &[&str], value: Value) -> Result<()> {
     if path.len() > MAX_DOTTED_SEGMENTS {
-        return Err(invalid(format!("a dotted argument key has more than {MAX_DOTTED_SEGMENTS} segments.")));
+        return Err(invalid(format!(
+            "a dotted argument key has more than {MAX_DOTTED_SEGMENTS} segments."
+        )));
     }
-    let conflict = || invalid(format!("dotted argument key \"args.{}\" conflicts with another one.", clip(&path.join("."), 80)));
+    let conflict = || {
+        invalid(format!(
+            "dotted argument key \"args.{}\" conflicts with another one.",
+            clip(&path.join("."), 80)
+        ))
+    };
     let (last, parents) = path.split_last().ok_or_else(conflict)?;
     let mut node = target;
     for segment in parents {
-        let slot = node.entry((*segment).to_string()).or_insert_with(|| Value::Object(Map::new()));
+        let slot = node
+            .entry((*segment).to_string())
+            .or_insert_with(|| Value::Object(Map::new()));
         node = slot.as_object_mut().ok_or_else(conflict)?;
     }
     if node.contains_key(*last) {
@@ -442,13 +522,20 @@ fn merge_missing(base: &mut Map<String, Value>, extra: Map<String, Value>) {
 }
 
 /// `(key, value)` for each present selector key; non-strings are errors.
-fn string_selectors(map: &Map<String, Value>, keys: &[&'static str]) -> Result<Vec<(&'static str, String)>> {
+fn string_selectors(
+    map: &Map<String, Value>,
+    keys: &[&'static str],
+) -> Result<Vec<(&'static str, String)>> {
     let mut out = Vec::new();
     for &key in keys {
         match map.get(key) {
             None | Some(Value::Null) => {}
             Some(Value::String(s)) => out.push((key, s.clone())),
-            Some(_) => return Err(invalid(format!("\"{key}\" must be a string: the exact tool id from tool_search."))),
+            Some(_) => {
+                return Err(invalid(format!(
+                    "\"{key}\" must be a string: the exact tool id from tool_search."
+                )))
+            }
         }
     }
     Ok(out)
@@ -481,8 +568,16 @@ fn resolve_selectors(
     Ok(chosen.map(|(_, value, ordinal)| (value, ordinal)))
 }
 
-fn check_name_agrees(catalog: &Catalog, requested: &str, ordinal: usize, name: &str, style: LookupStyle) -> Result<()> {
-    let Some(entry) = catalog.entry(ordinal) else { return Err(invalid("tool is not in this catalog")) };
+fn check_name_agrees(
+    catalog: &Catalog,
+    requested: &str,
+    ordinal: usize,
+    name: &str,
+    style: LookupStyle,
+) -> Result<()> {
+    let Some(entry) = catalog.entry(ordinal) else {
+        return Err(invalid("tool is not in this catalog"));
+    };
     if name == entry.name || name == entry.id {
         return Ok(());
     }

@@ -48,7 +48,9 @@ pub struct CancelSignal {
 
 impl std::fmt::Debug for CancelSignal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CancelSignal").field("cancelled", &self.is_cancelled()).finish()
+        f.debug_struct("CancelSignal")
+            .field("cancelled", &self.is_cancelled())
+            .finish()
     }
 }
 
@@ -61,15 +63,23 @@ pub struct Registration {
 
 impl Registration {
     fn none() -> Self {
-        Registration { signal: Weak::new(), slot: 0 }
+        Registration {
+            signal: Weak::new(),
+            slot: 0,
+        }
     }
 }
 
 impl Drop for Registration {
     fn drop(&mut self) {
-        let Some(inner) = self.signal.upgrade() else { return };
+        let Some(inner) = self.signal.upgrade() else {
+            return;
+        };
         let removed = inner.state.lock().ok().and_then(|mut state| {
-            let at = state.callbacks.iter().position(|(slot, _)| *slot == self.slot)?;
+            let at = state
+                .callbacks
+                .iter()
+                .position(|(slot, _)| *slot == self.slot)?;
             Some(state.callbacks.swap_remove(at))
         });
         // Dropped outside the lock: a callback may own another registration.
@@ -86,12 +96,17 @@ impl CancelSignal {
     pub fn cancel(&self, reason: impl Into<String>) {
         let reason = reason.into();
         let (wakers, callbacks) = {
-            let Ok(mut state) = self.inner.state.lock() else { return };
+            let Ok(mut state) = self.inner.state.lock() else {
+                return;
+            };
             if self.inner.cancelled.swap(true, Ordering::SeqCst) {
                 return;
             }
             state.reason = Some(reason.clone());
-            (std::mem::take(&mut state.wakers), std::mem::take(&mut state.callbacks))
+            (
+                std::mem::take(&mut state.wakers),
+                std::mem::take(&mut state.callbacks),
+            )
         };
         // Run outside the lock: a callback may touch this signal again.
         for (_, waker) in wakers {
@@ -114,11 +129,16 @@ impl CancelSignal {
     /// cancelled) while the returned registration lives.
     pub fn on_cancel(&self, callback: impl FnOnce(&str) + Send + 'static) -> Registration {
         {
-            let Ok(mut state) = self.inner.state.lock() else { return Registration::none() };
+            let Ok(mut state) = self.inner.state.lock() else {
+                return Registration::none();
+            };
             if !self.is_cancelled() {
                 let slot = state.slot();
                 state.callbacks.push((slot, Box::new(callback)));
-                return Registration { signal: Arc::downgrade(&self.inner), slot };
+                return Registration {
+                    signal: Arc::downgrade(&self.inner),
+                    slot,
+                };
             }
         }
         let reason = self.reason().unwrap_or_else(|| "cancelled".into());
@@ -144,13 +164,20 @@ impl CancelSignal {
 
     /// Resolves when the signal is cancelled.
     pub fn cancelled(&self) -> Cancelled {
-        Cancelled { signal: self.clone(), slot: None }
+        Cancelled {
+            signal: self.clone(),
+            slot: None,
+        }
     }
 
     /// Registered callbacks and wakers (for leak tests).
     #[doc(hidden)]
     pub fn registered(&self) -> usize {
-        self.inner.state.lock().map(|s| s.callbacks.len() + s.wakers.len()).unwrap_or(0)
+        self.inner
+            .state
+            .lock()
+            .map(|s| s.callbacks.len() + s.wakers.len())
+            .unwrap_or(0)
     }
 }
 
@@ -166,7 +193,9 @@ impl Future for Cancelled {
             return Poll::Ready(());
         }
         let signal = self.signal.clone();
-        let Ok(mut state) = signal.inner.state.lock() else { return Poll::Ready(()) };
+        let Ok(mut state) = signal.inner.state.lock() else {
+            return Poll::Ready(());
+        };
         // Re-check under the lock so a concurrent cancel cannot be missed.
         if signal.is_cancelled() {
             return Poll::Ready(());
@@ -270,7 +299,10 @@ mod tests {
         assert!(!fired.load(Ordering::SeqCst));
         let flag = Arc::clone(&fired);
         let _kept = signal.on_cancel(move |reason| flag.store(reason == "x", Ordering::SeqCst));
-        assert!(fired.load(Ordering::SeqCst), "an already-cancelled signal runs the callback at once");
+        assert!(
+            fired.load(Ordering::SeqCst),
+            "an already-cancelled signal runs the callback at once"
+        );
     }
 
     #[test]

@@ -18,7 +18,9 @@ fn invalid(message: impl Into<String>) -> Error {
 /// Provider-shaped Chat Completions tools (`{ type, function: {...} }`) are
 /// accepted too.
 pub fn definition_from_value(value: &Value) -> Result<ToolDefinition> {
-    let obj = value.as_object().ok_or_else(|| invalid("a direct tool must be an object"))?;
+    let obj = value
+        .as_object()
+        .ok_or_else(|| invalid("a direct tool must be an object"))?;
     if let Some(function) = obj.get("function").filter(|f| f.is_object()) {
         return definition_from_value(function);
     }
@@ -26,7 +28,10 @@ pub fn definition_from_value(value: &Value) -> Result<ToolDefinition> {
         Some(Value::String(n)) if !n.is_empty() => n.clone(),
         _ => return Err(invalid("a direct tool needs a non-empty string \"name\"")),
     };
-    if name.chars().count() > MAX_NAME_CHARS || name.chars().any(char::is_control) || name.trim() != name {
+    if name.chars().count() > MAX_NAME_CHARS
+        || name.chars().any(char::is_control)
+        || name.trim() != name
+    {
         return Err(invalid(format!(
             "direct tool name \"{}\" is too long or has control or surrounding whitespace characters",
             super::args::clip(&name, 60)
@@ -35,14 +40,26 @@ pub fn definition_from_value(value: &Value) -> Result<ToolDefinition> {
     let description = match obj.get("description") {
         None | Some(Value::Null) => String::new(),
         Some(Value::String(d)) => d.chars().take(MAX_DESCRIPTION_CHARS).collect(),
-        Some(_) => return Err(invalid(format!("direct tool \"{name}\": \"description\" must be a string"))),
+        Some(_) => {
+            return Err(invalid(format!(
+                "direct tool \"{name}\": \"description\" must be a string"
+            )))
+        }
     };
-    let schema = ["parameters", "inputSchema", "input_schema"].iter().find_map(|k| obj.get(*k).filter(|v| !v.is_null()));
+    let schema = ["parameters", "inputSchema", "input_schema"]
+        .iter()
+        .find_map(|k| obj.get(*k).filter(|v| !v.is_null()));
     if let Some(schema) = schema {
-        check_bounds(schema, MAX_JSON_DEPTH, MAX_SCHEMA_BYTES).map_err(|e| invalid(format!("direct tool \"{name}\": {e}")))?;
+        check_bounds(schema, MAX_JSON_DEPTH, MAX_SCHEMA_BYTES)
+            .map_err(|e| invalid(format!("direct tool \"{name}\": {e}")))?;
     }
     let strict = obj.get("strict").and_then(Value::as_bool);
-    Ok(ToolDefinition { name, description, parameters: object_schema(schema), strict })
+    Ok(ToolDefinition {
+        name,
+        description,
+        parameters: object_schema(schema),
+        strict,
+    })
 }
 
 pub fn definition_from_direct_only(tool: &DirectOnlyTool) -> Result<ToolDefinition> {

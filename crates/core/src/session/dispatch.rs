@@ -58,13 +58,21 @@ fn ms(start: Instant) -> f64 {
 }
 
 fn tool_ref(e: &ToolEntry) -> ToolRef {
-    ToolRef { id: e.id.clone(), name: e.name.clone(), source: e.source, owner: e.owner.clone() }
+    ToolRef {
+        id: e.id.clone(),
+        name: e.name.clone(),
+        source: e.source,
+        owner: e.owner.clone(),
+    }
 }
 
 fn requested_of(raw: &Value) -> String {
     let text = match raw {
         Value::String(s) => s.as_str(),
-        Value::Object(m) => ["id", "toolId", "tool_id", "name"].iter().find_map(|k| m.get(*k)?.as_str()).unwrap_or(""),
+        Value::Object(m) => ["id", "toolId", "tool_id", "name"]
+            .iter()
+            .find_map(|k| m.get(*k)?.as_str())
+            .unwrap_or(""),
         _ => "",
     };
     clip(text, 200)
@@ -77,20 +85,33 @@ const NOTE_QUERY_CHARS: usize = 80;
 /// some queries of a batch) is marked weak: it shares only common words with
 /// the query.
 fn weak_note(value: &Value) -> Option<String> {
-    let top_is_weak = |hits: &Value| hits.get(0).and_then(|h| h.get("weak")).and_then(Value::as_bool) == Some(true);
+    let top_is_weak = |hits: &Value| {
+        hits.get(0)
+            .and_then(|h| h.get("weak"))
+            .and_then(Value::as_bool)
+            == Some(true)
+    };
     const ADVICE: &str = "hits marked \"weak\": true share only common words with the query and are probably not the \
         tool you need; search again with the capability's own words (what the tool does) before calling one.";
     match value {
-        Value::Array(_) => top_is_weak(value).then(|| format!("Note: no tool matched well; {ADVICE}")),
+        Value::Array(_) => {
+            top_is_weak(value).then(|| format!("Note: no tool matched well; {ADVICE}"))
+        }
         Value::Object(batch) => {
             let weak: Vec<String> = batch
                 .get("results")?
                 .as_array()?
                 .iter()
                 .filter(|group| group.get("candidates").is_some_and(top_is_weak))
-                .filter_map(|group| group.get("query")?.as_str().map(|q| Value::String(clip(q, NOTE_QUERY_CHARS)).to_string()))
+                .filter_map(|group| {
+                    group
+                        .get("query")?
+                        .as_str()
+                        .map(|q| Value::String(clip(q, NOTE_QUERY_CHARS)).to_string())
+                })
                 .collect();
-            (!weak.is_empty()).then(|| format!("Note: no tool matched {} well; {ADVICE}", weak.join(", ")))
+            (!weak.is_empty())
+                .then(|| format!("Note: no tool matched {} well; {ADVICE}", weak.join(", ")))
         }
         _ => None,
     }
@@ -123,8 +144,12 @@ impl Session {
         if tool_name == TOOL_SEARCH_CODE && self.offers(TOOL_SEARCH_CODE) {
             return self.run_code(args, options).await;
         }
-        let note = (tool_name == TOOL_SEARCH).then(|| self.unavailable_note(&args)).flatten();
-        let long_query_note = (tool_name == TOOL_SEARCH).then(|| note_for_long_query(args::parse_search(&args).ok())).flatten();
+        let note = (tool_name == TOOL_SEARCH)
+            .then(|| self.unavailable_note(&args))
+            .flatten();
+        let long_query_note = (tool_name == TOOL_SEARCH)
+            .then(|| note_for_long_query(args::parse_search(&args).ok()))
+            .flatten();
         let outcome = self.dispatch(tool_name, args, options).await;
         let mut result = ToolResult::from_outcome(tool_name, outcome);
         // The model reads `content`: it learns why a tool it may expect is missing and
@@ -140,7 +165,10 @@ impl Session {
             result.content.push_str(&note);
         }
         // Likewise it learns that the best hits fit poorly, before it calls one of them.
-        if let (true, Some(note)) = (result.ok && tool_name == TOOL_SEARCH, result.value.as_ref().and_then(weak_note)) {
+        if let (true, Some(note)) = (
+            result.ok && tool_name == TOOL_SEARCH,
+            result.value.as_ref().and_then(weak_note),
+        ) {
             result.content.push('\n');
             result.content.push_str(&note);
         }
@@ -152,10 +180,16 @@ impl Session {
     fn unavailable_note(&self, args: &Value) -> Option<String> {
         let catalog = self.catalog();
         let queries: Vec<(String, usize)> = match args::parse_search(args).ok()? {
-            args::SearchRequest::Single { query, limit, .. } => vec![(query, catalog.limits().effective(limit).ok()?)],
+            args::SearchRequest::Single { query, limit, .. } => {
+                vec![(query, catalog.limits().effective(limit).ok()?)]
+            }
             args::SearchRequest::Batch(batch) => {
                 let limit = catalog.limits().default_limit as usize;
-                batch.all_queries().into_iter().map(|q| (q, limit)).collect()
+                batch
+                    .all_queries()
+                    .into_iter()
+                    .map(|q| (q, limit))
+                    .collect()
             }
         };
         let mut groups: Vec<(Source, String, usize, String)> = Vec::new();
@@ -180,41 +214,80 @@ impl Session {
                 };
                 let tools = if *count == 1 { "tool" } else { "tools" };
                 let verb = if *count == 1 { "is" } else { "are" };
-                format!("{count} matching {tools} from {kind} {owner} {verb} unavailable ({reason})")
+                format!(
+                    "{count} matching {tools} from {kind} {owner} {verb} unavailable ({reason})"
+                )
             })
             .collect();
-        Some(format!("Note: {}; they cannot be called now.", parts.join("; ")))
+        Some(format!(
+            "Note: {}; they cannot be called now.",
+            parts.join("; ")
+        ))
     }
 
     fn offers(&self, control_tool: &str) -> bool {
         control_names(control_set(self.mode())).contains(&control_tool)
     }
 
-    async fn dispatch(&self, tool_name: &str, args: Value, options: HandleOptions) -> Result<Value, Failure> {
+    async fn dispatch(
+        &self,
+        tool_name: &str,
+        args: Value,
+        options: HandleOptions,
+    ) -> Result<Value, Failure> {
         if CONTROL_TOOL_NAMES.contains(&tool_name) && !self.offers(tool_name) {
             let offered = control_names(control_set(self.mode()));
-            let hint = if offered.is_empty() { "Tool Search is disabled".to_string() } else { format!("use {}", offered.join(", ")) };
+            let hint = if offered.is_empty() {
+                "Tool Search is disabled".to_string()
+            } else {
+                format!("use {}", offered.join(", "))
+            };
             return Err(Failure::error(
                 ErrorCode::ToolNotFound,
-                format!("{tool_name} is not available in {} mode; {hint}.", self.mode().as_str()),
+                format!(
+                    "{tool_name} is not available in {} mode; {hint}.",
+                    self.mode().as_str()
+                ),
             ));
         }
         match tool_name {
             TOOL_SEARCH => self.search_value(&args, TOOL_SEARCH),
             TOOL_DESCRIBE => self.describe_value(&args, LookupStyle::Structured, TOOL_DESCRIBE),
             TOOL_CALL => {
-                let wrapper_id = options.tool_call_id.clone().unwrap_or_else(|| self.next_tool_call_id());
+                let wrapper_id = options
+                    .tool_call_id
+                    .clone()
+                    .unwrap_or_else(|| self.next_tool_call_id());
                 let cancel = options.cancel.unwrap_or_default();
                 match args::parse_call(self.catalog(), &args, LookupStyle::Structured) {
                     Ok(spec) => {
                         // The target call gets its own id and names the wrapper as its parent, so a
                         // gateway can project it into its transcript.
-                        let name = self.catalog().entry(spec.ordinal).map(|e| e.name.clone()).unwrap_or_default();
+                        let name = self
+                            .catalog()
+                            .entry(spec.ordinal)
+                            .map(|e| e.name.clone())
+                            .unwrap_or_default();
                         let target_id = format!("{TOOL_CALL}:{wrapper_id}:{name}");
                         let offload = options.offload.clone();
-                        self.execute(spec, TOOL_CALL, target_id, Some(wrapper_id), cancel, offload, LookupStyle::Structured).await
+                        self.execute(
+                            spec,
+                            TOOL_CALL,
+                            target_id,
+                            Some(wrapper_id),
+                            cancel,
+                            offload,
+                            LookupStyle::Structured,
+                        )
+                        .await
                     }
-                    Err(e) => Err(self.call_rejected(TOOL_CALL, &wrapper_id, None, requested_of(&args), e)),
+                    Err(e) => Err(self.call_rejected(
+                        TOOL_CALL,
+                        &wrapper_id,
+                        None,
+                        requested_of(&args),
+                        e,
+                    )),
                 }
             }
             name => self.direct_call(name, args, options).await,
@@ -227,14 +300,32 @@ impl Session {
         let start = Instant::now();
         let catalog = self.catalog();
         let result = args::parse_search(raw).and_then(|request| match request {
-            SearchRequest::Single { query, limit, .. } => catalog.search(&query, limit).map(|hits| {
-                let ids = hits.iter().map(|h| h.id.clone()).collect();
-                (vec![query], ids, false, serde_json::to_value(&hits).unwrap_or(Value::Null))
-            }),
-            SearchRequest::Batch(batch) => catalog.search_batch(&batch.to_request()).map(|result| {
-                let ids = result.results.iter().flat_map(|g| g.candidates.iter().map(|h| h.id.clone())).collect();
-                (batch.all_queries(), ids, result.truncated, serde_json::to_value(&result).unwrap_or(Value::Null))
-            }),
+            SearchRequest::Single { query, limit, .. } => {
+                catalog.search(&query, limit).map(|hits| {
+                    let ids = hits.iter().map(|h| h.id.clone()).collect();
+                    (
+                        vec![query],
+                        ids,
+                        false,
+                        serde_json::to_value(&hits).unwrap_or(Value::Null),
+                    )
+                })
+            }
+            SearchRequest::Batch(batch) => {
+                catalog.search_batch(&batch.to_request()).map(|result| {
+                    let ids = result
+                        .results
+                        .iter()
+                        .flat_map(|g| g.candidates.iter().map(|h| h.id.clone()))
+                        .collect();
+                    (
+                        batch.all_queries(),
+                        ids,
+                        result.truncated,
+                        serde_json::to_value(&result).unwrap_or(Value::Null),
+                    )
+                })
+            }
         });
         self.finish_search(via, start, result)
     }
@@ -285,7 +376,12 @@ impl Session {
                     raw.insert("limit".into(), limit.clone());
                 }
             }
-            _ => return Err(Failure::error(ErrorCode::InvalidRequest, "search options must be an object like { limit: 5 }.")),
+            _ => {
+                return Err(Failure::error(
+                    ErrorCode::InvalidRequest,
+                    "search options must be an object like { limit: 5 }.",
+                ))
+            }
         }
         self.search_value(&Value::Object(raw), TOOL_SEARCH_CODE)
     }
@@ -296,15 +392,27 @@ impl Session {
         let start = Instant::now();
         let catalog = self.catalog();
         let result = args::parse_describe(catalog, raw, style).and_then(|(_, ordinal)| {
-            let entry = catalog.entry(ordinal).ok_or_else(|| Error::internal("resolved tool is not allowed"))?;
-            catalog.describe(&entry.id, style).map(|d| (tool_ref(entry), d))
+            let entry = catalog
+                .entry(ordinal)
+                .ok_or_else(|| Error::internal("resolved tool is not allowed"))?;
+            catalog
+                .describe(&entry.id, style)
+                .map(|d| (tool_ref(entry), d))
         });
         self.with_stats(|s| s.describes += 1);
         let (tool, outcome, error_code, value) = match result {
-            Ok((tool, description)) => {
-                (Some(tool), Outcome::Ok, None, Ok(serde_json::to_value(&description).unwrap_or(Value::Null)))
-            }
-            Err(e) => (None, Outcome::Error, Some(e.code.as_str().to_string()), Err(Failure::from(e))),
+            Ok((tool, description)) => (
+                Some(tool),
+                Outcome::Ok,
+                None,
+                Ok(serde_json::to_value(&description).unwrap_or(Value::Null)),
+            ),
+            Err(e) => (
+                None,
+                Outcome::Error,
+                Some(e.code.as_str().to_string()),
+                Err(Failure::from(e)),
+            ),
         };
         self.emit(SessionEvent::Describe {
             via: via.to_string(),
@@ -327,42 +435,102 @@ impl Session {
     // ---- call -----------------------------------------------------------
 
     /// Code mode: `openclaw.tools.call(id, args?)` -> `{ tool, result }`.
-    pub async fn call(&self, id: &str, args: Value, context: CallContext) -> Result<Value, Failure> {
+    pub async fn call(
+        &self,
+        id: &str,
+        args: Value,
+        context: CallContext,
+    ) -> Result<Value, Failure> {
         let parent = context.parent_tool_call_id;
         let resolved = self.catalog().resolve_ordinal(id, LookupStyle::Code);
-        let name = resolved.as_ref().ok().and_then(|&o| self.catalog().entry(o)).map(|e| e.name.clone());
+        let name = resolved
+            .as_ref()
+            .ok()
+            .and_then(|&o| self.catalog().entry(o))
+            .map(|e| e.name.clone());
         let tool_call_id = match (context.tool_call_id, &parent) {
             (Some(id), _) => id,
             (None, Some(parent)) => {
                 let sequence = context.sequence.unwrap_or(0);
-                format!("{TOOL_SEARCH_CODE}:{parent}:{}:{sequence}", name.as_deref().unwrap_or_else(|| clip_str(id, 120)))
+                format!(
+                    "{TOOL_SEARCH_CODE}:{parent}:{}:{sequence}",
+                    name.as_deref().unwrap_or_else(|| clip_str(id, 120))
+                )
             }
             (None, None) => self.next_tool_call_id(),
         };
         let ordinal = match resolved {
             Ok(o) => o,
-            Err(e) => return Err(self.call_rejected(TOOL_SEARCH_CODE, &tool_call_id, parent, clip(id, 200), e)),
+            Err(e) => {
+                return Err(self.call_rejected(
+                    TOOL_SEARCH_CODE,
+                    &tool_call_id,
+                    parent,
+                    clip(id, 200),
+                    e,
+                ))
+            }
         };
-        let spec = CallSpec { requested: id.to_string(), ordinal, args, repaired: None };
-        self.execute(spec, TOOL_SEARCH_CODE, tool_call_id, parent, context.cancel, context.offload, LookupStyle::Code).await
+        let spec = CallSpec {
+            requested: id.to_string(),
+            ordinal,
+            args,
+            repaired: None,
+        };
+        self.execute(
+            spec,
+            TOOL_SEARCH_CODE,
+            tool_call_id,
+            parent,
+            context.cancel,
+            context.offload,
+            LookupStyle::Code,
+        )
+        .await
     }
 
     /// A direct call of an exact catalog tool name (direct and directory
     /// modes). Ids, near-misses and names held by several tools are refused.
-    async fn direct_call(&self, name: &str, raw: Value, options: HandleOptions) -> Result<Value, Failure> {
-        let tool_call_id = options.tool_call_id.clone().unwrap_or_else(|| self.next_tool_call_id());
+    async fn direct_call(
+        &self,
+        name: &str,
+        raw: Value,
+        options: HandleOptions,
+    ) -> Result<Value, Failure> {
+        let tool_call_id = options
+            .tool_call_id
+            .clone()
+            .unwrap_or_else(|| self.next_tool_call_id());
         let resolved = self.resolve_direct_name(name);
         let ordinal = match resolved {
             Ok(o) => o,
-            Err(e) => return Err(self.call_rejected(VIA_DIRECT, &tool_call_id, None, clip(name, 200), e)),
+            Err(e) => {
+                return Err(self.call_rejected(VIA_DIRECT, &tool_call_id, None, clip(name, 200), e))
+            }
         };
         let args = match args::object_args(&raw, "Tool arguments") {
             Ok(map) => Value::Object(map),
-            Err(e) => return Err(self.call_rejected(VIA_DIRECT, &tool_call_id, None, clip(name, 200), e)),
+            Err(e) => {
+                return Err(self.call_rejected(VIA_DIRECT, &tool_call_id, None, clip(name, 200), e))
+            }
         };
-        let spec = CallSpec { requested: name.to_string(), ordinal, args, repaired: None };
+        let spec = CallSpec {
+            requested: name.to_string(),
+            ordinal,
+            args,
+            repaired: None,
+        };
         let cancel = options.cancel.unwrap_or_default();
-        self.execute(spec, VIA_DIRECT, tool_call_id, None, cancel, options.offload, LookupStyle::Structured).await
+        self.execute(
+            spec,
+            VIA_DIRECT,
+            tool_call_id,
+            None,
+            cancel,
+            options.offload,
+            LookupStyle::Structured,
+        )
+        .await
     }
 
     fn resolve_direct_name(&self, name: &str) -> crate::Result<usize> {
@@ -376,11 +544,20 @@ impl Session {
             let offered = control_names(control_set(self.mode()));
             Error::new(
                 ErrorCode::ToolNotFound,
-                format!("Unknown tool: {}. Available: {}.", clip(name, 120), offered.join(", ")),
+                format!(
+                    "Unknown tool: {}. Available: {}.",
+                    clip(name, 120),
+                    offered.join(", ")
+                ),
             )
         };
         match self.mode() {
-            Mode::Direct => self.inner.direct_mode_names.get(name).copied().ok_or_else(not_found),
+            Mode::Direct => self
+                .inner
+                .direct_mode_names
+                .get(name)
+                .copied()
+                .ok_or_else(not_found),
             Mode::Directory => {
                 let ordinals: Vec<usize> = self.exact_name_ordinals(name).take(2).collect();
                 match ordinals.as_slice() {
@@ -445,7 +622,13 @@ impl Session {
         let start = Instant::now();
         let Some(entry) = self.catalog().entry(spec.ordinal).cloned() else {
             let e = Error::new(ErrorCode::ToolNotFound, "tool is not in this catalog");
-            return Err(self.call_rejected(via, &tool_call_id, parent, clip(&spec.requested, 200), e));
+            return Err(self.call_rejected(
+                via,
+                &tool_call_id,
+                parent,
+                clip(&spec.requested, 200),
+                e,
+            ));
         };
         let tool = tool_ref(&entry);
         // `counted`: the call counts against the tool (the executor was reached,
@@ -455,9 +638,24 @@ impl Session {
             // like a tool the executor found gone (outcome `unavailable`).
             Some(reason) => {
                 let message = format!("{} is unavailable ({reason}); it was not run. Search again for another way to do this.", entry.id);
-                (Err(Error::new(ErrorCode::ToolUnavailable, message).into()), true)
+                (
+                    Err(Error::new(ErrorCode::ToolUnavailable, message).into()),
+                    true,
+                )
             }
-            None => self.execute_inner(&entry, spec.ordinal, spec.args, &tool_call_id, &parent, cancel, offload, style).await,
+            None => {
+                self.execute_inner(
+                    &entry,
+                    spec.ordinal,
+                    spec.args,
+                    &tool_call_id,
+                    &parent,
+                    cancel,
+                    offload,
+                    style,
+                )
+                .await
+            }
         };
         let outcome = match &result {
             Ok(_) => Outcome::Ok,
@@ -507,7 +705,10 @@ impl Session {
                 return (
                     Err(Failure::error(
                         ErrorCode::InvalidArgs,
-                        format!("Arguments for {} must be a JSON object. Nothing was run.", entry.id),
+                        format!(
+                            "Arguments for {} must be a JSON object. Nothing was run.",
+                            entry.id
+                        ),
                     )),
                     false,
                 )
@@ -525,7 +726,13 @@ impl Session {
         let args = match checked {
             Some((args, Ok(()))) => args,
             Some((_, Err(ArgsProblem::Bounds(why)))) => {
-                return (Err(Failure::error(ErrorCode::InvalidArgs, format!("Arguments for {}: {why} Nothing was run.", entry.id))), false)
+                return (
+                    Err(Failure::error(
+                        ErrorCode::InvalidArgs,
+                        format!("Arguments for {}: {why} Nothing was run.", entry.id),
+                    )),
+                    false,
+                )
             }
             Some((_, Err(ArgsProblem::Invalid(issues)))) => {
                 // The tool's input hint: what a valid call looks like, without a describe round trip.
@@ -540,8 +747,14 @@ impl Session {
             }
             // An unusable schema cannot vouch for the input: fail closed.
             Some((_, Err(ArgsProblem::Schema(e)))) => {
-                let message = format!("{} cannot be called: its input schema is unusable ({}). Nothing was run.", entry.id, e.message);
-                return (Err(Failure::new(e.code.as_str(), message, Outcome::Error)), false);
+                let message = format!(
+                    "{} cannot be called: its input schema is unusable ({}). Nothing was run.",
+                    entry.id, e.message
+                );
+                return (
+                    Err(Failure::new(e.code.as_str(), message, Outcome::Error)),
+                    false,
+                );
             }
             None => {
                 let message = format!("{} was not run: its arguments could not be validated (the gateway is shutting down).", entry.id);
@@ -606,7 +819,9 @@ impl Session {
 
     async fn run_code(&self, raw: Value, options: HandleOptions) -> ToolResult {
         let start = Instant::now();
-        let tool_call_id = options.tool_call_id.unwrap_or_else(|| self.next_tool_call_id());
+        let tool_call_id = options
+            .tool_call_id
+            .unwrap_or_else(|| self.next_tool_call_id());
         let cancel = options.cancel.unwrap_or_default();
         let code = match &raw {
             Value::String(s) if !s.trim_start().starts_with('{') => Ok(s.clone()),
@@ -617,7 +832,9 @@ impl Session {
         };
         let code = code.and_then(|c| {
             if c.chars().count() > MAX_CODE_CHARS {
-                Err(Error::invalid_request(format!("code must be at most {MAX_CODE_CHARS} characters.")))
+                Err(Error::invalid_request(format!(
+                    "code must be at most {MAX_CODE_CHARS} characters."
+                )))
             } else {
                 Ok(c)
             }
@@ -650,7 +867,11 @@ impl Session {
                 }
             }
         };
-        let outcome = if status == ResultStatus::Ok { Outcome::Ok } else { Outcome::Error };
+        let outcome = if status == ResultStatus::Ok {
+            Outcome::Ok
+        } else {
+            Outcome::Error
+        };
         self.with_stats(|s| s.code_runs += 1);
         self.emit(SessionEvent::Code {
             tool_call_id,
@@ -663,7 +884,14 @@ impl Session {
             (None, Some(e)) => e.message.clone(),
             (None, None) => String::new(),
         };
-        ToolResult { ok: status == ResultStatus::Ok, status, tool_name: TOOL_SEARCH_CODE.into(), value, error, content }
+        ToolResult {
+            ok: status == ResultStatus::Ok,
+            status,
+            tool_name: TOOL_SEARCH_CODE.into(),
+            value,
+            error,
+            content,
+        }
     }
 }
 
@@ -677,19 +905,32 @@ fn reason_or<'a>(reason: &'a str, fallback: &'a str) -> &'a str {
 
 fn cancelled(entry: &ToolEntry, cancel: &CancelSignal) -> Failure {
     let reason = cancel.reason().unwrap_or_else(|| "cancelled".into());
-    Failure::new(CANCELLED, format!("The call to {} was cancelled ({}).", entry.id, clip(&reason, 200)), Outcome::Cancelled)
+    Failure::new(
+        CANCELLED,
+        format!(
+            "The call to {} was cancelled ({}).",
+            entry.id,
+            clip(&reason, 200)
+        ),
+        Outcome::Cancelled,
+    )
 }
 
 /// `{ id, name, source, sourceName, mcp? }` of the tool that ran.
 fn compact_tool(session: &Session, ordinal: usize) -> Value {
-    let Some(hit) = session.catalog().hit(ordinal) else { return Value::Null };
+    let Some(hit) = session.catalog().hit(ordinal) else {
+        return Value::Null;
+    };
     let mut out = Map::new();
     out.insert("id".into(), hit.id.into());
     out.insert("name".into(), hit.name.into());
     out.insert("source".into(), hit.source.as_str().into());
     out.insert("sourceName".into(), hit.source_name.into());
     if let Some(mcp) = hit.mcp {
-        out.insert("mcp".into(), serde_json::to_value(mcp).unwrap_or(Value::Null));
+        out.insert(
+            "mcp".into(),
+            serde_json::to_value(mcp).unwrap_or(Value::Null),
+        );
     }
     Value::Object(out)
 }
@@ -701,8 +942,14 @@ enum ArgsProblem {
 }
 
 /// Size, depth and value-count bounds for every tool; schema validation for trusted ones.
-fn check_args(catalog: &crate::catalog::Catalog, ordinal: usize, trusted: bool, args: &Value) -> Result<(), ArgsProblem> {
-    let size = crate::schema::measure(args, crate::limits::MAX_JSON_DEPTH, args::MAX_ARGS_BYTES).map_err(ArgsProblem::Bounds)?;
+fn check_args(
+    catalog: &crate::catalog::Catalog,
+    ordinal: usize,
+    trusted: bool,
+    args: &Value,
+) -> Result<(), ArgsProblem> {
+    let size = crate::schema::measure(args, crate::limits::MAX_JSON_DEPTH, args::MAX_ARGS_BYTES)
+        .map_err(ArgsProblem::Bounds)?;
     if size.values > MAX_ARGS_VALUES as u64 {
         return Err(ArgsProblem::Bounds(format!(
             "more than {MAX_ARGS_VALUES} JSON values (each array item and object property counts); pass fewer items per call."
@@ -713,7 +960,9 @@ fn check_args(catalog: &crate::catalog::Catalog, ordinal: usize, trusted: bool, 
     }
     match catalog.validate_ordinal(ordinal, args) {
         Ok(v) if v.ok => Ok(()),
-        Ok(v) => Err(ArgsProblem::Invalid(v.errors.iter().map(|i| i.message.clone()).collect())),
+        Ok(v) => Err(ArgsProblem::Invalid(
+            v.errors.iter().map(|i| i.message.clone()).collect(),
+        )),
         Err(e) => Err(ArgsProblem::Schema(e)),
     }
 }

@@ -123,24 +123,55 @@ impl SessionEvent {
     /// Mirror the event into `tracing` (target `tool_search::session`).
     pub fn trace(&self) {
         match self {
-            SessionEvent::Search { via, queries, hit_ids, duration_ms, outcome, .. } => tracing::info!(
+            SessionEvent::Search {
+                via,
+                queries,
+                hit_ids,
+                duration_ms,
+                outcome,
+                ..
+            } => tracing::info!(
                 target: "tool_search::session", event = "search", via = via.as_str(), queries = queries.len(),
                 hits = hit_ids.len(), duration_ms, outcome = outcome.as_str()
             ),
-            SessionEvent::Describe { via, tool, duration_ms, outcome, .. } => tracing::info!(
+            SessionEvent::Describe {
+                via,
+                tool,
+                duration_ms,
+                outcome,
+                ..
+            } => tracing::info!(
                 target: "tool_search::session", event = "describe", via = via.as_str(),
                 id = tool.as_ref().map(|t| t.id.as_str()), duration_ms, outcome = outcome.as_str()
             ),
-            SessionEvent::Call { via, tool, duration_ms, outcome, error_code, .. } => tracing::info!(
+            SessionEvent::Call {
+                via,
+                tool,
+                duration_ms,
+                outcome,
+                error_code,
+                ..
+            } => tracing::info!(
                 target: "tool_search::session", event = "call", via = via.as_str(),
                 id = tool.as_ref().map(|t| t.id.as_str()), source = tool.as_ref().map(|t| t.source.as_str()),
                 owner = tool.as_ref().map(|t| t.owner.as_str()), duration_ms, outcome = outcome.as_str(),
                 error_code = error_code.as_deref()
             ),
-            SessionEvent::Code { duration_ms, outcome, .. } => tracing::info!(
+            SessionEvent::Code {
+                duration_ms,
+                outcome,
+                ..
+            } => tracing::info!(
                 target: "tool_search::session", event = "code", duration_ms, outcome = outcome.as_str()
             ),
-            SessionEvent::Surface { format, mode, tools, tool_bytes, directory_prompt_bytes, .. } => tracing::debug!(
+            SessionEvent::Surface {
+                format,
+                mode,
+                tools,
+                tool_bytes,
+                directory_prompt_bytes,
+                ..
+            } => tracing::debug!(
                 target: "tool_search::session", event = "surface", format = format.as_str(), mode = mode.as_str(),
                 tools, tool_bytes, directory_prompt_bytes
             ),

@@ -82,17 +82,31 @@ impl std::fmt::Debug for OffloadHandle {
 
 /// Runs `job` through `offload` (inline without one) and resolves with its
 /// output; `None` only if the pool dropped the job without running it.
-pub async fn offloaded<T: Send + 'static>(offload: Option<&OffloadHandle>, job: impl FnOnce() -> T + Send + 'static) -> Option<T> {
-    let Some(offload) = offload else { return Some(job()) };
-    let slot: Slot<T> = std::sync::Arc::new(std::sync::Mutex::new(SlotState { value: None, waker: None, done: false }));
-    let filler = Filler { slot: std::sync::Arc::clone(&slot), value: None };
+pub async fn offloaded<T: Send + 'static>(
+    offload: Option<&OffloadHandle>,
+    job: impl FnOnce() -> T + Send + 'static,
+) -> Option<T> {
+    let Some(offload) = offload else {
+        return Some(job());
+    };
+    let slot: Slot<T> = std::sync::Arc::new(std::sync::Mutex::new(SlotState {
+        value: None,
+        waker: None,
+        done: false,
+    }));
+    let filler = Filler {
+        slot: std::sync::Arc::clone(&slot),
+        value: None,
+    };
     offload.0.run(Box::new(move || {
         let mut filler = filler;
         filler.value = Some(job());
         // Dropping the filler publishes the value and wakes the waiter.
     }));
     std::future::poll_fn(move |cx| {
-        let Ok(mut state) = slot.lock() else { return std::task::Poll::Ready(None) };
+        let Ok(mut state) = slot.lock() else {
+            return std::task::Poll::Ready(None);
+        };
         if state.done {
             return std::task::Poll::Ready(state.value.take());
         }

@@ -80,9 +80,13 @@ fn bounded(prompt: &str) -> (&str, &str) {
 fn words_of<'a>(text: &'a str, out: &mut Vec<Word<'a>>) {
     let mut start: Option<usize> = None;
     let push = |out: &mut Vec<Word<'a>>, s: usize, e: usize| {
-        let word = text[s..e].trim_matches(|c: char| c == '-' || c == '.' || c == '\'' || c == ':' || c == '/');
+        let word = text[s..e]
+            .trim_matches(|c: char| c == '-' || c == '.' || c == '\'' || c == ':' || c == '/');
         if !word.is_empty() && word.chars().count() <= MAX_WORD_CHARS {
-            out.push(Word { text: word, ends_sentence: false });
+            out.push(Word {
+                text: word,
+                ends_sentence: false,
+            });
         }
     };
     for (i, c) in text.char_indices() {
@@ -176,7 +180,10 @@ pub(super) fn read_prompt(prompt: &str, lookup: impl Fn(&str) -> Option<usize>) 
 
     let mut mentioned = Vec::new();
     // Latest first: the tail, then the head, each read backwards.
-    for token in [tail, head].iter().flat_map(|t| t.split(|c: char| c.is_whitespace() || "\"'`()[]{}<>,;!?".contains(c)).rev()) {
+    for token in [tail, head].iter().flat_map(|t| {
+        t.split(|c: char| c.is_whitespace() || "\"'`()[]{}<>,;!?".contains(c))
+            .rev()
+    }) {
         if mentioned.len() >= MAX_MENTIONS {
             break;
         }
@@ -220,18 +227,39 @@ const WEB_FINDER_QUERY: &str = "search the web";
 const WEB_READER_QUERY: &str = "fetch read web page url content";
 
 const MEMORY_WORDS: &[&str] = &["memory", "memories", "remember", "recall"];
-const WEB_WORDS: &[&str] = &["web", "internet", "online", "url", "urls", "website", "websites", "webpage", "webpages", "http", "https"];
+const WEB_WORDS: &[&str] = &[
+    "web", "internet", "online", "url", "urls", "website", "websites", "webpage", "webpages",
+    "http", "https",
+];
 const FINDER_WORDS: &[&str] = &["search", "find", "query", "lookup"];
-const READER_WORDS: &[&str] = &["fetch", "get", "read", "open", "scrape", "extract", "download", "crawl", "visit", "load"];
-const MESSAGE_WORDS: &[&str] = &["message", "messages", "messaging", "chat", "channel", "channels", "post", "reply", "dm"];
+const READER_WORDS: &[&str] = &[
+    "fetch", "get", "read", "open", "scrape", "extract", "download", "crawl", "visit", "load",
+];
+const MESSAGE_WORDS: &[&str] = &[
+    "message",
+    "messages",
+    "messaging",
+    "chat",
+    "channel",
+    "channels",
+    "post",
+    "reply",
+    "dm",
+];
 
 fn lower_words(text: &str) -> impl Iterator<Item = String> + '_ {
-    text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase)
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
 }
 
 fn family_of(e: &ToolEntry) -> Option<(Family, Role)> {
     let name: Vec<String> = lower_words(&e.name).collect();
-    let description: Vec<String> = lower_words(e.description.get(..floor_boundary(&e.description, FAMILY_DESCRIPTION_CHARS))?).collect();
+    let description: Vec<String> = lower_words(
+        e.description
+            .get(..floor_boundary(&e.description, FAMILY_DESCRIPTION_CHARS))?,
+    )
+    .collect();
     let named = |set: &[&str]| name.iter().any(|w| set.contains(&w.as_str()));
     let described = |set: &[&str]| description.iter().any(|w| set.contains(&w.as_str()));
     let family = if named(MEMORY_WORDS) || (!named(WEB_WORDS) && described(MEMORY_WORDS)) {
@@ -277,26 +305,80 @@ struct Intents {
 }
 
 const RESEARCH_WORDS: &[&str] = &[
-    "research", "researching", "sources", "cite", "citation", "citations", "references", "investigate", "article", "articles",
-    "online", "web", "internet", "website", "websites", "browse", "googling",
+    "research",
+    "researching",
+    "sources",
+    "cite",
+    "citation",
+    "citations",
+    "references",
+    "investigate",
+    "article",
+    "articles",
+    "online",
+    "web",
+    "internet",
+    "website",
+    "websites",
+    "browse",
+    "googling",
 ];
 const RESEARCH_PHRASES: &[&str] = &["look up", "find out", "read up", "search for"];
 /// News is found on the web and read there: both halves of the family.
 const NEWS_WORDS: &[&str] = &["news", "headlines", "headline"];
-const DELIVER_VERBS: &[&str] = &["post", "send", "share", "reply", "forward", "announce", "notify", "tell"];
+const DELIVER_VERBS: &[&str] = &[
+    "post", "send", "share", "reply", "forward", "announce", "notify", "tell",
+];
 /// Where a delivery goes, or what it is: with a delivery verb, the message family.
-const DELIVER_PLACES: &[&str] = &["here", "channel", "chat", "thread", "group", "team", "message", "dm", "them", "everyone"];
-const RECALL_WORDS: &[&str] = &["remember", "remembered", "recall", "memory", "memories", "forgot", "forget", "forgotten"];
-const RECALL_PHRASES: &[&str] =
-    &["did i tell", "i told you", "i mentioned", "last time", "we discussed", "we talked", "my preference", "you know about me"];
-const NOW_WORDS: &[&str] =
-    &["current", "currently", "latest", "today", "now", "recent", "recently", "news", "tonight", "yesterday", "newest"];
-const QUESTION_WORDS: &[&str] = &["who", "what", "whats", "when", "where", "which", "who's", "what's"];
-const PERSONAL_WORDS: &[&str] = &["i", "me", "my", "mine", "we", "our", "us", "you", "your", "i'm", "i've"];
+const DELIVER_PLACES: &[&str] = &[
+    "here", "channel", "chat", "thread", "group", "team", "message", "dm", "them", "everyone",
+];
+const RECALL_WORDS: &[&str] = &[
+    "remember",
+    "remembered",
+    "recall",
+    "memory",
+    "memories",
+    "forgot",
+    "forget",
+    "forgotten",
+];
+const RECALL_PHRASES: &[&str] = &[
+    "did i tell",
+    "i told you",
+    "i mentioned",
+    "last time",
+    "we discussed",
+    "we talked",
+    "my preference",
+    "you know about me",
+];
+const NOW_WORDS: &[&str] = &[
+    "current",
+    "currently",
+    "latest",
+    "today",
+    "now",
+    "recent",
+    "recently",
+    "news",
+    "tonight",
+    "yesterday",
+    "newest",
+];
+const QUESTION_WORDS: &[&str] = &[
+    "who", "what", "whats", "when", "where", "which", "who's", "what's",
+];
+const PERSONAL_WORDS: &[&str] = &[
+    "i", "me", "my", "mine", "we", "our", "us", "you", "your", "i'm", "i've",
+];
 
 fn intents(request: &str) -> Intents {
     let lower = request.to_lowercase();
-    let words: Vec<&str> = lower.split(|c: char| !(c.is_alphanumeric() || c == '\'')).filter(|w| !w.is_empty()).collect();
+    let words: Vec<&str> = lower
+        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .filter(|w| !w.is_empty())
+        .collect();
     let any = |set: &[&str]| words.iter().any(|w| set.contains(w));
     let phrase = |set: &[&str]| {
         let spaced = format!(" {} ", words.join(" "));
@@ -304,7 +386,9 @@ fn intents(request: &str) -> Intents {
     };
     let recall = any(RECALL_WORDS) || phrase(RECALL_PHRASES);
     let question_about_the_world = any(QUESTION_WORDS) && !any(PERSONAL_WORDS);
-    let read_url = lower.contains("http://") || lower.contains("https://") || words.iter().any(|w| w.starts_with("www"));
+    let read_url = lower.contains("http://")
+        || lower.contains("https://")
+        || words.iter().any(|w| w.starts_with("www"));
     Intents {
         research: any(RESEARCH_WORDS) || phrase(RESEARCH_PHRASES) || (!recall && any(NEWS_WORDS)),
         recall,
@@ -323,25 +407,47 @@ impl Session {
     /// tool; unknown, untrusted or ambiguous required names are skipped.
     /// Other modes: none (tools mode searches, direct mode already shows
     /// every schema).
-    pub fn hydrate(&self, user_prompt: &str, max_tools: Option<usize>, required: &[String]) -> Vec<ToolDefinition> {
+    pub fn hydrate(
+        &self,
+        user_prompt: &str,
+        max_tools: Option<usize>,
+        required: &[String],
+    ) -> Vec<ToolDefinition> {
         if self.mode() != Mode::Directory {
             return Vec::new();
         }
-        let max = max_tools.unwrap_or(MAX_HYDRATED_TOOLS).min(MAX_HYDRATED_TOOLS);
+        let max = max_tools
+            .unwrap_or(MAX_HYDRATED_TOOLS)
+            .min(MAX_HYDRATED_TOOLS);
         let catalog = &self.inner.catalog;
-        let mut picker = Picker { session: self, max, chosen: Vec::new(), seen: BTreeSet::new(), excluded: None };
+        let mut picker = Picker {
+            session: self,
+            max,
+            chosen: Vec::new(),
+            seen: BTreeSet::new(),
+            excluded: None,
+        };
         for wanted in required {
             match catalog.resolve_ordinal(wanted, LookupStyle::Structured) {
                 Ok(o) if picker.add(o) => {}
-                _ => tracing::debug!(target: "tool_search::session", required = wanted.as_str(), "required tool not hydrated (unknown, untrusted, visible or ambiguous)"),
+                _ => {
+                    tracing::debug!(target: "tool_search::session", required = wanted.as_str(), "required tool not hydrated (unknown, untrusted, visible or ambiguous)")
+                }
             }
         }
         let data = catalog.data();
         let lookup = |token: &str| match data.by_id.get(token) {
             Some(&o) => Some(o),
-            None => data.by_name.get(token).and_then(|os| (os.len() == 1).then(|| os[0])),
+            None => data
+                .by_name
+                .get(token)
+                .and_then(|os| (os.len() == 1).then(|| os[0])),
         };
-        let reading = if picker.full() { PromptReading::default() } else { read_prompt(user_prompt, lookup) };
+        let reading = if picker.full() {
+            PromptReading::default()
+        } else {
+            read_prompt(user_prompt, lookup)
+        };
         if !picker.full() && !reading.request.trim().is_empty() {
             let wants = intents(&reading.request);
             if wants.current_facts {
@@ -350,7 +456,11 @@ impl Session {
             }
             // Families the request asks for in words come first.
             if wants.recall {
-                picker.add_family(Family::Memory, &[Role::Finder, Role::Reader, Role::Other], MEMORY_QUERY);
+                picker.add_family(
+                    Family::Memory,
+                    &[Role::Finder, Role::Reader, Role::Other],
+                    MEMORY_QUERY,
+                );
             }
             if wants.research {
                 picker.add_family(Family::Web, &[Role::Finder], WEB_FINDER_QUERY);
@@ -361,7 +471,11 @@ impl Session {
                 picker.add_family(Family::Web, &[Role::Reader], WEB_READER_QUERY);
             }
             if wants.deliver {
-                picker.add_family(Family::Message, &[Role::Finder, Role::Reader, Role::Other], MESSAGE_QUERY);
+                picker.add_family(
+                    Family::Message,
+                    &[Role::Finder, Role::Reader, Role::Other],
+                    MESSAGE_QUERY,
+                );
             }
             // Ask for extra hits: untrusted, visible and ambiguous ones are skipped.
             let hits = match catalog.search_ordinals(&reading.request, (max * 4).max(8)) {
@@ -385,10 +499,17 @@ impl Session {
             picker.add(o);
         }
         let chosen = picker.chosen;
-        let defs: Vec<ToolDefinition> =
-            chosen.iter().filter_map(|&o| catalog.entry(o)).map(|e| entry_definition(e, e.name.clone())).collect();
+        let defs: Vec<ToolDefinition> = chosen
+            .iter()
+            .filter_map(|&o| catalog.entry(o))
+            .map(|e| entry_definition(e, e.name.clone()))
+            .collect();
         let bytes = serialized_len(&defs);
-        let ids: Vec<String> = chosen.iter().filter_map(|&o| catalog.entry(o)).map(|e| e.id.clone()).collect();
+        let ids: Vec<String> = chosen
+            .iter()
+            .filter_map(|&o| catalog.entry(o))
+            .map(|e| e.id.clone())
+            .collect();
         self.with_stats(|s| {
             s.last_hydrated = defs.len() as u64;
             s.hydrated_total += defs.len() as u64;
@@ -404,7 +525,10 @@ impl Session {
     fn hydratable(&self, ordinal: usize, entry: &ToolEntry) -> bool {
         entry.is_trusted()
             && !self.inner.direct_names.contains(&entry.name)
-            && self.exact_name_ordinals(&entry.name).take(2).eq(std::iter::once(ordinal))
+            && self
+                .exact_name_ordinals(&entry.name)
+                .take(2)
+                .eq(std::iter::once(ordinal))
     }
 }
 
@@ -428,7 +552,9 @@ impl Picker<'_> {
         if self.seen.contains(&ordinal) {
             return true;
         }
-        let Some(entry) = self.session.catalog().entry(ordinal) else { return false };
+        let Some(entry) = self.session.catalog().entry(ordinal) else {
+            return false;
+        };
         if self.full() || !self.session.hydratable(ordinal, entry) {
             return false;
         }
@@ -447,13 +573,21 @@ impl Picker<'_> {
         if self.excluded == Some(family) {
             return;
         }
-        let Ok(candidates) = self.session.catalog().search_ordinals(query, FAMILY_CANDIDATES) else { return };
+        let Ok(candidates) = self
+            .session
+            .catalog()
+            .search_ordinals(query, FAMILY_CANDIDATES)
+        else {
+            return;
+        };
         let members: Vec<(usize, Role)> = candidates
             .into_iter()
             .filter_map(|o| {
                 let entry = self.session.catalog().entry(o)?;
                 match family_of(entry) {
-                    Some((f, role)) if f == family && self.session.hydratable(o, entry) => Some((o, role)),
+                    Some((f, role)) if f == family && self.session.hydratable(o, entry) => {
+                        Some((o, role))
+                    }
                     _ => None,
                 }
             })
@@ -465,8 +599,16 @@ impl Picker<'_> {
             return;
         }
         for role in roles {
-            let picks: Vec<usize> = members.iter().filter(|(_, r)| r == role).map(|(o, _)| *o).collect();
-            let picks = if *role == Role::Other { picks } else { picks.into_iter().take(1).collect() };
+            let picks: Vec<usize> = members
+                .iter()
+                .filter(|(_, r)| r == role)
+                .map(|(o, _)| *o)
+                .collect();
+            let picks = if *role == Role::Other {
+                picks
+            } else {
+                picks.into_iter().take(1).collect()
+            };
             for o in picks {
                 self.add(o);
             }

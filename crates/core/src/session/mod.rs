@@ -36,7 +36,10 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock};
 pub use cancel::{until_cancelled, CancelSignal};
 pub use dispatch::{CallContext, HandleOptions};
 pub use events::{EventSink, Outcome, SessionEvent, ToolRef};
-pub use executor::{offloaded, BoxFuture, CodeContext, CodeRunner, Executor, ExecutorCall, ExecutorOutcome, Offload, OffloadHandle};
+pub use executor::{
+    offloaded, BoxFuture, CodeContext, CodeRunner, Executor, ExecutorCall, ExecutorOutcome,
+    Offload, OffloadHandle,
+};
 pub use result::{Failure, ResultError, ResultStatus, ToolResult};
 pub use stats::SessionTelemetry;
 
@@ -44,8 +47,8 @@ use crate::catalog::{Catalog, SearchLimits, Source};
 use crate::config::{Mode, ResolvedConfig};
 use crate::error::{Error, ErrorCode, Result};
 use crate::surfaces::{
-    directory_budget, ControlSet, ControlSettings, DirectoryGuidance, DirectoryOptions, ModelSurface,
-    ToolDefinition, CONTROL_TOOL_NAMES,
+    directory_budget, ControlSet, ControlSettings, DirectoryGuidance, DirectoryOptions,
+    ModelSurface, ToolDefinition, CONTROL_TOOL_NAMES,
 };
 
 /// Everything besides the catalog and config a session is built with.
@@ -110,7 +113,10 @@ struct Inner {
 
 impl std::fmt::Debug for Session {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Session").field("mode", &self.inner.config.mode).field("catalog", &self.inner.catalog).finish()
+        f.debug_struct("Session")
+            .field("mode", &self.inner.config.mode)
+            .field("catalog", &self.inner.catalog)
+            .finish()
     }
 }
 
@@ -143,17 +149,26 @@ impl Session {
         let mut direct_names = BTreeSet::new();
         for tool in &direct_tools {
             if !direct_names.insert(tool.name.clone()) {
-                return Err(collision(format!("Two direct tools are named \"{}\"; tool names must be unique.", tool.name)));
+                return Err(collision(format!(
+                    "Two direct tools are named \"{}\"; tool names must be unique.",
+                    tool.name
+                )));
             }
         }
         // Tool Search off: a tool named like a control tool is an ordinary
         // tool, so the list passes through whole.
-        let control_named = if mode == Mode::Direct { catalog.control_named() } else { &[] };
+        let control_named = if mode == Mode::Direct {
+            catalog.control_named()
+        } else {
+            &[]
+        };
         for tool in catalog.direct_only().iter().chain(control_named) {
             match direct::definition_from_direct_only(tool) {
                 Ok(def) if direct_names.insert(def.name.clone()) => direct_tools.push(def),
                 Ok(_) => {}
-                Err(e) => tracing::warn!(target: "tool_search::session", id = tool.id.as_str(), error = %e, "direct-only tool skipped"),
+                Err(e) => {
+                    tracing::warn!(target: "tool_search::session", id = tool.id.as_str(), error = %e, "direct-only tool skipped")
+                }
             }
         }
         // Core coding tools stay in front of the model (and in the catalog)
@@ -161,13 +176,22 @@ impl Session {
         if matches!(mode, Mode::Tools | Mode::Directory) {
             for e in catalog.core_tools() {
                 if direct_names.insert(e.name.clone()) {
-                    direct_tools.push(ToolDefinition::new(e.name.clone(), e.description.clone(), e.input_schema.as_deref()));
+                    direct_tools.push(ToolDefinition::new(
+                        e.name.clone(),
+                        e.description.clone(),
+                        e.input_schema.as_deref(),
+                    ));
                 }
             }
         }
         if control_set(mode) != ControlSet::None {
-            if let Some(name) = direct_names.iter().find(|n| CONTROL_TOOL_NAMES.contains(&n.as_str())) {
-                return Err(collision(format!("Direct tool \"{name}\" has the name of a Tool Search control tool.")));
+            if let Some(name) = direct_names
+                .iter()
+                .find(|n| CONTROL_TOOL_NAMES.contains(&n.as_str()))
+            {
+                return Err(collision(format!(
+                    "Direct tool \"{name}\" has the name of a Tool Search control tool."
+                )));
             }
         }
         let mut catalog = catalog;
@@ -180,15 +204,27 @@ impl Session {
             if catalog.entries().any(|e| e.source == Source::Client) {
                 for e in catalog.entries().filter(|e| e.source == Source::Client) {
                     if direct_names.insert(e.name.clone()) {
-                        direct_tools.push(ToolDefinition::new(e.name.clone(), e.description.clone(), e.input_schema.as_deref()));
+                        direct_tools.push(ToolDefinition::new(
+                            e.name.clone(),
+                            e.description.clone(),
+                            e.input_schema.as_deref(),
+                        ));
                     }
                 }
-                let cataloged: Vec<&str> = catalog.entries().filter(|e| e.source != Source::Client).map(|e| e.id.as_str()).collect();
+                let cataloged: Vec<&str> = catalog
+                    .entries()
+                    .filter(|e| e.source != Source::Client)
+                    .map(|e| e.id.as_str())
+                    .collect();
                 catalog = catalog.restrict(&cataloged);
             }
         }
 
-        let direct_mode_names = if mode == Mode::Direct { direct_mode_table(&catalog, &direct_names) } else { HashMap::new() };
+        let direct_mode_names = if mode == Mode::Direct {
+            direct_mode_table(&catalog, &direct_names)
+        } else {
+            HashMap::new()
+        };
         let directory = (mode == Mode::Directory).then(|| DirectoryOptions {
             budget_chars: directory_budget(options.context_tokens),
             guidance: DirectoryGuidance::Structured,
@@ -212,7 +248,9 @@ impl Session {
                 next_call: Arc::new(AtomicU64::new(1)),
                 gateway_direct_tools,
                 context_tokens: options.context_tokens,
-                capability_directory: options.capability_directory.unwrap_or(CAPABILITY_DIRECTORY_DEFAULT),
+                capability_directory: options
+                    .capability_directory
+                    .unwrap_or(CAPABILITY_DIRECTORY_DEFAULT),
                 owner_groups: OnceLock::new(),
                 capability_text: OnceLock::new(),
             }),
@@ -234,13 +272,20 @@ impl Session {
             code_runner,
             capability_directory: Some(old.capability_directory),
         };
-        let mut next = Session::new(catalog, old.config.clone(), Arc::clone(&old.executor), options)?;
-        let inner = Arc::get_mut(&mut next.inner).ok_or_else(|| Error::internal("a new session is shared"))?;
+        let mut next = Session::new(
+            catalog,
+            old.config.clone(),
+            Arc::clone(&old.executor),
+            options,
+        )?;
+        let inner = Arc::get_mut(&mut next.inner)
+            .ok_or_else(|| Error::internal("a new session is shared"))?;
         inner.stats = Arc::clone(&old.stats);
         inner.next_call = Arc::clone(&old.next_call);
         // The capability directory lists the catalog's owners: a new catalog renders anew.
-        let surface_kept =
-            matches!(self.mode(), Mode::Code | Mode::Tools) && inner.direct_tools == old.direct_tools && !old.capability_directory;
+        let surface_kept = matches!(self.mode(), Mode::Code | Mode::Tools)
+            && inner.direct_tools == old.direct_tools
+            && !old.capability_directory;
         if surface_kept {
             for (kept, surface) in inner.surfaces.iter().zip(&old.surfaces) {
                 if let Some(surface) = surface.get() {
@@ -295,7 +340,14 @@ impl Session {
     /// Allowed catalog tools named exactly `name` (ids do not count).
     fn exact_name_ordinals<'a>(&'a self, name: &str) -> impl Iterator<Item = usize> + 'a {
         let catalog = &self.inner.catalog;
-        catalog.data().by_name.get(name).into_iter().flatten().copied().filter(move |&o| catalog.is_allowed(o))
+        catalog
+            .data()
+            .by_name
+            .get(name)
+            .into_iter()
+            .flatten()
+            .copied()
+            .filter(move |&o| catalog.is_allowed(o))
     }
 
     /// The gateway reports the serialized size of a provider request.
@@ -309,9 +361,16 @@ impl Session {
 
     pub fn telemetry(&self) -> SessionTelemetry {
         let catalog = self.inner.catalog.telemetry();
-        let stats = self.inner.stats.lock().map(|s| StatsView::from(&*s)).unwrap_or_default();
-        let (surface_schemas, surface_catalog) =
-            stats.last_surface.as_ref().map_or((0, 0), |s| (s.tools as u64, s.catalog_schemas as u64));
+        let stats = self
+            .inner
+            .stats
+            .lock()
+            .map(|s| StatsView::from(&*s))
+            .unwrap_or_default();
+        let (surface_schemas, surface_catalog) = stats
+            .last_surface
+            .as_ref()
+            .map_or((0, 0), |s| (s.tools as u64, s.catalog_schemas as u64));
         SessionTelemetry {
             catalog,
             mode: self.mode(),
@@ -345,7 +404,10 @@ impl Session {
     }
 
     fn next_tool_call_id(&self) -> String {
-        format!("ts_call_{}", self.inner.next_call.fetch_add(1, Ordering::Relaxed))
+        format!(
+            "ts_call_{}",
+            self.inner.next_call.fetch_add(1, Ordering::Relaxed)
+        )
     }
 }
 
@@ -421,7 +483,11 @@ fn check_client_collisions(catalog: &Catalog) -> Result<()> {
     let clashes: Vec<String> = catalog
         .entries()
         .filter(|e| e.source == Source::Client)
-        .filter_map(|e| others.get(e.name.as_str()).map(|other| format!("{} vs {}", e.id, other)))
+        .filter_map(|e| {
+            others
+                .get(e.name.as_str())
+                .map(|other| format!("{} vs {}", e.id, other))
+        })
         .take(5)
         .collect();
     if clashes.is_empty() {
@@ -442,7 +508,10 @@ fn direct_mode_table(catalog: &Catalog, direct_names: &BTreeSet<String>) -> Hash
     let mut table: HashMap<String, Option<usize>> = HashMap::new();
     for (ordinal, e) in catalog.ordinals() {
         let name = direct_mode_name(e);
-        table.entry(name).and_modify(|slot| *slot = None).or_insert(Some(ordinal));
+        table
+            .entry(name)
+            .and_modify(|slot| *slot = None)
+            .or_insert(Some(ordinal));
     }
     let mut out = HashMap::with_capacity(table.len());
     for (name, slot) in table {
@@ -451,7 +520,9 @@ fn direct_mode_table(catalog: &Catalog, direct_names: &BTreeSet<String>) -> Hash
                 out.insert(name, ordinal);
             }
             Some(_) => {}
-            None => tracing::warn!(target: "tool_search::session", name = name.as_str(), "duplicate tool name left out of the direct surface"),
+            None => {
+                tracing::warn!(target: "tool_search::session", name = name.as_str(), "duplicate tool name left out of the direct surface")
+            }
         }
     }
     out

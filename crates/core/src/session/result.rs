@@ -35,7 +35,11 @@ pub struct Failure {
 
 impl Failure {
     pub fn new(code: impl Into<String>, message: impl Into<String>, outcome: Outcome) -> Self {
-        Failure { code: code.into(), message: message.into(), outcome }
+        Failure {
+            code: code.into(),
+            message: message.into(),
+            outcome,
+        }
     }
     pub fn error(code: ErrorCode, message: impl Into<String>) -> Self {
         Failure::new(code.as_str(), message, Outcome::Error)
@@ -52,7 +56,11 @@ impl From<Error> for Failure {
             ErrorCode::ToolUnavailable => Outcome::Unavailable,
             _ => Outcome::Error,
         };
-        Failure { code: e.code.as_str().to_string(), message: e.message, outcome }
+        Failure {
+            code: e.code.as_str().to_string(),
+            message: e.message,
+            outcome,
+        }
     }
 }
 
@@ -85,11 +93,18 @@ impl ToolResult {
             },
             Err(failure) => ToolResult {
                 ok: false,
-                status: if failure.is_blocked() { ResultStatus::Blocked } else { ResultStatus::Error },
+                status: if failure.is_blocked() {
+                    ResultStatus::Blocked
+                } else {
+                    ResultStatus::Error
+                },
                 tool_name: tool_name.to_string(),
                 value: None,
                 content: failure.message.clone(),
-                error: Some(ResultError { code: failure.code, message: failure.message }),
+                error: Some(ResultError {
+                    code: failure.code,
+                    message: failure.message,
+                }),
             },
         }
     }

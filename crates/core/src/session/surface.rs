@@ -10,8 +10,8 @@ use super::{control_set, direct_mode_name, Session};
 use crate::catalog::{Source, ToolEntry};
 use crate::config::Mode;
 use crate::surfaces::{
-    capability_budget, control_tools, directory_text, is_listable_identifier, render_capabilities, DirectoryGuidance,
-    ModelSurface, OwnerLine, SurfaceBytes, SurfaceFormat, ToolDefinition,
+    capability_budget, control_tools, directory_text, is_listable_identifier, render_capabilities,
+    DirectoryGuidance, ModelSurface, OwnerLine, SurfaceBytes, SurfaceFormat, ToolDefinition,
 };
 
 pub(super) fn entry_definition(e: &ToolEntry, name: String) -> ToolDefinition {
@@ -29,12 +29,22 @@ impl Session {
     /// the turn's user prompt given, the directory lists the owners that
     /// prompt most likely needs first (the tools stay the memoized ones).
     pub fn surface_for(&self, format: SurfaceFormat, prompt: Option<&str>) -> Arc<ModelSurface> {
-        let memo = self.inner.surfaces[format.index()].get_or_init(|| Arc::new(self.build_surface(format))).clone();
+        let memo = self.inner.surfaces[format.index()]
+            .get_or_init(|| Arc::new(self.build_surface(format)))
+            .clone();
         let surface = match prompt.filter(|_| self.capability_directory_enabled()) {
             Some(prompt) => {
                 let directory_prompt = self.capability_directory(Some(prompt));
-                let bytes = SurfaceBytes { tools: memo.bytes.tools, directory_prompt: directory_prompt.as_deref().map_or(0, str::len) };
-                Arc::new(ModelSurface { format, tools: memo.tools.clone(), directory_prompt, bytes })
+                let bytes = SurfaceBytes {
+                    tools: memo.bytes.tools,
+                    directory_prompt: directory_prompt.as_deref().map_or(0, str::len),
+                };
+                Arc::new(ModelSurface {
+                    format,
+                    tools: memo.tools.clone(),
+                    directory_prompt,
+                    bytes,
+                })
             }
             None => memo,
         };
@@ -72,7 +82,11 @@ impl Session {
         }
         let options = self.inner.directory.as_ref()?;
         let catalog = &self.inner.catalog;
-        Some(directory_text(catalog.fingerprint(), || catalog.entries_by_name(), options))
+        Some(directory_text(
+            catalog.fingerprint(),
+            || catalog.entries_by_name(),
+            options,
+        ))
     }
 
     fn build_surface(&self, format: SurfaceFormat) -> ModelSurface {
@@ -86,7 +100,10 @@ impl Session {
         let inner = &self.inner;
         let mut defs = control_tools(control_set(self.mode()), &inner.control);
         defs.extend(inner.direct_tools.iter().cloned());
-        defs.extend(self.visible_catalog_tools().map(|(e, name)| entry_definition(e, name)));
+        defs.extend(
+            self.visible_catalog_tools()
+                .map(|(e, name)| entry_definition(e, name)),
+        );
         defs
     }
 
@@ -140,14 +157,21 @@ impl Session {
             return None;
         }
         let groups = self.inner.owner_groups.get_or_init(|| self.owner_groups());
-        let guidance = if self.mode() == Mode::Code { DirectoryGuidance::Code } else { DirectoryGuidance::Structured };
+        let guidance = if self.mode() == Mode::Code {
+            DirectoryGuidance::Code
+        } else {
+            DirectoryGuidance::Structured
+        };
         let budget = capability_budget(self.inner.context_tokens);
         let Some(prompt) = prompt else {
             return self
                 .inner
                 .capability_text
                 .get_or_init(|| {
-                    let lines: Vec<OwnerLine> = groups.iter().map(|g| owner_line(g, &[], |a, b| self.name_cmp(a, b))).collect();
+                    let lines: Vec<OwnerLine> = groups
+                        .iter()
+                        .map(|g| owner_line(g, &[], |a, b| self.name_cmp(a, b)))
+                        .collect();
                     render_capabilities(&lines, budget, guidance).map(Arc::from)
                 })
                 .clone();
@@ -160,15 +184,29 @@ impl Session {
         for (rank, &o) in hits.iter().enumerate() {
             let e = &data.entries[o];
             best.entry((e.source, e.owner.as_str())).or_insert(rank);
-            promoted.entry((e.source, e.owner.as_str())).or_default().push(o);
+            promoted
+                .entry((e.source, e.owner.as_str()))
+                .or_default()
+                .push(o);
         }
-        let mut order: Vec<(usize, &OwnerGroup)> =
-            groups.iter().map(|g| (best.get(&(g.source, g.owner.as_str())).copied().unwrap_or(usize::MAX), g)).collect();
+        let mut order: Vec<(usize, &OwnerGroup)> = groups
+            .iter()
+            .map(|g| {
+                (
+                    best.get(&(g.source, g.owner.as_str()))
+                        .copied()
+                        .unwrap_or(usize::MAX),
+                    g,
+                )
+            })
+            .collect();
         order.sort_by_key(|(rank, _)| *rank);
         let lines: Vec<OwnerLine> = order
             .iter()
             .map(|(_, g)| {
-                let hit = promoted.get(&(g.source, g.owner.as_str())).map_or(&[][..], Vec::as_slice);
+                let hit = promoted
+                    .get(&(g.source, g.owner.as_str()))
+                    .map_or(&[][..], Vec::as_slice);
                 owner_line(g, hit, |a, b| self.name_cmp(a, b))
             })
             .collect();
@@ -182,12 +220,22 @@ impl Session {
         let data = catalog.data();
         let lookup = |token: &str| match data.by_id.get(token) {
             Some(&o) => Some(o),
-            None => data.by_name.get(token).and_then(|os| (os.len() == 1).then(|| os[0])),
+            None => data
+                .by_name
+                .get(token)
+                .and_then(|os| (os.len() == 1).then(|| os[0])),
         };
         let reading = super::hydrate::read_prompt(prompt, lookup);
-        let mut hits: Vec<usize> = reading.mentioned.into_iter().filter(|&o| catalog.is_allowed(o)).collect();
+        let mut hits: Vec<usize> = reading
+            .mentioned
+            .into_iter()
+            .filter(|&o| catalog.is_allowed(o))
+            .collect();
         if !reading.request.trim().is_empty() {
-            for o in catalog.search_ordinals(&reading.request, CAPABILITY_REQUEST_HITS).unwrap_or_default() {
+            for o in catalog
+                .search_ordinals(&reading.request, CAPABILITY_REQUEST_HITS)
+                .unwrap_or_default()
+            {
                 if !hits.contains(&o) {
                     hits.push(o);
                 }
@@ -209,18 +257,33 @@ impl Session {
         let data = catalog.data();
         let mut groups: Vec<OwnerGroup> = Vec::new();
         let mut index: HashMap<(Source, &str), usize> = HashMap::new();
-        for o in data.name_order.iter().map(|&o| o as usize).filter(|&o| catalog.is_allowed(o)) {
+        for o in data
+            .name_order
+            .iter()
+            .map(|&o| o as usize)
+            .filter(|&o| catalog.is_allowed(o))
+        {
             let e = &data.entries[o];
             if self.inner.direct_names.contains(&e.name) {
                 continue;
             }
-            let slot = *index.entry((e.source, e.owner.as_str())).or_insert_with(|| {
-                groups.push(OwnerGroup { source: e.source, owner: e.owner.clone(), tools: 0, names: Vec::new() });
-                groups.len() - 1
-            });
+            let slot = *index
+                .entry((e.source, e.owner.as_str()))
+                .or_insert_with(|| {
+                    groups.push(OwnerGroup {
+                        source: e.source,
+                        owner: e.owner.clone(),
+                        tools: 0,
+                        names: Vec::new(),
+                    });
+                    groups.len() - 1
+                });
             let group = &mut groups[slot];
             group.tools += 1;
-            if e.is_trusted() && is_listable_identifier(&e.name) && self.exact_name_ordinals(&e.name).take(2).count() == 1 {
+            if e.is_trusted()
+                && is_listable_identifier(&e.name)
+                && self.exact_name_ordinals(&e.name).take(2).count() == 1
+            {
                 group.names.push((o, e.name.clone()));
             }
         }
@@ -230,7 +293,10 @@ impl Session {
             Source::Client => 2,
         };
         groups.sort_by(|a, b| {
-            b.tools.cmp(&a.tools).then(source_rank(a.source).cmp(&source_rank(b.source))).then(a.owner.cmp(&b.owner))
+            b.tools
+                .cmp(&a.tools)
+                .then(source_rank(a.source).cmp(&source_rank(b.source)))
+                .then(a.owner.cmp(&b.owner))
         });
         groups
     }
@@ -241,7 +307,11 @@ const LINE_NAMES_MAX: usize = 80;
 
 /// A group's line: the names of the request's hits in this group first (in
 /// hit order), then the rest by name; `cmp` is the catalog's name order.
-fn owner_line<'g>(group: &'g OwnerGroup, hits: &[usize], cmp: impl Fn(usize, usize) -> std::cmp::Ordering) -> OwnerLine<'g> {
+fn owner_line<'g>(
+    group: &'g OwnerGroup,
+    hits: &[usize],
+    cmp: impl Fn(usize, usize) -> std::cmp::Ordering,
+) -> OwnerLine<'g> {
     let mut names: Vec<&str> = Vec::with_capacity(group.names.len().min(LINE_NAMES_MAX));
     for &h in hits {
         // `names` is in name order: a binary search finds a hit's name.
@@ -258,5 +328,10 @@ fn owner_line<'g>(group: &'g OwnerGroup, hits: &[usize], cmp: impl Fn(usize, usi
             names.push(name);
         }
     }
-    OwnerLine { source: group.source, owner: &group.owner, tools: group.tools, names }
+    OwnerLine {
+        source: group.source,
+        owner: &group.owner,
+        tools: group.tools,
+        names,
+    }
 }

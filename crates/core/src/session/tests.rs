@@ -116,8 +116,21 @@ fn session_with(
 
 fn session(mode: &str) -> (Session, Arc<TestExecutor>) {
     let executor = Arc::new(TestExecutor::default());
-    let raw = if mode == "direct" { json!(false) } else { json!({ "mode": mode }) };
-    (session_with(sample_tools(), raw, executor.clone(), SessionOptions::default()).unwrap(), executor)
+    let raw = if mode == "direct" {
+        json!(false)
+    } else {
+        json!({ "mode": mode })
+    };
+    (
+        session_with(
+            sample_tools(),
+            raw,
+            executor.clone(),
+            SessionOptions::default(),
+        )
+        .unwrap(),
+        executor,
+    )
 }
 
 fn handle(s: &Session, name: &str, args: Value) -> ToolResult {
@@ -129,13 +142,20 @@ fn code_of(r: &ToolResult) -> &str {
 }
 
 fn names(surface: &crate::surfaces::ModelSurface) -> Vec<String> {
-    surface.tools.iter().map(|t| t["name"].as_str().unwrap_or_default().to_string()).collect()
+    surface
+        .tools
+        .iter()
+        .map(|t| t["name"].as_str().unwrap_or_default().to_string())
+        .collect()
 }
 
 fn events_sink() -> (EventSink, Arc<Mutex<Vec<SessionEvent>>>) {
     let store = Arc::new(Mutex::new(Vec::new()));
     let s2 = store.clone();
-    (Arc::new(move |e: &SessionEvent| s2.lock().unwrap().push(e.clone())), store)
+    (
+        Arc::new(move |e: &SessionEvent| s2.lock().unwrap().push(e.clone())),
+        store,
+    )
 }
 
 // ---- surfaces -----------------------------------------------------------
@@ -143,25 +163,55 @@ fn events_sink() -> (EventSink, Arc<Mutex<Vec<SessionEvent>>>) {
 #[test]
 fn surface_tools_per_mode() {
     let (tools, _) = session("tools");
-    assert_eq!(names(&tools.surface(SurfaceFormat::Neutral)), ["tool_search", "tool_describe", "tool_call", "exec"]);
-    assert!(tools.surface(SurfaceFormat::Neutral).directory_prompt.is_none());
+    assert_eq!(
+        names(&tools.surface(SurfaceFormat::Neutral)),
+        ["tool_search", "tool_describe", "tool_call", "exec"]
+    );
+    assert!(tools
+        .surface(SurfaceFormat::Neutral)
+        .directory_prompt
+        .is_none());
 
     let (code, _) = session("code");
-    assert_eq!(names(&code.surface(SurfaceFormat::Neutral)), ["tool_search_code", "exec"]);
+    assert_eq!(
+        names(&code.surface(SurfaceFormat::Neutral)),
+        ["tool_search_code", "exec"]
+    );
 
     let (directory, _) = session("directory");
     let surface = directory.surface(SurfaceFormat::Neutral);
-    assert_eq!(names(&surface), ["tool_search", "tool_describe", "tool_call", "exec", "select_file"]);
+    assert_eq!(
+        names(&surface),
+        [
+            "tool_search",
+            "tool_describe",
+            "tool_call",
+            "exec",
+            "select_file"
+        ]
+    );
     let prompt = surface.directory_prompt.as_deref().unwrap();
     assert!(prompt.contains("- get_weather (weather): Current weather"));
-    assert!(!prompt.contains("create_issue") && !prompt.contains("select_file") && !prompt.contains("- exec"));
+    assert!(
+        !prompt.contains("create_issue")
+            && !prompt.contains("select_file")
+            && !prompt.contains("- exec")
+    );
     assert_eq!(surface.bytes.directory_prompt, prompt.len());
 
     let (direct, _) = session("direct");
     let surface = direct.surface(SurfaceFormat::Neutral);
     assert_eq!(
         names(&surface),
-        ["exec", "select_file", "github__create_issue", "fake_plugin_tool_01", "send_message", "create_user", "get_weather"]
+        [
+            "exec",
+            "select_file",
+            "github__create_issue",
+            "fake_plugin_tool_01",
+            "send_message",
+            "create_user",
+            "get_weather"
+        ]
     );
 }
 
@@ -170,19 +220,44 @@ fn surface_bytes_are_the_serialized_tools() {
     for format in SurfaceFormat::ALL {
         let (s, _) = session("directory");
         let surface = s.surface(format);
-        assert_eq!(surface.bytes.tools, serde_json::to_string(&surface.tools).unwrap().len());
+        assert_eq!(
+            surface.bytes.tools,
+            serde_json::to_string(&surface.tools).unwrap().len()
+        );
     }
 }
 
 #[test]
 fn tool_search_bytes_are_smaller_than_direct_for_many_tools() {
-    let tools: Vec<Value> = (1..=36).map(|i| marker_tool(&format!("fake_plugin_tool_{i:02}"), "Fake plugin tool.")).collect();
+    let tools: Vec<Value> = (1..=36)
+        .map(|i| marker_tool(&format!("fake_plugin_tool_{i:02}"), "Fake plugin tool."))
+        .collect();
     let e = Arc::new(TestExecutor::default());
-    let direct = session_with(tools.clone(), json!(false), e.clone(), SessionOptions::default()).unwrap();
-    let search = session_with(tools, json!({ "mode": "tools" }), e, SessionOptions::default()).unwrap();
-    let (d, t) = (direct.surface(SurfaceFormat::OpenaiResponses), search.surface(SurfaceFormat::OpenaiResponses));
+    let direct = session_with(
+        tools.clone(),
+        json!(false),
+        e.clone(),
+        SessionOptions::default(),
+    )
+    .unwrap();
+    let search = session_with(
+        tools,
+        json!({ "mode": "tools" }),
+        e,
+        SessionOptions::default(),
+    )
+    .unwrap();
+    let (d, t) = (
+        direct.surface(SurfaceFormat::OpenaiResponses),
+        search.surface(SurfaceFormat::OpenaiResponses),
+    );
     assert_eq!(d.tools.len(), 36);
-    assert!(t.bytes.tools < d.bytes.tools, "{} vs {}", t.bytes.tools, d.bytes.tools);
+    assert!(
+        t.bytes.tools < d.bytes.tools,
+        "{} vs {}",
+        t.bytes.tools,
+        d.bytes.tools
+    );
 }
 
 #[test]
@@ -192,7 +267,10 @@ fn golden_surfaces_per_mode_and_format() {
         for format in SurfaceFormat::ALL {
             let surface = s.surface(format);
             let text = serde_json::to_string_pretty(&*surface).unwrap();
-            assert_golden(&format!("surface-{mode}-{}.json", format.as_str()), &(text + "\n"));
+            assert_golden(
+                &format!("surface-{mode}-{}.json", format.as_str()),
+                &(text + "\n"),
+            );
         }
     }
 }
@@ -201,23 +279,50 @@ fn golden_surfaces_per_mode_and_format() {
 fn surface_is_memoized_and_directory_shared_across_sessions() {
     let (a, _) = session("directory");
     let (b, _) = session("directory");
-    let (sa, sb) = (a.surface(SurfaceFormat::Anthropic), a.surface(SurfaceFormat::Anthropic));
+    let (sa, sb) = (
+        a.surface(SurfaceFormat::Anthropic),
+        a.surface(SurfaceFormat::Anthropic),
+    );
     assert!(Arc::ptr_eq(&sa, &sb));
     let (pa, pb) = (a.directory_prompt().unwrap(), b.directory_prompt().unwrap());
-    assert!(Arc::ptr_eq(&pa, &pb), "same snapshot and options reuse the rendered text");
+    assert!(
+        Arc::ptr_eq(&pa, &pb),
+        "same snapshot and options reuse the rendered text"
+    );
 }
 
 #[test]
 fn directory_budget_follows_context_tokens() {
-    let tools: Vec<Value> =
-        (0..300).map(|i| marker_tool(&format!("plugin_tool_{i:03}"), &"Does something useful. ".repeat(10))).collect();
+    let tools: Vec<Value> = (0..300)
+        .map(|i| {
+            marker_tool(
+                &format!("plugin_tool_{i:03}"),
+                &"Does something useful. ".repeat(10),
+            )
+        })
+        .collect();
     let e = Arc::new(TestExecutor::default());
-    let options = SessionOptions { context_tokens: Some(7_680), ..Default::default() };
-    let small = session_with(tools.clone(), json!({ "mode": "directory" }), e.clone(), options).unwrap();
+    let options = SessionOptions {
+        context_tokens: Some(7_680),
+        ..Default::default()
+    };
+    let small = session_with(
+        tools.clone(),
+        json!({ "mode": "directory" }),
+        e.clone(),
+        options,
+    )
+    .unwrap();
     let prompt = small.directory_prompt().unwrap();
     assert!(prompt.chars().count() <= 768);
     assert!(prompt.contains("more deferred tools are not listed"));
-    let large = session_with(tools, json!({ "mode": "directory" }), e, SessionOptions::default()).unwrap();
+    let large = session_with(
+        tools,
+        json!({ "mode": "directory" }),
+        e,
+        SessionOptions::default(),
+    )
+    .unwrap();
     assert!(large.directory_prompt().unwrap().chars().count() > 768);
 }
 
@@ -228,25 +333,64 @@ fn client_name_collisions_fail_in_directory_mode_only() {
     let mut tools = sample_tools();
     tools.push(json!({ "source": "client", "name": "send_message", "description": "client copy" }));
     let e = Arc::new(TestExecutor::default());
-    let err = session_with(tools.clone(), json!({ "mode": "directory" }), e.clone(), SessionOptions::default()).unwrap_err();
+    let err = session_with(
+        tools.clone(),
+        json!({ "mode": "directory" }),
+        e.clone(),
+        SessionOptions::default(),
+    )
+    .unwrap_err();
     assert_eq!(err.code, crate::ErrorCode::NameCollision);
-    assert!(err.message.contains("client:client:send_message"), "{}", err.message);
-    assert!(session_with(tools, json!({ "mode": "tools" }), e, SessionOptions::default()).is_ok());
+    assert!(
+        err.message.contains("client:client:send_message"),
+        "{}",
+        err.message
+    );
+    assert!(session_with(
+        tools,
+        json!({ "mode": "tools" }),
+        e,
+        SessionOptions::default()
+    )
+    .is_ok());
 }
 
 #[test]
 fn direct_tools_must_not_shadow_control_tools_or_repeat() {
     let e = Arc::new(TestExecutor::default());
     let def = |n: &str| ToolDefinition::new(n, "", None);
-    let shadow = SessionOptions { direct_tools: vec![def("tool_call")], ..Default::default() };
-    let err = session_with(sample_tools(), json!({ "mode": "tools" }), e.clone(), shadow).unwrap_err();
+    let shadow = SessionOptions {
+        direct_tools: vec![def("tool_call")],
+        ..Default::default()
+    };
+    let err = session_with(
+        sample_tools(),
+        json!({ "mode": "tools" }),
+        e.clone(),
+        shadow,
+    )
+    .unwrap_err();
     assert_eq!(err.code, crate::ErrorCode::NameCollision);
-    let twice = SessionOptions { direct_tools: vec![def("read"), def("read")], ..Default::default() };
-    assert_eq!(session_with(sample_tools(), json!({ "mode": "tools" }), e.clone(), twice).unwrap_err().code, crate::ErrorCode::NameCollision);
+    let twice = SessionOptions {
+        direct_tools: vec![def("read"), def("read")],
+        ..Default::default()
+    };
+    assert_eq!(
+        session_with(sample_tools(), json!({ "mode": "tools" }), e.clone(), twice)
+            .unwrap_err()
+            .code,
+        crate::ErrorCode::NameCollision
+    );
     // Gateway direct tools come first; the catalog's direct-only copy is not repeated.
-    let exec = SessionOptions { direct_tools: vec![def("exec"), def("read")], ..Default::default() };
+    let exec = SessionOptions {
+        direct_tools: vec![def("exec"), def("read")],
+        ..Default::default()
+    };
     let s = session_with(sample_tools(), json!({ "mode": "tools" }), e, exec).unwrap();
-    assert_eq!(names(&s.surface(SurfaceFormat::Neutral)), ["tool_search", "tool_describe", "tool_call", "exec", "read"]);
+    assert_eq!(
+        names(&s.surface(SurfaceFormat::Neutral)),
+        ["tool_search", "tool_describe", "tool_call", "exec", "read"]
+    );
 }
 
 // ---- search and describe ------------------------------------------------
@@ -254,22 +398,73 @@ fn direct_tools_must_not_shadow_control_tools_or_repeat() {
 #[test]
 fn tool_search_single_batch_and_errors() {
     let (s, _) = session("tools");
-    let r = handle(&s, "tool_search", json!({ "query": "weather forecast for a city" }));
+    let r = handle(
+        &s,
+        "tool_search",
+        json!({ "query": "weather forecast for a city" }),
+    );
     assert!(r.ok, "{r:?}");
     let hits = r.value.as_ref().unwrap().as_array().unwrap();
     assert_eq!(hits[0]["id"], "openclaw:weather:get_weather");
-    assert_eq!(r.content, serde_json::to_string(r.value.as_ref().unwrap()).unwrap());
+    assert_eq!(
+        r.content,
+        serde_json::to_string(r.value.as_ref().unwrap()).unwrap()
+    );
 
-    let r = handle(&s, "tool_search", json!({ "query": "weather", "queries": [{ "query": "send chat message", "limit": 1 }, "github issue"] }));
-    let groups = r.value.as_ref().unwrap()["results"].as_array().unwrap().clone();
-    assert_eq!(groups.iter().map(|g| g["query"].as_str().unwrap()).collect::<Vec<_>>(), ["weather", "send chat message", "github issue"]);
+    let r = handle(
+        &s,
+        "tool_search",
+        json!({ "query": "weather", "queries": [{ "query": "send chat message", "limit": 1 }, "github issue"] }),
+    );
+    let groups = r.value.as_ref().unwrap()["results"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(
+        groups
+            .iter()
+            .map(|g| g["query"].as_str().unwrap())
+            .collect::<Vec<_>>(),
+        ["weather", "send chat message", "github issue"]
+    );
     assert_eq!(groups[1]["candidates"].as_array().unwrap().len(), 1);
 
-    assert_eq!(code_of(&handle(&s, "tool_search", json!({ "query": "x", "limit": 0 }))), "INVALID_LIMIT");
-    assert_eq!(code_of(&handle(&s, "tool_search", json!({ "query": "x", "limit": "5" }))), "INVALID_LIMIT");
-    assert_eq!(code_of(&handle(&s, "tool_search", json!({}))), "INVALID_QUERY");
-    assert_eq!(code_of(&handle(&s, "tool_search", json!({ "queries": vec![json!("q"); 17] }))), "INVALID_QUERY");
-    assert_eq!(code_of(&handle(&s, "tool_search", json!({ "queries": [{ "query": "weather" }, { "query": " " }] }))), "INVALID_QUERY");
+    assert_eq!(
+        code_of(&handle(
+            &s,
+            "tool_search",
+            json!({ "query": "x", "limit": 0 })
+        )),
+        "INVALID_LIMIT"
+    );
+    assert_eq!(
+        code_of(&handle(
+            &s,
+            "tool_search",
+            json!({ "query": "x", "limit": "5" })
+        )),
+        "INVALID_LIMIT"
+    );
+    assert_eq!(
+        code_of(&handle(&s, "tool_search", json!({}))),
+        "INVALID_QUERY"
+    );
+    assert_eq!(
+        code_of(&handle(
+            &s,
+            "tool_search",
+            json!({ "queries": vec![json!("q"); 17] })
+        )),
+        "INVALID_QUERY"
+    );
+    assert_eq!(
+        code_of(&handle(
+            &s,
+            "tool_search",
+            json!({ "queries": [{ "query": "weather" }, { "query": " " }] })
+        )),
+        "INVALID_QUERY"
+    );
     // Provider-style JSON string arguments.
     assert!(handle(&s, "tool_search", json!("{\"query\":\"send message\"}")).ok);
 }
@@ -277,18 +472,38 @@ fn tool_search_single_batch_and_errors() {
 #[test]
 fn batch_response_budget_marks_truncated_groups() {
     let tools: Vec<Value> = (0..120)
-        .map(|i| marker_tool(&format!("report_tool_{i:03}"), &format!("Generate report {i} with {}", "detail ".repeat(40))))
+        .map(|i| {
+            marker_tool(
+                &format!("report_tool_{i:03}"),
+                &format!("Generate report {i} with {}", "detail ".repeat(40)),
+            )
+        })
         .collect();
     let e = Arc::new(TestExecutor::default());
-    let s = session_with(tools, json!({ "mode": "tools", "maxSearchLimit": 50 }), e, SessionOptions::default()).unwrap();
-    let queries: Vec<Value> = (0..4).map(|i| json!({ "query": format!("generate report {i}"), "limit": 12 })).collect();
+    let s = session_with(
+        tools,
+        json!({ "mode": "tools", "maxSearchLimit": 50 }),
+        e,
+        SessionOptions::default(),
+    )
+    .unwrap();
+    let queries: Vec<Value> = (0..4)
+        .map(|i| json!({ "query": format!("generate report {i}"), "limit": 12 }))
+        .collect();
     let r = handle(&s, "tool_search", json!({ "queries": queries }));
     assert!(r.ok, "{r:?}");
     let value = r.value.unwrap();
-    assert!(r.content.chars().count() <= crate::limits::BATCH_RESPONSE_BUDGET_CHARS, "{}", r.content.chars().count());
+    assert!(
+        r.content.chars().count() <= crate::limits::BATCH_RESPONSE_BUDGET_CHARS,
+        "{}",
+        r.content.chars().count()
+    );
     assert_eq!(value["truncated"], true);
     let groups = value["results"].as_array().unwrap();
-    let total: usize = groups.iter().map(|g| g["candidates"].as_array().unwrap().len()).sum();
+    let total: usize = groups
+        .iter()
+        .map(|g| g["candidates"].as_array().unwrap().len())
+        .sum();
     assert!(total <= crate::limits::MAX_BATCH_CANDIDATES);
     assert!(groups.iter().all(|g| g["truncated"] == true));
 }
@@ -296,26 +511,59 @@ fn batch_response_budget_marks_truncated_groups() {
 #[test]
 fn tool_describe_by_id_name_and_unknown() {
     let (s, _) = session("tools");
-    let r = handle(&s, "tool_describe", json!({ "id": "openclaw:weather:get_weather" }));
-    assert_eq!(r.value.as_ref().unwrap()["parameters"]["required"], json!(["city"]));
+    let r = handle(
+        &s,
+        "tool_describe",
+        json!({ "id": "openclaw:weather:get_weather" }),
+    );
+    assert_eq!(
+        r.value.as_ref().unwrap()["parameters"]["required"],
+        json!(["city"])
+    );
     assert!(handle(&s, "tool_describe", json!({ "id": "get_weather" })).ok);
     assert!(handle(&s, "tool_describe", json!({ "toolId": "get_weather" })).ok);
     let r = handle(&s, "tool_describe", json!({ "id": "get_wether" }));
     assert_eq!(code_of(&r), "TOOL_NOT_FOUND");
-    assert!(r.content.starts_with("Unknown tool id: get_wether. Did you mean: openclaw:weather:get_weather"), "{}", r.content);
-    let r = handle(&s, "tool_describe", json!({ "id": "get_weather", "name": "send_message" }));
+    assert!(
+        r.content
+            .starts_with("Unknown tool id: get_wether. Did you mean: openclaw:weather:get_weather"),
+        "{}",
+        r.content
+    );
+    let r = handle(
+        &s,
+        "tool_describe",
+        json!({ "id": "get_weather", "name": "send_message" }),
+    );
     assert_eq!(code_of(&r), "AMBIGUOUS_TOOL");
 }
 
 #[test]
 fn control_tools_outside_the_mode_are_refused() {
     let (code, _) = session("code");
-    assert_eq!(code_of(&handle(&code, "tool_search", json!({ "query": "x" }))), "TOOL_NOT_FOUND");
+    assert_eq!(
+        code_of(&handle(&code, "tool_search", json!({ "query": "x" }))),
+        "TOOL_NOT_FOUND"
+    );
     let (tools, _) = session("tools");
-    assert_eq!(code_of(&handle(&tools, "tool_search_code", json!({ "code": "return 1" }))), "TOOL_NOT_FOUND");
+    assert_eq!(
+        code_of(&handle(
+            &tools,
+            "tool_search_code",
+            json!({ "code": "return 1" })
+        )),
+        "TOOL_NOT_FOUND"
+    );
     assert!(!tools.handles("tool_search_code") && tools.handles("tool_call"));
     let (direct, _) = session("direct");
-    assert_eq!(code_of(&handle(&direct, "tool_call", json!({ "id": "send_message" }))), "TOOL_NOT_FOUND");
+    assert_eq!(
+        code_of(&handle(
+            &direct,
+            "tool_call",
+            json!({ "id": "send_message" })
+        )),
+        "TOOL_NOT_FOUND"
+    );
 }
 
 // ---- tool_call and argument repair --------------------------------------
@@ -323,27 +571,56 @@ fn control_tools_outside_the_mode_are_refused() {
 #[test]
 fn tool_call_runs_validated_input_through_the_executor() {
     let (s, e) = session("tools");
-    let r = handle(&s, "tool_call", json!({ "id": "openclaw:weather:get_weather", "args": { "city": "Paris" } }));
+    let r = handle(
+        &s,
+        "tool_call",
+        json!({ "id": "openclaw:weather:get_weather", "args": { "city": "Paris" } }),
+    );
     assert!(r.ok, "{r:?}");
     let v = r.value.unwrap();
-    assert_eq!(v["tool"], json!({ "id": "openclaw:weather:get_weather", "name": "get_weather", "source": "openclaw", "sourceName": "weather" }));
+    assert_eq!(
+        v["tool"],
+        json!({ "id": "openclaw:weather:get_weather", "name": "get_weather", "source": "openclaw", "sourceName": "weather" })
+    );
     assert_eq!(v["result"]["details"], json!({ "city": "Paris" }));
     let calls = e.calls();
     assert_eq!(calls.len(), 1);
-    assert_eq!((calls[0].id.as_str(), calls[0].owner.as_str()), ("openclaw:weather:get_weather", "weather"));
+    assert_eq!(
+        (calls[0].id.as_str(), calls[0].owner.as_str()),
+        ("openclaw:weather:get_weather", "weather")
+    );
 }
 
 #[test]
 fn invalid_trusted_input_never_executes() {
     let (s, e) = session("tools");
-    let r = handle(&s, "tool_call", json!({ "id": "get_weather", "args": { "cty": "Paris" } }));
+    let r = handle(
+        &s,
+        "tool_call",
+        json!({ "id": "get_weather", "args": { "cty": "Paris" } }),
+    );
     assert_eq!(code_of(&r), "INVALID_ARGS");
-    assert!(r.content.contains("city") && r.content.contains("Nothing was run"), "{}", r.content);
-    let r = handle(&s, "tool_call", json!({ "id": "get_weather", "args": { "city": 5 } }));
+    assert!(
+        r.content.contains("city") && r.content.contains("Nothing was run"),
+        "{}",
+        r.content
+    );
+    let r = handle(
+        &s,
+        "tool_call",
+        json!({ "id": "get_weather", "args": { "city": 5 } }),
+    );
     assert_eq!(code_of(&r), "INVALID_ARGS");
     assert!(e.calls().is_empty());
     // Untrusted (MCP) input goes to the gateway, which validates it there.
-    assert!(handle(&s, "tool_call", json!({ "id": "mcp:github:create_issue", "args": { "anything": 1 } })).ok);
+    assert!(
+        handle(
+            &s,
+            "tool_call",
+            json!({ "id": "mcp:github:create_issue", "args": { "anything": 1 } })
+        )
+        .ok
+    );
     assert_eq!(e.calls().len(), 1);
 }
 
@@ -362,24 +639,49 @@ fn flattened_and_aliased_arguments_are_repaired() {
         let r = handle(&s, "tool_call", args.clone());
         assert!(r.ok, "{args} -> {r:?}");
     }
-    assert!(e.calls().iter().all(|c| c.args == json!({ "city": "Paris" })));
+    assert!(e
+        .calls()
+        .iter()
+        .all(|c| c.args == json!({ "city": "Paris" })));
     // A tool that takes `name`: a flattened `name` is an argument, not a selector.
-    let r = handle(&s, "tool_call", json!({ "id": "create_user", "name": "Ada", "email": "a@b.c" }));
+    let r = handle(
+        &s,
+        "tool_call",
+        json!({ "id": "create_user", "name": "Ada", "email": "a@b.c" }),
+    );
     assert!(r.ok, "{r:?}");
-    assert_eq!(e.calls().last().unwrap().args, json!({ "name": "Ada", "email": "a@b.c" }));
+    assert_eq!(
+        e.calls().last().unwrap().args,
+        json!({ "name": "Ada", "email": "a@b.c" })
+    );
 }
 
 #[test]
 fn ambiguous_selectors_are_rejected() {
     let (s, e) = session("tools");
     let cases = [
-        (json!({ "id": "get_weather", "toolId": "send_message", "args": {} }), "AMBIGUOUS_TOOL"),
-        (json!({ "id": "get_weather", "name": "send_message", "city": "x" }), "AMBIGUOUS_TOOL"),
-        (json!({ "id": "get_weather", "args": { "city": "x" }, "input": { "city": "y" } }), "INVALID_REQUEST"),
-        (json!({ "id": "get_weather", "args": { "city": "x" }, "units": "metric" }), "INVALID_REQUEST"),
+        (
+            json!({ "id": "get_weather", "toolId": "send_message", "args": {} }),
+            "AMBIGUOUS_TOOL",
+        ),
+        (
+            json!({ "id": "get_weather", "name": "send_message", "city": "x" }),
+            "AMBIGUOUS_TOOL",
+        ),
+        (
+            json!({ "id": "get_weather", "args": { "city": "x" }, "input": { "city": "y" } }),
+            "INVALID_REQUEST",
+        ),
+        (
+            json!({ "id": "get_weather", "args": { "city": "x" }, "units": "metric" }),
+            "INVALID_REQUEST",
+        ),
         (json!({ "args": { "city": "x" } }), "INVALID_REQUEST"),
         (json!({ "id": 7 }), "INVALID_REQUEST"),
-        (json!({ "id": "get_weather", "args": [1] }), "INVALID_REQUEST"),
+        (
+            json!({ "id": "get_weather", "args": [1] }),
+            "INVALID_REQUEST",
+        ),
         (json!([1, 2]), "INVALID_REQUEST"),
     ];
     for (args, code) in cases {
@@ -396,7 +698,11 @@ fn hostile_argument_depth_is_refused() {
     for _ in 0..100 {
         deep = json!({ "a": deep });
     }
-    let r = handle(&s, "tool_call", json!({ "id": "mcp:github:create_issue", "args": deep }));
+    let r = handle(
+        &s,
+        "tool_call",
+        json!({ "id": "mcp:github:create_issue", "args": deep }),
+    );
     assert_eq!(code_of(&r), "INVALID_REQUEST");
     assert!(e.calls().is_empty());
 }
@@ -408,21 +714,34 @@ fn directory_mode_calls_exact_hidden_names() {
     let (s, e) = session("directory");
     assert!(s.handles("get_weather") && s.handles("create_issue"));
     assert!(!s.handles("exec"), "direct tools are the gateway's");
-    assert!(!s.handles("select_file"), "visible client tools are the gateway's too");
+    assert!(
+        !s.handles("select_file"),
+        "visible client tools are the gateway's too"
+    );
     assert!(!s.handles("openclaw:weather:get_weather") && !s.handles("Get_Weather"));
     let r = handle(&s, "get_weather", json!({ "city": "Paris" }));
     assert!(r.ok, "{r:?}");
     assert_eq!(e.calls()[0].id, "openclaw:weather:get_weather");
     // Ids and near-misses are rejected, nothing runs.
-    let r = handle(&s, "openclaw:weather:get_weather", json!({ "city": "Paris" }));
+    let r = handle(
+        &s,
+        "openclaw:weather:get_weather",
+        json!({ "city": "Paris" }),
+    );
     assert_eq!(code_of(&r), "TOOL_NOT_FOUND");
     assert!(r.content.contains("is a tool id, not a tool name"));
     let r = handle(&s, "get_wether", json!({ "city": "Paris" }));
     assert_eq!(code_of(&r), "TOOL_NOT_FOUND");
     assert!(r.content.contains("Did you mean"));
-    assert_eq!(code_of(&handle(&s, "exec", json!({ "command": "ls" }))), "INVALID_REQUEST");
+    assert_eq!(
+        code_of(&handle(&s, "exec", json!({ "command": "ls" }))),
+        "INVALID_REQUEST"
+    );
     // Validation applies to direct calls too.
-    assert_eq!(code_of(&handle(&s, "get_weather", json!({}))), "INVALID_ARGS");
+    assert_eq!(
+        code_of(&handle(&s, "get_weather", json!({}))),
+        "INVALID_ARGS"
+    );
     assert_eq!(e.calls().len(), 1);
 }
 
@@ -431,16 +750,41 @@ fn directory_mode_shows_client_tools_without_cataloging_them() {
     let (s, e) = session("directory");
     // Visible with their schema, once: not also in search, describe, tool_call or the directory.
     assert!(names(&s.surface(SurfaceFormat::Neutral)).contains(&"select_file".to_string()));
-    assert!(s.catalog().entries().all(|e| e.source != crate::catalog::Source::Client));
-    let r = handle(&s, "tool_search", json!({ "query": "let the user pick a file in the app" }));
+    assert!(s
+        .catalog()
+        .entries()
+        .all(|e| e.source != crate::catalog::Source::Client));
+    let r = handle(
+        &s,
+        "tool_search",
+        json!({ "query": "let the user pick a file in the app" }),
+    );
     assert!(r.ok && !r.content.contains("select_file"), "{}", r.content);
-    assert_eq!(code_of(&handle(&s, "tool_describe", json!({ "id": "client:client:select_file" }))), "TOOL_NOT_FOUND");
-    assert_eq!(code_of(&handle(&s, "tool_call", json!({ "id": "select_file" }))), "TOOL_NOT_FOUND");
+    assert_eq!(
+        code_of(&handle(
+            &s,
+            "tool_describe",
+            json!({ "id": "client:client:select_file" })
+        )),
+        "TOOL_NOT_FOUND"
+    );
+    assert_eq!(
+        code_of(&handle(&s, "tool_call", json!({ "id": "select_file" }))),
+        "TOOL_NOT_FOUND"
+    );
     assert!(e.calls().is_empty());
     // Tools mode catalogs them (they are not visible there).
     let (t, _) = session("tools");
-    let r = handle(&t, "tool_search", json!({ "query": "let the user pick a file in the app" }));
-    assert!(r.content.contains("client:client:select_file"), "{}", r.content);
+    let r = handle(
+        &t,
+        "tool_search",
+        json!({ "query": "let the user pick a file in the app" }),
+    );
+    assert!(
+        r.content.contains("client:client:select_file"),
+        "{}",
+        r.content
+    );
 }
 
 #[test]
@@ -448,7 +792,13 @@ fn directory_mode_refuses_duplicate_names() {
     let mut tools = sample_tools();
     tools.push(json!({ "name": "send_message", "owner": "slack", "description": "Slack copy" }));
     let e = Arc::new(TestExecutor::default());
-    let s = session_with(tools, json!({ "mode": "directory" }), e.clone(), SessionOptions::default()).unwrap();
+    let s = session_with(
+        tools,
+        json!({ "mode": "directory" }),
+        e.clone(),
+        SessionOptions::default(),
+    )
+    .unwrap();
     let r = handle(&s, "send_message", json!({ "channel": "c", "text": "t" }));
     assert_eq!(code_of(&r), "AMBIGUOUS_TOOL");
     assert!(!s.directory_prompt().unwrap().contains("send_message"));
@@ -459,7 +809,10 @@ fn directory_mode_refuses_duplicate_names() {
 fn tools_mode_does_not_dispatch_hidden_names() {
     let (s, e) = session("tools");
     assert!(!s.handles("get_weather"));
-    assert_eq!(code_of(&handle(&s, "get_weather", json!({ "city": "Paris" }))), "TOOL_NOT_FOUND");
+    assert_eq!(
+        code_of(&handle(&s, "get_weather", json!({ "city": "Paris" }))),
+        "TOOL_NOT_FOUND"
+    );
     assert!(e.calls().is_empty());
 }
 
@@ -468,43 +821,111 @@ fn direct_mode_dispatches_visible_names_including_mcp_operations() {
     let (s, e) = session("direct");
     assert!(handle(&s, "github__create_issue", json!({ "title": "t" })).ok);
     assert_eq!(e.calls()[0].id, "mcp:github:create_issue");
-    assert_eq!(code_of(&handle(&s, "create_issue", json!({ "title": "t" }))), "TOOL_NOT_FOUND");
+    assert_eq!(
+        code_of(&handle(&s, "create_issue", json!({ "title": "t" }))),
+        "TOOL_NOT_FOUND"
+    );
 }
 
 // ---- fail closed --------------------------------------------------------
 
 #[test]
 fn policy_removed_tools_cannot_be_searched_described_or_called() {
-    let options: CatalogOptions = serde_json::from_value(json!({ "policy": { "session": { "deny": ["get_weather"] } } })).unwrap();
+    let options: CatalogOptions =
+        serde_json::from_value(json!({ "policy": { "session": { "deny": ["get_weather"] } } }))
+            .unwrap();
     let catalog = Catalog::from_records(sample_tools(), &options).unwrap();
     let e = Arc::new(TestExecutor::default());
-    let s = Session::new(&catalog, config(json!({ "mode": "directory" })), e.clone(), SessionOptions::default()).unwrap();
+    let s = Session::new(
+        &catalog,
+        config(json!({ "mode": "directory" })),
+        e.clone(),
+        SessionOptions::default(),
+    )
+    .unwrap();
     let r = handle(&s, "tool_search", json!({ "query": "get_weather" }));
-    assert!(r.value.unwrap().as_array().unwrap().iter().all(|h| h["name"] != "get_weather"));
-    assert_eq!(code_of(&handle(&s, "tool_describe", json!({ "id": "openclaw:weather:get_weather" }))), "TOOL_NOT_FOUND");
-    assert_eq!(code_of(&handle(&s, "tool_call", json!({ "id": "openclaw:weather:get_weather", "args": { "city": "x" } }))), "TOOL_NOT_FOUND");
-    assert_eq!(code_of(&handle(&s, "get_weather", json!({ "city": "x" }))), "TOOL_NOT_FOUND");
+    assert!(r
+        .value
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|h| h["name"] != "get_weather"));
+    assert_eq!(
+        code_of(&handle(
+            &s,
+            "tool_describe",
+            json!({ "id": "openclaw:weather:get_weather" })
+        )),
+        "TOOL_NOT_FOUND"
+    );
+    assert_eq!(
+        code_of(&handle(
+            &s,
+            "tool_call",
+            json!({ "id": "openclaw:weather:get_weather", "args": { "city": "x" } })
+        )),
+        "TOOL_NOT_FOUND"
+    );
+    assert_eq!(
+        code_of(&handle(&s, "get_weather", json!({ "city": "x" }))),
+        "TOOL_NOT_FOUND"
+    );
     assert!(!s.directory_prompt().unwrap().contains("get_weather"));
-    assert!(s.hydrate("weather in Paris", None, &["get_weather".into()]).is_empty());
+    assert!(s
+        .hydrate("weather in Paris", None, &["get_weather".into()])
+        .is_empty());
     assert!(e.calls().is_empty());
 }
 
 #[test]
 fn executor_missing_tool_fails_the_call() {
-    let e = TestExecutor::with("send_message", ExecutorOutcome::Missing("plugin unloaded".into()));
-    let s = session_with(sample_tools(), json!({ "mode": "tools" }), e.clone(), SessionOptions::default()).unwrap();
-    let r = handle(&s, "tool_call", json!({ "id": "send_message", "args": { "channel": "c", "text": "t" } }));
-    assert_eq!((r.ok, r.status, code_of(&r)), (false, ResultStatus::Error, "TOOL_UNAVAILABLE"));
+    let e = TestExecutor::with(
+        "send_message",
+        ExecutorOutcome::Missing("plugin unloaded".into()),
+    );
+    let s = session_with(
+        sample_tools(),
+        json!({ "mode": "tools" }),
+        e.clone(),
+        SessionOptions::default(),
+    )
+    .unwrap();
+    let r = handle(
+        &s,
+        "tool_call",
+        json!({ "id": "send_message", "args": { "channel": "c", "text": "t" } }),
+    );
+    assert_eq!(
+        (r.ok, r.status, code_of(&r)),
+        (false, ResultStatus::Error, "TOOL_UNAVAILABLE")
+    );
     assert!(r.content.contains("plugin unloaded") && r.content.contains("was not run"));
     assert_eq!(e.calls().len(), 1, "not retried, not swapped");
 }
 
 #[test]
 fn executor_block_is_a_blocked_result_never_retried() {
-    let e = TestExecutor::with("send_message", ExecutorOutcome::Blocked("approval denied".into()));
-    let s = session_with(sample_tools(), json!({ "mode": "tools" }), e.clone(), SessionOptions::default()).unwrap();
-    let r = handle(&s, "tool_call", json!({ "id": "send_message", "args": { "channel": "c", "text": "t" } }));
-    assert_eq!((r.ok, r.status, code_of(&r)), (false, ResultStatus::Blocked, "TOOL_BLOCKED"));
+    let e = TestExecutor::with(
+        "send_message",
+        ExecutorOutcome::Blocked("approval denied".into()),
+    );
+    let s = session_with(
+        sample_tools(),
+        json!({ "mode": "tools" }),
+        e.clone(),
+        SessionOptions::default(),
+    )
+    .unwrap();
+    let r = handle(
+        &s,
+        "tool_call",
+        json!({ "id": "send_message", "args": { "channel": "c", "text": "t" } }),
+    );
+    assert_eq!(
+        (r.ok, r.status, code_of(&r)),
+        (false, ResultStatus::Blocked, "TOOL_BLOCKED")
+    );
     assert!(r.content.contains("approval denied") && r.content.contains("Do not retry"));
     assert_eq!(e.calls().len(), 1);
     let t = s.telemetry();
@@ -513,9 +934,22 @@ fn executor_block_is_a_blocked_result_never_retried() {
 
 #[test]
 fn executor_failure_is_reported() {
-    let e = TestExecutor::with("send_message", ExecutorOutcome::Failed("channel not found".into()));
-    let s = session_with(sample_tools(), json!({ "mode": "tools" }), e, SessionOptions::default()).unwrap();
-    let r = handle(&s, "tool_call", json!({ "id": "send_message", "args": { "channel": "c", "text": "t" } }));
+    let e = TestExecutor::with(
+        "send_message",
+        ExecutorOutcome::Failed("channel not found".into()),
+    );
+    let s = session_with(
+        sample_tools(),
+        json!({ "mode": "tools" }),
+        e,
+        SessionOptions::default(),
+    )
+    .unwrap();
+    let r = handle(
+        &s,
+        "tool_call",
+        json!({ "id": "send_message", "args": { "channel": "c", "text": "t" } }),
+    );
     assert_eq!(code_of(&r), "TOOL_FAILED");
     assert!(r.content.contains("channel not found"));
 }
@@ -524,7 +958,13 @@ fn executor_failure_is_reported() {
 fn cancellation_stops_waiting_and_signals_the_executor() {
     let e = Arc::new(TestExecutor::default());
     e.hang.lock().unwrap().push("send_message".into());
-    let s = session_with(sample_tools(), json!({ "mode": "tools" }), e.clone(), SessionOptions::default()).unwrap();
+    let s = session_with(
+        sample_tools(),
+        json!({ "mode": "tools" }),
+        e.clone(),
+        SessionOptions::default(),
+    )
+    .unwrap();
     let cancel = CancelSignal::new();
     let c2 = cancel.clone();
     let t = std::thread::spawn(move || {
@@ -534,7 +974,11 @@ fn cancellation_stops_waiting_and_signals_the_executor() {
     let r = block_on(s.handle(
         "tool_call",
         json!({ "id": "send_message", "args": { "channel": "c", "text": "t" } }),
-        HandleOptions { tool_call_id: Some("call_9".into()), cancel: Some(cancel), ..Default::default() },
+        HandleOptions {
+            tool_call_id: Some("call_9".into()),
+            cancel: Some(cancel),
+            ..Default::default()
+        },
     ));
     t.join().unwrap();
     assert_eq!(code_of(&r), "CANCELLED");
@@ -547,7 +991,15 @@ fn cancellation_stops_waiting_and_signals_the_executor() {
     // Already cancelled: nothing reaches the executor.
     let cancel = CancelSignal::new();
     cancel.cancel("early");
-    let r = block_on(s.handle("tool_call", json!({ "id": "get_weather", "args": { "city": "x" } }), HandleOptions { tool_call_id: None, cancel: Some(cancel), ..Default::default() }));
+    let r = block_on(s.handle(
+        "tool_call",
+        json!({ "id": "get_weather", "args": { "city": "x" } }),
+        HandleOptions {
+            tool_call_id: None,
+            cancel: Some(cancel),
+            ..Default::default()
+        },
+    ));
     assert_eq!(code_of(&r), "CANCELLED");
     assert_eq!(e.calls().len(), 1);
 }
@@ -560,15 +1012,37 @@ fn hydrate_picks_trusted_likely_tools_required_first() {
     tools.push(json!({ "source": "mcp", "owner": "weather", "name": "weather_mcp", "description": "Weather forecast for a city from MCP." }));
     tools.push(json!({ "source": "client", "name": "weather_client", "description": "Weather forecast for a city in the app." }));
     let e = Arc::new(TestExecutor::default());
-    let s = session_with(tools, json!({ "mode": "directory" }), e, SessionOptions::default()).unwrap();
-    let defs = s.hydrate("What's the weather forecast in Paris?", None, &["send_message".into(), "create_issue".into()]);
+    let s = session_with(
+        tools,
+        json!({ "mode": "directory" }),
+        e,
+        SessionOptions::default(),
+    )
+    .unwrap();
+    let defs = s.hydrate(
+        "What's the weather forecast in Paris?",
+        None,
+        &["send_message".into(), "create_issue".into()],
+    );
     let names: Vec<&str> = defs.iter().map(|d| d.name.as_str()).collect();
     assert_eq!(names[0], "send_message", "required first");
     assert!(names.contains(&"get_weather"), "{names:?}");
-    assert!(!names.iter().any(|n| ["create_issue", "weather_mcp", "weather_client", "select_file"].contains(n)), "{names:?}");
+    assert!(
+        !names.iter().any(|n| [
+            "create_issue",
+            "weather_mcp",
+            "weather_client",
+            "select_file"
+        ]
+        .contains(n)),
+        "{names:?}"
+    );
     assert!(defs.len() <= 4);
     assert_eq!(s.hydrate("weather", Some(1), &[]).len(), 1);
-    assert_eq!(s.hydrate("weather", Some(50), &[]).len().min(4), s.hydrate("weather", Some(50), &[]).len());
+    assert_eq!(
+        s.hydrate("weather", Some(50), &[]).len().min(4),
+        s.hydrate("weather", Some(50), &[]).len()
+    );
     assert!(s.hydrate("", None, &[]).is_empty());
     let (tools_mode, _) = session("tools");
     assert!(tools_mode.hydrate("weather", None, &[]).is_empty());
@@ -580,35 +1054,95 @@ fn hydrate_picks_trusted_likely_tools_required_first() {
 fn telemetry_and_events_answer_the_session_log_questions() {
     let (sink, events) = events_sink();
     let e = Arc::new(TestExecutor::default());
-    let s = session_with(sample_tools(), json!({ "mode": "tools" }), e, SessionOptions { on_event: Some(sink), ..Default::default() }).unwrap();
+    let s = session_with(
+        sample_tools(),
+        json!({ "mode": "tools" }),
+        e,
+        SessionOptions {
+            on_event: Some(sink),
+            ..Default::default()
+        },
+    )
+    .unwrap();
     let surface = s.surface(SurfaceFormat::OpenaiResponses);
     s.record_request_bytes(1_234);
     s.record_request_bytes(766);
-    handle(&s, "tool_search", json!({ "queries": [{ "query": "fake plugin tool" }, { "query": "weather" }] }));
+    handle(
+        &s,
+        "tool_search",
+        json!({ "queries": [{ "query": "fake plugin tool" }, { "query": "weather" }] }),
+    );
     handle(&s, "tool_describe", json!({ "id": "fake_plugin_tool_01" }));
-    handle(&s, "tool_call", json!({ "id": "fake_plugin_tool_01", "args": { "marker": "m" } }));
-    handle(&s, "tool_call", json!({ "id": "mcp:github:create_issue", "args": { "title": "t" } }));
+    handle(
+        &s,
+        "tool_call",
+        json!({ "id": "fake_plugin_tool_01", "args": { "marker": "m" } }),
+    );
+    handle(
+        &s,
+        "tool_call",
+        json!({ "id": "mcp:github:create_issue", "args": { "title": "t" } }),
+    );
 
     let t = s.telemetry();
     assert_eq!(t.schemas_up_front, 4);
     assert_eq!(t.catalog_schemas_up_front, 0);
     assert_eq!(t.surface_bytes.tools, surface.bytes.tools as u64);
-    assert_eq!((t.request_bytes.total, t.request_bytes.requests), (2_000, 2));
+    assert_eq!(
+        (t.request_bytes.total, t.request_bytes.requests),
+        (2_000, 2)
+    );
     assert_eq!((t.searches, t.describes, t.calls), (1, 1, 2));
-    assert_eq!((t.catalog.search_count, t.catalog.describe_count, t.catalog.call_count), (2, 1, 2));
+    assert_eq!(
+        (
+            t.catalog.search_count,
+            t.catalog.describe_count,
+            t.catalog.call_count
+        ),
+        (2, 1, 2)
+    );
     assert_eq!(t.catalog.catalog_size, 6);
-    assert_eq!(t.tools_called.iter().map(|c| (c.id.as_str(), c.source.as_str())).collect::<Vec<_>>(),
-        [("openclaw:core:fake_plugin_tool_01", "openclaw"), ("mcp:github:create_issue", "mcp")]);
+    assert_eq!(
+        t.tools_called
+            .iter()
+            .map(|c| (c.id.as_str(), c.source.as_str()))
+            .collect::<Vec<_>>(),
+        [
+            ("openclaw:core:fake_plugin_tool_01", "openclaw"),
+            ("mcp:github:create_issue", "mcp")
+        ]
+    );
     let json = serde_json::to_value(&t).unwrap();
-    assert_eq!(json["sources"], json!({ "openclaw": 4, "mcp": 1, "client": 1 }));
+    assert_eq!(
+        json["sources"],
+        json!({ "openclaw": 4, "mcp": 1, "client": 1 })
+    );
     assert!(json["counterScope"].is_string());
 
     let events = events.lock().unwrap();
     let kinds: Vec<&str> = events.iter().map(|e| e.kind()).collect();
     assert_eq!(kinds, ["surface", "search", "describe", "call", "call"]);
     match &events[3] {
-        SessionEvent::Call { tool: Some(tool), outcome, via, .. } => {
-            assert_eq!((tool.id.as_str(), tool.owner.as_str(), *outcome, via.as_str()), ("openclaw:core:fake_plugin_tool_01", "core", Outcome::Ok, "tool_call"));
+        SessionEvent::Call {
+            tool: Some(tool),
+            outcome,
+            via,
+            ..
+        } => {
+            assert_eq!(
+                (
+                    tool.id.as_str(),
+                    tool.owner.as_str(),
+                    *outcome,
+                    via.as_str()
+                ),
+                (
+                    "openclaw:core:fake_plugin_tool_01",
+                    "core",
+                    Outcome::Ok,
+                    "tool_call"
+                )
+            );
         }
         other => panic!("{other:?}"),
     }
@@ -635,18 +1169,32 @@ struct ScriptedRunner;
 impl CodeRunner for ScriptedRunner {
     fn run(&self, session: Session, code: String, context: CodeContext) -> BoxFuture<Value> {
         Box::pin(async move {
-            let hits = session.search_json(&code, &json!({ "limit": 2 })).map_err(|f| f.message);
-            let id = hits.as_ref().ok().and_then(|h| h[0]["id"].as_str().map(str::to_string)).unwrap_or_default();
+            let hits = session
+                .search_json(&code, &json!({ "limit": 2 }))
+                .map_err(|f| f.message);
+            let id = hits
+                .as_ref()
+                .ok()
+                .and_then(|h| h[0]["id"].as_str().map(str::to_string))
+                .unwrap_or_default();
             let described = session.describe_json(&id).is_ok();
-            let unknown = session.describe_json("nope").err().map(|f| f.message).unwrap_or_default();
+            let unknown = session
+                .describe_json("nope")
+                .err()
+                .map(|f| f.message)
+                .unwrap_or_default();
             let call = session
-                .call(&id, json!({ "marker": "from-code" }), CallContext {
-                    tool_call_id: None,
-                    parent_tool_call_id: Some(context.tool_call_id.clone()),
-                    sequence: Some(1),
-                    cancel: context.cancel.child(),
-                    offload: None,
-                })
+                .call(
+                    &id,
+                    json!({ "marker": "from-code" }),
+                    CallContext {
+                        tool_call_id: None,
+                        parent_tool_call_id: Some(context.tool_call_id.clone()),
+                        sequence: Some(1),
+                        cancel: context.cancel.child(),
+                        offload: None,
+                    },
+                )
                 .await;
             json!({ "ok": call.is_ok(), "value": { "described": described, "unknown": unknown, "result": call.ok() }, "logs": [] })
         })
@@ -658,25 +1206,58 @@ fn code_mode_without_runner_is_unavailable() {
     let (s, _) = session("code");
     let r = handle(&s, "tool_search_code", json!({ "code": "return 1" }));
     assert_eq!(code_of(&r), "CODE_MODE_UNAVAILABLE");
-    assert_eq!(code_of(&handle(&s, "tool_search_code", json!({}))), "INVALID_REQUEST");
+    assert_eq!(
+        code_of(&handle(&s, "tool_search_code", json!({}))),
+        "INVALID_REQUEST"
+    );
 }
 
 #[test]
 fn code_mode_bridges_through_the_same_session() {
     let (sink, events) = events_sink();
     let e = Arc::new(TestExecutor::default());
-    let options = SessionOptions { on_event: Some(sink), code_runner: Some(Arc::new(ScriptedRunner)), ..Default::default() };
-    let s = session_with(sample_tools(), json!({ "mode": "code" }), e.clone(), options).unwrap();
-    let r = block_on(s.handle("tool_search_code", json!({ "code": "fake plugin tool" }), HandleOptions { tool_call_id: Some("cell_1".into()), cancel: None, ..Default::default() }));
+    let options = SessionOptions {
+        on_event: Some(sink),
+        code_runner: Some(Arc::new(ScriptedRunner)),
+        ..Default::default()
+    };
+    let s = session_with(
+        sample_tools(),
+        json!({ "mode": "code" }),
+        e.clone(),
+        options,
+    )
+    .unwrap();
+    let r = block_on(s.handle(
+        "tool_search_code",
+        json!({ "code": "fake plugin tool" }),
+        HandleOptions {
+            tool_call_id: Some("cell_1".into()),
+            cancel: None,
+            ..Default::default()
+        },
+    ));
     assert!(r.ok, "{r:?}");
     let value = r.value.unwrap();
     assert_eq!(value["value"]["described"], true);
-    assert!(value["value"]["unknown"].as_str().unwrap().contains("openclaw.tools.search"), "code-mode error text");
-    assert_eq!(value["value"]["result"]["tool"]["id"], "openclaw:core:fake_plugin_tool_01");
+    assert!(
+        value["value"]["unknown"]
+            .as_str()
+            .unwrap()
+            .contains("openclaw.tools.search"),
+        "code-mode error text"
+    );
+    assert_eq!(
+        value["value"]["result"]["tool"]["id"],
+        "openclaw:core:fake_plugin_tool_01"
+    );
     let calls = e.calls();
     assert_eq!(calls[0].parent_tool_call_id.as_deref(), Some("cell_1"));
     let t = s.telemetry();
-    assert_eq!((t.code_runs, t.searches, t.describes, t.calls), (1, 1, 2, 1));
+    assert_eq!(
+        (t.code_runs, t.searches, t.describes, t.calls),
+        (1, 1, 2, 1)
+    );
     assert_eq!(t.tools_called[0].via, "tool_search_code");
     let kinds: Vec<&str> = events.lock().unwrap().iter().map(|e| e.kind()).collect();
     assert_eq!(kinds, ["search", "describe", "describe", "call", "code"]);
@@ -689,9 +1270,19 @@ fn enabled_false_turns_tool_search_off_whatever_the_mode() {
     let (direct, _) = session("direct");
     for mode in ["code", "tools", "directory"] {
         let e = Arc::new(TestExecutor::default());
-        let s = session_with(sample_tools(), json!({ "enabled": false, "mode": mode }), e, SessionOptions::default()).unwrap();
+        let s = session_with(
+            sample_tools(),
+            json!({ "enabled": false, "mode": mode }),
+            e,
+            SessionOptions::default(),
+        )
+        .unwrap();
         assert_eq!(s.mode(), crate::config::Mode::Direct, "{mode}");
-        assert_eq!(names(&s.surface(SurfaceFormat::Neutral)), names(&direct.surface(SurfaceFormat::Neutral)), "{mode}");
+        assert_eq!(
+            names(&s.surface(SurfaceFormat::Neutral)),
+            names(&direct.surface(SurfaceFormat::Neutral)),
+            "{mode}"
+        );
         assert!(!s.handles("tool_search") && !s.handles("tool_search_code"));
         assert!(s.handles("get_weather"));
     }
@@ -704,24 +1295,64 @@ fn direct_mode_passes_tools_named_like_control_tools_through() {
     let mut tools = sample_tools();
     tools.push(plugin_search.clone());
     let e = Arc::new(TestExecutor::default());
-    let direct = session_with(tools.clone(), json!(false), e.clone(), SessionOptions::default()).unwrap();
+    let direct = session_with(
+        tools.clone(),
+        json!(false),
+        e.clone(),
+        SessionOptions::default(),
+    )
+    .unwrap();
     let surface = direct.surface(SurfaceFormat::Neutral);
     let shown = names(&surface);
-    assert_eq!(shown.iter().filter(|n| *n == "tool_search").count(), 1, "{shown:?}");
-    let tool = surface.tools.iter().find(|t| t["name"] == "tool_search").unwrap();
+    assert_eq!(
+        shown.iter().filter(|n| *n == "tool_search").count(),
+        1,
+        "{shown:?}"
+    );
+    let tool = surface
+        .tools
+        .iter()
+        .find(|t| t["name"] == "tool_search")
+        .unwrap();
     assert_eq!(tool["description"], "Search the plugin registry.");
     assert_eq!(tool["parameters"], plugin_search["inputSchema"]);
     // Every catalog tool is still there: nothing else changed.
-    for name in ["get_weather", "send_message", "create_user", "github__create_issue", "select_file", "exec", "fake_plugin_tool_01"] {
-        assert!(shown.iter().any(|n| n == name), "{name} missing from {shown:?}");
+    for name in [
+        "get_weather",
+        "send_message",
+        "create_user",
+        "github__create_issue",
+        "select_file",
+        "exec",
+        "fake_plugin_tool_01",
+    ] {
+        assert!(
+            shown.iter().any(|n| n == name),
+            "{name} missing from {shown:?}"
+        );
     }
     // The gateway runs it as its own tool: the session does not answer it.
     assert!(!direct.handles("tool_search"));
     // With Tool Search on, the name is the control tool's, and the plugin tool stays out.
-    let tools_mode = session_with(tools, json!({ "mode": "tools" }), e, SessionOptions::default()).unwrap();
+    let tools_mode = session_with(
+        tools,
+        json!({ "mode": "tools" }),
+        e,
+        SessionOptions::default(),
+    )
+    .unwrap();
     let surface = tools_mode.surface(SurfaceFormat::Neutral);
-    assert_eq!(names(&surface).iter().filter(|n| *n == "tool_search").count(), 1);
-    assert_ne!(surface.tools[0]["description"], "Search the plugin registry.");
+    assert_eq!(
+        names(&surface)
+            .iter()
+            .filter(|n| *n == "tool_search")
+            .count(),
+        1
+    );
+    assert_ne!(
+        surface.tools[0]["description"],
+        "Search the plugin registry."
+    );
     assert!(tools_mode.handles("tool_search"));
 }
 
@@ -739,46 +1370,114 @@ fn coding_tools() -> Vec<Value> {
 #[test]
 fn core_coding_tools_stay_visible_and_cataloged_in_tools_and_directory_modes() {
     let e = Arc::new(TestExecutor::default());
-    let tools = session_with(coding_tools(), json!({ "mode": "tools" }), e.clone(), SessionOptions::default()).unwrap();
+    let tools = session_with(
+        coding_tools(),
+        json!({ "mode": "tools" }),
+        e.clone(),
+        SessionOptions::default(),
+    )
+    .unwrap();
     let surface = tools.surface(SurfaceFormat::Neutral);
-    assert_eq!(names(&surface), ["tool_search", "tool_describe", "tool_call", "read", "write"]);
+    assert_eq!(
+        names(&surface),
+        ["tool_search", "tool_describe", "tool_call", "read", "write"]
+    );
     let read = surface.tools.iter().find(|t| t["name"] == "read").unwrap();
     assert_eq!(read["parameters"]["required"], json!(["path"]));
     // Still cataloged: found by search and callable through tool_call.
     let found = handle(&tools, "tool_search", json!({ "query": "read a file" }));
-    assert!(found.ok && found.content.contains("openclaw:core:read"), "{found:?}");
-    assert!(handle(&tools, "tool_call", json!({ "id": "openclaw:core:read", "args": { "path": "a" } })).ok);
+    assert!(
+        found.ok && found.content.contains("openclaw:core:read"),
+        "{found:?}"
+    );
+    assert!(
+        handle(
+            &tools,
+            "tool_call",
+            json!({ "id": "openclaw:core:read", "args": { "path": "a" } })
+        )
+        .ok
+    );
     // Shown directly: the gateway runs a direct call itself.
     assert!(!tools.handles("read"));
     assert_eq!(tools.telemetry().schemas_up_front, 5);
 
-    let directory = session_with(coding_tools(), json!({ "mode": "directory" }), e.clone(), SessionOptions::default()).unwrap();
+    let directory = session_with(
+        coding_tools(),
+        json!({ "mode": "directory" }),
+        e.clone(),
+        SessionOptions::default(),
+    )
+    .unwrap();
     let surface = directory.surface(SurfaceFormat::Neutral);
-    assert_eq!(names(&surface), ["tool_search", "tool_describe", "tool_call", "read", "write", "select_file"]);
+    assert_eq!(
+        names(&surface),
+        [
+            "tool_search",
+            "tool_describe",
+            "tool_call",
+            "read",
+            "write",
+            "select_file"
+        ]
+    );
     let prompt = surface.directory_prompt.as_deref().unwrap();
-    assert!(!prompt.contains("- read ") && !prompt.contains("- write "), "{prompt}");
+    assert!(
+        !prompt.contains("- read ") && !prompt.contains("- write "),
+        "{prompt}"
+    );
     // The plugin's `edit` is deferred like any plugin tool.
     assert!(prompt.contains("- edit (notes)"), "{prompt}");
     assert!(!directory.handles("read") && directory.handles("edit"));
-    assert!(directory.hydrate("read the file a.txt", None, &["read".into()]).iter().all(|d| d.name != "read"));
+    assert!(directory
+        .hydrate("read the file a.txt", None, &["read".into()])
+        .iter()
+        .all(|d| d.name != "read"));
 
     // Code mode shows only its tool; direct mode shows everything anyway.
-    let code = session_with(coding_tools(), json!({ "mode": "code" }), e.clone(), SessionOptions::default()).unwrap();
-    assert_eq!(names(&code.surface(SurfaceFormat::Neutral)), ["tool_search_code"]);
+    let code = session_with(
+        coding_tools(),
+        json!({ "mode": "code" }),
+        e.clone(),
+        SessionOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        names(&code.surface(SurfaceFormat::Neutral)),
+        ["tool_search_code"]
+    );
 
     // The set is the catalog's `coreTools`.
-    let catalog = Catalog::from_records(coding_tools(), &serde_json::from_value(json!({ "coreTools": ["send_message"] })).unwrap()).unwrap();
-    let custom = Session::new(&catalog, config(json!({ "mode": "tools" })), e, SessionOptions::default()).unwrap();
-    assert_eq!(names(&custom.surface(SurfaceFormat::Neutral)), ["tool_search", "tool_describe", "tool_call", "send_message"]);
+    let catalog = Catalog::from_records(
+        coding_tools(),
+        &serde_json::from_value(json!({ "coreTools": ["send_message"] })).unwrap(),
+    )
+    .unwrap();
+    let custom = Session::new(
+        &catalog,
+        config(json!({ "mode": "tools" })),
+        e,
+        SessionOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        names(&custom.surface(SurfaceFormat::Neutral)),
+        ["tool_search", "tool_describe", "tool_call", "send_message"]
+    );
 }
 
 #[test]
 fn direct_mode_names_mcp_tools_from_their_supplied_metadata() {
-    let tools = vec![json!({ "source": "mcp", "owner": "docs", "name": "fetch_page", "description": "Fetch a page.",
-                             "mcp": { "serverName": "docs.io", "toolName": "fetch" } })];
+    let tools = vec![
+        json!({ "source": "mcp", "owner": "docs", "name": "fetch_page", "description": "Fetch a page.",
+                             "mcp": { "serverName": "docs.io", "toolName": "fetch" } }),
+    ];
     let e = Arc::new(TestExecutor::default());
     let s = session_with(tools, json!(false), e.clone(), SessionOptions::default()).unwrap();
-    assert_eq!(names(&s.surface(SurfaceFormat::Neutral)), ["docs_io__fetch"]);
+    assert_eq!(
+        names(&s.surface(SurfaceFormat::Neutral)),
+        ["docs_io__fetch"]
+    );
     assert!(s.handles("docs_io__fetch") && !s.handles("docs__fetch_page"));
     assert!(handle(&s, "docs_io__fetch", json!({})).ok);
     assert_eq!(e.calls()[0].id, "mcp:docs:fetch_page");
@@ -786,62 +1485,177 @@ fn direct_mode_names_mcp_tools_from_their_supplied_metadata() {
 
 #[test]
 fn a_call_to_an_unavailable_owner_fails_closed_without_reaching_the_executor() {
-    let selector: crate::catalog::SourceSelector = serde_json::from_value(json!({ "source": "mcp", "owner": "github" })).unwrap();
-    let catalog = catalog_of(sample_tools()).with_unavailable(&selector, "server github disconnected").unwrap();
+    let selector: crate::catalog::SourceSelector =
+        serde_json::from_value(json!({ "source": "mcp", "owner": "github" })).unwrap();
+    let catalog = catalog_of(sample_tools())
+        .with_unavailable(&selector, "server github disconnected")
+        .unwrap();
     let e = Arc::new(TestExecutor::default());
-    let s = Session::new(&catalog, config(json!({ "mode": "tools" })), e.clone(), SessionOptions::default()).unwrap();
-    let r = handle(&s, "tool_call", json!({ "id": "mcp:github:create_issue", "args": { "title": "x" } }));
-    assert_eq!((r.ok, r.status, code_of(&r)), (false, ResultStatus::Error, "TOOL_UNAVAILABLE"));
-    assert!(r.content.contains("server github disconnected") && r.content.contains("was not run"), "{}", r.content);
+    let s = Session::new(
+        &catalog,
+        config(json!({ "mode": "tools" })),
+        e.clone(),
+        SessionOptions::default(),
+    )
+    .unwrap();
+    let r = handle(
+        &s,
+        "tool_call",
+        json!({ "id": "mcp:github:create_issue", "args": { "title": "x" } }),
+    );
+    assert_eq!(
+        (r.ok, r.status, code_of(&r)),
+        (false, ResultStatus::Error, "TOOL_UNAVAILABLE")
+    );
+    assert!(
+        r.content.contains("server github disconnected") && r.content.contains("was not run"),
+        "{}",
+        r.content
+    );
     assert!(e.calls().is_empty(), "the executor was reached");
     // Counted as a call to a known tool that could not run, as when the executor finds it gone.
     let t = s.telemetry();
-    let called = t.tools_called.iter().find(|c| c.id == "mcp:github:create_issue").expect("counted");
+    let called = t
+        .tools_called
+        .iter()
+        .find(|c| c.id == "mcp:github:create_issue")
+        .expect("counted");
     assert_eq!((called.calls, called.unavailable), (1, 1));
     // A mistyped id is never pointed at a tool that cannot run.
-    let typo = handle(&s, "tool_call", json!({ "id": "mcp:github:create_isue", "args": {} }));
+    let typo = handle(
+        &s,
+        "tool_call",
+        json!({ "id": "mcp:github:create_isue", "args": {} }),
+    );
     assert_eq!(code_of(&typo), "TOOL_NOT_FOUND");
-    assert!(!typo.content.contains("mcp:github:create_issue"), "{}", typo.content);
+    assert!(
+        !typo.content.contains("mcp:github:create_issue"),
+        "{}",
+        typo.content
+    );
     // Search leaves it out and says so to the model; the value keeps its shape.
     let hits = handle(&s, "tool_search", json!({ "query": "open a github issue" }));
-    assert!(hits.content.contains("Note: 1 matching tool from server github is unavailable (server github disconnected)"), "{}", hits.content);
-    assert!(hits.value.unwrap().as_array().unwrap().iter().all(|h| h["id"] != "mcp:github:create_issue"));
-    let batch = handle(&s, "tool_search", json!({ "queries": [{ "query": "github issue" }, { "query": "weather" }] }));
-    assert!(batch.content.contains("server github is unavailable"), "{}", batch.content);
+    assert!(
+        hits.content.contains(
+            "Note: 1 matching tool from server github is unavailable (server github disconnected)"
+        ),
+        "{}",
+        hits.content
+    );
+    assert!(hits
+        .value
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|h| h["id"] != "mcp:github:create_issue"));
+    let batch = handle(
+        &s,
+        "tool_search",
+        json!({ "queries": [{ "query": "github issue" }, { "query": "weather" }] }),
+    );
+    assert!(
+        batch.content.contains("server github is unavailable"),
+        "{}",
+        batch.content
+    );
     let unrelated = handle(&s, "tool_search", json!({ "query": "weather forecast" }));
-    assert!(!unrelated.content.contains("Note:"), "{}", unrelated.content);
-    assert!(handle(&s, "tool_call", json!({ "id": "send_message", "args": { "channel": "c", "text": "t" } })).ok);
+    assert!(
+        !unrelated.content.contains("Note:"),
+        "{}",
+        unrelated.content
+    );
+    assert!(
+        handle(
+            &s,
+            "tool_call",
+            json!({ "id": "send_message", "args": { "channel": "c", "text": "t" } })
+        )
+        .ok
+    );
 }
 
 #[test]
 fn a_session_moves_to_a_new_catalog_keeping_telemetry_and_surface_bytes() {
     let e = Arc::new(TestExecutor::default());
     let base = catalog_of(sample_tools());
-    let s = Session::new(&base, config(json!({ "mode": "tools" })), e.clone(), SessionOptions::default()).unwrap();
+    let s = Session::new(
+        &base,
+        config(json!({ "mode": "tools" })),
+        e.clone(),
+        SessionOptions::default(),
+    )
+    .unwrap();
     let before = s.surface(SurfaceFormat::OpenaiResponses);
-    assert!(handle(&s, "tool_call", json!({ "id": "send_message", "args": { "channel": "c", "text": "t" } })).ok);
+    assert!(
+        handle(
+            &s,
+            "tool_call",
+            json!({ "id": "send_message", "args": { "channel": "c", "text": "t" } })
+        )
+        .ok
+    );
     handle(&s, "tool_search", json!({ "query": "github issue" }));
-    let selector: crate::catalog::SourceSelector = serde_json::from_value(json!({ "source": "mcp", "owner": "github" })).unwrap();
-    let next_catalog = base.with_source(&selector, r#"[{"name":"list_pulls","description":"List the pull requests of a repository"}]"#).unwrap();
+    let selector: crate::catalog::SourceSelector =
+        serde_json::from_value(json!({ "source": "mcp", "owner": "github" })).unwrap();
+    let next_catalog = base
+        .with_source(
+            &selector,
+            r#"[{"name":"list_pulls","description":"List the pull requests of a repository"}]"#,
+        )
+        .unwrap();
     let moved = s.with_catalog(&next_catalog).unwrap();
     // Tools mode: the surface does not depend on the deferred tools; same bytes.
-    assert!(Arc::ptr_eq(&before, &moved.surface(SurfaceFormat::OpenaiResponses)));
+    assert!(Arc::ptr_eq(
+        &before,
+        &moved.surface(SurfaceFormat::OpenaiResponses)
+    ));
     let hits = handle(&moved, "tool_search", json!({ "query": "pull requests" }));
     assert_eq!(hits.value.unwrap()[0]["id"], "mcp:github:list_pulls");
-    let gone = handle(&moved, "tool_call", json!({ "id": "mcp:github:create_issue", "args": { "title": "x" } }));
+    let gone = handle(
+        &moved,
+        "tool_call",
+        json!({ "id": "mcp:github:create_issue", "args": { "title": "x" } }),
+    );
     assert_eq!(code_of(&gone), "TOOL_NOT_FOUND");
-    assert!(handle(&moved, "tool_call", json!({ "id": "mcp:github:list_pulls", "args": {} })).ok);
+    assert!(
+        handle(
+            &moved,
+            "tool_call",
+            json!({ "id": "mcp:github:list_pulls", "args": {} })
+        )
+        .ok
+    );
     // One telemetry: both sessions count into it, and call numbering continues.
     let t = moved.telemetry();
     assert_eq!((t.searches, t.calls), (2, 3));
     assert_eq!(s.telemetry().calls, 3);
     assert_eq!(t.tools_called.len(), 2);
     // The old session still answers on its catalog (calls in flight finish there).
-    assert!(handle(&s, "tool_call", json!({ "id": "mcp:github:create_issue", "args": { "title": "x" } })).ok);
+    assert!(
+        handle(
+            &s,
+            "tool_call",
+            json!({ "id": "mcp:github:create_issue", "args": { "title": "x" } })
+        )
+        .ok
+    );
     // Directory mode renders the new catalog's directory.
-    let d = Session::new(&base, config(json!({ "mode": "directory" })), e.clone(), SessionOptions::default()).unwrap();
-    let plugin: crate::catalog::SourceSelector = serde_json::from_value(json!({ "source": "openclaw", "owner": "weather" })).unwrap();
-    let replaced = base.with_source(&plugin, r#"[{"name":"get_forecast","description":"Seven-day forecast for a city."}]"#).unwrap();
+    let d = Session::new(
+        &base,
+        config(json!({ "mode": "directory" })),
+        e.clone(),
+        SessionOptions::default(),
+    )
+    .unwrap();
+    let plugin: crate::catalog::SourceSelector =
+        serde_json::from_value(json!({ "source": "openclaw", "owner": "weather" })).unwrap();
+    let replaced = base
+        .with_source(
+            &plugin,
+            r#"[{"name":"get_forecast","description":"Seven-day forecast for a city."}]"#,
+        )
+        .unwrap();
     let moved_d = d.with_catalog(&replaced).unwrap();
     assert!(d.directory_prompt().unwrap().contains("get_weather"));
     assert!(moved_d.directory_prompt().unwrap().contains("get_forecast"));
@@ -858,15 +1672,30 @@ fn directory_rows_of_unchanged_owners_keep_their_bytes_when_one_owner_changes() 
     }
     let base = catalog_of(tools);
     let e = Arc::new(TestExecutor::default());
-    let d = Session::new(&base, config(json!({ "mode": "directory" })), e.clone(), SessionOptions::default()).unwrap();
+    let d = Session::new(
+        &base,
+        config(json!({ "mode": "directory" })),
+        e.clone(),
+        SessionOptions::default(),
+    )
+    .unwrap();
     let before = d.directory_prompt().unwrap().to_string();
-    let plugin: crate::catalog::SourceSelector = serde_json::from_value(json!({ "source": "openclaw", "owner": "plugin1" })).unwrap();
+    let plugin: crate::catalog::SourceSelector =
+        serde_json::from_value(json!({ "source": "openclaw", "owner": "plugin1" })).unwrap();
     let changed = base.with_source(&plugin, r#"[{"name":"tool_01","description":"Does thing number one, better."},{"name":"tool_99","description":"New."}]"#).unwrap();
-    let after = d.with_catalog(&changed).unwrap().directory_prompt().unwrap().to_string();
+    let after = d
+        .with_catalog(&changed)
+        .unwrap()
+        .directory_prompt()
+        .unwrap()
+        .to_string();
     assert_ne!(before, after);
     let touched = ["tool_01", "tool_04", "tool_07", "tool_10", "tool_99"];
     let rows = |text: &str| -> Vec<String> {
-        text.lines().filter(|l| !touched.iter().any(|t| l.contains(t))).map(str::to_string).collect()
+        text.lines()
+            .filter(|l| !touched.iter().any(|t| l.contains(t)))
+            .map(str::to_string)
+            .collect()
     };
     // Every other line (header, guidance, other owners' rows) is byte-identical and in order.
     assert_eq!(rows(&before), rows(&after));
@@ -883,16 +1712,41 @@ fn status_catalog_tools() -> Vec<Value> {
 #[test]
 fn a_search_that_matched_only_common_words_is_marked_weak_with_a_note() {
     let e = Arc::new(TestExecutor::default());
-    let s = session_with(status_catalog_tools(), json!({ "mode": "tools" }), e, SessionOptions::default()).unwrap();
-    let weak = handle(&s, "tool_search", json!({ "query": "get the current status of my flux capacitor" }));
+    let s = session_with(
+        status_catalog_tools(),
+        json!({ "mode": "tools" }),
+        e,
+        SessionOptions::default(),
+    )
+    .unwrap();
+    let weak = handle(
+        &s,
+        "tool_search",
+        json!({ "query": "get the current status of my flux capacitor" }),
+    );
     assert!(weak.ok);
     let hits = weak.value.clone().unwrap();
     assert!(!hits.as_array().unwrap().is_empty());
-    assert!(hits.as_array().unwrap().iter().all(|h| h["weak"] == true), "{hits}");
-    assert!(weak.content.contains("Note: no tool matched well;"), "{}", weak.content);
-    assert!(weak.content.contains("capability's own words"), "{}", weak.content);
+    assert!(
+        hits.as_array().unwrap().iter().all(|h| h["weak"] == true),
+        "{hits}"
+    );
+    assert!(
+        weak.content.contains("Note: no tool matched well;"),
+        "{}",
+        weak.content
+    );
+    assert!(
+        weak.content.contains("capability's own words"),
+        "{}",
+        weak.content
+    );
 
-    let strong = handle(&s, "tool_search", json!({ "query": "status of the turbine" }));
+    let strong = handle(
+        &s,
+        "tool_search",
+        json!({ "query": "status of the turbine" }),
+    );
     let hits = strong.value.unwrap();
     assert_eq!(hits[0]["name"], "get_turbine_status");
     assert!(hits[0].get("weak").is_none(), "{hits}");
@@ -909,21 +1763,41 @@ fn a_search_that_matched_only_common_words_is_marked_weak_with_a_note() {
         json!({ "queries": [{ "query": "send an email" }, { "query": "current status of the flux capacitor" }] }),
     );
     let value = batch.value.unwrap();
-    assert!(value["results"][0]["candidates"][0].get("weak").is_none(), "{value}");
-    assert_eq!(value["results"][1]["candidates"][0]["weak"], true, "{value}");
     assert!(
-        batch.content.contains("Note: no tool matched \"current status of the flux capacitor\" well;"),
+        value["results"][0]["candidates"][0].get("weak").is_none(),
+        "{value}"
+    );
+    assert_eq!(
+        value["results"][1]["candidates"][0]["weak"], true,
+        "{value}"
+    );
+    assert!(
+        batch
+            .content
+            .contains("Note: no tool matched \"current status of the flux capacitor\" well;"),
         "{}",
         batch.content
     );
-    assert!(!batch.content.contains("\"send an email\" well"), "{}", batch.content);
+    assert!(
+        !batch.content.contains("\"send an email\" well"),
+        "{}",
+        batch.content
+    );
 }
 
 #[test]
 fn code_mode_search_hits_carry_the_weak_mark() {
     let e = Arc::new(TestExecutor::default());
-    let s = session_with(status_catalog_tools(), json!({ "mode": "tools" }), e, SessionOptions::default()).unwrap();
-    let hits = s.search_json("current status of my flux capacitor", &Value::Null).unwrap();
+    let s = session_with(
+        status_catalog_tools(),
+        json!({ "mode": "tools" }),
+        e,
+        SessionOptions::default(),
+    )
+    .unwrap();
+    let hits = s
+        .search_json("current status of my flux capacitor", &Value::Null)
+        .unwrap();
     assert_eq!(hits[0]["weak"], true, "{hits}");
     let hits = s.search_json("send an email", &Value::Null).unwrap();
     assert!(hits[0].get("weak").is_none(), "{hits}");
@@ -933,17 +1807,30 @@ fn code_mode_search_hits_carry_the_weak_mark() {
 
 #[test]
 fn a_refused_call_says_what_input_was_expected() {
-    let tools = vec![json!({ "name": "lookup", "owner": "kb", "description": "Look up a target in the knowledge base.",
+    let tools = vec![
+        json!({ "name": "lookup", "owner": "kb", "description": "Look up a target in the knowledge base.",
         "inputSchema": { "type": "object", "additionalProperties": false, "required": ["target"],
-                         "properties": { "target": { "type": "string" }, "limit": { "type": "integer" } } } })];
+                         "properties": { "target": { "type": "string" }, "limit": { "type": "integer" } } } }),
+    ];
     let e = Arc::new(TestExecutor::default());
-    let s = session_with(tools, json!({ "mode": "tools" }), e.clone(), SessionOptions::default()).unwrap();
+    let s = session_with(
+        tools,
+        json!({ "mode": "tools" }),
+        e.clone(),
+        SessionOptions::default(),
+    )
+    .unwrap();
     let expected = "Expected input: { target: string; limit?: number /* integer */ }.";
-    let r = handle(&s, "tool_call", json!({ "id": "lookup", "args": { "targte": "x", "limit": 2.5 } }));
+    let r = handle(
+        &s,
+        "tool_call",
+        json!({ "id": "lookup", "args": { "targte": "x", "limit": 2.5 } }),
+    );
     assert_eq!(code_of(&r), "INVALID_ARGS");
     assert!(r.content.contains(expected), "{}", r.content);
     // A bridged call from a code cell reads the same.
-    let failure = block_on(s.call("openclaw:kb:lookup", json!({}), CallContext::default())).unwrap_err();
+    let failure =
+        block_on(s.call("openclaw:kb:lookup", json!({}), CallContext::default())).unwrap_err();
     assert_eq!(failure.code, "INVALID_ARGS");
     assert!(failure.message.contains(expected), "{}", failure.message);
     assert!(e.calls().is_empty(), "nothing ran");
@@ -952,20 +1839,38 @@ fn a_refused_call_says_what_input_was_expected() {
 #[test]
 fn a_long_query_is_answered_on_its_prefix() {
     let (s, _) = session("tools");
-    let query = format!("weather forecast for a city {}", "with many more words than anyone needs ".repeat(120));
+    let query = format!(
+        "weather forecast for a city {}",
+        "with many more words than anyone needs ".repeat(120)
+    );
     let total = query.chars().count();
     assert!(total > crate::limits::MAX_QUERY_CHARS);
     let r = handle(&s, "tool_search", json!({ "query": query }));
     assert!(r.ok, "{r:?}");
-    assert_eq!(r.value.as_ref().unwrap()[0]["id"], "openclaw:weather:get_weather");
+    assert_eq!(
+        r.value.as_ref().unwrap()[0]["id"],
+        "openclaw:weather:get_weather"
+    );
     let searched = super::args::bounded_query(query.clone()).0.chars().count();
-    assert!(searched <= crate::limits::MAX_QUERY_CHARS && searched > crate::limits::MAX_QUERY_CHARS - 64, "{searched}");
-    assert!(r.content.contains(&format!("Note: the query was {total} characters; only its first {searched} were searched.")), "{}", r.content);
+    assert!(
+        searched <= crate::limits::MAX_QUERY_CHARS
+            && searched > crate::limits::MAX_QUERY_CHARS - 64,
+        "{searched}"
+    );
+    assert!(
+        r.content.contains(&format!(
+            "Note: the query was {total} characters; only its first {searched} were searched."
+        )),
+        "{}",
+        r.content
+    );
     // Code mode's openclaw.tools.search answers it too.
     let hits = s.search_json(&query, &Value::Null).unwrap();
     assert_eq!(hits[0]["id"], "openclaw:weather:get_weather");
     // A short query gets no note.
-    assert!(!handle(&s, "tool_search", json!({ "query": "weather" })).content.contains("Note: the query"));
+    assert!(!handle(&s, "tool_search", json!({ "query": "weather" }))
+        .content
+        .contains("Note: the query"));
 }
 
 /// The sample tools plus a 12-tool plugin, a session in `mode` with the capability directory as given.
@@ -974,8 +1879,17 @@ fn capability_session(mode: &str, on: Option<bool>) -> Session {
     for i in 1..=12 {
         tools.push(json!({ "name": format!("chart_tool_{i:02}"), "owner": "charts", "description": format!("Draw chart kind {i}.") }));
     }
-    let options = SessionOptions { capability_directory: on, ..Default::default() };
-    session_with(tools, json!({ "mode": mode }), Arc::new(TestExecutor::default()), options).unwrap()
+    let options = SessionOptions {
+        capability_directory: on,
+        ..Default::default()
+    };
+    session_with(
+        tools,
+        json!({ "mode": mode }),
+        Arc::new(TestExecutor::default()),
+        options,
+    )
+    .unwrap()
 }
 
 #[test]
@@ -983,8 +1897,18 @@ fn capability_directory_is_off_by_default_and_on_when_asked() {
     assert!(!CAPABILITY_DIRECTORY_DEFAULT);
     for mode in ["tools", "code"] {
         let off = capability_session(mode, None);
-        assert!(off.surface(SurfaceFormat::Neutral).directory_prompt.is_none(), "{mode}");
-        assert!(off.surface_for(SurfaceFormat::Neutral, Some("draw a chart")).directory_prompt.is_none(), "{mode}");
+        assert!(
+            off.surface(SurfaceFormat::Neutral)
+                .directory_prompt
+                .is_none(),
+            "{mode}"
+        );
+        assert!(
+            off.surface_for(SurfaceFormat::Neutral, Some("draw a chart"))
+                .directory_prompt
+                .is_none(),
+            "{mode}"
+        );
     }
     let tools = capability_session("tools", Some(true));
     let surface = tools.surface(SurfaceFormat::OpenaiResponses);
@@ -1002,29 +1926,66 @@ fn capability_directory_is_off_by_default_and_on_when_asked() {
     );
     assert_eq!(surface.bytes.directory_prompt, text.len());
     // Same snapshot, same text: the provider's prompt cache keeps it.
-    assert!(Arc::ptr_eq(&tools.directory_prompt().unwrap(), &tools.directory_prompt().unwrap()));
+    assert!(Arc::ptr_eq(
+        &tools.directory_prompt().unwrap(),
+        &tools.directory_prompt().unwrap()
+    ));
     // Code mode says how to reach them from a cell; directory mode keeps its own directory.
     let code = capability_session("code", Some(true));
-    assert!(code.directory_prompt().unwrap().contains("openclaw.tools.search(query)"));
+    assert!(code
+        .directory_prompt()
+        .unwrap()
+        .contains("openclaw.tools.search(query)"));
     let directory = capability_session("directory", Some(true));
-    assert!(directory.directory_prompt().unwrap().starts_with("Available deferred-schema tools:"));
+    assert!(directory
+        .directory_prompt()
+        .unwrap()
+        .starts_with("Available deferred-schema tools:"));
 }
 
 #[test]
 fn capability_directory_lists_what_the_request_needs_first() {
     let s = capability_session("tools", Some(true));
-    let text = s.surface_for(SurfaceFormat::Neutral, Some("What is the weather in Lyon? Then create_user for Ada.")).directory_prompt.clone().unwrap();
-    let owners: Vec<&str> = text.lines().skip(1).map(|l| l.split(" (").next().unwrap()).collect();
+    let text = s
+        .surface_for(
+            SurfaceFormat::Neutral,
+            Some("What is the weather in Lyon? Then create_user for Ada."),
+        )
+        .directory_prompt
+        .clone()
+        .unwrap();
+    let owners: Vec<&str> = text
+        .lines()
+        .skip(1)
+        .map(|l| l.split(" (").next().unwrap())
+        .collect();
     assert_eq!(owners[..2], ["- crm", "- weather"], "{text}");
     // Within an owner's line the matching tool comes first.
-    let text = s.surface_for(SurfaceFormat::Neutral, Some("draw chart kind 11")).directory_prompt.clone().unwrap();
-    assert!(text.contains("\n- charts (12 tools): chart_tool_11, chart_tool_01,"), "{text}");
+    let text = s
+        .surface_for(SurfaceFormat::Neutral, Some("draw chart kind 11"))
+        .directory_prompt
+        .clone()
+        .unwrap();
+    assert!(
+        text.contains("\n- charts (12 tools): chart_tool_11, chart_tool_01,"),
+        "{text}"
+    );
     // The tools are the memoized ones; the request never adds an untrusted name.
     let plain = s.surface(SurfaceFormat::Neutral);
-    let turn = s.surface_for(SurfaceFormat::Neutral, Some("open a github issue: create_issue"));
+    let turn = s.surface_for(
+        SurfaceFormat::Neutral,
+        Some("open a github issue: create_issue"),
+    );
     assert_eq!(plain.tools, turn.tools);
     let text = turn.directory_prompt.as_deref().unwrap();
-    assert!(text.lines().nth(1).unwrap().starts_with("- MCP server github (1 tool)") && !text.contains("create_issue"), "{text}");
+    assert!(
+        text.lines()
+            .nth(1)
+            .unwrap()
+            .starts_with("- MCP server github (1 tool)")
+            && !text.contains("create_issue"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -1032,9 +1993,21 @@ fn capability_directory_leaves_out_visible_tools() {
     // Tools mode shows core coding tools and direct tools with their schemas: not listed again.
     let mut tools = sample_tools();
     tools.push(json!({ "name": "read", "description": "Read a file." }));
-    let options = SessionOptions { capability_directory: Some(true), ..Default::default() };
-    let s = session_with(tools, json!({ "mode": "tools" }), Arc::new(TestExecutor::default()), options).unwrap();
+    let options = SessionOptions {
+        capability_directory: Some(true),
+        ..Default::default()
+    };
+    let s = session_with(
+        tools,
+        json!({ "mode": "tools" }),
+        Arc::new(TestExecutor::default()),
+        options,
+    )
+    .unwrap();
     let text = s.directory_prompt().unwrap();
     assert!(!text.contains("read") && !text.contains("exec"), "{text}");
-    assert!(text.contains("- core (2 tools): fake_plugin_tool_01, send_message"), "{text}");
+    assert!(
+        text.contains("- core (2 tools): fake_plugin_tool_01, send_message"),
+        "{text}"
+    );
 }

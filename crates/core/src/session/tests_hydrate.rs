@@ -42,11 +42,20 @@ fn assistant_tools() -> Vec<Value> {
 
 fn directory_session(tools: Vec<Value>) -> Session {
     let catalog = Catalog::from_records(tools, &CatalogOptions::default()).unwrap();
-    Session::new(&catalog, resolve(&json!({ "mode": "directory" }), true), Arc::new(NoExecutor), SessionOptions::default()).unwrap()
+    Session::new(
+        &catalog,
+        resolve(&json!({ "mode": "directory" }), true),
+        Arc::new(NoExecutor),
+        SessionOptions::default(),
+    )
+    .unwrap()
 }
 
 fn hydrated(s: &Session, prompt: &str) -> Vec<String> {
-    s.hydrate(prompt, None, &[]).into_iter().map(|d| d.name).collect()
+    s.hydrate(prompt, None, &[])
+        .into_iter()
+        .map(|d| d.name)
+        .collect()
 }
 
 /// Prose with many distinct words (more than a search query keeps) and no
@@ -71,20 +80,56 @@ fn filler(chars: usize) -> String {
 fn the_request_at_the_end_of_a_long_prompt_is_read() {
     let s = directory_session(assistant_tools());
     // ~1,000 characters, then the request: more words than one query keeps.
-    let short = format!("{}\n\nWhat will the weather forecast be in Lyon tomorrow?", filler(1_000));
-    assert!(hydrated(&s, &short).contains(&"get_weather".to_string()), "{:?}", hydrated(&s, &short));
+    let short = format!(
+        "{}\n\nWhat will the weather forecast be in Lyon tomorrow?",
+        filler(1_000)
+    );
+    assert!(
+        hydrated(&s, &short).contains(&"get_weather".to_string()),
+        "{:?}",
+        hydrated(&s, &short)
+    );
     // A ~20,000-token paste (about 80,000 characters), then the request.
-    let long = format!("{}\nPlease give me the weather forecast for Lyon", filler(80_000));
-    assert!(hydrated(&s, &long).contains(&"get_weather".to_string()), "{:?}", hydrated(&s, &long));
+    let long = format!(
+        "{}\nPlease give me the weather forecast for Lyon",
+        filler(80_000)
+    );
+    assert!(
+        hydrated(&s, &long).contains(&"get_weather".to_string()),
+        "{:?}",
+        hydrated(&s, &long)
+    );
     // The request first, then the paste.
-    let head = format!("Check the weather forecast for Lyon, then look at this log:\n{}", filler(80_000));
-    assert!(hydrated(&s, &head).contains(&"get_weather".to_string()), "{:?}", hydrated(&s, &head));
+    let head = format!(
+        "Check the weather forecast for Lyon, then look at this log:\n{}",
+        filler(80_000)
+    );
+    assert!(
+        hydrated(&s, &head).contains(&"get_weather".to_string()),
+        "{:?}",
+        hydrated(&s, &head)
+    );
     // Beyond the read bound the prompt's ends are still read (and the work stays bounded).
-    let huge = format!("{}\nWhat is the weather forecast in Lyon?", filler(3 * super::hydrate::MAX_PROMPT_BYTES));
-    assert!(hydrated(&s, &huge).contains(&"get_weather".to_string()), "{:?}", hydrated(&s, &huge));
+    let huge = format!(
+        "{}\nWhat is the weather forecast in Lyon?",
+        filler(3 * super::hydrate::MAX_PROMPT_BYTES)
+    );
+    assert!(
+        hydrated(&s, &huge).contains(&"get_weather".to_string()),
+        "{:?}",
+        hydrated(&s, &huge)
+    );
     // A tool named in the middle of a paste is read too.
-    let named = format!("{} The create_user tool failed here. {} Thanks.", filler(20_000), filler(20_000));
-    assert!(hydrated(&s, &named).contains(&"create_user".to_string()), "{:?}", hydrated(&s, &named));
+    let named = format!(
+        "{} The create_user tool failed here. {} Thanks.",
+        filler(20_000),
+        filler(20_000)
+    );
+    assert!(
+        hydrated(&s, &named).contains(&"create_user".to_string()),
+        "{:?}",
+        hydrated(&s, &named)
+    );
     assert!(hydrated(&s, &filler(80_000)).len() <= 4);
 }
 
@@ -98,35 +143,73 @@ fn hydration_never_offers_a_name_a_direct_call_refuses() {
         None,
         &["openclaw:chat:send_message".into(), "send_message".into()],
     );
-    assert!(defs.iter().any(|d| d.name == "get_weather"), "{:?}", defs.iter().map(|d| &d.name).collect::<Vec<_>>());
+    assert!(
+        defs.iter().any(|d| d.name == "get_weather"),
+        "{:?}",
+        defs.iter().map(|d| &d.name).collect::<Vec<_>>()
+    );
     for def in &defs {
-        assert_ne!(def.name, "send_message", "two tools share the name: a direct call would be AMBIGUOUS_TOOL");
-        assert!(s.handles(&def.name), "{} must be directly callable", def.name);
+        assert_ne!(
+            def.name, "send_message",
+            "two tools share the name: a direct call would be AMBIGUOUS_TOOL"
+        );
+        assert!(
+            s.handles(&def.name),
+            "{} must be directly callable",
+            def.name
+        );
     }
 }
 
 #[test]
 fn implied_capability_families_hydrate_together() {
     let s = directory_session(assistant_tools());
-    let research = hydrated(&s, "Research the history of the printing press and summarize what the main sources say.");
-    assert!(research.contains(&"web_search".into()) && research.contains(&"web_fetch".into()), "{research:?}");
-    let recall = hydrated(&s, "Do you remember what I told you about my sister's birthday?");
-    assert!(recall.contains(&"memory_search".into()) && recall.contains(&"memory_get".into()), "{recall:?}");
+    let research = hydrated(
+        &s,
+        "Research the history of the printing press and summarize what the main sources say.",
+    );
+    assert!(
+        research.contains(&"web_search".into()) && research.contains(&"web_fetch".into()),
+        "{research:?}"
+    );
+    let recall = hydrated(
+        &s,
+        "Do you remember what I told you about my sister's birthday?",
+    );
+    assert!(
+        recall.contains(&"memory_search".into()) && recall.contains(&"memory_get".into()),
+        "{recall:?}"
+    );
     let facts = hydrated(&s, "Who is the CEO of Northwind Traders?");
     assert!(facts.contains(&"web_search".into()), "{facts:?}");
     assert!(!facts.iter().any(|n| n.starts_with("memory_")), "{facts:?}");
     // Families come from names and descriptions, not from fixed tool names.
     let s = directory_session(vec![
-        tool("search_internet", "Look up pages on the internet and return links."),
+        tool(
+            "search_internet",
+            "Look up pages on the internet and return links.",
+        ),
         tool("fetch_url", "Download a page and return its text."),
-        tool("recall_notes", "Search what the user asked the assistant to remember."),
+        tool(
+            "recall_notes",
+            "Search what the user asked the assistant to remember.",
+        ),
         tool("notes_memory_read", "Read one remembered note in full."),
         tool("send_message", "Send a chat message to a channel."),
     ]);
-    let research = hydrated(&s, "Please research electric ferries online and cite your sources.");
-    assert!(research.contains(&"search_internet".into()) && research.contains(&"fetch_url".into()), "{research:?}");
+    let research = hydrated(
+        &s,
+        "Please research electric ferries online and cite your sources.",
+    );
+    assert!(
+        research.contains(&"search_internet".into()) && research.contains(&"fetch_url".into()),
+        "{research:?}"
+    );
     let recall = hydrated(&s, "What did I tell you last time about the garden?");
-    assert!(recall.contains(&"recall_notes".into()) && recall.contains(&"notes_memory_read".into()), "{recall:?}");
+    assert!(
+        recall.contains(&"recall_notes".into()) && recall.contains(&"notes_memory_read".into()),
+        "{recall:?}"
+    );
 }
 
 /// OpenClaw's own tools for web research and delivery, with their descriptions.
@@ -151,13 +234,23 @@ fn openclaw_core_tools() -> Vec<Value> {
 fn news_urls_and_posting_hydrate_the_web_and_message_families() {
     let s = directory_session(openclaw_core_tools());
     let news = hydrated(&s, "search today's latest AI news");
-    assert!(news.contains(&"web_search".into()) && news.contains(&"web_fetch".into()), "{news:?}");
+    assert!(
+        news.contains(&"web_search".into()) && news.contains(&"web_fetch".into()),
+        "{news:?}"
+    );
     assert!(!news.iter().any(|n| n.starts_with("memory_")), "{news:?}");
     let post = hydrated(&s, "read https://example.com and post it here");
-    assert!(post.contains(&"web_fetch".into()) && post.contains(&"message".into()), "{post:?}");
+    assert!(
+        post.contains(&"web_fetch".into()) && post.contains(&"message".into()),
+        "{post:?}"
+    );
     let market = hydrated(&s, "latest market news");
     assert!(market.contains(&"web_search".into()), "{market:?}");
     // Posting alone: the message tool, and no web tools it did not ask for.
     let tell = hydrated(&s, "Tell the team channel that the build is green");
-    assert_eq!(tell.first().map(String::as_str), Some("message"), "{tell:?}");
+    assert_eq!(
+        tell.first().map(String::as_str),
+        Some("message"),
+        "{tell:?}"
+    );
 }

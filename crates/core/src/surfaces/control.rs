@@ -5,7 +5,9 @@
 use serde_json::{json, Value};
 
 use super::format::ToolDefinition;
-use crate::limits::{BATCH_RESPONSE_BUDGET_CHARS, MAX_BATCH_CANDIDATES, MAX_BATCH_QUERIES, MAX_BATCH_QUERY_CHARS};
+use crate::limits::{
+    BATCH_RESPONSE_BUDGET_CHARS, MAX_BATCH_CANDIDATES, MAX_BATCH_QUERIES, MAX_BATCH_QUERY_CHARS,
+};
 
 pub const TOOL_SEARCH_CODE: &str = "tool_search_code";
 pub const TOOL_SEARCH: &str = "tool_search";
@@ -24,7 +26,11 @@ pub struct ControlSettings {
 
 impl Default for ControlSettings {
     fn default() -> Self {
-        ControlSettings { search_default_limit: 8, max_search_limit: 20, code_timeout_ms: 10_000 }
+        ControlSettings {
+            search_default_limit: 8,
+            max_search_limit: 20,
+            code_timeout_ms: 10_000,
+        }
     }
 }
 
@@ -45,7 +51,12 @@ pub fn control_tools(set: ControlSet, settings: &ControlSettings) -> Vec<ToolDef
 }
 
 fn definition(name: &str, description: String, parameters: Value) -> ToolDefinition {
-    ToolDefinition { name: name.to_string(), description, parameters, strict: None }
+    ToolDefinition {
+        name: name.to_string(),
+        description,
+        parameters,
+        strict: None,
+    }
 }
 
 // The structured tools are sent on every request of tools and directory
@@ -168,15 +179,27 @@ mod tests {
     #[test]
     fn sets_per_mode() {
         let s = ControlSettings::default();
-        let names = |set| control_tools(set, &s).into_iter().map(|d| d.name).collect::<Vec<_>>();
+        let names = |set| {
+            control_tools(set, &s)
+                .into_iter()
+                .map(|d| d.name)
+                .collect::<Vec<_>>()
+        };
         assert!(names(ControlSet::None).is_empty());
         assert_eq!(names(ControlSet::Code), [TOOL_SEARCH_CODE]);
-        assert_eq!(names(ControlSet::Structured), [TOOL_SEARCH, TOOL_DESCRIBE, TOOL_CALL]);
+        assert_eq!(
+            names(ControlSet::Structured),
+            [TOOL_SEARCH, TOOL_DESCRIBE, TOOL_CALL]
+        );
     }
 
     #[test]
     fn descriptions_quote_the_resolved_limits() {
-        let s = ControlSettings { search_default_limit: 5, max_search_limit: 12, code_timeout_ms: 2500 };
+        let s = ControlSettings {
+            search_default_limit: 5,
+            max_search_limit: 12,
+            code_timeout_ms: 2500,
+        };
         let search = tool_search(&s);
         assert!(search.description.contains("default 5, at most 12"));
         assert_eq!(search.parameters["properties"]["limit"]["maximum"], 12);
@@ -192,9 +215,16 @@ mod tests {
 
     #[test]
     fn tool_search_declares_limits_as_integers_from_one_to_the_maximum() {
-        let s = ControlSettings { search_default_limit: 5, max_search_limit: 12, code_timeout_ms: 2500 };
+        let s = ControlSettings {
+            search_default_limit: 5,
+            max_search_limit: 12,
+            code_timeout_ms: 2500,
+        };
         let params = tool_search(&s).parameters;
-        for limit in [&params["properties"]["limit"], &params["properties"]["queries"]["items"]["properties"]["limit"]] {
+        for limit in [
+            &params["properties"]["limit"],
+            &params["properties"]["queries"]["items"]["properties"]["limit"],
+        ] {
             assert_eq!(limit["type"], "integer", "{limit}");
             assert_eq!(limit["minimum"], 1, "{limit}");
             assert_eq!(limit["maximum"], 12, "{limit}");

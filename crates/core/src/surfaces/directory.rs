@@ -19,7 +19,8 @@ use crate::catalog::ToolEntry;
 
 pub const DIRECTORY_HEADING: &str = "Available deferred-schema tools:";
 pub const DIRECTORY_EMPTY: &str = "Available deferred-schema tools: none.";
-pub const UNTRUSTED_NOTICE: &str = "Policy-approved MCP and client tools may also be discoverable through search.";
+pub const UNTRUSTED_NOTICE: &str =
+    "Policy-approved MCP and client tools may also be discoverable through search.";
 pub const MAX_BUDGET_CHARS: usize = 18_000;
 pub const MIN_BUDGET_CHARS: usize = 768;
 /// Description lengths tried in order before rows are dropped.
@@ -57,7 +58,11 @@ pub struct DirectoryOptions {
 
 impl DirectoryOptions {
     pub fn new(budget_chars: usize, guidance: DirectoryGuidance) -> Self {
-        DirectoryOptions { budget_chars, guidance, visible_names: BTreeSet::new() }
+        DirectoryOptions {
+            budget_chars,
+            guidance,
+            visible_names: BTreeSet::new(),
+        }
     }
 }
 
@@ -68,7 +73,10 @@ pub fn is_listable_identifier(text: &str) -> bool {
         Some(first) if first.is_ascii_alphanumeric() => {}
         _ => return false,
     }
-    bytes.len() <= 128 && bytes[1..].iter().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b':' | b'-'))
+    bytes.len() <= 128
+        && bytes[1..]
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b':' | b'-'))
 }
 
 /// Collapse every whitespace run to one space, drop control and invisible
@@ -121,7 +129,10 @@ fn shorten(text: &str, max_chars: usize) -> &str {
         None => text,
         // Leave room for the ellipsis the caller appends.
         Some(_) => {
-            let cut = text.char_indices().nth(max_chars - 1).map_or(text.len(), |(i, _)| i);
+            let cut = text
+                .char_indices()
+                .nth(max_chars - 1)
+                .map_or(text.len(), |(i, _)| i);
             text[..cut].trim_end()
         }
     }
@@ -137,11 +148,17 @@ struct Row<'a> {
 
 impl<'a> Row<'a> {
     fn new(name: &'a str, owner: &'a str, raw_description: &'a str) -> Self {
-        Row { name, owner, raw_description, description: OnceCell::new() }
+        Row {
+            name,
+            owner,
+            raw_description,
+            description: OnceCell::new(),
+        }
     }
 
     fn description(&self) -> &str {
-        self.description.get_or_init(|| collapse_cow(self.raw_description))
+        self.description
+            .get_or_init(|| collapse_cow(self.raw_description))
     }
 
     fn description_at(&self, level: usize) -> (&str, bool) {
@@ -211,7 +228,10 @@ fn footer(guidance: DirectoryGuidance, listed: usize, omitted: usize) -> String 
 }
 
 /// Render the directory for `entries` (the catalog's allowed entries, any order).
-pub fn render_directory<'a>(entries: impl Iterator<Item = &'a ToolEntry>, options: &DirectoryOptions) -> String {
+pub fn render_directory<'a>(
+    entries: impl Iterator<Item = &'a ToolEntry>,
+    options: &DirectoryOptions,
+) -> String {
     let mut sorted: Vec<&ToolEntry> = entries.collect();
     sorted.sort_unstable_by(|a, b| directory_order(a, b));
     render_directory_sorted(sorted.into_iter(), options)
@@ -219,13 +239,19 @@ pub fn render_directory<'a>(entries: impl Iterator<Item = &'a ToolEntry>, option
 
 /// The directory's row order: name, then owner (then id), byte-wise.
 pub fn directory_order(a: &ToolEntry, b: &ToolEntry) -> std::cmp::Ordering {
-    a.name.cmp(&b.name).then_with(|| a.owner.cmp(&b.owner)).then_with(|| a.id.cmp(&b.id))
+    a.name
+        .cmp(&b.name)
+        .then_with(|| a.owner.cmp(&b.owner))
+        .then_with(|| a.id.cmp(&b.id))
 }
 
 /// As [`render_directory`], for entries already in [`directory_order`] order (the
 /// catalog keeps that order from its build): one pass, no sort, and a name's
 /// uniqueness read off its neighbours instead of a lookup.
-pub fn render_directory_sorted<'a>(entries: impl Iterator<Item = &'a ToolEntry>, options: &DirectoryOptions) -> String {
+pub fn render_directory_sorted<'a>(
+    entries: impl Iterator<Item = &'a ToolEntry>,
+    options: &DirectoryOptions,
+) -> String {
     let mut total = 0usize;
     let mut untrusted = 0usize;
     let mut rows: Vec<Row> = Vec::new();
@@ -251,12 +277,25 @@ pub fn render_directory_sorted<'a>(entries: impl Iterator<Item = &'a ToolEntry>,
     }
 
     if total == 0 {
-        return if untrusted > 0 { format!("{DIRECTORY_EMPTY}\n{UNTRUSTED_NOTICE}") } else { DIRECTORY_EMPTY.to_string() };
+        return if untrusted > 0 {
+            format!("{DIRECTORY_EMPTY}\n{UNTRUSTED_NOTICE}")
+        } else {
+            DIRECTORY_EMPTY.to_string()
+        };
     }
 
     let frame_chars = |listed: usize| -> usize {
-        let heading = if listed == 0 { DIRECTORY_EMPTY } else { DIRECTORY_HEADING };
-        heading.len() + 1 + footer(options.guidance, listed, total - listed).chars().count() + UNTRUSTED_NOTICE.len()
+        let heading = if listed == 0 {
+            DIRECTORY_EMPTY
+        } else {
+            DIRECTORY_HEADING
+        };
+        heading.len()
+            + 1
+            + footer(options.guidance, listed, total - listed)
+                .chars()
+                .count()
+            + UNTRUSTED_NOTICE.len()
     };
 
     let budget = options.budget_chars;
@@ -291,7 +330,11 @@ pub fn render_directory_sorted<'a>(entries: impl Iterator<Item = &'a ToolEntry>,
     });
 
     let mut out = String::with_capacity(budget.min(64 * 1024));
-    out.push_str(if listed == 0 { DIRECTORY_EMPTY } else { DIRECTORY_HEADING });
+    out.push_str(if listed == 0 {
+        DIRECTORY_EMPTY
+    } else {
+        DIRECTORY_HEADING
+    });
     out.push('\n');
     for row in &rows[..listed] {
         row.write(level, &mut out);
@@ -313,7 +356,11 @@ static MEMO: Mutex<Vec<(MemoKey, Arc<str>)>> = Mutex::new(Vec::new());
 /// The directory text for a catalog snapshot, rendered once per
 /// `(fingerprint, options)`. `fingerprint` must identify the exact entry set
 /// (a restricted view must have its own); `entries` yields it in [`directory_order`] order.
-pub fn directory_text<'a, I>(fingerprint: &str, entries: impl FnOnce() -> I, options: &DirectoryOptions) -> Arc<str>
+pub fn directory_text<'a, I>(
+    fingerprint: &str,
+    entries: impl FnOnce() -> I,
+    options: &DirectoryOptions,
+) -> Arc<str>
 where
     I: Iterator<Item = &'a ToolEntry>,
 {

@@ -22,8 +22,12 @@ pub enum SurfaceFormat {
 }
 
 impl SurfaceFormat {
-    pub const ALL: [SurfaceFormat; 4] =
-        [SurfaceFormat::Neutral, SurfaceFormat::OpenaiResponses, SurfaceFormat::OpenaiChat, SurfaceFormat::Anthropic];
+    pub const ALL: [SurfaceFormat; 4] = [
+        SurfaceFormat::Neutral,
+        SurfaceFormat::OpenaiResponses,
+        SurfaceFormat::OpenaiChat,
+        SurfaceFormat::Anthropic,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -64,7 +68,11 @@ pub struct ToolDefinition {
 }
 
 impl ToolDefinition {
-    pub fn new(name: impl Into<String>, description: impl Into<String>, parameters: Option<&Value>) -> Self {
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        parameters: Option<&Value>,
+    ) -> Self {
         ToolDefinition {
             name: name.into(),
             description: description.into(),
@@ -153,7 +161,11 @@ mod tests {
     use super::*;
 
     fn def() -> ToolDefinition {
-        ToolDefinition::new("get_weather", "Weather for a city.", Some(&json!({"type":"object","properties":{"city":{"type":"string"}}})))
+        ToolDefinition::new(
+            "get_weather",
+            "Weather for a city.",
+            Some(&json!({"type":"object","properties":{"city":{"type":"string"}}})),
+        )
     }
 
     #[test]
@@ -171,13 +183,22 @@ mod tests {
         assert_eq!(anthropic[0]["input_schema"]["type"], "object");
         assert!(anthropic[0].get("parameters").is_none());
         let neutral = render_tools(SurfaceFormat::Neutral, std::slice::from_ref(&d));
-        assert_eq!(neutral[0].as_object().unwrap().keys().collect::<Vec<_>>(), ["name", "description", "parameters"]);
+        assert_eq!(
+            neutral[0].as_object().unwrap().keys().collect::<Vec<_>>(),
+            ["name", "description", "parameters"]
+        );
     }
 
     #[test]
     fn missing_or_boolean_schema_becomes_empty_object_schema() {
-        assert_eq!(object_schema(None), json!({"type":"object","properties":{}}));
-        assert_eq!(object_schema(Some(&json!(true))), json!({"type":"object","properties":{}}));
+        assert_eq!(
+            object_schema(None),
+            json!({"type":"object","properties":{}})
+        );
+        assert_eq!(
+            object_schema(Some(&json!(true))),
+            json!({"type":"object","properties":{}})
+        );
     }
 
     #[test]

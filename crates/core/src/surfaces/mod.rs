@@ -21,8 +21,8 @@ pub mod format;
 pub use capabilities::{capability_budget, render_capabilities, OwnerLine};
 pub use control::{control_tools, ControlSet, ControlSettings, CONTROL_TOOL_NAMES};
 pub use directory::{
-    directory_budget, directory_order, directory_text, is_listable_identifier, render_directory, render_directory_sorted,
-    DirectoryGuidance, DirectoryOptions,
+    directory_budget, directory_order, directory_text, is_listable_identifier, render_directory,
+    render_directory_sorted, DirectoryGuidance, DirectoryOptions,
 };
 pub use format::{render_tools, serialized_len, SurfaceFormat, ToolDefinition};
 
@@ -51,13 +51,22 @@ pub struct ModelSurface {
 }
 
 impl ModelSurface {
-    pub fn new(format: SurfaceFormat, definitions: &[ToolDefinition], directory_prompt: Option<std::sync::Arc<str>>) -> Self {
+    pub fn new(
+        format: SurfaceFormat,
+        definitions: &[ToolDefinition],
+        directory_prompt: Option<std::sync::Arc<str>>,
+    ) -> Self {
         let tools = render_tools(format, definitions);
         let bytes = SurfaceBytes {
             tools: serialized_len(&tools),
             directory_prompt: directory_prompt.as_deref().map_or(0, str::len),
         };
-        ModelSurface { format, tools, directory_prompt, bytes }
+        ModelSurface {
+            format,
+            tools,
+            directory_prompt,
+            bytes,
+        }
     }
 }
 

@@ -24,7 +24,12 @@ impl Counters {
             .unwrap_or_default();
         let seed = format!("{fingerprint}:{n}:{nanos}:{}", std::process::id());
         let scope = blake3::hash(seed.as_bytes()).to_hex()[..16].to_string();
-        Counters { scope, searches: AtomicU64::new(0), describes: AtomicU64::new(0), calls: AtomicU64::new(0) }
+        Counters {
+            scope,
+            searches: AtomicU64::new(0),
+            describes: AtomicU64::new(0),
+            calls: AtomicU64::new(0),
+        }
     }
 
     pub fn scope(&self) -> &str {

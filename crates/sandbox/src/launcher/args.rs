@@ -126,7 +126,11 @@ impl LauncherArgs {
                 .strip_prefix("--")
                 .and_then(|a| a.split_once('='))
                 .ok_or_else(|| format!("bad launcher option {arg:?}"))?;
-            let num = || value.parse::<u64>().map_err(|_| format!("bad number for --{key}"));
+            let num = || {
+                value
+                    .parse::<u64>()
+                    .map_err(|_| format!("bad number for --{key}"))
+            };
             let want = || Want::parse(value).ok_or_else(|| format!("bad value for --{key}"));
             match key {
                 "parent-pid" => {
@@ -148,7 +152,9 @@ impl LauncherArgs {
                         .filter(|n| (0..=19).contains(n))
                         .ok_or("--nice must be 0..=19")?
                 }
-                "sched" => parsed.sched = SchedPolicy::parse(value).ok_or("bad value for --sched")?,
+                "sched" => {
+                    parsed.sched = SchedPolicy::parse(value).ok_or("bad value for --sched")?
+                }
                 _ => return Err(format!("unknown launcher option --{key}")),
             }
         }
@@ -195,12 +201,24 @@ mod tests {
 
     #[test]
     fn rejects_relative_and_unknown() {
-        assert!(LauncherArgs::parse(vec!["--parent-pid=5".into(), "--cwd=rel".into(), "--".into(), "/n".into()]).is_err());
+        assert!(LauncherArgs::parse(vec![
+            "--parent-pid=5".into(),
+            "--cwd=rel".into(),
+            "--".into(),
+            "/n".into()
+        ])
+        .is_err());
         assert!(LauncherArgs::parse(vec!["--bogus=1".into(), "--".into(), "/n".into()]).is_err());
         assert!(LauncherArgs::parse(vec!["--parent-pid=5".into()]).is_err());
         // A nice value that would raise the child's priority, or an unknown policy.
         for bad in ["--nice=-1", "--nice=20", "--sched=fifo"] {
-            let args = vec!["--parent-pid=5".into(), "--cwd=/tmp".into(), bad.into(), "--".into(), "/n".into()];
+            let args = vec![
+                "--parent-pid=5".into(),
+                "--cwd=/tmp".into(),
+                bad.into(),
+                "--".into(),
+                "/n".into(),
+            ];
             assert!(LauncherArgs::parse(args).is_err(), "{bad}");
         }
     }

@@ -39,7 +39,8 @@ impl ExecGate {
     pub fn open(args: &LauncherArgs) -> Result<Self, String> {
         let target = i32::try_from(args.nofile).map_err(|_| "--nofile too large")?;
         ensure_fd_fits(target)?;
-        let path = CString::new(args.node.as_os_str().as_bytes()).map_err(|_| "node path contains NUL")?;
+        let path =
+            CString::new(args.node.as_os_str().as_bytes()).map_err(|_| "node path contains NUL")?;
         // SAFETY: valid C string; the fds are ours and checked.
         let fd = unsafe {
             let opened = libc::open(path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC);
@@ -61,7 +62,9 @@ impl ExecGate {
         let pointer_bytes = (strings.len() + 1) * std::mem::size_of::<*const libc::c_char>();
         // Pathname: any byte of a fresh (zeroed) page is an empty string.
         let pathname_page = map_at_random_address(PAGE)?;
-        let pathname = pathname_page.wrapping_add(random_u64()? as usize % PAGE).cast::<libc::c_char>();
+        let pathname = pathname_page
+            .wrapping_add(random_u64()? as usize % PAGE)
+            .cast::<libc::c_char>();
         // argv: at a random 8-byte slot of its first page.
         let argv_page = map_at_random_address(PAGE + pointer_bytes)?;
         let slot = (random_u64()? as usize % (PAGE / 8)) * 8;
@@ -72,12 +75,22 @@ impl ExecGate {
         }
         // SAFETY: as above; the mapping is zeroed, this just states the terminator.
         unsafe { argv.add(strings.len()).write(std::ptr::null()) };
-        Ok(ExecGate { fd, pathname, argv: argv.cast_const(), envp: [std::ptr::null()], _strings: strings })
+        Ok(ExecGate {
+            fd,
+            pathname,
+            argv: argv.cast_const(),
+            envp: [std::ptr::null()],
+            _strings: strings,
+        })
     }
 
     /// The one `execveat` seccomp lets through.
     pub fn allowance(&self) -> ExecAllowance {
-        ExecAllowance { fd: self.fd, pathname: self.pathname as u64, argv: self.argv as u64 }
+        ExecAllowance {
+            fd: self.fd,
+            pathname: self.pathname as u64,
+            argv: self.argv as u64,
+        }
     }
 
     /// `execveat(fd, "", argv, {}, AT_EMPTY_PATH)`: returns only on failure.
@@ -100,7 +113,10 @@ impl ExecGate {
 /// `dup3` to `fd` needs a soft `RLIMIT_NOFILE` above it; raise the soft limit (up to the hard
 /// one) if the gateway runs with a very low one. `set_rlimits` lowers both right after.
 fn ensure_fd_fits(fd: i32) -> Result<(), String> {
-    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
     // SAFETY: valid pointer to a local.
     if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
         return Err(os_err("getrlimit(NOFILE)"));
@@ -110,7 +126,10 @@ fn ensure_fd_fits(fd: i32) -> Result<(), String> {
         return Ok(());
     }
     if limit.rlim_max < needed {
-        return Err(format!("RLIMIT_NOFILE hard limit {} is below --nofile + 1", limit.rlim_max));
+        return Err(format!(
+            "RLIMIT_NOFILE hard limit {} is below --nofile + 1",
+            limit.rlim_max
+        ));
     }
     limit.rlim_cur = needed;
     // SAFETY: valid pointer to a local.
@@ -125,7 +144,9 @@ fn random_u64() -> Result<u64, String> {
     let mut filled = 0;
     while filled < bytes.len() {
         // SAFETY: valid buffer and length.
-        let n = unsafe { libc::getrandom(bytes[filled..].as_mut_ptr().cast(), bytes.len() - filled, 0) };
+        let n = unsafe {
+            libc::getrandom(bytes[filled..].as_mut_ptr().cast(), bytes.len() - filled, 0)
+        };
         if n < 0 {
             if std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
                 continue;

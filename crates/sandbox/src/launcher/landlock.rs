@@ -52,7 +52,12 @@ struct PathBeneathAttr {
 pub fn abi_version() -> Result<i64, String> {
     // SAFETY: the documented version query (NULL attr, size 0).
     let abi = unsafe {
-        libc::syscall(libc::SYS_landlock_create_ruleset, std::ptr::null::<RulesetAttr>(), 0usize, CREATE_RULESET_VERSION)
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<RulesetAttr>(),
+            0usize,
+            CREATE_RULESET_VERSION,
+        )
     };
     if abi < 1 {
         return Err(format!("landlock: {}", std::io::Error::last_os_error()));
@@ -81,25 +86,52 @@ pub struct Grant {
 /// Everything node needs to read (found with `strace -f -e trace=%file` of Node 22, 24 and 26
 /// running cells): nothing else of the file system is readable, world-readable or not.
 pub fn read_grants(node: &Path) -> Vec<Grant> {
-    let grant = |path: &str, access: u64| Grant { path: PathBuf::from(path), access, required: false };
-    let mut grants = vec![Grant { path: node.to_path_buf(), access: EXECUTE | READ_FILE, required: true }];
+    let grant = |path: &str, access: u64| Grant {
+        path: PathBuf::from(path),
+        access,
+        required: false,
+    };
+    let mut grants = vec![Grant {
+        path: node.to_path_buf(),
+        access: EXECUTE | READ_FILE,
+        required: true,
+    }];
     let mut library_dirs: Vec<PathBuf> = Vec::new();
     if let Some(interpreter) = elf_interpreter(node) {
         // The shared libraries sit next to the loader (glibc installs them together).
-        if let Some(dir) = std::fs::canonicalize(&interpreter).ok().and_then(|p| p.parent().map(Path::to_path_buf)) {
+        if let Some(dir) = std::fs::canonicalize(&interpreter)
+            .ok()
+            .and_then(|p| p.parent().map(Path::to_path_buf))
+        {
             library_dirs.push(dir);
         }
         if interpreter.to_string_lossy().contains("ld-musl") {
             // musl's default search path (Alpine: libstdc++ lives in /usr/lib).
             library_dirs.extend(["/lib", "/usr/local/lib", "/usr/lib"].map(PathBuf::from));
         }
-        grants.push(Grant { path: interpreter, access: EXECUTE | READ_FILE, required: true });
+        grants.push(Grant {
+            path: interpreter,
+            access: EXECUTE | READ_FILE,
+            required: true,
+        });
     }
     // glibc's default directories (Debian multiarch; Fedora and others lib64).
     let multiarch = format!("{}-linux-gnu", std::env::consts::ARCH);
-    library_dirs.extend([format!("/lib/{multiarch}"), format!("/usr/lib/{multiarch}"), "/lib64".into(), "/usr/lib64".into()].map(PathBuf::from));
+    library_dirs.extend(
+        [
+            format!("/lib/{multiarch}"),
+            format!("/usr/lib/{multiarch}"),
+            "/lib64".into(),
+            "/usr/lib64".into(),
+        ]
+        .map(PathBuf::from),
+    );
     for dir in library_dirs {
-        grants.push(Grant { path: dir, access: READ_FILE, required: false });
+        grants.push(Grant {
+            path: dir,
+            access: READ_FILE,
+            required: false,
+        });
     }
     grants.extend([
         grant("/etc/ld.so.cache", READ_FILE),
@@ -121,8 +153,19 @@ pub fn read_grants(node: &Path) -> Vec<Grant> {
 pub fn restrict(node: &Path) -> Result<Applied, String> {
     let abi = abi_version()?;
     let mut unavailable = Vec::new();
-    let mut fs = EXECUTE | WRITE_FILE | READ_FILE | READ_DIR | REMOVE_DIR | REMOVE_FILE | MAKE_CHAR
-        | MAKE_DIR | MAKE_REG | MAKE_SOCK | MAKE_FIFO | MAKE_BLOCK | MAKE_SYM;
+    let mut fs = EXECUTE
+        | WRITE_FILE
+        | READ_FILE
+        | READ_DIR
+        | REMOVE_DIR
+        | REMOVE_FILE
+        | MAKE_CHAR
+        | MAKE_DIR
+        | MAKE_REG
+        | MAKE_SOCK
+        | MAKE_FIFO
+        | MAKE_BLOCK
+        | MAKE_SYM;
     if abi >= 2 {
         fs |= REFER;
     } else {
@@ -141,15 +184,31 @@ pub fn restrict(node: &Path) -> Result<Applied, String> {
     }
     let attr = RulesetAttr {
         handled_access_fs: fs,
-        handled_access_net: if abi >= 4 { NET_BIND_TCP | NET_CONNECT_TCP } else { 0 },
-        scoped: if abi >= 6 { SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL } else { 0 },
+        handled_access_net: if abi >= 4 {
+            NET_BIND_TCP | NET_CONNECT_TCP
+        } else {
+            0
+        },
+        scoped: if abi >= 6 {
+            SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL
+        } else {
+            0
+        },
     };
     // SAFETY: valid attr pointer and size; returns a new O_CLOEXEC fd.
     let ruleset = unsafe {
-        libc::syscall(libc::SYS_landlock_create_ruleset, &attr as *const RulesetAttr, std::mem::size_of::<RulesetAttr>(), 0u32)
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            &attr as *const RulesetAttr,
+            std::mem::size_of::<RulesetAttr>(),
+            0u32,
+        )
     };
     if ruleset < 0 {
-        return Err(format!("landlock_create_ruleset: {}", std::io::Error::last_os_error()));
+        return Err(format!(
+            "landlock_create_ruleset: {}",
+            std::io::Error::last_os_error()
+        ));
     }
     let ruleset = ruleset as i32;
     let result = (|| {
@@ -161,9 +220,16 @@ pub fn restrict(node: &Path) -> Result<Applied, String> {
         }
         // SAFETY: plain syscall on our ruleset fd.
         if unsafe { libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0u32) } != 0 {
-            return Err(format!("landlock_restrict_self: {}", std::io::Error::last_os_error()));
+            return Err(format!(
+                "landlock_restrict_self: {}",
+                std::io::Error::last_os_error()
+            ));
         }
-        Ok(Applied { abi, read_rules, unavailable })
+        Ok(Applied {
+            abi,
+            read_rules,
+            unavailable,
+        })
     })();
     // SAFETY: closing our own fd.
     unsafe { libc::close(ruleset) };
@@ -186,12 +252,26 @@ fn add_rule(ruleset: i32, grant: &Grant) -> Result<bool, String> {
     // Directory-only rights on a file are rejected (EINVAL).
     let mut stat: libc::stat = unsafe { std::mem::zeroed() };
     // SAFETY: valid fd and out pointer.
-    let is_dir = unsafe { libc::fstat(fd, &mut stat) } == 0 && (stat.st_mode & libc::S_IFMT) == libc::S_IFDIR;
-    let access = if is_dir { grant.access } else { grant.access & !READ_DIR };
-    let rule = PathBeneathAttr { allowed_access: access, parent_fd: fd };
+    let is_dir = unsafe { libc::fstat(fd, &mut stat) } == 0
+        && (stat.st_mode & libc::S_IFMT) == libc::S_IFDIR;
+    let access = if is_dir {
+        grant.access
+    } else {
+        grant.access & !READ_DIR
+    };
+    let rule = PathBeneathAttr {
+        allowed_access: access,
+        parent_fd: fd,
+    };
     // SAFETY: valid rule pointer for RULE_PATH_BENEATH.
     let rc = unsafe {
-        libc::syscall(libc::SYS_landlock_add_rule, ruleset, RULE_PATH_BENEATH, &rule as *const PathBeneathAttr, 0u32)
+        libc::syscall(
+            libc::SYS_landlock_add_rule,
+            ruleset,
+            RULE_PATH_BENEATH,
+            &rule as *const PathBeneathAttr,
+            0u32,
+        )
     };
     let err = std::io::Error::last_os_error();
     // SAFETY: closing our own fd.
@@ -205,18 +285,33 @@ fn add_rule(ruleset: i32, grant: &Grant) -> Result<bool, String> {
 /// PT_INTERP of a 64-bit little-endian ELF (the dynamic loader the kernel opens for exec).
 pub fn elf_interpreter(binary: &Path) -> Option<PathBuf> {
     let mut header = Vec::new();
-    std::fs::File::open(binary).ok()?.take(64 * 1024).read_to_end(&mut header).ok()?;
+    std::fs::File::open(binary)
+        .ok()?
+        .take(64 * 1024)
+        .read_to_end(&mut header)
+        .ok()?;
     if header.len() < 64 || &header[..4] != b"\x7fELF" || header[4] != 2 || header[5] != 1 {
         return None;
     }
-    let u16_at = |o: usize| header.get(o..o + 2).map(|b| u16::from_le_bytes([b[0], b[1]]) as usize);
-    let u64_at = |o: usize| header.get(o..o + 8).and_then(|b| b.try_into().ok()).map(|b| u64::from_le_bytes(b) as usize);
+    let u16_at = |o: usize| {
+        header
+            .get(o..o + 2)
+            .map(|b| u16::from_le_bytes([b[0], b[1]]) as usize)
+    };
+    let u64_at = |o: usize| {
+        header
+            .get(o..o + 8)
+            .and_then(|b| b.try_into().ok())
+            .map(|b| u64::from_le_bytes(b) as usize)
+    };
     let phoff = u64_at(0x20)?;
     let phentsize = u16_at(0x36)?;
     let phnum = u16_at(0x38)?;
     for i in 0..phnum.min(64) {
         let ph = phoff.checked_add(i.checked_mul(phentsize)?)?;
-        let p_type = header.get(ph..ph + 4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))?;
+        let p_type = header
+            .get(ph..ph + 4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))?;
         if p_type == 3 {
             let offset = u64_at(ph + 8)?;
             let size = u64_at(ph + 32)?.min(4096);
@@ -247,15 +342,32 @@ mod tests {
         let exe = std::env::current_exe().unwrap();
         let interpreter = elf_interpreter(&exe);
         let grants = read_grants(&exe);
-        assert_eq!(grants[0], Grant { path: exe.clone(), access: EXECUTE | READ_FILE, required: true });
+        assert_eq!(
+            grants[0],
+            Grant {
+                path: exe.clone(),
+                access: EXECUTE | READ_FILE,
+                required: true
+            }
+        );
         for grant in &grants {
             let path = grant.path.to_str().unwrap();
-            assert!(!["/", "/etc", "/usr", "/proc", "/dev", "/home", "/root", "/tmp", "/var"].contains(&path), "{grant:?}");
+            assert!(
+                !["/", "/etc", "/usr", "/proc", "/dev", "/home", "/root", "/tmp", "/var"]
+                    .contains(&path),
+                "{grant:?}"
+            );
             if grant.access & EXECUTE != 0 {
-                assert!(grant.path == exe || Some(&grant.path) == interpreter.as_ref(), "{grant:?}");
+                assert!(
+                    grant.path == exe || Some(&grant.path) == interpreter.as_ref(),
+                    "{grant:?}"
+                );
             }
             if grant.access & READ_DIR != 0 {
-                assert_eq!(path, "/proc/self", "only the child's own /proc directory is listable");
+                assert_eq!(
+                    path, "/proc/self",
+                    "only the child's own /proc directory is listable"
+                );
             }
         }
     }

@@ -40,7 +40,10 @@ pub fn main() -> ! {
         Ok(never) => match never {},
         Err(message) => message,
     };
-    let _ = writeln!(std::io::stderr(), "openclaw-tool-search-launcher: {message}");
+    let _ = writeln!(
+        std::io::stderr(),
+        "openclaw-tool-search-launcher: {message}"
+    );
     // SAFETY: plain process exit, no destructors needed.
     unsafe { libc::_exit(EXIT_CONTAINMENT_FAILED) }
 }
@@ -90,7 +93,16 @@ fn contain_and_exec(args: &LauncherArgs) -> Result<std::convert::Infallible, Str
 
     // After the uid change (which clears it). Fires when the spawning thread of the runner exits.
     // SAFETY: plain prctl.
-    if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) } != 0 {
+    if unsafe {
+        libc::prctl(
+            libc::PR_SET_PDEATHSIG,
+            libc::SIGKILL as libc::c_ulong,
+            0,
+            0,
+            0,
+        )
+    } != 0
+    {
         return Err(os_err("PR_SET_PDEATHSIG"));
     }
     // SAFETY: getter.
@@ -167,7 +179,10 @@ fn set_rlimits(args: &LauncherArgs) -> Result<(), String> {
         limits.push((libc::RLIMIT_AS, args.as_bytes));
     }
     for (resource, value) in limits {
-        let limit = libc::rlimit { rlim_cur: value, rlim_max: value };
+        let limit = libc::rlimit {
+            rlim_cur: value,
+            rlim_max: value,
+        };
         // SAFETY: valid pointer to a local.
         if unsafe { libc::setrlimit(resource, &limit) } != 0 {
             return Err(os_err(&format!("setrlimit({resource})")));
@@ -208,9 +223,16 @@ fn lower_cpu_priority(args: &LauncherArgs) -> Result<(i32, String, String), Stri
             other => return Err(format!("unexpected scheduling policy {other}")),
         };
         if read_back != args.sched {
-            return Err(format!("the scheduling policy did not take: {}", read_back.as_str()));
+            return Err(format!(
+                "the scheduling policy did not take: {}",
+                read_back.as_str()
+            ));
         }
-        Ok((nice, read_back.as_str().to_string(), lower_autogroup(args.nice)))
+        Ok((
+            nice,
+            read_back.as_str().to_string(),
+            lower_autogroup(args.nice),
+        ))
     }
 }
 
@@ -227,7 +249,11 @@ fn lower_autogroup(nice: i32) -> String {
     }
     // "/autogroup-123 nice 10"
     match std::fs::read_to_string("/proc/self/autogroup") {
-        Ok(text) => match text.split_whitespace().last().and_then(|n| n.parse::<i32>().ok()) {
+        Ok(text) => match text
+            .split_whitespace()
+            .last()
+            .and_then(|n| n.parse::<i32>().ok())
+        {
             Some(n) => format!("nice {n}"),
             None => format!("unavailable: unexpected /proc/self/autogroup {text:?}"),
         },
@@ -273,13 +299,17 @@ fn apply_landlock(args: &LauncherArgs) -> Result<(String, String), String> {
         Ok(applied) => {
             let mut landlock = format!("applied (abi {})", applied.abi);
             if !applied.unavailable.is_empty() {
-                landlock.push_str(&format!("; unavailable: {}", applied.unavailable.join(", ")));
+                landlock.push_str(&format!(
+                    "; unavailable: {}",
+                    applied.unavailable.join(", ")
+                ));
             }
             Ok((landlock, format!("limited to {} paths", applied.read_rules)))
         }
-        Err(reason) if args.landlock == Want::Try => {
-            Ok((format!("unavailable: {reason}"), "unavailable: no landlock".into()))
-        }
+        Err(reason) if args.landlock == Want::Try => Ok((
+            format!("unavailable: {reason}"),
+            "unavailable: no landlock".into(),
+        )),
         Err(reason) => Err(reason),
     }
 }
@@ -327,7 +357,15 @@ fn drop_capability_bounding_set() -> Result<(), String> {
 /// its inheritable set across execve whatever the bounding set.
 fn clear_ambient_and_inheritable_caps() -> Result<(), String> {
     // SAFETY: plain prctl. EINVAL: a kernel before 4.3 has no ambient set at all.
-    let rc = unsafe { libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong, 0, 0, 0) };
+    let rc = unsafe {
+        libc::prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong,
+            0,
+            0,
+            0,
+        )
+    };
     if rc != 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINVAL) {
         return Err(os_err("PR_CAP_AMBIENT_CLEAR_ALL"));
     }
@@ -344,10 +382,20 @@ fn clear_ambient_and_inheritable_caps() -> Result<(), String> {
         inheritable: u32,
     }
     const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
-    let mut header = CapHeader { version: LINUX_CAPABILITY_VERSION_3, pid: 0 };
+    let mut header = CapHeader {
+        version: LINUX_CAPABILITY_VERSION_3,
+        pid: 0,
+    };
     let mut data = [CapData::default(); 2];
     // SAFETY: version-3 header and two data structs, as the ABI requires.
-    if unsafe { libc::syscall(libc::SYS_capget, &mut header as *mut CapHeader, data.as_mut_ptr()) } != 0 {
+    if unsafe {
+        libc::syscall(
+            libc::SYS_capget,
+            &mut header as *mut CapHeader,
+            data.as_mut_ptr(),
+        )
+    } != 0
+    {
         return Err(os_err("capget"));
     }
     if data.iter().all(|d| d.inheritable == 0) {
@@ -357,7 +405,14 @@ fn clear_ambient_and_inheritable_caps() -> Result<(), String> {
         d.inheritable = 0;
     }
     // SAFETY: as above; lowering the inheritable set needs no privilege.
-    if unsafe { libc::syscall(libc::SYS_capset, &mut header as *mut CapHeader, data.as_ptr()) } != 0 {
+    if unsafe {
+        libc::syscall(
+            libc::SYS_capset,
+            &mut header as *mut CapHeader,
+            data.as_ptr(),
+        )
+    } != 0
+    {
         return Err(os_err("capset (clear inheritable)"));
     }
     Ok(())

@@ -107,7 +107,12 @@ fn errno_filter(
     BpfProgram::try_from(filter).map_err(|e| format!("seccomp compile: {e}"))
 }
 
-fn cond(arg: u8, len: SeccompCmpArgLen, op: SeccompCmpOp, value: u64) -> Result<SeccompCondition, String> {
+fn cond(
+    arg: u8,
+    len: SeccompCmpArgLen,
+    op: SeccompCmpOp,
+    value: u64,
+) -> Result<SeccompCondition, String> {
     SeccompCondition::new(arg, len, op, value).map_err(|e| format!("seccomp condition: {e}"))
 }
 
@@ -119,7 +124,14 @@ fn rule(conditions: Vec<SeccompCondition>) -> Result<SeccompRule, String> {
 fn pid_not_in(arg: u8, allowed: &[i32]) -> Result<Vec<SeccompRule>, String> {
     let conditions = allowed
         .iter()
-        .map(|pid| cond(arg, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, *pid as u32 as u64))
+        .map(|pid| {
+            cond(
+                arg,
+                SeccompCmpArgLen::Dword,
+                SeccompCmpOp::Ne,
+                *pid as u32 as u64,
+            )
+        })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(vec![rule(conditions)?])
 }
@@ -128,12 +140,22 @@ fn pid_not_in(arg: u8, allowed: &[i32]) -> Result<Vec<SeccompRule>, String> {
 fn int_not_in(arg: u8, allowed: &[i32]) -> Result<SeccompRule, String> {
     let conditions = allowed
         .iter()
-        .map(|v| cond(arg, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, *v as u32 as u64))
+        .map(|v| {
+            cond(
+                arg,
+                SeccompCmpArgLen::Dword,
+                SeccompCmpOp::Ne,
+                *v as u32 as u64,
+            )
+        })
         .collect::<Result<Vec<_>, _>>()?;
     rule(conditions)
 }
 
-fn eperm_rules(self_pid: i32, exec: ExecAllowance) -> Result<BTreeMap<i64, Vec<SeccompRule>>, String> {
+fn eperm_rules(
+    self_pid: i32,
+    exec: ExecAllowance,
+) -> Result<BTreeMap<i64, Vec<SeccompRule>>, String> {
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
     // Signals: only to itself, its own group (0) or -self. Denying kill outright breaks abort().
     rules.insert(libc::SYS_kill, pid_not_in(0, &[self_pid, 0, -self_pid])?);
@@ -146,7 +168,10 @@ fn eperm_rules(self_pid: i32, exec: ExecAllowance) -> Result<BTreeMap<i64, Vec<S
     // process group (it is a group leader after setsid), by 0 or its pid; never PRIO_USER /
     // IOPRIO_WHO_USER, which reach every process of the sandbox uid.
     let mut setpriority = pid_not_in(1, &[0, self_pid])?;
-    setpriority.push(int_not_in(0, &[libc::PRIO_PROCESS as i32, libc::PRIO_PGRP as i32])?);
+    setpriority.push(int_not_in(
+        0,
+        &[libc::PRIO_PROCESS as i32, libc::PRIO_PGRP as i32],
+    )?);
     rules.insert(libc::SYS_setpriority, setpriority);
     const IOPRIO_WHO_PROCESS: i32 = 1;
     const IOPRIO_WHO_PGRP: i32 = 2;
@@ -156,15 +181,30 @@ fn eperm_rules(self_pid: i32, exec: ExecAllowance) -> Result<BTreeMap<i64, Vec<S
     // The parent-death signal the launcher set must survive: the child may not change it.
     rules.insert(
         libc::SYS_prctl,
-        vec![rule(vec![cond(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, libc::PR_SET_PDEATHSIG as u64)?])?],
+        vec![rule(vec![cond(
+            0,
+            SeccompCmpArgLen::Dword,
+            SeccompCmpOp::Eq,
+            libc::PR_SET_PDEATHSIG as u64,
+        )?])?],
     );
     // Exec: only the launcher's own execveat of node (any of these differing denies it).
     rules.insert(
         libc::SYS_execveat,
         vec![
             int_not_in(0, &[exec.fd])?,
-            rule(vec![cond(1, SeccompCmpArgLen::Qword, SeccompCmpOp::Ne, exec.pathname)?])?,
-            rule(vec![cond(2, SeccompCmpArgLen::Qword, SeccompCmpOp::Ne, exec.argv)?])?,
+            rule(vec![cond(
+                1,
+                SeccompCmpArgLen::Qword,
+                SeccompCmpOp::Ne,
+                exec.pathname,
+            )?])?,
+            rule(vec![cond(
+                2,
+                SeccompCmpArgLen::Qword,
+                SeccompCmpOp::Ne,
+                exec.argv,
+            )?])?,
             int_not_in(4, &[libc::AT_EMPTY_PATH])?,
         ],
     );

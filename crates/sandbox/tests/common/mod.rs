@@ -8,7 +8,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tool_search_sandbox::{BridgeError, BridgeHost, CallFuture, CancelToken, CodeRunner, RunnerConfig};
+use tool_search_sandbox::{
+    BridgeError, BridgeHost, CallFuture, CancelToken, CodeRunner, RunnerConfig,
+};
 
 /// `OPENCLAW_TOOL_SEARCH_NODE`, else Node 24 under /opt/node24, else the system node (which the
 /// runner must then refuse if it is not sound).
@@ -48,7 +50,11 @@ pub fn config() -> RunnerConfig {
 pub fn runner_with(config: RunnerConfig) -> CodeRunner {
     let runner = CodeRunner::new(config).expect("valid config");
     let report = runner.capability_report();
-    assert!(report.available, "code mode is unavailable on this host: {:?} (node {:?})", report.reason, report.node);
+    assert!(
+        report.available,
+        "code mode is unavailable on this host: {:?} (node {:?})",
+        report.reason, report.node
+    );
     runner
 }
 
@@ -105,7 +111,12 @@ impl BridgeHost for TestHost {
         self.seen_args.lock().unwrap().push(args.clone());
         self.tokens.lock().unwrap().push(cancel.clone());
         if !ALLOWED.contains(&id.as_str()) {
-            return Box::pin(async move { Err(BridgeError::new("policy_denied", format!("{id} is not allowed"))) });
+            return Box::pin(async move {
+                Err(BridgeError::new(
+                    "policy_denied",
+                    format!("{id} is not allowed"),
+                ))
+            });
         }
         if id == "pid" {
             if let Some(f) = self.on_pid.lock().unwrap().as_ref() {
@@ -136,11 +147,18 @@ impl BridgeHost for TestHost {
 pub fn bypass_prelude() -> String {
     let base = tool_search_sandbox::PRELUDE;
     let out = base
-        .replacen("'use strict';", "'use strict';\nglobalThis.__req = require;", 1)
+        .replacen(
+            "'use strict';",
+            "'use strict';\nglobalThis.__req = require;",
+            1,
+        )
         .replace("    strip(process, key);\n", "")
         .replace("  strip(v8, 'setFlagsFromString');\n", "");
     assert_ne!(out, base);
-    assert!(!out.contains("strip(process, key);") && !out.contains("strip(v8,"), "prelude layout changed");
+    assert!(
+        !out.contains("strip(process, key);") && !out.contains("strip(v8,"),
+        "prelude layout changed"
+    );
     out
 }
 
@@ -150,9 +168,18 @@ pub fn bypass_runner() -> CodeRunner {
     runner_with(config)
 }
 
-pub async fn run_code(runner: &CodeRunner, code: &str) -> (tool_search_sandbox::CodeRunResult, Arc<TestHost>) {
+pub async fn run_code(
+    runner: &CodeRunner,
+    code: &str,
+) -> (tool_search_sandbox::CodeRunResult, Arc<TestHost>) {
     let host = TestHost::new();
-    let result = runner.run(code.into(), host.clone() as Arc<dyn BridgeHost>, CancelToken::new()).await;
+    let result = runner
+        .run(
+            code.into(),
+            host.clone() as Arc<dyn BridgeHost>,
+            CancelToken::new(),
+        )
+        .await;
     (result, host)
 }
 
@@ -175,6 +202,11 @@ const t = async (k, f) => {
 pub fn allowed(value: &Value) -> Vec<String> {
     value
         .as_object()
-        .map(|m| m.iter().filter(|(_, v)| v.as_str().is_some_and(|s| s.starts_with("allowed"))).map(|(k, v)| format!("{k}={v}")).collect())
+        .map(|m| {
+            m.iter()
+                .filter(|(_, v)| v.as_str().is_some_and(|s| s.starts_with("allowed")))
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect()
+        })
         .unwrap_or_default()
 }

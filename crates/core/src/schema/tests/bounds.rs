@@ -19,14 +19,22 @@ fn deep_schema_is_rejected_without_recursion() {
     let schema = nested_schema(120);
     let err = check_bounds(&schema, crate::limits::MAX_JSON_DEPTH, usize::MAX).unwrap_err();
     assert!(err.contains("deeper than 64"), "{err}");
-    assert!(check_bounds(&nested_schema(20), crate::limits::MAX_JSON_DEPTH, usize::MAX).is_ok());
+    assert!(check_bounds(
+        &nested_schema(20),
+        crate::limits::MAX_JSON_DEPTH,
+        usize::MAX
+    )
+    .is_ok());
 }
 
 #[test]
 fn size_matches_compact_serialization_without_escapes() {
     let mut props = Map::new();
     for i in 0..10_000 {
-        props.insert(format!("p{i}"), json!({"type": "string", "n": i, "neg": -i, "f": 1.5, "b": true, "z": null}));
+        props.insert(
+            format!("p{i}"),
+            json!({"type": "string", "n": i, "neg": -i, "f": 1.5, "b": true, "z": null}),
+        );
     }
     let value = json!({"properties": props, "list": [1, "two", [], {}]});
     let exact = serde_json::to_string(&value).unwrap().len();

@@ -14,7 +14,10 @@ fn hint(schema: Value) -> String {
 fn golden_flat_required_strings() {
     // openclaw:seal:analyzeEvidence
     let schema = json!({"properties": {"evidence_type": {"description": "The type of evidence to be analyzed (e.g., DNA, fingerprints, blood, fibers)", "type": "string"}, "method": {"description": "The method or technique to be used for analysis (e.g., spectroscopy, chromatography, microscopy)", "type": "string"}, "sample": {"description": "The sample or specimen to be analyzed (e.g., crime scene swab, hair strand, fabric sample)", "type": "string"}}, "required": ["evidence_type", "method", "sample"], "type": "object"});
-    assert_eq!(hint(schema), "{ evidence_type: string; method: string; sample: string }");
+    assert_eq!(
+        hint(schema),
+        "{ evidence_type: string; method: string; sample: string }"
+    );
 }
 
 #[test]
@@ -41,7 +44,10 @@ fn golden_nullable_any_of() {
 fn golden_const_union() {
     // mcp:trends-hub:get-36kr-trending
     let schema = json!({"$schema": "http://json-schema.org/draft-07/schema#", "additionalProperties": false, "properties": {"type": {"anyOf": [{"const": "hot", "description": "人气榜", "type": "string"}, {"const": "video", "description": "视频榜", "type": "string"}, {"const": "comment", "description": "热议榜", "type": "string"}, {"const": "collect", "description": "收藏榜", "type": "string"}], "default": "hot", "description": "分类"}}, "type": "object"});
-    assert_eq!(hint(schema), r#"{ type?: "hot" | "video" | "comment" | "collect" }"#);
+    assert_eq!(
+        hint(schema),
+        r#"{ type?: "hot" | "video" | "comment" | "collect" }"#
+    );
 }
 
 #[test]
@@ -103,18 +109,26 @@ fn non_schemas_render_unknown() {
 #[test]
 fn scalar_types() {
     assert_eq!(
-        hint(json!({"type": "object", "required": ["s", "i", "n", "b", "z"], "properties": {
+        hint(
+            json!({"type": "object", "required": ["s", "i", "n", "b", "z"], "properties": {
             "s": {"type": "string"}, "i": {"type": "integer"}, "n": {"type": "number"},
-            "b": {"type": "boolean"}, "z": {"type": "null"}}})),
+            "b": {"type": "boolean"}, "z": {"type": "null"}}})
+        ),
         "{ b: boolean; i: number /* integer */; n: number; s: string; z: null }"
     );
 }
 
 #[test]
 fn nullable_forms() {
-    assert_eq!(hint(json!({"type": "string", "nullable": true})), "string | null");
+    assert_eq!(
+        hint(json!({"type": "string", "nullable": true})),
+        "string | null"
+    );
     assert_eq!(hint(json!({"type": ["string", "null"]})), "string | null");
-    assert_eq!(hint(json!({"type": ["integer", "number"]})), "number /* integer */ | number");
+    assert_eq!(
+        hint(json!({"type": ["integer", "number"]})),
+        "number /* integer */ | number"
+    );
     assert_eq!(hint(json!({"type": "null", "nullable": true})), "null");
 }
 
@@ -122,7 +136,10 @@ fn nullable_forms() {
 fn const_and_literals() {
     assert_eq!(hint(json!({"const": "fixed"})), r#""fixed""#);
     assert_eq!(hint(json!({"const": 3})), "3");
-    assert_eq!(hint(json!({"enum": ["a", 1, true, null]})), r#""a" | 1 | true | null"#);
+    assert_eq!(
+        hint(json!({"enum": ["a", 1, true, null]})),
+        r#""a" | 1 | true | null"#
+    );
     assert_eq!(hint(json!({"enum": []})), "never");
     // Over-long or structured literals print as their type.
     assert_eq!(hint(json!({"const": "x".repeat(200)})), "string");
@@ -137,12 +154,18 @@ fn enum_is_capped_at_eight_values() {
         r#""v0" | "v1" | "v2" | "v3" | "v4" | "v5" | "v6" | "v7" | ..."#
     );
     let huge: Vec<Value> = (0..100_000).map(|i| json!(i)).collect();
-    assert_eq!(hint(json!({"enum": huge})), "0 | 1 | 2 | 3 | 4 | 5 | 6 | 7 | ...");
+    assert_eq!(
+        hint(json!({"enum": huge})),
+        "0 | 1 | 2 | 3 | 4 | 5 | 6 | 7 | ..."
+    );
 }
 
 #[test]
 fn any_of_one_of_all_of() {
-    assert_eq!(hint(json!({"oneOf": [{"type": "string"}, {"type": "integer"}]})), "string | number /* integer */");
+    assert_eq!(
+        hint(json!({"oneOf": [{"type": "string"}, {"type": "integer"}]})),
+        "string | number /* integer */"
+    );
     assert_eq!(
         hint(json!({"allOf": [
             {"type": "object", "properties": {"a": {"type": "string"}}},
@@ -151,8 +174,10 @@ fn any_of_one_of_all_of() {
     );
     // Constraint-only branches next to a typed object are not shapes.
     assert_eq!(
-        hint(json!({"type": "object", "properties": {"a": {"type": "string"}},
-                    "anyOf": [{"required": ["a"]}, {"required": ["b"]}]})),
+        hint(
+            json!({"type": "object", "properties": {"a": {"type": "string"}},
+                    "anyOf": [{"required": ["a"]}, {"required": ["b"]}]})
+        ),
         "{ a?: string }"
     );
 }
@@ -160,39 +185,72 @@ fn any_of_one_of_all_of() {
 #[test]
 fn arrays_tuples_and_maps() {
     assert_eq!(hint(json!({"type": "array"})), "unknown[]");
-    assert_eq!(hint(json!({"type": "array", "items": {"type": ["string", "number"]}})), "(string | number)[]");
+    assert_eq!(
+        hint(json!({"type": "array", "items": {"type": ["string", "number"]}})),
+        "(string | number)[]"
+    );
     assert_eq!(
         hint(json!({"type": "array", "items": {"anyOf": [
             {"type": "object", "properties": {"a": {"type": "string"}}},
             {"type": "object", "properties": {"b": {"type": "number"}}}]}})),
         "({ a?: string } | { b?: number })[]"
     );
-    assert_eq!(hint(json!({"type": "array", "items": [{"type": "string"}, {"type": "integer"}]})), "[string, number /* integer */]");
-    assert_eq!(hint(json!({"type": "array", "items": {"type": "array", "items": {"type": "boolean"}}})), "boolean[][]");
-    assert_eq!(hint(json!({"type": "object", "additionalProperties": {"type": "number"}})), "Record<string, number>");
+    assert_eq!(
+        hint(json!({"type": "array", "items": [{"type": "string"}, {"type": "integer"}]})),
+        "[string, number /* integer */]"
+    );
+    assert_eq!(
+        hint(json!({"type": "array", "items": {"type": "array", "items": {"type": "boolean"}}})),
+        "boolean[][]"
+    );
+    assert_eq!(
+        hint(json!({"type": "object", "additionalProperties": {"type": "number"}})),
+        "Record<string, number>"
+    );
 }
 
 #[test]
 fn local_refs_are_followed_and_cycles_stop() {
     let schema = json!({"type": "object", "required": ["a"], "properties": {"a": {"$ref": "#/$defs/A"}, "b": {"$ref": "#/definitions/B"}},
         "$defs": {"A": {"enum": ["x", "y"]}}, "definitions": {"B": {"type": "integer"}}});
-    assert_eq!(hint(schema), r#"{ a: "x" | "y"; b?: number /* integer */ }"#);
+    assert_eq!(
+        hint(schema),
+        r#"{ a: "x" | "y"; b?: number /* integer */ }"#
+    );
     assert_eq!(hint(json!({"$ref": "#"})), "unknown");
-    assert_eq!(hint(json!({"$ref": "#/$defs/A", "$defs": {"A": {"$ref": "#/$defs/A"}}})), "unknown");
+    assert_eq!(
+        hint(json!({"$ref": "#/$defs/A", "$defs": {"A": {"$ref": "#/$defs/A"}}})),
+        "unknown"
+    );
     // A recursive tree stops at depth 4.
     assert_eq!(
         hint(json!({"type": "object", "properties": {"child": {"$ref": "#"}}})),
         "{ child?: { child?: { child?: { child?: object } } } }"
     );
-    assert_eq!(hint(json!({"type": "object", "properties": {"a": {"$ref": "http://example.com/x"}}})), "{ a?: unknown }");
-    assert_eq!(hint(json!({"type": "object", "properties": {"a": {"$ref": "#/nope"}}})), "{ a?: unknown }");
+    assert_eq!(
+        hint(json!({"type": "object", "properties": {"a": {"$ref": "http://example.com/x"}}})),
+        "{ a?: unknown }"
+    );
+    assert_eq!(
+        hint(json!({"type": "object", "properties": {"a": {"$ref": "#/nope"}}})),
+        "{ a?: unknown }"
+    );
 }
 
 #[test]
 fn depth_is_capped_at_four() {
-    assert_eq!(hint(nested_schema(3)), "{ child?: { child?: { child?: string } } }");
-    assert_eq!(hint(nested_schema(5)), "{ child?: { child?: { child?: { child?: object } } } }");
-    assert_eq!(hint(nested_schema(120)), "{ child?: { child?: { child?: { child?: object } } } }");
+    assert_eq!(
+        hint(nested_schema(3)),
+        "{ child?: { child?: { child?: string } } }"
+    );
+    assert_eq!(
+        hint(nested_schema(5)),
+        "{ child?: { child?: { child?: { child?: object } } } }"
+    );
+    assert_eq!(
+        hint(nested_schema(120)),
+        "{ child?: { child?: { child?: { child?: object } } } }"
+    );
     let arrays = json!({"type": "array", "items": {"type": "array", "items": {"type": "array", "items": {"type": "array", "items": {"type": "array", "items": {"type": "string"}}}}}});
     assert_eq!(hint(arrays), "unknown[][][][][]");
 }
@@ -219,20 +277,33 @@ fn ten_thousand_properties_stay_bounded() {
 fn char_budget_cuts_with_marker() {
     let mut props = serde_json::Map::new();
     for i in 0..12 {
-        props.insert(format!("a_rather_long_parameter_name_{i:02}"), json!({"type": "string"}));
+        props.insert(
+            format!("a_rather_long_parameter_name_{i:02}"),
+            json!({"type": "string"}),
+        );
     }
     let text = hint(json!({"type": "object", "properties": props}));
     assert!(text.len() <= INPUT_HINT_MAX_CHARS, "{} chars", text.len());
     assert!(text.ends_with("; ... }"), "{text}");
-    assert!(text.starts_with("{ a_rather_long_parameter_name_00?: string; "), "{text}");
+    assert!(
+        text.starts_with("{ a_rather_long_parameter_name_00?: string; "),
+        "{text}"
+    );
     // Budget also holds inside nesting and unions.
     let values: Vec<String> = (0..8).map(|i| format!("{i}{}", "z".repeat(35))).collect();
     let mut props = serde_json::Map::new();
     for i in 0..4 {
-        props.insert(format!("k{i}"), json!({"type": "object", "properties": {"inner": {"enum": values}}}));
+        props.insert(
+            format!("k{i}"),
+            json!({"type": "object", "properties": {"inner": {"enum": values}}}),
+        );
     }
     let text = hint(json!({"type": "object", "properties": props}));
-    assert!(text.len() <= INPUT_HINT_MAX_CHARS, "{} chars: {text}", text.len());
+    assert!(
+        text.len() <= INPUT_HINT_MAX_CHARS,
+        "{} chars: {text}",
+        text.len()
+    );
     assert!(text.contains("..."), "{text}");
 }
 
@@ -255,26 +326,39 @@ fn property_order_is_required_first_then_by_name() {
     let other: Value = serde_json::from_str(
         r#"{"properties": {"gamma": {"type": "string"}, "beta": {"type": "boolean"}, "alpha": {"type": "number"}, "zeta": {"type": "string"}}, "required": ["beta", "zeta"], "type": "object"}"#,
     ).unwrap();
-    assert_eq!(hint(one.clone()), "{ beta: boolean; zeta: string; alpha?: number; gamma?: string }");
+    assert_eq!(
+        hint(one.clone()),
+        "{ beta: boolean; zeta: string; alpha?: number; gamma?: string }"
+    );
     assert_eq!(hint(one), hint(other));
     // The 16-property cut keeps the first 16 in that order, required ones first.
     let mut wide = wide_schema(20, false);
     wide["required"] = json!(["p19"]);
     let text = hint(wide);
-    assert!(text.starts_with("{ p19: string; p0?: string; p1?: string; p10?: string;"), "{text}");
+    assert!(
+        text.starts_with("{ p19: string; p0?: string; p1?: string; p10?: string;"),
+        "{text}"
+    );
     assert!(text.ends_with("; ... }"), "{text}");
 }
 
 #[test]
 fn required_keys_without_properties_are_not_an_empty_object() {
-    assert_eq!(hint(json!({"type": "object", "required": ["path", "mode"]})), "{ mode: unknown; path: unknown }");
     assert_eq!(
-        hint(json!({"type": "object", "required": ["id"], "additionalProperties": {"type": "string"}})),
+        hint(json!({"type": "object", "required": ["path", "mode"]})),
+        "{ mode: unknown; path: unknown }"
+    );
+    assert_eq!(
+        hint(
+            json!({"type": "object", "required": ["id"], "additionalProperties": {"type": "string"}})
+        ),
         "{ id: string }"
     );
     // Nested, too.
     assert_eq!(
-        hint(json!({"type": "object", "required": ["opts"], "properties": {"opts": {"type": "object", "required": ["x"]}}})),
+        hint(
+            json!({"type": "object", "required": ["opts"], "properties": {"opts": {"type": "object", "required": ["x"]}}})
+        ),
         "{ opts: { x: unknown } }"
     );
 }
@@ -303,7 +387,10 @@ fn input_hints_carry_numeric_constraints() {
         "{ s?: number /* > 1 */; t?: number /* < 2.5 */ }"
     );
     // A plain number carries nothing.
-    assert_eq!(hint(json!({"type": "object", "properties": {"x": {"type": "number"}}})), "{ x?: number }");
+    assert_eq!(
+        hint(json!({"type": "object", "properties": {"x": {"type": "number"}}})),
+        "{ x?: number }"
+    );
 }
 
 #[test]
@@ -312,7 +399,10 @@ fn numeric_constraints_are_charged_to_the_hint_budget() {
     // and no property is shown without its constraints.
     let mut props = serde_json::Map::new();
     for i in 0..16 {
-        props.insert(format!("p{i:02}"), json!({"type": "integer", "minimum": -1_000_000, "maximum": 1_000_000}));
+        props.insert(
+            format!("p{i:02}"),
+            json!({"type": "integer", "minimum": -1_000_000, "maximum": 1_000_000}),
+        );
     }
     let text = hint(json!({"type": "object", "properties": props}));
     assert_eq!(
@@ -328,7 +418,10 @@ fn numeric_constraints_are_charged_to_the_hint_budget() {
 fn output_hints_never_carry_numeric_constraints() {
     let schema = json!({"type": "object", "additionalProperties": false, "required": ["n"], "properties": {
         "n": {"type": "integer", "minimum": 0, "maximum": 10}, "m": {"type": ["number", "null"], "exclusiveMinimum": 0}}});
-    assert_eq!(output_hint(&schema).as_deref(), Some("{ n: number; m?: number | null }"));
+    assert_eq!(
+        output_hint(&schema).as_deref(),
+        Some("{ n: number; m?: number | null }")
+    );
 }
 
 #[test]
@@ -350,46 +443,90 @@ fn output_hint_renders_complete_object_schemas() {
         json!({"ok": {"type": "boolean"}, "items": {"type": "array", "items": closed(json!({"id": {"type": "string"}}), &[])}}),
         &["ok"],
     );
-    assert_eq!(output_hint(&schema).as_deref(), Some("{ ok: boolean; items?: { id?: string }[] }"));
+    assert_eq!(
+        output_hint(&schema).as_deref(),
+        Some("{ ok: boolean; items?: { id?: string }[] }")
+    );
     // No `type` but properties: still an object schema.
     assert_eq!(
-        output_hint(&json!({"properties": {"n": {"type": "integer"}}, "additionalProperties": false})).as_deref(),
+        output_hint(
+            &json!({"properties": {"n": {"type": "integer"}}, "additionalProperties": false})
+        )
+        .as_deref(),
         Some("{ n?: number }")
     );
     // A map of typed values is complete; an annotation-only leaf is `unknown`.
-    let map = closed(json!({"tags": {"type": "object", "additionalProperties": {"type": "string"}}, "raw": {"description": "any JSON"}}), &[]);
-    assert_eq!(output_hint(&map).as_deref(), Some("{ raw?: unknown; tags?: Record<string, string> }"));
+    let map = closed(
+        json!({"tags": {"type": "object", "additionalProperties": {"type": "string"}}, "raw": {"description": "any JSON"}}),
+        &[],
+    );
+    assert_eq!(
+        output_hint(&map).as_deref(),
+        Some("{ raw?: unknown; tags?: Record<string, string> }")
+    );
 }
 
 #[test]
 fn output_hint_is_none_for_open_objects() {
     // No `additionalProperties: false`: the result may carry fields the hint cannot name.
-    assert_eq!(output_hint(&json!({"type": "object", "properties": {"a": {"type": "string"}}})), None);
-    assert_eq!(output_hint(&json!({"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": true})), None);
+    assert_eq!(
+        output_hint(&json!({"type": "object", "properties": {"a": {"type": "string"}}})),
+        None
+    );
+    assert_eq!(
+        output_hint(
+            &json!({"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": true})
+        ),
+        None
+    );
     // Open inside a closed one.
-    let nested = closed(json!({"inner": {"type": "object", "properties": {"x": {"type": "string"}}}}), &[]);
+    let nested = closed(
+        json!({"inner": {"type": "object", "properties": {"x": {"type": "string"}}}}),
+        &[],
+    );
     assert_eq!(output_hint(&nested), None);
     let open_map = closed(json!({"meta": {"type": "object"}}), &[]);
     assert_eq!(output_hint(&open_map), None);
     // Requiring a field it does not declare.
-    assert_eq!(output_hint(&closed(json!({"a": {"type": "string"}}), &["a", "b"])), None);
+    assert_eq!(
+        output_hint(&closed(json!({"a": {"type": "string"}}), &["a", "b"])),
+        None
+    );
 }
 
 #[test]
 fn output_hint_is_none_for_a_constrained_untyped_leaf() {
-    for leaf in [json!({"pattern": "^[a-z]+$"}), json!({"minimum": 0}), json!({"format": "date-time"}), json!({"not": {"type": "null"}})] {
-        assert_eq!(output_hint(&closed(json!({ "v": leaf }), &["v"])), None, "{leaf}");
+    for leaf in [
+        json!({"pattern": "^[a-z]+$"}),
+        json!({"minimum": 0}),
+        json!({"format": "date-time"}),
+        json!({"not": {"type": "null"}}),
+    ] {
+        assert_eq!(
+            output_hint(&closed(json!({ "v": leaf }), &["v"])),
+            None,
+            "{leaf}"
+        );
     }
-    assert_eq!(output_hint(&closed(json!({"v": {"title": "Value"}}), &["v"])).as_deref(), Some("{ v: unknown }"));
+    assert_eq!(
+        output_hint(&closed(json!({"v": {"title": "Value"}}), &["v"])).as_deref(),
+        Some("{ v: unknown }")
+    );
 }
 
 #[test]
 fn output_hint_is_none_for_roots_it_cannot_show() {
     assert_eq!(output_hint(&json!({"type": "string"})), None);
     assert_eq!(output_hint(&json!({"type": "object"})), None);
-    assert_eq!(output_hint(&json!({"type": "object", "properties": {}})), None);
+    assert_eq!(
+        output_hint(&json!({"type": "object", "properties": {}})),
+        None
+    );
     assert_eq!(output_hint(&json!({"type": "array"})), None);
-    assert_eq!(output_hint(&json!({"anyOf": [{"type": "string"}, {"type": "number"}]})), None);
+    assert_eq!(
+        output_hint(&json!({"anyOf": [{"type": "string"}, {"type": "number"}]})),
+        None
+    );
     assert_eq!(output_hint(&json!(true)), None);
     assert_eq!(output_hint(&json!(5)), None);
     // allOf: the intersection of closed objects is not their merged fields.
@@ -400,22 +537,52 @@ fn output_hint_is_none_for_roots_it_cannot_show() {
 #[test]
 fn output_hint_for_array_roots() {
     let schema = json!({"type": "array", "items": closed(json!({"name": {"type": "string"}, "id": {"type": "string"}}), &["id"])});
-    assert_eq!(output_hint(&schema).as_deref(), Some("Array<{ id: string; name?: string }>"));
-    assert_eq!(output_hint(&json!({"type": "array", "items": {"type": "string"}})).as_deref(), Some("Array<string>"));
+    assert_eq!(
+        output_hint(&schema).as_deref(),
+        Some("Array<{ id: string; name?: string }>")
+    );
+    assert_eq!(
+        output_hint(&json!({"type": "array", "items": {"type": "string"}})).as_deref(),
+        Some("Array<string>")
+    );
     // Cut items: no hint.
-    assert_eq!(output_hint(&json!({"type": "array", "items": closed_wide(17)})), None);
+    assert_eq!(
+        output_hint(&json!({"type": "array", "items": closed_wide(17)})),
+        None
+    );
 }
 
 #[test]
 fn output_hint_for_nullable_scalars_and_enums() {
-    assert_eq!(output_hint(&json!({"type": ["string", "null"]})).as_deref(), Some("string | null"));
-    assert_eq!(output_hint(&json!({"type": "integer", "nullable": true})).as_deref(), Some("number | null"));
-    assert_eq!(output_hint(&json!({"anyOf": [{"type": "boolean"}, {"type": "null"}]})).as_deref(), Some("boolean | null"));
-    assert_eq!(output_hint(&json!({"enum": ["ok", "failed", null]})).as_deref(), Some(r#""ok" | "failed" | null"#));
-    assert_eq!(output_hint(&json!({"type": "string", "enum": ["a", "b"]})).as_deref(), Some(r#""a" | "b""#));
+    assert_eq!(
+        output_hint(&json!({"type": ["string", "null"]})).as_deref(),
+        Some("string | null")
+    );
+    assert_eq!(
+        output_hint(&json!({"type": "integer", "nullable": true})).as_deref(),
+        Some("number | null")
+    );
+    assert_eq!(
+        output_hint(&json!({"anyOf": [{"type": "boolean"}, {"type": "null"}]})).as_deref(),
+        Some("boolean | null")
+    );
+    assert_eq!(
+        output_hint(&json!({"enum": ["ok", "failed", null]})).as_deref(),
+        Some(r#""ok" | "failed" | null"#)
+    );
+    assert_eq!(
+        output_hint(&json!({"type": "string", "enum": ["a", "b"]})).as_deref(),
+        Some(r#""a" | "b""#)
+    );
     assert_eq!(output_hint(&json!({"type": ["string", "object"]})), None);
-    let nested = closed(json!({"note": {"type": "string", "nullable": true}}), &["note"]);
-    assert_eq!(output_hint(&nested).as_deref(), Some("{ note: string | null }"));
+    let nested = closed(
+        json!({"note": {"type": "string", "nullable": true}}),
+        &["note"],
+    );
+    assert_eq!(
+        output_hint(&nested).as_deref(),
+        Some("{ note: string | null }")
+    );
 }
 
 #[test]
@@ -425,18 +592,38 @@ fn output_hint_shows_up_to_eight_literals_and_five_variants() {
         output_hint(&closed(json!({"e": {"enum": values(8)}}), &["e"])).as_deref(),
         Some(r#"{ e: "v0" | "v1" | "v2" | "v3" | "v4" | "v5" | "v6" | "v7" }"#)
     );
-    assert_eq!(output_hint(&closed(json!({"e": {"enum": values(9)}}), &["e"])), None);
-    let consts: Vec<Value> = values(8).into_iter().map(|v| json!({ "const": v })).collect();
+    assert_eq!(
+        output_hint(&closed(json!({"e": {"enum": values(9)}}), &["e"])),
+        None
+    );
+    let consts: Vec<Value> = values(8)
+        .into_iter()
+        .map(|v| json!({ "const": v }))
+        .collect();
     assert!(output_hint(&closed(json!({ "c": { "oneOf": consts } }), &["c"])).is_some());
     let scalars = |n: usize| -> Vec<Value> {
-        ["string", "number", "boolean", "null"].iter().map(|t| json!({ "type": t })).chain((0..).map(|i| json!({"const": i}))).take(n).collect()
+        ["string", "number", "boolean", "null"]
+            .iter()
+            .map(|t| json!({ "type": t }))
+            .chain((0..).map(|i| json!({"const": i})))
+            .take(n)
+            .collect()
     };
     assert_eq!(
         output_hint(&closed(json!({"u": {"anyOf": scalars(5)}}), &["u"])).as_deref(),
         Some("{ u: string | number | boolean | null | 0 }")
     );
-    assert_eq!(output_hint(&closed(json!({"u": {"anyOf": scalars(6)}}), &["u"])), None);
-    assert_eq!(output_hint(&closed(json!({"t": {"type": ["string", "number", "boolean", "null", "array", "object"]}}), &["t"])), None);
+    assert_eq!(
+        output_hint(&closed(json!({"u": {"anyOf": scalars(6)}}), &["u"])),
+        None
+    );
+    assert_eq!(
+        output_hint(&closed(
+            json!({"t": {"type": ["string", "number", "boolean", "null", "array", "object"]}}),
+            &["t"]
+        )),
+        None
+    );
 }
 
 #[test]
@@ -449,24 +636,42 @@ fn output_hint_orders_required_then_optional_whatever_the_key_order() {
         r#"{"properties":{"a":{"type":"string"},"b":{"type":"boolean"},"y":{"type":"number"},"z":{"type":"string"}},"required":["b","z"],"additionalProperties":false,"type":"object"}"#,
     )
     .unwrap();
-    assert_eq!(output_hint(&a).as_deref(), Some("{ b: boolean; z: string; a?: string; y?: number }"));
+    assert_eq!(
+        output_hint(&a).as_deref(),
+        Some("{ b: boolean; z: string; a?: string; y?: number }")
+    );
     assert_eq!(output_hint(&a), output_hint(&b));
 }
 
 #[test]
 fn output_hint_for_unions_of_up_to_five_objects() {
     let variant = |key: &str| closed(json!({ key: {"type": "string"} }), &[key]);
-    let two = json!({"oneOf": [variant("ok"), {"$ref": "#/$defs/E"}], "$defs": {"E": variant("error")}});
-    assert_eq!(output_hint(&two).as_deref(), Some("{ ok: string } | { error: string }"));
+    let two =
+        json!({"oneOf": [variant("ok"), {"$ref": "#/$defs/E"}], "$defs": {"E": variant("error")}});
+    assert_eq!(
+        output_hint(&two).as_deref(),
+        Some("{ ok: string } | { error: string }")
+    );
     let with_null = json!({"anyOf": [variant("a"), {"type": "null"}]});
-    assert_eq!(output_hint(&with_null).as_deref(), Some("{ a: string } | null"));
+    assert_eq!(
+        output_hint(&with_null).as_deref(),
+        Some("{ a: string } | null")
+    );
     let five: Vec<Value> = (0..5).map(|i| variant(&format!("k{i}"))).collect();
     assert!(output_hint(&json!({"anyOf": five})).is_some());
     let six: Vec<Value> = (0..6).map(|i| variant(&format!("k{i}"))).collect();
     assert_eq!(output_hint(&json!({"anyOf": six})), None);
-    assert_eq!(output_hint(&json!({"anyOf": [variant("a"), {"type": "string"}]})), None);
+    assert_eq!(
+        output_hint(&json!({"anyOf": [variant("a"), {"type": "string"}]})),
+        None
+    );
     // An open variant: no hint.
-    assert_eq!(output_hint(&json!({"anyOf": [variant("a"), {"type": "object", "properties": {"b": {"type": "string"}}}]})), None);
+    assert_eq!(
+        output_hint(
+            &json!({"anyOf": [variant("a"), {"type": "object", "properties": {"b": {"type": "string"}}}]})
+        ),
+        None
+    );
 }
 
 #[test]
@@ -497,11 +702,20 @@ fn output_hint_is_none_when_it_would_be_cut() {
     assert_eq!(output_hint(&closed_wide(17)), None);
     assert!(output_hint(&closed_wide(16)).is_some());
     assert_eq!(output_hint(&nested_schema(6)), None);
-    assert_eq!(output_hint(&closed(json!({"a": {"$ref": "http://example.com/x"}}), &[])), None);
+    assert_eq!(
+        output_hint(&closed(json!({"a": {"$ref": "http://example.com/x"}}), &[])),
+        None
+    );
     // Over the 850-char budget.
     let mut props = serde_json::Map::new();
     for i in 0..16 {
-        props.insert(format!("a_rather_long_output_field_name_{i:02}_{}", "x".repeat(20)), json!({"type": "string"}));
+        props.insert(
+            format!("a_rather_long_output_field_name_{i:02}_{}", "x".repeat(20)),
+            json!({"type": "string"}),
+        );
     }
-    assert_eq!(output_hint(&json!({"properties": props, "additionalProperties": false})), None);
+    assert_eq!(
+        output_hint(&json!({"properties": props, "additionalProperties": false})),
+        None
+    );
 }

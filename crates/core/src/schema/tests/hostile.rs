@@ -5,7 +5,9 @@ use serde_json::{json, Value};
 use super::{nested_schema, wide_schema};
 use crate::error::ErrorCode;
 use crate::limits::{MAX_PARAM_INDEX_DEPTH, MAX_PARAM_TEXT_CHARS};
-use crate::schema::{input_hint, output_hint, param_names, param_text, schema_cost, validate_args, CostError};
+use crate::schema::{
+    input_hint, output_hint, param_names, param_text, schema_cost, validate_args, CostError,
+};
 
 fn hostile_schemas() -> Vec<Value> {
     let huge_enum: Vec<Value> = (0..50_000).map(|i| json!(format!("value-{i}"))).collect();
@@ -39,7 +41,9 @@ fn every_entry_point_survives_hostile_schemas() {
         }
         let params = param_text(&schema, MAX_PARAM_INDEX_DEPTH, MAX_PARAM_TEXT_CHARS);
         assert!(params.chars().count() <= MAX_PARAM_TEXT_CHARS);
-        assert!(param_names(&schema, MAX_PARAM_INDEX_DEPTH).len() <= crate::schema::MAX_PARAM_NAMES);
+        assert!(
+            param_names(&schema, MAX_PARAM_INDEX_DEPTH).len() <= crate::schema::MAX_PARAM_NAMES
+        );
         match validate_args(&schema, &json!({"a": 1})) {
             Ok(issues) => assert!(issues.len() <= crate::schema::MAX_ISSUES),
             Err(err) => assert_eq!(err.code, ErrorCode::InvalidSchema, "{schema:.80}: {err}"),
@@ -53,7 +57,10 @@ pub(super) fn fanout_schema(depth: usize) -> Value {
     let mut defs = serde_json::Map::new();
     for level in 0..depth {
         let next = format!("#/$defs/d{}", level + 1);
-        defs.insert(format!("d{level}"), json!({ "anyOf": [{ "$ref": next }, { "$ref": next }] }));
+        defs.insert(
+            format!("d{level}"),
+            json!({ "anyOf": [{ "$ref": next }, { "$ref": next }] }),
+        );
     }
     defs.insert(format!("d{depth}"), json!({ "type": "string" }));
     json!({ "type": "object", "properties": { "x": { "$ref": "#/$defs/d0" } }, "$defs": defs })
@@ -71,18 +78,31 @@ fn ref_fanout_is_rejected_by_the_cost_analysis() {
     for depth in [20, 21, 30] {
         let schema = fanout_schema(depth);
         let why = too_expensive(&schema);
-        assert!(why.starts_with("too expensive to validate: up to "), "{why}");
-        assert!(why.contains("subschema checks per value (limit 1000)"), "{why}");
+        assert!(
+            why.starts_with("too expensive to validate: up to "),
+            "{why}"
+        );
+        assert!(
+            why.contains("subschema checks per value (limit 1000)"),
+            "{why}"
+        );
         // validate_args refuses it before compiling (the old validator ran 2^depth checks).
         let err = validate_args(&schema, &json!({"x": 1})).unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidSchema);
-        assert!(err.message.starts_with("Invalid input schema: too expensive to validate"), "{err}");
+        assert!(
+            err.message
+                .starts_with("Invalid input schema: too expensive to validate"),
+            "{err}"
+        );
     }
     // Exact bound at `x`: level k applies itself, two `$ref` holders and the
     // next level twice (3 + 2 * next), the leaf 1: 2^(depth + 2) - 3 at level
     // 0, plus the property schema holding the first $ref.
     assert_eq!(schema_cost(&fanout_schema(3)).unwrap().checks_per_value, 30);
-    assert_eq!(schema_cost(&fanout_schema(7)).unwrap().checks_per_value, 510);
+    assert_eq!(
+        schema_cost(&fanout_schema(7)).unwrap().checks_per_value,
+        510
+    );
     too_expensive(&fanout_schema(8));
 }
 
@@ -98,12 +118,33 @@ fn fanout_schemas_are_excluded_at_catalog_build() {
         let catalog = Catalog::from_records(records.clone(), &CatalogOptions::default()).unwrap();
         let ids: Vec<&str> = catalog.entries().map(|e| e.id.as_str()).collect();
         assert_eq!(ids, ["mcp:good:tree"]);
-        let reasons: Vec<&str> = catalog.excluded().iter().map(|e| e.reason.as_str()).collect();
+        let reasons: Vec<&str> = catalog
+            .excluded()
+            .iter()
+            .map(|e| e.reason.as_str())
+            .collect();
         assert_eq!(reasons.len(), 2);
-        assert!(reasons[0].starts_with("inputSchema rejected (INVALID_SCHEMA): too expensive to validate"), "{reasons:?}");
-        assert!(reasons[1].starts_with("outputSchema rejected (INVALID_SCHEMA): too expensive to validate"), "{reasons:?}");
-        assert_eq!(catalog.validate_args("fan", &json!({"x": 1})).unwrap_err().code, ErrorCode::ToolNotFound);
-        let strict = CatalogOptions { strict: true, ..CatalogOptions::default() };
+        assert!(
+            reasons[0]
+                .starts_with("inputSchema rejected (INVALID_SCHEMA): too expensive to validate"),
+            "{reasons:?}"
+        );
+        assert!(
+            reasons[1]
+                .starts_with("outputSchema rejected (INVALID_SCHEMA): too expensive to validate"),
+            "{reasons:?}"
+        );
+        assert_eq!(
+            catalog
+                .validate_args("fan", &json!({"x": 1}))
+                .unwrap_err()
+                .code,
+            ErrorCode::ToolNotFound
+        );
+        let strict = CatalogOptions {
+            strict: true,
+            ..CatalogOptions::default()
+        };
         let err = Catalog::from_records(records, &strict).unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidCatalog);
         assert!(err.message.contains("INVALID_SCHEMA"), "{err}");
@@ -125,7 +166,8 @@ fn descending_recursion_is_accepted_and_validates() {
     assert!(cost.checks_per_value <= 4, "{cost:?}");
     let mut args = json!({"name": "leaf"});
     for level in 0..15 {
-        args = json!({"name": format!("n{level}"), "children": [args, {"name": 5}], "parent": null});
+        args =
+            json!({"name": format!("n{level}"), "children": [args, {"name": 5}], "parent": null});
     }
     let issues = validate_args(&tree_schema(), &args).unwrap();
     assert_eq!(issues.len(), 15, "{issues:?}");
@@ -133,19 +175,30 @@ fn descending_recursion_is_accepted_and_validates() {
     let linked = json!({"$ref": "#/definitions/Node", "definitions": {"Node": {"type": "object", "properties": {
         "value": {"type": "integer"}, "next": {"anyOf": [{"$ref": "#/definitions/Node"}, {"type": "null"}]}}}}});
     assert!(schema_cost(&linked).unwrap().checks_per_value <= 4);
-    assert_eq!(validate_args(&linked, &json!({"value": 1, "next": {"value": "x", "next": null}})).unwrap().len(), 1);
+    assert_eq!(
+        validate_args(
+            &linked,
+            &json!({"value": 1, "next": {"value": "x", "next": null}})
+        )
+        .unwrap()
+        .len(),
+        1
+    );
 }
 
 #[test]
 fn fanout_through_nested_values_is_rejected() {
     // Each level applies the root twice to the same child: 2^depth at depth `depth`.
-    let doubling = json!({"type": "object", "properties": {"a": {"allOf": [{"$ref": "#"}, {"$ref": "#"}]}}});
+    let doubling =
+        json!({"type": "object", "properties": {"a": {"allOf": [{"$ref": "#"}, {"$ref": "#"}]}}});
     too_expensive(&doubling);
     // A key matched by `properties` and `patternProperties` gets both.
-    let both = json!({"properties": {"a": {"$ref": "#"}}, "patternProperties": {"^a": {"$ref": "#"}}});
+    let both =
+        json!({"properties": {"a": {"$ref": "#"}}, "patternProperties": {"^a": {"$ref": "#"}}});
     too_expensive(&both);
     // ...but `additionalProperties` only applies to keys nothing else matched.
-    let exclusive = json!({"properties": {"a": {"$ref": "#"}}, "additionalProperties": {"$ref": "#"}});
+    let exclusive =
+        json!({"properties": {"a": {"$ref": "#"}}, "additionalProperties": {"$ref": "#"}});
     // (the `$ref` holder and the root it applies: 2 at every level)
     assert_eq!(schema_cost(&exclusive).unwrap().checks_per_value, 2);
 }
@@ -168,20 +221,34 @@ fn fanout_hidden_behind_anchors_and_ids_is_found() {
     let mut anchors = serde_json::Map::new();
     let mut resources = serde_json::Map::new();
     for level in 0..20 {
-        anchors.insert(format!("d{level}"), json!({"$anchor": format!("a{level}"),
-            "anyOf": [{"$ref": format!("#a{}", level + 1)}, {"$ref": format!("#a{}", level + 1)}]}));
+        anchors.insert(
+            format!("d{level}"),
+            json!({"$anchor": format!("a{level}"),
+            "anyOf": [{"$ref": format!("#a{}", level + 1)}, {"$ref": format!("#a{}", level + 1)}]}),
+        );
         resources.insert(format!("d{level}"), json!({"$id": format!("https://example.com/r{level}.json"),
             "anyOf": [{"$ref": format!("r{}.json", level + 1)}, {"$ref": format!("r{}.json#", level + 1)}]}));
     }
     anchors.insert("d20".into(), json!({"$anchor": "a20", "type": "string"}));
-    resources.insert("d20".into(), json!({"$id": "https://example.com/r20.json", "type": "string"}));
+    resources.insert(
+        "d20".into(),
+        json!({"$id": "https://example.com/r20.json", "type": "string"}),
+    );
     too_expensive(&json!({"$defs": anchors, "$ref": "#a0"}));
-    too_expensive(&json!({"$id": "https://example.com/root.json", "$defs": resources, "$ref": "r0.json"}));
+    too_expensive(
+        &json!({"$id": "https://example.com/root.json", "$defs": resources, "$ref": "r0.json"}),
+    );
     // A reference nothing in the document answers is left to the compiler
     // (which works offline and fails it).
-    assert!(matches!(schema_cost(&json!({"$ref": "https://example.com/x.json"})), Err(CostError::Unfollowable(_))));
+    assert!(matches!(
+        schema_cost(&json!({"$ref": "https://example.com/x.json"})),
+        Err(CostError::Unfollowable(_))
+    ));
     // Meta-schemas are bundled with the validator.
-    assert!(schema_cost(&json!({"properties": {"schema": {"$ref": "http://json-schema.org/draft-07/schema#"}}})).is_ok());
+    assert!(schema_cost(
+        &json!({"properties": {"schema": {"$ref": "http://json-schema.org/draft-07/schema#"}}})
+    )
+    .is_ok());
 }
 
 #[test]
@@ -195,18 +262,29 @@ fn arguments_beyond_the_validation_budget_are_refused() {
     let large: Vec<Value> = (0..5_000).map(|i| json!(format!("s{i}"))).collect();
     let issues = compiled.validate(&json!({"items": large}));
     assert_eq!(issues.len(), 1);
-    assert!(issues[0].message.starts_with("Arguments too large to validate against this schema: 5002 JSON values"), "{issues:?}");
+    assert!(
+        issues[0]
+            .message
+            .starts_with("Arguments too large to validate against this schema: 5002 JSON values"),
+        "{issues:?}"
+    );
     // Invalid arguments beyond the report budget: the first issue only.
     let failing = json!({"items": vec![1; 1_000]});
     assert_eq!(compiled.validate(&failing).len(), 1);
     let few = json!({"items": vec![1; 3]});
     assert_eq!(compiled.validate(&few).len(), 3);
     // A cheap schema takes far larger arguments.
-    let cheap = crate::schema::CompiledSchema::compile(&json!({"type": "array", "items": {"type": "string"}})).unwrap();
+    let cheap = crate::schema::CompiledSchema::compile(
+        &json!({"type": "array", "items": {"type": "string"}}),
+    )
+    .unwrap();
     let many: Vec<Value> = (0..50_000).map(|i| json!(format!("s{i}"))).collect();
     assert!(cheap.validate(&Value::Array(many)).is_empty());
     assert_eq!(cheap.validate(&json!(vec![1; 50_000])).len(), 1);
-    assert_eq!(cheap.validate(&json!(vec![1; 100])).len(), crate::schema::MAX_ISSUES);
+    assert_eq!(
+        cheap.validate(&json!(vec![1; 100])).len(),
+        crate::schema::MAX_ISSUES
+    );
 }
 
 #[test]
@@ -218,21 +296,31 @@ fn catastrophic_patterns_fail_the_value_instead_of_running_on() {
     assert_eq!(issues.len(), 1, "{issues:?}");
     // Plain patterns (no look-around or back-reference) stay exact.
     let plain = json!({"type": "string", "pattern": "^(a+)+$"});
-    assert!(validate_args(&plain, &json!("a".repeat(10_000))).unwrap().is_empty());
-    assert_eq!(validate_args(&plain, &json!(format!("{}b", "a".repeat(10_000)))).unwrap().len(), 1);
+    assert!(validate_args(&plain, &json!("a".repeat(10_000)))
+        .unwrap()
+        .is_empty());
+    assert_eq!(
+        validate_args(&plain, &json!(format!("{}b", "a".repeat(10_000))))
+            .unwrap()
+            .len(),
+        1
+    );
 }
 
 /// Tool schemas as the wild writes them (the 13k-tool dev catalog): none is
 /// too expensive. Prints the distribution of the bound.
 #[test]
 fn dev_catalog_schemas_are_not_rejected() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/data/retrieval-dev/catalog.jsonl");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../bench/data/retrieval-dev/catalog.jsonl");
     let text = std::fs::read_to_string(&path).expect("dev catalog");
     let (mut schemas, mut rejected, mut worst) = (0usize, Vec::new(), 0u64);
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
         let record: Value = serde_json::from_str(line).unwrap();
         for key in ["inputSchema", "outputSchema"] {
-            let Some(schema) = record.get(key).filter(|s| s.is_object()) else { continue };
+            let Some(schema) = record.get(key).filter(|s| s.is_object()) else {
+                continue;
+            };
             schemas += 1;
             match schema_cost(schema) {
                 Ok(cost) => worst = worst.max(cost.checks_per_value),
@@ -240,7 +328,10 @@ fn dev_catalog_schemas_are_not_rejected() {
             }
         }
     }
-    println!("dev catalog: {schemas} schemas, {} rejected, worst bound {worst} checks per value", rejected.len());
+    println!(
+        "dev catalog: {schemas} schemas, {} rejected, worst bound {worst} checks per value",
+        rejected.len()
+    );
     assert!(schemas > 4_000);
     assert!(rejected.is_empty(), "{rejected:?}");
 }

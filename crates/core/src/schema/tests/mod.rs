@@ -22,8 +22,15 @@ pub(super) fn nested_schema(depth: usize) -> Value {
 pub(super) fn wide_schema(count: usize, required: bool) -> Value {
     let mut props = Map::new();
     for i in 0..count {
-        props.insert(format!("p{i}"), json!({"type": "string", "description": format!("param {i}")}));
+        props.insert(
+            format!("p{i}"),
+            json!({"type": "string", "description": format!("param {i}")}),
+        );
     }
-    let names: Vec<Value> = if required { (0..count).map(|i| json!(format!("p{i}"))).collect() } else { vec![] };
+    let names: Vec<Value> = if required {
+        (0..count).map(|i| json!(format!("p{i}"))).collect()
+    } else {
+        vec![]
+    };
     json!({"type": "object", "properties": props, "required": names})
 }

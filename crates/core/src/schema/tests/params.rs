@@ -25,7 +25,10 @@ fn lines_follow_document_order_depth_first() {
 
 #[test]
 fn depth_bounds_the_walk() {
-    assert_eq!(param_text(&sample(), 1, 4096), "userId: The user id\naddress: Postal address\ntags\nfilter\nowner");
+    assert_eq!(
+        param_text(&sample(), 1, 4096),
+        "userId: The user id\naddress: Postal address\ntags\nfilter\nowner"
+    );
     assert_eq!(param_text(&sample(), 0, 4096), "");
     let deep = param_text(&nested_schema(120), 4, 4096);
     assert_eq!(deep, "child\nchild\nchild\nchild");
@@ -50,15 +53,42 @@ fn cycles_and_garbage_terminate() {
     assert_eq!(param_text(&tree, 4, 4096), "node\nnode\nnode\nnode");
     assert_eq!(param_text(&json!(true), 4, 4096), "");
     assert_eq!(param_text(&json!({"properties": 5}), 4, 4096), "");
-    assert_eq!(param_text(&json!({"properties": {"a": 5, "b": {"description": 7}}}), 4, 4096), "a\nb");
+    assert_eq!(
+        param_text(
+            &json!({"properties": {"a": 5, "b": {"description": 7}}}),
+            4,
+            4096
+        ),
+        "a\nb"
+    );
 }
 
 #[test]
 fn names_are_deduplicated_and_bounded() {
     assert_eq!(
         param_names(&sample(), 4),
-        vec!["userId", "address", "city", "zip_code", "tags", "label", "filter", "from_date", "owner", "ownerEmail"]
+        vec![
+            "userId",
+            "address",
+            "city",
+            "zip_code",
+            "tags",
+            "label",
+            "filter",
+            "from_date",
+            "owner",
+            "ownerEmail"
+        ]
     );
-    assert_eq!(param_names(&json!({"type": "object", "properties": {"node": {"$ref": "#"}}}), 4), vec!["node"]);
-    assert_eq!(param_names(&wide_schema(10_000, false), 4).len(), crate::schema::MAX_PARAM_NAMES);
+    assert_eq!(
+        param_names(
+            &json!({"type": "object", "properties": {"node": {"$ref": "#"}}}),
+            4
+        ),
+        vec!["node"]
+    );
+    assert_eq!(
+        param_names(&wide_schema(10_000, false), 4).len(),
+        crate::schema::MAX_PARAM_NAMES
+    );
 }

@@ -75,7 +75,9 @@ impl DiskCache {
             .custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC)
             .open(dir)
             .map_err(|e| format!("vector cache folder {}: {e}", dir.display()))?;
-        let meta = folder.metadata().map_err(|e| format!("vector cache folder {}: {e}", dir.display()))?;
+        let meta = folder
+            .metadata()
+            .map_err(|e| format!("vector cache folder {}: {e}", dir.display()))?;
         let uid = effective_uid();
         if meta.uid() != uid {
             return Err(format!(
@@ -91,7 +93,10 @@ impl DiskCache {
                 meta.mode() & 0o7777
             ));
         }
-        let name = format!("minilm-{}-t{TOOL_TOKENS}.v2.vectors", &model_digest[..model_digest.len().min(16)]);
+        let name = format!(
+            "minilm-{}-t{TOOL_TOKENS}.v2.vectors",
+            &model_digest[..model_digest.len().min(16)]
+        );
         let key = installation_key(&folder, dir)?;
         Ok(DiskCache {
             path: dir.join(&name),
@@ -112,12 +117,25 @@ impl DiskCache {
         let mut found = HashMap::new();
         let file = match self.open_file(false) {
             Ok(Some(file)) => file,
-            Ok(None) => return ReadOutcome { found, warning: None },
-            Err(e) => return ReadOutcome { found, warning: Some(e) },
+            Ok(None) => {
+                return ReadOutcome {
+                    found,
+                    warning: None,
+                }
+            }
+            Err(e) => {
+                return ReadOutcome {
+                    found,
+                    warning: Some(e),
+                }
+            }
         };
         let mut bytes = Vec::new();
         if let Err(e) = file.take(MAX_FILE_BYTES).read_to_end(&mut bytes) {
-            return ReadOutcome { found, warning: Some(format!("vector cache {}: {e}", self.path.display())) };
+            return ReadOutcome {
+                found,
+                warning: Some(format!("vector cache {}: {e}", self.path.display())),
+            };
         }
         // One pass: a damaged place costs one check and a scan to the next
         // magic; a file with many of them, or mostly garbage, is given up.
@@ -137,11 +155,17 @@ impl DiskCache {
             skipped += next - at;
             if damaged > MAX_DAMAGED || skipped > MAX_DAMAGED * RECORD {
                 found.clear();
-                return ReadOutcome { found, warning: Some(self.move_aside()) };
+                return ReadOutcome {
+                    found,
+                    warning: Some(self.move_aside()),
+                };
             }
             at = next;
         }
-        ReadOutcome { found, warning: None }
+        ReadOutcome {
+            found,
+            warning: None,
+        }
     }
 
     /// A record's key and vector, if its magic, keyed check and length are right.
@@ -160,8 +184,14 @@ impl DiskCache {
         for (out, &b) in values.iter_mut().zip(&body[KEY + 4..]) {
             *out = b as i8;
         }
-        let norm_squared = scale * scale * values.iter().map(|&v| f32::from(v) * f32::from(v)).sum::<f32>();
-        (scale.is_finite() && scale > 0.0 && NORM_SQUARED.contains(&norm_squared)).then_some((key, QVec { scale, values }))
+        let norm_squared = scale
+            * scale
+            * values
+                .iter()
+                .map(|&v| f32::from(v) * f32::from(v))
+                .sum::<f32>();
+        (scale.is_finite() && scale > 0.0 && NORM_SQUARED.contains(&norm_squared))
+            .then_some((key, QVec { scale, values }))
     }
 
     /// Appends `rows` in one write. A full file is left as it is.
@@ -169,10 +199,15 @@ impl DiskCache {
         if rows.is_empty() {
             return Ok(());
         }
-        let mut file = self.open_file(true)?.ok_or_else(|| format!("vector cache {}: not created", self.path.display()))?;
+        let mut file = self
+            .open_file(true)?
+            .ok_or_else(|| format!("vector cache {}: not created", self.path.display()))?;
         let size = file.metadata().map(|m| m.len()).unwrap_or(0);
         if size + (rows.len() * RECORD) as u64 > MAX_FILE_BYTES {
-            return Err(format!("vector cache {} is full ({MAX_FILE_BYTES} bytes)", self.path.display()));
+            return Err(format!(
+                "vector cache {} is full ({MAX_FILE_BYTES} bytes)",
+                self.path.display()
+            ));
         }
         let mut buffer = Vec::with_capacity(rows.len() * RECORD);
         for (key, row) in rows {
@@ -184,7 +219,8 @@ impl DiskCache {
             let check = check_of(&self.key, &buffer[start..]);
             buffer.extend_from_slice(&check);
         }
-        file.write_all(&buffer).map_err(|e| format!("vector cache {}: {e}", self.path.display()))
+        file.write_all(&buffer)
+            .map_err(|e| format!("vector cache {}: {e}", self.path.display()))
     }
 
     /// The cache file, opened relative to the folder without following a
@@ -192,20 +228,32 @@ impl DiskCache {
     /// `Ok(None)`: it does not exist (and `create` is false).
     fn open_file(&self, create: bool) -> Result<Option<File>, String> {
         let flags = libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC;
-        let flags = if create { flags | libc::O_WRONLY | libc::O_APPEND | libc::O_CREAT } else { flags | libc::O_RDONLY };
+        let flags = if create {
+            flags | libc::O_WRONLY | libc::O_APPEND | libc::O_CREAT
+        } else {
+            flags | libc::O_RDONLY
+        };
         let file = match open_at(&self.dir, &self.name, flags, 0o600) {
             Ok(file) => file,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && !create => return Ok(None),
             Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
-                return Err(format!("vector cache {} is a symbolic link: not used", self.path.display()))
+                return Err(format!(
+                    "vector cache {} is a symbolic link: not used",
+                    self.path.display()
+                ))
             }
             // Opening a FIFO without a reader for writing, without waiting.
             Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {
-                return Err(format!("vector cache {} is a FIFO or a device, not a regular file: not used", self.path.display()))
+                return Err(format!(
+                    "vector cache {} is a FIFO or a device, not a regular file: not used",
+                    self.path.display()
+                ))
             }
             Err(e) => return Err(format!("vector cache {}: {e}", self.path.display())),
         };
-        let meta = file.metadata().map_err(|e| format!("vector cache {}: {e}", self.path.display()))?;
+        let meta = file
+            .metadata()
+            .map_err(|e| format!("vector cache {}: {e}", self.path.display()))?;
         if !meta.file_type().is_file() {
             return Err(format!(
                 "vector cache {} is {}, not a regular file: not used",
@@ -214,7 +262,11 @@ impl DiskCache {
             ));
         }
         if meta.uid() != effective_uid() {
-            return Err(format!("vector cache {} is owned by uid {}: not used", self.path.display(), meta.uid()));
+            return Err(format!(
+                "vector cache {} is owned by uid {}: not used",
+                self.path.display(),
+                meta.uid()
+            ));
         }
         Ok(Some(file))
     }
@@ -223,7 +275,14 @@ impl DiskCache {
     fn move_aside(&self) -> String {
         let aside = CString::new([self.name.as_bytes(), b".corrupt"].concat()).unwrap_or_default();
         // SAFETY: both names are NUL-terminated; the folder fd is open.
-        let moved = unsafe { libc::renameat(self.dir.as_raw_fd(), self.name.as_ptr(), self.dir.as_raw_fd(), aside.as_ptr()) } == 0;
+        let moved = unsafe {
+            libc::renameat(
+                self.dir.as_raw_fd(),
+                self.name.as_ptr(),
+                self.dir.as_raw_fd(),
+                aside.as_ptr(),
+            )
+        } == 0;
         format!(
             "vector cache {} is damaged in more than {MAX_DAMAGED} places (or was written with another key): {}; its vectors are recomputed",
             self.path.display(),
@@ -244,10 +303,22 @@ fn effective_uid() -> u32 {
 }
 
 /// `openat(dir, name, flags, mode)` as a `File`.
-fn open_at(dir: &File, name: &CString, flags: libc::c_int, mode: libc::mode_t) -> std::io::Result<File> {
+fn open_at(
+    dir: &File,
+    name: &CString,
+    flags: libc::c_int,
+    mode: libc::mode_t,
+) -> std::io::Result<File> {
     // SAFETY: `name` is NUL-terminated and the folder fd is open; the returned
     // fd is owned by the File.
-    let fd = unsafe { libc::openat(dir.as_raw_fd(), name.as_ptr(), flags, libc::c_uint::from(mode)) };
+    let fd = unsafe {
+        libc::openat(
+            dir.as_raw_fd(),
+            name.as_ptr(),
+            flags,
+            libc::c_uint::from(mode),
+        )
+    };
     if fd < 0 {
         return Err(std::io::Error::last_os_error());
     }
@@ -259,7 +330,12 @@ fn open_at(dir: &File, name: &CString, flags: libc::c_int, mode: libc::mode_t) -
 fn installation_key(folder: &File, dir: &Path) -> Result<[u8; 32], String> {
     let name = CString::new(KEY_FILE).unwrap_or_default();
     let flags = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC;
-    let reason = |why: String| format!("vector cache key {}: {why}: the cache is off (vectors kept in memory only)", dir.join(KEY_FILE).display());
+    let reason = |why: String| {
+        format!(
+            "vector cache key {}: {why}: the cache is off (vectors kept in memory only)",
+            dir.join(KEY_FILE).display()
+        )
+    };
     let file = match open_at(folder, &name, flags, 0) {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -269,7 +345,11 @@ fn installation_key(folder: &File, dir: &Path) -> Result<[u8; 32], String> {
         Err(e) => return Err(reason(e.to_string())),
     };
     let meta = file.metadata().map_err(|e| reason(e.to_string()))?;
-    if !meta.file_type().is_file() || meta.uid() != effective_uid() || meta.mode() & 0o077 != 0 || meta.len() != 32 {
+    if !meta.file_type().is_file()
+        || meta.uid() != effective_uid()
+        || meta.mode() & 0o077 != 0
+        || meta.len() != 32
+    {
         return Err(reason(format!(
             "must be a regular 32-byte file of uid {} with mode 0600 (it is {}, uid {}, mode {:o}, {} bytes)",
             effective_uid(),
@@ -280,7 +360,9 @@ fn installation_key(folder: &File, dir: &Path) -> Result<[u8; 32], String> {
         )));
     }
     let mut key = [0u8; 32];
-    (&file).read_exact(&mut key).map_err(|e| reason(e.to_string()))?;
+    (&file)
+        .read_exact(&mut key)
+        .map_err(|e| reason(e.to_string()))?;
     Ok(key)
 }
 
@@ -289,7 +371,8 @@ fn create_key(folder: &File, name: &CString) -> std::io::Result<()> {
     let mut filled = 0;
     while filled < key.len() {
         // SAFETY: writes at most the remaining bytes of `key`.
-        let n = unsafe { libc::getrandom(key[filled..].as_mut_ptr().cast(), key.len() - filled, 0) };
+        let n =
+            unsafe { libc::getrandom(key[filled..].as_mut_ptr().cast(), key.len() - filled, 0) };
         if n < 0 {
             let e = std::io::Error::last_os_error();
             if e.kind() == std::io::ErrorKind::Interrupted {
@@ -299,16 +382,33 @@ fn create_key(folder: &File, name: &CString) -> std::io::Result<()> {
         }
         filled += n as usize;
     }
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
-    let temp = CString::new(format!("{KEY_FILE}.{}.{nanos}", std::process::id())).unwrap_or_default();
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let temp =
+        CString::new(format!("{KEY_FILE}.{}.{nanos}", std::process::id())).unwrap_or_default();
     let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-    let written = open_at(folder, &temp, flags, 0o600).and_then(|mut file| file.write_all(&key).and_then(|_| file.sync_all()));
+    let written = open_at(folder, &temp, flags, 0o600)
+        .and_then(|mut file| file.write_all(&key).and_then(|_| file.sync_all()));
     // SAFETY: NUL-terminated names, open folder fd.
     let linked = written.and_then(|_| {
-        let r = unsafe { libc::linkat(folder.as_raw_fd(), temp.as_ptr(), folder.as_raw_fd(), name.as_ptr(), 0) };
+        let r = unsafe {
+            libc::linkat(
+                folder.as_raw_fd(),
+                temp.as_ptr(),
+                folder.as_raw_fd(),
+                name.as_ptr(),
+                0,
+            )
+        };
         let e = std::io::Error::last_os_error();
         // Another process published its key first: that one is used.
-        if r == 0 || e.kind() == std::io::ErrorKind::AlreadyExists { Ok(()) } else { Err(e) }
+        if r == 0 || e.kind() == std::io::ErrorKind::AlreadyExists {
+            Ok(())
+        } else {
+            Err(e)
+        }
     });
     unsafe { libc::unlinkat(folder.as_raw_fd(), temp.as_ptr(), 0) };
     linked

@@ -20,7 +20,10 @@ pub struct HybridParams {
 
 impl Default for HybridParams {
     fn default() -> Self {
-        HybridParams { depth: 100, weight: 0.2 }
+        HybridParams {
+            depth: 100,
+            weight: 0.2,
+        }
     }
 }
 
@@ -28,24 +31,52 @@ impl Default for HybridParams {
 /// `score / best score + weight · (similarity − mean) / deviation` over those
 /// entries (ties keep lexical order), the rest after them unchanged. A
 /// non-finite score or similarity counts as 0; equal similarities add nothing.
-pub fn fuse<T: Copy>(ranked: &[T], score: impl Fn(T) -> f32, similarity: impl Fn(T) -> f32, params: &HybridParams) -> Vec<T> {
+pub fn fuse<T: Copy>(
+    ranked: &[T],
+    score: impl Fn(T) -> f32,
+    similarity: impl Fn(T) -> f32,
+    params: &HybridParams,
+) -> Vec<T> {
     let head = ranked.len().min(params.depth);
     let finite = |x: f32| if x.is_finite() { x } else { 0.0 };
-    let best = ranked[..head].iter().map(|&item| finite(score(item))).fold(0f32, f32::max);
-    let similarities: Vec<f32> = ranked[..head].iter().map(|&item| finite(similarity(item))).collect();
+    let best = ranked[..head]
+        .iter()
+        .map(|&item| finite(score(item)))
+        .fold(0f32, f32::max);
+    let similarities: Vec<f32> = ranked[..head]
+        .iter()
+        .map(|&item| finite(similarity(item)))
+        .collect();
     let n = similarities.len().max(1) as f32;
     let mean = similarities.iter().sum::<f32>() / n;
-    let deviation = (similarities.iter().map(|s| (s - mean) * (s - mean)).sum::<f32>() / n).sqrt();
+    let deviation = (similarities
+        .iter()
+        .map(|s| (s - mean) * (s - mean))
+        .sum::<f32>()
+        / n)
+        .sqrt();
     let mut scored: Vec<(f32, usize)> = ranked[..head]
         .iter()
         .zip(&similarities)
         .enumerate()
         .map(|(i, (&item, &s))| {
-            let relative = if best > 0.0 { finite(score(item)) / best } else { 0.0 };
-            let standardized = if deviation > 1e-6 { (s - mean) / deviation } else { 0.0 };
+            let relative = if best > 0.0 {
+                finite(score(item)) / best
+            } else {
+                0.0
+            };
+            let standardized = if deviation > 1e-6 {
+                (s - mean) / deviation
+            } else {
+                0.0
+            };
             (relative + params.weight * standardized, i)
         })
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    scored.into_iter().map(|(_, i)| ranked[i]).chain(ranked[head..].iter().copied()).collect()
+    scored
+        .into_iter()
+        .map(|(_, i)| ranked[i])
+        .chain(ranked[head..].iter().copied())
+        .collect()
 }

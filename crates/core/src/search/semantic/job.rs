@@ -62,7 +62,10 @@ impl VectorSlots {
     /// The slot for `model`, if a job was started for it.
     pub fn get(&self, model: &Arc<ModelHandle>) -> Option<Arc<VectorSlot>> {
         let slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
-        slots.iter().find(|(m, _)| Arc::ptr_eq(m, model)).map(|(_, slot)| Arc::clone(slot))
+        slots
+            .iter()
+            .find(|(m, _)| Arc::ptr_eq(m, model))
+            .map(|(_, slot)| Arc::clone(slot))
     }
 
     fn get_or_create(&self, model: &Arc<ModelHandle>) -> Arc<VectorSlot> {
@@ -91,7 +94,10 @@ impl VectorSlot {
 
     /// `None` until a job was started for this data.
     pub fn status(&self) -> Option<RankingStatus> {
-        self.status.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.status
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// `listener` gets every status change until the job ends (ready or
@@ -105,7 +111,11 @@ impl VectorSlot {
                 drop(status);
                 listener(&s);
             }
-            _ => self.listeners.lock().unwrap_or_else(|e| e.into_inner()).push(listener),
+            _ => self
+                .listeners
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(listener),
         }
     }
 
@@ -158,15 +168,29 @@ struct Job {
 /// Queue `data`'s vectors for computing (once per data; later calls do
 /// nothing). `previous`: the table of the catalog this one was derived from
 /// (`append`, `with_source`), whose vectors are reused by key.
-pub fn start(data: &Arc<CatalogData>, model: Arc<ModelHandle>, cache_dir: Option<PathBuf>, previous: Option<Arc<VectorTable>>) {
+pub fn start(
+    data: &Arc<CatalogData>,
+    model: Arc<ModelHandle>,
+    cache_dir: Option<PathBuf>,
+    previous: Option<Arc<VectorTable>>,
+) {
     let slot = data.vectors.get_or_create(&model);
     if !slot.claim(data.entries.len()) {
         return;
     }
-    let job = Job { data: Arc::downgrade(data), slot, model, cache_dir, previous };
+    let job = Job {
+        data: Arc::downgrade(data),
+        slot,
+        model,
+        cache_dir,
+        previous,
+    };
     if let Err(e) = queue().lock().unwrap_or_else(|e| e.into_inner()).send(job) {
         // The thread is gone (it could not be spawned): rank lexically.
-        e.0.slot.set(failure(data.entries.len(), "the embedding thread is not running".into()));
+        e.0.slot.set(failure(
+            data.entries.len(),
+            "the embedding thread is not running".into(),
+        ));
     }
 }
 
@@ -174,16 +198,22 @@ fn queue() -> &'static Mutex<Sender<Job>> {
     static QUEUE: OnceLock<Mutex<Sender<Job>>> = OnceLock::new();
     QUEUE.get_or_init(|| {
         let (sender, receiver) = channel::<Job>();
-        let spawned = std::thread::Builder::new().name("openclaw-embed".into()).spawn(move || {
-            lower_priority();
-            for job in receiver {
-                let slot = Arc::clone(&job.slot);
-                if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(job))).is_err() {
-                    let total = slot.status().map_or(0, |s| s.total);
-                    slot.set(failure(total, "internal error while embedding tools".into()));
+        let spawned = std::thread::Builder::new()
+            .name("openclaw-embed".into())
+            .spawn(move || {
+                lower_priority();
+                for job in receiver {
+                    let slot = Arc::clone(&job.slot);
+                    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(job))).is_err()
+                    {
+                        let total = slot.status().map_or(0, |s| s.total);
+                        slot.set(failure(
+                            total,
+                            "internal error while embedding tools".into(),
+                        ));
+                    }
                 }
-            }
-        });
+            });
         if let Err(e) = spawned {
             tracing::warn!("could not start the embedding thread: {e}");
         }
@@ -204,15 +234,30 @@ fn lower_priority() {
 fn lower_priority() {}
 
 fn failure(total: usize, error: String) -> RankingStatus {
-    RankingStatus { state: RankingState::Failed, total, done: 0, reused: 0, embedded: 0, error: Some(error), cache_warning: None }
+    RankingStatus {
+        state: RankingState::Failed,
+        total,
+        done: 0,
+        reused: 0,
+        embedded: 0,
+        error: Some(error),
+        cache_warning: None,
+    }
 }
 
 fn run(job: Job) {
-    let Some(data) = job.data.upgrade() else { return };
+    let Some(data) = job.data.upgrade() else {
+        return;
+    };
     let total = data.entries.len();
     let model = match job.model.load() {
         Ok(model) => Arc::clone(model),
-        Err(e) => return job.slot.set(failure(total, format!("the ranking model could not be loaded: {e}"))),
+        Err(e) => {
+            return job.slot.set(failure(
+                total,
+                format!("the ranking model could not be loaded: {e}"),
+            ))
+        }
     };
     let digest = model.digest().to_string();
     let texts: Vec<String> = data.entries.iter().map(tool_text_of).collect();
@@ -220,13 +265,22 @@ fn run(job: Job) {
     let mut rows: Vec<Option<QVec>> = vec![None; total];
 
     if let Some(previous) = job.previous.as_ref().filter(|p| p.model_digest == digest) {
-        let by_key: HashMap<&[u8; 32], usize> = previous.keys.iter().enumerate().map(|(i, k)| (k, i)).collect();
+        let by_key: HashMap<&[u8; 32], usize> = previous
+            .keys
+            .iter()
+            .enumerate()
+            .map(|(i, k)| (k, i))
+            .collect();
         for (row, key) in rows.iter_mut().zip(&keys) {
             *row = by_key.get(key).map(|&i| previous.rows[i]);
         }
     }
     let mut cache_warning = None;
-    let mut disk = match job.cache_dir.as_deref().map(|dir| DiskCache::open(dir, &digest)) {
+    let mut disk = match job
+        .cache_dir
+        .as_deref()
+        .map(|dir| DiskCache::open(dir, &digest))
+    {
         Some(Ok(disk)) => Some(disk),
         Some(Err(e)) => {
             tracing::warn!("{e}");
@@ -236,7 +290,12 @@ fn run(job: Job) {
         None => None,
     };
     if let Some(cache) = &disk {
-        let wanted: HashSet<[u8; 32]> = keys.iter().zip(&rows).filter(|(_, r)| r.is_none()).map(|(k, _)| *k).collect();
+        let wanted: HashSet<[u8; 32]> = keys
+            .iter()
+            .zip(&rows)
+            .filter(|(_, r)| r.is_none())
+            .map(|(k, _)| *k)
+            .collect();
         if !wanted.is_empty() {
             let read = cache.read_checked(&wanted);
             for (row, key) in rows.iter_mut().zip(&keys) {
@@ -290,13 +349,20 @@ fn run(job: Job) {
     let rows = share_duplicates(rows, &keys, &first_of);
     status.done = total;
     status.state = RankingState::Ready;
-    let _ = job.slot.table.set(Arc::new(VectorTable { model_digest: digest, keys, rows }));
+    let _ = job.slot.table.set(Arc::new(VectorTable {
+        model_digest: digest,
+        keys,
+        rows,
+    }));
     job.slot.set(status);
 }
 
 /// The rows to embed: each distinct missing text once (its first row), and
 /// the first row of each missing text's key.
-pub(super) fn distinct_missing(rows: &[Option<QVec>], keys: &[[u8; 32]]) -> (Vec<usize>, HashMap<[u8; 32], usize>) {
+pub(super) fn distinct_missing(
+    rows: &[Option<QVec>],
+    keys: &[[u8; 32]],
+) -> (Vec<usize>, HashMap<[u8; 32], usize>) {
     let mut first_of: HashMap<[u8; 32], usize> = HashMap::new();
     let mut missing = Vec::new();
     for (i, key) in keys.iter().enumerate() {
@@ -312,8 +378,19 @@ pub(super) fn distinct_missing(rows: &[Option<QVec>], keys: &[[u8; 32]]) -> (Vec
 
 /// Rows of duplicated texts take their first row's vector (a row still
 /// missing, after a stopped job, is a zero vector).
-pub(super) fn share_duplicates(rows: Vec<Option<QVec>>, keys: &[[u8; 32]], first_of: &HashMap<[u8; 32], usize>) -> Vec<QVec> {
+pub(super) fn share_duplicates(
+    rows: Vec<Option<QVec>>,
+    keys: &[[u8; 32]],
+    first_of: &HashMap<[u8; 32], usize>,
+) -> Vec<QVec> {
     (0..rows.len())
-        .map(|i| rows[i].or_else(|| first_of.get(&keys[i]).and_then(|&j| rows[j])).unwrap_or(QVec { scale: 1.0, values: [0; tool_search_embed::DIM] }))
+        .map(|i| {
+            rows[i]
+                .or_else(|| first_of.get(&keys[i]).and_then(|&j| rows[j]))
+                .unwrap_or(QVec {
+                    scale: 1.0,
+                    values: [0; tool_search_embed::DIM],
+                })
+        })
         .collect()
 }

@@ -41,7 +41,11 @@ impl QueryVectors {
     /// best being the highest cosine of the whole query and of its clauses.
     pub fn similarity(&self, tool: &QVec) -> f32 {
         let whole = tool.cosine(&self.whole);
-        let best = self.clauses.iter().map(|c| tool.cosine(c)).fold(whole, f32::max);
+        let best = self
+            .clauses
+            .iter()
+            .map(|c| tool.cosine(c))
+            .fold(whole, f32::max);
         WHOLE_SHARE * whole + (1.0 - WHOLE_SHARE) * best
     }
 }
@@ -94,7 +98,12 @@ impl ModelHandle {
         self.loaded
             .get_or_init(|| {
                 Encoder::load(&self.dir)
-                    .map(|encoder| Arc::new(SemanticModel { encoder, queries: Mutex::default() }))
+                    .map(|encoder| {
+                        Arc::new(SemanticModel {
+                            encoder,
+                            queries: Mutex::default(),
+                        })
+                    })
                     .map_err(|e| e.to_string())
             })
             .as_ref()
@@ -105,12 +114,16 @@ impl ModelHandle {
 /// The handle of the model in `dir` (one per folder for the process).
 pub fn model_at(dir: &Path) -> Arc<ModelHandle> {
     static HANDLES: OnceLock<Mutex<HashMap<PathBuf, Arc<ModelHandle>>>> = OnceLock::new();
-    let mut handles = HANDLES.get_or_init(Mutex::default).lock().unwrap_or_else(|e| e.into_inner());
-    Arc::clone(
-        handles
-            .entry(dir.to_path_buf())
-            .or_insert_with(|| Arc::new(ModelHandle { dir: dir.to_path_buf(), loaded: OnceLock::new() })),
-    )
+    let mut handles = HANDLES
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    Arc::clone(handles.entry(dir.to_path_buf()).or_insert_with(|| {
+        Arc::new(ModelHandle {
+            dir: dir.to_path_buf(),
+            loaded: OnceLock::new(),
+        })
+    }))
 }
 
 pub struct SemanticModel {
@@ -137,21 +150,36 @@ impl SemanticModel {
     /// cost and matched a pass over the whole query leave-one-source-out
     /// (bench/QUALITY.md, "Joint pooling").
     pub fn embed_query(&self, query: &str) -> Arc<QueryVectors> {
-        if let Some(v) = self.queries.lock().unwrap_or_else(|e| e.into_inner()).vectors.get(query) {
+        if let Some(v) = self
+            .queries
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .vectors
+            .get(query)
+        {
             return Arc::clone(v);
         }
         let clauses = query_clauses(query);
         let vector = Arc::new(if clauses.is_empty() {
             let whole = self.encoder.embed(&[query]).pop().unwrap_or([0.0; DIM]);
-            QueryVectors { whole, clauses: Vec::new() }
+            QueryVectors {
+                whole,
+                clauses: Vec::new(),
+            }
         } else {
             // The clauses share one budget of word pieces: a request of eight
             // 256-piece clauses costs what 512 pieces do.
-            let (clauses, whole) = self.encoder.embed_joint_within(&clauses, tool_search_embed::MAX_JOINT_TOKENS);
+            let (clauses, whole) = self
+                .encoder
+                .embed_joint_within(&clauses, tool_search_embed::MAX_JOINT_TOKENS);
             QueryVectors { whole, clauses }
         });
         let mut cache = self.queries.lock().unwrap_or_else(|e| e.into_inner());
-        if cache.vectors.insert(query.to_string(), Arc::clone(&vector)).is_none() {
+        if cache
+            .vectors
+            .insert(query.to_string(), Arc::clone(&vector))
+            .is_none()
+        {
             cache.order.push_back(query.to_string());
             while cache.order.len() > QUERY_CACHE_ENTRIES {
                 if let Some(old) = cache.order.pop_front() {
@@ -164,6 +192,10 @@ impl SemanticModel {
 
     /// Quantized vectors of tool texts (cut to TOOL_TOKENS word pieces).
     pub fn embed_tools(&self, texts: &[&str]) -> Vec<QVec> {
-        self.encoder.embed_truncated(texts, TOOL_TOKENS).iter().map(QVec::quantize).collect()
+        self.encoder
+            .embed_truncated(texts, TOOL_TOKENS)
+            .iter()
+            .map(QVec::quantize)
+            .collect()
     }
 }

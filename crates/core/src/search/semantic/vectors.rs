@@ -21,10 +21,18 @@ pub struct QVec {
 impl QVec {
     pub fn quantize(v: &[f32; DIM]) -> QVec {
         let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
-        let scale = if max > 0.0 && max.is_finite() { max / 127.0 } else { 1.0 };
+        let scale = if max > 0.0 && max.is_finite() {
+            max / 127.0
+        } else {
+            1.0
+        };
         let mut values = [0i8; DIM];
         for (out, x) in values.iter_mut().zip(v) {
-            let q = if x.is_finite() { (x / scale).round() } else { 0.0 };
+            let q = if x.is_finite() {
+                (x / scale).round()
+            } else {
+                0.0
+            };
             *out = q.clamp(-127.0, 127.0) as i8;
         }
         QVec { scale, values }
@@ -33,7 +41,12 @@ impl QVec {
     /// Cosine with an L2-normalized query (tool vectors were normalized
     /// before quantization).
     pub fn cosine(&self, query: &[f32; DIM]) -> f32 {
-        let dot: f32 = self.values.iter().zip(query).map(|(&v, q)| v as f32 * q).sum();
+        let dot: f32 = self
+            .values
+            .iter()
+            .zip(query)
+            .map(|(&v, q)| v as f32 * q)
+            .sum();
         dot * self.scale
     }
 }
@@ -47,7 +60,9 @@ pub struct VectorTable {
 
 impl VectorTable {
     pub fn similarity(&self, ordinal: usize, query: &QueryVectors) -> f32 {
-        self.rows.get(ordinal).map_or(0.0, |row| query.similarity(row))
+        self.rows
+            .get(ordinal)
+            .map_or(0.0, |row| query.similarity(row))
     }
 
     pub fn bytes(&self) -> usize {
