@@ -260,15 +260,36 @@ fn tools_text(env: &Env, tools: Unknown) -> JsResult<String> {
     tools_json(env, tools)
 }
 
-/// Store the records of `text` (a JSON array of tool records, each already
-/// serialized by `JSON.stringify`) for the JS-side record cache
-/// (`js/catalog.js`). Returns each record's id as two numbers (slot,
-/// generation). Internal.
+/// Store the records in `texts` (an array of tool records, each a string
+/// `JSON.stringify` made) for the JS-side record cache (`js/catalog.js`).
+/// Returns each record's id as two numbers (slot, generation). Internal.
+///
+/// Each string is read on its own: joining them into one array text first
+/// allocated a second copy of every record on the V8 heap, and the young
+/// generation's scavenges it caused were the longest stalls of a first build.
 #[napi(js_name = "__internRecords", skip_typescript)]
-pub fn intern_records(text: Unknown) -> Result<Vec<u32>, JsCode> {
+pub fn intern_records(texts: Unknown) -> Result<Vec<u32>, JsCode> {
     guard(|| {
-        let text = string_arg(text, ErrorCode::InvalidCatalog, "records")?;
-        let records = store::intern(tool_search_core::catalog::record_spans(&text).map_err(to_js)?);
+        if !texts.is_array().map_err(from_napi)? {
+            return Err(js_error(
+                ErrorCode::InvalidCatalog,
+                "records must be an array of strings",
+            ));
+        }
+        // SAFETY: checked to be a JS array just above; `Array` only wraps the same handle.
+        let array: Array = unsafe { texts.cast() }.map_err(from_napi)?;
+        let mut records = Vec::with_capacity(array.len() as usize);
+        for i in 0..array.len() {
+            let text: Option<Unknown> = array.get(i).map_err(from_napi)?;
+            let text = text.ok_or_else(|| {
+                js_error(
+                    ErrorCode::InvalidCatalog,
+                    "records must be an array of strings",
+                )
+            })?;
+            records.push(string_arg(text, ErrorCode::InvalidCatalog, "each record")?);
+        }
+        let records = store::intern(records.iter().map(String::as_str));
         Ok(records
             .iter()
             .flat_map(|r| [r.id.slot, r.id.generation])
