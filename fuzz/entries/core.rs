@@ -176,14 +176,14 @@ fn catalog_records_with(data: &[u8], build_all: bool) {
     // A build indexes with tantivy (milliseconds each); parsing takes
     // microseconds. Build for one small text in eight, chosen by content so a
     // replay makes the same choice.
-    if len > 4096 || (!build_all && fnv1a(data) % 8 != 0) {
+    if len > 4096 || (!build_all && !fnv1a(data).is_multiple_of(8)) {
         return;
     }
     // Odd lengths build strictly; every fourth length goes through the
     // process-wide cache (bounded: a few recent builds), the rest bypass it.
     let options = CatalogOptions {
         strict: len % 2 == 1,
-        cache: Some(len % 4 == 0),
+        cache: Some(len.is_multiple_of(4)),
         ..CatalogOptions::default()
     };
     let Ok(catalog) = Catalog::from_json_text(&text, &options) else {

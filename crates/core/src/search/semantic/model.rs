@@ -147,6 +147,7 @@ pub(crate) fn word_model_at(dir: &Path) -> Arc<ModelHandle> {
 }
 
 /// What computes the vectors.
+#[cfg_attr(test, allow(clippy::large_enum_variant))] // one per process; `Words` exists in tests only
 enum Backend {
     Encoder(Encoder),
     /// Tests: hashed bags of words.
