@@ -474,10 +474,16 @@ export declare class ToolCatalog {
   ids(): Array<string>
   /**
    * Ranked compact hits. `limit`: omitted/null → searchDefaultLimit; above
-   * maxSearchLimit → capped; non-integer or < 1 → INVALID_LIMIT.
+   * maxSearchLimit → capped; non-integer or < 1 → INVALID_LIMIT. A hybrid
+   * catalog embeds a query it has not seen on the calling thread (about
+   * 3-4 ms median, 20+ ms for a long request; repeats hit a bounded cache):
+   * on an event loop, use `searchAsync`, which ranks identically.
    */
   search(query: string, options?: { limit?: number | null } | null): SearchHit[]
-  /** Several queries in one call, within the batch budgets. */
+  /**
+   * Several queries in one call, within the batch budgets. Embeds on the
+   * calling thread as `search` does; `searchBatchAsync` does not.
+   */
   searchBatch(request: SearchBatchRequest): SearchBatchResult
   /** The compact hit plus the exact schemas: exact id first, then a unique name. */
   describe(idOrName: string): ToolDescription
@@ -528,10 +534,13 @@ export declare class ToolCatalog {
    */
   whenRankingReady(onProgress?: ((status: RankingStatus) => void) | null): Promise<RankingStatus>
   /**
-   * `search` on a libuv worker: the same hits, without holding the event
-   * loop while a hybrid catalog embeds the query (~4 ms on a miss).
+   * `search` on a libuv worker, in the catalog's ranking: a hybrid catalog
+   * embeds a query whose vectors are not cached there (1-4 ms, tens of ms
+   * for a long request) instead of on the event loop. Same hits as `search`.
    */
   searchAsync(query: string, options?: { limit?: number | null } | null): Promise<SearchHit[]>
+  /** `searchBatch` on a libuv worker, embedding as `searchAsync` does. */
+  searchBatchAsync(request: SearchBatchRequest): Promise<SearchBatchResult>
 }
 
 /** A session answers one run's control-tool calls. See `ToolSearchSessionOptions`. */
@@ -611,6 +620,15 @@ export declare function configureCodeMode(settings: CodeModeSettings): void
  * with the same report as `codeModeCapability()` once it is final.
  */
 export declare function probeCodeMode(): Promise<CodeModeCapability>
+
+/**
+ * Query embeddings done by this process (`embedded`) and on the calling
+ * thread (`onThisThread`), for diagnostics: a gateway whose event loop sees
+ * `onThisThread` grow is calling the synchronous `search`/`searchBatch` of a
+ * hybrid catalog with new queries. `searchAsync`, `searchBatchAsync` and a
+ * session's searches (tool_search, code-mode lookups) embed on other threads.
+ */
+export declare function queryEmbeddings(): { embedded: number; onThisThread: number }
 
 /**
  * Whether hybrid ranking is available here and why not: the model package

@@ -33,3 +33,4 @@ exports.runCodeCell = native.runCodeCell
 exports.__napiBindingTarget = native.__napiBindingTarget
 exports.releaseUnusedMemory = native.releaseUnusedMemory
 exports.rankingCapability = native.rankingCapability
+exports.queryEmbeddings = native.queryEmbeddings

@@ -146,3 +146,23 @@ test('build() works on the tools as they were when it was called', async () => {
   list.length = 10
   assert.deepEqual(shape(await pending), expected)
 })
+
+test('build() reads no tool on the calling turn; record text reaches the addon as one catalog text would', async () => {
+  let serialized = 0
+  const list = tools('reuse_text', 300).map((t, i) => ({
+    ...t,
+    // Two-byte text and a lone surrogate (JSON.stringify escapes it) in some records.
+    description: `${t.description} ${i % 3 === 0 ? 'café ☕ 日本語' : i % 3 === 1 ? 'lone \uD800 half' : 'plain'}`,
+    toJSON() {
+      serialized++
+      const { toJSON, ...rest } = this
+      return rest
+    },
+  }))
+  const pending = ToolCatalog.build(list, { cache: false })
+  assert.equal(serialized, 0, 'the slices start on a later turn')
+  const built = await pending
+  assert.equal(serialized, list.length)
+  assert.deepEqual(shape(built), shape(ToolCatalog.fromJson(JSON.stringify(list))))
+  assert.deepEqual(shape(built), shape(new ToolCatalog(list, { cache: false })))
+})

@@ -169,3 +169,34 @@ test('hybrid is the default when the model package is installed', { skip: needsM
     rmSync(modules, { recursive: true, force: true })
   }
 })
+
+test('hybrid: the model\'s searches embed off the event loop and rank as the synchronous API does', { skip: needsModel }, async () => {
+  const { ToolSearchSession, resolveToolSearchConfig, queryEmbeddings } = binding
+  const catalog = new ToolCatalog(tools, { ranking: 'hybrid', model: modelDir, vectorCache: false })
+  assert.equal((await catalog.whenRankingReady()).active, 'hybrid')
+  const session = new ToolSearchSession(catalog, resolveToolSearchConfig({ mode: 'tools' }), { executor: async () => 'unused' })
+  const stamp = `${process.pid}-${Date.now()}`
+  const fresh = queries.map((q, i) => `${q} (${stamp} ${i})`)
+  const before = queryEmbeddings()
+  const viaSession = []
+  for (const q of fresh.slice(0, 3)) {
+    const r = await session.handle('tool_search', { query: q, limit: 5 })
+    assert.equal(r.ok, true, JSON.stringify(r))
+    viaSession.push(ids(r.value))
+  }
+  const batchQueries = fresh.slice(3, 5).map((query) => ({ query, limit: 4 }))
+  const batch = await session.handle('tool_search', { queries: batchQueries })
+  assert.equal(batch.ok, true, JSON.stringify(batch))
+  const asyncBatch = await catalog.searchBatchAsync({ queries: fresh.slice(5, 7).map((query) => ({ query, limit: 4 })) })
+  const after = queryEmbeddings()
+  assert.equal(after.onThisThread, before.onThisThread, 'no query was embedded on the event loop')
+  assert.ok(after.embedded >= before.embedded + 7, `the new queries were embedded elsewhere (${JSON.stringify([before, after])})`)
+  // The synchronous API ranks the same (the vectors are cached now, so it embeds nothing either).
+  fresh.slice(0, 3).forEach((q, i) => assert.deepEqual(ids(catalog.search(q, { limit: 5 })), viaSession[i], q))
+  assert.deepEqual(batch.value.results.map((g) => ids(g.candidates)), batchQueries.map((b) => ids(catalog.search(b.query, { limit: 4 }))))
+  assert.deepEqual(asyncBatch, catalog.searchBatch({ queries: fresh.slice(5, 7).map((query) => ({ query, limit: 4 })) }))
+  assert.equal(queryEmbeddings().onThisThread, before.onThisThread)
+  // A query it has not seen: the synchronous API embeds it on its caller.
+  catalog.search(`${stamp} a query nobody asked before`)
+  assert.equal(queryEmbeddings().onThisThread, before.onThisThread + 1)
+})

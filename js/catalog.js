@@ -22,10 +22,19 @@
 
 const { performance } = require('node:perf_hooks')
 
-/** Longest stretch build() works on the event loop before yielding a turn. */
-const SLICE_MS = 2
-/** Serialized text handed to the addon per call (bounds one call's copy and hash). */
-const FLUSH_CHARS = 128 * 1024
+/**
+ * Longest stretch build() works on the event loop before yielding a turn. A
+ * young-generation scavenge (2-3 ms: the caller's fresh tool objects) can land
+ * in any slice; 1 ms keeps the two together under 5 ms.
+ */
+const SLICE_MS = 1
+/**
+ * Serialized text handed to the addon per call (bounds one call's copy and
+ * hash; a slice's last call runs after its deadline).
+ */
+const FLUSH_CHARS = 32 * 1024
+/** The clock is read every CLOCK_MASK + 1 tools (a power of two, less one). */
+const CLOCK_MASK = 7
 
 /** @type {WeakMap<object, Seen>} */
 const seen = new WeakMap()
@@ -152,7 +161,7 @@ class RecordIds {
       this.next++
       this.visit(index, this.tools[index], this.todo === undefined)
       if (this.pendingChars >= FLUSH_CHARS) this.flush()
-      if ((this.next & 31) === 0 && performance.now() >= deadline) break
+      if ((this.next & CLOCK_MASK) === 0 && performance.now() >= deadline) break
     }
     this.flush()
     return this.next >= this.remaining
@@ -205,7 +214,9 @@ class RecordIds {
 
   flush() {
     if (this.texts.length === 0) return
-    const ids = this.native.__internRecords(`[${this.texts.join(',')}]`)
+    // The strings as they are: a joined copy would double the build's
+    // garbage on the V8 heap (and the scavenges that stall the loop).
+    const ids = this.native.__internRecords(this.texts)
     const { pending } = this
     for (let k = 0; k < this.texts.length; k++) {
       const index = pending[2 * k]
@@ -250,7 +261,10 @@ function defineToolCatalog(native) {
       if (!Array.isArray(tools)) return Native.build(tools, options)
       const records = new RecordIds(native, tools, reusesResults(options), marksFresh(options))
       for (let round = 0; ; round++) {
-        while (!records.step(performance.now() + SLICE_MS)) await nextTurn()
+        // Not on the calling turn: a slice there stalls the loop together with
+        // the caller's own work and the next slice (setImmediate runs before timers).
+        do await nextTurn()
+        while (!records.step(performance.now() + SLICE_MS))
         // Checked and handed to the build in one turn: nothing is evicted in between.
         const missing = native.__missingRecords(records.ids)
         if (missing.length === 0) return native.__buildFromSlots(records.ids, options)
@@ -303,7 +317,8 @@ function defineToolCatalog(native) {
 async function sliced(native, tools, build) {
   const records = new RecordIds(native, tools, false)
   for (let round = 0; ; round++) {
-    while (!records.step(performance.now() + SLICE_MS)) await nextTurn()
+    do await nextTurn() // not on the calling turn (see build())
+    while (!records.step(performance.now() + SLICE_MS))
     try {
       return await build(records.ids)
     } catch (error) {

@@ -126,6 +126,22 @@ pub(crate) fn limit_option(options: Option<Unknown>) -> JsResult<Option<f64>> {
     }
 }
 
+/// A `searchBatch` request from JS (coded INVALID_QUERY when it is not one).
+pub(crate) fn batch_request(env: &Env, request: Unknown) -> JsResult<BatchRequest> {
+    let request = json_arg(
+        env,
+        request,
+        ErrorCode::InvalidQuery,
+        "invalid search request",
+    )?;
+    serde_json::from_value(request).map_err(|e| {
+        js_error(
+            ErrorCode::InvalidQuery,
+            format!("invalid search request: {e}"),
+        )
+    })
+}
+
 /// Builds a catalog on a libuv worker thread, so a large catalog does not
 /// hold the gateway's event loop (`ToolCatalog.build`, `buildFromJson`,
 /// `appendAsync`).
@@ -244,15 +260,36 @@ fn tools_text(env: &Env, tools: Unknown) -> JsResult<String> {
     tools_json(env, tools)
 }
 
-/// Store the records of `text` (a JSON array of tool records, each already
-/// serialized by `JSON.stringify`) for the JS-side record cache
-/// (`js/catalog.js`). Returns each record's id as two numbers (slot,
-/// generation). Internal.
+/// Store the records in `texts` (an array of tool records, each a string
+/// `JSON.stringify` made) for the JS-side record cache (`js/catalog.js`).
+/// Returns each record's id as two numbers (slot, generation). Internal.
+///
+/// Each string is read on its own: joining them into one array text first
+/// allocated a second copy of every record on the V8 heap, and the young
+/// generation's scavenges it caused were the longest stalls of a first build.
 #[napi(js_name = "__internRecords", skip_typescript)]
-pub fn intern_records(text: Unknown) -> Result<Vec<u32>, JsCode> {
+pub fn intern_records(texts: Unknown) -> Result<Vec<u32>, JsCode> {
     guard(|| {
-        let text = string_arg(text, ErrorCode::InvalidCatalog, "records")?;
-        let records = store::intern(tool_search_core::catalog::record_spans(&text).map_err(to_js)?);
+        if !texts.is_array().map_err(from_napi)? {
+            return Err(js_error(
+                ErrorCode::InvalidCatalog,
+                "records must be an array of strings",
+            ));
+        }
+        // SAFETY: checked to be a JS array just above; `Array` only wraps the same handle.
+        let array: Array = unsafe { texts.cast() }.map_err(from_napi)?;
+        let mut records = Vec::with_capacity(array.len() as usize);
+        for i in 0..array.len() {
+            let text: Option<Unknown> = array.get(i).map_err(from_napi)?;
+            let text = text.ok_or_else(|| {
+                js_error(
+                    ErrorCode::InvalidCatalog,
+                    "records must be an array of strings",
+                )
+            })?;
+            records.push(string_arg(text, ErrorCode::InvalidCatalog, "each record")?);
+        }
+        let records = store::intern(records.iter().map(String::as_str));
         Ok(records
             .iter()
             .flat_map(|r| [r.id.slot, r.id.generation])
@@ -269,7 +306,7 @@ fn ids_arg(ids: &Unknown) -> JsResult<Vec<SlotId>> {
             "record ids must be a Uint32Array",
         )
     })?;
-    if pairs.len() % 2 != 0 {
+    if !pairs.len().is_multiple_of(2) {
         return Err(js_error(
             ErrorCode::InvalidRequest,
             "record ids come in (slot, generation) pairs",
@@ -448,7 +485,10 @@ impl ToolCatalog {
     }
 
     /// Ranked compact hits. `limit`: omitted/null → searchDefaultLimit; above
-    /// maxSearchLimit → capped; non-integer or < 1 → INVALID_LIMIT.
+    /// maxSearchLimit → capped; non-integer or < 1 → INVALID_LIMIT. A hybrid
+    /// catalog embeds a query it has not seen on the calling thread (about
+    /// 3-4 ms median, 20+ ms for a long request; repeats hit a bounded cache):
+    /// on an event loop, use `searchAsync`, which ranks identically.
     #[napi(
         ts_args_type = "query: string, options?: { limit?: number | null } | null",
         ts_return_type = "SearchHit[]"
@@ -466,7 +506,8 @@ impl ToolCatalog {
         })
     }
 
-    /// Several queries in one call, within the batch budgets.
+    /// Several queries in one call, within the batch budgets. Embeds on the
+    /// calling thread as `search` does; `searchBatchAsync` does not.
     #[napi(
         ts_args_type = "request: SearchBatchRequest",
         ts_return_type = "SearchBatchResult"
@@ -477,18 +518,7 @@ impl ToolCatalog {
         request: Unknown,
     ) -> Result<Unknown<'env>, JsCode> {
         guard(|| {
-            let request = json_arg(
-                env,
-                request,
-                ErrorCode::InvalidQuery,
-                "invalid search request",
-            )?;
-            let request: BatchRequest = serde_json::from_value(request).map_err(|e| {
-                js_error(
-                    ErrorCode::InvalidQuery,
-                    format!("invalid search request: {e}"),
-                )
-            })?;
+            let request = batch_request(env, request)?;
             parsed(env, &self.inner.search_batch(&request).map_err(to_js)?)
         })
     }

@@ -24,7 +24,7 @@ use tool_search_core::session::{
 use tool_search_core::ErrorCode;
 use tool_search_sandbox::{
     probe_node, BridgeError, BridgeHost, CallFuture, CancelToken, CodeRunner as SandboxRunner,
-    RunnerConfig,
+    Lookup, RunnerConfig,
 };
 
 use super::convert::{is_nullish, json_arg, parsed};
@@ -503,6 +503,25 @@ impl BridgeHost for SessionBridge {
 
     fn describe(&self, id: &str) -> std::result::Result<Value, BridgeError> {
         self.session.describe_json(id).map_err(bridge_error)
+    }
+
+    /// A search that would embed its query (hybrid ranking, vectors not
+    /// cached) is answered asynchronously: the embedding runs on the blocking
+    /// pool, not on the cell's task. Every other lookup is answered inline.
+    fn lookup_async(&self, lookup: Lookup<'_>, _cancel: CancelToken) -> Option<CallFuture> {
+        let Lookup::Search { query, options } = lookup else {
+            return None;
+        };
+        if !self.session.search_json_needs_embedding(query) {
+            return None;
+        }
+        let (session, query, options) = (self.session.clone(), query.to_string(), options.clone());
+        Some(Box::pin(async move {
+            session
+                .search_json_async(&query, &options, Some(&offload()))
+                .await
+                .map_err(bridge_error)
+        }))
     }
 
     fn call(&self, id: String, args: Value, cancel: CancelToken) -> CallFuture {

@@ -9,11 +9,11 @@ use napi::bindgen_prelude::*;
 use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi_derive::napi;
 use serde::Serialize;
-use tool_search_core::catalog::{Catalog, CatalogOptions, RankingMode};
+use tool_search_core::catalog::{BatchRequest, Catalog, CatalogOptions, RankingMode};
 use tool_search_core::search::semantic::RankingState;
 use tool_search_core::ErrorCode;
 
-use super::catalog::{limit_option, ToolCatalog};
+use super::catalog::{batch_request, limit_option, ToolCatalog};
 use super::convert::{is_nullish, json_callback, parse_text, parsed, string_arg, JsonCallback};
 use super::errors::{from_napi, guard, js_error, to_js, JsCode, JsResult};
 
@@ -151,11 +151,16 @@ fn progress_sink(env: &Env, callback: Unknown) -> JsResult<JsonCallback> {
     json_callback(env, callback)
 }
 
-/// `searchAsync`: the ranked search on a libuv worker.
+/// `searchAsync` and `searchBatchAsync`: the ranked search on a libuv worker,
+/// embedding queries whose vectors are not cached there.
 pub struct SearchTask {
     catalog: Catalog,
-    query: String,
-    limit: Option<f64>,
+    request: SearchKind,
+}
+
+enum SearchKind {
+    Single { query: String, limit: Option<f64> },
+    Batch(BatchRequest),
 }
 
 /// Search hits as JSON, converted to JS objects on the event loop.
@@ -183,12 +188,30 @@ impl Task for SearchTask {
 
     fn compute(&mut self) -> Result<Self::Output> {
         let outcome = guard(|| {
-            let hits = self
-                .catalog
-                .search(&self.query, self.limit)
-                .map_err(to_js)?;
-            serde_json::to_value(&hits)
-                .map(Hits)
+            let catalog = &self.catalog;
+            // On the worker: queries whose vectors are not cached are embedded here.
+            let hits = match &self.request {
+                SearchKind::Single { query, limit } => {
+                    let vectors = catalog.query_vectors([query.as_str()]).complete();
+                    serde_json::to_value(
+                        catalog
+                            .search_with(query, *limit, &vectors)
+                            .map_err(to_js)?,
+                    )
+                }
+                SearchKind::Batch(request) => {
+                    let queries = catalog.batch_queries(request);
+                    let vectors = catalog
+                        .query_vectors(queries.iter().map(String::as_str))
+                        .complete();
+                    serde_json::to_value(
+                        catalog
+                            .search_batch_with(request, &vectors)
+                            .map_err(to_js)?,
+                    )
+                }
+            };
+            hits.map(Hits)
                 .map_err(|e| js_error(ErrorCode::Internal, e.to_string()))
         });
         Ok(outcome.map_err(|e| (e.status, e.reason.clone())))
@@ -254,8 +277,9 @@ impl ToolCatalog {
         })
     }
 
-    /// `search` on a libuv worker: the same hits, without holding the event
-    /// loop while a hybrid catalog embeds the query (~4 ms on a miss).
+    /// `search` on a libuv worker, in the catalog's ranking: a hybrid catalog
+    /// embeds a query whose vectors are not cached there (1-4 ms, tens of ms
+    /// for a long request) instead of on the event loop. Same hits as `search`.
     #[napi(
         ts_args_type = "query: string, options?: { limit?: number | null } | null",
         ts_return_type = "Promise<SearchHit[]>"
@@ -270,9 +294,43 @@ impl ToolCatalog {
             let limit = limit_option(options)?;
             Ok(AsyncTask::new(SearchTask {
                 catalog: self.inner.clone(),
-                query,
-                limit,
+                request: SearchKind::Single { query, limit },
             }))
         })
     }
+
+    /// `searchBatch` on a libuv worker, embedding as `searchAsync` does.
+    #[napi(
+        ts_args_type = "request: SearchBatchRequest",
+        ts_return_type = "Promise<SearchBatchResult>"
+    )]
+    pub fn search_batch_async(
+        &self,
+        env: &Env,
+        request: Unknown,
+    ) -> Result<AsyncTask<SearchTask>, JsCode> {
+        guard(|| {
+            let request = batch_request(env, request)?;
+            Ok(AsyncTask::new(SearchTask {
+                catalog: self.inner.clone(),
+                request: SearchKind::Batch(request),
+            }))
+        })
+    }
+}
+
+/// Query embeddings done by this process (`embedded`) and on the calling
+/// thread (`onThisThread`), for diagnostics: a gateway whose event loop sees
+/// `onThisThread` grow is calling the synchronous `search`/`searchBatch` of a
+/// hybrid catalog with new queries. `searchAsync`, `searchBatchAsync` and a
+/// session's searches (tool_search, code-mode lookups) embed on other threads.
+#[napi(ts_return_type = "{ embedded: number; onThisThread: number }")]
+pub fn query_embeddings<'env>(env: &'env Env) -> Result<Unknown<'env>, JsCode> {
+    guard(|| {
+        let (embedded, here) = tool_search_core::search::semantic::query_embeddings();
+        parsed(
+            env,
+            &serde_json::json!({ "embedded": embedded, "onThisThread": here }),
+        )
+    })
 }

@@ -714,6 +714,9 @@ pub(crate) fn json_promise<'env>(
     Ok(promise)
 }
 
+/// `EventTarget.removeEventListener(type, listener)`.
+type RemoveListener<'a> = Function<'a, FnArgs<(&'a str, Function<'a, (), ()>)>, Unknown<'a>>;
+
 /// The `abort` listener `handle` added to a caller's signal, removed when the call settles.
 pub(crate) struct AbortListener {
     signal: ObjectRef,
@@ -725,8 +728,7 @@ impl AbortListener {
         let AbortListener { signal, on_abort } = self;
         let removed = (|| {
             let target = signal.get_value(env)?;
-            let remove: Function<FnArgs<(&str, Function<(), ()>)>, Unknown> =
-                target.get_named_property("removeEventListener")?;
+            let remove: RemoveListener = target.get_named_property("removeEventListener")?;
             remove.apply(target, FnArgs::from(("abort", on_abort.borrow_back(env)?)))?;
             Ok::<(), Error>(())
         })();

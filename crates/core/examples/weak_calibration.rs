@@ -13,6 +13,7 @@
 //!   catalog lacked the capability). Near-duplicates of the gold tools often remain
 //!   (SOURCES.md), so not every such search should be flagged; the share flagged is
 //!   a lower bound of how often the flag fires when the capability is missing.
+//!
 //! Prints the figures at the production threshold, per set and pooled, then a sweep of
 //! the threshold and of the common-word share.
 //! `--dump` prints one JSON line per query (top-10 strengths and gold flags).
@@ -79,7 +80,7 @@ impl Counts {
         let weak = |strength: f32| strength < threshold;
         self.queries += 1;
         let failure = !o.hits.iter().any(|h| h.1);
-        let flagged = o.hits.first().map_or(true, |h| weak(h.0));
+        let flagged = o.hits.first().is_none_or(|h| weak(h.0));
         self.failures += failure as usize;
         self.flagged += flagged as usize;
         self.flagged_failures += (flagged && failure) as usize;

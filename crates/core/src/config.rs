@@ -231,13 +231,8 @@ fn shown(v: &Value) -> String {
 
 fn positive_integer(v: &Value) -> Option<u64> {
     let f = v.as_f64()?;
-    (f.is_finite() && f >= 1.0 && f.fract() == 0.0).then(|| {
-        if f > u64::MAX as f64 {
-            u64::MAX
-        } else {
-            f as u64
-        }
-    })
+    // `as` saturates at u64::MAX.
+    (f.is_finite() && f >= 1.0 && f.fract() == 0.0).then_some(f as u64)
 }
 
 #[cfg(test)]

@@ -2,13 +2,16 @@
 //!
 //! cargo run --release --target x86_64-unknown-linux-gnu -p tool-search-embed --example bench -- \
 //!     MODEL_DIR CATALOG.jsonl [--tools 500] [--runs 3] [--max-tokens 256,128,64] [--all] [--query-only]
-//!     [--precision int8,f32]
+//!     [--precision int8,f32] [--queries QUERIES.jsonl]
 //!
 //! Reports, per precision of the dense layers: median time to embed one
 //! ~10-word query and one ~25-word-piece query (+ cosine re-rank of 50
 //! candidates), and the time to embed N tool texts (median of runs) per token
 //! limit, extrapolated to 12,800 tools; --all also embeds the whole catalog
-//! once; --query-only skips the tool texts.
+//! once; --query-only skips the tool texts. --queries also embeds every query
+//! of a queries.jsonl (its `query` field, whole, one at a time) and reports
+//! p50 / p90 / p99 CPU per query (the clause split of the product is in
+//! tool-search-core: `clause_vectors --product`).
 use std::path::Path;
 use std::time::Instant;
 
@@ -109,10 +112,50 @@ fn run(
     ] {
         query_latency(&encoder, query, &candidates);
     }
+    if let Some(path) = args
+        .iter()
+        .position(|a| a == "--queries")
+        .and_then(|i| args.get(i + 1))
+    {
+        dev_queries(&encoder, path);
+    }
     if args.iter().any(|a| a == "--query-only") {
         return;
     }
     tool_throughput(&encoder, texts, sample, limits, runs, args);
+}
+
+fn dev_queries(encoder: &Encoder, path: &str) {
+    let text = std::fs::read_to_string(path).expect("queries");
+    let queries: Vec<String> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["query"]
+                .as_str()
+                .unwrap_or("")
+                .to_string()
+        })
+        .collect();
+    let mut cpu_times = Vec::with_capacity(queries.len());
+    let mut pieces = 0;
+    for q in &queries {
+        let c = cpu_seconds();
+        std::hint::black_box(encoder.embed(&[q.as_str()]));
+        cpu_times.push((cpu_seconds() - c) * 1e3);
+        pieces += encoder.token_ids(q, 256).len();
+    }
+    cpu_times.sort_by(f64::total_cmp);
+    let at = |p: f64| cpu_times[((cpu_times.len() as f64 * p) as usize).min(cpu_times.len() - 1)];
+    println!(
+        "{} queries ({:.1} pieces each), whole: CPU per query p50 {:.2} ms, p90 {:.2} ms, p99 {:.2} ms, total {:.2} s",
+        queries.len(),
+        pieces as f64 / queries.len() as f64,
+        at(0.5),
+        at(0.9),
+        at(0.99),
+        cpu_times.iter().sum::<f64>() / 1e3
+    );
 }
 
 fn query_latency(encoder: &Encoder, query: &str, candidates: &[[f32; DIM]]) {

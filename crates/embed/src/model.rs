@@ -107,7 +107,10 @@ pub struct Bert {
 }
 // The linear kernels work on panels of PANEL outputs; attention on 8 lanes.
 const _: () = assert!(
-    HIDDEN % PANEL == 0 && INTERMEDIATE % PANEL == 0 && QKV % PANEL == 0 && HEAD_DIM % 8 == 0
+    HIDDEN.is_multiple_of(PANEL)
+        && INTERMEDIATE.is_multiple_of(PANEL)
+        && QKV.is_multiple_of(PANEL)
+        && HEAD_DIM.is_multiple_of(8)
 );
 
 /// Scratch buffers reused across layers of one batch.
@@ -664,7 +667,8 @@ mod simd {
                 let blocks = (t1 - t0).div_ceil(12);
                 let mut t = t0;
                 for b in 0..blocks {
-                    let rows = (t1 - t) / (blocks - b) + usize::from((t1 - t) % (blocks - b) != 0);
+                    let rows =
+                        (t1 - t) / (blocks - b) + usize::from(!(t1 - t).is_multiple_of(blocks - b));
                     let (xt, ot) = (x.add(t * k), out.add(t * m + p * PANEL));
                     match rows {
                         12 => block_avx512::<12>(xt, k, panel, bias, ot, m),
@@ -687,6 +691,8 @@ mod simd {
     }
 
     /// R rows x 32 outputs with 8-lane vectors: 4R accumulators.
+    // Register tiles indexed by row and lane, as the kernel's layout is written.
+    #[allow(clippy::needless_range_loop)]
     #[inline]
     #[target_feature(enable = "avx2,fma")]
     unsafe fn block_avx2<const R: usize>(

@@ -49,7 +49,9 @@ impl QLinear {
     /// as load_tensor checks).
     pub(crate) fn new(weight: &[f32], bias: Vec<f32>, outputs: usize, inputs: usize) -> QLinear {
         assert!(weight.len() == outputs * inputs && bias.len() == outputs);
-        assert!(outputs % PANEL == 0 && inputs % GROUP == 0 && inputs <= MAX_INPUTS);
+        assert!(
+            outputs.is_multiple_of(PANEL) && inputs.is_multiple_of(GROUP) && inputs <= MAX_INPUTS
+        );
         let mut panels = vec![0i8; outputs * inputs];
         let mut scales = vec![0f32; outputs];
         let mut colsums = vec![0i32; outputs];
@@ -237,7 +239,7 @@ fn for_each_block(
     assert!(
         x.len() >= rows * k
             && lin.panels.len() == lin.outputs * k
-            && k % GROUP == 0
+            && k.is_multiple_of(GROUP)
             && k <= MAX_INPUTS
     );
     let kernel = if kernel.supported() {
@@ -282,7 +284,7 @@ unsafe fn dot_block(
             && n <= MAX_BLOCK
             && x.len() == n * k
             && panel.len() == k * PANEL
-            && k % GROUP == 0
+            && k.is_multiple_of(GROUP)
     );
     #[cfg(target_arch = "x86_64")]
     {
@@ -434,6 +436,8 @@ mod simd {
     }
 
     /// R rows x 32 outputs with 8-lane vectors: 4R accumulators.
+    // Register tiles indexed by row and lane, as the kernel's layout is written.
+    #[allow(clippy::needless_range_loop)]
     #[inline]
     #[target_feature(enable = "avx2,avxvnni")]
     unsafe fn block_avxvnni_rows<const R: usize>(
@@ -488,6 +492,8 @@ mod simd {
     /// widened and repeated, meet them in vpmaddwd, whose i32 lanes hold
     /// (output o, inputs 0-1) and (output o, inputs 2-3); the pairs are added
     /// at the end.
+    // Register tiles indexed by row and lane, as the kernel's layout is written.
+    #[allow(clippy::needless_range_loop)]
     #[inline]
     #[target_feature(enable = "avx2")]
     unsafe fn block_avx2_rows<const R: usize>(

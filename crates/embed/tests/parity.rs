@@ -65,8 +65,9 @@ fn encoder_of(precision: Precision) -> &'static Encoder {
 #[test]
 fn model_files_present_when_required() {
     if std::env::var("REQUIRE_MODEL").as_deref() == Ok("1") {
+        let has_model = cfg!(has_model);
         assert!(
-            cfg!(has_model),
+            has_model,
             "REQUIRE_MODEL=1 but no model.safetensors in {MODEL_DIR} at build time \
              (run `node scripts/model-package.mjs` or set OPENCLAW_TOOL_SEARCH_MODEL_DIR)"
         );

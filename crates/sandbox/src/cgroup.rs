@@ -141,10 +141,9 @@ fn try_v1(
     sweep_stale_groups(parent);
     let dir = parent.join(name);
     std::fs::create_dir(&dir).map_err(|e| e.to_string())?;
-    let set = std::fs::write(dir.join("memory.limit_in_bytes"), limit.to_string()).and_then(|()| {
+    let set = std::fs::write(dir.join("memory.limit_in_bytes"), limit.to_string()).map(|()| {
         // Charges a child made before the move (node's start-up) go with it; optional.
         let _ = std::fs::write(dir.join("memory.move_charge_at_immigrate"), "1");
-        Ok(())
     });
     finish(dir, "cgroup.procs", "v1", limit, set)
 }

@@ -1,6 +1,6 @@
 //! Node versions whose permission model has the known bypasses fixed (>= 22.23, >= 24.17,
 //! >= 26.3.1; odd and older lines are refused). Shared with the build script, which decides
-//! whether this host can run the code-mode tests.
+//! > whether this host can run the code-mode tests.
 
 pub fn fmt((a, b, c): (u32, u32, u32)) -> String {
     format!("{a}.{b}.{c}")

@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Catalog, SearchHit};
+use super::{Catalog, QueryVectorSet, SearchHit};
 use crate::error::{Error, ErrorCode, Result};
 use crate::limits::*;
 
@@ -85,10 +85,21 @@ impl Catalog {
     /// before the first search, and a refusal names the offending path
     /// (`queries[2].query`), so the model can fix exactly that.
     pub fn search_batch(&self, request: &BatchRequest) -> Result<BatchResult> {
+        self.search_batch_with(request, &QueryVectorSet::embed_here())
+    }
+
+    /// `search_batch` with query vectors embedded ahead of it (see
+    /// [`QueryVectorSet`]): a query whose vectors are neither given nor cached
+    /// ranks lexically unless the set allows embedding it here.
+    pub fn search_batch_with(
+        &self,
+        request: &BatchRequest,
+        given: &QueryVectorSet,
+    ) -> Result<BatchResult> {
         let planned = self.plan_batch(request)?;
         let mut groups = Vec::with_capacity(planned.len());
         for q in &planned {
-            let ranked = self.ranked_hits(&q.query, q.limit)?;
+            let ranked = self.ranked_hits_with(&q.query, q.limit, given)?;
             let candidates = ranked
                 .iter()
                 .map(|h| {
@@ -106,6 +117,14 @@ impl Catalog {
         }
         self.counters.record_search(groups.len() as u64);
         Ok(fit_budget(groups))
+    }
+
+    /// The query texts `search_batch` would search (trimmed), for
+    /// [`Catalog::query_vectors`]; none when the request would be refused.
+    pub fn batch_queries(&self, request: &BatchRequest) -> Vec<String> {
+        self.plan_batch(request)
+            .map(|planned| planned.into_iter().map(|q| q.query).collect())
+            .unwrap_or_default()
     }
 
     /// The batch's queries in run order (a non-blank scalar `query` first,

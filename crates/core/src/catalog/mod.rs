@@ -27,7 +27,7 @@ pub use entry::{EntryFields, Source, ToolEntry, ToolRecord};
 pub use hits::{safe_server_name, McpInfo, SearchHit, ToolDescription};
 pub use lookup::LookupStyle;
 pub use policy::{CompiledPolicy, Policy, PolicyLayer};
-pub use ranking::{CatalogRanking, RankingMode};
+pub use ranking::{CatalogRanking, QueryVectorSet, RankingMode};
 pub use records::{
     parse_catalog_text, parse_spans, record_spans, RawRecord, KNOWN_FIELDS, UNREADABLE,
 };

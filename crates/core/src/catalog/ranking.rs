@@ -1,16 +1,18 @@
 //! How a catalog ranks: lexically, or hybrid (the lexical top re-ranked with
 //! tool vectors, [`crate::search::semantic`]) once its vectors are ready.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Catalog, CatalogData};
+use super::{check_query, Catalog, CatalogData, SearchHit};
 use crate::error::{Error, Result};
 use crate::search::semantic::{
-    self, fuse, HybridParams, ModelHandle, RankingState, RankingStatus, SemanticModel, VectorTable,
+    self, fuse, HybridParams, ModelHandle, QueryVectors, RankingState, RankingStatus,
+    SemanticModel, VectorTable,
 };
 use crate::search::ScoredHit;
 
@@ -92,6 +94,59 @@ pub struct CatalogRanking {
     pub cache: Option<String>,
 }
 
+/// Query vectors for a hybrid search, gathered before it: cached ones at
+/// once ([`Catalog::query_vectors`]), the rest embedded by
+/// [`QueryVectorSet::complete`] on a thread that may block (a libuv worker,
+/// the session's blocking pool), never on the event loop. A search given the
+/// set ([`Catalog::search_with`], [`Catalog::search_batch_with`]) uses its
+/// vectors even if the model's cache dropped them meanwhile.
+#[derive(Default, Clone)]
+pub struct QueryVectorSet {
+    model: Option<Arc<SemanticModel>>,
+    vectors: HashMap<String, Arc<QueryVectors>>,
+    missing: Vec<String>,
+    /// Embed a query found nowhere on the searching thread (the synchronous
+    /// API); otherwise such a query ranks lexically.
+    embed_missing: bool,
+}
+
+impl QueryVectorSet {
+    /// No vectors given: a search embeds what is not cached on its own thread.
+    pub fn embed_here() -> QueryVectorSet {
+        QueryVectorSet {
+            embed_missing: true,
+            ..QueryVectorSet::default()
+        }
+    }
+
+    /// Whether every query has its vectors (nothing to embed).
+    pub fn is_complete(&self) -> bool {
+        self.missing.is_empty()
+    }
+
+    /// Embeds the missing queries on the calling thread (1-4 ms each for dev
+    /// queries, tens of ms for a long request): call it where blocking is fine.
+    pub fn complete(mut self) -> QueryVectorSet {
+        if let Some(model) = self.model.clone() {
+            for query in std::mem::take(&mut self.missing) {
+                let vectors = model.embed_query(&query);
+                self.vectors.insert(query, vectors);
+            }
+        }
+        self.missing.clear();
+        self
+    }
+
+    /// The vectors of `query` if they were computed by `model`.
+    fn get(&self, query: &str, model: &Arc<SemanticModel>) -> Option<Arc<QueryVectors>> {
+        let same = self
+            .model
+            .as_ref()
+            .is_some_and(|m| Arc::ptr_eq(m, model) || m.digest() == model.digest());
+        same.then(|| self.vectors.get(query).cloned()).flatten()
+    }
+}
+
 impl Catalog {
     /// Starts computing tool vectors (hybrid ranking with a model), reusing
     /// those of `previous` (the catalog this one was derived from). Once per
@@ -125,11 +180,26 @@ impl Catalog {
     /// Ranked hits of the searchable entries in the catalog's ranking
     /// (hybrid once ready), each of the top hits followed by the tools that
     /// find the identifiers it requires, for `search` and `search_batch`:
-    /// what the model and the gateway see. Surfaces and hydration use the lexical
+    /// what the model and the gateway see. A hybrid catalog embeds a query
+    /// whose vectors are not cached on the calling thread, so a query ranks the
+    /// same whatever the cache holds ([`Catalog::ranked_hits_with`] takes
+    /// vectors embedded elsewhere). Surfaces and hydration use the lexical
     /// [`Catalog::search_ranked`]: they read whole prompts, and must stay cheap.
     pub(crate) fn ranked_hits(&self, query: &str, limit: usize) -> Result<Vec<ScoredHit>> {
+        self.ranked_hits_with(query, limit, &QueryVectorSet::embed_here())
+    }
+
+    /// [`Catalog::ranked_hits`] with the query's vectors taken from `given`
+    /// first, then from the model's cache, then embedded here if `given`
+    /// allows it (else the query ranks lexically).
+    pub(crate) fn ranked_hits_with(
+        &self,
+        query: &str,
+        limit: usize,
+        given: &QueryVectorSet,
+    ) -> Result<Vec<ScoredHit>> {
         let depth = self.data.index.params().prerequisite_depth;
-        let ranked = self.fused_hits(query, limit.max(depth))?;
+        let ranked = self.fused_hits(query, limit.max(depth), given)?;
         Ok(self.data.prerequisites.promote(
             query,
             &ranked,
@@ -139,9 +209,67 @@ impl Catalog {
         ))
     }
 
-    /// The lexical hits, re-ranked with the encoder when the catalog is hybrid and its vectors are ready.
-    fn fused_hits(&self, query: &str, limit: usize) -> Result<Vec<ScoredHit>> {
+    /// `search` with the vectors of `given` (from [`Catalog::query_vectors`]
+    /// and [`QueryVectorSet::complete`], run off the event loop).
+    pub fn search_with(
+        &self,
+        query: &str,
+        limit: Option<f64>,
+        given: &QueryVectorSet,
+    ) -> Result<Vec<SearchHit>> {
+        let limit = self.limits.effective(limit)?;
+        let hits = self.ranked_hits_with(query, limit, given)?;
+        self.counters.record_search(1);
+        Ok(hits.iter().map(|h| self.data.ranked_hit(h)).collect())
+    }
+
+    /// The vectors a hybrid search of `queries` would use, as far as they are
+    /// cached (cheap: no embedding). Empty when the catalog ranks lexically
+    /// now (no model, or tool vectors not ready). Queries a search would
+    /// refuse (too long) are left out.
+    pub fn query_vectors<'q>(&self, queries: impl IntoIterator<Item = &'q str>) -> QueryVectorSet {
+        let Some((model, _)) = self.hybrid() else {
+            return QueryVectorSet::default();
+        };
+        let mut set = QueryVectorSet {
+            model: Some(Arc::clone(model)),
+            ..QueryVectorSet::default()
+        };
+        for query in queries {
+            if check_query(query).is_err()
+                || set.vectors.contains_key(query)
+                || set.missing.iter().any(|m| m == query)
+            {
+                continue;
+            }
+            match model.cached_query(query) {
+                Some(vectors) => {
+                    set.vectors.insert(query.to_string(), vectors);
+                }
+                None => set.missing.push(query.to_string()),
+            }
+        }
+        set
+    }
+
+    /// The lexical hits, re-ranked with the encoder when the catalog is
+    /// hybrid, its vectors are ready, and the query's vectors are in `given`,
+    /// cached, or may be embedded here.
+    fn fused_hits(
+        &self,
+        query: &str,
+        limit: usize,
+        given: &QueryVectorSet,
+    ) -> Result<Vec<ScoredHit>> {
         let Some((model, table)) = self.hybrid() else {
+            return self.search_ranked(query, limit);
+        };
+        let found = given
+            .get(query, model)
+            .or_else(|| model.cached_query(query));
+        let Some(query_vectors) =
+            found.or_else(|| given.embed_missing.then(|| model.embed_query(query)))
+        else {
             return self.search_ranked(query, limit);
         };
         let params = HybridParams::default();
@@ -158,7 +286,6 @@ impl Catalog {
                 entry.id.to_lowercase() == folded || entry.name.to_lowercase() == folded
             })
             .count();
-        let query_vectors = model.embed_query(query);
         let mut out = ranked[..exact].to_vec();
         out.extend(fuse(
             &ranked[exact..],

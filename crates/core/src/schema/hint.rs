@@ -104,9 +104,10 @@ const OUTPUT_CAPS: Caps = Caps {
 ///   one that only lists `required` names prints them as `name: unknown`.
 /// - Required properties print first, as `name: T`, then optional ones as
 ///   `name?: T`; each group sorted by name.
-/// - Numeric constraints follow the type as a comment: `number /* integer,
-///   >= 0, <= 100 */` (`>`/`<` for exclusive bounds), charged to the same
-///   budget as the rest (a property that no longer fits is cut).
+/// - Numeric constraints follow the type as a comment:
+///   `number /* integer, >= 0, <= 100 */` (`>`/`<` for exclusive bounds),
+///   charged to the same budget as the rest (a property that no longer fits
+///   is cut).
 /// - `integer` → `number`; `enum`/`const` → literal unions; `anyOf`/`oneOf` →
 ///   unions; `allOf` → intersections; `nullable: true` and `type: [.., "null"]`
 ///   → `T | null`; arrays → `T[]` (tuples `[A, B]`); maps → `Record<string, T>`.
@@ -223,7 +224,7 @@ fn union_root<'a>(root: &'a Value, members: &'a [Value]) -> Option<OutputRoot<'a
             _ => return None,
         }
     }
-    let object_union = objects >= 1 && objects <= OUTPUT_MAX_OBJECT_VARIANTS && scalars == 0;
+    let object_union = (1..=OUTPUT_MAX_OBJECT_VARIANTS).contains(&objects) && scalars == 0;
     let nullable_scalar = scalars >= 1 && nulls >= 1 && objects == 0;
     (object_union || nullable_scalar).then_some(OutputRoot::Whole)
 }

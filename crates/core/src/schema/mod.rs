@@ -1,5 +1,5 @@
-//! Schemas: bounded TypeScript-style hints, argument validation, bounds
-//! checks and parameter text for the search index.
+//! Schemas: bounded TypeScript-style hints, argument validation and bounds
+//! checks. (The search index reads parameter text itself: `search/params.rs`.)
 //!
 //! - [`input_hint`] (hint.rs): signature of an input schema,
 //!   e.g. `{ id: string; mode?: "drip" | "flood" }` (caps in `limits`).
@@ -9,8 +9,6 @@
 //! - [`schema_cost`] (cost.rs): static bound on subschema checks per value;
 //!   schemas whose validation would explode are rejected before compiling.
 //! - [`check_bounds`] (bounds.rs): iterative depth / size guard for untrusted JSON.
-//! - [`param_text`] / [`param_names`] (params.rs): parameter names and
-//!   descriptions for the search index.
 //!
 //! Everything here takes untrusted schemas and arguments: no panics, no
 //! unbounded recursion, no network (remote `$ref`s are never fetched).
@@ -18,7 +16,6 @@
 mod bounds;
 mod cost;
 mod hint;
-mod params;
 mod refs;
 mod suggest;
 mod validate;
@@ -31,7 +28,6 @@ use serde::Serialize;
 pub use bounds::{check_bounds, measure, JsonSize};
 pub use cost::{schema_cost, CostError, SchemaCost};
 pub use hint::{input_hint, output_hint};
-pub use params::{param_names, param_text, MAX_PARAM_NAMES};
 pub use validate::{check_schema, validate_args, CompiledSchema, MAX_ISSUES};
 
 /// One problem with model-supplied arguments, phrased so a small model can fix it.

@@ -49,6 +49,14 @@ pub struct SegmentTables {
     terms: Arc<foldhash::HashSet<u64>>,
 }
 
+/// One tantivy segment's readers per field, doc → position in the part,
+/// and the keys of its terms.
+type SegmentLookup = (
+    Vec<Arc<tantivy::InvertedIndexReader>>,
+    Vec<u32>,
+    Arc<foldhash::HashSet<u64>>,
+);
+
 /// A term's key in a segment's term set.
 pub fn term_key(text: &str) -> u64 {
     use std::hash::BuildHasher;
@@ -108,11 +116,7 @@ struct Part {
     _searcher: Searcher,
     /// Per tantivy segment: readers per field, doc → position in the part,
     /// and the keys of its terms.
-    segments: Vec<(
-        Vec<Arc<tantivy::InvertedIndexReader>>,
-        Vec<u32>,
-        Arc<foldhash::HashSet<u64>>,
-    )>,
+    segments: Vec<SegmentLookup>,
     field_len: Vec<[u16; FIELD_COUNT]>,
     signatures: Vec<Signature>,
     /// Lowercased id or name → positions (ascending).

@@ -201,8 +201,8 @@ fn finish(
     let mut max_clause = [f32::MIN_POSITIVE; MAX_CLAUSES];
     for a in &kept {
         max_total = max_total.max(a.total);
-        for c in 0..clauses {
-            max_clause[c] = max_clause[c].max(a.clause[c]);
+        for (max, score) in max_clause.iter_mut().zip(&a.clause).take(clauses) {
+            *max = max.max(*score);
         }
     }
     kept.iter()

@@ -12,7 +12,7 @@ use super::events::{Outcome, SessionEvent, ToolRef};
 use super::executor::{offloaded, CodeContext, ExecutorCall, ExecutorOutcome, OffloadHandle};
 use super::result::{Failure, ResultError, ResultStatus, ToolResult, CANCELLED, TOOL_FAILED};
 use super::{control_names, control_set, Session};
-use crate::catalog::{LookupStyle, Source, ToolEntry};
+use crate::catalog::{Catalog, LookupStyle, QueryVectorSet, Source, ToolEntry};
 use crate::config::Mode;
 use crate::error::{Error, ErrorCode};
 use crate::surfaces::control::{TOOL_CALL, TOOL_DESCRIBE, TOOL_SEARCH, TOOL_SEARCH_CODE};
@@ -127,6 +127,65 @@ fn note_for_long_query(request: Option<SearchRequest>) -> Option<String> {
         )),
         _ => None,
     }
+}
+
+/// A parsed search request run with `vectors` (see [`QueryVectorSet`]).
+fn search_with(
+    catalog: &Catalog,
+    request: SearchRequest,
+    vectors: &QueryVectorSet,
+) -> crate::Result<(Vec<String>, Vec<String>, bool, Value)> {
+    match request {
+        SearchRequest::Single { query, limit, .. } => {
+            catalog.search_with(&query, limit, vectors).map(|hits| {
+                let ids = hits.iter().map(|h| h.id.clone()).collect();
+                (
+                    vec![query],
+                    ids,
+                    false,
+                    serde_json::to_value(&hits).unwrap_or(Value::Null),
+                )
+            })
+        }
+        SearchRequest::Batch(batch) => {
+            catalog
+                .search_batch_with(&batch.to_request(), vectors)
+                .map(|result| {
+                    let ids = result
+                        .results
+                        .iter()
+                        .flat_map(|g| g.candidates.iter().map(|h| h.id.clone()))
+                        .collect();
+                    (
+                        batch.all_queries(),
+                        ids,
+                        result.truncated,
+                        serde_json::to_value(&result).unwrap_or(Value::Null),
+                    )
+                })
+        }
+    }
+}
+
+/// A code cell's `search(query, options)` as a `tool_search` request.
+fn search_json_request(query: &str, options: &Value) -> Result<Value, Failure> {
+    let mut raw = Map::new();
+    raw.insert("query".into(), Value::String(query.to_string()));
+    match options {
+        Value::Null => {}
+        Value::Object(o) => {
+            if let Some(limit) = o.get("limit") {
+                raw.insert("limit".into(), limit.clone());
+            }
+        }
+        _ => {
+            return Err(Failure::error(
+                ErrorCode::InvalidRequest,
+                "search options must be an object like { limit: 5 }.",
+            ))
+        }
+    }
+    Ok(Value::Object(raw))
 }
 
 fn guidance(style: LookupStyle) -> &'static str {
@@ -251,7 +310,10 @@ impl Session {
             ));
         }
         match tool_name {
-            TOOL_SEARCH => self.search_value(&args, TOOL_SEARCH),
+            TOOL_SEARCH => {
+                self.search_value(&args, TOOL_SEARCH, options.offload.as_ref())
+                    .await
+            }
             TOOL_DESCRIBE => self.describe_value(&args, LookupStyle::Structured, TOOL_DESCRIBE),
             TOOL_CALL => {
                 let wrapper_id = options
@@ -296,38 +358,52 @@ impl Session {
 
     // ---- search ---------------------------------------------------------
 
-    fn search_value(&self, raw: &Value, via: &str) -> Result<Value, Failure> {
+    /// A search request, hybrid when the catalog is: query vectors not in
+    /// the model's cache are embedded through `offload` (the binding's
+    /// blocking pool), never on the thread polling this call.
+    async fn search_value(
+        &self,
+        raw: &Value,
+        via: &str,
+        offload: Option<&OffloadHandle>,
+    ) -> Result<Value, Failure> {
         let start = Instant::now();
         let catalog = self.catalog();
-        let result = args::parse_search(raw).and_then(|request| match request {
-            SearchRequest::Single { query, limit, .. } => {
-                catalog.search(&query, limit).map(|hits| {
-                    let ids = hits.iter().map(|h| h.id.clone()).collect();
-                    (
-                        vec![query],
-                        ids,
-                        false,
-                        serde_json::to_value(&hits).unwrap_or(Value::Null),
-                    )
-                })
-            }
+        let request = args::parse_search(raw);
+        let vectors = match &request {
+            Ok(request) => self.search_vectors(request, offload).await,
+            Err(_) => QueryVectorSet::default(),
+        };
+        self.finish_search(
+            via,
+            start,
+            request.and_then(|request| search_with(catalog, request, &vectors)),
+        )
+    }
+
+    /// The query vectors `request` needs: the cached ones, and the others
+    /// embedded through `offload` (inline without one). Lexical ranking needs
+    /// none.
+    async fn search_vectors(
+        &self,
+        request: &SearchRequest,
+        offload: Option<&OffloadHandle>,
+    ) -> QueryVectorSet {
+        let catalog = self.catalog();
+        let vectors = match request {
+            SearchRequest::Single { query, .. } => catalog.query_vectors([query.as_str()]),
             SearchRequest::Batch(batch) => {
-                catalog.search_batch(&batch.to_request()).map(|result| {
-                    let ids = result
-                        .results
-                        .iter()
-                        .flat_map(|g| g.candidates.iter().map(|h| h.id.clone()))
-                        .collect();
-                    (
-                        batch.all_queries(),
-                        ids,
-                        result.truncated,
-                        serde_json::to_value(&result).unwrap_or(Value::Null),
-                    )
-                })
+                let queries = catalog.batch_queries(&batch.to_request());
+                catalog.query_vectors(queries.iter().map(String::as_str))
             }
-        });
-        self.finish_search(via, start, result)
+        };
+        if vectors.is_complete() {
+            return vectors;
+        }
+        // A pool that dropped the job: the search ranks those queries lexically.
+        offloaded(offload, move || vectors.complete())
+            .await
+            .unwrap_or_default()
     }
 
     fn finish_search(
@@ -365,25 +441,34 @@ impl Session {
         }
     }
 
-    /// Code mode: `openclaw.tools.search(query, options?)` -> array of hits.
+    /// Code mode: `openclaw.tools.search(query, options?)` -> array of hits,
+    /// answered on the calling thread: hybrid only with the query's vectors
+    /// cached (see [`Session::search_json_needs_embedding`] and
+    /// [`Session::search_json_async`]).
     pub fn search_json(&self, query: &str, options: &Value) -> Result<Value, Failure> {
-        let mut raw = Map::new();
-        raw.insert("query".into(), Value::String(query.to_string()));
-        match options {
-            Value::Null => {}
-            Value::Object(o) => {
-                if let Some(limit) = o.get("limit") {
-                    raw.insert("limit".into(), limit.clone());
-                }
-            }
-            _ => {
-                return Err(Failure::error(
-                    ErrorCode::InvalidRequest,
-                    "search options must be an object like { limit: 5 }.",
-                ))
-            }
-        }
-        self.search_value(&Value::Object(raw), TOOL_SEARCH_CODE)
+        let raw = search_json_request(query, options)?;
+        let start = Instant::now();
+        let result = args::parse_search(&raw)
+            .and_then(|request| search_with(self.catalog(), request, &QueryVectorSet::default()));
+        self.finish_search(TOOL_SEARCH_CODE, start, result)
+    }
+
+    /// Whether a code cell's search of `query` would embed it (hybrid ranking
+    /// and its vectors not cached): then [`Session::search_json_async`]
+    /// answers it, embedding through `offload`.
+    pub fn search_json_needs_embedding(&self, query: &str) -> bool {
+        !self.catalog().query_vectors([query]).is_complete()
+    }
+
+    /// `search_json` with the query embedded through `offload` first.
+    pub async fn search_json_async(
+        &self,
+        query: &str,
+        options: &Value,
+        offload: Option<&OffloadHandle>,
+    ) -> Result<Value, Failure> {
+        let raw = search_json_request(query, options)?;
+        self.search_value(&raw, TOOL_SEARCH_CODE, offload).await
     }
 
     // ---- describe -------------------------------------------------------

@@ -27,6 +27,8 @@ mod tests;
 #[cfg(test)]
 mod tests_args;
 #[cfg(test)]
+mod tests_hybrid;
+#[cfg(test)]
 mod tests_hydrate;
 
 use std::collections::{BTreeSet, HashMap};

@@ -1894,7 +1894,8 @@ fn capability_session(mode: &str, on: Option<bool>) -> Session {
 
 #[test]
 fn capability_directory_is_off_by_default_and_on_when_asked() {
-    assert!(!CAPABILITY_DIRECTORY_DEFAULT);
+    let default = CAPABILITY_DIRECTORY_DEFAULT;
+    assert!(!default);
     for mode in ["tools", "code"] {
         let off = capability_session(mode, None);
         assert!(

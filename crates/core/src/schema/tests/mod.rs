@@ -3,7 +3,6 @@
 mod bounds;
 mod hint;
 mod hostile;
-mod params;
 mod validate;
 
 use serde_json::{json, Map, Value};

@@ -19,11 +19,14 @@ mod vectors;
 pub use fuse::{fuse, HybridParams};
 pub use job::{start, RankingState, RankingStatus, VectorSlot, VectorSlots};
 pub use model::{
-    model_at, query_clauses, ModelHandle, QueryVectors, SemanticModel, MAX_QUERY_CLAUSES,
+    model_at, query_clauses, query_embeddings, ModelHandle, QueryVectors, SemanticModel,
+    MAX_QUERY_CLAUSES,
 };
 /// Whether a folder holds usable model files (regular files inside it), without loading them.
 pub use tool_search_embed::check_model_dir;
 pub use vectors::{tool_key, tool_text_of, QVec, VectorTable, TOOL_TOKENS};
 
+#[cfg(test)]
+pub(crate) use model::word_model_at;
 #[cfg(test)]
 mod tests;

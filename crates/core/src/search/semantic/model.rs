@@ -7,8 +7,10 @@
 //! at one (bench/QUALITY.md, "Multi-vector queries"). Such a query's whole
 //! vector is pooled from its clauses' passes ("Joint pooling").
 
-use std::collections::{HashMap, VecDeque};
+use std::cell::Cell;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use tool_search_embed::{Encoder, DIM};
@@ -17,8 +19,12 @@ use super::vectors::{QVec, TOOL_TOKENS};
 use crate::search::clauses;
 
 /// Queries whose vectors are kept (1.5 KiB per vector; at most
-/// 1 + MAX_QUERY_CLAUSES vectors a query).
+/// 1 + MAX_QUERY_CLAUSES vectors a query), least recently used first out.
 const QUERY_CACHE_ENTRIES: usize = 512;
+/// Bytes of keys and vectors the query cache holds at most: 512 ordinary
+/// queries take about 0.9 MiB; 512 of the longest (4,096 characters, nine
+/// vectors) would take 15 MiB without this bound.
+const QUERY_CACHE_BYTES: usize = 4 << 20;
 
 /// Clauses embedded separately; the rest of a longer request is one last
 /// clause (as the lexical planner counts them).
@@ -98,12 +104,7 @@ impl ModelHandle {
         self.loaded
             .get_or_init(|| {
                 Encoder::load(&self.dir)
-                    .map(|encoder| {
-                        Arc::new(SemanticModel {
-                            encoder,
-                            queries: Mutex::default(),
-                        })
-                    })
+                    .map(|encoder| Arc::new(SemanticModel::new(Backend::Encoder(encoder))))
                     .map_err(|e| e.to_string())
             })
             .as_ref()
@@ -111,14 +112,17 @@ impl ModelHandle {
     }
 }
 
-/// The handle of the model in `dir` (one per folder for the process).
-pub fn model_at(dir: &Path) -> Arc<ModelHandle> {
+fn handles() -> std::sync::MutexGuard<'static, HashMap<PathBuf, Arc<ModelHandle>>> {
     static HANDLES: OnceLock<Mutex<HashMap<PathBuf, Arc<ModelHandle>>>> = OnceLock::new();
-    let mut handles = HANDLES
+    HANDLES
         .get_or_init(Mutex::default)
         .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    Arc::clone(handles.entry(dir.to_path_buf()).or_insert_with(|| {
+        .unwrap_or_else(|e| e.into_inner())
+}
+
+/// The handle of the model in `dir` (one per folder for the process).
+pub fn model_at(dir: &Path) -> Arc<ModelHandle> {
+    Arc::clone(handles().entry(dir.to_path_buf()).or_insert_with(|| {
         Arc::new(ModelHandle {
             dir: dir.to_path_buf(),
             loaded: OnceLock::new(),
@@ -126,76 +130,296 @@ pub fn model_at(dir: &Path) -> Arc<ModelHandle> {
     }))
 }
 
+/// Tests: a stand-in model registered under `dir` (no files read), whose
+/// vectors are hashed bags of words, so hybrid ranking, the query cache and
+/// the embedding counters run without the model package.
+#[cfg(test)]
+pub(crate) fn word_model_at(dir: &Path) -> Arc<ModelHandle> {
+    let handle = Arc::new(ModelHandle {
+        dir: dir.to_path_buf(),
+        loaded: OnceLock::new(),
+    });
+    let _ = handle
+        .loaded
+        .set(Ok(Arc::new(SemanticModel::new(Backend::Words))));
+    handles().insert(dir.to_path_buf(), Arc::clone(&handle));
+    handle
+}
+
+/// What computes the vectors.
+#[cfg_attr(test, allow(clippy::large_enum_variant))] // one per process; `Words` exists in tests only
+enum Backend {
+    Encoder(Encoder),
+    /// Tests: hashed bags of words.
+    #[cfg(test)]
+    Words,
+}
+
+/// Query embeddings done by this process, and by the calling thread (see
+/// [`query_embeddings`]).
+static QUERY_EMBEDDINGS: AtomicU64 = AtomicU64::new(0);
+thread_local! {
+    static QUERY_EMBEDDINGS_HERE: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Query embeddings (forward passes for a query not in the cache) done since
+/// the process started: in all, and on the calling thread. A gateway's event
+/// loop must see the second stay at 0 (tests and diagnostics; the searches
+/// of `ToolSearchSession` and `searchAsync` embed on other threads).
+pub fn query_embeddings() -> (u64, u64) {
+    (
+        QUERY_EMBEDDINGS.load(Ordering::Relaxed),
+        QUERY_EMBEDDINGS_HERE.with(Cell::get),
+    )
+}
+
 pub struct SemanticModel {
-    encoder: Encoder,
+    backend: Backend,
     queries: Mutex<QueryCache>,
 }
 
-#[derive(Default)]
-struct QueryCache {
-    vectors: HashMap<String, Arc<QueryVectors>>,
-    order: VecDeque<String>,
-}
-
 impl SemanticModel {
+    fn new(backend: Backend) -> SemanticModel {
+        SemanticModel {
+            backend,
+            queries: Mutex::new(QueryCache::new(QUERY_CACHE_ENTRIES, QUERY_CACHE_BYTES)),
+        }
+    }
+
     /// Digest of the model files: part of every cached vector's key.
     pub fn digest(&self) -> &str {
-        self.encoder.model_digest()
+        match &self.backend {
+            Backend::Encoder(encoder) => encoder.model_digest(),
+            #[cfg(test)]
+            Backend::Words => "test-words-v1",
+        }
+    }
+
+    /// The query's vectors if they are cached (never embeds: cheap on any thread).
+    pub fn cached_query(&self, query: &str) -> Option<Arc<QueryVectors>> {
+        self.queries
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(query)
     }
 
     /// The query's vectors (full 256-piece limit each: queries are short and
-    /// carry their meaning throughout). A query of several clauses is
-    /// embedded clause by clause only; its whole vector is the mean over all
-    /// the clauses' word pieces (`Encoder::embed_joint`), which halves the
-    /// cost and matched a pass over the whole query leave-one-source-out
-    /// (bench/QUALITY.md, "Joint pooling").
+    /// carry their meaning throughout), from the cache or embedded now, on
+    /// the calling thread: 1-4 ms for a dev query, tens of ms for a long
+    /// request. Callers on an event loop use [`SemanticModel::cached_query`]
+    /// and embed elsewhere. A query of several clauses is embedded clause by
+    /// clause only; its whole vector is the mean over all the clauses' word
+    /// pieces (`Encoder::embed_joint`), which halves the cost and matched a
+    /// pass over the whole query leave-one-source-out (bench/QUALITY.md,
+    /// "Joint pooling").
     pub fn embed_query(&self, query: &str) -> Arc<QueryVectors> {
-        if let Some(v) = self
-            .queries
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .vectors
-            .get(query)
-        {
-            return Arc::clone(v);
+        if let Some(v) = self.cached_query(query) {
+            return v;
         }
+        QUERY_EMBEDDINGS.fetch_add(1, Ordering::Relaxed);
+        QUERY_EMBEDDINGS_HERE.with(|n| n.set(n.get() + 1));
         let clauses = query_clauses(query);
         let vector = Arc::new(if clauses.is_empty() {
-            let whole = self.encoder.embed(&[query]).pop().unwrap_or([0.0; DIM]);
             QueryVectors {
-                whole,
+                whole: self.embed_one(query),
                 clauses: Vec::new(),
             }
         } else {
             // The clauses share one budget of word pieces: a request of eight
             // 256-piece clauses costs what 512 pieces do.
-            let (clauses, whole) = self
-                .encoder
-                .embed_joint_within(&clauses, tool_search_embed::MAX_JOINT_TOKENS);
+            let (clauses, whole) = self.embed_clauses(&clauses);
             QueryVectors { whole, clauses }
         });
-        let mut cache = self.queries.lock().unwrap_or_else(|e| e.into_inner());
-        if cache
-            .vectors
-            .insert(query.to_string(), Arc::clone(&vector))
-            .is_none()
-        {
-            cache.order.push_back(query.to_string());
-            while cache.order.len() > QUERY_CACHE_ENTRIES {
-                if let Some(old) = cache.order.pop_front() {
-                    cache.vectors.remove(&old);
-                }
-            }
-        }
+        self.queries
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(query, Arc::clone(&vector));
         vector
+    }
+
+    fn embed_one(&self, text: &str) -> [f32; DIM] {
+        match &self.backend {
+            Backend::Encoder(encoder) => encoder.embed(&[text]).pop().unwrap_or([0.0; DIM]),
+            #[cfg(test)]
+            Backend::Words => words_vector(&[text]),
+        }
+    }
+
+    fn embed_clauses(&self, clauses: &[&str]) -> (Vec<[f32; DIM]>, [f32; DIM]) {
+        match &self.backend {
+            Backend::Encoder(encoder) => {
+                encoder.embed_joint_within(clauses, tool_search_embed::MAX_JOINT_TOKENS)
+            }
+            #[cfg(test)]
+            Backend::Words => (
+                clauses.iter().map(|c| words_vector(&[c])).collect(),
+                words_vector(clauses),
+            ),
+        }
     }
 
     /// Quantized vectors of tool texts (cut to TOOL_TOKENS word pieces).
     pub fn embed_tools(&self, texts: &[&str]) -> Vec<QVec> {
-        self.encoder
-            .embed_truncated(texts, TOOL_TOKENS)
+        match &self.backend {
+            Backend::Encoder(encoder) => encoder
+                .embed_truncated(texts, TOOL_TOKENS)
+                .iter()
+                .map(QVec::quantize)
+                .collect(),
+            #[cfg(test)]
+            Backend::Words => texts
+                .iter()
+                .map(|t| QVec::quantize(&words_vector(&[t])))
+                .collect(),
+        }
+    }
+}
+
+/// Tests: the normalized sum of one pseudo-random unit vector per word
+/// (lowercased letters and digits) of `texts`.
+#[cfg(test)]
+fn words_vector(texts: &[&str]) -> [f32; DIM] {
+    let mut sum = [0f32; DIM];
+    for word in texts
+        .iter()
+        .flat_map(|t| t.split(|c: char| !c.is_alphanumeric()))
+        .filter(|w| !w.is_empty())
+    {
+        let mut x = blake3::hash(word.to_lowercase().as_bytes()).as_bytes()[..8]
             .iter()
-            .map(QVec::quantize)
-            .collect()
+            .fold(0u64, |a, &b| a << 8 | b as u64)
+            | 1;
+        for v in sum.iter_mut() {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            *v += (x >> 40) as f32 / (1u64 << 24) as f32 - 0.5;
+        }
+    }
+    let norm = sum.iter().map(|v| v * v).sum::<f32>().sqrt().max(1e-12);
+    sum.map(|v| v / norm)
+}
+
+/// The last queries' vectors, least recently used out first, bounded in
+/// entries and in bytes (key text plus vectors).
+pub(crate) struct QueryCache {
+    entries: HashMap<String, (Arc<QueryVectors>, u64)>,
+    /// Use stamp → query: the first is the least recently used.
+    order: BTreeMap<u64, String>,
+    stamp: u64,
+    bytes: usize,
+    max_entries: usize,
+    max_bytes: usize,
+}
+
+impl QueryCache {
+    pub(crate) fn new(max_entries: usize, max_bytes: usize) -> QueryCache {
+        QueryCache {
+            entries: HashMap::new(),
+            order: BTreeMap::new(),
+            stamp: 0,
+            bytes: 0,
+            max_entries,
+            max_bytes,
+        }
+    }
+
+    fn cost(query: &str, vectors: &QueryVectors) -> usize {
+        query.len() + (1 + vectors.clauses.len()) * DIM * std::mem::size_of::<f32>()
+    }
+
+    /// The query's vectors, now the most recently used.
+    pub(crate) fn get(&mut self, query: &str) -> Option<Arc<QueryVectors>> {
+        self.stamp += 1;
+        let (vectors, stamp) = self.entries.get_mut(query)?;
+        let key = self
+            .order
+            .remove(stamp)
+            .unwrap_or_else(|| query.to_string());
+        *stamp = self.stamp;
+        self.order.insert(self.stamp, key);
+        Some(Arc::clone(vectors))
+    }
+
+    /// Keeps `vectors` for `query`, dropping the least recently used entries
+    /// past the bounds (an entry larger than the byte bound is not kept).
+    pub(crate) fn insert(&mut self, query: &str, vectors: Arc<QueryVectors>) {
+        let cost = QueryCache::cost(query, &vectors);
+        if cost > self.max_bytes || self.max_entries == 0 {
+            return;
+        }
+        self.stamp += 1;
+        if let Some((old, stamp)) = self
+            .entries
+            .insert(query.to_string(), (vectors, self.stamp))
+        {
+            self.bytes -= QueryCache::cost(query, &old);
+            self.order.remove(&stamp);
+        }
+        self.order.insert(self.stamp, query.to_string());
+        self.bytes += cost;
+        while self.entries.len() > self.max_entries || self.bytes > self.max_bytes {
+            let Some((_, oldest)) = self.order.pop_first() else {
+                break;
+            };
+            if let Some((old, _)) = self.entries.remove(&oldest) {
+                self.bytes -= QueryCache::cost(&oldest, &old);
+            }
+        }
+    }
+
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    #[cfg(test)]
+    pub(crate) fn bytes(&self) -> usize {
+        self.bytes
+    }
+}
+
+#[cfg(test)]
+mod cache_tests {
+    use super::*;
+
+    fn vectors(clauses: usize) -> Arc<QueryVectors> {
+        Arc::new(QueryVectors {
+            whole: [0.0; DIM],
+            clauses: vec![[0.0; DIM]; clauses],
+        })
+    }
+
+    #[test]
+    fn the_query_cache_is_bounded_in_entries_and_bytes_and_drops_the_least_recently_used() {
+        let mut cache = QueryCache::new(4, 1 << 20);
+        for i in 0..10 {
+            cache.insert(&format!("q{i}"), vectors(0));
+        }
+        assert_eq!(cache.len(), 4);
+        assert!(cache.get("q5").is_none() && cache.get("q6").is_some());
+        cache.insert("q10", vectors(0));
+        // q6 was used last among the old ones, so q7 went first.
+        assert!(cache.get("q6").is_some() && cache.get("q7").is_none());
+
+        let one = QueryCache::cost("x", &vectors(8));
+        let mut cache = QueryCache::new(100, one * 3);
+        for i in 0..20 {
+            cache.insert(&((b'a' + i) as char).to_string(), vectors(8));
+            assert!(cache.bytes() <= one * 3);
+        }
+        assert_eq!(cache.len(), 3);
+        // An entry larger than the whole bound is not kept.
+        let mut small = QueryCache::new(100, 100);
+        small.insert("q", vectors(0));
+        assert_eq!((small.len(), small.bytes()), (0, 0));
+        // Re-inserting a key replaces it without counting it twice.
+        let mut cache = QueryCache::new(10, 1 << 20);
+        cache.insert("same", vectors(0));
+        cache.insert("same", vectors(2));
+        assert_eq!(
+            (cache.len(), cache.bytes()),
+            (1, QueryCache::cost("same", &vectors(2)))
+        );
     }
 }
