@@ -286,7 +286,7 @@ fn empty_forms() {
 
 #[test]
 fn visible_names_are_not_deferred() {
-    let entries = vec![
+    let entries = [
         entry(Source::Openclaw, "core", "read", "Read a file."),
         entry(Source::Openclaw, "core", "write", "Write."),
     ];
