@@ -6,6 +6,9 @@ import assert from 'node:assert/strict'
 import { createRequire } from 'node:module'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { root } from './helpers.mjs'
 
 const require = createRequire(import.meta.url)
 const { ToolCatalog, releaseUnusedMemory } = require('../index.js')
@@ -165,4 +168,25 @@ test('build() reads no tool on the calling turn; record text reaches the addon a
   assert.equal(serialized, list.length)
   assert.deepEqual(shape(built), shape(ToolCatalog.fromJson(JSON.stringify(list))))
   assert.deepEqual(shape(built), shape(new ToolCatalog(list, { cache: false })))
+})
+
+test('the record cache compares every field the catalog knows (js/catalog.js against KNOWN_FIELDS)', () => {
+  const rust = readFileSync(join(root, 'crates/core/src/catalog/records.rs'), 'utf8')
+  const list = rust.match(/pub const KNOWN_FIELDS: &\[&str\] = &\[([\s\S]*?)\];/)
+  assert.ok(list, 'KNOWN_FIELDS found in records.rs')
+  const known = [...list[1].replace(/\/\/.*$/gm, '').matchAll(/"([^"]+)"/g)].map((m) => m[1]).sort()
+  const js = readFileSync(join(root, 'js/catalog.js'), 'utf8')
+  const fieldsOf = js.match(/function fieldsOf\(tool\) \{([\s\S]*?)\n\}/)
+  const sameFields = js.match(/function sameFields\(tool, f\) \{([\s\S]*?)\n\}/)
+  assert.ok(fieldsOf && sameFields, 'fieldsOf and sameFields found in js/catalog.js')
+  const kept = [...fieldsOf[1].matchAll(/^\s*(\w+): tool\.(\w+),$/gm)].map((m) => {
+    assert.equal(m[1], m[2])
+    return m[1]
+  })
+  const compared = [...sameFields[1].matchAll(/tool\.(\w+) === f\.(\w+)/g)].map((m) => {
+    assert.equal(m[1], m[2])
+    return m[1]
+  })
+  assert.deepEqual(kept.sort(), known)
+  assert.deepEqual(compared.sort(), known)
 })

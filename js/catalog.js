@@ -49,8 +49,9 @@ const MAX_REASON_CHARS = 200
 
 /**
  * What was stored for one tool object: its record's id in the addon's store,
- * and the top-level fields the catalog reads, as they were then (compared by
- * identity).
+ * and the top-level fields the catalog knows (`KNOWN_FIELDS` in
+ * crates/core/src/catalog/records.rs; a test ties the two lists), as they were
+ * then (compared by identity).
  * @typedef {{ slot: number, generation: number, fields: Fields }} Seen
  * @typedef {ReturnType<typeof fieldsOf>} Fields
  */
@@ -69,6 +70,7 @@ function fieldsOf(tool) {
     outputSchema: tool.outputSchema,
     catalogMode: tool.catalogMode,
     mcp: tool.mcp,
+    annotations: tool.annotations,
   }
 }
 
@@ -86,7 +88,8 @@ function sameFields(tool, f) {
     tool.input_schema === f.input_schema &&
     tool.outputSchema === f.outputSchema &&
     tool.catalogMode === f.catalogMode &&
-    tool.mcp === f.mcp
+    tool.mcp === f.mcp &&
+    tool.annotations === f.annotations
   )
 }
 

@@ -70,6 +70,8 @@ fn tools_json(env: &Env, tools: Unknown) -> JsResult<String> {
     if let Ok(Some(text)) = stringify(env, tools) {
         return Ok(text);
     }
+    // SAFETY: the only caller (`tools_text`) checked that `tools` is a JS array; `Array` wraps
+    // the same handle for this call's scope.
     let array: Array = unsafe { tools.cast() }.map_err(from_napi)?;
     let mut text = String::from("[");
     for i in 0..array.len() {
@@ -299,7 +301,8 @@ pub fn intern_records(texts: Unknown) -> Result<Vec<u32>, JsCode> {
 
 /// Record ids from a Uint32Array of (slot, generation) pairs.
 fn ids_arg(ids: &Unknown) -> JsResult<Vec<SlotId>> {
-    // The cast checks the typed array's type (napi_get_typedarray_info).
+    // SAFETY: the cast checks the typed array's type (napi_get_typedarray_info) and fails
+    // otherwise; the slice borrows the array's buffer for this call's scope only.
     let pairs: Uint32ArraySlice = unsafe { ids.cast() }.map_err(|_| {
         js_error(
             ErrorCode::InvalidRequest,
@@ -697,7 +700,8 @@ impl ToolCatalog {
                 .get_global()
                 .and_then(|g| g.get_named_property("Array"))
                 .map_err(from_napi)?;
-            // `Array` is a function; read its `from` through the object view.
+            // SAFETY: the global `Array` is a function, and every function is an object; the
+            // object view reads its `from` property and nothing else.
             let array: Object = unsafe { array.cast() }.map_err(from_napi)?;
             let from: Function<Unknown, Vec<Value>> =
                 array.get_named_property("from").map_err(from_napi)?;

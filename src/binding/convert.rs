@@ -33,6 +33,7 @@ pub fn stringify(env: &Env, value: Unknown) -> std::result::Result<Option<String
         json_function(env, "stringify").map_err(|e| e.reason.clone())?;
     let out = stringify.call(value).map_err(|e| e.reason.clone())?;
     match out.get_type().map_err(|e| e.reason.clone())? {
+        // SAFETY: the value's type was read just above.
         ValueType::String => unsafe { out.cast::<String>() }
             .map(Some)
             .map_err(|e| e.reason.clone()),
@@ -105,6 +106,7 @@ pub fn value_type(value: &Unknown) -> JsResult<ValueType> {
 pub fn string_arg(value: Unknown, code: ErrorCode, what: &str) -> JsResult<String> {
     match value_type(&value)? {
         ValueType::String => {
+            // SAFETY: the value's type was read just above.
             unsafe { value.cast::<String>() }.map_err(|e| js_error(code, e.reason.clone()))
         }
         _ => Err(js_error(code, format!("{what} must be a string."))),
@@ -115,6 +117,7 @@ pub fn string_arg(value: Unknown, code: ErrorCode, what: &str) -> JsResult<Strin
 pub fn number_arg(value: Unknown, code: ErrorCode, what: &str) -> JsResult<f64> {
     match value_type(&value)? {
         ValueType::Number => {
+            // SAFETY: the value's type was read just above.
             unsafe { value.cast::<f64>() }.map_err(|e| js_error(code, e.reason.clone()))
         }
         _ => Err(js_error(code, format!("{what} must be a number."))),
@@ -125,6 +128,7 @@ pub fn number_arg(value: Unknown, code: ErrorCode, what: &str) -> JsResult<f64> 
 pub fn object_arg<'a>(value: Unknown<'a>, code: ErrorCode, what: &str) -> JsResult<Object<'a>> {
     match value_type(&value)? {
         ValueType::Object => {
+            // SAFETY: the value's type was read just above.
             unsafe { value.cast::<Object>() }.map_err(|e| js_error(code, e.reason.clone()))
         }
         _ => Err(js_error(code, format!("{what} must be an object."))),

@@ -177,6 +177,8 @@ impl TypeName for Hits {
 }
 
 impl ToNapiValue for Hits {
+    // SAFETY: called by napi-rs with the env of the task's completion callback; delegates
+    // to serde_json's conversion under the same contract.
     unsafe fn to_napi_value(env: napi::sys::napi_env, hits: Self) -> Result<napi::sys::napi_value> {
         serde_json::Value::to_napi_value(env, hits.0)
     }

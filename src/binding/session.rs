@@ -397,6 +397,7 @@ impl ToolSearchSession {
             let capability_directory = match property(&options, "capabilityDirectory")? {
                 None => None,
                 Some(v) => match value_type(&v)? {
+                    // SAFETY: the value's type was read just above.
                     ValueType::Boolean => Some(unsafe { v.cast::<bool>() }.map_err(from_napi)?),
                     _ => {
                         return Err(js_error(
@@ -753,6 +754,7 @@ pub(crate) fn link_abort_signal(
             "options.signal must be an AbortSignal",
         ));
     }
+    // SAFETY: checked to be an object just above.
     let signal: Object = unsafe { signal.cast() }.map_err(from_napi)?;
     let aborted: Option<bool> = signal.get_named_property("aborted").map_err(from_napi)?;
     if aborted == Some(true) {

@@ -119,6 +119,7 @@ pub fn find_launcher(explicit: Option<&Path>, dir_hint: Option<&Path>) -> Option
 
 /// Directory of the shared object (the `.node` addon) or executable that contains this function.
 fn containing_object_dir() -> Option<PathBuf> {
+    // SAFETY: Dl_info is plain C data (pointers and integers); all-zero is a valid value.
     let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
     let addr = containing_object_dir as *const libc::c_void;
     // SAFETY: dladdr only reads loader tables; `info` is a valid out-pointer.

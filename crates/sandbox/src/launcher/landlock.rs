@@ -250,6 +250,7 @@ fn add_rule(ruleset: i32, grant: &Grant) -> Result<bool, String> {
         return Err(format!("landlock: open {}: {err}", file.display()));
     }
     // Directory-only rights on a file are rejected (EINVAL).
+    // SAFETY: `stat` is plain C data; all-zero is a valid value.
     let mut stat: libc::stat = unsafe { std::mem::zeroed() };
     // SAFETY: valid fd and out pointer.
     let is_dir = unsafe { libc::fstat(fd, &mut stat) } == 0

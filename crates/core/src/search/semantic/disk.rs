@@ -322,6 +322,7 @@ fn open_at(
     if fd < 0 {
         return Err(std::io::Error::last_os_error());
     }
+    // SAFETY: `fd` was just opened (checked non-negative) and nothing else owns it.
     Ok(unsafe { File::from_raw_fd(fd) })
 }
 
