@@ -257,17 +257,19 @@ pub struct Catalog {
 /// owner's tools are one run of ordinals, found by binary search: marking an
 /// owner costs O(log n + owners), a lookup O(log owners), whatever the
 /// number of unavailable owners.
+/// (source, owner, reason) of each unavailable owner, in the order they were marked.
+type UnavailableOwners = Arc<[(Source, Arc<str>, Arc<str>)]>;
+
 #[derive(Clone, Default)]
 struct Unavailable {
-    /// (source, owner, reason), in the order they were marked.
-    owners: Arc<[(Source, Arc<str>, Arc<str>)]>,
+    owners: UnavailableOwners,
     /// Non-empty runs of ordinals `[start, end)` of this data's entries and
     /// the index of their owner in `owners`, by `start` (runs never overlap).
     runs: Arc<[(u32, u32, u32)]>,
 }
 
 impl Unavailable {
-    fn of(owners: Arc<[(Source, Arc<str>, Arc<str>)]>, data: &CatalogData) -> Unavailable {
+    fn of(owners: UnavailableOwners, data: &CatalogData) -> Unavailable {
         if owners.is_empty() {
             return Unavailable::default();
         }
@@ -287,7 +289,7 @@ impl Unavailable {
     }
 
     /// These owners, without `selector`'s.
-    fn without(&self, selector: &SourceSelector) -> Arc<[(Source, Arc<str>, Arc<str>)]> {
+    fn without(&self, selector: &SourceSelector) -> UnavailableOwners {
         self.owners
             .iter()
             .filter(|(s, o, _)| !(*s == selector.source && **o == *selector.owner))

@@ -229,7 +229,9 @@ fn pair(
         server_sizes[server as usize] += 1;
     }
     // The tools that require an identifier (few): only their servers' names are split.
-    let mut needing: Vec<(usize, Vec<(&str, Vec<String>)>)> = Vec::new();
+    // (ordinal, [(required id parameter, its words before "id")]).
+    type Needs<'a> = Vec<(usize, Vec<(&'a str, Vec<String>)>)>;
+    let mut needing: Needs = Vec::new();
     let mut wanted = vec![false; servers.len()];
     for (ordinal, entry) in entries.iter().enumerate() {
         let server = server_of[ordinal];
