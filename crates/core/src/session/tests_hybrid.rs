@@ -4,36 +4,16 @@
 //! its caller and ranks the same. The model is the test stand-in (hashed
 //! bags of words), so these run without the model package.
 
-use std::future::Future;
 use std::sync::Arc;
-use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use super::tests::block_on;
 use super::*;
 use crate::catalog::{Catalog, CatalogOptions, RankingMode};
 use crate::config::resolve;
 use crate::search::semantic::{query_embeddings, word_model_at};
-
-struct ThreadWaker(std::thread::Thread);
-impl Wake for ThreadWaker {
-    fn wake(self: Arc<Self>) {
-        self.0.unpark();
-    }
-}
-
-fn block_on<F: Future>(future: F) -> F::Output {
-    let waker = Waker::from(Arc::new(ThreadWaker(std::thread::current())));
-    let mut cx = Context::from_waker(&waker);
-    let mut future = std::pin::pin!(future);
-    loop {
-        if let Poll::Ready(out) = future.as_mut().poll(&mut cx) {
-            return out;
-        }
-        std::thread::park();
-    }
-}
 
 /// Never reached: these tests only search.
 struct NoExecutor;
