@@ -8,6 +8,7 @@
 
 pub mod catalog;
 pub mod config;
+pub mod entry;
 pub mod error;
 pub mod limits;
 pub mod schema;

@@ -50,7 +50,7 @@ fn blank(src: &str) -> String {
     let b = src.as_bytes();
     let mut out = b.to_vec();
     let mut i = 0;
-    let mut blank_range = |out: &mut Vec<u8>, from: usize, to: usize| {
+    let blank_range = |out: &mut Vec<u8>, from: usize, to: usize| {
         for c in &mut out[from..to] {
             if *c != b'\n' {
                 *c = b' ';

@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::entry::{EntryDigest, EntryFields, Source, ToolEntry, ToolRecord};
 use super::lookup::NameIndex;
 use super::records::RawRecord;
 use super::store::StoredRecord;
+use crate::entry::{EntryDigest, EntryFields, Source, ToolEntry, ToolRecord};
 use crate::error::{Error, Result};
 use crate::limits::*;
 use crate::schema::{self, CompiledSchema};
@@ -63,6 +63,17 @@ impl DirectOnlyTool {
         self.text = raw.to_string().into();
         self.raw = raw;
         Arc::new(self)
+    }
+}
+
+/// The background vector job embeds this data's entries and fills its slots.
+impl crate::search::semantic::VectorConsumer for CatalogData {
+    fn entries(&self) -> &[ToolEntry] {
+        &self.entries
+    }
+
+    fn vector_slots(&self) -> &crate::search::semantic::VectorSlots {
+        &self.vectors
     }
 }
 
@@ -146,7 +157,7 @@ fn estimate_native_bytes<'a>(
         + 24 * 4; // name trigram postings
     let fresh: usize = fresh
         .map(|e| {
-            super::entry::ENTRY_BLOCK_BYTES
+            crate::entry::ENTRY_BLOCK_BYTES
                 + e.id.len()
                 + e.owner.len()
                 + e.name.len()
@@ -515,7 +526,7 @@ impl CatalogData {
         let prerequisites = Prerequisites::build(&validated.entries);
         let mut name_order: Vec<u32> = (0..validated.entries.len() as u32).collect();
         name_order.sort_unstable_by(|&a, &b| {
-            crate::surfaces::directory_order(
+            crate::entry::directory_order(
                 &validated.entries[a as usize],
                 &validated.entries[b as usize],
             )
@@ -786,7 +797,7 @@ impl CatalogData {
             .collect();
         let prerequisites = self.prerequisites.derive(&entries, &new_of_old, &changed);
         let order = |a: &u32, b: &u32| {
-            crate::surfaces::directory_order(&entries[*a as usize], &entries[*b as usize])
+            crate::entry::directory_order(&entries[*a as usize], &entries[*b as usize])
         };
         let mut fresh_by_name = fresh_ordinals.clone();
         fresh_by_name.sort_unstable_by(order);

@@ -4,8 +4,7 @@
 
 use serde_json::Value;
 
-use super::entry::ToolRecord;
-use super::hits::{safe_server_name, McpInfo};
+use crate::entry::{safe_server_name, McpInfo, ToolRecord};
 use crate::error::{Error, Result};
 use crate::limits::{MAX_CATALOG_TOOLS, MAX_NAME_CHARS};
 

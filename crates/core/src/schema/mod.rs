@@ -21,7 +21,7 @@ mod suggest;
 mod validate;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use serde::Serialize;
 

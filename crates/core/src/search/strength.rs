@@ -115,7 +115,7 @@ pub fn is_weak(strength: f32, exact: bool, weak_below: f32) -> bool {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::super::SearchIndex;
-    use crate::catalog::{EntryFields, Source, ToolEntry};
+    use crate::entry::{EntryFields, Source, ToolEntry};
 
     /// Devices with a status tool each: "get", "current" and "status" are in
     /// every one of them (common), each device word in one tool only.

@@ -17,7 +17,7 @@ mod model;
 mod vectors;
 
 pub use fuse::{fuse, HybridParams};
-pub use job::{start, RankingState, RankingStatus, VectorSlot, VectorSlots};
+pub use job::{start, RankingState, RankingStatus, VectorConsumer, VectorSlot, VectorSlots};
 pub use model::{
     model_at, query_clauses, query_embeddings, ModelHandle, QueryVectors, SemanticModel,
     MAX_QUERY_CLAUSES,

@@ -4,7 +4,7 @@
 use tool_search_embed::{tool_text, DIM};
 
 use super::model::QueryVectors;
-use crate::catalog::ToolEntry;
+use crate::entry::ToolEntry;
 
 /// Word pieces embedded per tool (name and description, [CLS] and [SEP]
 /// included). Longer texts are cut: their start carries the capability, the
