@@ -534,11 +534,19 @@ impl Crate {
         out
     }
 
+    /// File → file imports. A module file's imports of the children it
+    /// declares are left out: a parent owns its children (it declares them
+    /// and re-exports or calls them) and a child may use its parent's items;
+    /// circles among siblings, or across folders, are what the check finds.
     fn edges(&self) -> BTreeSet<(usize, usize)> {
         let mut edges = BTreeSet::new();
         for (i, abs) in self.imports() {
             if let Some(t) = self.target(&self.files[i].root, &abs, 0) {
-                if t != i {
+                let (from, to) = (&self.files[i], &self.files[t]);
+                let own_child = from.root == to.root
+                    && to.module.len() == from.module.len() + 1
+                    && to.module.starts_with(&from.module);
+                if t != i && !own_child {
                     edges.insert((i, t));
                 }
             }
