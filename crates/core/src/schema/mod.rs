@@ -16,6 +16,7 @@
 mod bounds;
 mod cost;
 mod hint;
+mod quote;
 mod refs;
 mod suggest;
 mod validate;

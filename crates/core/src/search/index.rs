@@ -20,9 +20,9 @@ use tantivy::{
 };
 
 use super::analyze::Analyzer;
-use super::diversify::{signature, Signature};
 use super::fields::{FieldKind, RankingParams, FIELD_COUNT};
 use super::params::param_text;
+use super::signature::{signature, Signature};
 use crate::entry::ToolEntry;
 use crate::error::{Error, Result};
 

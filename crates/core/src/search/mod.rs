@@ -27,6 +27,7 @@ mod prerequisites;
 mod query;
 mod rank;
 pub mod semantic;
+mod signature;
 mod stopwords;
 mod strength;
 mod typo;

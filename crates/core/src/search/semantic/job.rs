@@ -11,7 +11,8 @@ use serde::Serialize;
 
 use super::disk::DiskCache;
 use super::model::ModelHandle;
-use super::vectors::{tool_key, tool_text_of, QVec, VectorTable};
+use super::qvec::QVec;
+use super::vectors::{tool_key, tool_text_of, VectorTable};
 use crate::entry::ToolEntry;
 
 /// Tools per forward pass: ≤ 2,048 word pieces, and a progress event after each.
