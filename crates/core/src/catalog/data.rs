@@ -2,13 +2,14 @@
 //! (shared with the versions derived from it) and their search index.
 //! Built once per distinct tool set and cached by fingerprint.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 
 use super::lookup::NameIndex;
 use super::records::RawRecord;
 use super::store::StoredRecord;
+use super::text::{clip, is_invisible};
 use crate::entry::{EntryDigest, EntryFields, Source, ToolEntry, ToolRecord};
 use crate::error::{Error, Result};
 use crate::limits::*;
@@ -75,6 +76,29 @@ impl crate::search::semantic::VectorConsumer for CatalogData {
     fn vector_slots(&self) -> &crate::search::semantic::VectorSlots {
         &self.vectors
     }
+}
+
+/// Catalogs with fewer entries are freed in place (well under a millisecond).
+pub const BACKGROUND_RELEASE_MIN_ENTRIES: usize = 1_000;
+
+/// An empty catalog's data, shared: what a released catalog points at.
+/// Built once; `CatalogData::build` warms it for large catalogs, so the first
+/// release does not build it (under the cache lock, or in a drop).
+pub fn empty_data() -> Option<Arc<CatalogData>> {
+    static EMPTY: OnceLock<Option<Arc<CatalogData>>> = OnceLock::new();
+    EMPTY
+        .get_or_init(|| {
+            let validated = Validated {
+                entries: Vec::new(),
+                direct_only: Vec::new(),
+                control_named: Vec::new(),
+                excluded: Vec::new(),
+            };
+            CatalogData::build(validated, String::new(), Arc::from(Vec::new()), Vec::new())
+                .ok()
+                .map(Arc::new)
+        })
+        .clone()
 }
 
 /// Two ascending (by `order`) sequences as one.
@@ -435,31 +459,11 @@ fn check_identifier_part(
     Ok(())
 }
 
-/// Characters that change how a name reads without being seen: bidirectional
-/// controls (U+061C, U+200E/F, U+202A–E, U+2066–9), zero-width and other
-/// format characters (Unicode category Cf: U+00AD, U+200B–D, U+2060–4,
-/// U+FEFF, tags…), the combining grapheme joiner, Hangul fillers and
-/// variation selectors.
-pub(crate) fn is_invisible(c: char) -> bool {
-    matches!(c as u32,
-        0x00AD | 0x034F | 0x061C | 0x0600..=0x0605 | 0x06DD | 0x070F | 0x08E2 | 0x115F | 0x1160
-        | 0x17B4 | 0x17B5 | 0x180B..=0x180F | 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x206F
-        | 0x3164 | 0xFE00..=0xFE0F | 0xFEFF | 0xFFA0 | 0xFFF9..=0xFFFB | 0x110BD | 0x110CD
-        | 0x13430..=0x1343F | 0x1BCA0..=0x1BCA3 | 0x1D173..=0x1D17A | 0xE0000..=0xE0FFF)
-}
-
 /// Trim and cap text on a char boundary.
 fn bounded_text(text: &str, max_chars: usize) -> String {
     let text = text.trim();
     match text.char_indices().nth(max_chars) {
         Some((cut, _)) => text[..cut].to_string(),
-        None => text.to_string(),
-    }
-}
-
-pub(crate) fn clip(text: &str, max_chars: usize) -> String {
-    match text.char_indices().nth(max_chars) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
         None => text.to_string(),
     }
 }
@@ -531,8 +535,8 @@ impl CatalogData {
                 &validated.entries[b as usize],
             )
         });
-        if validated.entries.len() >= super::release::BACKGROUND_RELEASE_MIN_ENTRIES {
-            let _ = super::release::empty_data();
+        if validated.entries.len() >= BACKGROUND_RELEASE_MIN_ENTRIES {
+            let _ = empty_data();
         }
         let digests = validated.entries.iter().map(ToolEntry::digest).collect();
         let native_bytes = estimate_native_bytes(

@@ -60,7 +60,7 @@ impl CatalogData {
             mcp,
             name: e.name.clone(),
             label: e.label.clone(),
-            description: super::data::clip(&e.description, HIT_DESCRIPTION_MAX_CHARS),
+            description: super::text::clip(&e.description, HIT_DESCRIPTION_MAX_CHARS),
             input: self.input_hint(ordinal).to_string(),
             output: self.output_hint(ordinal).map(str::to_string),
             weak: false,

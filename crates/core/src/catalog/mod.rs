@@ -13,6 +13,7 @@ mod ranking;
 mod records;
 mod release;
 pub mod store;
+mod text;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -115,8 +116,8 @@ impl SourceSelector {
                 if let Some((key, named)) = wrong {
                     return Err(Error::invalid_catalog(format!(
                         "tool #{index} names MCP server \"{}\" (mcp.{key}), not the replaced owner \"{}\"",
-                        data::clip(named, 80),
-                        data::clip(owner, 80)
+                        text::clip(named, 80),
+                        text::clip(owner, 80)
                     )));
                 }
             }
