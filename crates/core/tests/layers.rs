@@ -324,7 +324,7 @@ fn absolute(
 ) -> Option<Vec<String>> {
     let first = path.first()?;
     let mut out;
-    let mut rest = &path[..];
+    let mut rest = path;
     match first.as_str() {
         "crate" => {
             out = Vec::new();
