@@ -1,7 +1,7 @@
 //! Resolving an id or name the model typed: exact id, then exact unique name;
 //! otherwise an error with up to three suggestions.
 
-use super::data::clip;
+use super::text::clip;
 use super::{Catalog, ToolEntry};
 use crate::error::{Error, ErrorCode, Result};
 

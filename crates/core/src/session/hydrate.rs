@@ -14,12 +14,11 @@
 use std::collections::BTreeSet;
 
 use super::events::SessionEvent;
-use super::surface::entry_definition;
 use super::Session;
 use crate::catalog::{LookupStyle, ToolEntry};
 use crate::config::Mode;
 use crate::limits::{MAX_NAME_CHARS, MAX_QUERY_CHARS};
-use crate::surfaces::{serialized_len, ToolDefinition};
+use crate::surfaces::{entry_definition, serialized_len, ToolDefinition};
 
 /// `hydrate` never exposes more than this many schemas per turn (contract §4).
 pub const MAX_HYDRATED_TOOLS: usize = 4;

@@ -1,0 +1,22 @@
+//! Quoting names and values in validation messages, cut to a few chars. Its
+//! own file because both the validator and the cost bound (an unresolvable
+//! `$ref`) quote.
+
+/// Chars of a bad value quoted in a message.
+pub(super) const MAX_QUOTED_CHARS: usize = 60;
+
+/// `text` as a JSON string, at most [`MAX_QUOTED_CHARS`] chars.
+pub(super) fn quote_str(text: &str) -> String {
+    clip(&serde_json::to_string(text).unwrap_or_default())
+}
+
+pub(super) fn clip(text: &str) -> String {
+    truncate_chars(text, MAX_QUOTED_CHARS)
+}
+
+pub(super) fn truncate_chars(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max.saturating_sub(1)) {
+        Some((cut, _)) if text[cut..].chars().count() > 1 => format!("{}…", &text[..cut]),
+        _ => text.to_string(),
+    }
+}
