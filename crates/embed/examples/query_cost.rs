@@ -50,10 +50,12 @@ fn main() {
             v["query"].as_str().expect("query field").to_string()
         })
         .collect();
-    let pieces: usize = queries
+    assert!(!queries.is_empty(), "no queries in {}", args[1]);
+    let mut pieces: Vec<usize> = queries
         .iter()
         .map(|q| encoder.token_ids(q, tool_search_embed::MAX_TOKENS).len())
-        .sum();
+        .collect();
+    pieces.sort_unstable();
 
     let mut times = Vec::with_capacity(runs * queries.len());
     let mut first: Vec<[f32; tool_search_embed::DIM]> = Vec::new();
@@ -80,9 +82,10 @@ fn main() {
     times.sort_by(f64::total_cmp);
     let ms = |p| percentile(&times, p) * 1e3;
     println!(
-        "{} queries ({:.1} word pieces each) x {runs} runs: CPU per query p50 {:.3} ms, p90 {:.3} ms, p99 {:.3} ms",
+        "{} queries ({:.1} word pieces each, median {}) x {runs} runs: CPU per query p50 {:.3} ms, p90 {:.3} ms, p99 {:.3} ms",
         queries.len(),
-        pieces as f64 / queries.len() as f64,
+        pieces.iter().sum::<usize>() as f64 / queries.len() as f64,
+        pieces[pieces.len() / 2],
         ms(0.5),
         ms(0.9),
         ms(0.99),
