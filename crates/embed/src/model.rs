@@ -112,8 +112,6 @@ struct Scratch {
     hidden: Vec<f32>,
     intermediate: Vec<f32>,
     scores: Vec<f32>,
-    /// One head's keys, transposed (AVX2 attention).
-    keys: Vec<f32>,
     /// The current int8 layer's input, quantized.
     quantized: QuantRows,
 }
@@ -357,7 +355,6 @@ fn layer_forward<const FMA: bool>(
             &s.qkv[offset * QKV..(offset + n) * QKV],
             n,
             &mut s.scores,
-            &mut s.keys,
             &mut s.context[offset * HIDDEN..(offset + n) * HIDDEN],
         );
         offset += n;
@@ -400,23 +397,16 @@ fn layer_forward<const FMA: bool>(
 /// Multi-head self-attention of one sequence of `n` tokens: `qkv` holds its
 /// [n, 3 * HIDDEN] projections, `context` receives [n, HIDDEN].
 #[inline(always)]
-fn attention<const FMA: bool>(
-    qkv: &[f32],
-    n: usize,
-    scores: &mut Vec<f32>,
-    keys: &mut Vec<f32>,
-    context: &mut [f32],
-) {
+fn attention<const FMA: bool>(qkv: &[f32], n: usize, scores: &mut Vec<f32>, context: &mut [f32]) {
     let scale = 1.0 / (HEAD_DIM as f32).sqrt();
+    scores.resize(n, 0.0);
     assert!(qkv.len() >= n * QKV && context.len() >= n * HIDDEN);
     #[cfg(target_arch = "x86_64")]
     if FMA {
-        // SAFETY: FMA is only true inside hidden_states_avx2; bounds asserted
-        // above.
-        unsafe { simd::attention_avx2(qkv.as_ptr(), n, scores, keys, context.as_mut_ptr(), scale) };
+        // SAFETY: FMA is only true inside encode_avx2; bounds asserted above.
+        unsafe { simd::attention_avx2(qkv.as_ptr(), n, scores, context.as_mut_ptr(), scale) };
         return;
     }
-    scores.resize(n, 0.0);
     for h in 0..HEADS {
         let head = h * HEAD_DIM..(h + 1) * HEAD_DIM;
         for i in 0..n {
@@ -494,11 +484,8 @@ fn dense<const FMA: bool>(
 mod simd {
     use std::arch::x86_64::*;
 
-    #[cfg(test)]
-    use super::softmax;
-    use super::{softmax_with_max, HEADS, HEAD_DIM, HIDDEN, QKV};
+    use super::{softmax, HEADS, HEAD_DIM, HIDDEN, QKV};
 
-    #[cfg(test)]
     #[inline]
     #[target_feature(enable = "avx2,fma")]
     unsafe fn hsum8(v: __m256) -> f32 {
@@ -508,112 +495,12 @@ mod simd {
         _mm_cvtss_f32(s)
     }
 
-    /// Attention of one sequence: per head, scores of 8 keys at a time,
+    /// Attention of one sequence: per head, scores of 32-dim q.k (4 vectors),
     /// softmax, then the weighted sum of values kept in 4 registers.
-    ///
-    /// The head's keys are first laid out transposed ([HEAD_DIM][n rounded up
-    /// to 8]), so a score needs no horizontal sum: lane l of a q.k product is
-    /// c[l] = fma(q[l], k[l], q[8+l]·k[8+l]) + fma(q[16+l], k[16+l], q[24+l]·k[24+l])
-    /// and the score ((c0+c4)+(c2+c6)) + ((c1+c5)+(c3+c7)), the operations
-    /// and order of the former one-key-at-a-time code (hsum8), so the scores
-    /// are the same bits (tested against it), at about half the instructions.
-    /// Caller: AVX2 + FMA present; qkv has n * QKV floats, context n * HIDDEN.
-    #[target_feature(enable = "avx2,fma")]
-    pub unsafe fn attention_avx2(
-        qkv: *const f32,
-        n: usize,
-        scores: &mut Vec<f32>,
-        keys: &mut Vec<f32>,
-        context: *mut f32,
-        scale: f32,
-    ) {
-        const _: () = assert!(HEAD_DIM == 32);
-        let padded = n.next_multiple_of(8);
-        scores.resize(padded, 0.0);
-        // Columns n..padded hold stale values: their scores are never read.
-        keys.resize(HEAD_DIM * padded, 0.0);
-        for h in 0..HEADS {
-            let col = h * HEAD_DIM;
-            for j in 0..n {
-                let k = qkv.add(j * QKV + HIDDEN + col);
-                for d in 0..HEAD_DIM {
-                    keys[d * padded + j] = *k.add(d);
-                }
-            }
-            let kt = keys.as_ptr();
-            for i in 0..n {
-                let q = qkv.add(i * QKV + col);
-                for j0 in (0..padded).step_by(8) {
-                    let key = |d: usize| _mm256_loadu_ps(kt.add(d * padded + j0));
-                    let query = |d: usize| _mm256_broadcast_ss(&*q.add(d));
-                    let mut c = [_mm256_setzero_ps(); 8];
-                    for (l, c) in c.iter_mut().enumerate() {
-                        let a = _mm256_fmadd_ps(
-                            query(l),
-                            key(l),
-                            _mm256_mul_ps(query(8 + l), key(8 + l)),
-                        );
-                        let b = _mm256_fmadd_ps(
-                            query(16 + l),
-                            key(16 + l),
-                            _mm256_mul_ps(query(24 + l), key(24 + l)),
-                        );
-                        *c = _mm256_add_ps(a, b);
-                    }
-                    let sum = _mm256_add_ps(
-                        _mm256_add_ps(_mm256_add_ps(c[0], c[4]), _mm256_add_ps(c[2], c[6])),
-                        _mm256_add_ps(_mm256_add_ps(c[1], c[5]), _mm256_add_ps(c[3], c[7])),
-                    );
-                    _mm256_storeu_ps(
-                        scores.as_mut_ptr().add(j0),
-                        _mm256_mul_ps(sum, _mm256_set1_ps(scale)),
-                    );
-                }
-                let row = &mut scores[..n];
-                softmax_with_max(row, max_avx2(row));
-                let mut acc = [_mm256_setzero_ps(); 4];
-                for (j, &p) in row.iter().enumerate() {
-                    let v = qkv.add(j * QKV + 2 * HIDDEN + col);
-                    let pv = _mm256_set1_ps(p);
-                    for (d, a) in acc.iter_mut().enumerate() {
-                        *a = _mm256_fmadd_ps(pv, _mm256_loadu_ps(v.add(8 * d)), *a);
-                    }
-                }
-                let out = context.add(i * HIDDEN + col);
-                for (d, a) in acc.iter().enumerate() {
-                    _mm256_storeu_ps(out.add(8 * d), *a);
-                }
-            }
-        }
-    }
-
-    /// The largest value of `row`, 8 lanes at a time (max is exact in any
-    /// order; the scores hold no NaN).
-    #[inline]
-    #[target_feature(enable = "avx2,fma")]
-    unsafe fn max_avx2(row: &[f32]) -> f32 {
-        let chunks = row.chunks_exact(8);
-        let rest = chunks.remainder();
-        let mut max = _mm256_set1_ps(f32::NEG_INFINITY);
-        for chunk in chunks {
-            max = _mm256_max_ps(max, _mm256_loadu_ps(chunk.as_ptr()));
-        }
-        let mut lanes = [0f32; 8];
-        _mm256_storeu_ps(lanes.as_mut_ptr(), max);
-        lanes
-            .iter()
-            .chain(rest)
-            .copied()
-            .fold(f32::NEG_INFINITY, f32::max)
-    }
-
-    /// The former attention_avx2 (one key at a time, horizontal sums): the
-    /// reference its replacement must match bit for bit.
     /// Caller: AVX2 + FMA present; qkv has n * QKV floats, context n * HIDDEN,
     /// scores n.
-    #[cfg(test)]
     #[target_feature(enable = "avx2,fma")]
-    pub unsafe fn attention_avx2_one_key_at_a_time(
+    pub unsafe fn attention_avx2(
         qkv: *const f32,
         n: usize,
         scores: &mut [f32],
@@ -756,12 +643,7 @@ fn layer_norm(x: &mut [f32], norm: &LayerNorm, eps: f32) {
 }
 
 fn softmax(row: &mut [f32]) {
-    softmax_with_max(row, row.iter().copied().fold(f32::NEG_INFINITY, f32::max));
-}
-
-/// softmax of `row` given its largest value.
-#[inline(always)]
-fn softmax_with_max(row: &mut [f32], max: f32) {
+    let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
     let mut sum = 0.0;
     for v in row.iter_mut() {
         *v = (*v - max).exp();
@@ -987,57 +869,6 @@ mod tests {
         for (a, b) in f32_vectors.iter().zip(&int8_vectors) {
             let cos: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
             assert!(cos > 0.99, "cosine {cos}");
-        }
-    }
-
-    /// The AVX2 attention gives the former one-key-at-a-time code's context
-    /// bit for bit: sequence lengths around the 8-key blocks, and a second
-    /// call reusing buffers that a longer sequence left stale.
-    #[cfg(target_arch = "x86_64")]
-    #[test]
-    fn attention_matches_one_key_at_a_time_bit_for_bit() {
-        if !Kernel::Avx2.supported() {
-            crate::kernel_not_compared(&Kernel::Avx2);
-            return;
-        }
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let (mut scores, mut keys) = (Vec::new(), Vec::new());
-        for n in [40, 1, 2, 7, 8, 9, 15, 16, 17, 28, 33, 100] {
-            let qkv: Vec<f32> = (0..n * QKV)
-                .map(|_| {
-                    state ^= state << 13;
-                    state ^= state >> 7;
-                    state ^= state << 17;
-                    ((state >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 6.0
-                })
-                .collect();
-            let scale = 1.0 / (HEAD_DIM as f32).sqrt();
-            let mut fast = vec![0f32; n * HIDDEN];
-            let mut reference = vec![0f32; n * HIDDEN];
-            let mut reference_scores = vec![0f32; n];
-            // SAFETY: AVX2 + FMA checked above; buffers sized as documented.
-            unsafe {
-                simd::attention_avx2(
-                    qkv.as_ptr(),
-                    n,
-                    &mut scores,
-                    &mut keys,
-                    fast.as_mut_ptr(),
-                    scale,
-                );
-                simd::attention_avx2_one_key_at_a_time(
-                    qkv.as_ptr(),
-                    n,
-                    &mut reference_scores,
-                    reference.as_mut_ptr(),
-                    scale,
-                );
-            }
-            let same = fast
-                .iter()
-                .zip(&reference)
-                .all(|(a, b)| a.to_bits() == b.to_bits());
-            assert!(same, "{n} tokens: contexts differ");
         }
     }
 
