@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use serde_json::Value;
+use tool_search_base::text::{clip, prefix};
 
 use super::entry::{EntryDigest, EntryFields, Source, ToolEntry, ToolRecord};
 use super::lookup::NameIndex;
@@ -358,12 +359,14 @@ fn normalize(record: ToolRecord) -> std::result::Result<Normalized, String> {
     };
     let label = record
         .label
-        .map(|l| bounded_text(&l, MAX_LABEL_CHARS))
+        .map(|l| prefix(l.trim(), MAX_LABEL_CHARS).to_string())
         .filter(|l| !l.is_empty());
-    let description = bounded_text(
-        record.description.as_deref().unwrap_or(""),
+    // Trimmed and cut on a char boundary: the stored text is not marked as cut.
+    let description = prefix(
+        record.description.as_deref().unwrap_or("").trim(),
         MAX_DESCRIPTION_CHARS,
-    );
+    )
+    .to_string();
     let mcp = record.mcp;
     Ok(Normalized::Entry(ToolEntry::from(EntryFields {
         id,
@@ -435,22 +438,6 @@ pub(crate) fn is_invisible(c: char) -> bool {
         | 0x17B4 | 0x17B5 | 0x180B..=0x180F | 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x206F
         | 0x3164 | 0xFE00..=0xFE0F | 0xFEFF | 0xFFA0 | 0xFFF9..=0xFFFB | 0x110BD | 0x110CD
         | 0x13430..=0x1343F | 0x1BCA0..=0x1BCA3 | 0x1D173..=0x1D17A | 0xE0000..=0xE0FFF)
-}
-
-/// Trim and cap text on a char boundary.
-fn bounded_text(text: &str, max_chars: usize) -> String {
-    let text = text.trim();
-    match text.char_indices().nth(max_chars) {
-        Some((cut, _)) => text[..cut].to_string(),
-        None => text.to_string(),
-    }
-}
-
-pub(crate) fn clip(text: &str, max_chars: usize) -> String {
-    match text.char_indices().nth(max_chars) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_string(),
-    }
 }
 
 /// Content fingerprint of validated entries (by their digests, in id order),

@@ -7,8 +7,7 @@ use super::data::CatalogData;
 use super::entry::{Source, ToolEntry};
 use crate::search::ScoredHit;
 
-/// Longest description carried by a search hit; describe returns it whole.
-pub const HIT_DESCRIPTION_MAX_CHARS: usize = 600;
+use crate::limits::HIT_DESCRIPTION_MAX_CHARS;
 
 /// MCP routing details of an MCP tool's hit: as the gateway supplied them
 /// (`mcp` in the record), else derived from the owner (server) and name.
@@ -74,7 +73,7 @@ impl CatalogData {
             mcp,
             name: e.name.clone(),
             label: e.label.clone(),
-            description: super::data::clip(&e.description, HIT_DESCRIPTION_MAX_CHARS),
+            description: tool_search_base::text::clip(&e.description, HIT_DESCRIPTION_MAX_CHARS),
             input: self.input_hint(ordinal).to_string(),
             output: self.output_hint(ordinal).map(str::to_string),
             weak: false,

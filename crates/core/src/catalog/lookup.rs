@@ -1,7 +1,8 @@
 //! Resolving an id or name the model typed: exact id, then exact unique name;
 //! otherwise an error with up to three suggestions.
 
-use super::data::clip;
+use tool_search_base::text::{bounded_edit_distance, clip};
+
 use super::{Catalog, ToolEntry};
 use crate::error::{Error, ErrorCode, Result};
 
@@ -317,7 +318,7 @@ impl Catalog {
                 .iter()
                 .zip(lengths)
                 .filter(|&(_, len)| len.abs_diff(folded_chars) <= budget)
-                .filter_map(|(view, _)| bounded_levenshtein(&folded, view, budget))
+                .filter_map(|(view, _)| bounded_edit_distance(&folded, view, budget))
                 .min();
             let contains = name.chars().count() >= 3 && folded.contains(name.as_str());
             if let Some(d) = distance.or(contains.then_some(budget)) {
@@ -351,49 +352,8 @@ impl Catalog {
     }
 }
 
-/// Levenshtein distance if it is at most `max`, else None. Only the diagonal
-/// band of width `2·max + 1` is computed: O(len·max), so a long hostile
-/// selector cannot make lookups slow.
-pub(crate) fn bounded_levenshtein(a: &str, b: &str, max: usize) -> Option<usize> {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    if a.len().abs_diff(b.len()) > max {
-        return None;
-    }
-    const FAR: usize = usize::MAX / 2;
-    // prev[j] / cur[j]: distance between a[..i] and b[..j]; FAR outside the band.
-    let mut prev: Vec<usize> = (0..=b.len())
-        .map(|j| if j <= max { j } else { FAR })
-        .collect();
-    let mut cur = vec![FAR; b.len() + 1];
-    for (i, &ca) in a.iter().enumerate() {
-        let row = i + 1;
-        let from = row.saturating_sub(max);
-        let to = (row + max).min(b.len());
-        cur[0] = if row <= max { row } else { FAR };
-        if from > 1 {
-            cur[from - 1] = FAR;
-        }
-        let mut row_min = if from == 0 { cur[0] } else { FAR };
-        for j in from.max(1)..=to {
-            let cost = usize::from(ca != b[j - 1]);
-            cur[j] = (prev[j - 1] + cost).min(prev[j] + 1).min(cur[j - 1] + 1);
-            row_min = row_min.min(cur[j]);
-        }
-        if to < b.len() {
-            cur[to + 1] = FAR;
-        }
-        if row_min > max {
-            return None;
-        }
-        std::mem::swap(&mut prev, &mut cur);
-    }
-    let d = prev[b.len()];
-    (d <= max).then_some(d)
-}
 #[cfg(test)]
 mod tests {
-    use super::bounded_levenshtein;
     use crate::catalog::{Catalog, CatalogOptions, LookupStyle};
 
     fn suggested(catalog: &Catalog, typed: &str) -> String {
@@ -467,57 +427,6 @@ mod tests {
             &"q".repeat(301),
         ] {
             assert!(suggested(&catalog, typed).split(", ").count() <= 3);
-        }
-    }
-
-    #[test]
-    fn levenshtein_bounds() {
-        assert_eq!(bounded_levenshtein("kitten", "sitting", 5), Some(3));
-        assert_eq!(bounded_levenshtein("kitten", "sitting", 2), None);
-        assert_eq!(bounded_levenshtein("", "abc", 3), Some(3));
-        assert_eq!(bounded_levenshtein("abc", "abc", 0), Some(0));
-    }
-
-    /// Plain O(n·m) Levenshtein, to check the banded one against.
-    fn full_levenshtein(a: &str, b: &str) -> usize {
-        let b: Vec<char> = b.chars().collect();
-        let mut prev: Vec<usize> = (0..=b.len()).collect();
-        for (i, ca) in a.chars().enumerate() {
-            let mut cur = vec![i + 1; b.len() + 1];
-            for j in 0..b.len() {
-                cur[j + 1] = (prev[j] + usize::from(ca != b[j]))
-                    .min(prev[j + 1] + 1)
-                    .min(cur[j] + 1);
-            }
-            prev = cur;
-        }
-        prev[b.len()]
-    }
-
-    #[test]
-    fn banded_levenshtein_matches_the_full_table() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut word = |len: usize| -> String {
-            (0..len)
-                .map(|_| {
-                    seed ^= seed << 13;
-                    seed ^= seed >> 7;
-                    seed ^= seed << 17;
-                    ['a', 'b', 'c', 'é'][(seed % 4) as usize]
-                })
-                .collect()
-        };
-        for round in 0..3_000 {
-            let (a, b) = (word(round % 13), word((round / 13) % 11));
-            let exact = full_levenshtein(&a, &b);
-            for max in 0..8 {
-                let expected = (exact <= max).then_some(exact);
-                assert_eq!(
-                    bounded_levenshtein(&a, &b, max),
-                    expected,
-                    "{a:?} {b:?} max {max}"
-                );
-            }
         }
     }
 }

@@ -116,8 +116,8 @@ impl SourceSelector {
                 if let Some((key, named)) = wrong {
                     return Err(Error::invalid_catalog(format!(
                         "tool #{index} names MCP server \"{}\" (mcp.{key}), not the replaced owner \"{}\"",
-                        data::clip(named, 80),
-                        data::clip(owner, 80)
+                        tool_search_base::text::clip(named, 80),
+                        tool_search_base::text::clip(owner, 80)
                     )));
                 }
             }

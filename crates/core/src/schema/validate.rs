@@ -479,21 +479,14 @@ pub(super) fn quote_str(text: &str) -> String {
 }
 
 fn clip(text: &str) -> String {
-    truncate_chars(text, MAX_QUOTED_CHARS)
+    tool_search_base::text::clip(text, MAX_QUOTED_CHARS)
 }
 
 fn cap_message(message: String) -> String {
     if message.chars().count() <= MAX_MESSAGE_CHARS {
         message
     } else {
-        truncate_chars(&message, MAX_MESSAGE_CHARS)
-    }
-}
-
-fn truncate_chars(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max.saturating_sub(1)) {
-        Some((cut, _)) if text[cut..].chars().count() > 1 => format!("{}…", &text[..cut]),
-        _ => text.to_string(),
+        tool_search_base::text::clip(&message, MAX_MESSAGE_CHARS)
     }
 }
 

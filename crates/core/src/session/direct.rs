@@ -34,7 +34,7 @@ pub fn definition_from_value(value: &Value) -> Result<ToolDefinition> {
     {
         return Err(invalid(format!(
             "direct tool name \"{}\" is too long or has control or surrounding whitespace characters",
-            super::args::clip(&name, 60)
+            tool_search_base::text::clip(&name, 60)
         )));
     }
     let description = match obj.get("description") {

@@ -176,7 +176,7 @@ pub(super) fn read_prompt(prompt: &str, lookup: impl Fn(&str) -> Option<usize>) 
         let sep = if tail.ends_with('.') { " " } else { ". " };
         format!("{tail}{sep}{head}")
     };
-    let request: String = request.chars().take(MAX_QUERY_CHARS).collect();
+    let request = tool_search_base::text::prefix(&request, MAX_QUERY_CHARS).to_string();
 
     let mut mentioned = Vec::new();
     // Latest first: the tail, then the head, each read backwards.
