@@ -50,6 +50,19 @@ pub const HIT_DESCRIPTION_MAX_CHARS: usize = 600;
 pub const MAX_ARGS_BYTES: usize = 1024 * 1024;
 /// Longest `tool_search_code` body accepted (characters).
 pub const MAX_CODE_CHARS: usize = 100_000;
+/// Typed ids and names longer than this are not compared for suggestions.
+pub const MAX_SELECTOR_CHARS: usize = 300;
+/// `hydrate` never exposes more than this many schemas per turn (contract §4).
+pub const MAX_HYDRATED_TOOLS: usize = 4;
+/// Prompt bytes read; a longer prompt is read as its first quarter and last
+/// three quarters of this (the request is at an end).
+pub const MAX_PROMPT_BYTES: usize = 1 << 20;
+/// Distinct tools tracked in `toolsCalled`; further tools are only counted.
+pub const MAX_TRACKED_TOOLS: usize = 256;
+/// Tool patterns one policy layer may expand to (groups included).
+pub const MAX_PATTERNS: usize = 10_000;
+/// Deepest nesting of groups within groups in a policy.
+pub const MAX_GROUP_NESTING: usize = 8;
 /// Input hint (TypeScript-style signature) caps.
 pub const INPUT_HINT_MAX_CHARS: usize = 300;
 pub const INPUT_HINT_MAX_DEPTH: usize = 4;

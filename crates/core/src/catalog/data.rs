@@ -14,7 +14,7 @@ use super::store::StoredRecord;
 use crate::error::{Error, Result};
 use crate::limits::*;
 use crate::schema::{self, CompiledSchema};
-use crate::search::{Prerequisites, SearchIndex};
+use crate::search::{Prerequisites, SearchIndex, GONE};
 
 /// Names the gateway reserves for the control tools; never cataloged.
 pub const CONTROL_TOOL_NAMES: &[&str] = &[
@@ -486,9 +486,6 @@ fn same_indexed_text(a: &ToolEntry, b: &ToolEntry) -> bool {
         && a.description == b.description
         && a.input_schema == b.input_schema
 }
-
-/// Marks an old ordinal with no new one.
-const GONE: u32 = u32::MAX;
 
 impl CatalogData {
     pub fn build(

@@ -3,8 +3,10 @@
 
 use tool_search_base::text::{bounded_edit_distance, clip};
 
-use super::{Catalog, ToolEntry};
+use super::{Catalog, CatalogData, ToolEntry};
 use crate::error::{Error, ErrorCode, Result};
+use crate::limits::MAX_SELECTOR_CHARS;
+use crate::search::GONE;
 
 /// Which surface the caller is on; picks the guidance in error texts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -32,8 +34,6 @@ impl LookupStyle {
 const MAX_SUGGESTIONS: usize = 3;
 /// Edit distance beyond which a name is not a "near miss".
 const MAX_SUGGESTION_DISTANCE: usize = 6;
-/// Ids and names longer than this are not compared for suggestions.
-const MAX_SELECTOR_CHARS: usize = 300;
 /// Views with at most this many allowed tools are compared in full; larger
 /// ones compare only the candidates the trigram index proposes.
 const FULL_SCAN_MAX_TOOLS: usize = 512;
@@ -87,7 +87,7 @@ impl NameIndex {
     }
 
     /// This index for a new version of the entries: `new_of_old[o]` is old
-    /// ordinal `o`'s new ordinal (`u32::MAX`: gone; order kept), `fresh` the
+    /// ordinal `o`'s new ordinal ([`GONE`]: none; order kept), `fresh` the
     /// new ordinals of the other entries. Equal to a build from `entries`.
     pub fn derive(&self, new_of_old: &[u32], entries: &[ToolEntry], fresh: &[u32]) -> NameIndex {
         let mut pairs: Vec<(u64, u32)> = Vec::with_capacity(fresh.len() * 24);
@@ -121,7 +121,7 @@ impl NameIndex {
             for ordinal in kept
                 .iter()
                 .map(|&o| new_of_old[o as usize])
-                .filter(|&o| o != u32::MAX)
+                .filter(|&o| o != GONE)
             {
                 while let Some((_, f)) = added.next_if(|&(t, f)| t == trigram && f < ordinal) {
                     index.postings.push(f);
@@ -238,24 +238,54 @@ fn views(entry: &ToolEntry) -> [String; 3] {
     ]
 }
 
+/// What an exact selector names among the tools a caller accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ExactMatch {
+    /// The tool with that id, else the only tool with that name.
+    One(usize),
+    /// No tool has that id, and several have that name.
+    Ambiguous,
+    None,
+}
+
+impl ExactMatch {
+    pub(crate) fn one(self) -> Option<usize> {
+        match self {
+            ExactMatch::One(ordinal) => Some(ordinal),
+            ExactMatch::Ambiguous | ExactMatch::None => None,
+        }
+    }
+}
+
+impl CatalogData {
+    /// The one exact-selector rule (case and spacing as typed): the accepted
+    /// tool with id `selector`, else the accepted tools named `selector`,
+    /// which must be one. Tool calls accept the allowed tools; reading names
+    /// out of a prompt accepts every tool and filters later.
+    pub(crate) fn exact_match(&self, selector: &str, accept: impl Fn(usize) -> bool) -> ExactMatch {
+        if let Some(ordinal) = self.ordinal_of_id(selector).filter(|&o| accept(o)) {
+            return ExactMatch::One(ordinal);
+        }
+        let mut named = self
+            .ordinals_named(selector)
+            .iter()
+            .map(|&o| o as usize)
+            .filter(|&o| accept(o));
+        match (named.next(), named.next()) {
+            (Some(ordinal), None) => ExactMatch::One(ordinal),
+            (Some(_), Some(_)) => ExactMatch::Ambiguous,
+            (None, _) => ExactMatch::None,
+        }
+    }
+}
+
 impl Catalog {
     /// The ordinal of the allowed tool `id_or_name` names.
     pub fn resolve_ordinal(&self, id_or_name: &str, style: LookupStyle) -> Result<usize> {
-        if let Some(ordinal) = self.data.ordinal_of_id(id_or_name) {
-            if self.is_allowed(ordinal) {
-                return Ok(ordinal);
-            }
-        }
-        let allowed = self
-            .data
-            .ordinals_named(id_or_name)
-            .iter()
-            .map(|&o| o as usize)
-            .filter(|&o| self.is_allowed(o));
-        match allowed.collect::<Vec<usize>>().as_slice() {
-            [one] => return Ok(*one),
-            [] => {}
-            _ => {
+        match self.data.exact_match(id_or_name, |o| self.is_allowed(o)) {
+            ExactMatch::One(ordinal) => return Ok(ordinal),
+            ExactMatch::None => {}
+            ExactMatch::Ambiguous => {
                 return Err(Error::new(
                     ErrorCode::AmbiguousTool,
                     format!(
@@ -354,6 +384,7 @@ impl Catalog {
 
 #[cfg(test)]
 mod tests {
+    use super::ExactMatch;
     use crate::catalog::{Catalog, CatalogOptions, LookupStyle};
 
     fn suggested(catalog: &Catalog, typed: &str) -> String {
@@ -428,5 +459,46 @@ mod tests {
         ] {
             assert!(suggested(&catalog, typed).split(", ").count() <= 3);
         }
+    }
+
+    /// One exact rule for tool calls (allowed tools) and prompt reading (all).
+    #[test]
+    fn exact_match_is_the_id_then_the_only_name() {
+        let text = [
+            r#"{"name":"read","owner":"fs"}"#,
+            r#"{"name":"read","owner":"docs"}"#,
+            r#"{"name":"write"}"#,
+        ]
+        .join("\n");
+        let catalog = Catalog::from_json_text(&text, &CatalogOptions::default()).unwrap();
+        let data = catalog.data();
+        let id = |o: usize| data.entries[o].id.as_str();
+        let all = |_: usize| true;
+        assert_eq!(
+            data.exact_match("openclaw:fs:read", all).one().map(id),
+            Some("openclaw:fs:read")
+        );
+        assert_eq!(data.exact_match("read", all), ExactMatch::Ambiguous);
+        assert_eq!(data.exact_match("Write", all), ExactMatch::None);
+        assert_eq!(
+            data.exact_match("write", all).one().map(id),
+            Some("openclaw:core:write")
+        );
+        // Tools the caller refuses do not count, by id or by name.
+        let fs = data.ordinal_of_id("openclaw:fs:read").unwrap();
+        let not_fs = |o: usize| o != fs;
+        assert_eq!(
+            data.exact_match("read", not_fs).one().map(id),
+            Some("openclaw:docs:read")
+        );
+        assert_eq!(
+            data.exact_match("openclaw:fs:read", not_fs),
+            ExactMatch::None
+        );
+        let view = catalog.restrict(&["openclaw:docs:read", "openclaw:core:write"]);
+        assert_eq!(
+            view.resolve("read", LookupStyle::Structured).unwrap().id,
+            "openclaw:docs:read"
+        );
     }
 }

@@ -21,6 +21,7 @@
 
 use foldhash::{HashMap, HashMapExt};
 
+use super::index::GONE;
 use super::ScoredHit;
 use crate::catalog::{Source, ToolEntry};
 
@@ -57,8 +58,6 @@ pub struct Prerequisites {
 
 /// Marks an entry outside the servers being paired.
 const SKIPPED: u32 = u32::MAX;
-/// In `derive`'s ordinal map: a tool the new version no longer has.
-const GONE: u32 = u32::MAX;
 
 impl Prerequisites {
     pub fn build(entries: &[ToolEntry]) -> Prerequisites {

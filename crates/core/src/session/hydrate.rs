@@ -18,14 +18,10 @@ use super::surface::entry_definition;
 use super::Session;
 use crate::catalog::{LookupStyle, ToolEntry};
 use crate::config::Mode;
-use crate::limits::{MAX_NAME_CHARS, MAX_QUERY_CHARS};
+pub(super) use crate::limits::MAX_PROMPT_BYTES;
+use crate::limits::{MAX_HYDRATED_TOOLS, MAX_NAME_CHARS, MAX_QUERY_CHARS};
 use crate::surfaces::{serialized_len, ToolDefinition};
 
-/// `hydrate` never exposes more than this many schemas per turn (contract §4).
-pub const MAX_HYDRATED_TOOLS: usize = 4;
-/// Prompt bytes read; a longer prompt is read as its first quarter and last
-/// three quarters of this (the request is at an end).
-pub const MAX_PROMPT_BYTES: usize = 1 << 20;
 /// A prompt of at most this many words is searched whole.
 const WHOLE_PROMPT_WORDS: usize = 48;
 /// Words in the request window at each end of a longer prompt.
@@ -436,13 +432,7 @@ impl Session {
             }
         }
         let data = catalog.data();
-        let lookup = |token: &str| match data.ordinal_of_id(token) {
-            Some(o) => Some(o),
-            None => match data.ordinals_named(token) {
-                [one] => Some(*one as usize),
-                _ => None,
-            },
-        };
+        let lookup = |token: &str| data.exact_match(token, |_| true).one();
         let reading = if picker.full() {
             PromptReading::default()
         } else {
