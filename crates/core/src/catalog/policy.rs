@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use super::entry::{Source, ToolEntry};
+use crate::entry::{Source, ToolEntry};
 use crate::error::{Error, ErrorCode, Result};
 use crate::limits::{MAX_GROUP_NESTING, MAX_PATTERNS};
 

@@ -4,8 +4,7 @@
 
 use serde_json::Value;
 
-use super::entry::ToolRecord;
-use super::hits::{safe_server_name, McpInfo};
+use crate::entry::{safe_server_name, McpInfo, ToolRecord};
 use crate::error::{Error, Result};
 use crate::limits::{MAX_CATALOG_TOOLS, MAX_NAME_CHARS};
 
@@ -183,7 +182,7 @@ fn mcp_info(value: &Value) -> std::result::Result<McpInfo, String> {
                 if s.is_empty()
                     || s.chars().count() > MAX_NAME_CHARS
                     || s.chars()
-                        .any(|c| c.is_control() || super::data::is_invisible(c))
+                        .any(|c| c.is_control() || super::text::is_invisible(c))
                 {
                     return Err(format!(
                         "\"mcp.{key}\" must be 1 to {MAX_NAME_CHARS} characters without control, invisible or bidirectional formatting characters"

@@ -20,10 +20,10 @@ use tantivy::{
 };
 
 use super::analyze::Analyzer;
-use super::diversify::{signature, Signature};
 use super::fields::{FieldKind, RankingParams, FIELD_COUNT};
 use super::params::param_text;
-use crate::catalog::ToolEntry;
+use super::signature::{signature, Signature};
+use crate::entry::ToolEntry;
 use crate::error::{Error, Result};
 
 /// Indexing memory budget per entry, and its bounds: tantivy sizes its term

@@ -20,12 +20,14 @@ mod analyze;
 mod diversify;
 mod expand;
 mod fields;
+pub mod hybrid;
 mod index;
 mod params;
 mod prerequisites;
 mod query;
 mod rank;
 pub mod semantic;
+mod signature;
 mod stopwords;
 mod strength;
 mod typo;
@@ -37,7 +39,7 @@ pub use query::{clauses, MAX_CLAUSES};
 #[cfg(test)]
 pub(crate) use strength::tests::status_tools as strength_test_tools;
 
-use crate::catalog::ToolEntry;
+use crate::entry::ToolEntry;
 use crate::error::Result;
 use index::IndexData;
 use rank::Candidate;

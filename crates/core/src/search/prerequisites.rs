@@ -23,7 +23,7 @@ use foldhash::{HashMap, HashMapExt};
 
 use super::index::GONE;
 use super::ScoredHit;
-use crate::catalog::{Source, ToolEntry};
+use crate::entry::{Source, ToolEntry};
 
 /// Hits this near the top bring their prerequisites (the default of
 /// `RankingParams::prerequisite_depth`).
@@ -406,7 +406,7 @@ fn words(text: &str, max: usize) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::catalog::EntryFields;
+    use crate::entry::EntryFields;
     use serde_json::json;
     use std::sync::Arc;
 

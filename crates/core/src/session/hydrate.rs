@@ -14,13 +14,12 @@
 use std::collections::BTreeSet;
 
 use super::events::SessionEvent;
-use super::surface::entry_definition;
 use super::Session;
 use crate::catalog::{LookupStyle, ToolEntry};
 use crate::config::Mode;
 pub(super) use crate::limits::MAX_PROMPT_BYTES;
 use crate::limits::{MAX_HYDRATED_TOOLS, MAX_NAME_CHARS, MAX_QUERY_CHARS};
-use crate::surfaces::{serialized_len, ToolDefinition};
+use crate::surfaces::{entry_definition, serialized_len, ToolDefinition};
 
 /// A prompt of at most this many words is searched whole.
 const WHOLE_PROMPT_WORDS: usize = 48;

@@ -10,13 +10,10 @@ use super::{control_set, direct_mode_name, Session};
 use crate::catalog::{Source, ToolEntry};
 use crate::config::Mode;
 use crate::surfaces::{
-    capability_budget, control_tools, directory_text, is_listable_identifier, render_capabilities,
-    DirectoryGuidance, ModelSurface, OwnerLine, SurfaceBytes, SurfaceFormat, ToolDefinition,
+    capability_budget, control_tools, directory_text, entry_definition, is_listable_identifier,
+    render_capabilities, DirectoryGuidance, ModelSurface, OwnerLine, SurfaceBytes, SurfaceFormat,
+    ToolDefinition,
 };
-
-pub(super) fn entry_definition(e: &ToolEntry, name: String) -> ToolDefinition {
-    ToolDefinition::new(name, e.description.clone(), e.input_schema.as_deref())
-}
 
 impl Session {
     /// The tools (and directory text) to send in `format`. Same session, same

@@ -15,7 +15,8 @@ use std::cell::OnceCell;
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
-use crate::catalog::ToolEntry;
+pub use crate::entry::directory_order;
+use crate::entry::ToolEntry;
 
 pub const DIRECTORY_HEADING: &str = "Available deferred-schema tools:";
 pub const DIRECTORY_EMPTY: &str = "Available deferred-schema tools: none.";
@@ -218,14 +219,6 @@ pub fn render_directory<'a>(
     let mut sorted: Vec<&ToolEntry> = entries.collect();
     sorted.sort_unstable_by(|a, b| directory_order(a, b));
     render_directory_sorted(sorted.into_iter(), options)
-}
-
-/// The directory's row order: name, then owner (then id), byte-wise.
-pub fn directory_order(a: &ToolEntry, b: &ToolEntry) -> std::cmp::Ordering {
-    a.name
-        .cmp(&b.name)
-        .then_with(|| a.owner.cmp(&b.owner))
-        .then_with(|| a.id.cmp(&b.id))
 }
 
 /// As [`render_directory`], for entries already in [`directory_order`] order (the
