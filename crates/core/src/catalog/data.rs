@@ -11,11 +11,11 @@ use super::lookup::NameIndex;
 use super::records::RawRecord;
 use super::store::StoredRecord;
 use super::text::is_invisible;
-use crate::entry::{EntryDigest, EntryFields, Source, ToolEntry, ToolRecord};
+use crate::entry::{EntryDigest, EntryFields, Source, ToolEntry, ToolRecord, GONE};
 use crate::error::{Error, Result};
 use crate::limits::*;
 use crate::schema::{self, CompiledSchema};
-use crate::search::{Prerequisites, SearchIndex, GONE};
+use crate::search::{Prerequisites, SearchIndex};
 
 /// Names the gateway reserves for the control tools; never cataloged.
 pub const CONTROL_TOOL_NAMES: &[&str] = &[

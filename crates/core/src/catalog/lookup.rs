@@ -3,10 +3,11 @@
 
 use tool_search_base::text::{bounded_edit_distance, clip};
 
-use super::{Catalog, CatalogData, ToolEntry};
+use super::exact::ExactMatch;
+use super::{Catalog, ToolEntry};
+use crate::entry::GONE;
 use crate::error::{Error, ErrorCode, Result};
 use crate::limits::MAX_SELECTOR_CHARS;
-use crate::search::GONE;
 
 /// Which surface the caller is on; picks the guidance in error texts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -238,51 +239,10 @@ fn views(entry: &ToolEntry) -> [String; 3] {
     ]
 }
 
-/// What an exact selector names among the tools a caller accepts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ExactMatch {
-    /// The tool with that id, else the only tool with that name.
-    One(usize),
-    /// No tool has that id, and several have that name.
-    Ambiguous,
-    None,
-}
-
-impl ExactMatch {
-    pub(crate) fn one(self) -> Option<usize> {
-        match self {
-            ExactMatch::One(ordinal) => Some(ordinal),
-            ExactMatch::Ambiguous | ExactMatch::None => None,
-        }
-    }
-}
-
-impl CatalogData {
-    /// The one exact-selector rule (case and spacing as typed): the accepted
-    /// tool with id `selector`, else the accepted tools named `selector`,
-    /// which must be one. Tool calls accept the allowed tools; reading names
-    /// out of a prompt accepts every tool and filters later.
-    pub(crate) fn exact_match(&self, selector: &str, accept: impl Fn(usize) -> bool) -> ExactMatch {
-        if let Some(ordinal) = self.ordinal_of_id(selector).filter(|&o| accept(o)) {
-            return ExactMatch::One(ordinal);
-        }
-        let mut named = self
-            .ordinals_named(selector)
-            .iter()
-            .map(|&o| o as usize)
-            .filter(|&o| accept(o));
-        match (named.next(), named.next()) {
-            (Some(ordinal), None) => ExactMatch::One(ordinal),
-            (Some(_), Some(_)) => ExactMatch::Ambiguous,
-            (None, _) => ExactMatch::None,
-        }
-    }
-}
-
 impl Catalog {
     /// The ordinal of the allowed tool `id_or_name` names.
     pub fn resolve_ordinal(&self, id_or_name: &str, style: LookupStyle) -> Result<usize> {
-        match self.data.exact_match(id_or_name, |o| self.is_allowed(o)) {
+        match self.exact_match(id_or_name, |o| self.is_allowed(o)) {
             ExactMatch::One(ordinal) => return Ok(ordinal),
             ExactMatch::None => {}
             ExactMatch::Ambiguous => {
@@ -384,7 +344,7 @@ impl Catalog {
 
 #[cfg(test)]
 mod tests {
-    use super::ExactMatch;
+    use crate::catalog::exact::ExactMatch;
     use crate::catalog::{Catalog, CatalogOptions, LookupStyle};
 
     fn suggested(catalog: &Catalog, typed: &str) -> String {
@@ -475,24 +435,24 @@ mod tests {
         let id = |o: usize| data.entries[o].id.as_str();
         let all = |_: usize| true;
         assert_eq!(
-            data.exact_match("openclaw:fs:read", all).one().map(id),
+            catalog.exact_match("openclaw:fs:read", all).one().map(id),
             Some("openclaw:fs:read")
         );
-        assert_eq!(data.exact_match("read", all), ExactMatch::Ambiguous);
-        assert_eq!(data.exact_match("Write", all), ExactMatch::None);
+        assert_eq!(catalog.exact_match("read", all), ExactMatch::Ambiguous);
+        assert_eq!(catalog.exact_match("Write", all), ExactMatch::None);
         assert_eq!(
-            data.exact_match("write", all).one().map(id),
+            catalog.exact_match("write", all).one().map(id),
             Some("openclaw:core:write")
         );
         // Tools the caller refuses do not count, by id or by name.
         let fs = data.ordinal_of_id("openclaw:fs:read").unwrap();
         let not_fs = |o: usize| o != fs;
         assert_eq!(
-            data.exact_match("read", not_fs).one().map(id),
+            catalog.exact_match("read", not_fs).one().map(id),
             Some("openclaw:docs:read")
         );
         assert_eq!(
-            data.exact_match("openclaw:fs:read", not_fs),
+            catalog.exact_match("openclaw:fs:read", not_fs),
             ExactMatch::None
         );
         let view = catalog.restrict(&["openclaw:docs:read", "openclaw:core:write"]);

@@ -6,6 +6,7 @@
 mod batch;
 mod cache;
 mod data;
+mod exact;
 mod hits;
 mod lookup;
 mod policy;

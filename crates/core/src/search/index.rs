@@ -23,7 +23,7 @@ use super::analyze::Analyzer;
 use super::fields::{FieldKind, RankingParams, FIELD_COUNT};
 use super::params::param_text;
 use super::signature::{signature, Signature};
-use crate::entry::ToolEntry;
+use crate::entry::{ToolEntry, GONE};
 use crate::error::{Error, Result};
 
 /// Indexing memory budget per entry, and its bounds: tantivy sizes its term
@@ -33,12 +33,6 @@ const WRITER_MEMORY_BYTES_PER_ENTRY: usize = 4 * 1024;
 const WRITER_MEMORY_BYTES_MIN: usize = 1024 * 1024;
 const WRITER_MEMORY_BYTES_MAX: usize = 64 * 1024 * 1024;
 const ORDINAL_FIELD: &str = "ordinal";
-
-/// The one marker for an ordinal with no entry in this version (its tool was
-/// replaced or removed): the `ordinal_of_doc` of such a doc (skipped by
-/// scoring and term statistics), and the new ordinal of such an old one in a
-/// derived version's `new_of_old` map.
-pub const GONE: u32 = u32::MAX;
 
 /// One segment's postings readers, one per field, and its doc → ordinal map
 /// in this version.

@@ -33,7 +33,6 @@ mod strength;
 mod typo;
 
 pub use fields::{FieldKind, RankingParams, FIELD_COUNT};
-pub use index::GONE;
 pub use prerequisites::{Prerequisites, MAX_SERVER_TOOLS, PREREQUISITE_DEPTH};
 pub use query::{clauses, MAX_CLAUSES};
 #[cfg(test)]

@@ -21,9 +21,8 @@
 
 use foldhash::{HashMap, HashMapExt};
 
-use super::index::GONE;
 use super::ScoredHit;
-use crate::entry::{Source, ToolEntry};
+use crate::entry::{Source, ToolEntry, GONE};
 
 /// Hits this near the top bring their prerequisites (the default of
 /// `RankingParams::prerequisite_depth`).

@@ -430,8 +430,7 @@ impl Session {
                 }
             }
         }
-        let data = catalog.data();
-        let lookup = |token: &str| data.exact_match(token, |_| true).one();
+        let lookup = |token: &str| catalog.exact_match(token, |_| true).one();
         let reading = if picker.full() {
             PromptReading::default()
         } else {

@@ -214,8 +214,7 @@ impl Session {
     /// then its best search matches.
     fn request_hits(&self, prompt: &str) -> Vec<usize> {
         let catalog = self.catalog();
-        let data = catalog.data();
-        let lookup = |token: &str| data.exact_match(token, |_| true).one();
+        let lookup = |token: &str| catalog.exact_match(token, |_| true).one();
         let reading = super::hydrate::read_prompt(prompt, lookup);
         let mut hits: Vec<usize> = reading
             .mentioned
