@@ -24,10 +24,8 @@ pub fn prefix(text: &str, max_chars: usize) -> &str {
 pub fn clipped_head(text: &str, max_chars: usize) -> Option<&str> {
     let keep = max_chars.checked_sub(1)?;
     let (cut, _) = text.char_indices().nth(keep)?;
-    // More than one char from `cut` on: the text is longer than `max_chars`.
-    if text[cut..].chars().nth(1).is_none() {
-        return None;
-    }
+    // A second char from `cut` on: the text is longer than `max_chars`.
+    text[cut..].chars().nth(1)?;
     Some(text[..cut].trim_end())
 }
 
