@@ -3,9 +3,15 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use tool_search_base::limits::{MAX_JSON_DEPTH, MAX_JSON_VALUES};
+
 // The launcher applies the scheduling policy; config names it.
 pub use crate::launcher::args::SchedPolicy;
 use crate::launcher::Want;
+
+/// Longest failure message of a run (chars): a thrown stack or a runner
+/// diagnostic, clipped so a hostile cell cannot hand the model a huge text.
+pub(crate) const MAX_FAILURE_CHARS: usize = 4_000;
 
 /// Caps on one run. Defaults are generous for real cells and small enough to bound floods.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -55,7 +61,7 @@ impl Default for Caps {
             log_lines: 500,
             log_flood_bytes: 4 * 1024 * 1024,
             frame_bytes: 1024 * 1024,
-            json_depth: 64,
+            json_depth: MAX_JSON_DEPTH,
             calls_per_run: 1000,
             concurrent_calls: 8,
             stderr_tail_bytes: 4 * 1024,
@@ -63,7 +69,7 @@ impl Default for Caps {
             pending_replies: 64,
             calls_outstanding: 64,
             call_bytes_outstanding: 4 * 1024 * 1024,
-            result_values: 25_000,
+            result_values: MAX_JSON_VALUES,
         }
     }
 }

@@ -5,12 +5,13 @@
 use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
+use tool_search_base::text::{clip, prefix};
 
 use super::lookup::NameIndex;
 use super::records::RawRecord;
 use super::store::StoredRecord;
-use super::text::{clip, is_invisible};
-use crate::entry::{EntryDigest, EntryFields, Source, ToolEntry, ToolRecord};
+use super::text::is_invisible;
+use crate::entry::{EntryDigest, EntryFields, Source, ToolEntry, ToolRecord, GONE};
 use crate::error::{Error, Result};
 use crate::limits::*;
 use crate::schema::{self, CompiledSchema};
@@ -393,12 +394,14 @@ fn normalize(record: ToolRecord) -> std::result::Result<Normalized, String> {
     };
     let label = record
         .label
-        .map(|l| bounded_text(&l, MAX_LABEL_CHARS))
+        .map(|l| prefix(l.trim(), MAX_LABEL_CHARS).to_string())
         .filter(|l| !l.is_empty());
-    let description = bounded_text(
-        record.description.as_deref().unwrap_or(""),
+    // Trimmed and cut on a char boundary: the stored text is not marked as cut.
+    let description = prefix(
+        record.description.as_deref().unwrap_or("").trim(),
         MAX_DESCRIPTION_CHARS,
-    );
+    )
+    .to_string();
     let mcp = record.mcp;
     Ok(Normalized::Entry(ToolEntry::from(EntryFields {
         id,
@@ -459,15 +462,6 @@ fn check_identifier_part(
     Ok(())
 }
 
-/// Trim and cap text on a char boundary.
-fn bounded_text(text: &str, max_chars: usize) -> String {
-    let text = text.trim();
-    match text.char_indices().nth(max_chars) {
-        Some((cut, _)) => text[..cut].to_string(),
-        None => text.to_string(),
-    }
-}
-
 /// Content fingerprint of validated entries (by their digests, in id order),
 /// excluded records and direct-only tools: stable for the same tools and
 /// schemas regardless of input order.
@@ -514,9 +508,6 @@ fn same_indexed_text(a: &ToolEntry, b: &ToolEntry) -> bool {
         && a.description == b.description
         && a.input_schema == b.input_schema
 }
-
-/// Marks an old ordinal with no new one.
-const GONE: u32 = u32::MAX;
 
 impl CatalogData {
     pub fn build(

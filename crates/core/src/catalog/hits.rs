@@ -7,8 +7,7 @@ use super::data::CatalogData;
 use crate::entry::{McpInfo, Source};
 use crate::search::ScoredHit;
 
-/// Longest description carried by a search hit; describe returns it whole.
-pub const HIT_DESCRIPTION_MAX_CHARS: usize = 600;
+use crate::limits::HIT_DESCRIPTION_MAX_CHARS;
 
 /// A compact, ranked search result.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -60,7 +59,7 @@ impl CatalogData {
             mcp,
             name: e.name.clone(),
             label: e.label.clone(),
-            description: super::text::clip(&e.description, HIT_DESCRIPTION_MAX_CHARS),
+            description: tool_search_base::text::clip(&e.description, HIT_DESCRIPTION_MAX_CHARS),
             input: self.input_hint(ordinal).to_string(),
             output: self.output_hint(ordinal).map(str::to_string),
             weak: false,

@@ -6,6 +6,7 @@
 mod batch;
 mod cache;
 mod data;
+mod exact;
 mod hits;
 mod lookup;
 mod policy;
@@ -116,8 +117,8 @@ impl SourceSelector {
                 if let Some((key, named)) = wrong {
                     return Err(Error::invalid_catalog(format!(
                         "tool #{index} names MCP server \"{}\" (mcp.{key}), not the replaced owner \"{}\"",
-                        text::clip(named, 80),
-                        text::clip(owner, 80)
+                        tool_search_base::text::clip(named, 80),
+                        tool_search_base::text::clip(owner, 80)
                     )));
                 }
             }

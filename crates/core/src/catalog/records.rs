@@ -62,7 +62,7 @@ fn parse_record(span: &str) -> std::result::Result<(ToolRecord, Value), String> 
         return Err(match &value {
             // The package's stand-in for an object JSON cannot express, with why.
             Value::String(s) if s.starts_with(UNREADABLE) => {
-                super::text::clip(&s[UNREADABLE.len()..], 240)
+                tool_search_base::text::clip(&s[UNREADABLE.len()..], 240)
             }
             other => format!("a tool must be a JSON object, not {}", json_kind(other)),
         });
@@ -143,7 +143,7 @@ impl ToolRecord {
             .keys()
             .filter(|k| !KNOWN_FIELDS.contains(&k.as_str()))
             .take(MAX_UNKNOWN_FIELDS_REPORTED)
-            .map(|k| super::text::clip(k, 40))
+            .map(|k| tool_search_base::text::clip(k, 40))
             .collect();
         Ok(ToolRecord {
             id: text("id")?,

@@ -1,5 +1,5 @@
-//! Text checks and cuts shared by the catalog's files (build, lookup,
-//! records, hits): kept apart so they do not import the build for them.
+//! Text checks shared by the catalog's files (build, records): kept apart so
+//! they do not import the build for them. Cuts use `tool_search_base::text`.
 
 /// Characters that change how a name reads without being seen: bidirectional
 /// controls (U+061C, U+200E/F, U+202A–E, U+2066–9), zero-width and other
@@ -12,12 +12,4 @@ pub(crate) fn is_invisible(c: char) -> bool {
         | 0x17B4 | 0x17B5 | 0x180B..=0x180F | 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x206F
         | 0x3164 | 0xFE00..=0xFE0F | 0xFEFF | 0xFFA0 | 0xFFF9..=0xFFFB | 0x110BD | 0x110CD
         | 0x13430..=0x1343F | 0x1BCA0..=0x1BCA3 | 0x1D173..=0x1D17A | 0xE0000..=0xE0FFF)
-}
-
-/// `text` cut to `max_chars` chars, `…` marking a cut.
-pub(crate) fn clip(text: &str, max_chars: usize) -> String {
-    match text.char_indices().nth(max_chars) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_string(),
-    }
 }

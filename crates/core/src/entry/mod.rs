@@ -12,6 +12,12 @@ mod mcp;
 
 pub use mcp::{safe_server_name, McpInfo};
 
+/// The one marker for an entry ordinal with no entry in this version (its tool was
+/// replaced or removed): the `ordinal_of_doc` of such a doc (skipped by
+/// scoring and term statistics), and the new ordinal of such an old one in a
+/// derived version's `new_of_old` map.
+pub const GONE: u32 = u32::MAX;
+
 /// Where a tool comes from. Only `Openclaw` is trusted: MCP and client tool
 /// text never enters a prompt, and their schemas are shown only via describe.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

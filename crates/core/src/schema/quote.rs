@@ -10,13 +10,7 @@ pub(super) fn quote_str(text: &str) -> String {
     clip(&serde_json::to_string(text).unwrap_or_default())
 }
 
+/// `text` in at most [`MAX_QUOTED_CHARS`] chars (the shared clip rule).
 pub(super) fn clip(text: &str) -> String {
-    truncate_chars(text, MAX_QUOTED_CHARS)
-}
-
-pub(super) fn truncate_chars(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max.saturating_sub(1)) {
-        Some((cut, _)) if text[cut..].chars().count() > 1 => format!("{}…", &text[..cut]),
-        _ => text.to_string(),
-    }
+    tool_search_base::text::clip(text, MAX_QUOTED_CHARS)
 }

@@ -34,7 +34,7 @@ use serde_json::Value;
 use super::bounds::{check_bounds, measure};
 use super::cost::{schema_cost, SchemaCost};
 use super::hint::fragment_hint;
-use super::quote::{clip, quote_str, truncate_chars};
+use super::quote::{clip, quote_str};
 use super::suggest::closest_name;
 use super::ArgumentIssue;
 use crate::error::{Error, ErrorCode, Result};
@@ -477,7 +477,7 @@ fn cap_message(message: String) -> String {
     if message.chars().count() <= MAX_MESSAGE_CHARS {
         message
     } else {
-        truncate_chars(&message, MAX_MESSAGE_CHARS)
+        tool_search_base::text::clip(&message, MAX_MESSAGE_CHARS)
     }
 }
 

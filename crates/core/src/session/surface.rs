@@ -214,14 +214,7 @@ impl Session {
     /// then its best search matches.
     fn request_hits(&self, prompt: &str) -> Vec<usize> {
         let catalog = self.catalog();
-        let data = catalog.data();
-        let lookup = |token: &str| match data.ordinal_of_id(token) {
-            Some(o) => Some(o),
-            None => match data.ordinals_named(token) {
-                [one] => Some(*one as usize),
-                _ => None,
-            },
-        };
+        let lookup = |token: &str| catalog.exact_match(token, |_| true).one();
         let reading = super::hydrate::read_prompt(prompt, lookup);
         let mut hits: Vec<usize> = reading
             .mentioned

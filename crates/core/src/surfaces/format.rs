@@ -41,7 +41,7 @@ impl SurfaceFormat {
 
     pub fn parse(text: &str) -> Result<SurfaceFormat> {
         SurfaceFormat::ALL.into_iter().find(|f| f.as_str() == text).ok_or_else(|| {
-            let shown: String = text.chars().take(40).collect();
+            let shown = tool_search_base::text::clip(text, 40);
             Error::new(
                 ErrorCode::InvalidRequest,
                 format!("Unknown surface format \"{shown}\"; use neutral, openai-responses, openai-chat or anthropic."),
