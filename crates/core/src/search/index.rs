@@ -284,7 +284,12 @@ pub fn derive(
     }
     kept.extend(deltas);
     if !fresh.is_empty() {
-        let part = build_part(&fresh.iter().map(|&o| &entries[o as usize]).collect::<Vec<_>>())?;
+        let part = build_part(
+            &fresh
+                .iter()
+                .map(|&o| &entries[o as usize])
+                .collect::<Vec<_>>(),
+        )?;
         let live = fresh.len();
         kept.push(PartView {
             part: Arc::new(part),
@@ -328,6 +333,10 @@ const PIPELINE_DEPTH: usize = 4;
 
 /// Analyze and index `entries` (positions in order) into a new part.
 fn build_part(entries: &[&ToolEntry]) -> Result<Part> {
+    build_part_with(entries, entries.len() >= PIPELINE_MIN_ENTRIES)
+}
+
+fn build_part_with(entries: &[&ToolEntry], pipeline: bool) -> Result<Part> {
     let (schema, fields, ordinal_field) = schema();
     // One segment written on this thread: deterministic doc ids and no writer
     // threads to start (a few milliseconds, most of a small part's cost).
@@ -369,7 +378,7 @@ fn build_part(entries: &[&ToolEntry]) -> Result<Part> {
         Ok(())
     };
 
-    let pipelined = entries.len() >= PIPELINE_MIN_ENTRIES
+    let pipelined = pipeline
         && std::thread::scope(|scope| -> Option<Result<()>> {
             let (sender, receiver) = std::sync::mpsc::sync_channel::<Vec<Analyzed>>(PIPELINE_DEPTH);
             let analysis = std::thread::Builder::new()
@@ -550,5 +559,60 @@ impl IndexData {
 fn push_unique(list: &mut Vec<u32>, ordinal: u32) {
     if list.last() != Some(&ordinal) {
         list.push(ordinal);
+    }
+}
+
+#[cfg(test)]
+mod pipeline_tests {
+    use super::*;
+    use crate::entry::{EntryFields, Source};
+    use serde_json::json;
+
+    /// The part two threads build equals the one one thread builds: the same
+    /// docs in the same order, lengths, signatures, exact keys and terms.
+    #[test]
+    fn a_pipelined_part_equals_a_one_thread_part() {
+        let entries: Vec<ToolEntry> = (0..700)
+            .map(|i| {
+                ToolEntry::from(EntryFields {
+                    id: format!("mcp:server{}:tool_{i}", i % 7),
+                    source: Source::Mcp,
+                    owner: format!("server{}", i % 7),
+                    name: format!("tool_{i}"),
+                    label: (i % 3 == 0).then(|| format!("Tool {i}")),
+                    description: format!("Fetches the {} report for item {i}", ["daily", "weekly", "sales"][i % 3]),
+                    input_schema: Some(Arc::new(json!({
+                        "type": "object",
+                        "properties": { format!("field{}", i % 11): { "type": "string", "description": "a value" } }
+                    }))),
+                    output_schema: None,
+                    mcp: None,
+                })
+            })
+            .collect();
+        let refs: Vec<&ToolEntry> = entries.iter().collect();
+        let one = build_part_with(&refs, false).unwrap();
+        let two = build_part_with(&refs, true).unwrap();
+        assert_eq!(one.field_len, two.field_len);
+        assert_eq!(one.signatures, two.signatures);
+        let keys = |part: &Part| {
+            let mut keys: Vec<_> = part
+                .exact_folded
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            keys.sort();
+            keys
+        };
+        assert_eq!(keys(&one), keys(&two));
+        assert_eq!(one.segments.len(), two.segments.len());
+        for (a, b) in one.segments.iter().zip(&two.segments) {
+            assert_eq!(a.1, b.1, "doc -> position");
+            let mut ta: Vec<_> = a.2.iter().collect();
+            let mut tb: Vec<_> = b.2.iter().collect();
+            ta.sort();
+            tb.sort();
+            assert_eq!(ta, tb, "terms");
+        }
     }
 }
