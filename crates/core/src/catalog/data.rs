@@ -81,6 +81,10 @@ impl crate::search::semantic::VectorConsumer for CatalogData {
 
 /// Catalogs with fewer entries are freed in place (well under a millisecond).
 pub const BACKGROUND_RELEASE_MIN_ENTRIES: usize = 1_000;
+/// Catalogs at least this large build their name lookups and prerequisite
+/// table on a second thread while the search index is built (a thread's
+/// start costs more than a small catalog's lookups).
+const PARALLEL_LOOKUPS_MIN_ENTRIES: usize = 2_048;
 
 /// An empty catalog's data, shared: what a released catalog points at.
 /// Built once; `CatalogData::build` warms it for large catalogs, so the first
@@ -516,16 +520,37 @@ impl CatalogData {
         records: Arc<[Arc<StoredRecord>]>,
         origins: Vec<Option<(Source, Arc<str>)>>,
     ) -> Result<CatalogData> {
-        let index = SearchIndex::build(&validated.entries)?;
-        let names = NameIndex::build(&validated.entries);
-        let prerequisites = Prerequisites::build(&validated.entries);
-        let mut name_order: Vec<u32> = (0..validated.entries.len() as u32).collect();
-        name_order.sort_unstable_by(|&a, &b| {
-            crate::entry::directory_order(
-                &validated.entries[a as usize],
-                &validated.entries[b as usize],
-            )
-        });
+        let entries = &validated.entries;
+        let lookups = || {
+            let names = NameIndex::build(entries);
+            let prerequisites = Prerequisites::build(entries);
+            let mut name_order: Vec<u32> = (0..entries.len() as u32).collect();
+            name_order.sort_unstable_by(|&a, &b| {
+                crate::entry::directory_order(&entries[a as usize], &entries[b as usize])
+            });
+            (names, prerequisites, name_order)
+        };
+        // A large catalog's lookups are built beside its search index (which
+        // takes most of a first build); a small one's on this thread.
+        let (index, (names, prerequisites, name_order)) =
+            if entries.len() >= PARALLEL_LOOKUPS_MIN_ENTRIES {
+                std::thread::scope(|scope| {
+                    let beside = std::thread::Builder::new()
+                        .name("openclaw-lookups".into())
+                        .spawn_scoped(scope, lookups);
+                    let index = SearchIndex::build(entries);
+                    let lookups = match beside {
+                        Ok(thread) => thread
+                            .join()
+                            .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                        // No thread to be had (a process limit): here, after the index.
+                        Err(_) => lookups(),
+                    };
+                    Ok::<_, Error>((index?, lookups))
+                })?
+            } else {
+                (SearchIndex::build(entries)?, lookups())
+            };
         if validated.entries.len() >= BACKGROUND_RELEASE_MIN_ENTRIES {
             let _ = empty_data();
         }
