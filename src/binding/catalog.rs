@@ -58,7 +58,7 @@ fn parse_options(env: &Env, options: Option<Unknown>) -> JsResult<CatalogOptions
             )
         })?,
     };
-    super::ranking::apply_ranking_defaults(&mut options);
+    super::model::apply_ranking_defaults(&mut options);
     Ok(options)
 }
 
