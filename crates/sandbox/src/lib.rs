@@ -67,7 +67,10 @@ pub use cgroup::{CpuCgroupReport, MemoryCgroupReport};
 pub use config::{Caps, CpuIsolation, LogStyle, RunOptions, RunnerConfig, SchedPolicy};
 pub use host::{BridgeError, BridgeHost, CallFuture, Lookup};
 pub use launcher::{LauncherReport, Want};
-pub use probe::{probe_node, NodeSupport};
+pub use probe::{
+    find_runner, pending_report, probe_node, CodeModeSettings, ConfigureError, NodeSupport, Probe,
+    Probed, NODE_ENV, READER_WAIT,
+};
 pub use result::{BridgeCallCounts, CodeRunResult, FailureKind, RunFailure, RunTelemetry};
 pub use runner::{validate_config, CapabilityReport, CodeRunner, ConfigError, PRELUDE};
 pub use spawn::ShutdownReport;
