@@ -268,7 +268,7 @@ function defineToolCatalog(native) {
   Object.setPrototypeOf(ToolCatalog, Native) // fromJson, buildFromJson
 
   /** The constructor's work in slices of a few ms; parsing and indexing on a libuv worker. */
-  ToolCatalog.build = async function build(tools, options) {
+  async function build(tools, options) {
     if (!Array.isArray(tools)) return Native.build(tools, options)
     const records = new RecordIds(native, tools, reusesResults(options), marksFresh(options))
     for (let round = 0; ; round++) {
@@ -283,6 +283,8 @@ function defineToolCatalog(native) {
       records.retry(missing)
     }
   }
+  // Defined, not assigned: the inherited native `build` is read-only.
+  Object.defineProperty(ToolCatalog, 'build', { configurable: true, writable: true, value: build })
 
   // The async derived builds serialize as build() does: each tool on its own,
   // in slices of at most SLICE_MS, never through the record cache (a server's
