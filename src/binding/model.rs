@@ -8,7 +8,6 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde::Serialize;
 use tool_search_core::catalog::{CatalogOptions, RankingMode};
-use tool_search_core::config;
 
 use super::convert::parsed;
 use super::errors::{guard, JsCode};
@@ -61,14 +60,14 @@ fn missing_file(dir: &Path) -> Option<String> {
         .map(|e| e.to_string())
 }
 
-/// The defaults a gateway expects (`tool_search_core::config::apply_ranking_defaults`)
+/// The defaults a gateway expects (`CatalogOptions::apply_ranking_defaults`)
 /// with the model folder index.js found.
 pub(crate) fn apply_ranking_defaults(options: &mut CatalogOptions) {
     let source = model_source()
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .clone();
-    config::apply_ranking_defaults(options, config::env_ranking(), source.dir.as_deref());
+    options.apply_ranking_defaults(RankingMode::from_env(), source.dir.as_deref());
 }
 
 #[derive(Serialize)]

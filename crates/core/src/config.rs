@@ -1,11 +1,7 @@
 //! `tools.toolSearch` configuration, resolved once per run (contract §4).
 
-use std::path::Path;
-
 use serde::Serialize;
 use serde_json::Value;
-
-use crate::catalog::{CatalogOptions, RankingMode};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -224,44 +220,6 @@ pub fn resolve_for_session(raw: &Value, host_supports_code_mode: bool) -> Resolv
     resolve(&Value::Object(again), supported)
 }
 
-/// Environment override of the default ranking (`lexical` or `hybrid`).
-pub const RANKING_ENV: &str = "OPENCLAW_TOOL_SEARCH_RANKING";
-
-/// An `OPENCLAW_TOOL_SEARCH_RANKING` value: `lexical` or `hybrid` (surrounding
-/// whitespace ignored); anything else sets no default.
-pub fn parse_ranking(value: &str) -> Option<RankingMode> {
-    match value.trim() {
-        "lexical" => Some(RankingMode::Lexical),
-        "hybrid" => Some(RankingMode::Hybrid),
-        _ => None,
-    }
-}
-
-/// The ranking `OPENCLAW_TOOL_SEARCH_RANKING` asks for, if it names one.
-pub fn env_ranking() -> Option<RankingMode> {
-    parse_ranking(&std::env::var(RANKING_ENV).ok()?)
-}
-
-/// The defaults a gateway expects of a catalog without `ranking`: `preferred`
-/// (the environment's), else hybrid when a model folder was found, else
-/// lexical; a hybrid catalog without `model` uses the found folder.
-pub fn apply_ranking_defaults(
-    options: &mut CatalogOptions,
-    preferred: Option<RankingMode>,
-    found_model: Option<&Path>,
-) {
-    if options.ranking.is_none() {
-        options.ranking = Some(preferred.unwrap_or(if found_model.is_some() {
-            RankingMode::Hybrid
-        } else {
-            RankingMode::Lexical
-        }));
-    }
-    if options.ranking == Some(RankingMode::Hybrid) && options.model.is_none() {
-        options.model = found_model.map(Path::to_path_buf);
-    }
-}
-
 /// A value as quoted in a warning, cut short.
 fn shown(v: &Value) -> String {
     let text = v.to_string();
@@ -281,50 +239,6 @@ fn positive_integer(v: &Value) -> Option<u64> {
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn ranking_env_values() {
-        assert_eq!(parse_ranking("lexical"), Some(RankingMode::Lexical));
-        assert_eq!(parse_ranking(" hybrid\n"), Some(RankingMode::Hybrid));
-        for other in ["", "Hybrid", "semantic", "lexical,hybrid"] {
-            assert_eq!(parse_ranking(other), None, "{other:?}");
-        }
-    }
-
-    #[test]
-    fn ranking_defaults_follow_the_model_and_the_preference() {
-        let model = Path::new("/models/minilm");
-        let defaults = |preferred, found: Option<&Path>| {
-            let mut options = CatalogOptions::default();
-            apply_ranking_defaults(&mut options, preferred, found);
-            (options.ranking, options.model)
-        };
-        assert_eq!(defaults(None, None), (Some(RankingMode::Lexical), None));
-        assert_eq!(
-            defaults(None, Some(model)),
-            (Some(RankingMode::Hybrid), Some(model.to_path_buf()))
-        );
-        assert_eq!(
-            defaults(Some(RankingMode::Lexical), Some(model)),
-            (Some(RankingMode::Lexical), None)
-        );
-        // Hybrid asked for without a model stays hybrid (the catalog reports it cannot run).
-        assert_eq!(
-            defaults(Some(RankingMode::Hybrid), None),
-            (Some(RankingMode::Hybrid), None)
-        );
-        // A catalog's own options win.
-        let mut options = CatalogOptions {
-            ranking: Some(RankingMode::Hybrid),
-            model: Some("/elsewhere".into()),
-            ..CatalogOptions::default()
-        };
-        apply_ranking_defaults(&mut options, Some(RankingMode::Lexical), Some(model));
-        assert_eq!(
-            (options.ranking, options.model),
-            (Some(RankingMode::Hybrid), Some("/elsewhere".into()))
-        );
-    }
 
     #[test]
     fn shapes() {
