@@ -27,6 +27,11 @@ pub(crate) fn return_freed_memory_promptly() {
     }
     // Positions in `enum mi_option_e` of the mimalloc v3 sources that
     // libmimalloc-sys (pinned in Cargo.lock) bundles: include/mimalloc.h.
+    // Named here because libmimalloc-sys 0.1.49 does not name them: its
+    // `extended` feature declares mi_option_set but constants for only some
+    // options (show_errors .. reserve_os_memory, use_numa_nodes, ...), not
+    // purge_delay or arena_eager_commit (and it would add the `cty` crate).
+    // Recheck both positions when libmimalloc-sys is upgraded.
     const ARENA_EAGER_COMMIT: c_int = 4;
     const PURGE_DELAY: c_int = 15;
     // SAFETY: a plain option setter of the linked mimalloc.

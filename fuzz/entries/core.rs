@@ -11,9 +11,9 @@ use std::task::{Context, Poll, Wake, Waker};
 
 use serde_json::{json, Value};
 use tool_search_core::catalog::{BatchQuery, BatchRequest, Catalog, CatalogOptions, LookupStyle};
-use tool_search_core::limits::{MAX_JSON_DEPTH, MAX_SCHEMA_BYTES};
+use tool_search_core::limits::{MAX_ARGS_BYTES, MAX_JSON_DEPTH, MAX_SCHEMA_BYTES};
 use tool_search_core::schema::{self, check_bounds, CompiledSchema};
-use tool_search_core::session::args::{self, SearchRequest, MAX_ARGS_BYTES};
+use tool_search_core::session::args::{self, SearchRequest};
 use tool_search_core::session::{
     BoxFuture, CallContext, Executor, ExecutorCall, ExecutorOutcome, HandleOptions, Session,
     SessionOptions,

@@ -6,10 +6,9 @@ use std::future::Future;
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 
-use tool_search_sandbox::protocol::{check_tree, parse_child_frame, truncate, FrameReader};
-
-/// The runner's default `caps.json_depth`.
-const JSON_DEPTH: usize = 64;
+use tool_search_base::limits::MAX_JSON_DEPTH as JSON_DEPTH;
+use tool_search_base::text::clip;
+use tool_search_sandbox::protocol::{check_tree, parse_child_frame, FrameReader};
 
 struct ThreadWaker(std::thread::Thread);
 
@@ -55,7 +54,7 @@ pub fn bridge_frames(data: &[u8]) {
             );
             assert!(!line.contains(&b'\n'), "frame contains a newline");
             if let Ok(text) = std::str::from_utf8(&line) {
-                let _ = truncate(text, 40);
+                let _ = clip(text, 40);
             }
             let _ = parse_child_frame(&line, JSON_DEPTH);
             if let Ok(value) = serde_json::from_slice::<serde_json::Value>(&line) {

@@ -222,11 +222,7 @@ pub fn resolve_for_session(raw: &Value, host_supports_code_mode: bool) -> Resolv
 
 /// A value as quoted in a warning, cut short.
 fn shown(v: &Value) -> String {
-    let text = v.to_string();
-    match text.char_indices().nth(40) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text,
-    }
+    tool_search_base::text::clip(&v.to_string(), 40)
 }
 
 fn positive_integer(v: &Value) -> Option<u64> {

@@ -5,9 +5,15 @@
 //! argument validation) -> [`surfaces`] (what the model sees per mode) and
 //! [`session`] (control-tool dispatch) -> [`telemetry`] (counters, bytes).
 //! No napi types live here; the binding crate wraps these in `#[napi]` classes.
+//!
+//! Layers: imports run downward only, base ([`error`], [`limits`], [`config`],
+//! [`telemetry`]) < [`schema`] < [`entry`] < [`search`] < [`catalog`] <
+//! [`surfaces`] < [`session`], and files import no circle; checked by
+//! `tests/layers.rs`.
 
 pub mod catalog;
 pub mod config;
+pub mod entry;
 pub mod error;
 pub mod limits;
 pub mod schema;

@@ -1,5 +1,9 @@
 //! Bounds on untrusted input. Every size or depth the core accepts from a
-//! client, an MCP server or a model is capped by one of these.
+//! client, an MCP server or a model is capped by one of these. Limits the
+//! sandbox enforces too live in `tool_search_base::limits` and are
+//! re-exported here, so each is written once.
+
+pub use tool_search_base::limits::{MAX_JSON_DEPTH, MAX_JSON_VALUES, MAX_REASON_CHARS};
 
 /// Longest tool name accepted in a catalog record.
 pub const MAX_NAME_CHARS: usize = 256;
@@ -9,8 +13,6 @@ pub const MAX_OWNER_CHARS: usize = 256;
 pub const MAX_DESCRIPTION_CHARS: usize = 8_192;
 /// Label cap.
 pub const MAX_LABEL_CHARS: usize = 512;
-/// Deepest JSON nesting accepted in a schema or argument value.
-pub const MAX_JSON_DEPTH: usize = 64;
 /// Largest serialized schema kept per tool (bytes); larger ones are rejected for that tool.
 pub const MAX_SCHEMA_BYTES: usize = 256 * 1024;
 /// Parameter text indexed per tool (chars); the rest is ignored by search.
@@ -35,6 +37,32 @@ pub const MAX_BATCH_QUERY_BYTES: usize = 512;
 pub const MAX_BATCH_CANDIDATES: usize = 50;
 /// Batch search: serialized response budget (chars).
 pub const BATCH_RESPONSE_BUDGET_CHARS: usize = 4_000;
+/// Batch search: longest description of a hit (chars, after collapsing whitespace).
+pub const BATCH_DESCRIPTION_MAX_CHARS: usize = 180;
+/// Batch search: shortest a description is clipped to so that every group keeps a candidate.
+pub const BATCH_DESCRIPTION_MIN_CHARS: usize = 40;
+/// Batch search: labels longer than this are dropped from hits (the name remains).
+pub const BATCH_LABEL_MAX_CHARS: usize = 64;
+/// Longest description carried by a search hit (chars, `…` counted); describe
+/// returns it whole.
+pub const HIT_DESCRIPTION_MAX_CHARS: usize = 600;
+/// Largest argument object accepted from a model (serialized, approximate bytes).
+pub const MAX_ARGS_BYTES: usize = 1024 * 1024;
+/// Longest `tool_search_code` body accepted (characters).
+pub const MAX_CODE_CHARS: usize = 100_000;
+/// Typed ids and names longer than this are not compared for suggestions.
+pub const MAX_SELECTOR_CHARS: usize = 300;
+/// `hydrate` never exposes more than this many schemas per turn (contract §4).
+pub const MAX_HYDRATED_TOOLS: usize = 4;
+/// Prompt bytes read; a longer prompt is read as its first quarter and last
+/// three quarters of this (the request is at an end).
+pub const MAX_PROMPT_BYTES: usize = 1 << 20;
+/// Distinct tools tracked in `toolsCalled`; further tools are only counted.
+pub const MAX_TRACKED_TOOLS: usize = 256;
+/// Tool patterns one policy layer may expand to (groups included).
+pub const MAX_PATTERNS: usize = 10_000;
+/// Deepest nesting of groups within groups in a policy.
+pub const MAX_GROUP_NESTING: usize = 8;
 /// Input hint (TypeScript-style signature) caps.
 pub const INPUT_HINT_MAX_CHARS: usize = 300;
 pub const INPUT_HINT_MAX_DEPTH: usize = 4;

@@ -5,8 +5,9 @@
 //!
 //! The dense layers run in int8 (s8 weights per output channel, u8
 //! activations per token, exact i32 sums; see quant.rs); attention, layer
-//! norms, GELU and pooling run in f32. The f32 dense layers remain available
-//! through `Encoder::load_with_precision` for comparisons.
+//! norms, GELU and pooling run in f32. With the `f32-reference` feature (on
+//! for this crate's own tests and examples only), f32 dense layers are
+//! available through `Encoder::load_with_precision` for comparisons.
 //!
 //! The model directory holds `config.json`, `model.safetensors` (F32, F16 or
 //! BF16) and `vocab.txt`, as the `openclaw-tool-search-model-minilm` package
@@ -16,6 +17,7 @@
 
 mod model;
 mod quant;
+mod shape;
 mod tokenizer;
 
 use std::fs::File;
@@ -25,7 +27,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-pub use model::HIDDEN as DIM;
+pub use shape::HIDDEN as DIM;
 
 /// sentence-transformers' max_seq_length for this model (word pieces,
 /// including [CLS] and [SEP]).
@@ -43,7 +45,9 @@ pub const NUMERICS: &str = "int8-v1";
 pub enum Precision {
     /// The product's numerics (`NUMERICS`): s8 weights, u8 activations.
     Int8,
-    /// The original f32 weights: for tests, parity and quality comparisons.
+    /// The original f32 weights: for tests, parity and quality comparisons
+    /// (feature `f32-reference`).
+    #[cfg(feature = "f32-reference")]
     F32,
 }
 
@@ -52,6 +56,7 @@ impl Precision {
     pub fn numerics(self) -> &'static str {
         match self {
             Precision::Int8 => NUMERICS,
+            #[cfg(feature = "f32-reference")]
             Precision::F32 => "f32-v1",
         }
     }
@@ -155,7 +160,9 @@ impl Encoder {
         hasher.update(&(MAX_TOKENS as u64).to_le_bytes());
         hasher.update(precision.numerics().as_bytes());
         // The f32 parts' code path (FMA or not) changes the last bits of a
-        // vector: a cache shared by different CPUs keeps them apart.
+        // vector: a cache shared by different CPUs keeps them apart. ("Avx2"
+        // or "Portable"; AVX-512 hosts said "Avx512" for the same int8
+        // vectors until the f32-only AVX-512 kernel was dropped.)
         hasher.update(format!("{:?}", model::Kernel::detect()).as_bytes());
         let digest = hasher.finalize().to_hex().to_string();
         Ok(Encoder {
@@ -295,6 +302,21 @@ fn batches(sequences: &[Vec<u32>]) -> impl Iterator<Item = &[Vec<u32>]> {
     })
 }
 
+/// For the kernel-agreement tests: says on stderr (not captured by the test
+/// harness, so it shows in every run) that `kernel` could not be compared on
+/// this CPU, and fails when REQUIRE_ALL_KERNELS=1 (for a CI host that must
+/// cover every kernel).
+#[cfg(test)]
+pub(crate) fn kernel_not_compared(kernel: &dyn std::fmt::Debug) {
+    use std::io::Write;
+    let line = format!("skipped: {kernel:?} not supported on this CPU\n");
+    let _ = std::io::stderr().write_all(line.as_bytes());
+    assert!(
+        std::env::var("REQUIRE_ALL_KERNELS").as_deref() != Ok("1"),
+        "REQUIRE_ALL_KERNELS=1 but {kernel:?} is not supported on this CPU"
+    );
+}
+
 #[cfg(test)]
 mod batch_tests {
     use super::{batches, BATCH_TOKENS};
@@ -416,18 +438,18 @@ fn check_config(c: &Config) -> Result<(), EmbedError> {
             c.layer_norm_eps
         )));
     }
-    expect("hidden_size", c.hidden_size, model::HIDDEN)?;
-    expect("num_hidden_layers", c.num_hidden_layers, model::LAYERS)?;
-    expect("num_attention_heads", c.num_attention_heads, model::HEADS)?;
+    expect("hidden_size", c.hidden_size, shape::HIDDEN)?;
+    expect("num_hidden_layers", c.num_hidden_layers, shape::LAYERS)?;
+    expect("num_attention_heads", c.num_attention_heads, shape::HEADS)?;
     expect(
         "intermediate_size",
         c.intermediate_size,
-        model::INTERMEDIATE,
+        shape::INTERMEDIATE,
     )?;
     expect(
         "max_position_embeddings",
         c.max_position_embeddings,
-        model::MAX_POSITIONS,
+        shape::MAX_POSITIONS,
     )?;
     if !(1000..=1_000_000).contains(&c.vocab_size) {
         return Err(EmbedError::WrongModel(format!(

@@ -44,25 +44,6 @@ impl CallBytes {
     }
 }
 
-/// Number of JSON values (containers and scalars) in `value`, counting stops past `cap`.
-/// Iterative: a deep value must not recurse.
-pub(crate) fn count_values(value: &serde_json::Value, cap: usize) -> usize {
-    let mut count = 0usize;
-    let mut stack = vec![value];
-    while let Some(v) = stack.pop() {
-        count += 1;
-        if count > cap {
-            break;
-        }
-        match v {
-            serde_json::Value::Array(items) => stack.extend(items.iter()),
-            serde_json::Value::Object(map) => stack.extend(map.values()),
-            _ => {}
-        }
-    }
-    count
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -77,12 +58,5 @@ mod tests {
         assert_eq!(budget.used(), 40);
         budget.release(1000);
         assert_eq!(budget.used(), 0);
-    }
-
-    #[test]
-    fn counts_values_with_a_cap() {
-        let v = serde_json::json!({"a": [1, 2, {"b": null}], "c": "x"});
-        assert_eq!(count_values(&v, 100), 7);
-        assert_eq!(count_values(&v, 3), 4);
     }
 }

@@ -3,7 +3,15 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use tool_search_base::limits::{MAX_JSON_DEPTH, MAX_JSON_VALUES};
+
+// The launcher applies the scheduling policy; config names it.
+pub use crate::launcher::args::SchedPolicy;
 use crate::launcher::Want;
+
+/// Longest failure message of a run (chars): a thrown stack or a runner
+/// diagnostic, clipped so a hostile cell cannot hand the model a huge text.
+pub(crate) const MAX_FAILURE_CHARS: usize = 4_000;
 
 /// Caps on one run. Defaults are generous for real cells and small enough to bound floods.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -53,7 +61,7 @@ impl Default for Caps {
             log_lines: 500,
             log_flood_bytes: 4 * 1024 * 1024,
             frame_bytes: 1024 * 1024,
-            json_depth: 64,
+            json_depth: MAX_JSON_DEPTH,
             calls_per_run: 1000,
             concurrent_calls: 8,
             stderr_tail_bytes: 4 * 1024,
@@ -61,7 +69,7 @@ impl Default for Caps {
             pending_replies: 64,
             calls_outstanding: 64,
             call_bytes_outstanding: 4 * 1024 * 1024,
-            result_values: 25_000,
+            result_values: MAX_JSON_VALUES,
         }
     }
 }
@@ -76,39 +84,6 @@ pub enum LogStyle {
     /// OpenClaw's child: strings as they are, other values as JSON, joined by a space, no level
     /// prefix. A gateway that hands the logs to a model used to OpenClaw's format keeps it.
     Json,
-}
-
-/// Scheduling policy the launcher gives every child (and its threads) before node starts.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-pub enum SchedPolicy {
-    /// `SCHED_OTHER`: only the nice value lowers the child.
-    Other,
-    /// `SCHED_BATCH`: treated as CPU-bound, never preempts the gateway on wake-up.
-    #[default]
-    Batch,
-    /// `SCHED_IDLE`: runs only when nothing else on the CPU wants it (cells may then stall for
-    /// as long as the machine is busy).
-    Idle,
-}
-
-impl SchedPolicy {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SchedPolicy::Other => "other",
-            SchedPolicy::Batch => "batch",
-            SchedPolicy::Idle => "idle",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "other" => Some(SchedPolicy::Other),
-            "batch" => Some(SchedPolicy::Batch),
-            "idle" => Some(SchedPolicy::Idle),
-            _ => None,
-        }
-    }
 }
 
 /// How children are kept below the gateway on the CPU. Two layers: a cpu cgroup for all

@@ -18,6 +18,7 @@
 
 use serde_json::{Map, Value};
 use tokio::io::{AsyncRead, AsyncReadExt};
+use tool_search_base::text::clip;
 
 /// A key that can reach a prototype in a JS consumer of the frame: `__proto__`
 /// always (its setter), `constructor`/`prototype` when they carry an object a
@@ -200,7 +201,7 @@ pub fn parse_child_frame(bytes: &[u8], max_depth: usize) -> Result<ChildFrame, S
                 .as_u64()
                 .ok_or("overflow bytes is not an integer")?,
         },
-        other => return Err(format!("unknown frame type {:?}", truncate(other, 40))),
+        other => return Err(format!("unknown frame type {:?}", clip(other, 40))),
     };
     no_extra(&map)?;
     Ok(frame)
@@ -236,7 +237,7 @@ fn parse_call(op: &str, args: Value) -> Result<CallRequest, String> {
                 args: call_args,
             }
         }
-        other => return Err(format!("unknown bridge op {:?}", truncate(other, 40))),
+        other => return Err(format!("unknown bridge op {:?}", clip(other, 40))),
     };
     no_extra(&args)?;
     Ok(request)
@@ -263,44 +264,23 @@ fn take_bool(map: &mut Map<String, Value>, key: &str) -> Result<bool, String> {
 fn no_extra(map: &Map<String, Value>) -> Result<(), String> {
     match map.keys().next() {
         None => Ok(()),
-        Some(k) => Err(format!("unexpected key {:?}", truncate(k, 40))),
+        Some(k) => Err(format!("unexpected key {:?}", clip(k, 40))),
     }
 }
 
-/// Depth cap and forbidden keys, iteratively (no recursion on untrusted input).
+/// Depth cap and forbidden keys (the shared iterative walk: no recursion on untrusted input).
 pub fn check_tree(value: &Value, max_depth: usize) -> Result<(), String> {
-    let mut stack: Vec<(&Value, usize)> = vec![(value, 1)];
-    while let Some((v, depth)) = stack.pop() {
-        match v {
-            Value::Array(items) => {
-                if depth > max_depth {
-                    return Err(format!("frame nested deeper than {max_depth}"));
-                }
-                stack.extend(items.iter().map(|i| (i, depth + 1)));
-            }
-            Value::Object(map) => {
-                if depth > max_depth {
-                    return Err(format!("frame nested deeper than {max_depth}"));
-                }
-                for (k, item) in map {
-                    if forbidden_key(k, item) {
-                        return Err(format!("forbidden key {k:?}"));
-                    }
-                    stack.push((item, depth + 1));
-                }
-            }
-            _ => {}
+    tool_search_base::value::walk(value, |node, depth| {
+        if matches!(node, Value::Array(_) | Value::Object(_)) && depth > max_depth {
+            return Err(format!("frame nested deeper than {max_depth}"));
         }
-    }
-    Ok(())
-}
-
-/// At most `max` chars of `s`.
-pub fn truncate(s: &str, max: usize) -> String {
-    match s.char_indices().nth(max) {
-        None => s.to_string(),
-        Some((i, _)) => format!("{}…", &s[..i]),
-    }
+        if let Value::Object(map) = node {
+            if let Some((k, _)) = map.iter().find(|(k, item)| forbidden_key(k, item)) {
+                return Err(format!("forbidden key {k:?}"));
+            }
+        }
+        Ok(())
+    })
 }
 
 #[cfg(test)]

@@ -427,7 +427,7 @@ fn failure(
     logs: Vec<String>,
     telemetry: RunTelemetry,
 ) -> CodeRunResult {
-    let message = crate::protocol::truncate(&message, 4000);
+    let message = tool_search_base::text::clip(&message, crate::config::MAX_FAILURE_CHARS);
     CodeRunResult {
         ok: false,
         value: None,

@@ -11,9 +11,13 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
-use crate::budget::{count_values, CallBytes};
-use crate::config::{Caps, LogStyle};
-use crate::protocol::{parse_child_frame, truncate, CallRequest, ChildFrame, LogLevel};
+use tool_search_base::limits::MAX_REASON_CHARS;
+use tool_search_base::text::clip;
+use tool_search_base::value::count_values;
+
+use crate::budget::CallBytes;
+use crate::config::{Caps, LogStyle, MAX_FAILURE_CHARS};
+use crate::protocol::{parse_child_frame, CallRequest, ChildFrame, LogLevel};
 use crate::result::{BridgeCallCounts, FailureKind, RunTelemetry};
 use crate::spawn::ChildProc;
 use crate::{BridgeError, BridgeHost, CancelToken, Lookup};
@@ -232,7 +236,7 @@ impl Session {
                         } else {
                             thrown.stack
                         };
-                        fail(FailureKind::RuntimeError, truncate(&text, 4000))
+                        fail(FailureKind::RuntimeError, clip(&text, MAX_FAILURE_CHARS))
                     }
                 })
             }
@@ -454,7 +458,7 @@ impl Session {
     fn reply(&mut self, id: u64, answer: Result<Value, BridgeError>) -> Option<Outcome> {
         let error_frame = |e: &BridgeError| {
             json!({"t": "reply", "id": id, "ok": false,
-                   "error": {"code": truncate(&e.code, 100), "message": truncate(&e.message, 2000)}})
+                   "error": {"code": clip(&e.code, 100), "message": clip(&e.message, MAX_REASON_CHARS)}})
         };
         let frame = match &answer {
             Ok(value) => json!({"t": "reply", "id": id, "ok": true, "value": value}),

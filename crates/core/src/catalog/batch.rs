@@ -58,13 +58,6 @@ fn json_limit(limit: Option<&serde_json::Value>) -> Result<Option<f64>> {
     }
 }
 
-/// Longest description of a batch hit (chars, after collapsing whitespace).
-const BATCH_DESCRIPTION_MAX_CHARS: usize = 180;
-/// Shortest a description is clipped to so that every group keeps a candidate.
-const BATCH_DESCRIPTION_MIN_CHARS: usize = 40;
-/// Labels longer than this are dropped from batch hits (the name remains).
-const BATCH_LABEL_MAX_CHARS: usize = 64;
-
 fn invalid(message: impl Into<String>) -> Error {
     Error::new(ErrorCode::InvalidQuery, message)
 }
@@ -229,7 +222,7 @@ fn compact(hit: &mut SearchHit, max_chars: usize) {
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ");
-    hit.description = clip_chars(&collapsed, max_chars);
+    hit.description = tool_search_base::text::clip(&collapsed, max_chars);
     if hit
         .label
         .as_ref()
@@ -237,15 +230,6 @@ fn compact(hit: &mut SearchHit, max_chars: usize) {
     {
         hit.label = None;
     }
-}
-
-/// `text` cut to at most `max_chars` chars, the cut marked with `…` (counted).
-fn clip_chars(text: &str, max_chars: usize) -> String {
-    if text.chars().count() <= max_chars {
-        return text.to_string();
-    }
-    let keep: String = text.chars().take(max_chars.saturating_sub(1)).collect();
-    format!("{}…", keep.trim_end())
 }
 
 fn serialized_chars<T: Serialize>(value: &T) -> usize {

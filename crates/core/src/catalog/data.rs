@@ -2,14 +2,16 @@
 //! (shared with the versions derived from it) and their search index.
 //! Built once per distinct tool set and cached by fingerprint.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
+use tool_search_base::text::{clip, prefix};
 
-use super::entry::{EntryDigest, EntryFields, Source, ToolEntry, ToolRecord};
 use super::lookup::NameIndex;
 use super::records::RawRecord;
 use super::store::StoredRecord;
+use super::text::is_invisible;
+use crate::entry::{EntryDigest, EntryFields, Source, ToolEntry, ToolRecord, GONE};
 use crate::error::{Error, Result};
 use crate::limits::*;
 use crate::schema::{self, CompiledSchema};
@@ -64,6 +66,40 @@ impl DirectOnlyTool {
         self.raw = raw;
         Arc::new(self)
     }
+}
+
+/// The background vector job embeds this data's entries and fills its slots.
+impl crate::search::semantic::VectorConsumer for CatalogData {
+    fn entries(&self) -> &[ToolEntry] {
+        &self.entries
+    }
+
+    fn vector_slots(&self) -> &crate::search::semantic::VectorSlots {
+        &self.vectors
+    }
+}
+
+/// Catalogs with fewer entries are freed in place (well under a millisecond).
+pub const BACKGROUND_RELEASE_MIN_ENTRIES: usize = 1_000;
+
+/// An empty catalog's data, shared: what a released catalog points at.
+/// Built once; `CatalogData::build` warms it for large catalogs, so the first
+/// release does not build it (under the cache lock, or in a drop).
+pub fn empty_data() -> Option<Arc<CatalogData>> {
+    static EMPTY: OnceLock<Option<Arc<CatalogData>>> = OnceLock::new();
+    EMPTY
+        .get_or_init(|| {
+            let validated = Validated {
+                entries: Vec::new(),
+                direct_only: Vec::new(),
+                control_named: Vec::new(),
+                excluded: Vec::new(),
+            };
+            CatalogData::build(validated, String::new(), Arc::from(Vec::new()), Vec::new())
+                .ok()
+                .map(Arc::new)
+        })
+        .clone()
 }
 
 /// Two ascending (by `order`) sequences as one.
@@ -146,7 +182,7 @@ fn estimate_native_bytes<'a>(
         + 24 * 4; // name trigram postings
     let fresh: usize = fresh
         .map(|e| {
-            super::entry::ENTRY_BLOCK_BYTES
+            crate::entry::ENTRY_BLOCK_BYTES
                 + e.id.len()
                 + e.owner.len()
                 + e.name.len()
@@ -358,12 +394,14 @@ fn normalize(record: ToolRecord) -> std::result::Result<Normalized, String> {
     };
     let label = record
         .label
-        .map(|l| bounded_text(&l, MAX_LABEL_CHARS))
+        .map(|l| prefix(l.trim(), MAX_LABEL_CHARS).to_string())
         .filter(|l| !l.is_empty());
-    let description = bounded_text(
-        record.description.as_deref().unwrap_or(""),
+    // Trimmed and cut on a char boundary: the stored text is not marked as cut.
+    let description = prefix(
+        record.description.as_deref().unwrap_or("").trim(),
         MAX_DESCRIPTION_CHARS,
-    );
+    )
+    .to_string();
     let mcp = record.mcp;
     Ok(Normalized::Entry(ToolEntry::from(EntryFields {
         id,
@@ -424,35 +462,6 @@ fn check_identifier_part(
     Ok(())
 }
 
-/// Characters that change how a name reads without being seen: bidirectional
-/// controls (U+061C, U+200E/F, U+202A–E, U+2066–9), zero-width and other
-/// format characters (Unicode category Cf: U+00AD, U+200B–D, U+2060–4,
-/// U+FEFF, tags…), the combining grapheme joiner, Hangul fillers and
-/// variation selectors.
-pub(crate) fn is_invisible(c: char) -> bool {
-    matches!(c as u32,
-        0x00AD | 0x034F | 0x061C | 0x0600..=0x0605 | 0x06DD | 0x070F | 0x08E2 | 0x115F | 0x1160
-        | 0x17B4 | 0x17B5 | 0x180B..=0x180F | 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x206F
-        | 0x3164 | 0xFE00..=0xFE0F | 0xFEFF | 0xFFA0 | 0xFFF9..=0xFFFB | 0x110BD | 0x110CD
-        | 0x13430..=0x1343F | 0x1BCA0..=0x1BCA3 | 0x1D173..=0x1D17A | 0xE0000..=0xE0FFF)
-}
-
-/// Trim and cap text on a char boundary.
-fn bounded_text(text: &str, max_chars: usize) -> String {
-    let text = text.trim();
-    match text.char_indices().nth(max_chars) {
-        Some((cut, _)) => text[..cut].to_string(),
-        None => text.to_string(),
-    }
-}
-
-pub(crate) fn clip(text: &str, max_chars: usize) -> String {
-    match text.char_indices().nth(max_chars) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_string(),
-    }
-}
-
 /// Content fingerprint of validated entries (by their digests, in id order),
 /// excluded records and direct-only tools: stable for the same tools and
 /// schemas regardless of input order.
@@ -500,9 +509,6 @@ fn same_indexed_text(a: &ToolEntry, b: &ToolEntry) -> bool {
         && a.input_schema == b.input_schema
 }
 
-/// Marks an old ordinal with no new one.
-const GONE: u32 = u32::MAX;
-
 impl CatalogData {
     pub fn build(
         validated: Validated,
@@ -515,13 +521,13 @@ impl CatalogData {
         let prerequisites = Prerequisites::build(&validated.entries);
         let mut name_order: Vec<u32> = (0..validated.entries.len() as u32).collect();
         name_order.sort_unstable_by(|&a, &b| {
-            crate::surfaces::directory_order(
+            crate::entry::directory_order(
                 &validated.entries[a as usize],
                 &validated.entries[b as usize],
             )
         });
-        if validated.entries.len() >= super::release::BACKGROUND_RELEASE_MIN_ENTRIES {
-            let _ = super::release::empty_data();
+        if validated.entries.len() >= BACKGROUND_RELEASE_MIN_ENTRIES {
+            let _ = empty_data();
         }
         let digests = validated.entries.iter().map(ToolEntry::digest).collect();
         let native_bytes = estimate_native_bytes(
@@ -786,7 +792,7 @@ impl CatalogData {
             .collect();
         let prerequisites = self.prerequisites.derive(&entries, &new_of_old, &changed);
         let order = |a: &u32, b: &u32| {
-            crate::surfaces::directory_order(&entries[*a as usize], &entries[*b as usize])
+            crate::entry::directory_order(&entries[*a as usize], &entries[*b as usize])
         };
         let mut fresh_by_name = fresh_ordinals.clone();
         fresh_by_name.sort_unstable_by(order);

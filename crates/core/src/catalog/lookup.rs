@@ -1,9 +1,13 @@
 //! Resolving an id or name the model typed: exact id, then exact unique name;
 //! otherwise an error with up to three suggestions.
 
-use super::data::clip;
+use tool_search_base::text::{bounded_edit_distance, clip};
+
+use super::exact::ExactMatch;
 use super::{Catalog, ToolEntry};
+use crate::entry::GONE;
 use crate::error::{Error, ErrorCode, Result};
+use crate::limits::MAX_SELECTOR_CHARS;
 
 /// Which surface the caller is on; picks the guidance in error texts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -31,8 +35,6 @@ impl LookupStyle {
 const MAX_SUGGESTIONS: usize = 3;
 /// Edit distance beyond which a name is not a "near miss".
 const MAX_SUGGESTION_DISTANCE: usize = 6;
-/// Ids and names longer than this are not compared for suggestions.
-const MAX_SELECTOR_CHARS: usize = 300;
 /// Views with at most this many allowed tools are compared in full; larger
 /// ones compare only the candidates the trigram index proposes.
 const FULL_SCAN_MAX_TOOLS: usize = 512;
@@ -86,7 +88,7 @@ impl NameIndex {
     }
 
     /// This index for a new version of the entries: `new_of_old[o]` is old
-    /// ordinal `o`'s new ordinal (`u32::MAX`: gone; order kept), `fresh` the
+    /// ordinal `o`'s new ordinal ([`GONE`]: none; order kept), `fresh` the
     /// new ordinals of the other entries. Equal to a build from `entries`.
     pub fn derive(&self, new_of_old: &[u32], entries: &[ToolEntry], fresh: &[u32]) -> NameIndex {
         let mut pairs: Vec<(u64, u32)> = Vec::with_capacity(fresh.len() * 24);
@@ -120,7 +122,7 @@ impl NameIndex {
             for ordinal in kept
                 .iter()
                 .map(|&o| new_of_old[o as usize])
-                .filter(|&o| o != u32::MAX)
+                .filter(|&o| o != GONE)
             {
                 while let Some((_, f)) = added.next_if(|&(t, f)| t == trigram && f < ordinal) {
                     index.postings.push(f);
@@ -240,21 +242,10 @@ fn views(entry: &ToolEntry) -> [String; 3] {
 impl Catalog {
     /// The ordinal of the allowed tool `id_or_name` names.
     pub fn resolve_ordinal(&self, id_or_name: &str, style: LookupStyle) -> Result<usize> {
-        if let Some(ordinal) = self.data.ordinal_of_id(id_or_name) {
-            if self.is_allowed(ordinal) {
-                return Ok(ordinal);
-            }
-        }
-        let allowed = self
-            .data
-            .ordinals_named(id_or_name)
-            .iter()
-            .map(|&o| o as usize)
-            .filter(|&o| self.is_allowed(o));
-        match allowed.collect::<Vec<usize>>().as_slice() {
-            [one] => return Ok(*one),
-            [] => {}
-            _ => {
+        match self.exact_match(id_or_name, |o| self.is_allowed(o)) {
+            ExactMatch::One(ordinal) => return Ok(ordinal),
+            ExactMatch::None => {}
+            ExactMatch::Ambiguous => {
                 return Err(Error::new(
                     ErrorCode::AmbiguousTool,
                     format!(
@@ -317,7 +308,7 @@ impl Catalog {
                 .iter()
                 .zip(lengths)
                 .filter(|&(_, len)| len.abs_diff(folded_chars) <= budget)
-                .filter_map(|(view, _)| bounded_levenshtein(&folded, view, budget))
+                .filter_map(|(view, _)| bounded_edit_distance(&folded, view, budget))
                 .min();
             let contains = name.chars().count() >= 3 && folded.contains(name.as_str());
             if let Some(d) = distance.or(contains.then_some(budget)) {
@@ -351,49 +342,9 @@ impl Catalog {
     }
 }
 
-/// Levenshtein distance if it is at most `max`, else None. Only the diagonal
-/// band of width `2·max + 1` is computed: O(len·max), so a long hostile
-/// selector cannot make lookups slow.
-pub(crate) fn bounded_levenshtein(a: &str, b: &str, max: usize) -> Option<usize> {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    if a.len().abs_diff(b.len()) > max {
-        return None;
-    }
-    const FAR: usize = usize::MAX / 2;
-    // prev[j] / cur[j]: distance between a[..i] and b[..j]; FAR outside the band.
-    let mut prev: Vec<usize> = (0..=b.len())
-        .map(|j| if j <= max { j } else { FAR })
-        .collect();
-    let mut cur = vec![FAR; b.len() + 1];
-    for (i, &ca) in a.iter().enumerate() {
-        let row = i + 1;
-        let from = row.saturating_sub(max);
-        let to = (row + max).min(b.len());
-        cur[0] = if row <= max { row } else { FAR };
-        if from > 1 {
-            cur[from - 1] = FAR;
-        }
-        let mut row_min = if from == 0 { cur[0] } else { FAR };
-        for j in from.max(1)..=to {
-            let cost = usize::from(ca != b[j - 1]);
-            cur[j] = (prev[j - 1] + cost).min(prev[j] + 1).min(cur[j - 1] + 1);
-            row_min = row_min.min(cur[j]);
-        }
-        if to < b.len() {
-            cur[to + 1] = FAR;
-        }
-        if row_min > max {
-            return None;
-        }
-        std::mem::swap(&mut prev, &mut cur);
-    }
-    let d = prev[b.len()];
-    (d <= max).then_some(d)
-}
 #[cfg(test)]
 mod tests {
-    use super::bounded_levenshtein;
+    use crate::catalog::exact::ExactMatch;
     use crate::catalog::{Catalog, CatalogOptions, LookupStyle};
 
     fn suggested(catalog: &Catalog, typed: &str) -> String {
@@ -470,54 +421,44 @@ mod tests {
         }
     }
 
+    /// One exact rule for tool calls (allowed tools) and prompt reading (all).
     #[test]
-    fn levenshtein_bounds() {
-        assert_eq!(bounded_levenshtein("kitten", "sitting", 5), Some(3));
-        assert_eq!(bounded_levenshtein("kitten", "sitting", 2), None);
-        assert_eq!(bounded_levenshtein("", "abc", 3), Some(3));
-        assert_eq!(bounded_levenshtein("abc", "abc", 0), Some(0));
-    }
-
-    /// Plain O(n·m) Levenshtein, to check the banded one against.
-    fn full_levenshtein(a: &str, b: &str) -> usize {
-        let b: Vec<char> = b.chars().collect();
-        let mut prev: Vec<usize> = (0..=b.len()).collect();
-        for (i, ca) in a.chars().enumerate() {
-            let mut cur = vec![i + 1; b.len() + 1];
-            for j in 0..b.len() {
-                cur[j + 1] = (prev[j] + usize::from(ca != b[j]))
-                    .min(prev[j + 1] + 1)
-                    .min(cur[j] + 1);
-            }
-            prev = cur;
-        }
-        prev[b.len()]
-    }
-
-    #[test]
-    fn banded_levenshtein_matches_the_full_table() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut word = |len: usize| -> String {
-            (0..len)
-                .map(|_| {
-                    seed ^= seed << 13;
-                    seed ^= seed >> 7;
-                    seed ^= seed << 17;
-                    ['a', 'b', 'c', 'é'][(seed % 4) as usize]
-                })
-                .collect()
-        };
-        for round in 0..3_000 {
-            let (a, b) = (word(round % 13), word((round / 13) % 11));
-            let exact = full_levenshtein(&a, &b);
-            for max in 0..8 {
-                let expected = (exact <= max).then_some(exact);
-                assert_eq!(
-                    bounded_levenshtein(&a, &b, max),
-                    expected,
-                    "{a:?} {b:?} max {max}"
-                );
-            }
-        }
+    fn exact_match_is_the_id_then_the_only_name() {
+        let text = [
+            r#"{"name":"read","owner":"fs"}"#,
+            r#"{"name":"read","owner":"docs"}"#,
+            r#"{"name":"write"}"#,
+        ]
+        .join("\n");
+        let catalog = Catalog::from_json_text(&text, &CatalogOptions::default()).unwrap();
+        let data = catalog.data();
+        let id = |o: usize| data.entries[o].id.as_str();
+        let all = |_: usize| true;
+        assert_eq!(
+            catalog.exact_match("openclaw:fs:read", all).one().map(id),
+            Some("openclaw:fs:read")
+        );
+        assert_eq!(catalog.exact_match("read", all), ExactMatch::Ambiguous);
+        assert_eq!(catalog.exact_match("Write", all), ExactMatch::None);
+        assert_eq!(
+            catalog.exact_match("write", all).one().map(id),
+            Some("openclaw:core:write")
+        );
+        // Tools the caller refuses do not count, by id or by name.
+        let fs = data.ordinal_of_id("openclaw:fs:read").unwrap();
+        let not_fs = |o: usize| o != fs;
+        assert_eq!(
+            catalog.exact_match("read", not_fs).one().map(id),
+            Some("openclaw:docs:read")
+        );
+        assert_eq!(
+            catalog.exact_match("openclaw:fs:read", not_fs),
+            ExactMatch::None
+        );
+        let view = catalog.restrict(&["openclaw:docs:read", "openclaw:core:write"]);
+        assert_eq!(
+            view.resolve("read", LookupStyle::Structured).unwrap().id,
+            "openclaw:docs:read"
+        );
     }
 }

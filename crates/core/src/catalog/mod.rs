@@ -6,7 +6,7 @@
 mod batch;
 mod cache;
 mod data;
-mod entry;
+mod exact;
 mod hits;
 mod lookup;
 mod policy;
@@ -14,6 +14,7 @@ mod ranking;
 mod records;
 mod release;
 pub mod store;
+mod text;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -21,10 +22,10 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use crate::entry::{safe_server_name, EntryFields, McpInfo, Source, ToolEntry, ToolRecord};
 pub use batch::{BatchQuery, BatchRequest, BatchResult, BatchResultGroup};
 pub use data::{CatalogData, DirectOnlyTool, ExcludedTool, CONTROL_TOOL_NAMES};
-pub use entry::{EntryFields, Source, ToolEntry, ToolRecord};
-pub use hits::{safe_server_name, McpInfo, SearchHit, ToolDescription};
+pub use hits::{SearchHit, ToolDescription};
 pub use lookup::LookupStyle;
 pub use policy::{CompiledPolicy, Policy, PolicyLayer};
 pub use ranking::{CatalogRanking, QueryVectorSet, RankingMode};
@@ -116,8 +117,8 @@ impl SourceSelector {
                 if let Some((key, named)) = wrong {
                     return Err(Error::invalid_catalog(format!(
                         "tool #{index} names MCP server \"{}\" (mcp.{key}), not the replaced owner \"{}\"",
-                        data::clip(named, 80),
-                        data::clip(owner, 80)
+                        tool_search_base::text::clip(named, 80),
+                        tool_search_base::text::clip(owner, 80)
                     )));
                 }
             }
@@ -1269,3 +1270,7 @@ pub fn release_unused() -> ReleasedMemory {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_ranking;
+#[cfg(test)]
+mod tests_schemas;

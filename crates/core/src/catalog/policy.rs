@@ -6,8 +6,9 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use super::entry::{Source, ToolEntry};
+use crate::entry::{Source, ToolEntry};
 use crate::error::{Error, ErrorCode, Result};
+use crate::limits::{MAX_GROUP_NESTING, MAX_PATTERNS};
 
 /// Built-in groups; options may define more (`CatalogOptions.groups`).
 const BUILTIN_GROUPS: &[&str] = &["openclaw", "mcp", "client", "core", "plugins"];
@@ -54,9 +55,6 @@ enum Matcher {
     Core,
     Plugins,
 }
-
-const MAX_PATTERNS: usize = 10_000;
-const MAX_GROUP_NESTING: usize = 8;
 
 impl Policy {
     pub fn compile(&self) -> Result<CompiledPolicy> {

@@ -1,7 +1,7 @@
 //! How a catalog ranks: lexically, or hybrid (the lexical top re-ranked with
-//! tool vectors, [`crate::search::semantic`]) once its vectors are ready.
+//! tool vectors, [`crate::search::hybrid`]) once its vectors are ready. The
+//! catalog decides which; the fusion itself is search's.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -10,9 +10,10 @@ use serde_json::Value;
 
 use super::{check_query, Catalog, CatalogData, CatalogOptions, SearchHit};
 use crate::error::{Error, Result};
+use crate::search::hybrid;
+pub use crate::search::hybrid::QueryVectorSet;
 use crate::search::semantic::{
-    self, fuse, HybridParams, ModelHandle, QueryVectors, RankingState, RankingStatus,
-    SemanticModel, VectorTable,
+    self, HybridParams, ModelHandle, RankingState, RankingStatus, SemanticModel, VectorTable,
 };
 use crate::search::ScoredHit;
 
@@ -136,59 +137,6 @@ pub struct CatalogRanking {
     pub cache: Option<String>,
 }
 
-/// Query vectors for a hybrid search, gathered before it: cached ones at
-/// once ([`Catalog::query_vectors`]), the rest embedded by
-/// [`QueryVectorSet::complete`] on a thread that may block (a libuv worker,
-/// the session's blocking pool), never on the event loop. A search given the
-/// set ([`Catalog::search_with`], [`Catalog::search_batch_with`]) uses its
-/// vectors even if the model's cache dropped them meanwhile.
-#[derive(Default, Clone)]
-pub struct QueryVectorSet {
-    model: Option<Arc<SemanticModel>>,
-    vectors: HashMap<String, Arc<QueryVectors>>,
-    missing: Vec<String>,
-    /// Embed a query found nowhere on the searching thread (the synchronous
-    /// API); otherwise such a query ranks lexically.
-    embed_missing: bool,
-}
-
-impl QueryVectorSet {
-    /// No vectors given: a search embeds what is not cached on its own thread.
-    pub fn embed_here() -> QueryVectorSet {
-        QueryVectorSet {
-            embed_missing: true,
-            ..QueryVectorSet::default()
-        }
-    }
-
-    /// Whether every query has its vectors (nothing to embed).
-    pub fn is_complete(&self) -> bool {
-        self.missing.is_empty()
-    }
-
-    /// Embeds the missing queries on the calling thread (1-4 ms each for dev
-    /// queries, tens of ms for a long request): call it where blocking is fine.
-    pub fn complete(mut self) -> QueryVectorSet {
-        if let Some(model) = self.model.clone() {
-            for query in std::mem::take(&mut self.missing) {
-                let vectors = model.embed_query(&query);
-                self.vectors.insert(query, vectors);
-            }
-        }
-        self.missing.clear();
-        self
-    }
-
-    /// The vectors of `query` if they were computed by `model`.
-    fn get(&self, query: &str, model: &Arc<SemanticModel>) -> Option<Arc<QueryVectors>> {
-        let same = self
-            .model
-            .as_ref()
-            .is_some_and(|m| Arc::ptr_eq(m, model) || m.digest() == model.digest());
-        same.then(|| self.vectors.get(query).cloned()).flatten()
-    }
-}
-
 impl Catalog {
     /// Starts computing tool vectors (hybrid ranking with a model), reusing
     /// those of `previous` (the catalog this one was derived from). Once per
@@ -273,25 +221,7 @@ impl Catalog {
         let Some((model, _)) = self.hybrid() else {
             return QueryVectorSet::default();
         };
-        let mut set = QueryVectorSet {
-            model: Some(Arc::clone(model)),
-            ..QueryVectorSet::default()
-        };
-        for query in queries {
-            if check_query(query).is_err()
-                || set.vectors.contains_key(query)
-                || set.missing.iter().any(|m| m == query)
-            {
-                continue;
-            }
-            match model.cached_query(query) {
-                Some(vectors) => {
-                    set.vectors.insert(query.to_string(), vectors);
-                }
-                None => set.missing.push(query.to_string()),
-            }
-        }
-        set
+        QueryVectorSet::gather(model, queries, |q| check_query(q).is_ok())
     }
 
     /// The lexical hits, re-ranked with the encoder when the catalog is
@@ -306,36 +236,19 @@ impl Catalog {
         let Some((model, table)) = self.hybrid() else {
             return self.search_ranked(query, limit);
         };
-        let found = given
-            .get(query, model)
-            .or_else(|| model.cached_query(query));
-        let Some(query_vectors) =
-            found.or_else(|| given.embed_missing.then(|| model.embed_query(query)))
-        else {
+        let Some(query_vectors) = given.vectors_for(query, model) else {
             return self.search_ranked(query, limit);
         };
         let params = HybridParams::default();
         let ranked = self.search_ranked(query, limit.max(params.depth))?;
-        if ranked.is_empty() {
-            return Ok(ranked);
-        }
-        // Exact id / name matches stay first, as in lexical ranking.
-        let folded = query.trim().to_lowercase();
-        let exact = ranked
-            .iter()
-            .take_while(|h| {
-                let entry = &self.data.entries[h.ordinal];
-                entry.id.to_lowercase() == folded || entry.name.to_lowercase() == folded
-            })
-            .count();
-        let mut out = ranked[..exact].to_vec();
-        out.extend(fuse(
-            &ranked[exact..],
-            |h: ScoredHit| h.score,
-            |h: ScoredHit| table.similarity(h.ordinal, &query_vectors),
+        Ok(hybrid::rerank(
+            query,
+            ranked,
+            &self.data.entries,
+            &table,
+            &query_vectors,
             &params,
-        ));
-        Ok(out)
+        ))
     }
 
     /// Estimated heap bytes of this catalog's own data (see

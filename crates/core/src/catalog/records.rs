@@ -4,8 +4,7 @@
 
 use serde_json::Value;
 
-use super::entry::ToolRecord;
-use super::hits::{safe_server_name, McpInfo};
+use crate::entry::{safe_server_name, McpInfo, ToolRecord};
 use crate::error::{Error, Result};
 use crate::limits::{MAX_CATALOG_TOOLS, MAX_NAME_CHARS};
 
@@ -63,7 +62,7 @@ fn parse_record(span: &str) -> std::result::Result<(ToolRecord, Value), String> 
         return Err(match &value {
             // The package's stand-in for an object JSON cannot express, with why.
             Value::String(s) if s.starts_with(UNREADABLE) => {
-                super::data::clip(&s[UNREADABLE.len()..], 240)
+                tool_search_base::text::clip(&s[UNREADABLE.len()..], 240)
             }
             other => format!("a tool must be a JSON object, not {}", json_kind(other)),
         });
@@ -144,7 +143,7 @@ impl ToolRecord {
             .keys()
             .filter(|k| !KNOWN_FIELDS.contains(&k.as_str()))
             .take(MAX_UNKNOWN_FIELDS_REPORTED)
-            .map(|k| super::data::clip(k, 40))
+            .map(|k| tool_search_base::text::clip(k, 40))
             .collect();
         Ok(ToolRecord {
             id: text("id")?,
@@ -183,7 +182,7 @@ fn mcp_info(value: &Value) -> std::result::Result<McpInfo, String> {
                 if s.is_empty()
                     || s.chars().count() > MAX_NAME_CHARS
                     || s.chars()
-                        .any(|c| c.is_control() || super::data::is_invisible(c))
+                        .any(|c| c.is_control() || super::text::is_invisible(c))
                 {
                     return Err(format!(
                         "\"mcp.{key}\" must be 1 to {MAX_NAME_CHARS} characters without control, invisible or bidirectional formatting characters"

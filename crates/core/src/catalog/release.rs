@@ -8,10 +8,8 @@
 use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, OnceLock};
 
-use super::data::{CatalogData, Validated};
-
-/// Catalogs with fewer entries are freed in place (well under a millisecond).
-pub const BACKGROUND_RELEASE_MIN_ENTRIES: usize = 1_000;
+use super::data::CatalogData;
+pub use super::data::{empty_data, BACKGROUND_RELEASE_MIN_ENTRIES};
 
 type Garbage = Box<dyn Send>;
 
@@ -27,26 +25,6 @@ fn reaper() -> Option<&'static Sender<Garbage>> {
                 .map(|_| sender)
         })
         .as_ref()
-}
-
-/// An empty catalog's data, shared: what a released catalog points at.
-/// Built once; `CatalogData::build` warms it for large catalogs, so the first
-/// release does not build it (under the cache lock, or in a drop).
-pub fn empty_data() -> Option<Arc<CatalogData>> {
-    static EMPTY: OnceLock<Option<Arc<CatalogData>>> = OnceLock::new();
-    EMPTY
-        .get_or_init(|| {
-            let validated = Validated {
-                entries: Vec::new(),
-                direct_only: Vec::new(),
-                control_named: Vec::new(),
-                excluded: Vec::new(),
-            };
-            CatalogData::build(validated, String::new(), Arc::from(Vec::new()), Vec::new())
-                .ok()
-                .map(Arc::new)
-        })
-        .clone()
 }
 
 /// Take `data` away from its owner if this is its last reference to large

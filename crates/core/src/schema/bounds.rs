@@ -1,6 +1,7 @@
 //! Depth and size guard for untrusted JSON, run before a schema is stored or
-//! compiled. Iterative on purpose: a recursive walk is exactly what a deeply
-//! nested hostile value would use to exhaust the stack.
+//! compiled. On the shared iterative walk ([`tool_search_base::value::walk`]):
+//! a recursive one is what a deeply nested hostile value would use to
+//! exhaust the stack.
 
 use serde_json::Value;
 
@@ -28,9 +29,7 @@ pub struct JsonSize {
 pub fn measure(value: &Value, max_depth: usize, max_bytes: usize) -> Result<JsonSize, String> {
     let mut bytes: usize = 0;
     let mut values: u64 = 0;
-    // (value, depth of the container holding it)
-    let mut stack: Vec<(&Value, usize)> = vec![(value, 0)];
-    while let Some((node, parent_depth)) = stack.pop() {
+    tool_search_base::value::walk(value, |node, depth| {
         values += 1;
         match node {
             Value::Null => bytes += 4,
@@ -38,19 +37,13 @@ pub fn measure(value: &Value, max_depth: usize, max_bytes: usize) -> Result<Json
             Value::Number(n) => bytes += number_len(n),
             Value::String(s) => bytes += s.len() + 2,
             Value::Array(items) => {
-                let depth = parent_depth + 1;
                 if depth > max_depth {
                     return Err(too_deep(max_depth));
                 }
                 // brackets + commas
                 bytes += 2 + items.len().saturating_sub(1);
-                if bytes > max_bytes {
-                    return Err(too_big(max_bytes));
-                }
-                stack.extend(items.iter().rev().map(|item| (item, depth)));
             }
             Value::Object(map) => {
-                let depth = parent_depth + 1;
                 if depth > max_depth {
                     return Err(too_deep(max_depth));
                 }
@@ -59,16 +52,14 @@ pub fn measure(value: &Value, max_depth: usize, max_bytes: usize) -> Result<Json
                 for (key, _) in map.iter() {
                     bytes += key.len() + 3;
                 }
-                if bytes > max_bytes {
-                    return Err(too_big(max_bytes));
-                }
-                stack.extend(map.values().rev().map(|item| (item, depth)));
             }
         }
+        // Checked before a container's items are queued: the walk stops here.
         if bytes > max_bytes {
             return Err(too_big(max_bytes));
         }
-    }
+        Ok(())
+    })?;
     Ok(JsonSize { values, bytes })
 }
 

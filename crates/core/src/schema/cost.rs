@@ -531,7 +531,7 @@ fn describe<'a>(
             let targets = landmarks.resolve(reference).ok_or_else(|| {
                 CostError::Unfollowable(format!(
                     "$ref {} cannot be followed offline",
-                    super::validate::quote_str(reference)
+                    super::quote::quote_str(reference)
                 ))
             })?;
             // The validator drops a reference to the schema object holding

@@ -16,12 +16,13 @@
 mod bounds;
 mod cost;
 mod hint;
+mod quote;
 mod refs;
 mod suggest;
 mod validate;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use serde::Serialize;
 

@@ -1,5 +1,7 @@
 //! Near-miss matching of property names, for `Did you mean: x?` hints.
 
+use tool_search_base::text::bounded_edit_distance;
+
 /// Names longer than this are not compared (keeps the edit distance cheap).
 const MAX_COMPARED_CHARS: usize = 64;
 /// At most this many candidates are compared per lookup.
@@ -19,7 +21,8 @@ where
         return None;
     }
     let wrong_norm = normalize(wrong);
-    let wrong_lower: Vec<char> = wrong.to_lowercase().chars().collect();
+    let wrong_lower = wrong.to_lowercase();
+    let wrong_chars = wrong_lower.chars().count();
     let mut best: Option<(&'a str, usize)> = None;
     for candidate in candidates.into_iter().take(MAX_CANDIDATES) {
         if candidate == wrong || candidate.chars().count() > MAX_COMPARED_CHARS {
@@ -28,11 +31,13 @@ where
         if !wrong_norm.is_empty() && normalize(candidate) == wrong_norm {
             return Some(candidate);
         }
-        let cand_lower: Vec<char> = candidate.to_lowercase().chars().collect();
-        let limit = (wrong_lower.len().max(cand_lower.len()) / 3).max(1);
-        let distance = edit_distance(&wrong_lower, &cand_lower);
-        if distance <= limit && best.is_none_or(|(_, d)| distance < d) {
-            best = Some((candidate, distance));
+        let cand_lower = candidate.to_lowercase();
+        let limit = (wrong_chars.max(cand_lower.chars().count()) / 3).max(1);
+        match bounded_edit_distance(&wrong_lower, &cand_lower, limit) {
+            Some(distance) if best.is_none_or(|(_, d)| distance < d) => {
+                best = Some((candidate, distance));
+            }
+            _ => {}
         }
     }
     best.map(|(name, _)| name)
@@ -43,27 +48,4 @@ fn normalize(name: &str) -> String {
         .filter(|c| !matches!(c, '_' | '-' | '.' | ' '))
         .flat_map(char::to_lowercase)
         .collect()
-}
-
-/// Optimal string alignment distance (edits plus adjacent swaps).
-fn edit_distance(a: &[char], b: &[char]) -> usize {
-    let width = b.len() + 1;
-    let mut rows = vec![0usize; (a.len() + 1) * width];
-    for (j, cell) in rows.iter_mut().take(width).enumerate() {
-        *cell = j;
-    }
-    for i in 1..=a.len() {
-        rows[i * width] = i;
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut d = (rows[(i - 1) * width + j] + 1)
-                .min(rows[i * width + j - 1] + 1)
-                .min(rows[(i - 1) * width + j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                d = d.min(rows[(i - 2) * width + j - 2] + 1);
-            }
-            rows[i * width + j] = d;
-        }
-    }
-    rows[a.len() * width + b.len()]
 }

@@ -34,6 +34,7 @@ use serde_json::Value;
 use super::bounds::{check_bounds, measure};
 use super::cost::{schema_cost, SchemaCost};
 use super::hint::fragment_hint;
+use super::quote::{clip, quote_str};
 use super::suggest::closest_name;
 use super::ArgumentIssue;
 use crate::error::{Error, ErrorCode, Result};
@@ -41,8 +42,6 @@ use crate::limits::{MAX_JSON_DEPTH, MAX_REPORTED_CHECKS, MAX_SCHEMA_BYTES};
 
 /// Issues returned per validation; the first ones are enough to fix a call.
 pub const MAX_ISSUES: usize = 20;
-/// Chars of a bad value quoted in a message.
-const MAX_QUOTED_CHARS: usize = 60;
 /// Enum options listed in a message.
 const MAX_LISTED_OPTIONS: usize = 8;
 /// Longest rendering of the allowed forms of an `anyOf` / `oneOf`.
@@ -464,7 +463,7 @@ fn type_with_article(value: &Value) -> &'static str {
     }
 }
 
-/// A value as compact JSON, at most [`MAX_QUOTED_CHARS`] chars (`…` marks a cut).
+/// A value as compact JSON, at most [`MAX_QUOTED_CHARS`](super::quote::MAX_QUOTED_CHARS) chars (`…` marks a cut).
 fn quote_value(value: &Value) -> String {
     match value {
         // Containers can be huge: describe them instead of serializing.
@@ -474,26 +473,11 @@ fn quote_value(value: &Value) -> String {
     }
 }
 
-pub(super) fn quote_str(text: &str) -> String {
-    clip(&serde_json::to_string(text).unwrap_or_default())
-}
-
-fn clip(text: &str) -> String {
-    truncate_chars(text, MAX_QUOTED_CHARS)
-}
-
 fn cap_message(message: String) -> String {
     if message.chars().count() <= MAX_MESSAGE_CHARS {
         message
     } else {
-        truncate_chars(&message, MAX_MESSAGE_CHARS)
-    }
-}
-
-fn truncate_chars(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max.saturating_sub(1)) {
-        Some((cut, _)) if text[cut..].chars().count() > 1 => format!("{}…", &text[..cut]),
-        _ => text.to_string(),
+        tool_search_base::text::clip(&message, MAX_MESSAGE_CHARS)
     }
 }
 

@@ -20,10 +20,10 @@ use tantivy::{
 };
 
 use super::analyze::Analyzer;
-use super::diversify::{signature, Signature};
 use super::fields::{FieldKind, RankingParams, FIELD_COUNT};
 use super::params::param_text;
-use crate::catalog::ToolEntry;
+use super::signature::{signature, Signature};
+use crate::entry::{ToolEntry, GONE};
 use crate::error::{Error, Result};
 
 /// Indexing memory budget per entry, and its bounds: tantivy sizes its term
@@ -34,16 +34,12 @@ const WRITER_MEMORY_BYTES_MIN: usize = 1024 * 1024;
 const WRITER_MEMORY_BYTES_MAX: usize = 64 * 1024 * 1024;
 const ORDINAL_FIELD: &str = "ordinal";
 
-/// `ordinal_of_doc` value of a doc whose entry is not in this version (its
-/// tool was replaced or removed): skipped by scoring and term statistics.
-pub const DEAD: u32 = u32::MAX;
-
 /// One segment's postings readers, one per field, and its doc → ordinal map
 /// in this version.
 pub struct SegmentTables {
     pub fields: Vec<Arc<tantivy::InvertedIndexReader>>,
     pub ordinal_of_doc: Vec<u32>,
-    /// How many of its docs are `DEAD`.
+    /// How many of its docs are `GONE`.
     pub dead: u32,
     /// [`term_key`] of every term of the segment (any field).
     terms: Arc<foldhash::HashSet<u64>>,
@@ -97,7 +93,7 @@ impl SegmentTables {
             if self
                 .ordinal_of_doc
                 .get(doc as usize)
-                .is_some_and(|&o| o != DEAD)
+                .is_some_and(|&o| o != GONE)
             {
                 live += 1;
             }
@@ -129,7 +125,7 @@ impl Part {
     }
 }
 
-/// A part as one version sees it: the ordinal of each of its positions, or `DEAD`.
+/// A part as one version sees it: the ordinal of each of its positions, or `GONE`.
 struct PartView {
     part: Arc<Part>,
     ordinal_of_position: Vec<u32>,
@@ -249,7 +245,7 @@ pub fn derive(
         .iter()
         .map(|v| PartView {
             part: Arc::clone(&v.part),
-            ordinal_of_position: vec![DEAD; v.part.len()],
+            ordinal_of_position: vec![GONE; v.part.len()],
             live: 0,
         })
         .collect();
@@ -281,7 +277,7 @@ pub fn derive(
                 view.ordinal_of_position
                     .iter()
                     .copied()
-                    .filter(|&o| o != DEAD),
+                    .filter(|&o| o != GONE),
             );
         }
         fresh.sort_unstable();
@@ -402,7 +398,7 @@ fn assemble(views: Vec<PartView>, doc_count: usize, params: &RankingParams) -> I
     let mut segments = Vec::new();
     for (p, view) in views.iter().enumerate() {
         for (position, &ordinal) in view.ordinal_of_position.iter().enumerate() {
-            if ordinal == DEAD {
+            if ordinal == GONE {
                 continue;
             }
             let o = ordinal as usize;
@@ -421,10 +417,10 @@ fn assemble(views: Vec<PartView>, doc_count: usize, params: &RankingParams) -> I
                     view.ordinal_of_position
                         .get(p as usize)
                         .copied()
-                        .unwrap_or(DEAD)
+                        .unwrap_or(GONE)
                 })
                 .collect();
-            let dead = ordinal_of_doc.iter().filter(|&&o| o == DEAD).count() as u32;
+            let dead = ordinal_of_doc.iter().filter(|&&o| o == GONE).count() as u32;
             segments.push(SegmentTables {
                 fields: readers.clone(),
                 ordinal_of_doc,
@@ -467,7 +463,7 @@ impl IndexData {
                     positions
                         .iter()
                         .map(|&p| view.ordinal_of_position[p as usize])
-                        .filter(|&o| o != DEAD),
+                        .filter(|&o| o != GONE),
                 );
             }
         }

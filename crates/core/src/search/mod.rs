@@ -20,12 +20,14 @@ mod analyze;
 mod diversify;
 mod expand;
 mod fields;
+pub mod hybrid;
 mod index;
 mod params;
 mod prerequisites;
 mod query;
 mod rank;
 pub mod semantic;
+mod signature;
 mod stopwords;
 mod strength;
 mod typo;
@@ -36,14 +38,10 @@ pub use query::{clauses, MAX_CLAUSES};
 #[cfg(test)]
 pub(crate) use strength::tests::status_tools as strength_test_tools;
 
-use crate::catalog::ToolEntry;
+use crate::entry::ToolEntry;
 use crate::error::Result;
 use index::IndexData;
 use rank::Candidate;
-
-/// Queries longer than this (chars) are cut before analysis; the catalog
-/// already rejects longer ones, this only bounds work for other callers.
-const MAX_ANALYZED_QUERY_CHARS: usize = crate::limits::MAX_QUERY_CHARS;
 
 /// One ranked result: the entry's ordinal in the catalog and its score.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -189,12 +187,10 @@ impl SearchIndex {
     }
 }
 
-/// The query cut to `MAX_ANALYZED_QUERY_CHARS` on a char boundary.
+/// The query cut to [`crate::limits::MAX_QUERY_CHARS`] on a char boundary: the catalog
+/// already rejects longer ones, this only bounds work for other callers.
 fn bounded(query: &str) -> &str {
-    match query.char_indices().nth(MAX_ANALYZED_QUERY_CHARS) {
-        Some((cut, _)) => &query[..cut],
-        None => query,
-    }
+    tool_search_base::text::prefix(query, crate::limits::MAX_QUERY_CHARS)
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@
 use foldhash::{HashMap, HashMapExt};
 
 use super::ScoredHit;
-use crate::catalog::{Source, ToolEntry};
+use crate::entry::{Source, ToolEntry, GONE};
 
 /// Hits this near the top bring their prerequisites (the default of
 /// `RankingParams::prerequisite_depth`).
@@ -57,8 +57,6 @@ pub struct Prerequisites {
 
 /// Marks an entry outside the servers being paired.
 const SKIPPED: u32 = u32::MAX;
-/// In `derive`'s ordinal map: a tool the new version no longer has.
-const GONE: u32 = u32::MAX;
 
 impl Prerequisites {
     pub fn build(entries: &[ToolEntry]) -> Prerequisites {
@@ -407,7 +405,7 @@ fn words(text: &str, max: usize) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::catalog::EntryFields;
+    use crate::entry::EntryFields;
     use serde_json::json;
     use std::sync::Arc;
 

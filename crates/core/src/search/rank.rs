@@ -15,9 +15,10 @@ use tantivy::schema::{IndexRecordOption, Term};
 use tantivy::{DocSet, TERMINATED};
 
 use super::fields::{RankingParams, FIELD_COUNT};
-use super::index::{field_factors, term_key, IndexData, DEAD};
+use super::index::{field_factors, term_key, IndexData};
 use super::query::{QueryPlan, MAX_CLAUSES};
 use super::strength::{idf_of, term_bit, TermMask, NAMED_FIELDS};
+use crate::entry::GONE;
 
 const NO_SLOT: u32 = u32::MAX;
 
@@ -251,7 +252,7 @@ fn accumulate_term(data: &IndexData, text: &str, params: &RankingParams, scratch
                 let Some(&ordinal) = segment.ordinal_of_doc.get(doc as usize) else {
                     break;
                 };
-                if ordinal == DEAD {
+                if ordinal == GONE {
                     doc = postings.advance();
                     continue;
                 }

@@ -31,17 +31,9 @@ pub type TermMask = u128;
 /// in `FieldKind` order.
 pub const NAMED_FIELDS: usize = 3;
 
-/// A word in at least this share of the catalog's tools carries no
-/// information about which tool is meant.
-pub const COMMON_SHARE: f32 = 0.02;
 /// A word in fewer tools than this is never common (in a catalog under
 /// 1,000 tools the share alone would call a word in a handful common).
 const MIN_COMMON_TOOLS: f32 = 20.0;
-
-/// Below this strength a hit is weak. Calibrated on all seven dev sources
-/// (examples/weak_calibration.rs): 3.3% of right top hits are flagged, and
-/// 59% of flagged searches have no relevant tool in their top 10.
-pub const WEAK_BELOW: f32 = 0.3;
 
 pub fn term_bit(index: usize) -> TermMask {
     if index < TermMask::BITS as usize {
@@ -115,7 +107,7 @@ pub fn is_weak(strength: f32, exact: bool, weak_below: f32) -> bool {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::super::SearchIndex;
-    use crate::catalog::{EntryFields, Source, ToolEntry};
+    use crate::entry::{EntryFields, Source, ToolEntry};
 
     /// Devices with a status tool each: "get", "current" and "status" are in
     /// every one of them (common), each device word in one tool only.

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use serde_json::json;
 
 use super::*;
-use crate::catalog::{EntryFields, Source, ToolEntry};
+use crate::entry::{EntryFields, Source, ToolEntry};
 
 fn entry(source: Source, owner: &str, name: &str, description: &str) -> ToolEntry {
     ToolEntry::from(EntryFields {

@@ -4,14 +4,12 @@
 //! an error the model can fix than a call to the wrong tool).
 
 use serde_json::{Map, Value};
+use tool_search_base::text::clip;
 
 use crate::catalog::{BatchQuery, BatchRequest, Catalog, LookupStyle};
 use crate::error::{Error, ErrorCode, Result};
-use crate::limits::{MAX_BATCH_QUERIES, MAX_JSON_DEPTH, MAX_QUERY_CHARS};
+use crate::limits::{MAX_ARGS_BYTES, MAX_BATCH_QUERIES, MAX_JSON_DEPTH, MAX_QUERY_CHARS};
 use crate::schema::check_bounds;
-
-/// Largest argument object accepted from a model (serialized, approximate).
-pub const MAX_ARGS_BYTES: usize = 1024 * 1024;
 
 const ID_KEYS: [&str; 3] = ["id", "toolId", "tool_id"];
 const NAME_KEY: &str = "name";
@@ -19,14 +17,6 @@ const ARGS_KEYS: [&str; 3] = ["args", "input", "arguments"];
 
 fn invalid(message: impl Into<String>) -> Error {
     Error::new(ErrorCode::InvalidRequest, message)
-}
-
-/// Clip untrusted text for an error message.
-pub fn clip(text: &str, max_chars: usize) -> String {
-    match text.char_indices().nth(max_chars) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_string(),
-    }
 }
 
 /// Bounded argument value as an object. A JSON string holding an object (as

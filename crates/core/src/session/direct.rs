@@ -34,12 +34,14 @@ pub fn definition_from_value(value: &Value) -> Result<ToolDefinition> {
     {
         return Err(invalid(format!(
             "direct tool name \"{}\" is too long or has control or surrounding whitespace characters",
-            super::args::clip(&name, 60)
+            tool_search_base::text::clip(&name, 60)
         )));
     }
     let description = match obj.get("description") {
         None | Some(Value::Null) => String::new(),
-        Some(Value::String(d)) => d.chars().take(MAX_DESCRIPTION_CHARS).collect(),
+        Some(Value::String(d)) => {
+            tool_search_base::text::prefix(d, MAX_DESCRIPTION_CHARS).to_string()
+        }
         Some(_) => {
             return Err(invalid(format!(
                 "direct tool \"{name}\": \"description\" must be a string"

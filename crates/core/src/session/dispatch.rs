@@ -5,8 +5,9 @@
 use std::time::Instant;
 
 use serde_json::{json, Map, Value};
+use tool_search_base::text::{clip, prefix};
 
-use super::args::{self, clip, CallSpec, SearchRequest};
+use super::args::{self, CallSpec, SearchRequest};
 use super::cancel::{until_cancelled, CancelSignal};
 use super::events::{Outcome, SessionEvent, ToolRef};
 use super::executor::{offloaded, CodeContext, ExecutorCall, ExecutorOutcome, OffloadHandle};
@@ -15,18 +16,12 @@ use super::{control_names, control_set, Session};
 use crate::catalog::{Catalog, LookupStyle, QueryVectorSet, Source, ToolEntry};
 use crate::config::Mode;
 use crate::error::{Error, ErrorCode};
+use crate::limits::{
+    MAX_ARGS_BYTES, MAX_CODE_CHARS, MAX_JSON_DEPTH, MAX_JSON_VALUES, MAX_REASON_CHARS,
+};
 use crate::surfaces::control::{TOOL_CALL, TOOL_DESCRIBE, TOOL_SEARCH, TOOL_SEARCH_CODE};
 use crate::surfaces::CONTROL_TOOL_NAMES;
 
-/// Longest `tool_search_code` body accepted (characters).
-pub const MAX_CODE_CHARS: usize = 100_000;
-/// Most JSON values (containers and scalars) in one call's arguments. The
-/// gateway's executor receives them through `JSON.parse` on its event loop,
-/// whose cost follows the number of values (350k empty objects: ~100 ms), not
-/// the bytes; this keeps one call's delivery to a few milliseconds.
-pub const MAX_ARGS_VALUES: usize = 25_000;
-/// Longest executor failure or block reason passed on to the model.
-const MAX_REASON_CHARS: usize = 2_000;
 const VIA_DIRECT: &str = "direct";
 
 /// Per-call options of [`Session::handle`].
@@ -539,7 +534,7 @@ impl Session {
                 let sequence = context.sequence.unwrap_or(0);
                 format!(
                     "{TOOL_SEARCH_CODE}:{parent}:{}:{sequence}",
-                    name.as_deref().unwrap_or_else(|| clip_str(id, 120))
+                    name.as_deref().unwrap_or_else(|| prefix(id, 120))
                 )
             }
             (None, None) => self.next_tool_call_id(),
@@ -1033,11 +1028,11 @@ fn check_args(
     trusted: bool,
     args: &Value,
 ) -> Result<(), ArgsProblem> {
-    let size = crate::schema::measure(args, crate::limits::MAX_JSON_DEPTH, args::MAX_ARGS_BYTES)
+    let size = crate::schema::measure(args, MAX_JSON_DEPTH, MAX_ARGS_BYTES)
         .map_err(ArgsProblem::Bounds)?;
-    if size.values > MAX_ARGS_VALUES as u64 {
+    if size.values > MAX_JSON_VALUES as u64 {
         return Err(ArgsProblem::Bounds(format!(
-            "more than {MAX_ARGS_VALUES} JSON values (each array item and object property counts); pass fewer items per call."
+            "more than {MAX_JSON_VALUES} JSON values (each array item and object property counts); pass fewer items per call."
         )));
     }
     if !trusted {
@@ -1049,12 +1044,5 @@ fn check_args(
             v.errors.iter().map(|i| i.message.clone()).collect(),
         )),
         Err(e) => Err(ArgsProblem::Schema(e)),
-    }
-}
-
-fn clip_str(text: &str, max: usize) -> &str {
-    match text.char_indices().nth(max) {
-        Some((i, _)) => &text[..i],
-        None => text,
     }
 }

@@ -14,18 +14,13 @@
 use std::collections::BTreeSet;
 
 use super::events::SessionEvent;
-use super::surface::entry_definition;
 use super::Session;
 use crate::catalog::{LookupStyle, ToolEntry};
 use crate::config::Mode;
-use crate::limits::{MAX_NAME_CHARS, MAX_QUERY_CHARS};
-use crate::surfaces::{serialized_len, ToolDefinition};
+pub(super) use crate::limits::MAX_PROMPT_BYTES;
+use crate::limits::{MAX_HYDRATED_TOOLS, MAX_NAME_CHARS, MAX_QUERY_CHARS};
+use crate::surfaces::{entry_definition, serialized_len, ToolDefinition};
 
-/// `hydrate` never exposes more than this many schemas per turn (contract §4).
-pub const MAX_HYDRATED_TOOLS: usize = 4;
-/// Prompt bytes read; a longer prompt is read as its first quarter and last
-/// three quarters of this (the request is at an end).
-pub const MAX_PROMPT_BYTES: usize = 1 << 20;
 /// A prompt of at most this many words is searched whole.
 const WHOLE_PROMPT_WORDS: usize = 48;
 /// Words in the request window at each end of a longer prompt.
@@ -176,7 +171,7 @@ pub(super) fn read_prompt(prompt: &str, lookup: impl Fn(&str) -> Option<usize>) 
         let sep = if tail.ends_with('.') { " " } else { ". " };
         format!("{tail}{sep}{head}")
     };
-    let request: String = request.chars().take(MAX_QUERY_CHARS).collect();
+    let request = tool_search_base::text::prefix(&request, MAX_QUERY_CHARS).to_string();
 
     let mut mentioned = Vec::new();
     // Latest first: the tail, then the head, each read backwards.
@@ -435,14 +430,7 @@ impl Session {
                 }
             }
         }
-        let data = catalog.data();
-        let lookup = |token: &str| match data.ordinal_of_id(token) {
-            Some(o) => Some(o),
-            None => match data.ordinals_named(token) {
-                [one] => Some(*one as usize),
-                _ => None,
-            },
-        };
+        let lookup = |token: &str| catalog.exact_match(token, |_| true).one();
         let reading = if picker.full() {
             PromptReading::default()
         } else {

@@ -7,10 +7,8 @@ use serde::Serialize;
 use super::events::Outcome;
 use crate::catalog::Source;
 use crate::config::Mode;
+use crate::limits::MAX_TRACKED_TOOLS;
 use crate::telemetry::CatalogTelemetry;
-
-/// Distinct tools tracked in `toolsCalled`; further tools are only counted.
-pub const MAX_TRACKED_TOOLS: usize = 256;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]

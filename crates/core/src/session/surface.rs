@@ -10,13 +10,10 @@ use super::{control_set, direct_mode_name, Session};
 use crate::catalog::{Source, ToolEntry};
 use crate::config::Mode;
 use crate::surfaces::{
-    capability_budget, control_tools, directory_text, is_listable_identifier, render_capabilities,
-    DirectoryGuidance, ModelSurface, OwnerLine, SurfaceBytes, SurfaceFormat, ToolDefinition,
+    capability_budget, control_tools, directory_text, entry_definition, is_listable_identifier,
+    render_capabilities, DirectoryGuidance, ModelSurface, OwnerLine, SurfaceBytes, SurfaceFormat,
+    ToolDefinition,
 };
-
-pub(super) fn entry_definition(e: &ToolEntry, name: String) -> ToolDefinition {
-    ToolDefinition::new(name, e.description.clone(), e.input_schema.as_deref())
-}
 
 impl Session {
     /// The tools (and directory text) to send in `format`. Same session, same
@@ -217,14 +214,7 @@ impl Session {
     /// then its best search matches.
     fn request_hits(&self, prompt: &str) -> Vec<usize> {
         let catalog = self.catalog();
-        let data = catalog.data();
-        let lookup = |token: &str| match data.ordinal_of_id(token) {
-            Some(o) => Some(o),
-            None => match data.ordinals_named(token) {
-                [one] => Some(*one as usize),
-                _ => None,
-            },
-        };
+        let lookup = |token: &str| catalog.exact_match(token, |_| true).one();
         let reading = super::hydrate::read_prompt(prompt, lookup);
         let mut hits: Vec<usize> = reading
             .mentioned

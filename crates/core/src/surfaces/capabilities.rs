@@ -12,7 +12,7 @@
 //! past the budget are dropped whole and counted in a footer. The session
 //! decides the order (see `session::surface`); this module only renders.
 
-use crate::catalog::Source;
+use crate::entry::Source;
 
 use super::directory::{is_listable_identifier, DirectoryGuidance};
 

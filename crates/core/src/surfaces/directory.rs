@@ -15,7 +15,8 @@ use std::cell::OnceCell;
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
-use crate::catalog::ToolEntry;
+pub use crate::entry::directory_order;
+use crate::entry::ToolEntry;
 
 pub const DIRECTORY_HEADING: &str = "Available deferred-schema tools:";
 pub const DIRECTORY_EMPTY: &str = "Available deferred-schema tools: none.";
@@ -120,24 +121,6 @@ fn is_invisible_format(c: char) -> bool {
     matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{206F}' | '\u{FEFF}' | '\u{00AD}')
 }
 
-/// At most `max_chars` characters; a cut ends with `…` (counted).
-fn shorten(text: &str, max_chars: usize) -> &str {
-    if max_chars == 0 {
-        return "";
-    }
-    match text.char_indices().nth(max_chars) {
-        None => text,
-        // Leave room for the ellipsis the caller appends.
-        Some(_) => {
-            let cut = text
-                .char_indices()
-                .nth(max_chars - 1)
-                .map_or(text.len(), |(i, _)| i);
-            text[..cut].trim_end()
-        }
-    }
-}
-
 struct Row<'a> {
     name: &'a str,
     owner: &'a str,
@@ -166,7 +149,8 @@ impl<'a> Row<'a> {
             return ("", false);
         }
         let description = self.description();
-        let short = shorten(description, level);
+        // The shared clip rule; `write` appends the marker after a cut.
+        let short = tool_search_base::text::clipped_head(description, level).unwrap_or(description);
         (short, short.len() < description.len())
     }
 
@@ -235,14 +219,6 @@ pub fn render_directory<'a>(
     let mut sorted: Vec<&ToolEntry> = entries.collect();
     sorted.sort_unstable_by(|a, b| directory_order(a, b));
     render_directory_sorted(sorted.into_iter(), options)
-}
-
-/// The directory's row order: name, then owner (then id), byte-wise.
-pub fn directory_order(a: &ToolEntry, b: &ToolEntry) -> std::cmp::Ordering {
-    a.name
-        .cmp(&b.name)
-        .then_with(|| a.owner.cmp(&b.owner))
-        .then_with(|| a.id.cmp(&b.id))
 }
 
 /// As [`render_directory`], for entries already in [`directory_order`] order (the

@@ -5,6 +5,7 @@ use std::io;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
+use crate::entry::ToolEntry;
 use crate::error::{Error, ErrorCode, Result};
 
 /// The wire format a surface is rendered for.
@@ -40,7 +41,7 @@ impl SurfaceFormat {
 
     pub fn parse(text: &str) -> Result<SurfaceFormat> {
         SurfaceFormat::ALL.into_iter().find(|f| f.as_str() == text).ok_or_else(|| {
-            let shown: String = text.chars().take(40).collect();
+            let shown = tool_search_base::text::clip(text, 40);
             Error::new(
                 ErrorCode::InvalidRequest,
                 format!("Unknown surface format \"{shown}\"; use neutral, openai-responses, openai-chat or anthropic."),
@@ -154,6 +155,12 @@ pub fn serialized_len<T: Serialize + ?Sized>(value: &T) -> usize {
     // Serializing a `Value` or plain structs into a writer cannot fail.
     let _ = serde_json::to_writer(&mut counter, value);
     counter.0
+}
+
+/// A catalog entry as the tool definition `name` (its own name, or the one it
+/// has in direct mode): shared by the surface and hydration.
+pub fn entry_definition(e: &ToolEntry, name: String) -> ToolDefinition {
+    ToolDefinition::new(name, e.description.clone(), e.input_schema.as_deref())
 }
 
 #[cfg(test)]

@@ -24,7 +24,7 @@ pub use directory::{
     directory_budget, directory_order, directory_text, is_listable_identifier, render_directory,
     render_directory_sorted, DirectoryGuidance, DirectoryOptions,
 };
-pub use format::{render_tools, serialized_len, SurfaceFormat, ToolDefinition};
+pub use format::{entry_definition, render_tools, serialized_len, SurfaceFormat, ToolDefinition};
 
 use serde::Serialize;
 use serde_json::Value;

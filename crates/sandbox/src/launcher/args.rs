@@ -10,7 +10,38 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use crate::config::SchedPolicy;
+/// Scheduling policy the launcher gives every child (and its threads) before node starts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum SchedPolicy {
+    /// `SCHED_OTHER`: only the nice value lowers the child.
+    Other,
+    /// `SCHED_BATCH`: treated as CPU-bound, never preempts the gateway on wake-up.
+    #[default]
+    Batch,
+    /// `SCHED_IDLE`: runs only when nothing else on the CPU wants it (cells may then stall for
+    /// as long as the machine is busy).
+    Idle,
+}
+
+impl SchedPolicy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SchedPolicy::Other => "other",
+            SchedPolicy::Batch => "batch",
+            SchedPolicy::Idle => "idle",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "other" => Some(SchedPolicy::Other),
+            "batch" => Some(SchedPolicy::Batch),
+            "idle" => Some(SchedPolicy::Idle),
+            _ => None,
+        }
+    }
+}
 
 /// How hard to insist on an optional containment layer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -45,7 +45,7 @@ fn every_entry_point_survives_hostile_schemas() {
 
 /// The schema: `$defs` where each level is `anyOf` of two refs to the
 /// next, `depth` levels (2^depth checks of one value on the old validator).
-pub(super) fn fanout_schema(depth: usize) -> Value {
+pub(crate) fn fanout_schema(depth: usize) -> Value {
     let mut defs = serde_json::Map::new();
     for level in 0..depth {
         let next = format!("#/$defs/d{}", level + 1);
@@ -98,54 +98,9 @@ fn ref_fanout_is_rejected_by_the_cost_analysis() {
     too_expensive(&fanout_schema(8));
 }
 
-#[test]
-fn fanout_schemas_are_excluded_at_catalog_build() {
-    use crate::catalog::{Catalog, CatalogOptions};
-    for depth in [20, 21, 30] {
-        let records = vec![
-            json!({"source": "mcp", "owner": "evil", "name": "fan", "inputSchema": fanout_schema(depth)}),
-            json!({"name": "trusted_fan", "inputSchema": {"type": "object"}, "outputSchema": fanout_schema(depth)}),
-            json!({"source": "mcp", "owner": "good", "name": "tree", "inputSchema": tree_schema()}),
-        ];
-        let catalog = Catalog::from_records(records.clone(), &CatalogOptions::default()).unwrap();
-        let ids: Vec<&str> = catalog.entries().map(|e| e.id.as_str()).collect();
-        assert_eq!(ids, ["mcp:good:tree"]);
-        let reasons: Vec<&str> = catalog
-            .excluded()
-            .iter()
-            .map(|e| e.reason.as_str())
-            .collect();
-        assert_eq!(reasons.len(), 2);
-        assert!(
-            reasons[0]
-                .starts_with("inputSchema rejected (INVALID_SCHEMA): too expensive to validate"),
-            "{reasons:?}"
-        );
-        assert!(
-            reasons[1]
-                .starts_with("outputSchema rejected (INVALID_SCHEMA): too expensive to validate"),
-            "{reasons:?}"
-        );
-        assert_eq!(
-            catalog
-                .validate_args("fan", &json!({"x": 1}))
-                .unwrap_err()
-                .code,
-            ErrorCode::ToolNotFound
-        );
-        let strict = CatalogOptions {
-            strict: true,
-            ..CatalogOptions::default()
-        };
-        let err = Catalog::from_records(records, &strict).unwrap_err();
-        assert_eq!(err.code, ErrorCode::InvalidCatalog);
-        assert!(err.message.contains("INVALID_SCHEMA"), "{err}");
-    }
-}
-
 /// A tree: `children` items are the whole schema again (recursion that
 /// descends one value per level).
-fn tree_schema() -> Value {
+pub(crate) fn tree_schema() -> Value {
     json!({"type": "object", "required": ["name"], "properties": {
         "name": {"type": "string"},
         "children": {"type": "array", "items": {"$ref": "#"}},

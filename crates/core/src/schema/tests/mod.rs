@@ -2,7 +2,7 @@
 
 mod bounds;
 mod hint;
-mod hostile;
+pub(crate) mod hostile;
 mod validate;
 
 use serde_json::{json, Map, Value};

@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 
 use tool_search_embed::DIM;
 
-use super::vectors::{QVec, TOOL_TOKENS};
+use super::qvec::{QVec, TOOL_TOKENS};
 
 /// Starts every record: a reader finds the next record after damage by it.
 const MAGIC: [u8; 8] = *b"OTSvec2\n";

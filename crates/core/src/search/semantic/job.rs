@@ -11,8 +11,9 @@ use serde::Serialize;
 
 use super::disk::DiskCache;
 use super::model::ModelHandle;
-use super::vectors::{tool_key, tool_text_of, QVec, VectorTable};
-use crate::catalog::CatalogData;
+use super::qvec::QVec;
+use super::vectors::{tool_key, tool_text_of, VectorTable};
+use crate::entry::ToolEntry;
 
 /// Tools per forward pass: ≤ 2,048 word pieces, and a progress event after each.
 const CHUNK: usize = 32;
@@ -157,8 +158,16 @@ impl VectorSlot {
     }
 }
 
+/// What the job computes vectors for (the catalog's data implements it):
+/// its entries, and the slots the finished table goes into. The job holds it
+/// weakly, so dropping every catalog of the data stops the work.
+pub trait VectorConsumer: Send + Sync {
+    fn entries(&self) -> &[ToolEntry];
+    fn vector_slots(&self) -> &VectorSlots;
+}
+
 struct Job {
-    data: Weak<CatalogData>,
+    data: Weak<dyn VectorConsumer>,
     slot: Arc<VectorSlot>,
     model: Arc<ModelHandle>,
     cache_dir: Option<PathBuf>,
@@ -168,18 +177,19 @@ struct Job {
 /// Queue `data`'s vectors for computing (once per data; later calls do
 /// nothing). `previous`: the table of the catalog this one was derived from
 /// (`append`, `with_source`), whose vectors are reused by key.
-pub fn start(
-    data: &Arc<CatalogData>,
+pub fn start<D: VectorConsumer + 'static>(
+    data: &Arc<D>,
     model: Arc<ModelHandle>,
     cache_dir: Option<PathBuf>,
     previous: Option<Arc<VectorTable>>,
 ) {
-    let slot = data.vectors.get_or_create(&model);
-    if !slot.claim(data.entries.len()) {
+    let slot = data.vector_slots().get_or_create(&model);
+    if !slot.claim(data.entries().len()) {
         return;
     }
+    let weak: Weak<D> = Arc::downgrade(data);
     let job = Job {
-        data: Arc::downgrade(data),
+        data: weak,
         slot,
         model,
         cache_dir,
@@ -188,7 +198,7 @@ pub fn start(
     if let Err(e) = queue().lock().unwrap_or_else(|e| e.into_inner()).send(job) {
         // The thread is gone (it could not be spawned): rank lexically.
         e.0.slot.set(failure(
-            data.entries.len(),
+            data.entries().len(),
             "the embedding thread is not running".into(),
         ));
     }
@@ -249,7 +259,7 @@ fn run(job: Job) {
     let Some(data) = job.data.upgrade() else {
         return;
     };
-    let total = data.entries.len();
+    let total = data.entries().len();
     let model = match job.model.load() {
         Ok(model) => Arc::clone(model),
         Err(e) => {
@@ -260,7 +270,7 @@ fn run(job: Job) {
         }
     };
     let digest = model.digest().to_string();
-    let texts: Vec<String> = data.entries.iter().map(tool_text_of).collect();
+    let texts: Vec<String> = data.entries().iter().map(tool_text_of).collect();
     let keys: Vec<[u8; 32]> = texts.iter().map(|t| tool_key(&digest, t)).collect();
     let mut rows: Vec<Option<QVec>> = vec![None; total];
 

@@ -14,17 +14,19 @@ mod disk;
 mod fuse;
 mod job;
 mod model;
+mod qvec;
 mod vectors;
 
 pub use fuse::{fuse, HybridParams};
-pub use job::{start, RankingState, RankingStatus, VectorSlot, VectorSlots};
+pub use job::{start, RankingState, RankingStatus, VectorConsumer, VectorSlot, VectorSlots};
 pub use model::{
     model_at, query_clauses, query_embeddings, ModelHandle, QueryVectors, SemanticModel,
     MAX_QUERY_CLAUSES,
 };
+pub use qvec::{QVec, TOOL_TOKENS};
 /// Whether a folder holds usable model files (regular files inside it), without loading them.
 pub use tool_search_embed::check_model_dir;
-pub use vectors::{tool_key, tool_text_of, QVec, VectorTable, TOOL_TOKENS};
+pub use vectors::{tool_key, tool_text_of, VectorTable};
 
 #[cfg(test)]
 pub(crate) use model::word_model_at;

@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use tool_search_embed::{Encoder, DIM};
 
-use super::vectors::{QVec, TOOL_TOKENS};
+use super::qvec::{QVec, TOOL_TOKENS};
 use crate::search::clauses;
 
 /// Queries whose vectors are kept (1.5 KiB per vector; at most

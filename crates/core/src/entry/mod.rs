@@ -5,9 +5,18 @@ use std::sync::{Arc, OnceLock};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::hits::McpInfo;
 use crate::error::Error;
 use crate::schema::CompiledSchema;
+
+mod mcp;
+
+pub use mcp::{safe_server_name, McpInfo};
+
+/// The one marker for an entry ordinal with no entry in this version (its tool was
+/// replaced or removed): the `ordinal_of_doc` of such a doc (skipped by
+/// scoring and term statistics), and the new ordinal of such an old one in a
+/// derived version's `new_of_old` map.
+pub const GONE: u32 = u32::MAX;
 
 /// Where a tool comes from. Only `Openclaw` is trusted: MCP and client tool
 /// text never enters a prompt, and their schemas are shown only via describe.
@@ -205,4 +214,13 @@ fn digest_of(e: &EntryFields) -> EntryDigest {
     let mut out = [0u8; 16];
     out.copy_from_slice(&hasher.finalize().as_bytes()[..16]);
     out
+}
+
+/// The directory's row order: name, then owner (then id), byte-wise. The
+/// catalog keeps its entries in this order, so it lives with the entry.
+pub fn directory_order(a: &ToolEntry, b: &ToolEntry) -> std::cmp::Ordering {
+    a.name
+        .cmp(&b.name)
+        .then_with(|| a.owner.cmp(&b.owner))
+        .then_with(|| a.id.cmp(&b.id))
 }
