@@ -330,3 +330,32 @@ test('telemetry counts searches and describes per scope', () => {
   assert.deepEqual([t.catalogSize, t.searchCount, t.describeCount, t.callCount], [3, 3, 1, 0])
   assert.deepEqual(t.sources, { openclaw: 3, mcp: 0, client: 0 })
 })
+
+test('ToolCatalog is a plain wrapper: one prototype with the native class, no instanceof hook', async () => {
+  assert.equal(Object.hasOwn(ToolCatalog, Symbol.hasInstance), false)
+  const catalog = new ToolCatalog(fakeTools(3))
+  assert.equal(Object.getPrototypeOf(catalog), ToolCatalog.prototype)
+  assert.equal(catalog.constructor, ToolCatalog)
+  // Catalogs the native methods make are ToolCatalogs through the shared prototype.
+  for (const derived of [catalog.append([{ name: 'more' }]), catalog.restrict(['fake_plugin_tool_01']), ToolCatalog.fromJson('[]'), await ToolCatalog.build([]), await catalog.appendAsync([])]) {
+    assert.ok(derived instanceof ToolCatalog)
+    assert.equal(Object.getPrototypeOf(derived), ToolCatalog.prototype)
+  }
+  assert.equal({} instanceof ToolCatalog, false)
+  assert.equal(Object.create(ToolCatalog.prototype) instanceof ToolCatalog, true) // plain JS semantics
+  assert.throws(() => ToolCatalog([]), TypeError)
+  throwsCode(assert, () => new ToolCatalog('not an array'), 'INVALID_CATALOG')
+  await assert.rejects(ToolCatalog.build('not an array'), (e) => e.code === 'INVALID_CATALOG')
+})
+
+test('sync append and withSource exclude what JSON cannot express with the reason, never as null', () => {
+  const catalog = new ToolCatalog(fakeTools(2))
+  const bad = [undefined, () => 1, { name: 'big', n: 1n }, null, { name: 'fine', description: 'a fine tool' }]
+  for (const derived of [catalog.append(bad), catalog.withSource({ source: 'mcp', owner: 'srv' }, bad)]) {
+    const reasons = derived.excluded.map((e) => e.reason)
+    assert.equal(reasons.length, 4, JSON.stringify(derived.excluded))
+    assert.equal(reasons.filter((r) => /not undefined or a function/.test(r)).length, 2, JSON.stringify(reasons))
+    assert.ok(reasons.some((r) => /JSON\.stringify threw/.test(r)), JSON.stringify(reasons))
+    assert.ok(reasons.some((r) => /not null/.test(r)), JSON.stringify(reasons))
+  }
+})

@@ -23,6 +23,12 @@ test('every bad argument gets a documented code, never a napi status', async () 
   assert.match(nan.errors[0].message, /must be a string, got null/)
 
   throwsCode(assert, () => new ToolSearchSession({}, resolveToolSearchConfig({ mode: 'tools' }), { executor }), 'INVALID_REQUEST')
+  // Another class's instance, or an object with the catalog's prototype but no native catalog: the same coded error.
+  const other = new ToolSearchSession(catalog, resolveToolSearchConfig({ mode: 'tools' }), { executor })
+  for (const notCatalog of [other, Object.create(ToolCatalog.prototype), 'catalog']) {
+    throwsCode(assert, () => new ToolSearchSession(notCatalog, resolveToolSearchConfig({ mode: 'tools' }), { executor }), 'INVALID_REQUEST')
+    throwsCode(assert, () => other.useCatalog(notCatalog), 'INVALID_REQUEST')
+  }
   throwsCode(assert, () => new ToolSearchSession(catalog, resolveToolSearchConfig({ mode: 'tools' }), 5), 'INVALID_REQUEST')
   throwsCode(assert, () => new ToolSearchSession(catalog, resolveToolSearchConfig({ mode: 'tools' }), { executor: 1 }), 'INVALID_REQUEST')
   const s = new ToolSearchSession(catalog, resolveToolSearchConfig({ mode: 'directory' }), { executor })

@@ -238,49 +238,53 @@ class RecordIds {
 
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
 
-/** The package's ToolCatalog: the native class, built through the record cache. */
+/**
+ * The package's ToolCatalog: the native class, constructed and built through
+ * the record cache. A plain function whose `prototype` is the native class's,
+ * so every catalog (also those native methods return: append, restrict,
+ * fromJson) is `instanceof ToolCatalog`, and the native statics are inherited.
+ */
 function defineToolCatalog(native) {
   const Native = native.ToolCatalog
 
-  class ToolCatalog extends Native {
-    /**
-     * Build (or reuse, when unchanged) the catalog for a run, on the calling
-     * turn. Returns the native catalog object.
-     */
-    constructor(tools, options) {
-      if (!Array.isArray(tools)) return new Native(tools, options) // throws the coded error
-      const records = new RecordIds(native, tools, reusesResults(options), marksFresh(options))
-      for (let round = 0; ; round++) {
-        records.step(Infinity)
-        const missing = native.__missingRecords(records.ids)
-        if (missing.length === 0) return native.__catalogFromSlots(records.ids, options)
-        if (round + 1 >= MAX_ROUNDS) throw storeChurn()
-        records.retry(missing)
-      }
-    }
-
-    /** The constructor's work in slices of a few ms; parsing and indexing on a libuv worker. */
-    static async build(tools, options) {
-      if (!Array.isArray(tools)) return Native.build(tools, options)
-      const records = new RecordIds(native, tools, reusesResults(options), marksFresh(options))
-      for (let round = 0; ; round++) {
-        // Not on the calling turn: a slice there stalls the loop together with
-        // the caller's own work and the next slice (setImmediate runs before timers).
-        do await nextTurn()
-        while (!records.step(performance.now() + SLICE_MS))
-        // Checked and handed to the build in one turn: nothing is evicted in between.
-        const missing = native.__missingRecords(records.ids)
-        if (missing.length === 0) return native.__buildFromSlots(records.ids, options)
-        if (round + 1 >= MAX_ROUNDS) throw storeChurn()
-        records.retry(missing)
-      }
-    }
-
-    /** Catalogs come from the native class (append, restrict, fromJson): all are ToolCatalogs. */
-    static [Symbol.hasInstance](value) {
-      return value instanceof Native
+  /**
+   * Build (or reuse, when unchanged) the catalog for a run, on the calling
+   * turn. Returns the native catalog object.
+   */
+  function ToolCatalog(tools, options) {
+    if (new.target === undefined) throw new TypeError("Class constructor ToolCatalog cannot be invoked without 'new'")
+    if (!Array.isArray(tools)) return new Native(tools, options) // throws the coded error
+    const records = new RecordIds(native, tools, reusesResults(options), marksFresh(options))
+    for (let round = 0; ; round++) {
+      records.step(Infinity)
+      const missing = native.__missingRecords(records.ids)
+      if (missing.length === 0) return native.__catalogFromSlots(records.ids, options)
+      if (round + 1 >= MAX_ROUNDS) throw storeChurn()
+      records.retry(missing)
     }
   }
+  ToolCatalog.prototype = Native.prototype
+  Object.defineProperty(Native.prototype, 'constructor', { configurable: true, writable: true, value: ToolCatalog })
+  Object.setPrototypeOf(ToolCatalog, Native) // fromJson, buildFromJson
+
+  /** The constructor's work in slices of a few ms; parsing and indexing on a libuv worker. */
+  async function build(tools, options) {
+    if (!Array.isArray(tools)) return Native.build(tools, options)
+    const records = new RecordIds(native, tools, reusesResults(options), marksFresh(options))
+    for (let round = 0; ; round++) {
+      // Not on the calling turn: a slice there stalls the loop together with
+      // the caller's own work and the next slice (setImmediate runs before timers).
+      do await nextTurn()
+      while (!records.step(performance.now() + SLICE_MS))
+      // Checked and handed to the build in one turn: nothing is evicted in between.
+      const missing = native.__missingRecords(records.ids)
+      if (missing.length === 0) return native.__buildFromSlots(records.ids, options)
+      if (round + 1 >= MAX_ROUNDS) throw storeChurn()
+      records.retry(missing)
+    }
+  }
+  // Defined, not assigned: the inherited native `build` is read-only.
+  Object.defineProperty(ToolCatalog, 'build', { configurable: true, writable: true, value: build })
 
   // The async derived builds serialize as build() does: each tool on its own,
   // in slices of at most SLICE_MS, never through the record cache (a server's

@@ -58,18 +58,16 @@ fn parse_options(env: &Env, options: Option<Unknown>) -> JsResult<CatalogOptions
             )
         })?,
     };
-    super::ranking::apply_ranking_defaults(&mut options);
+    super::model::apply_ranking_defaults(&mut options);
     Ok(options)
 }
 
-/// The tool array as JSON text: one `JSON.stringify` pass; when that throws
-/// (one hostile record: too deep, a BigInt, a throwing getter), each record
-/// on its own, with the bad ones replaced by `null` so the core excludes them
-/// alone instead of failing the whole catalog.
+/// The tool array as JSON text, each record serialized on its own (as
+/// `js/catalog.js` does): one that JSON cannot express (undefined, a function,
+/// a BigInt, a cycle, a throwing getter) becomes the core's marker with why,
+/// never `null` (a whole-array `JSON.stringify` turns undefined and functions
+/// into `null`), so the core excludes it alone with the right reason.
 fn tools_json(env: &Env, tools: Unknown) -> JsResult<String> {
-    if let Ok(Some(text)) = stringify(env, tools) {
-        return Ok(text);
-    }
     // SAFETY: the only caller (`tools_text`) checked that `tools` is a JS array; `Array` wraps
     // the same handle for this call's scope.
     let array: Array = unsafe { tools.cast() }.map_err(from_napi)?;
@@ -251,14 +249,20 @@ fn build_input(
     Ok((tools_text(env, tools)?, parse_options(env, options)?))
 }
 
-/// `tools` as JSON text, or INVALID_CATALOG when it is not an array.
-fn tools_text(env: &Env, tools: Unknown) -> JsResult<String> {
+/// INVALID_CATALOG unless `tools` is an array.
+fn require_array(tools: &Unknown) -> JsResult<()> {
     if !tools.is_array().map_err(from_napi)? {
         return Err(js_error(
             ErrorCode::InvalidCatalog,
             "tools must be an array of tool objects",
         ));
     }
+    Ok(())
+}
+
+/// `tools` as JSON text, or INVALID_CATALOG when it is not an array.
+fn tools_text(env: &Env, tools: Unknown) -> JsResult<String> {
+    require_array(&tools)?;
     tools_json(env, tools)
 }
 
@@ -399,12 +403,13 @@ impl ToolCatalog {
         constructor,
         ts_args_type = "tools: CatalogTool[], options?: CatalogOptions | null"
     )]
-    pub fn new(env: Env, tools: Unknown, options: Option<Unknown>) -> Result<Self, JsCode> {
+    pub fn new(tools: Unknown, _options: Option<Unknown>) -> Result<Self, JsCode> {
         guard(|| {
-            let (text, options) = build_input(&env, tools, options)?;
-            Catalog::from_json_text(&text, &options)
-                .map(|inner| ToolCatalog::held(&env, inner))
-                .map_err(to_js)
+            require_array(&tools)?;
+            Err(js_error(
+                ErrorCode::InvalidRequest,
+                "build catalogs with the package's ToolCatalog (index.js), not the native class",
+            ))
         })
     }
 

@@ -19,7 +19,8 @@ use tool_search_sandbox::{
 
 use super::convert::{is_nullish, number_arg, object_arg, property, string_arg, value_type};
 use super::errors::{from_napi, guard, js_error, JsCode, JsResult};
-use super::session::{delivery_gate, json_promise, link_abort_signal, AbortListener};
+use super::promise::{json_promise, link_abort_signal, AbortListener};
+use super::session::delivery_gate;
 
 /// Wraps the gateway's `bridge(op, args, signal)` as `{ run(requestJson), abort(requestJson) }`:
 /// each request crosses as one JSON string and its answer comes back as one, always resolved
@@ -308,7 +309,7 @@ pub fn run_code_cell<'env>(
                 "logs": [],
             }),
         };
-        Ok(serde_json::to_string(&value).unwrap_or_else(|_| "null".into()))
+        Ok(value)
     };
     json_promise(env, future, listener)
 }

@@ -1,18 +1,11 @@
 //! Code mode glue: the sandbox runner behind the core session's
 //! `CodeRunner` hook, with the session answering the cell's bridge calls.
-//! One process-wide runner (and warm pool) serves every session.
-//!
-//! Finding the runner probes Node and launches one contained child
-//! (~100–300 ms, longer on a cold disk; a hung binary would never answer).
-//! That work runs on a thread of its own, never on the event loop:
-//! `probeCodeMode()` resolves when it is done; the synchronous readers
-//! (`codeModeCapability()`, `resolveToolSearchConfig()`, a code-mode
-//! `ToolSearchSession`) wait at most a few milliseconds and otherwise answer
-//! "pending" (code mode is not offered until the probe says it works).
+//! One process-wide runner (and warm pool) serves every session; the probe
+//! that finds it is the sandbox's [`Probe`] (its own thread, never the event
+//! loop). Here: promise plumbing, the env cleanup hook, JS values.
 
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use napi::bindgen_prelude::*;
@@ -23,250 +16,26 @@ use tool_search_core::session::{
 };
 use tool_search_core::ErrorCode;
 use tool_search_sandbox::{
-    probe_node, BridgeError, BridgeHost, CallFuture, CancelToken, CodeRunner as SandboxRunner,
-    Lookup, RunnerConfig,
+    BridgeError, BridgeHost, CallFuture, CancelToken, CodeModeSettings,
+    CodeRunner as SandboxRunner, ConfigureError, Lookup, Probe, READER_WAIT,
 };
 
 use super::convert::{is_nullish, json_arg, parsed};
 use super::errors::{guard, js_error, JsCode};
-
-/// Environment variable naming the Node binary for code-mode children. The
-/// gateway's own Node is used when this is unset and its version is sound.
-pub const NODE_ENV: &str = "OPENCLAW_TOOL_SEARCH_NODE";
-
-/// How long a synchronous reader waits for a running probe.
-const SYNC_WAIT: Duration = Duration::from_millis(3);
-
-/// The Node the children run on: `$OPENCLAW_TOOL_SEARCH_NODE`, else the
-/// gateway's own executable (the addon runs inside `node`).
-fn node_candidates() -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    if let Some(path) = std::env::var_os(NODE_ENV).filter(|p| !p.is_empty()) {
-        out.push(PathBuf::from(path));
-    }
-    if let Ok(exe) = std::env::current_exe() {
-        out.push(exe);
-    }
-    out
-}
-
-struct DefaultRunner {
-    runner: Option<Arc<SandboxRunner>>,
-    report: Value,
-}
-
-/// Budgets a gateway may set with `configureCodeMode` before the probe starts.
-#[derive(Clone, Debug, Default, serde::Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct CodeModeSettings {
-    max_concurrent_cells: Option<usize>,
-    gateway_call_bytes: Option<usize>,
-    cell_calls_outstanding: Option<usize>,
-    cell_call_bytes_outstanding: Option<usize>,
-    concurrent_calls: Option<usize>,
-    pool_size: Option<usize>,
-    children_memory_bytes: Option<u64>,
-    /// Weight of the children's cpu group (v2 `cpu.weight` 1..=10000; v1 shares = ×1024/100).
-    children_cpu_weight: Option<u32>,
-    /// Cap on all children together as a share (0, 1] of the cores available; `null` = none.
-    children_cpu_max: Option<f64>,
-    /// Nice value of every child, 0..=19.
-    children_nice: Option<i32>,
-    /// `'other'`, `'batch'` or `'idle'`.
-    children_cpu_policy: Option<String>,
-}
-
-enum ProbeState {
-    Idle,
-    Running,
-    Done(Arc<DefaultRunner>),
-}
-
-struct Probe {
-    state: Mutex<ProbeState>,
-    done: Condvar,
-    /// Wakes the async waiters (`probeCodeMode()`).
-    notify: tokio::sync::watch::Sender<bool>,
-    settings: Mutex<CodeModeSettings>,
-}
-
-fn probe() -> &'static Probe {
-    static PROBE: OnceLock<Probe> = OnceLock::new();
-    PROBE.get_or_init(|| Probe {
-        state: Mutex::new(ProbeState::Idle),
-        done: Condvar::new(),
-        notify: tokio::sync::watch::channel(false).0,
-        settings: Mutex::new(CodeModeSettings::default()),
-    })
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// Starts the probe thread once; returns the result if it is already there.
-fn start_probe() -> Option<Arc<DefaultRunner>> {
-    let probe = probe();
-    let mut state = lock(&probe.state);
-    match &*state {
-        ProbeState::Done(runner) => return Some(Arc::clone(runner)),
-        ProbeState::Running => return None,
-        ProbeState::Idle => {}
-    }
-    *state = ProbeState::Running;
-    let settings = lock(&probe.settings).clone();
-    let spawned = std::thread::Builder::new().name("openclaw-code-probe".into()).spawn(move || {
-        let found = std::panic::catch_unwind(|| find_runner(&settings)).unwrap_or_else(|_| DefaultRunner {
-            runner: None,
-            report: json!({ "available": false, "reason": "the code-mode probe failed unexpectedly" }),
-        });
-        let probe = self::probe();
-        *lock(&probe.state) = ProbeState::Done(Arc::new(found));
-        probe.done.notify_all();
-        probe.notify.send_replace(true);
-    });
-    if let Err(e) = spawned {
-        let failed = Arc::new(DefaultRunner {
-            runner: None,
-            report: json!({ "available": false, "reason": format!("cannot start the code-mode probe: {e}") }),
-        });
-        *state = ProbeState::Done(Arc::clone(&failed));
-        probe.notify.send_replace(true);
-        return Some(failed);
-    }
-    None
-}
-
-/// The probe's result, waiting at most `wait` for a running probe.
-fn probed_within(wait: Duration) -> Option<Arc<DefaultRunner>> {
-    if let Some(done) = start_probe() {
-        return Some(done);
-    }
-    let probe = probe();
-    let state = lock(&probe.state);
-    let (state, _) = probe
-        .done
-        .wait_timeout_while(state, wait, |s| !matches!(s, ProbeState::Done(_)))
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    match &*state {
-        ProbeState::Done(runner) => Some(Arc::clone(runner)),
-        _ => None,
-    }
-}
-
-fn pending_report() -> Value {
-    json!({
-        "available": false,
-        "pending": true,
-        "reason": "the code-mode probe is still running (await probeCodeMode() at start-up); code mode is not offered until it finishes",
-    })
-}
-
-/// Checks the settings' values (the runner validates the whole configuration again).
-fn check_settings(settings: &CodeModeSettings) -> std::result::Result<(), String> {
-    if let Some(policy) = &settings.children_cpu_policy {
-        if tool_search_sandbox::SchedPolicy::parse(policy).is_none() {
-            return Err(format!(
-                "childrenCpuPolicy must be 'other', 'batch' or 'idle', not {policy:?}"
-            ));
-        }
-    }
-    let mut config = runner_config(PathBuf::from("/"), settings);
-    config.probe_on_new = false;
-    tool_search_sandbox::validate_config(&config).map_err(|e| e.0)
-}
-
-fn find_runner(settings: &CodeModeSettings) -> DefaultRunner {
-    let mut tried = Vec::new();
-    for node in node_candidates() {
-        let support = probe_node(&node);
-        if !support.sound {
-            tried.push(serde_json::to_value(&support).unwrap_or(Value::Null));
-            continue;
-        }
-        match SandboxRunner::new(runner_config(node, settings)) {
-            Ok(runner) => {
-                let report =
-                    serde_json::to_value(runner.capability_report()).unwrap_or(Value::Null);
-                let available = report
-                    .get("available")
-                    .and_then(Value::as_bool)
-                    .unwrap_or(false);
-                if available {
-                    return DefaultRunner {
-                        runner: Some(Arc::new(runner)),
-                        report,
-                    };
-                }
-                tried.push(report);
-            }
-            Err(e) => tried.push(json!({ "available": false, "reason": e.0 })),
-        }
-    }
-    let reason = if tried.is_empty() {
-        format!("no Node binary found (set {NODE_ENV})")
-    } else {
-        format!("no Node with a sound permission model and working containment (set {NODE_ENV} to Node >= 22.23, >= 24.17 or >= 26.3.1)")
-    };
-    tracing::info!(target: "openclaw_tool_search", %reason, "code mode unavailable");
-    DefaultRunner {
-        runner: None,
-        report: json!({ "available": false, "reason": reason, "candidates": tried }),
-    }
-}
-
-fn runner_config(node: PathBuf, settings: &CodeModeSettings) -> RunnerConfig {
-    let mut config = RunnerConfig::new(node);
-    if let Some(n) = settings.max_concurrent_cells {
-        config.max_concurrent_cells = n;
-    }
-    if let Some(n) = settings.gateway_call_bytes {
-        config.gateway_call_bytes = n;
-    }
-    if let Some(n) = settings.cell_calls_outstanding {
-        config.caps.calls_outstanding = n;
-    }
-    if let Some(n) = settings.cell_call_bytes_outstanding {
-        config.caps.call_bytes_outstanding = n;
-    }
-    if let Some(n) = settings.concurrent_calls {
-        config.caps.concurrent_calls = n;
-    }
-    if let Some(n) = settings.pool_size {
-        config.pool_size = n;
-    }
-    if let Some(n) = settings.children_memory_bytes {
-        config.children_memory_bytes = n;
-    }
-    if let Some(n) = settings.children_cpu_weight {
-        config.cpu.weight = n;
-    }
-    if let Some(share) = settings.children_cpu_max {
-        config.cpu.max_share = Some(share);
-    }
-    if let Some(n) = settings.children_nice {
-        config.cpu.nice = n;
-    }
-    if let Some(policy) = settings
-        .children_cpu_policy
-        .as_deref()
-        .and_then(tool_search_sandbox::SchedPolicy::parse)
-    {
-        config.cpu.policy = policy;
-    }
-    config
-}
+use super::promise::json_promise;
 
 /// Whether code mode can run on this host, as far as known without waiting
 /// (false while the probe is still running).
 pub fn code_mode_supported() -> bool {
-    probed_within(SYNC_WAIT).is_some_and(|r| r.runner.is_some())
+    Probe::global()
+        .probed_within(READER_WAIT)
+        .is_some_and(|p| p.runner.is_some())
 }
 
 /// The session hook, when code mode is available. A code-mode session is
 /// about to run cells: start the warm pool now so the first cell is warm.
 pub fn session_code_runner() -> Option<Arc<dyn CodeRunner>> {
-    let runner = probed_within(SYNC_WAIT)?.runner.clone()?;
+    let runner = Probe::global().probed_within(READER_WAIT)?.runner.clone()?;
     let pool = Arc::clone(&runner);
     napi::bindgen_prelude::spawn(async move { pool.prewarm() });
     Some(Arc::new(SandboxCodeRunner { runner }) as Arc<dyn CodeRunner>)
@@ -300,8 +69,7 @@ fn register_cleanup(env: &Env) {
 #[napi(js_name = "__shutdownCodeMode", skip_typescript)]
 pub fn shutdown_code_mode() -> Result<(), JsCode> {
     guard(|| {
-        let started = !matches!(*lock(&probe().state), ProbeState::Idle);
-        if started {
+        if Probe::global().started() {
             let report = tool_search_sandbox::shutdown();
             tracing::debug!(target: "openclaw_tool_search", ?report, "code mode shut down at exit");
         }
@@ -317,10 +85,7 @@ pub fn shutdown_code_mode() -> Result<(), JsCode> {
 pub fn code_mode_capability(env: &Env) -> Result<Unknown<'_>, JsCode> {
     guard(|| {
         register_cleanup(env);
-        let report = probed_within(SYNC_WAIT)
-            .map(|r| r.report.clone())
-            .unwrap_or_else(pending_report);
-        parsed(env, &report)
+        parsed(env, &Probe::global().report_within(READER_WAIT))
     })
 }
 
@@ -330,20 +95,13 @@ pub fn code_mode_capability(env: &Env) -> Result<Unknown<'_>, JsCode> {
 pub fn probe_code_mode<'env>(env: &'env Env) -> Result<PromiseRaw<'env, Unknown<'env>>, JsCode> {
     guard(|| {
         register_cleanup(env);
-        start_probe();
-        let mut done = probe().notify.subscribe();
-        let future = async move {
-            let _ = done.wait_for(|finished| *finished).await;
-            let report = probed_within(Duration::ZERO)
-                .map(|r| r.report.clone())
-                .unwrap_or_else(pending_report);
-            Ok(serde_json::to_string(&report).unwrap_or_else(|_| "null".into()))
-        };
-        env.spawn_future_with_callback(future, |env, text| {
-            super::convert::parse_text(env, text)
-                .map_err(|e| napi::Error::new(Status::GenericFailure, e.reason.clone()))
-        })
-        .map_err(super::errors::from_napi)
+        let probe = Probe::global();
+        probe.start();
+        json_promise(
+            env,
+            async move { Ok(probe.finished().await.report.clone()) },
+            None,
+        )
     })
 }
 
@@ -371,22 +129,16 @@ pub fn configure_code_mode(env: Env, settings: Unknown) -> Result<(), JsCode> {
                 format!("invalid code mode settings: {e}"),
             )
         })?;
-        check_settings(&parsed).map_err(|e| {
-            js_error(
+        Probe::global().configure(parsed).map_err(|e| match e {
+            ConfigureError::Invalid(reason) => js_error(
                 ErrorCode::InvalidConfig,
-                format!("invalid code mode settings: {e}"),
-            )
-        })?;
-        let probe = probe();
-        let state = lock(&probe.state);
-        if !matches!(*state, ProbeState::Idle) {
-            return Err(js_error(
+                format!("invalid code mode settings: {reason}"),
+            ),
+            ConfigureError::Started => js_error(
                 ErrorCode::InvalidConfig,
                 "code mode has already started; call configureCodeMode before probeCodeMode, codeModeCapability, resolveToolSearchConfig or a code-mode session",
-            ));
-        }
-        *lock(&probe.settings) = parsed;
-        Ok(())
+            ),
+        })
     })
 }
 
@@ -448,23 +200,14 @@ pub fn result_value(result: tool_search_sandbox::CodeRunResult) -> Value {
 /// The process-wide runner once the probe has finished (started here if it has not), or why
 /// there is none. Waits off the event loop.
 pub async fn await_runner() -> std::result::Result<Arc<SandboxRunner>, String> {
-    start_probe();
-    let mut done = probe().notify.subscribe();
-    let _ = done.wait_for(|finished| *finished).await;
-    let found = probed_within(Duration::ZERO)
-        .ok_or_else(|| "the code-mode probe did not finish".to_string())?;
+    let found = Probe::global().finished().await;
     match &found.runner {
         Some(runner) => {
             let pool = Arc::clone(runner);
             napi::bindgen_prelude::spawn(async move { pool.prewarm() });
             Ok(Arc::clone(runner))
         }
-        None => Err(found
-            .report
-            .get("reason")
-            .and_then(Value::as_str)
-            .unwrap_or("no usable Node for code mode")
-            .to_string()),
+        None => Err(found.reason().to_string()),
     }
 }
 

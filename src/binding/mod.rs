@@ -8,6 +8,8 @@ mod config;
 mod convert;
 mod errors;
 mod memory;
+mod model;
+mod promise;
 mod ranking;
 mod session;
 mod tracing_setup;

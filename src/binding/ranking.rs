@@ -1,144 +1,17 @@
-//! Hybrid ranking from JS: which model folder the package found,
-//! `rankingCapability()`, and a catalog's `rankingStatus()`,
-//! `whenRankingReady()` and `searchAsync()`.
-
-use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
+//! Hybrid ranking of a catalog from JS: `rankingStatus()`,
+//! `whenRankingReady()`, `searchAsync()` and `searchBatchAsync()`.
 
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi_derive::napi;
-use serde::Serialize;
-use tool_search_core::catalog::{BatchRequest, Catalog, CatalogOptions, RankingMode};
+use tool_search_core::catalog::{BatchRequest, Catalog, CatalogRanking};
 use tool_search_core::search::semantic::RankingState;
 use tool_search_core::ErrorCode;
 
 use super::catalog::{batch_request, limit_option, ToolCatalog};
-use super::convert::{is_nullish, json_callback, parse_text, parsed, string_arg, JsonCallback};
+use super::convert::{is_nullish, json_callback, json_text, parsed, string_arg, JsonCallback};
 use super::errors::{from_napi, guard, js_error, to_js, JsCode, JsResult};
-
-/// Environment override of the default ranking (`lexical` or `hybrid`).
-const RANKING_ENV: &str = "OPENCLAW_TOOL_SEARCH_RANKING";
-
-/// The model folder index.js found (the optional package, or
-/// `OPENCLAW_TOOL_SEARCH_MODEL_DIR`), or why there is none.
-#[derive(Clone, Default)]
-struct ModelSource {
-    dir: Option<PathBuf>,
-    reason: Option<String>,
-}
-
-fn model_source() -> &'static Mutex<ModelSource> {
-    static SOURCE: OnceLock<Mutex<ModelSource>> = OnceLock::new();
-    SOURCE.get_or_init(|| {
-        Mutex::new(ModelSource {
-            dir: None,
-            reason: Some("the package did not look for a model".into()),
-        })
-    })
-}
-
-/// Set by index.js at load: the model folder, or why none was found. Internal.
-#[napi(js_name = "__setRankingModel", skip_typescript)]
-pub fn set_ranking_model(dir: Option<String>, reason: Option<String>) {
-    let source = match dir.filter(|d| !d.is_empty()) {
-        Some(dir) => match missing_file(Path::new(&dir)) {
-            None => ModelSource {
-                dir: Some(PathBuf::from(dir)),
-                reason: None,
-            },
-            Some(missing) => ModelSource {
-                dir: None,
-                reason: Some(missing),
-            },
-        },
-        None => ModelSource {
-            dir: None,
-            reason: Some(reason.unwrap_or_else(|| "no model folder".into())),
-        },
-    };
-    *model_source().lock().unwrap_or_else(|e| e.into_inner()) = source;
-}
-
-/// Why `dir` cannot hold the model: a file missing, or not a regular file
-/// inside the folder (a FIFO would block the thread that loads it).
-fn missing_file(dir: &Path) -> Option<String> {
-    tool_search_core::search::semantic::check_model_dir(dir)
-        .err()
-        .map(|e| e.to_string())
-}
-
-fn env_ranking() -> Option<RankingMode> {
-    match std::env::var(RANKING_ENV).ok()?.trim() {
-        "lexical" => Some(RankingMode::Lexical),
-        "hybrid" => Some(RankingMode::Hybrid),
-        _ => None,
-    }
-}
-
-/// The defaults a gateway expects: hybrid when a model is installed (unless
-/// `OPENCLAW_TOOL_SEARCH_RANKING` says otherwise), the found model folder.
-pub(crate) fn apply_ranking_defaults(options: &mut CatalogOptions) {
-    let source = model_source()
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .clone();
-    if options.ranking.is_none() {
-        options.ranking = Some(env_ranking().unwrap_or(if source.dir.is_some() {
-            RankingMode::Hybrid
-        } else {
-            RankingMode::Lexical
-        }));
-    }
-    if options.ranking == Some(RankingMode::Hybrid) && options.model.is_none() {
-        options.model = source.dir;
-    }
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct RankingCapability {
-    /// Whether hybrid ranking can run (a model was found).
-    hybrid: bool,
-    /// What a catalog built without a `ranking` option uses.
-    default_ranking: RankingMode,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    model: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    reason: Option<String>,
-}
-
-/// Whether hybrid ranking is available here and why not: the model package
-/// (`openclaw-tool-search-model-minilm`) or `OPENCLAW_TOOL_SEARCH_MODEL_DIR`.
-/// Only checks the files; the model loads on a background thread with the
-/// first hybrid catalog.
-#[napi(ts_return_type = "RankingCapability")]
-pub fn ranking_capability(env: &Env) -> Result<Unknown<'_>, JsCode> {
-    guard(|| {
-        let mut source = model_source()
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        // Checked again: the folder may have changed since the package was loaded.
-        if let Some(reason) = source.dir.as_deref().and_then(missing_file) {
-            source = ModelSource {
-                dir: None,
-                reason: Some(reason),
-            };
-        }
-        let mut defaults = CatalogOptions::default();
-        apply_ranking_defaults(&mut defaults);
-        parsed(
-            env,
-            &RankingCapability {
-                hybrid: source.dir.is_some(),
-                default_ranking: defaults.ranking.unwrap_or_default(),
-                model: source.dir.map(|d| d.display().to_string()),
-                reason: source.reason,
-            },
-        )
-    })
-}
+use super::promise::json_promise;
 
 fn progress_sink(env: &Env, callback: Unknown) -> JsResult<JsonCallback> {
     if callback.get_type().map_err(from_napi)? != ValueType::Function {
@@ -253,12 +126,19 @@ impl ToolCatalog {
                 Some(callback) if !is_nullish(&callback)? => Some(progress_sink(env, callback)?),
                 _ => None,
             };
-            let (sender, receiver) = tokio::sync::oneshot::channel::<String>();
+            let (sender, receiver) = tokio::sync::oneshot::channel::<CatalogRanking>();
             let mut sender = Some(sender);
             self.inner.on_ranking_progress(Box::new(move |status| {
-                let text = serde_json::to_string(status).unwrap_or_else(|_| "null".into());
                 if let Some(sink) = &sink {
-                    sink.call(text.clone(), ThreadsafeFunctionCallMode::NonBlocking);
+                    match json_text(status) {
+                        Ok(text) => {
+                            sink.call(text, ThreadsafeFunctionCallMode::NonBlocking);
+                        }
+                        // Not delivered (the final status still settles the promise, or rejects it).
+                        Err(e) => {
+                            tracing::error!(target: "openclaw_tool_search", reason = %e.reason, "ranking progress not delivered")
+                        }
+                    }
                 }
                 let settled = !matches!(
                     status.vectors.state,
@@ -266,16 +146,19 @@ impl ToolCatalog {
                 );
                 if settled {
                     if let Some(sender) = sender.take() {
-                        let _ = sender.send(text);
+                        let _ = sender.send(status.clone());
                     }
                 }
             }));
-            let future = async move { Ok(receiver.await.unwrap_or_else(|_| "null".into())) };
-            env.spawn_future_with_callback(future, |env, text| {
-                parse_text(env, text)
-                    .map_err(|e| napi::Error::new(Status::GenericFailure, e.reason.clone()))
-            })
-            .map_err(from_napi)
+            let future = async move {
+                receiver.await.map_err(|_| {
+                    (
+                        JsCode(ErrorCode::Internal.as_str()),
+                        "the ranking ended without a final status".to_string(),
+                    )
+                })
+            };
+            json_promise(env, future, None)
         })
     }
 

@@ -24,18 +24,19 @@ use napi_derive::napi;
 use serde_json::{json, Value};
 use tool_search_core::config;
 use tool_search_core::session::{
-    direct::definition_from_value, BoxFuture, CancelSignal, EventSink, Executor, ExecutorCall,
-    ExecutorOutcome, Failure, HandleOptions, Session, SessionEvent, SessionOptions, ToolResult,
+    direct::definition_from_value, BoxFuture, EventSink, Executor, ExecutorCall, ExecutorOutcome,
+    Failure, HandleOptions, Session, SessionEvent, SessionOptions, ToolResult,
 };
 use tool_search_core::surfaces::SurfaceFormat;
 use tool_search_core::ErrorCode;
 
 use super::catalog::ToolCatalog;
 use super::convert::{
-    is_nullish, number_arg, object_arg, optional_json_arg, parse_text, parsed, property,
-    string_arg, value_type,
+    is_nullish, json_text, number_arg, object_arg, optional_json_arg, parsed, property, string_arg,
+    value_type,
 };
 use super::errors::{from_napi, guard, js_error, to_js, JsCode, JsResult};
+use super::promise::{json_promise, link_abort_signal, AbortListener};
 
 /// Wraps the gateway's executor: `{ run(callJson), abort(requestJson) }`.
 /// A call crosses as one JSON string and its result comes back as one JSON
@@ -263,35 +264,17 @@ fn error_result(tool_name: &str, e: tool_search_core::Error) -> ToolResult {
     ToolResult::from_outcome(tool_name, Err(Failure::from(e)))
 }
 
-/// The `ToolCatalog` behind a JS value, or INVALID_REQUEST.
-fn catalog_arg<'a>(env: &Env, value: &Unknown<'a>) -> JsResult<&'a ToolCatalog> {
-    if value_type(value)? != ValueType::Object {
-        return Err(js_error(
-            ErrorCode::InvalidRequest,
-            "catalog must be a ToolCatalog.",
-        ));
-    }
+/// The `ToolCatalog` behind a JS value, or INVALID_REQUEST. Taken as `Unknown` (not a
+/// `ClassInstance` parameter) so a wrong argument throws the coded error, not napi's.
+fn catalog_arg<'a>(env: &Env, value: &Unknown<'a>) -> JsResult<ClassInstance<'a, ToolCatalog>> {
     let wrong = || js_error(ErrorCode::InvalidRequest, "catalog must be a ToolCatalog.");
-    let mut wrapped: *mut std::ffi::c_void = std::ptr::null_mut();
-    // SAFETY: `value` is a live handle of this call's scope; the unwrapped pointer is only used
-    // while it lives (the session clones what it needs before returning). The type tag rejects
-    // objects of another class or with a spoofed prototype.
-    unsafe {
-        if napi::sys::napi_unwrap(env.raw(), value.raw(), &mut wrapped)
-            != napi::sys::Status::napi_ok
-            || wrapped.is_null()
-        {
-            return Err(wrong());
-        }
-        validate_type_tag(
-            env.raw(),
-            value.raw(),
-            &<ToolCatalog as TypeTag>::type_tag(),
-            "ToolCatalog",
-        )
-        .map_err(|_| wrong())?;
-        Ok(&*(wrapped as *const ToolCatalog))
+    if value_type(value)? != ValueType::Object {
+        return Err(wrong());
     }
+    // SAFETY: `value` is a live handle of this call's scope. napi-rs's conversion unwraps it and
+    // checks the type tag and class (another class or a spoofed prototype is refused).
+    unsafe { ClassInstance::<ToolCatalog>::from_napi_value(env.raw(), value.raw()) }
+        .map_err(|_| wrong())
 }
 
 fn function_arg<'a>(value: Option<Unknown<'a>>, what: &str) -> JsResult<Option<Unknown<'a>>> {
@@ -558,8 +541,8 @@ impl ToolSearchSession {
                     tool_search_core::Error::invalid_request(e.reason.clone()),
                 ),
             };
-            // Serialized here, off the event loop; rebuilt there with one JSON.parse.
-            Ok(serde_json::to_string(&result).unwrap_or_else(|_| "null".into()))
+            // Serialized off the event loop; rebuilt there with one JSON.parse.
+            Ok(result)
         };
         json_promise(env, future, listener)
     }
@@ -677,117 +660,18 @@ fn js_executor(env: &Env, executor: Unknown) -> JsResult<Arc<dyn Executor>> {
 }
 
 /// `onEvent` receives each event as a plain object, asynchronously (queued
-/// to the JS thread as one JSON string; never blocks the session).
+/// to the JS thread as one JSON string; never blocks the session). An event
+/// that cannot be serialized is not delivered, and logged as an error.
 fn event_sink(env: &Env, callback: Unknown) -> JsResult<EventSink> {
     let tsfn = Arc::new(super::convert::json_callback(env, callback)?);
     Ok(Arc::new(move |event: &SessionEvent| {
-        if let Ok(text) = serde_json::to_string(event) {
-            tsfn.call(text, ThreadsafeFunctionCallMode::NonBlocking);
+        match json_text(event) {
+            Ok(text) => {
+                tsfn.call(text, ThreadsafeFunctionCallMode::NonBlocking);
+            }
+            Err(e) => {
+                tracing::error!(target: "openclaw_tool_search", reason = %e.reason, "session event not delivered")
+            }
         }
     }))
-}
-
-/// A promise of `future`'s JSON text, parsed on the JS thread (one `JSON.parse`, not a
-/// conversion per property); `listener` is removed from its signal when the promise settles.
-pub(crate) fn json_promise<'env>(
-    env: &'env Env,
-    future: impl std::future::Future<Output = Result<String>> + Send + 'static,
-    listener: Option<AbortListener>,
-) -> Result<PromiseRaw<'env, Unknown<'env>>, JsCode> {
-    let mut promise = match env.spawn_future_with_callback(future, |env, text| {
-        parse_text(env, text)
-            .map_err(|e| napi::Error::new(Status::GenericFailure, e.reason.clone()))
-    }) {
-        Ok(promise) => promise,
-        Err(e) => {
-            if let Some(listener) = listener {
-                let _ = listener.remove(env);
-            }
-            return Err(from_napi(e));
-        }
-    };
-    if let Some(listener) = listener {
-        // A signal reused across calls must not collect one listener per call.
-        promise = promise
-            .finally(move |env| listener.remove(&env))
-            .map_err(from_napi)?;
-    }
-    Ok(promise)
-}
-
-/// `EventTarget.removeEventListener(type, listener)`.
-type RemoveListener<'a> = Function<'a, FnArgs<(&'a str, Function<'a, (), ()>)>, Unknown<'a>>;
-
-/// The `abort` listener `handle` added to a caller's signal, removed when the call settles.
-pub(crate) struct AbortListener {
-    signal: ObjectRef,
-    on_abort: FunctionRef<(), ()>,
-}
-
-impl AbortListener {
-    pub(crate) fn remove(self, env: &Env) -> Result<()> {
-        let AbortListener { signal, on_abort } = self;
-        let removed = (|| {
-            let target = signal.get_value(env)?;
-            let remove: RemoveListener = target.get_named_property("removeEventListener")?;
-            remove.apply(target, FnArgs::from(("abort", on_abort.borrow_back(env)?)))?;
-            Ok::<(), Error>(())
-        })();
-        // The call itself is done: a failure here (a signal without a working
-        // removeEventListener) must not turn its result into a rejection.
-        let _ = signal.unref(env);
-        drop(removed);
-        Ok(())
-    }
-}
-
-/// A core cancel signal that fires when the JS `AbortSignal` aborts, and the
-/// listener to remove once the call settles (none if it was already aborted).
-pub(crate) fn link_abort_signal(
-    env: &Env,
-    signal: Unknown,
-) -> JsResult<(CancelSignal, Option<AbortListener>)> {
-    let cancel = CancelSignal::new();
-    if signal.get_type().map_err(from_napi)? != ValueType::Object {
-        return Err(js_error(
-            ErrorCode::InvalidRequest,
-            "options.signal must be an AbortSignal",
-        ));
-    }
-    // SAFETY: checked to be an object just above.
-    let signal: Object = unsafe { signal.cast() }.map_err(from_napi)?;
-    let aborted: Option<bool> = signal.get_named_property("aborted").map_err(from_napi)?;
-    if aborted == Some(true) {
-        cancel.cancel("aborted by the caller's AbortSignal");
-        return Ok((cancel, None));
-    }
-    let on_abort = {
-        let cancel = cancel.clone();
-        env.create_function_from_closure::<(), (), _>("onAbort", move |_| {
-            cancel.cancel("aborted by the caller's AbortSignal");
-            Ok(())
-        })
-        .map_err(from_napi)?
-    };
-    // References first: once the listener is added, nothing may fail before
-    // the caller holds what removes it.
-    let on_abort_ref = on_abort.create_ref().map_err(from_napi)?;
-    let signal_ref = signal.create_ref().map_err(from_napi)?;
-    let listener = AbortListener {
-        signal: signal_ref,
-        on_abort: on_abort_ref,
-    };
-    let added = signal
-        .get_named_property::<Function<FnArgs<(&str, Function<(), ()>)>, Unknown>>(
-            "addEventListener",
-        )
-        .and_then(|add| add.apply(signal, FnArgs::from(("abort", on_abort))));
-    if let Err(e) = added {
-        let _ = listener.signal.unref(env);
-        return Err(js_error(
-            ErrorCode::InvalidRequest,
-            format!("options.signal must be an AbortSignal: {}", e.reason),
-        ));
-    }
-    Ok((cancel, Some(listener)))
 }

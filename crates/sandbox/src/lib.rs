@@ -49,6 +49,7 @@ mod budget;
 mod cancel;
 mod cgroup;
 mod config;
+mod discovery;
 mod host;
 pub mod launcher;
 mod probe;
@@ -65,6 +66,10 @@ pub use admission::CpuBudget;
 pub use cancel::CancelToken;
 pub use cgroup::{CpuCgroupReport, MemoryCgroupReport};
 pub use config::{Caps, CpuIsolation, LogStyle, RunOptions, RunnerConfig, SchedPolicy};
+pub use discovery::{
+    find_runner, pending_report, CodeModeSettings, ConfigureError, Probe, Probed, NODE_ENV,
+    READER_WAIT,
+};
 pub use host::{BridgeError, BridgeHost, CallFuture, Lookup};
 pub use launcher::{LauncherReport, Want};
 pub use probe::{probe_node, NodeSupport};

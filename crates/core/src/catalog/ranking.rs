@@ -2,13 +2,13 @@
 //! tool vectors, [`crate::search::hybrid`]) once its vectors are ready. The
 //! catalog decides which; the fusion itself is search's.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{check_query, Catalog, CatalogData, SearchHit};
+use super::{check_query, Catalog, CatalogData, CatalogOptions, SearchHit};
 use crate::error::{Error, Result};
 use crate::search::hybrid;
 pub use crate::search::hybrid::QueryVectorSet;
@@ -24,6 +24,48 @@ pub enum RankingMode {
     #[default]
     Lexical,
     Hybrid,
+}
+
+/// Environment override of the default ranking (`lexical` or `hybrid`).
+pub const RANKING_ENV: &str = "OPENCLAW_TOOL_SEARCH_RANKING";
+
+impl RankingMode {
+    /// An `OPENCLAW_TOOL_SEARCH_RANKING` value: `lexical` or `hybrid`
+    /// (surrounding whitespace ignored); anything else sets no default.
+    pub fn parse(value: &str) -> Option<RankingMode> {
+        match value.trim() {
+            "lexical" => Some(RankingMode::Lexical),
+            "hybrid" => Some(RankingMode::Hybrid),
+            _ => None,
+        }
+    }
+
+    /// The ranking `OPENCLAW_TOOL_SEARCH_RANKING` asks for, if it names one.
+    pub fn from_env() -> Option<RankingMode> {
+        RankingMode::parse(&std::env::var(RANKING_ENV).ok()?)
+    }
+}
+
+impl CatalogOptions {
+    /// The defaults a gateway expects of a catalog without `ranking`:
+    /// `preferred` (the environment's), else hybrid when a model folder was
+    /// found, else lexical; a hybrid catalog without `model` uses the found folder.
+    pub fn apply_ranking_defaults(
+        &mut self,
+        preferred: Option<RankingMode>,
+        found_model: Option<&Path>,
+    ) {
+        if self.ranking.is_none() {
+            self.ranking = Some(preferred.unwrap_or(if found_model.is_some() {
+                RankingMode::Hybrid
+            } else {
+                RankingMode::Lexical
+            }));
+        }
+        if self.ranking == Some(RankingMode::Hybrid) && self.model.is_none() {
+            self.model = found_model.map(Path::to_path_buf);
+        }
+    }
 }
 
 /// A catalog's ranking setting, resolved from its options.
@@ -288,5 +330,54 @@ impl Catalog {
         let view = self.clone();
         let mut listener = listener;
         slot.subscribe(Box::new(move |_| listener(&view.ranking_status())));
+    }
+}
+
+#[cfg(test)]
+mod defaults_tests {
+    use super::*;
+
+    #[test]
+    fn ranking_env_values() {
+        assert_eq!(RankingMode::parse("lexical"), Some(RankingMode::Lexical));
+        assert_eq!(RankingMode::parse(" hybrid\n"), Some(RankingMode::Hybrid));
+        for other in ["", "Hybrid", "semantic", "lexical,hybrid"] {
+            assert_eq!(RankingMode::parse(other), None, "{other:?}");
+        }
+    }
+
+    #[test]
+    fn ranking_defaults_follow_the_model_and_the_preference() {
+        let model = Path::new("/models/minilm");
+        let defaults = |preferred, found: Option<&Path>| {
+            let mut options = CatalogOptions::default();
+            options.apply_ranking_defaults(preferred, found);
+            (options.ranking, options.model)
+        };
+        assert_eq!(defaults(None, None), (Some(RankingMode::Lexical), None));
+        assert_eq!(
+            defaults(None, Some(model)),
+            (Some(RankingMode::Hybrid), Some(model.to_path_buf()))
+        );
+        assert_eq!(
+            defaults(Some(RankingMode::Lexical), Some(model)),
+            (Some(RankingMode::Lexical), None)
+        );
+        // Hybrid asked for without a model stays hybrid (the catalog reports it cannot run).
+        assert_eq!(
+            defaults(Some(RankingMode::Hybrid), None),
+            (Some(RankingMode::Hybrid), None)
+        );
+        // A catalog's own options win.
+        let mut options = CatalogOptions {
+            ranking: Some(RankingMode::Hybrid),
+            model: Some("/elsewhere".into()),
+            ..CatalogOptions::default()
+        };
+        options.apply_ranking_defaults(Some(RankingMode::Lexical), Some(model));
+        assert_eq!(
+            (options.ranking, options.model),
+            (Some(RankingMode::Hybrid), Some("/elsewhere".into()))
+        );
     }
 }

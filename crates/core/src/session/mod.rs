@@ -33,7 +33,7 @@ mod tests_hydrate;
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 pub use cancel::{until_cancelled, CancelSignal};
 pub use dispatch::{CallContext, HandleOptions};
@@ -90,7 +90,8 @@ struct Inner {
     config: ResolvedConfig,
     control: ControlSettings,
     executor: Arc<dyn Executor>,
-    code_runner: RwLock<Option<Arc<dyn CodeRunner>>>,
+    /// Fixed at construction (`with_catalog` carries it over).
+    code_runner: Option<Arc<dyn CodeRunner>>,
     on_event: Option<EventSink>,
     direct_tools: Vec<ToolDefinition>,
     direct_names: BTreeSet<String>,
@@ -239,7 +240,7 @@ impl Session {
                 config,
                 control,
                 executor,
-                code_runner: RwLock::new(options.code_runner),
+                code_runner: options.code_runner,
                 on_event: options.on_event,
                 direct_tools,
                 direct_names,
@@ -266,12 +267,11 @@ impl Session {
     /// direct tools did not change. Calls in flight finish on the old catalog.
     pub fn with_catalog(&self, catalog: &Catalog) -> Result<Session> {
         let old = &self.inner;
-        let code_runner = old.code_runner.read().ok().and_then(|r| r.clone());
         let options = SessionOptions {
             direct_tools: old.gateway_direct_tools.clone(),
             context_tokens: old.context_tokens,
             on_event: old.on_event.clone(),
-            code_runner,
+            code_runner: old.code_runner.clone(),
             capability_directory: Some(old.capability_directory),
         };
         let mut next = Session::new(
@@ -310,15 +310,8 @@ impl Session {
         &self.inner.catalog
     }
 
-    /// Set (or replace) the code-mode runner.
-    pub fn set_code_runner(&self, runner: Option<Arc<dyn CodeRunner>>) {
-        if let Ok(mut slot) = self.inner.code_runner.write() {
-            *slot = runner;
-        }
-    }
-
     fn code_runner(&self) -> Option<Arc<dyn CodeRunner>> {
-        self.inner.code_runner.read().ok().and_then(|r| r.clone())
+        self.inner.code_runner.clone()
     }
 
     /// Whether `handle` answers `tool_name` in this mode: the mode's control

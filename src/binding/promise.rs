@@ -1,0 +1,132 @@
+//! Promises of JSON results and the caller's `AbortSignal`: the one way an
+//! async result crosses (serialized off the event loop, rebuilt there by one
+//! `JSON.parse`), and the listener a call adds to its signal.
+
+use napi::bindgen_prelude::*;
+use serde::Serialize;
+use tool_search_core::session::CancelSignal;
+use tool_search_core::ErrorCode;
+
+use super::convert::{json_text, parse_text};
+use super::errors::{from_napi, js_error, JsCode, JsResult};
+
+/// A rejection carrying the coded JS error (`error.code`), not a napi status.
+pub(crate) fn coded_rejection(env: &Env, e: napi::Error<JsCode>) -> napi::Error {
+    napi::Error::from(JsError::from(e).into_unknown(*env))
+}
+
+/// A failure of a promise's future: its code and message (`Send`, unlike a napi error).
+pub(crate) type Failed = (JsCode, String);
+
+/// A promise of `future`'s value, serialized on the runtime and parsed on the
+/// JS thread; a failure, or a value that cannot be serialized, rejects with
+/// its coded error (never `null`). `listener` is removed from its signal when
+/// the promise settles.
+pub(crate) fn json_promise<'env, T: Serialize + Send + 'static>(
+    env: &'env Env,
+    future: impl std::future::Future<Output = std::result::Result<T, Failed>> + Send + 'static,
+    listener: Option<AbortListener>,
+) -> Result<PromiseRaw<'env, Unknown<'env>>, JsCode> {
+    let future = async move {
+        Ok(future
+            .await
+            .and_then(|value| json_text(&value).map_err(|e| (e.status, e.reason.clone()))))
+    };
+    let mut promise = match env.spawn_future_with_callback(future, |env, text| {
+        text.map_err(|(code, reason)| napi::Error::new(code, reason))
+            .and_then(|text| parse_text(env, text))
+            .map_err(|e| coded_rejection(env, e))
+    }) {
+        Ok(promise) => promise,
+        Err(e) => {
+            if let Some(listener) = listener {
+                let _ = listener.remove(env);
+            }
+            return Err(from_napi(e));
+        }
+    };
+    if let Some(listener) = listener {
+        // A signal reused across calls must not collect one listener per call.
+        promise = promise
+            .finally(move |env| listener.remove(&env))
+            .map_err(from_napi)?;
+    }
+    Ok(promise)
+}
+
+/// `EventTarget.removeEventListener(type, listener)`.
+type RemoveListener<'a> = Function<'a, FnArgs<(&'a str, Function<'a, (), ()>)>, Unknown<'a>>;
+
+/// The `abort` listener `handle` added to a caller's signal, removed when the call settles.
+pub(crate) struct AbortListener {
+    signal: ObjectRef,
+    on_abort: FunctionRef<(), ()>,
+}
+
+impl AbortListener {
+    pub(crate) fn remove(self, env: &Env) -> Result<()> {
+        let AbortListener { signal, on_abort } = self;
+        let removed = (|| {
+            let target = signal.get_value(env)?;
+            let remove: RemoveListener = target.get_named_property("removeEventListener")?;
+            remove.apply(target, FnArgs::from(("abort", on_abort.borrow_back(env)?)))?;
+            Ok::<(), Error>(())
+        })();
+        // The call itself is done: a failure here (a signal without a working
+        // removeEventListener) must not turn its result into a rejection.
+        let _ = signal.unref(env);
+        drop(removed);
+        Ok(())
+    }
+}
+
+/// A core cancel signal that fires when the JS `AbortSignal` aborts, and the
+/// listener to remove once the call settles (none if it was already aborted).
+pub(crate) fn link_abort_signal(
+    env: &Env,
+    signal: Unknown,
+) -> JsResult<(CancelSignal, Option<AbortListener>)> {
+    let cancel = CancelSignal::new();
+    if signal.get_type().map_err(from_napi)? != ValueType::Object {
+        return Err(js_error(
+            ErrorCode::InvalidRequest,
+            "options.signal must be an AbortSignal",
+        ));
+    }
+    // SAFETY: checked to be an object just above.
+    let signal: Object = unsafe { signal.cast() }.map_err(from_napi)?;
+    let aborted: Option<bool> = signal.get_named_property("aborted").map_err(from_napi)?;
+    if aborted == Some(true) {
+        cancel.cancel("aborted by the caller's AbortSignal");
+        return Ok((cancel, None));
+    }
+    let on_abort = {
+        let cancel = cancel.clone();
+        env.create_function_from_closure::<(), (), _>("onAbort", move |_| {
+            cancel.cancel("aborted by the caller's AbortSignal");
+            Ok(())
+        })
+        .map_err(from_napi)?
+    };
+    // References first: once the listener is added, nothing may fail before
+    // the caller holds what removes it.
+    let on_abort_ref = on_abort.create_ref().map_err(from_napi)?;
+    let signal_ref = signal.create_ref().map_err(from_napi)?;
+    let listener = AbortListener {
+        signal: signal_ref,
+        on_abort: on_abort_ref,
+    };
+    let added = signal
+        .get_named_property::<Function<FnArgs<(&str, Function<(), ()>)>, Unknown>>(
+            "addEventListener",
+        )
+        .and_then(|add| add.apply(signal, FnArgs::from(("abort", on_abort))));
+    if let Err(e) = added {
+        let _ = listener.signal.unref(env);
+        return Err(js_error(
+            ErrorCode::InvalidRequest,
+            format!("options.signal must be an AbortSignal: {}", e.reason),
+        ));
+    }
+    Ok((cancel, Some(listener)))
+}
