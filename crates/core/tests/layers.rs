@@ -31,12 +31,9 @@ const CYCLE_FREE_CRATES: &[&str] = &[
     "crates/core/src",
     "crates/sandbox/src",
     "crates/embed/src",
+    "crates/base/src",
     "src",
 ];
-
-/// Known circles another change is removing; the merger deletes this list.
-/// Imports between the two files of a pair (either way) are ignored.
-const PENDING_CYCLE_EXCEPTIONS: &[(&str, &str)] = &[];
 
 fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -693,16 +690,7 @@ fn core_rank_violations(krate: &Crate) -> Vec<String> {
 fn crate_cycles(src: &str) -> Vec<String> {
     let krate = Crate::load(src);
     let name = |i: usize| krate.files[i].rel.clone();
-    let pending = |a: usize, b: usize| {
-        PENDING_CYCLE_EXCEPTIONS
-            .iter()
-            .any(|&(x, y)| (name(a) == x && name(b) == y) || (name(a) == y && name(b) == x))
-    };
-    let edges: BTreeSet<_> = krate
-        .edges()
-        .into_iter()
-        .filter(|&(a, b)| !pending(a, b))
-        .collect();
+    let edges: BTreeSet<_> = krate.edges().into_iter().collect();
     cycles(krate.files.len(), &edges)
         .into_iter()
         .map(|comp| {
@@ -738,26 +726,6 @@ fn no_file_import_cycles() {
         all.extend(crate_cycles(src));
     }
     assert!(all.is_empty(), "import circles:\n{}", all.join("\n"));
-}
-
-#[test]
-fn pending_exceptions_are_still_circles() {
-    // Once a pair no longer imports each other in a circle, drop it from the list.
-    for (a, b) in PENDING_CYCLE_EXCEPTIONS {
-        let src = CYCLE_FREE_CRATES
-            .iter()
-            .find(|c| a.starts_with(&format!("{c}/")))
-            .expect("an exception names a file of a listed crate");
-        let krate = Crate::load(src);
-        let find = |rel: &str| krate.files.iter().position(|f| f.rel == rel);
-        let (Some(x), Some(y)) = (find(a), find(b)) else {
-            panic!("stale exception {a} / {b}: a file is gone");
-        };
-        let together = cycles(krate.files.len(), &krate.edges())
-            .iter()
-            .any(|c| c.contains(&x) && c.contains(&y));
-        assert!(together, "stale exception {a} / {b}: no longer a circle");
-    }
 }
 
 // The checker's own parts, on small inputs.
