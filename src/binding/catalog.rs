@@ -9,6 +9,7 @@ use tool_search_core::catalog::store::{self, SlotId, StoredRecord};
 use tool_search_core::catalog::{
     BatchRequest, Catalog, CatalogOptions, LookupStyle, SourceSelector,
 };
+use tool_search_core::search::with_second_thread;
 use tool_search_core::ErrorCode;
 
 use super::convert::{
@@ -363,7 +364,8 @@ pub fn catalog_from_slots(
     guard(|| {
         let records = stored_arg(slots)?;
         let options = parse_options(&env, options)?;
-        Catalog::from_stored(records, &options)
+        // The caller's loop waits for this build: a second thread shortens it.
+        with_second_thread(|| Catalog::from_stored(records, &options))
             .map(|inner| ToolCatalog::held(&env, inner))
             .map_err(to_js)
     })
@@ -453,7 +455,7 @@ impl ToolCatalog {
         guard(|| {
             let text = string_arg(text, ErrorCode::InvalidCatalog, "text")?;
             let options = parse_options(&env, options)?;
-            Catalog::from_json_text(&text, &options)
+            with_second_thread(|| Catalog::from_json_text(&text, &options))
                 .map(|inner| ToolCatalog::held(&env, inner))
                 .map_err(to_js)
         })
@@ -582,8 +584,7 @@ impl ToolCatalog {
     pub fn append(&self, env: Env, tools: Unknown) -> Result<ToolCatalog, JsCode> {
         guard(|| {
             let text = tools_text(&env, tools)?;
-            self.inner
-                .append(&text)
+            with_second_thread(|| self.inner.append(&text))
                 .map(|inner| ToolCatalog::held(&env, inner))
                 .map_err(to_js)
         })
@@ -619,8 +620,7 @@ impl ToolCatalog {
         guard(|| {
             let selector = selector_arg(&env, selector)?;
             let text = tools_text(&env, tools)?;
-            self.inner
-                .with_source(&selector, &text)
+            with_second_thread(|| self.inner.with_source(&selector, &text))
                 .map(|inner| ToolCatalog::held(&env, inner))
                 .map_err(to_js)
         })

@@ -9,7 +9,7 @@ use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 use tool_search_core::catalog::{EntryFields, Source, ToolEntry};
-use tool_search_core::search::SearchIndex;
+use tool_search_core::search::{with_second_thread, SearchIndex};
 
 struct Fixture {
     entries: Vec<ToolEntry>,
@@ -42,7 +42,9 @@ fn fixture() -> &'static Fixture {
             })
             .collect();
         entries.sort_by(|a, b| a.id.cmp(&b.id));
-        let index = SearchIndex::build(&entries).expect("build");
+        // Built as a synchronous constructor builds it (two threads), so the
+        // pinned results below hold for that path too.
+        let index = with_second_thread(|| SearchIndex::build(&entries)).expect("build");
         Fixture { entries, index }
     })
 }

@@ -82,8 +82,9 @@ impl crate::search::semantic::VectorConsumer for CatalogData {
 /// Catalogs with fewer entries are freed in place (well under a millisecond).
 pub const BACKGROUND_RELEASE_MIN_ENTRIES: usize = 1_000;
 /// Catalogs at least this large build their name lookups and prerequisite
-/// table on a second thread while the search index is built (a thread's
-/// start costs more than a small catalog's lookups).
+/// table on a second thread while the search index is built, where the
+/// caller allows it ([`crate::search::with_second_thread`]; a thread's start
+/// costs more than a small catalog's lookups).
 const PARALLEL_LOOKUPS_MIN_ENTRIES: usize = 2_048;
 
 /// An empty catalog's data, shared: what a released catalog points at.
@@ -532,25 +533,27 @@ impl CatalogData {
         };
         // A large catalog's lookups are built beside its search index (which
         // takes most of a first build); a small one's on this thread.
-        let (index, (names, prerequisites, name_order)) =
-            if entries.len() >= PARALLEL_LOOKUPS_MIN_ENTRIES {
-                std::thread::scope(|scope| {
-                    let beside = std::thread::Builder::new()
-                        .name("openclaw-lookups".into())
-                        .spawn_scoped(scope, lookups);
-                    let index = SearchIndex::build(entries);
-                    let lookups = match beside {
-                        Ok(thread) => thread
-                            .join()
-                            .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-                        // No thread to be had (a process limit): here, after the index.
-                        Err(_) => lookups(),
-                    };
-                    Ok::<_, Error>((index?, lookups))
-                })?
-            } else {
-                (SearchIndex::build(entries)?, lookups())
-            };
+        let (index, (names, prerequisites, name_order)) = if entries.len()
+            >= PARALLEL_LOOKUPS_MIN_ENTRIES
+            && crate::search::second_thread_allowed()
+        {
+            std::thread::scope(|scope| {
+                let beside = std::thread::Builder::new()
+                    .name("openclaw-lookups".into())
+                    .spawn_scoped(scope, lookups);
+                let index = SearchIndex::build(entries);
+                let lookups = match beside {
+                    Ok(thread) => thread
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                    // No thread to be had (a process limit): here, after the index.
+                    Err(_) => lookups(),
+                };
+                Ok::<_, Error>((index?, lookups))
+            })?
+        } else {
+            (SearchIndex::build(entries)?, lookups())
+        };
         if validated.entries.len() >= BACKGROUND_RELEASE_MIN_ENTRIES {
             let _ = empty_data();
         }

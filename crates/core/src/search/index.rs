@@ -322,18 +322,46 @@ fn analyzed(analyzer: &mut Analyzer, entry: &ToolEntry) -> Analyzed {
 }
 
 /// Parts at least this large are analyzed on a second thread while this one
-/// writes the index: analysis and tantivy's indexing each take about a third
-/// of a large first build, and overlapping them shortens it by about that
-/// much. Smaller parts (a server's update) stay on one thread: the spawn
-/// would cost more than it saves.
+/// writes the index, when the caller allows it ([`with_second_thread`]):
+/// analysis and tantivy's indexing each take about a third of a large first
+/// build, and overlapping them shortens it by about that much. Smaller parts
+/// (a server's update) stay on one thread: the spawn would cost more than it
+/// saves.
 const PIPELINE_MIN_ENTRIES: usize = 2048;
+
+thread_local! {
+    static SECOND_THREAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `build` allowing large builds to use a second thread. For a caller
+/// that is blocked on the build anyway (a synchronous constructor on the
+/// gateway's event loop): the stall gets shorter. A build on a worker stays on
+/// one thread, so the gateway's loop keeps the other core.
+pub fn with_second_thread<T>(build: impl FnOnce() -> T) -> T {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            SECOND_THREAD.set(self.0);
+        }
+    }
+    let _restore = Restore(SECOND_THREAD.replace(true));
+    build()
+}
+
+/// Whether the build on this thread may use a second thread.
+pub fn second_thread_allowed() -> bool {
+    SECOND_THREAD.get()
+}
 /// Entries per hand-off between the two threads, and hand-offs in flight.
 const PIPELINE_BATCH: usize = 128;
 const PIPELINE_DEPTH: usize = 4;
 
 /// Analyze and index `entries` (positions in order) into a new part.
 fn build_part(entries: &[&ToolEntry]) -> Result<Part> {
-    build_part_with(entries, entries.len() >= PIPELINE_MIN_ENTRIES)
+    build_part_with(
+        entries,
+        entries.len() >= PIPELINE_MIN_ENTRIES && second_thread_allowed(),
+    )
 }
 
 fn build_part_with(entries: &[&ToolEntry], pipeline: bool) -> Result<Part> {
@@ -567,6 +595,18 @@ mod pipeline_tests {
     use super::*;
     use crate::entry::{EntryFields, Source};
     use serde_json::json;
+
+    #[test]
+    fn the_second_thread_is_allowed_only_inside_with_second_thread() {
+        assert!(!second_thread_allowed());
+        assert!(with_second_thread(second_thread_allowed));
+        let nested =
+            with_second_thread(|| with_second_thread(|| 1) + second_thread_allowed() as i32);
+        assert_eq!(nested, 2, "still allowed after a nested call returns");
+        let panicked = std::panic::catch_unwind(|| with_second_thread(|| panic!("build failed")));
+        assert!(panicked.is_err());
+        assert!(!second_thread_allowed(), "restored after a panic");
+    }
 
     /// The part two threads build equals the one one thread builds: the same
     /// docs in the same order, lengths, signatures, exact keys and terms.

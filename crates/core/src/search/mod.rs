@@ -33,6 +33,7 @@ mod strength;
 mod typo;
 
 pub use fields::{FieldKind, RankingParams, FIELD_COUNT};
+pub use index::{second_thread_allowed, with_second_thread};
 pub use prerequisites::{Prerequisites, MAX_SERVER_TOOLS, PREREQUISITE_DEPTH};
 pub use query::{clauses, MAX_CLAUSES};
 #[cfg(test)]
