@@ -531,7 +531,10 @@ async fn busy_children_are_killed_at_the_deadline() {
         "while (true) {}",
         "Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);",
         "for (;;) await null;",
-        "const f = () => Promise.resolve().then(f); f(); await new Promise(() => {});",
+        // Braces: each step returns nothing, so memory stays flat and only the deadline can end
+        // it. The arrow form that returns its promise builds a growing chain and dies of heap
+        // exhaustion (signal 6) around the deadline; it is a memory flood, tested below.
+        "const f = () => { Promise.resolve().then(f); }; f(); await new Promise(() => {});",
         "process.on('SIGTERM', () => {}); process.on('SIGINT', () => {}); while (true) {}",
     ];
     let mut tasks = Vec::new();
@@ -625,6 +628,7 @@ async fn memory_floods_are_contained() {
         "const a = []; for (;;) a.push(new Array(1e5).fill({ x: 1 }));",
         "const b = []; for (;;) b.push(Buffer.alloc(64 * 1024 * 1024, 1));",
         "const m = new WebAssembly.Memory({ initial: 1, maximum: 65536 }); for (;;) m.grow(512);",
+        "const f = () => Promise.resolve().then(f); f(); await new Promise(() => {});",
     ];
     for code in cases {
         let (result, _) = run_code(&runner, code).await;
