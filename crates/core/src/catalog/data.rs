@@ -107,21 +107,23 @@ pub fn empty_data() -> Option<Arc<CatalogData>> {
         .clone()
 }
 
-/// Two ascending (by `order`) sequences as one.
+/// Two ascending (by `order`) sequences as one (equal elements: `a`'s first).
+/// Each element of `b` (an update's few entries) is placed by binary search,
+/// so the long `a` is copied, not compared element by element.
 fn merge_sorted(
-    a: impl Iterator<Item = u32>,
+    a: &[u32],
     b: Vec<u32>,
     order: impl Fn(&u32, &u32) -> std::cmp::Ordering,
 ) -> Vec<u32> {
-    let mut out = Vec::with_capacity(b.len() + a.size_hint().0);
-    let mut b = b.into_iter().peekable();
-    for x in a {
-        while let Some(y) = b.next_if(|y| order(y, &x).is_lt()) {
-            out.push(y);
-        }
-        out.push(x);
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let mut rest = a;
+    for y in b {
+        let at = rest.partition_point(|x| !order(&y, x).is_lt());
+        out.extend_from_slice(&rest[..at]);
+        out.push(y);
+        rest = &rest[at..];
     }
-    out.extend(b);
+    out.extend_from_slice(rest);
     out
 }
 
@@ -807,18 +809,13 @@ impl CatalogData {
         let fingerprint = fingerprint(&digests, &excluded, &direct_only, &control_named);
 
         let index = self.index.derive(&entries, &reused)?;
-        let names = self.names.derive(&new_of_old, &entries, &fresh_ordinals);
-        // Pairs stay within a server: only the replaced one and those that gained tools change.
-        let changed: Vec<(Source, &str)> = replaced
-            .into_iter()
-            .chain(fresh_ordinals.iter().map(|&o| {
-                (
-                    entries[o as usize].source,
-                    entries[o as usize].owner.as_str(),
-                )
-            }))
-            .collect();
-        let prerequisites = self.prerequisites.derive(&entries, &new_of_old, &changed);
+        let names = self
+            .names
+            .derive(&self.entries, &new_of_old, &entries, &fresh_ordinals);
+        // Pairs stay within a server: only the servers holding fresh entries are paired again.
+        let prerequisites = self
+            .prerequisites
+            .derive(&entries, &new_of_old, &fresh_ordinals);
         let order = |a: &u32, b: &u32| {
             crate::entry::directory_order(&entries[*a as usize], &entries[*b as usize])
         };
@@ -828,8 +825,9 @@ impl CatalogData {
             .name_order
             .iter()
             .map(|&o| new_of_old[o as usize])
-            .filter(|&o| o != GONE);
-        let name_order = merge_sorted(kept_by_name, fresh_by_name, order);
+            .filter(|&o| o != GONE)
+            .collect::<Vec<u32>>();
+        let name_order = merge_sorted(&kept_by_name, fresh_by_name, order);
         let created = created.iter().map(|&o| &entries[o as usize]);
         let native_bytes = estimate_native_bytes(
             entries.len(),

@@ -1,6 +1,9 @@
 //! Resolving an id or name the model typed: exact id, then exact unique name;
 //! otherwise an error with up to three suggestions.
 
+use std::sync::Arc;
+
+use foldhash::{HashMap, HashMapExt};
 use tool_search_base::text::{bounded_edit_distance, clip};
 
 use super::exact::ExactMatch;
@@ -52,26 +55,46 @@ const FILLER_OWNER_WORDS: [&str; 3] = ["mcp", "server", "plugin"];
 /// catalog, so a miss looks at a few dozen likely tools instead of all of
 /// them. Text is folded first ([`fold`]): lowercase, separators as `_`,
 /// padded with start / end marks so short names have trigrams too.
-#[cfg_attr(test, derive(Debug, PartialEq))]
+///
+/// A live catalog's versions share one base (the postings of the version it
+/// was built for, by that version's ordinals) and each holds only what
+/// changed since: where the base's entries are now, which of their postings
+/// are gone, and the postings of the entries added since. Once the changes
+/// grow to a quarter of the base, a version builds a new base.
+#[cfg_attr(test, derive(Debug))]
 pub struct NameIndex {
-    /// Distinct trigrams, sorted; `starts[i]..starts[i + 1]` are the
-    /// postings of `trigrams[i]`.
+    base: Arc<Trigrams>,
+    /// This version's ordinal of each base ordinal ([`GONE`]: removed).
+    new_of_base: Vec<u32>,
+    /// Per trigram, how many of its base postings are gone, so a list's
+    /// length is its live count (what a full build's list would hold).
+    gone: HashMap<u64, u32>,
+    gone_entries: usize,
+    /// Entries added since the base (this version's ordinals, ascending), and
+    /// their postings.
+    added: Vec<u32>,
+    delta: Trigrams,
+}
+
+/// Distinct trigrams, sorted; `starts[i]..starts[i + 1]` are the postings of
+/// `trigrams[i]`: entry ordinals, ascending within one trigram.
+#[cfg_attr(test, derive(Debug))]
+#[derive(Default)]
+struct Trigrams {
     trigrams: Vec<u64>,
     starts: Vec<u32>,
-    /// Entry ordinals, ascending within one trigram.
     postings: Vec<u32>,
 }
 
-impl NameIndex {
-    pub fn build(entries: &[ToolEntry]) -> NameIndex {
-        let mut pairs: Vec<(u64, u32)> = Vec::with_capacity(entries.len() * 24);
-        for (ordinal, entry) in entries.iter().enumerate() {
-            let key = fold(&format!("{} {}", entry.owner, entry.name));
-            for_each_trigram(&key, |trigram| pairs.push((trigram, ordinal as u32)));
+impl Trigrams {
+    fn build<'a>(entries: impl Iterator<Item = (u32, &'a ToolEntry)>) -> Trigrams {
+        let mut pairs: Vec<(u64, u32)> = Vec::new();
+        for (ordinal, entry) in entries {
+            for_each_trigram(&name_key(entry), |trigram| pairs.push((trigram, ordinal)));
         }
         pairs.sort_unstable();
         pairs.dedup();
-        let mut index = NameIndex {
+        let mut index = Trigrams {
             trigrams: Vec::new(),
             starts: Vec::new(),
             postings: Vec::with_capacity(pairs.len()),
@@ -87,64 +110,95 @@ impl NameIndex {
         index
     }
 
-    /// This index for a new version of the entries: `new_of_old[o]` is old
-    /// ordinal `o`'s new ordinal ([`GONE`]: none; order kept), `fresh` the
-    /// new ordinals of the other entries. Equal to a build from `entries`.
-    pub fn derive(&self, new_of_old: &[u32], entries: &[ToolEntry], fresh: &[u32]) -> NameIndex {
-        let mut pairs: Vec<(u64, u32)> = Vec::with_capacity(fresh.len() * 24);
-        for &ordinal in fresh {
-            let entry = &entries[ordinal as usize];
-            let key = fold(&format!("{} {}", entry.owner, entry.name));
-            for_each_trigram(&key, |trigram| pairs.push((trigram, ordinal)));
-        }
-        pairs.sort_unstable();
-        pairs.dedup();
-        let mut index = NameIndex {
-            trigrams: Vec::with_capacity(self.trigrams.len()),
-            starts: Vec::with_capacity(self.starts.len()),
-            postings: Vec::with_capacity(self.postings.len() + pairs.len()),
-        };
-        let mut added = pairs.into_iter().peekable();
-        let mut old = self.trigrams.iter().enumerate().peekable();
-        loop {
-            let trigram = match (old.peek(), added.peek()) {
-                (None, None) => break,
-                (Some(&(_, &t)), None) => t,
-                (None, Some(&(t, _))) => t,
-                (Some(&(_, &a)), Some(&(b, _))) => a.min(b),
-            };
-            let start = index.postings.len();
-            let mut kept: &[u32] = &[];
-            if let Some((i, _)) = old.next_if(|&(_, &t)| t == trigram) {
-                kept = &self.postings[self.starts[i] as usize..self.starts[i + 1] as usize];
-            }
-            // Both lists ascend and are disjoint: merge them.
-            for ordinal in kept
-                .iter()
-                .map(|&o| new_of_old[o as usize])
-                .filter(|&o| o != GONE)
-            {
-                while let Some((_, f)) = added.next_if(|&(t, f)| t == trigram && f < ordinal) {
-                    index.postings.push(f);
-                }
-                index.postings.push(ordinal);
-            }
-            while let Some((_, f)) = added.next_if(|&(t, _)| t == trigram) {
-                index.postings.push(f);
-            }
-            if index.postings.len() > start {
-                index.trigrams.push(trigram);
-                index.starts.push(start as u32);
-            }
-        }
-        index.starts.push(index.postings.len() as u32);
-        index
-    }
-
     fn postings_of(&self, trigram: u64) -> &[u32] {
         match self.trigrams.binary_search(&trigram) {
             Ok(i) => &self.postings[self.starts[i] as usize..self.starts[i + 1] as usize],
             Err(_) => &[],
+        }
+    }
+}
+
+/// The folded text an entry is indexed by.
+fn name_key(entry: &ToolEntry) -> String {
+    fold(&format!("{} {}", entry.owner, entry.name))
+}
+
+impl NameIndex {
+    pub fn build(entries: &[ToolEntry]) -> NameIndex {
+        let ordinals = 0..entries.len() as u32;
+        NameIndex {
+            base: Arc::new(Trigrams::build(ordinals.clone().zip(entries))),
+            new_of_base: ordinals.collect(),
+            gone: HashMap::new(),
+            gone_entries: 0,
+            added: Vec::new(),
+            delta: Trigrams::default(),
+        }
+    }
+
+    /// This index for a new version of the entries (`old`: the previous
+    /// version's): `new_of_old[o]` is old ordinal `o`'s new ordinal ([`GONE`]:
+    /// none; order kept), `fresh` the new ordinals of the other entries.
+    /// Answers as a build from `entries` would.
+    pub fn derive(
+        &self,
+        old: &[ToolEntry],
+        new_of_old: &[u32],
+        entries: &[ToolEntry],
+        fresh: &[u32],
+    ) -> NameIndex {
+        let moved = |o: u32| match new_of_old.get(o as usize) {
+            Some(&n) => n,
+            None => GONE,
+        };
+        let new_of_base: Vec<u32> = self
+            .new_of_base
+            .iter()
+            .map(|&o| if o == GONE { GONE } else { moved(o) })
+            .collect();
+        let mut added: Vec<u32> = self
+            .added
+            .iter()
+            .map(|&o| moved(o))
+            .filter(|&o| o != GONE)
+            .chain(fresh.iter().copied())
+            .collect();
+        added.sort_unstable();
+        let mut gone_entries = self.gone_entries;
+        let mut newly_gone: Vec<u32> = Vec::new();
+        for (&before, &after) in self.new_of_base.iter().zip(&new_of_base) {
+            if before != GONE && after == GONE {
+                gone_entries += 1;
+                newly_gone.push(before);
+            }
+        }
+        // A quarter of the base changed: a new base (searches stay as fast
+        // as on a full build, and the delta stays small).
+        let base_len = self.new_of_base.len();
+        if (added.len() + gone_entries) * 4 > base_len
+            || newly_gone.iter().any(|&o| o as usize >= old.len())
+        {
+            return NameIndex::build(entries);
+        }
+        let mut gone = self.gone.clone();
+        let mut trigrams: Vec<u64> = Vec::new();
+        for &o in &newly_gone {
+            trigrams.clear();
+            for_each_trigram(&name_key(&old[o as usize]), |t| trigrams.push(t));
+            trigrams.sort_unstable();
+            trigrams.dedup();
+            for &t in &trigrams {
+                *gone.entry(t).or_default() += 1;
+            }
+        }
+        let delta = Trigrams::build(added.iter().map(|&o| (o, &entries[o as usize])));
+        NameIndex {
+            base: Arc::clone(&self.base),
+            new_of_base,
+            gone,
+            gone_entries,
+            added,
+            delta,
         }
     }
 
@@ -157,25 +211,38 @@ impl NameIndex {
         limit: usize,
         allowed: &dyn Fn(usize) -> bool,
     ) -> Vec<(u32, usize)> {
-        let mut lists: Vec<&[u32]> = Vec::new();
+        // Per distinct trigram: base postings, added postings, live count.
+        let mut lists: Vec<(&[u32], &[u32], usize)> = Vec::new();
         let mut seen: Vec<u64> = Vec::new();
         for_each_trigram(folded, |trigram| {
             if !seen.contains(&trigram) {
                 seen.push(trigram);
-                lists.push(self.postings_of(trigram));
+                let base = self.base.postings_of(trigram);
+                let delta = self.delta.postings_of(trigram);
+                let gone = self.gone.get(&trigram).copied().unwrap_or(0) as usize;
+                lists.push((base, delta, (base.len() + delta.len()).saturating_sub(gone)));
             }
         });
-        lists.sort_by_key(|list| list.len());
+        lists.sort_by_key(|&(_, _, live)| live);
         let mut shared = vec![0u16; entry_count];
+        let mut count = |ordinal: u32| {
+            if let Some(n) = shared.get_mut(ordinal as usize) {
+                *n = n.saturating_add(1);
+            }
+        };
         let mut walked = 0usize;
-        for list in lists {
-            walked += list.len();
+        for (base, delta, live) in lists {
+            walked += live;
             if walked > MAX_POSTINGS_WALKED {
                 break;
             }
-            for &ordinal in list {
-                shared[ordinal as usize] = shared[ordinal as usize].saturating_add(1);
+            for &b in base {
+                let ordinal = self.new_of_base.get(b as usize).copied().unwrap_or(GONE);
+                if ordinal != GONE {
+                    count(ordinal);
+                }
             }
+            delta.iter().for_each(|&o| count(o));
         }
         let mut found: Vec<(u32, usize)> = shared
             .iter()
@@ -190,6 +257,51 @@ impl NameIndex {
         }
         found.sort_by(by_rank);
         found
+    }
+
+    /// Every trigram's live postings in this version's ordinals (what two
+    /// indexes are compared by).
+    #[cfg(test)]
+    fn live_postings(&self) -> std::collections::BTreeMap<u64, Vec<u32>> {
+        let mut out: std::collections::BTreeMap<u64, Vec<u32>> = Default::default();
+        for (i, &trigram) in self.base.trigrams.iter().enumerate() {
+            let list =
+                &self.base.postings[self.base.starts[i] as usize..self.base.starts[i + 1] as usize];
+            let live = list
+                .iter()
+                .map(|&b| self.new_of_base[b as usize])
+                .filter(|&o| o != GONE);
+            out.entry(trigram).or_default().extend(live);
+        }
+        for (i, &trigram) in self.delta.trigrams.iter().enumerate() {
+            let list = &self.delta.postings
+                [self.delta.starts[i] as usize..self.delta.starts[i + 1] as usize];
+            out.entry(trigram).or_default().extend(list);
+        }
+        out.retain(|_, list| {
+            list.sort_unstable();
+            !list.is_empty()
+        });
+        out
+    }
+}
+
+/// Equal when every trigram has the same live postings and list lengths
+/// (however the two are split into base and changes).
+#[cfg(test)]
+impl PartialEq for NameIndex {
+    fn eq(&self, other: &NameIndex) -> bool {
+        let lengths = |index: &NameIndex| {
+            index
+                .live_postings()
+                .keys()
+                .map(|&t| {
+                    let base = index.base.postings_of(t).len() + index.delta.postings_of(t).len();
+                    base - index.gone.get(&t).copied().unwrap_or(0) as usize
+                })
+                .collect::<Vec<_>>()
+        };
+        self.live_postings() == other.live_postings() && lengths(self) == lengths(other)
     }
 }
 
@@ -460,5 +572,81 @@ mod tests {
             view.resolve("read", LookupStyle::Structured).unwrap().id,
             "openclaw:docs:read"
         );
+    }
+
+    /// A derived index shares its base, proposes what a full build of the same
+    /// entries proposes, and counts list lengths (the walk's bound) alike.
+    #[test]
+    fn a_derived_name_index_answers_as_a_full_build() {
+        use super::{fold, NameIndex, GONE};
+        use crate::entry::{EntryFields, Source, ToolEntry};
+        let tool = |owner: &str, name: String| {
+            ToolEntry::from(EntryFields {
+                id: format!("mcp:{owner}:{name}"),
+                source: Source::Mcp,
+                owner: owner.into(),
+                name,
+                label: None,
+                description: String::new(),
+                input_schema: None,
+                output_schema: None,
+                mcp: None,
+            })
+        };
+        let sorted = |mut v: Vec<ToolEntry>| {
+            v.sort_by(|a, b| a.id.cmp(&b.id));
+            v
+        };
+        // Many tools share "get_"; one server's are replaced, another's added.
+        let old = sorted(
+            (0..3000)
+                .map(|i| {
+                    let owner = if i % 30 == 1 {
+                        "beta"
+                    } else {
+                        ["alpha", "gamma"][i % 2]
+                    };
+                    tool(owner, format!("get_item_{i}"))
+                })
+                .collect(),
+        );
+        let kept: Vec<ToolEntry> = old.iter().filter(|e| e.owner != "beta").cloned().collect();
+        let added: Vec<ToolEntry> = (0..40)
+            .map(|i| tool("beta", format!("get_record_{i}")))
+            .chain((0..20).map(|i| tool("delta", format!("fetch_item_{i}"))))
+            .collect();
+        let new = sorted(kept.iter().cloned().chain(added.iter().cloned()).collect());
+        let new_of_old: Vec<u32> = old
+            .iter()
+            .map(
+                |e| match new.iter().position(|n| n.id == e.id && e.owner != "beta") {
+                    Some(at) => at as u32,
+                    None => GONE,
+                },
+            )
+            .collect();
+        let fresh: Vec<u32> = (0..new.len() as u32)
+            .filter(|&o| !new_of_old.contains(&o))
+            .collect();
+        let base = NameIndex::build(&old);
+        let derived = base.derive(&old, &new_of_old, &new, &fresh);
+        let full = NameIndex::build(&new);
+        assert!(std::sync::Arc::ptr_eq(&derived.base, &base.base), "rebuilt");
+        assert!(derived == full);
+        for typed in [
+            "get_itme_7",
+            "beta_get_recrod_3",
+            "fetch_itm",
+            "get",
+            "delta fetch",
+        ] {
+            let candidates =
+                |index: &NameIndex| index.candidates(&fold(typed), new.len(), 48, &|o| o % 5 != 0);
+            assert_eq!(candidates(&derived), candidates(&full), "{typed}");
+        }
+        // A second update on top of the first keeps sharing the same base.
+        let again = derived.derive(&new, &(0..new.len() as u32).collect::<Vec<_>>(), &new, &[]);
+        assert!(std::sync::Arc::ptr_eq(&again.base, &base.base));
+        assert!(again == full);
     }
 }

@@ -10,18 +10,15 @@ use foldhash::{HashMap, HashMapExt};
 use std::sync::Arc;
 
 use tantivy::directory::RamDirectory;
-use tantivy::postings::TermInfo;
 use tantivy::schema::{
     Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED,
 };
-use tantivy::{
-    DocId, DocSet, Index, ReloadPolicy, Searcher, SingleSegmentIndexWriter, TantivyDocument,
-    TERMINATED,
-};
+use tantivy::{DocId, Index, ReloadPolicy, Searcher, SingleSegmentIndexWriter, TantivyDocument};
 
 use super::analyze::Analyzer;
 use super::fields::{FieldKind, RankingParams, FIELD_COUNT};
 use super::params::param_text;
+use super::postings::{MemoryPostings, SegmentPostings};
 use super::signature::{signature, Signature};
 use crate::entry::{ToolEntry, GONE};
 use crate::error::{Error, Result};
@@ -34,10 +31,9 @@ const WRITER_MEMORY_BYTES_MIN: usize = 1024 * 1024;
 const WRITER_MEMORY_BYTES_MAX: usize = 64 * 1024 * 1024;
 const ORDINAL_FIELD: &str = "ordinal";
 
-/// One segment's postings readers, one per field, and its doc → ordinal map
-/// in this version.
+/// One segment's postings and its doc → ordinal map in this version.
 pub struct SegmentTables {
-    pub fields: Vec<Arc<tantivy::InvertedIndexReader>>,
+    pub postings: SegmentPostings,
     pub ordinal_of_doc: Vec<u32>,
     /// How many of its docs are `GONE`.
     pub dead: u32,
@@ -45,13 +41,8 @@ pub struct SegmentTables {
     terms: Arc<foldhash::HashSet<u64>>,
 }
 
-/// One tantivy segment's readers per field, doc → position in the part,
-/// and the keys of its terms.
-type SegmentLookup = (
-    Vec<Arc<tantivy::InvertedIndexReader>>,
-    Vec<u32>,
-    Arc<foldhash::HashSet<u64>>,
-);
+/// One segment's postings, doc → position in the part, and the keys of its terms.
+type SegmentLookup = (SegmentPostings, Vec<u32>, Arc<foldhash::HashSet<u64>>);
 
 /// A term's key in a segment's term set.
 pub fn term_key(text: &str) -> u64 {
@@ -66,40 +57,10 @@ impl SegmentTables {
         self.terms.contains(&key)
     }
 
-    /// Live docs among the postings of `info` in field `field_index` (what a
-    /// full build of this version's entries would count).
-    pub fn live_doc_freq(&self, field_index: usize, info: &TermInfo) -> u32 {
-        self.live_docs_up_to(field_index, info, u32::MAX)
-    }
-
-    /// Whether a live doc has the term of `info` in field `field_index`.
-    pub fn has_live_doc(&self, field_index: usize, info: &TermInfo) -> bool {
-        self.live_docs_up_to(field_index, info, 1) > 0
-    }
-
-    /// Live docs among the postings of `info`, counted up to `limit`.
-    fn live_docs_up_to(&self, field_index: usize, info: &TermInfo, limit: u32) -> u32 {
-        if self.dead == 0 {
-            return info.doc_freq.min(limit);
-        }
-        let Ok(mut postings) =
-            self.fields[field_index].read_postings_from_terminfo(info, IndexRecordOption::Basic)
-        else {
-            return 0;
-        };
-        let mut live = 0;
-        let mut doc = postings.doc();
-        while doc != TERMINATED && live < limit {
-            if self
-                .ordinal_of_doc
-                .get(doc as usize)
-                .is_some_and(|&o| o != GONE)
-            {
-                live += 1;
-            }
-            doc = postings.advance();
-        }
-        live
+    /// This segment's doc → ordinal map when some of its docs are gone (a
+    /// full build of this version would not count them); `None`: all live.
+    pub fn live(&self) -> Option<&[u32]> {
+        (self.dead > 0).then_some(self.ordinal_of_doc.as_slice())
     }
 }
 
@@ -108,8 +69,8 @@ impl SegmentTables {
 /// live catalog that still has entries in it, so a changed server costs
 /// indexing its own tools only.
 struct Part {
-    /// Kept alive so the segment readers stay valid.
-    _searcher: Searcher,
+    /// Kept alive so the segment readers stay valid (tantivy parts).
+    _searcher: Option<Searcher>,
     /// Per tantivy segment: readers per field, doc → position in the part,
     /// and the keys of its terms.
     segments: Vec<SegmentLookup>,
@@ -217,7 +178,7 @@ pub fn build(entries: &[ToolEntry], params: &RankingParams) -> Result<IndexData>
     if entries.len() > u32::MAX as usize {
         return Err(Error::invalid_catalog("catalog too large to index"));
     }
-    let part = build_part(&entries.iter().collect::<Vec<_>>())?;
+    let part = build_part(&entries.iter().collect::<Vec<_>>(), PartKind::Segment)?;
     let view = PartView {
         part: Arc::new(part),
         ordinal_of_position: (0..entries.len() as u32).collect(),
@@ -289,6 +250,7 @@ pub fn derive(
                 .iter()
                 .map(|&o| &entries[o as usize])
                 .collect::<Vec<_>>(),
+            PartKind::Memory,
         )?;
         let live = fresh.len();
         kept.push(PartView {
@@ -356,51 +318,164 @@ pub fn second_thread_allowed() -> bool {
 const PIPELINE_BATCH: usize = 128;
 const PIPELINE_DEPTH: usize = 4;
 
+/// What a part's postings are written to: a tantivy segment (a full build),
+/// or memory (the parts a live catalog's updates add: see [`super::postings`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PartKind {
+    Segment,
+    Memory,
+}
+
 /// Analyze and index `entries` (positions in order) into a new part.
-fn build_part(entries: &[&ToolEntry]) -> Result<Part> {
+fn build_part(entries: &[&ToolEntry], kind: PartKind) -> Result<Part> {
     build_part_with(
         entries,
         entries.len() >= PIPELINE_MIN_ENTRIES && second_thread_allowed(),
+        kind,
     )
 }
 
-fn build_part_with(entries: &[&ToolEntry], pipeline: bool) -> Result<Part> {
-    let (schema, fields, ordinal_field) = schema();
-    // One segment written on this thread: deterministic doc ids and no writer
-    // threads to start (a few milliseconds, most of a small part's cost).
-    let budget = (entries.len() * WRITER_MEMORY_BYTES_PER_ENTRY)
-        .clamp(WRITER_MEMORY_BYTES_MIN, WRITER_MEMORY_BYTES_MAX);
-    let mut writer: SingleSegmentIndexWriter = Index::builder()
-        .schema(schema)
-        .single_segment_index_writer(RamDirectory::create(), budget)
-        .map_err(|e| internal("writer", e))?;
+/// The postings of a part being built.
+enum PartWriter {
+    // Both boxed: each is a few hundred bytes, moved around while the part is built.
+    Segment {
+        writer: Box<SingleSegmentIndexWriter>,
+        fields: [Field; FIELD_COUNT],
+        ordinal: Field,
+    },
+    Memory(Box<MemoryPostings>),
+}
 
+impl PartWriter {
+    fn new(kind: PartKind, entries: usize) -> Result<PartWriter> {
+        if kind == PartKind::Memory {
+            return Ok(PartWriter::Memory(Box::default()));
+        }
+        let (schema, fields, ordinal) = schema();
+        // One segment written on this thread: deterministic doc ids and no writer
+        // threads to start (a few milliseconds).
+        let budget = (entries * WRITER_MEMORY_BYTES_PER_ENTRY)
+            .clamp(WRITER_MEMORY_BYTES_MIN, WRITER_MEMORY_BYTES_MAX);
+        let writer = Index::builder()
+            .schema(schema)
+            .single_segment_index_writer(RamDirectory::create(), budget)
+            .map_err(|e| internal("writer", e))?;
+        Ok(PartWriter::Segment {
+            writer: Box::new(writer),
+            fields,
+            ordinal,
+        })
+    }
+
+    /// Adds the doc at `position` (positions come in order).
+    fn add(
+        &mut self,
+        position: u32,
+        texts: &[String; FIELD_COUNT],
+        lens: &[u16; FIELD_COUNT],
+    ) -> Result<()> {
+        match self {
+            PartWriter::Segment {
+                writer,
+                fields,
+                ordinal,
+            } => {
+                let mut doc = TantivyDocument::default();
+                for f in 0..FIELD_COUNT {
+                    if lens[f] > 0 {
+                        doc.add_text(fields[f], &texts[f]);
+                    }
+                }
+                doc.add_u64(*ordinal, u64::from(position));
+                writer.add_document(doc).map_err(|e| internal("add", e))
+            }
+            PartWriter::Memory(memory) => {
+                for f in 0..FIELD_COUNT {
+                    if lens[f] > 0 {
+                        memory.add(position, f, &texts[f]);
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// The part's segments (and the searcher that keeps a tantivy one readable).
+    fn finish(self, docs: usize) -> Result<(Option<Searcher>, Vec<SegmentLookup>)> {
+        let (writer, fields) = match self {
+            PartWriter::Segment { writer, fields, .. } => (writer, fields),
+            PartWriter::Memory(mut memory) => {
+                memory.shrink();
+                let terms = memory.terms().map(term_key).collect();
+                let positions = (0..docs as u32).collect();
+                let postings = SegmentPostings::Memory(Arc::from(memory));
+                return Ok((None, vec![(postings, positions, Arc::new(terms))]));
+            }
+        };
+        let index = writer.finalize().map_err(|e| internal("commit", e))?;
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()
+            .map_err(|e| internal("reader", e))?;
+        let searcher = reader.searcher();
+        let mut segments = Vec::new();
+        for segment in searcher.segment_readers() {
+            let mut readers = Vec::with_capacity(FIELD_COUNT);
+            for field in fields {
+                readers.push(
+                    segment
+                        .inverted_index(field)
+                        .map_err(|e| internal("postings", e))?,
+                );
+            }
+            let column = segment
+                .fast_fields()
+                .u64(ORDINAL_FIELD)
+                .map_err(|e| internal("ordinals", e))?;
+            let mut position_of_doc = Vec::with_capacity(segment.max_doc() as usize);
+            for doc in 0..segment.max_doc() {
+                let position = column
+                    .first(doc as DocId)
+                    .ok_or_else(|| internal("ordinals", "missing"))?;
+                position_of_doc.push(position as u32);
+            }
+            let mut terms = foldhash::HashSet::default();
+            for reader in &readers {
+                let mut stream = reader.terms().stream().map_err(|e| internal("terms", e))?;
+                while stream.advance() {
+                    if let Ok(text) = std::str::from_utf8(stream.key()) {
+                        terms.insert(term_key(text));
+                    }
+                }
+            }
+            let postings = SegmentPostings::Tantivy(readers);
+            segments.push((postings, position_of_doc, Arc::new(terms)));
+        }
+        Ok((Some(searcher), segments))
+    }
+}
+
+fn build_part_with(entries: &[&ToolEntry], pipeline: bool, kind: PartKind) -> Result<Part> {
+    let mut writer = PartWriter::new(kind, entries.len())?;
     let mut field_len = Vec::with_capacity(entries.len());
     let mut exact_folded: HashMap<String, Vec<u32>> = HashMap::new();
     let mut signatures = Vec::with_capacity(entries.len());
     let mut add = |analyzed: Analyzed| -> Result<()> {
-        let position = field_len.len();
+        let position = field_len.len() as u32;
         let Analyzed {
             texts,
             lens,
             signature,
         } = analyzed;
-        let mut doc = TantivyDocument::default();
-        for kind in FieldKind::ALL {
-            let f = kind as usize;
-            if lens[f] > 0 {
-                doc.add_text(fields[f], &texts[f]);
-            }
-        }
-        doc.add_u64(ordinal_field, position as u64);
-        writer.add_document(doc).map_err(|e| internal("add", e))?;
+        writer.add(position, &texts, &lens)?;
         field_len.push(lens);
         signatures.push(signature);
-        let entry = entries[position];
+        let entry = entries[position as usize];
         for key in [&entry.id, &entry.name] {
             push_unique(
                 exact_folded.entry(key.to_lowercase()).or_default(),
-                position as u32,
+                position,
             );
         }
         Ok(())
@@ -444,45 +519,7 @@ fn build_part_with(entries: &[&ToolEntry], pipeline: bool) -> Result<Part> {
         }
     }
     debug_assert_eq!(field_len.len(), entries.len());
-    let index = writer.finalize().map_err(|e| internal("commit", e))?;
-    let reader = index
-        .reader_builder()
-        .reload_policy(ReloadPolicy::Manual)
-        .try_into()
-        .map_err(|e| internal("reader", e))?;
-    let searcher = reader.searcher();
-    let mut segments = Vec::new();
-    for segment in searcher.segment_readers() {
-        let mut readers = Vec::with_capacity(FIELD_COUNT);
-        for field in fields {
-            readers.push(
-                segment
-                    .inverted_index(field)
-                    .map_err(|e| internal("postings", e))?,
-            );
-        }
-        let column = segment
-            .fast_fields()
-            .u64(ORDINAL_FIELD)
-            .map_err(|e| internal("ordinals", e))?;
-        let mut position_of_doc = Vec::with_capacity(segment.max_doc() as usize);
-        for doc in 0..segment.max_doc() {
-            let position = column
-                .first(doc as DocId)
-                .ok_or_else(|| internal("ordinals", "missing"))?;
-            position_of_doc.push(position as u32);
-        }
-        let mut terms = foldhash::HashSet::default();
-        for reader in &readers {
-            let mut stream = reader.terms().stream().map_err(|e| internal("terms", e))?;
-            while stream.advance() {
-                if let Ok(text) = std::str::from_utf8(stream.key()) {
-                    terms.insert(term_key(text));
-                }
-            }
-        }
-        segments.push((readers, position_of_doc, Arc::new(terms)));
-    }
+    let (searcher, segments) = writer.finish(entries.len())?;
     Ok(Part {
         _searcher: searcher,
         segments,
@@ -528,7 +565,7 @@ fn assemble(views: Vec<PartView>, doc_count: usize, params: &RankingParams) -> I
                 .collect();
             let dead = ordinal_of_doc.iter().filter(|&&o| o == GONE).count() as u32;
             segments.push(SegmentTables {
-                fields: readers.clone(),
+                postings: readers.clone(),
                 ordinal_of_doc,
                 dead,
                 terms: Arc::clone(terms),
@@ -608,6 +645,57 @@ mod pipeline_tests {
         assert!(!second_thread_allowed(), "restored after a panic");
     }
 
+    /// A part whose postings are held in memory has, term by term and field by
+    /// field, the docs and frequencies of the tantivy segment of the same entries.
+    #[test]
+    fn a_memory_part_holds_the_postings_of_a_segment() {
+        let mut entries = crate::search::tests::sample();
+        // Words repeated within a field: frequencies above one.
+        entries.push(crate::search::tests::entry(
+            Source::Mcp,
+            "weather",
+            "weather_weather",
+            "Weather, weather and more weather: the weather report.",
+        ));
+        let refs: Vec<&ToolEntry> = entries.iter().collect();
+        let segment = build_part_with(&refs, false, PartKind::Segment).unwrap();
+        let memory = build_part_with(&refs, false, PartKind::Memory).unwrap();
+        assert_eq!(segment.field_len, memory.field_len);
+        assert_eq!(segment.signatures, memory.signatures);
+        let fields = schema().1;
+        let [(tantivy, positions, tantivy_terms)] = &segment.segments[..] else {
+            panic!("one segment");
+        };
+        let [(held, held_positions, held_terms)] = &memory.segments[..] else {
+            panic!("one segment");
+        };
+        assert_eq!(positions, held_positions);
+        assert_eq!(tantivy_terms, held_terms);
+        let SegmentPostings::Memory(map) = held else {
+            panic!("a memory part");
+        };
+        let texts: Vec<&str> = map.terms().collect();
+        assert!(texts.len() > 30, "{}", texts.len());
+        for text in texts {
+            for (f, &field) in fields.iter().enumerate() {
+                let term = tantivy::schema::Term::from_field_text(field, text);
+                let postings = |p: &SegmentPostings| {
+                    let mut out = Vec::new();
+                    p.for_each(f, &term, text, |doc, tf| {
+                        out.push((doc, tf));
+                        true
+                    });
+                    out
+                };
+                assert_eq!(postings(tantivy), postings(held), "{text} in field {f}");
+                assert_eq!(
+                    tantivy.live_count(f, &term, text, None, u32::MAX),
+                    held.live_count(f, &term, text, None, u32::MAX)
+                );
+            }
+        }
+    }
+
     /// The part two threads build equals the one one thread builds: the same
     /// docs in the same order, lengths, signatures, exact keys and terms.
     #[test]
@@ -631,8 +719,8 @@ mod pipeline_tests {
             })
             .collect();
         let refs: Vec<&ToolEntry> = entries.iter().collect();
-        let one = build_part_with(&refs, false).unwrap();
-        let two = build_part_with(&refs, true).unwrap();
+        let one = build_part_with(&refs, false, PartKind::Segment).unwrap();
+        let two = build_part_with(&refs, true, PartKind::Segment).unwrap();
         assert_eq!(one.field_len, two.field_len);
         assert_eq!(one.signatures, two.signatures);
         let keys = |part: &Part| {

@@ -9,7 +9,7 @@
 //!   returns nothing unless it is an exact name or id; ties break by id.
 //!
 //! Layout: [`analyze`] (tokenizer, shared by both sides) → [`index`] (tantivy
-//! build + side tables) → [`query`] (terms, [`expand`]ed at a discount, unknown
+//! build + side tables; a live catalog's update parts keep their [`postings`] in memory) → [`query`] (terms, [`expand`]ed at a discount, unknown
 //! words joined by name words one edit away: [`typo`]) →
 //! [`rank`] (BM25F over the postings, ordering) → [`diversify`] (near-duplicates
 //! yield to other tools). Field weights: [`fields`]. Optional hybrid
@@ -23,6 +23,7 @@ mod fields;
 pub mod hybrid;
 mod index;
 mod params;
+mod postings;
 mod prerequisites;
 mod query;
 mod rank;

@@ -19,10 +19,12 @@
 //! (bench/QUALITY.md, "Prerequisite tools", which also says why it is kept
 //! despite a 0.05-point MetaTool loss).
 
+use std::sync::Arc;
+
 use foldhash::{HashMap, HashMapExt};
 
 use super::ScoredHit;
-use crate::entry::{Source, ToolEntry, GONE};
+use crate::entry::{ToolEntry, GONE};
 
 /// Hits this near the top bring their prerequisites (the default of
 /// `RankingParams::prerequisite_depth`).
@@ -42,76 +44,138 @@ const LOOKUP_WORDS: [&str; 6] = ["search", "find", "list", "lookup", "query", "r
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Provider {
+    /// Offset in the server's run (in a table), or ordinal (once placed).
     ordinal: u32,
     /// 2 when the name says it yields an id, plus 1 when it says it looks up.
     strength: u8,
 }
 
-/// The providers of each tool's identifier parameters, computed once per catalog version.
+/// The providers of each tool's identifier parameters, per server. Entries
+/// come in catalog order, where a server's tools are one run (ids start with
+/// `<source>:<owner>:`); pairs never cross a server, so a server's table is
+/// kept by offsets in its run and shared by every catalog version in which
+/// the server did not change.
 #[derive(Debug, Default, PartialEq)]
 pub struct Prerequisites {
-    /// Per needing tool (most tools need nothing), one list per needed
-    /// identifier: strongest first, equal strength in catalog order.
-    needs: HashMap<u32, Box<[Box<[Provider]>]>>,
+    /// Servers with at least one pair, by the first ordinal of their run.
+    servers: Vec<ServerRun>,
 }
 
-/// Marks an entry outside the servers being paired.
-const SKIPPED: u32 = u32::MAX;
+#[derive(Debug, PartialEq)]
+struct ServerRun {
+    start: u32,
+    pairs: Arc<ServerPairs>,
+}
+
+/// One tool's providers, one list per identifier it needs.
+type NeedLists = Box<[Box<[Provider]>]>;
+
+/// One server's pairs, by offset in its run.
+#[derive(Debug, PartialEq)]
+struct ServerPairs {
+    /// Tools in the run.
+    len: u32,
+    /// Per needing tool (ascending offset; most tools need nothing), one list
+    /// per needed identifier: strongest first, equal strength in catalog order.
+    needs: Box<[(u32, NeedLists)]>,
+}
 
 impl Prerequisites {
     pub fn build(entries: &[ToolEntry]) -> Prerequisites {
-        Prerequisites {
-            needs: pair(entries, &|_, _| true),
+        let mut servers = Vec::new();
+        let mut start = 0;
+        while start < entries.len() {
+            let end = run_end(entries, start, usize::MAX);
+            if let Some(pairs) = pair(&entries[start..end]) {
+                servers.push(ServerRun {
+                    start: start as u32,
+                    pairs,
+                });
+            }
+            start = end;
         }
+        Prerequisites { servers }
     }
 
     /// The table of a derived catalog version, equal to `build(entries)`: a
-    /// server none of whose tools changed keeps its pairs (remapped through
-    /// `new_of_old`, each old ordinal's new one or [`GONE`]; kept
-    /// tools keep their order), and only the `changed` servers (the one
-    /// replaced, those that gained tools) are paired again. A live catalog's
-    /// update then costs in proportion to the server that changed.
+    /// server none of whose tools changed keeps its pairs (shared; its run
+    /// found through `new_of_old`, each old ordinal's new one or [`GONE`]),
+    /// and only the servers holding a `fresh` ordinal (an entry made or
+    /// replaced for this version) are paired again. A live catalog's update
+    /// then costs in proportion to the server that changed.
     pub fn derive(
         &self,
         entries: &[ToolEntry],
         new_of_old: &[u32],
-        changed: &[(Source, &str)],
+        fresh: &[u32],
     ) -> Prerequisites {
-        let changed: foldhash::HashSet<(Source, &str)> = changed.iter().copied().collect();
-        let is_changed = |source: Source, owner: &str| changed.contains(&(source, owner));
-        let new_ordinal = |old: u32| new_of_old.get(old as usize).copied().filter(|&n| n != GONE);
-        let mut needs = pair(entries, &is_changed);
-        for (&old, lists) in &self.needs {
-            let Some(new) = new_ordinal(old) else {
-                continue;
-            };
-            let entry = &entries[new as usize];
-            if is_changed(entry.source, &entry.owner) {
+        let mut fresh: Vec<u32> = fresh.to_vec();
+        fresh.sort_unstable();
+        // The runs of the servers that changed: [start, end) in this version.
+        let mut changed: Vec<(usize, usize)> = Vec::new();
+        for &ordinal in &fresh {
+            let ordinal = ordinal as usize;
+            if ordinal >= entries.len() || changed.last().is_some_and(|&(_, end)| ordinal < end) {
                 continue;
             }
-            // An unchanged server kept all its tools, so every provider has a new ordinal.
-            let remapped: Option<Box<[Box<[Provider]>]>> = lists
-                .iter()
-                .map(|providers| {
-                    providers
-                        .iter()
-                        .map(|p| new_ordinal(p.ordinal).map(|ordinal| Provider { ordinal, ..*p }))
-                        .collect::<Option<Box<[Provider]>>>()
-                })
-                .collect();
-            match remapped {
-                Some(lists) => {
-                    needs.insert(new, lists);
-                }
-                None => debug_assert!(false, "a provider of an unchanged server is gone"),
+            changed.push((
+                run_start(entries, ordinal),
+                run_end(entries, ordinal, usize::MAX),
+            ));
+        }
+        let in_changed = |ordinal: usize| {
+            let at = changed.partition_point(|&(start, _)| start <= ordinal);
+            at > 0 && ordinal < changed[at - 1].1
+        };
+        let mut servers: Vec<ServerRun> = Vec::with_capacity(self.servers.len() + changed.len());
+        for run in &self.servers {
+            let Some(start) = new_of_old
+                .get(run.start as usize)
+                .copied()
+                .filter(|&n| n != GONE)
+            else {
+                continue; // the server's first tool is gone: it changed (or left)
+            };
+            let start = start as usize;
+            let last = run.start as usize + run.pairs.len as usize - 1;
+            // Unchanged: every tool kept, one run as before (anything else was re-paired).
+            let kept =
+                new_of_old.get(last).copied() == Some((start + run.pairs.len as usize - 1) as u32);
+            if kept && !in_changed(start) {
+                servers.push(ServerRun {
+                    start: start as u32,
+                    pairs: Arc::clone(&run.pairs),
+                });
             }
         }
-        Prerequisites { needs }
+        for &(start, end) in &changed {
+            if let Some(pairs) = pair(&entries[start..end]) {
+                servers.push(ServerRun {
+                    start: start as u32,
+                    pairs,
+                });
+            }
+        }
+        servers.sort_unstable_by_key(|run| run.start);
+        Prerequisites { servers }
+    }
+
+    /// The run start and the needs (providers by offset in the run) of the
+    /// tool at `ordinal`, if it needs any.
+    fn needs_of(&self, ordinal: usize) -> Option<(usize, &[Box<[Provider]>])> {
+        let at = self
+            .servers
+            .partition_point(|run| run.start as usize <= ordinal);
+        let run = self.servers.get(at.checked_sub(1)?)?;
+        let offset = u32::try_from(ordinal - run.start as usize).ok()?;
+        let needs = &run.pairs.needs;
+        let found = needs.binary_search_by_key(&offset, |(o, _)| *o).ok()?;
+        Some((run.start as usize, &needs[found].1))
     }
 
     /// How many tools have a provider for some identifier they require.
     pub fn needing_tools(&self) -> usize {
-        self.needs.len()
+        self.servers.iter().map(|run| run.pairs.needs.len()).sum()
     }
 
     /// `ranked` (best first; the hits for `query`) with each of its first
@@ -128,8 +192,8 @@ impl Prerequisites {
         limit: usize,
         depth: usize,
     ) -> Vec<ScoredHit> {
-        let needy = |h: &ScoredHit| self.needs.contains_key(&(h.ordinal as u32));
-        if self.needs.is_empty()
+        let needy = |h: &ScoredHit| self.needs_of(h.ordinal).is_some();
+        if self.servers.is_empty()
             || !ranked.iter().take(depth).any(needy)
             || states_an_identifier(query)
         {
@@ -154,13 +218,16 @@ impl Prerequisites {
             if r >= depth {
                 continue;
             }
-            let Some(lists) = self.needs.get(&(hit.ordinal as u32)) else {
+            let Some((start, lists)) = self.needs_of(hit.ordinal) else {
                 continue;
             };
             for providers in lists.iter() {
                 let usable: Vec<Provider> = providers
                     .iter()
-                    .copied()
+                    .map(|p| Provider {
+                        ordinal: start as u32 + p.ordinal,
+                        ..*p
+                    })
                     .filter(|p| allowed(p.ordinal as usize))
                     .collect();
                 let Some(strongest) = usable.first().map(|p| p.strength) else {
@@ -206,37 +273,31 @@ impl Prerequisites {
     }
 }
 
-/// The needs and providers of the tools in servers `include` accepts.
-fn pair(
-    entries: &[ToolEntry],
-    include: &dyn Fn(Source, &str) -> bool,
-) -> HashMap<u32, Box<[Box<[Provider]>]>> {
-    let mut servers: HashMap<(Source, &str), u32> = HashMap::new();
-    let server_of: Vec<u32> = entries
-        .iter()
-        .map(|e| {
-            if !include(e.source, &e.owner) {
-                return SKIPPED;
-            }
-            let next = servers.len() as u32;
-            *servers.entry((e.source, e.owner.as_str())).or_insert(next)
-        })
-        .collect();
-    let mut server_sizes = vec![0usize; servers.len()];
-    for &server in server_of.iter().filter(|&&s| s != SKIPPED) {
-        server_sizes[server as usize] += 1;
+/// The end of the run of `entries[at]`'s server (the first ordinal after it),
+/// looking at most `limit` entries past `at`.
+fn run_end(entries: &[ToolEntry], at: usize, limit: usize) -> usize {
+    let same = |e: &ToolEntry| e.source == entries[at].source && e.owner == entries[at].owner;
+    let rest = &entries[at..];
+    at + rest.iter().take(limit).take_while(|e| same(e)).count()
+}
+
+/// The first ordinal of the run of `entries[at]`'s server.
+fn run_start(entries: &[ToolEntry], at: usize) -> usize {
+    let same = |e: &ToolEntry| e.source == entries[at].source && e.owner == entries[at].owner;
+    at - entries[..at].iter().rev().take_while(|e| same(e)).count()
+}
+
+/// The pairs of one server's tools (`run`: all of them, in catalog order),
+/// by offset in the run; `None` when there are none.
+fn pair(run: &[ToolEntry]) -> Option<Arc<ServerPairs>> {
+    if run.len() > MAX_SERVER_TOOLS {
+        return None;
     }
     // The tools that require an identifier (few): only their servers' names are split.
-    // (ordinal, [(required id parameter, its words before "id")]).
+    // (offset, [(required id parameter, its words before "id")]).
     type Needs<'a> = Vec<(usize, Vec<(&'a str, Vec<String>)>)>;
     let mut needing: Needs = Vec::new();
-    let mut wanted = vec![false; servers.len()];
-    for (ordinal, entry) in entries.iter().enumerate() {
-        let server = server_of[ordinal];
-        if server == SKIPPED || server_sizes[server as usize] > MAX_SERVER_TOOLS {
-            continue;
-        }
-        let server = server as usize;
+    for (offset, entry) in run.iter().enumerate() {
         let params: Vec<(&str, Vec<String>)> = required_params(entry)
             .into_iter()
             .filter(|p| ends_with_id(p))
@@ -248,38 +309,27 @@ fn pair(
             .take(MAX_NEEDS_PER_TOOL)
             .collect();
         if !params.is_empty() {
-            wanted[server] = true;
-            needing.push((ordinal, params));
+            needing.push((offset, params));
         }
     }
-    let names: Vec<Vec<String>> = entries
-        .iter()
-        .enumerate()
-        .map(|(o, e)| {
-            let server = server_of[o];
-            if server != SKIPPED && wanted[server as usize] {
-                words(&e.name, MAX_NAME_WORDS)
-            } else {
-                Vec::new()
-            }
-        })
-        .collect();
-    // Tools by (server, name word): a need's candidates are those named with its entity.
-    let mut named: HashMap<(u32, &str), Vec<u32>> = HashMap::new();
-    for (ordinal, words) in names.iter().enumerate() {
+    if needing.is_empty() {
+        return None;
+    }
+    let names: Vec<Vec<String>> = run.iter().map(|e| words(&e.name, MAX_NAME_WORDS)).collect();
+    // Tools by name word: a need's candidates are those named with its entity.
+    let mut named: HashMap<&str, Vec<u32>> = HashMap::new();
+    for (offset, words) in names.iter().enumerate() {
         for word in words {
-            let list = named
-                .entry((server_of[ordinal], word.as_str()))
-                .or_default();
-            if list.last() != Some(&(ordinal as u32)) {
-                list.push(ordinal as u32);
+            let list = named.entry(word.as_str()).or_default();
+            if list.last() != Some(&(offset as u32)) {
+                list.push(offset as u32);
             }
         }
     }
     let requires =
-        |candidate: usize, param: &str| required_params(&entries[candidate]).contains(&param);
-    let mut needs = HashMap::new();
-    for (ordinal, params) in needing {
+        |candidate: usize, param: &str| required_params(&run[candidate]).contains(&param);
+    let mut needs = Vec::new();
+    for (offset, params) in needing {
         let mut lists: Vec<Box<[Provider]>> = Vec::new();
         for (param, entity) in &params {
             let param = *param;
@@ -289,11 +339,10 @@ fn pair(
                         || (w.len() == word.len() + 1 && w.starts_with(word) && w.ends_with('s'))
                 })
             };
-            let server = server_of[ordinal];
             let plural = format!("{}s", entity[0]);
             let mut candidates: Vec<u32> = [entity[0].as_str(), plural.as_str()]
                 .iter()
-                .filter_map(|w| named.get(&(server, *w)))
+                .filter_map(|w| named.get(*w))
                 .flatten()
                 .copied()
                 .collect();
@@ -301,7 +350,7 @@ fn pair(
             candidates.dedup();
             let mut providers: Vec<Provider> = candidates
                 .into_iter()
-                .filter(|&c| c as usize != ordinal && !requires(c as usize, param))
+                .filter(|&c| c as usize != offset && !requires(c as usize, param))
                 .filter(|&c| entity.iter().all(|w| has(c as usize, w)))
                 .filter_map(|c| {
                     let name = &names[c as usize];
@@ -321,10 +370,15 @@ fn pair(
             }
         }
         if !lists.is_empty() {
-            needs.insert(ordinal as u32, lists.into_boxed_slice());
+            needs.push((offset as u32, lists.into_boxed_slice()));
         }
     }
-    needs
+    (!needs.is_empty()).then(|| {
+        Arc::new(ServerPairs {
+            len: run.len() as u32,
+            needs: needs.into_boxed_slice(),
+        })
+    })
 }
 
 /// Whether a request gives an identifier itself: the word `id` or `ids`
@@ -405,7 +459,7 @@ fn words(text: &str, max: usize) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::entry::EntryFields;
+    use crate::entry::{EntryFields, Source};
     use serde_json::json;
     use std::sync::Arc;
 
@@ -596,6 +650,40 @@ mod tests {
         assert_eq!(Prerequisites::build(&entries).needing_tools(), 1);
     }
 
+    /// A derived version shares the tables of servers it did not change, finds
+    /// their runs at their new ordinals, and pairs a changed server again.
+    #[test]
+    fn a_derived_table_shares_unchanged_servers() {
+        let old = vec![
+            tool("a", "get_order", &["order_id"]),   // 0
+            tool("a", "list_orders", &[]),           // 1
+            tool("b", "get_person", &["person_id"]), // 2
+            tool("b", "find_person_id", &[]),        // 3
+            tool("c", "get_user", &["user_id"]),     // 4
+            tool("c", "list_users", &[]),            // 5
+        ];
+        let before = Prerequisites::build(&old);
+        assert_eq!(before.needing_tools(), 3);
+        // Server "b" replaced by one tool, so "c" moves up by one.
+        let mut new = old.clone();
+        new.splice(2..4, [tool("b", "get_person", &["person_id"])]);
+        let new_of_old = [0, 1, GONE, GONE, 3, 4];
+        let derived = before.derive(&new, &new_of_old, &[2]);
+        assert!(derived == Prerequisites::build(&new));
+        assert_eq!(derived.needing_tools(), 2, "b's look-up is gone");
+        assert!(Arc::ptr_eq(
+            &derived.servers[0].pairs,
+            &before.servers[0].pairs
+        ));
+        assert!(Arc::ptr_eq(
+            &derived.servers[1].pairs,
+            &before.servers[2].pairs
+        ));
+        assert_eq!(derived.needs_of(3).map(|(start, _)| start), Some(3));
+        let out = derived.promote("", &hits(&[3]), &|_| true, 10, PREREQUISITE_DEPTH);
+        assert_eq!(order(&out), [3, 4]);
+    }
+
     #[test]
     fn hostile_schemas_are_bounded() {
         let many: Vec<String> = (0..500).map(|i| format!("thing{i}_id")).collect();
@@ -609,7 +697,10 @@ mod tests {
             ..(*tool("s", "odd", &[])).clone()
         }));
         let p = Prerequisites::build(&entries);
-        assert_eq!(p.needs.get(&0).map(|l| l.len()), Some(MAX_NEEDS_PER_TOOL));
+        assert_eq!(
+            p.needs_of(0).map(|(_, l)| l.len()),
+            Some(MAX_NEEDS_PER_TOOL)
+        );
         let out = p.promote("", &hits(&[0]), &|_| true, 100, PREREQUISITE_DEPTH);
         assert_eq!(out.len(), 1 + MAX_NEEDS_PER_TOOL);
     }

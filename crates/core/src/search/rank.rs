@@ -10,9 +10,7 @@
 use std::cell::RefCell;
 use std::cmp::Ordering;
 
-use tantivy::postings::Postings;
-use tantivy::schema::{IndexRecordOption, Term};
-use tantivy::{DocSet, TERMINATED};
+use tantivy::schema::Term;
 
 use super::fields::{RankingParams, FIELD_COUNT};
 use super::index::{field_factors, term_key, IndexData};
@@ -242,38 +240,33 @@ fn accumulate_term(data: &IndexData, text: &str, params: &RankingParams, scratch
                 continue;
             }
             let term = &terms[field_index];
-            let Ok(Some(mut postings)) =
-                segment.fields[field_index].read_postings(term, IndexRecordOption::WithFreqs)
-            else {
-                continue;
-            };
-            let mut doc = postings.doc();
-            while doc != TERMINATED {
-                let Some(&ordinal) = segment.ordinal_of_doc.get(doc as usize) else {
-                    break;
-                };
-                if ordinal == GONE {
-                    doc = postings.advance();
-                    continue;
-                }
-                let i = ordinal as usize;
-                let factor = if precomputed {
-                    data.field_factor.get(i).map_or(0.0, |f| f[field_index])
-                } else {
-                    data.field_len.get(i).map_or(0.0, |lens| {
-                        field_factors(lens, &data.avg_len, params)[field_index]
-                    })
-                };
-                let tf = postings.term_freq() as f32;
-                if scratch.term_tf[i] == 0.0 {
-                    scratch.term_touched.push(ordinal);
-                }
-                scratch.term_tf[i] += factor * tf;
-                if field_index < NAMED_FIELDS {
-                    scratch.term_named[i] = true;
-                }
-                doc = postings.advance();
-            }
+            segment
+                .postings
+                .for_each(field_index, term, text, |doc, tf| {
+                    let Some(&ordinal) = segment.ordinal_of_doc.get(doc as usize) else {
+                        return false;
+                    };
+                    if ordinal == GONE {
+                        return true;
+                    }
+                    let i = ordinal as usize;
+                    let factor = if precomputed {
+                        data.field_factor.get(i).map_or(0.0, |f| f[field_index])
+                    } else {
+                        data.field_len.get(i).map_or(0.0, |lens| {
+                            field_factors(lens, &data.avg_len, params)[field_index]
+                        })
+                    };
+                    let tf = tf as f32;
+                    if scratch.term_tf[i] == 0.0 {
+                        scratch.term_touched.push(ordinal);
+                    }
+                    scratch.term_tf[i] += factor * tf;
+                    if field_index < NAMED_FIELDS {
+                        scratch.term_named[i] = true;
+                    }
+                    true
+                });
         }
     }
 }

@@ -7,7 +7,7 @@ use serde_json::json;
 use super::*;
 use crate::entry::{EntryFields, Source, ToolEntry};
 
-fn entry(source: Source, owner: &str, name: &str, description: &str) -> ToolEntry {
+pub(super) fn entry(source: Source, owner: &str, name: &str, description: &str) -> ToolEntry {
     ToolEntry::from(EntryFields {
         id: format!("{}:{}:{}", source.as_str(), owner, name),
         source,
@@ -67,7 +67,7 @@ fn expansions_on() -> RankingParams {
     }
 }
 
-fn sample() -> Vec<ToolEntry> {
+pub(super) fn sample() -> Vec<ToolEntry> {
     let with_schema = with_input_schema(
         entry(
             Source::Openclaw,

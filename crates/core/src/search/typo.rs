@@ -14,7 +14,7 @@ use tantivy::query::{DfaWrapper, FuzzyTermQuery};
 use tantivy::schema::Term;
 use tantivy_fst::Automaton;
 
-use super::fields::{FieldKind, RankingParams};
+use super::fields::{FieldKind, RankingParams, FIELD_COUNT};
 use super::index::IndexData;
 use super::query::{QueryPlan, QueryTerm};
 
@@ -61,8 +61,12 @@ pub fn correct(data: &IndexData, plan: &mut QueryPlan, params: &RankingParams) {
 /// Whether any field of any (live) tool contains `text`.
 fn is_known(data: &IndexData, text: &str) -> bool {
     data.segments.iter().any(|segment| {
-        segment.fields.iter().zip(data.fields.iter()).enumerate().any(|(f, (reader, &field))| {
-            matches!(reader.get_term_info(&Term::from_field_text(field, text)), Ok(Some(info)) if segment.has_live_doc(f, &info))
+        (0..FIELD_COUNT).any(|f| {
+            let term = Term::from_field_text(data.fields[f], text);
+            segment
+                .postings
+                .live_count(f, &term, text, segment.live(), 1)
+                > 0
         })
     })
 }
@@ -82,24 +86,19 @@ fn words_one_edit_away(data: &IndexData, text: &str) -> Vec<String> {
     let mut found: Vec<(String, u32)> = Vec::new();
     for kind in NAME_FIELDS {
         for segment in &data.segments {
-            let dictionary = segment.fields[kind as usize].terms();
-            let Ok(mut stream) = dictionary.search(&automaton).into_stream() else {
-                continue;
-            };
-            while stream.advance() {
-                let Ok(word) = std::str::from_utf8(stream.key()) else {
-                    continue;
-                };
-                // Docs of replaced tools do not count (a full build would not have them).
-                let df = segment.live_doc_freq(kind as usize, stream.value());
-                if df == 0 {
-                    continue;
-                }
-                match found.iter_mut().find(|(w, _)| w == word) {
-                    Some((_, total)) => *total += df,
-                    None => found.push((word.to_string(), df)),
-                }
-            }
+            // Docs of replaced tools do not count (a full build would not have them).
+            let live = segment.live();
+            segment
+                .postings
+                .for_each_match(kind as usize, &automaton, live, |word, df| {
+                    if df == 0 {
+                        return;
+                    }
+                    match found.iter_mut().find(|(w, _)| w == word) {
+                        Some((_, total)) => *total += df,
+                        None => found.push((word.to_string(), df)),
+                    }
+                });
         }
     }
     found.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
