@@ -76,11 +76,79 @@ pub struct SourceSelector {
     pub owner: String,
 }
 
+/// The fields of a record [`SourceSelector::claim`] reads; the rest of the
+/// record is skipped unparsed (a server's update claims every tool).
+#[derive(Deserialize)]
+struct ClaimedFields {
+    #[serde(default, deserialize_with = "present")]
+    source: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    owner: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    mcp: Option<Value>,
+}
+
+/// A field that is there, `null` included (`Option<Value>` alone reads `null` as absent).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
+}
+
 impl SourceSelector {
     /// `span` as a record of this source and owner: missing `source` /
-    /// `owner` filled in, others refused. Text that is not a JSON object is
-    /// passed on as is (the build excludes it alone, with the reason).
+    /// `owner` filled in (added at the end of the object), others refused.
+    /// Text that is not a JSON object is passed on as is (the build excludes
+    /// it alone, with the reason).
     fn claim<'a>(&self, index: usize, span: &'a str) -> Result<std::borrow::Cow<'a, str>> {
+        let object = span.trim_start().starts_with('{');
+        // Anything unusual (not an object, a duplicate or `null` field) takes the general path.
+        let fields = match serde_json::from_str::<ClaimedFields>(span) {
+            Ok(fields)
+                if object && ![&fields.source, &fields.owner].contains(&&Some(Value::Null)) =>
+            {
+                fields
+            }
+            _ => return self.claim_parsed(index, span),
+        };
+        let mut missing: Vec<(&str, &str)> = Vec::new();
+        for (key, given, wanted) in [
+            ("source", &fields.source, self.source.as_str()),
+            ("owner", &fields.owner, self.owner.as_str()),
+        ] {
+            match given {
+                None => missing.push((key, wanted)),
+                Some(Value::String(given)) if given == wanted => {}
+                Some(given) => return Err(self.names_another(index, key, given, wanted)),
+            }
+        }
+        if let Some(Value::Object(mcp)) = &fields.mcp {
+            self.check_routing(index, mcp)?;
+        }
+        if missing.is_empty() {
+            return Ok(std::borrow::Cow::Borrowed(span));
+        }
+        let body = span.trim_end();
+        let Some(inner) = body.strip_suffix('}') else {
+            return self.claim_parsed(index, span);
+        };
+        let mut text = String::with_capacity(span.len() + 64);
+        text.push_str(inner);
+        let mut first = inner
+            .trim_start()
+            .strip_prefix('{')
+            .is_some_and(|rest| rest.trim().is_empty());
+        for (key, wanted) in missing {
+            text.push_str(if first { "\"" } else { ",\"" });
+            first = false;
+            text.push_str(key);
+            text.push_str("\":");
+            text.push_str(&Value::from(wanted).to_string());
+        }
+        text.push('}');
+        Ok(std::borrow::Cow::Owned(text))
+    }
+
+    /// [`Self::claim`] through a parsed record (re-serialized when changed).
+    fn claim_parsed<'a>(&self, index: usize, span: &'a str) -> Result<std::borrow::Cow<'a, str>> {
         let Ok(Value::Object(mut record)) = serde_json::from_str::<Value>(span) else {
             return Ok(std::borrow::Cow::Borrowed(span));
         };
@@ -95,39 +163,47 @@ impl SourceSelector {
                     changed = true;
                 }
                 Some(Value::String(given)) if given == wanted => {}
-                Some(given) => {
-                    return Err(Error::invalid_catalog(format!(
-                        "tool #{index} names {key} {given}, not the replaced {key} \"{wanted}\""
-                    )))
-                }
+                Some(given) => return Err(self.names_another(index, key, given, wanted)),
             }
         }
-        // Routing data names a server: a tool sent as this owner's may only name this owner.
         if let Some(Value::Object(mcp)) = record.get("mcp") {
-            let named = |key: &str| mcp.get(key).and_then(Value::as_str);
-            if let Some(server) = named("serverName") {
-                let safe = named("safeServerName");
-                let owner = self.owner.as_str();
-                let wrong = if !names_server(owner, server) {
-                    Some(("serverName", server))
-                } else {
-                    safe.filter(|safe| *safe != owner && !names_server(safe, server))
-                        .map(|safe| ("safeServerName", safe))
-                };
-                if let Some((key, named)) = wrong {
-                    return Err(Error::invalid_catalog(format!(
-                        "tool #{index} names MCP server \"{}\" (mcp.{key}), not the replaced owner \"{}\"",
-                        tool_search_base::text::clip(named, 80),
-                        tool_search_base::text::clip(owner, 80)
-                    )));
-                }
-            }
+            self.check_routing(index, mcp)?;
         }
         Ok(if changed {
             std::borrow::Cow::Owned(Value::Object(record).to_string())
         } else {
             std::borrow::Cow::Borrowed(span)
         })
+    }
+
+    fn names_another(&self, index: usize, key: &str, given: &Value, wanted: &str) -> Error {
+        Error::invalid_catalog(format!(
+            "tool #{index} names {key} {given}, not the replaced {key} \"{wanted}\""
+        ))
+    }
+
+    /// Routing data names a server: a tool sent as this owner's may only name this owner.
+    fn check_routing(&self, index: usize, mcp: &serde_json::Map<String, Value>) -> Result<()> {
+        let named = |key: &str| mcp.get(key).and_then(Value::as_str);
+        let Some(server) = named("serverName") else {
+            return Ok(());
+        };
+        let safe = named("safeServerName");
+        let owner = self.owner.as_str();
+        let wrong = if !names_server(owner, server) {
+            Some(("serverName", server))
+        } else {
+            safe.filter(|safe| *safe != owner && !names_server(safe, server))
+                .map(|safe| ("safeServerName", safe))
+        };
+        match wrong {
+            Some((key, named)) => Err(Error::invalid_catalog(format!(
+                "tool #{index} names MCP server \"{}\" (mcp.{key}), not the replaced owner \"{}\"",
+                tool_search_base::text::clip(named, 80),
+                tool_search_base::text::clip(owner, 80)
+            ))),
+            None => Ok(()),
+        }
     }
 }
 

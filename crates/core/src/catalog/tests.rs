@@ -1844,3 +1844,65 @@ fn with_source_and_append_of_stored_records_equal_their_text_forms() {
         base.append(r#"[{"name":"write"}]"#).unwrap().fingerprint()
     );
 }
+
+/// A claimed record reads as the record with the selector's source and owner
+/// filled in, whichever way it is claimed (text appended to the object, or
+/// through a parsed record for a `null` or duplicate field).
+#[test]
+fn a_claimed_record_has_the_selectors_source_and_owner() {
+    let selector: SourceSelector =
+        serde_json::from_value(json!({ "source": "mcp", "owner": "live" })).unwrap();
+    let cases = [
+        (
+            r#"{"name":"a"}"#,
+            json!({ "name": "a", "source": "mcp", "owner": "live" }),
+        ),
+        (r#"{}"#, json!({ "source": "mcp", "owner": "live" })),
+        (r#" { } "#, json!({ "source": "mcp", "owner": "live" })),
+        (
+            r#"{"name":"a","owner":"live"}"#,
+            json!({ "name": "a", "owner": "live", "source": "mcp" }),
+        ),
+        (
+            r#"{"source":null,"name":"a"}"#,
+            json!({ "source": "mcp", "name": "a", "owner": "live" }),
+        ),
+        (
+            r#"{"name":"a","name":"b"}"#,
+            json!({ "name": "b", "source": "mcp", "owner": "live" }),
+        ),
+        (
+            r#"{"name":"a" , "x": [1, {"source": 3}] }"#,
+            json!({ "name": "a", "x": [1, { "source": 3 }], "source": "mcp", "owner": "live" }),
+        ),
+    ];
+    for (span, want) in cases {
+        let claimed = selector.claim(0, span).unwrap();
+        let parsed: Value = serde_json::from_str(&claimed).unwrap();
+        assert_eq!(parsed, want, "{span}");
+        // Key order as the parsed path gives it (fields added at the end).
+        assert_eq!(parsed.to_string(), want.to_string(), "{span}");
+    }
+    let same = r#"{"name":"a","source":"mcp","owner":"live"}"#;
+    assert!(matches!(
+        selector.claim(0, same).unwrap(),
+        std::borrow::Cow::Borrowed(_)
+    ));
+    assert_eq!(
+        selector.claim(0, "[1]").unwrap(),
+        "[1]",
+        "not an object: as is"
+    );
+    for span in [
+        r#"{"name":"a","owner":"other"}"#,
+        r#"{"name":"a","source":"client"}"#,
+        r#"{"name":"a","mcp":{"serverName":"other"}}"#,
+    ] {
+        let err = selector.claim(3, span).unwrap_err();
+        assert!(
+            err.message.starts_with("tool #3 names"),
+            "{span}: {}",
+            err.message
+        );
+    }
+}

@@ -108,6 +108,36 @@ pub fn schema_cost(schema: &Value) -> Result<SchemaCost, CostError> {
     })
 }
 
+/// Keywords that make a schema a graph rather than a tree.
+const REFERENCE_KEYWORDS: [&str; 3] = ["$ref", "$dynamicRef", "$recursiveRef"];
+
+/// Whether `schema` is within the bound without the graph analysis: no
+/// reference keyword anywhere, so its applicators form a tree and no value
+/// gets one subschema twice, and at most [`MAX_SCHEMA_CHECKS_PER_VALUE`]
+/// values in all, which bounds the subschemas applied at any one value.
+/// (Most tools' schemas; a catalog checks thousands.)
+pub fn within_bound_as_a_tree(schema: &Value) -> bool {
+    let mut values = 0u64;
+    let mut stack = vec![schema];
+    while let Some(value) = stack.pop() {
+        values += 1;
+        if values > MAX_SCHEMA_CHECKS_PER_VALUE {
+            return false;
+        }
+        match value {
+            Value::Object(map) => {
+                if REFERENCE_KEYWORDS.iter().any(|k| map.contains_key(*k)) {
+                    return false;
+                }
+                stack.extend(map.values());
+            }
+            Value::Array(items) => stack.extend(items.iter()),
+            _ => {}
+        }
+    }
+    true
+}
+
 /// A child the validator may apply: a schema node, or an opaque bounded cost.
 #[derive(Clone, Copy)]
 enum Target {

@@ -282,3 +282,40 @@ fn dev_catalog_schemas_are_not_rejected() {
     assert!(schemas > 4_000);
     assert!(rejected.is_empty(), "{rejected:?}");
 }
+
+/// The shortcut the catalog takes for most schemas agrees with the analysis:
+/// a schema it passes as a tree is within the bound, with no more checks per
+/// value than it has values; schemas with references always get the analysis.
+#[test]
+fn a_small_schema_without_references_is_within_the_bound() {
+    use crate::schema::within_bound_as_a_tree;
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../bench/data/retrieval-dev/catalog.jsonl");
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut passed = 0;
+    for line in text.lines() {
+        let record: serde_json::Value = serde_json::from_str(line).unwrap();
+        let Some(schema) = record.get("inputSchema") else {
+            continue;
+        };
+        if within_bound_as_a_tree(schema) {
+            passed += 1;
+            let values = crate::schema::measure(schema, 64, usize::MAX)
+                .unwrap()
+                .values;
+            let cost = schema_cost(schema).expect("within the bound");
+            assert!(cost.checks_per_value <= values, "{schema}");
+        }
+    }
+    assert!(passed > 4_000, "{passed}");
+    assert!(!within_bound_as_a_tree(&fanout_schema(1)));
+    assert!(!within_bound_as_a_tree(
+        &json!({ "$ref": "#/$defs/a", "$defs": { "a": {} } })
+    ));
+    assert!(!within_bound_as_a_tree(
+        &json!({ "properties": { "a": { "$dynamicRef": "#x" } } })
+    ));
+    // A wide anyOf without references: passes only while small.
+    let wide = json!({ "anyOf": (0..2000).map(|i| json!({ "minimum": i })).collect::<Vec<_>>() });
+    assert!(!within_bound_as_a_tree(&wide));
+}
