@@ -296,7 +296,7 @@ pub fn intern_records(texts: Unknown) -> Result<Vec<u32>, JsCode> {
             })?;
             records.push(string_arg(text, ErrorCode::InvalidCatalog, "each record")?);
         }
-        let records = store::intern(records.iter().map(String::as_str));
+        let records = store::intern_named(records.iter().map(String::as_str));
         Ok(records
             .iter()
             .flat_map(|r| [r.id.slot, r.id.generation])

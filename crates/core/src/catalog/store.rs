@@ -7,6 +7,9 @@
 //! uses it, and for a while after its last use ([`KEEP_USES`], [`KEEP_FOR`]) so a
 //! run that rebuilds its catalog finds it; later the record is evicted and
 //! its slot's generation moves on, so an old id never names another record.
+//! Records only the addon has named (a catalog text, a live update's tools
+//! sent as one array) are not kept past their catalogs: nobody can name them
+//! later, so a server that changes often does not pile up its old tools.
 //! (The binding holds no per-record JS handles: finalizing ~13k of them after a
 //! build cost 30–40 ms of the event loop.)
 
@@ -45,6 +48,8 @@ pub struct SlotId {
 struct Slot {
     record: Option<Arc<StoredRecord>>,
     generation: u32,
+    /// Its id was handed out ([`intern_named`]): kept for a while after its last use.
+    named: bool,
     last_use: u64,
     used_at: Option<Instant>,
 }
@@ -57,8 +62,10 @@ struct Store {
     free: Vec<u32>,
     /// Lookup batches so far (interns and finds).
     uses: u64,
-    /// Stored records after the last sweep: the next one runs when this doubles.
+    /// Stored records after the last sweep, and records stored since: the
+    /// next sweep runs when the store doubled or an eighth of it is new.
     swept_at: usize,
+    added: usize,
 }
 
 impl Store {
@@ -69,16 +76,19 @@ impl Store {
         entry.used_at = Some(now);
     }
 
-    /// Evict records no catalog holds that were not used recently. Amortized:
-    /// runs once the store has doubled since the last sweep.
+    /// Evict records no catalog holds that were not used recently (or never
+    /// named). Amortized: runs once the store has doubled since the last sweep,
+    /// or an eighth of it was stored since (a live server's superseded tools).
     fn sweep_if_due(&mut self, now: Instant) {
-        if self.by_digest.len() >= SWEEP_MIN.max(2 * self.swept_at) {
+        let len = self.by_digest.len();
+        if len >= SWEEP_MIN && (len >= 2 * self.swept_at || self.added * 8 >= len) {
             let uses = self.uses;
             self.evict_unheld(|entry| {
-                uses - entry.last_use >= KEEP_USES
-                    && entry
-                        .used_at
-                        .is_none_or(|at| now.duration_since(at) >= KEEP_FOR)
+                !entry.named
+                    || (uses - entry.last_use >= KEEP_USES
+                        && entry
+                            .used_at
+                            .is_none_or(|at| now.duration_since(at) >= KEEP_FOR))
             });
         }
     }
@@ -103,11 +113,13 @@ impl Store {
                 return true;
             }
             entry.record = None;
+            entry.named = false;
             entry.generation = entry.generation.wrapping_add(1);
             free.push(slot);
             false
         });
         self.swept_at = self.by_digest.len();
+        self.added = 0;
         before - self.by_digest.len()
     }
 }
@@ -125,8 +137,20 @@ pub fn digest(text: &str) -> Digest {
 }
 
 /// The stored record for each text, in order (the same `Arc` for equal
-/// texts). Hashing runs outside the lock; one lock for the batch.
+/// texts), for a catalog built here: kept while a catalog holds it.
 pub fn intern<'a>(texts: impl IntoIterator<Item = &'a str>) -> Vec<Arc<StoredRecord>> {
+    intern_as(texts, false)
+}
+
+/// [`intern`] for records whose ids are handed out (the binding's record
+/// cache names them in later builds): also kept for a while after their
+/// last use ([`KEEP_USES`], [`KEEP_FOR`]).
+pub fn intern_named<'a>(texts: impl IntoIterator<Item = &'a str>) -> Vec<Arc<StoredRecord>> {
+    intern_as(texts, true)
+}
+
+/// Hashing runs outside the lock; one lock for the batch.
+fn intern_as<'a>(texts: impl IntoIterator<Item = &'a str>, named: bool) -> Vec<Arc<StoredRecord>> {
     let hashed: Vec<(&str, Digest)> = texts.into_iter().map(|t| (t, digest(t))).collect();
     let now = Instant::now();
     let mut store = store().lock().unwrap_or_else(|p| p.into_inner());
@@ -137,6 +161,7 @@ pub fn intern<'a>(texts: impl IntoIterator<Item = &'a str>) -> Vec<Arc<StoredRec
         if let Some(&slot) = store.by_digest.get(&digest) {
             if let Some(record) = store.slots[slot as usize].record.clone() {
                 store.touch(slot, now);
+                store.slots[slot as usize].named |= named;
                 out.push(record);
                 continue;
             }
@@ -158,7 +183,9 @@ pub fn intern<'a>(texts: impl IntoIterator<Item = &'a str>) -> Vec<Arc<StoredRec
             text: Box::from(text),
         });
         store.slots[slot as usize].record = Some(Arc::clone(&record));
+        store.slots[slot as usize].named = named;
         store.by_digest.insert(digest, slot);
+        store.added += 1;
         store.touch(slot, now);
         out.push(record);
     }
@@ -259,6 +286,7 @@ mod tests {
         store.slots.push(Slot {
             record: Some(Arc::clone(&record)),
             generation: 0,
+            named: true,
             last_use: 0,
             used_at: Some(start),
         });
@@ -268,6 +296,7 @@ mod tests {
             store.slots.push(Slot {
                 record: None,
                 generation: 0,
+                named: false,
                 last_use: 0,
                 used_at: Some(start),
             });
@@ -288,6 +317,34 @@ mod tests {
         assert!(store.slots[0].record.is_none());
         assert_eq!(store.slots[0].generation, 1);
         assert!(store.free.contains(&0));
+        // A record no id was handed out for: evicted at the first sweep it is unheld.
+        let slot = store.slots.len() as u32;
+        let unnamed = Arc::new(StoredRecord {
+            digest: digest("y"),
+            id: SlotId {
+                slot,
+                generation: 0,
+            },
+            text: "y".into(),
+        });
+        store.slots.push(Slot {
+            record: Some(Arc::clone(&unnamed)),
+            generation: 0,
+            named: false,
+            last_use: store.uses,
+            used_at: Some(start + KEEP_FOR),
+        });
+        store.by_digest.insert(unnamed.digest, slot);
+        store.swept_at = 0;
+        store.sweep_if_due(start + KEEP_FOR);
+        assert!(store.slots[slot as usize].record.is_some(), "held");
+        drop(unnamed);
+        store.swept_at = 0;
+        store.sweep_if_due(start + KEEP_FOR);
+        assert!(
+            store.slots[slot as usize].record.is_none(),
+            "unheld: gone at once"
+        );
     }
 
     #[test]
