@@ -77,7 +77,9 @@ impl MemoryPostings {
 impl SegmentPostings {
     /// Calls `each(doc, term frequency)` for the postings of `text` (`term`:
     /// the same text as field `field`'s tantivy term), docs ascending, until
-    /// `each` returns false.
+    /// `each` returns false. Inlined: this is ranking's innermost loop, and
+    /// the call per posting must not survive into it.
+    #[inline(always)]
     pub fn for_each(
         &self,
         field: usize,
