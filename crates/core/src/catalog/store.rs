@@ -62,10 +62,11 @@ struct Store {
     free: Vec<u32>,
     /// Lookup batches so far (interns and finds).
     uses: u64,
-    /// Stored records after the last sweep, and records stored since: the
-    /// next sweep runs when the store doubled or an eighth of it is new.
+    /// Stored records after the last sweep, and unnamed records stored since
+    /// (the only ones a sweep can take right after their last use): the next
+    /// sweep runs when the store doubled or an eighth of it is new and unnamed.
     swept_at: usize,
-    added: usize,
+    added_unnamed: usize,
 }
 
 impl Store {
@@ -78,10 +79,12 @@ impl Store {
 
     /// Evict records no catalog holds that were not used recently (or never
     /// named). Amortized: runs once the store has doubled since the last sweep,
-    /// or an eighth of it was stored since (a live server's superseded tools).
+    /// or an eighth of it was stored unnamed since (a live server's superseded
+    /// tools; a package build's named records would only be kept, so they do
+    /// not count).
     fn sweep_if_due(&mut self, now: Instant) {
         let len = self.by_digest.len();
-        if len >= SWEEP_MIN && (len >= 2 * self.swept_at || self.added * 8 >= len) {
+        if len >= SWEEP_MIN && (len >= 2 * self.swept_at || self.added_unnamed * 8 >= len) {
             let uses = self.uses;
             self.evict_unheld(|entry| {
                 !entry.named
@@ -119,7 +122,7 @@ impl Store {
             false
         });
         self.swept_at = self.by_digest.len();
-        self.added = 0;
+        self.added_unnamed = 0;
         before - self.by_digest.len()
     }
 }
@@ -185,7 +188,7 @@ fn intern_as<'a>(texts: impl IntoIterator<Item = &'a str>, named: bool) -> Vec<A
         store.slots[slot as usize].record = Some(Arc::clone(&record));
         store.slots[slot as usize].named = named;
         store.by_digest.insert(digest, slot);
-        store.added += 1;
+        store.added_unnamed += usize::from(!named);
         store.touch(slot, now);
         out.push(record);
     }
