@@ -243,14 +243,23 @@ fn validate_indexed(records: Vec<RawRecord>, strict: bool) -> Result<(Validated,
             .and_then(|(record, value)| normalize(record).map(|n| (n, value)));
         match outcome {
             Ok((Normalized::Entry(entry), _)) => entries.push((entry, index)),
-            Ok((Normalized::DirectOnly(tool), value)) => direct_only.push(tool.with_raw(value)),
-            Ok((Normalized::Control(tool), value)) => {
+            Ok((Normalized::DirectOnly(tool), Some(value))) => {
+                direct_only.push(tool.with_raw(value))
+            }
+            Ok((Normalized::Control(tool), Some(value))) => {
                 excluded.push(ExcludedTool {
                     index,
                     name: Some(tool.name.clone()),
                     reason: "control tool (never cataloged)".into(),
                 });
                 control_named.push(tool.with_raw(value));
+            }
+            // The reader keeps the raw object of every record that can be
+            // handed back as given (`records::parse_record`).
+            Ok((Normalized::DirectOnly(_) | Normalized::Control(_), None)) => {
+                return Err(Error::internal(format!(
+                    "tool #{index}: its raw record was not kept"
+                )));
             }
             Err(reason) => {
                 if strict {

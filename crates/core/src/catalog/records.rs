@@ -9,10 +9,10 @@ use crate::error::{Error, Result};
 use crate::limits::{MAX_CATALOG_TOOLS, MAX_NAME_CHARS};
 
 /// One element of the input: its position and either the parsed record (with
-/// the raw value, kept for direct-only tools) or why it could not be read.
+/// the raw value of a direct-only or control tool) or why it could not be read.
 pub struct RawRecord {
     pub index: usize,
-    pub parsed: std::result::Result<(ToolRecord, Value), String>,
+    pub parsed: std::result::Result<(ToolRecord, Option<Value>), String>,
 }
 
 /// Parse a JSON array of tool objects, or JSON Lines (one object a line).
@@ -49,44 +49,235 @@ pub fn record_spans(text: &str) -> Result<Vec<&str>> {
     Ok(spans)
 }
 
-fn parse_record(span: &str) -> std::result::Result<(ToolRecord, Value), String> {
+fn parse_record(span: &str) -> std::result::Result<(ToolRecord, Option<Value>), String> {
     // serde_json's recursion limit (128) turns deep nesting into an error.
-    let value: Value = serde_json::from_str(span).map_err(|e| {
+    let top: TopLevel = serde_json::from_str(span).map_err(|e| {
         if e.to_string().contains("recursion limit") {
             "nested too deeply (JSON depth is limited to 128 levels)".to_string()
         } else {
             format!("not valid JSON: {e}")
         }
     })?;
-    if !value.is_object() {
-        return Err(match &value {
-            // The package's stand-in for an object JSON cannot express, with why.
-            Value::String(s) if s.starts_with(UNREADABLE) => {
-                tool_search_base::text::clip(&s[UNREADABLE.len()..], 240)
-            }
-            other => format!("a tool must be a JSON object, not {}", json_kind(other)),
-        });
+    let fields = match top {
+        TopLevel::Object(fields) => fields,
+        // The package's stand-in for an object JSON cannot express, with why.
+        TopLevel::Unreadable(reason) => {
+            return Err(tool_search_base::text::clip(&reason, 240));
+        }
+        TopLevel::Other(kind) => return Err(format!("a tool must be a JSON object, not {kind}")),
+    };
+    let record = fields.into_record()?;
+    // Direct-only and control tools are handed back as given: only they keep
+    // the whole object (parsed again; they are few).
+    let keeps_raw = record.catalog_mode.as_deref() == Some("direct-only")
+        || record
+            .name
+            .as_deref()
+            .is_some_and(|name| super::data::CONTROL_TOOL_NAMES.contains(&name));
+    let raw = if keeps_raw {
+        Some(serde_json::from_str(span).map_err(|e| format!("not valid JSON: {e}"))?)
+    } else {
+        None
+    };
+    Ok((record, raw))
+}
+
+/// One record's top-level JSON value, read without building a map of it.
+enum TopLevel {
+    Object(Box<RecordFields>),
+    /// The [`UNREADABLE`] stand-in: the reason that follows it.
+    Unreadable(String),
+    /// What else it was ("null", "an array", …).
+    Other(&'static str),
+}
+
+/// The known fields of one tool object as read (the last of repeated keys
+/// wins, as in a parsed JSON object), values not yet checked.
+#[derive(Default)]
+struct RecordFields {
+    known: [Option<Value>; KNOWN_FIELDS.len()],
+    /// Other top-level names, first appearance first (at most a few).
+    unknown: Vec<String>,
+}
+
+impl RecordFields {
+    fn get(&self, key: &str) -> Option<&Value> {
+        let at = KNOWN_FIELDS.iter().position(|k| *k == key)?;
+        self.known[at].as_ref()
     }
-    let record = ToolRecord::deserialize_lenient(&value)?;
-    Ok((record, value))
+
+    fn take(&mut self, key: &str) -> Option<Value> {
+        let at = KNOWN_FIELDS.iter().position(|k| *k == key)?;
+        self.known[at].take()
+    }
+
+    /// The record: wrong types are errors, unknown fields are listed (not read).
+    fn into_record(mut self) -> std::result::Result<ToolRecord, String> {
+        let mut input_schema: Option<&'static str> = None;
+        for key in INPUT_SCHEMA_FIELDS {
+            let Some(schema) = self.get(key).filter(|v| !v.is_null()) else {
+                continue;
+            };
+            match input_schema.and_then(|first| self.get(first)) {
+                Some(first) if first != schema => {
+                    return Err("\"inputSchema\", \"parameters\" and \"input_schema\" name the same schema; they differ here, give one".into())
+                }
+                Some(_) => {}
+                None => input_schema = Some(key),
+            }
+        }
+        let unknown_fields = self
+            .unknown
+            .iter()
+            .map(|name| tool_search_base::text::clip(name, 40))
+            .collect();
+        let mut text = |key: &str| -> std::result::Result<Option<String>, String> {
+            match self.take(key) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::String(s)) => Ok(Some(s)),
+                Some(_) => Err(format!("\"{key}\" must be a string")),
+            }
+        };
+        let id = text("id")?;
+        let source = text("source")?;
+        let owner = text("owner")?;
+        let name = text("name")?;
+        let label = match text("label")? {
+            Some(label) => Some(label),
+            None => text("title")?,
+        };
+        let description = text("description")?;
+        let catalog_mode = text("catalogMode")?;
+        let input_schema = input_schema.and_then(|key| self.take(key));
+        let output_schema = self.take("outputSchema").filter(|v| !v.is_null());
+        let mcp = self
+            .get("mcp")
+            .filter(|v| !v.is_null())
+            .map(mcp_info)
+            .transpose()?;
+        Ok(ToolRecord {
+            id,
+            source,
+            owner,
+            name,
+            label,
+            description,
+            input_schema,
+            output_schema,
+            catalog_mode,
+            mcp,
+            unknown_fields,
+        })
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for TopLevel {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> std::result::Result<Self, D::Error> {
+        deserializer.deserialize_any(TopLevelVisitor)
+    }
+}
+
+struct TopLevelVisitor;
+
+impl<'de> serde::de::Visitor<'de> for TopLevelVisitor {
+    type Value = TopLevel;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a tool object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> std::result::Result<TopLevel, A::Error> {
+        let mut fields = Box::<RecordFields>::default();
+        while let Some(key) = map.next_key::<FieldName>()? {
+            // Every value is read in full (as a parsed object would be), so
+            // the depth limit and JSON errors apply to unknown fields too.
+            let value: Value = map.next_value()?;
+            match key {
+                FieldName::Known(at) => fields.known[at] = Some(value),
+                FieldName::Other(name) => {
+                    if fields.unknown.len() < MAX_UNKNOWN_FIELDS_REPORTED
+                        && !fields.unknown.contains(&name)
+                    {
+                        fields.unknown.push(name);
+                    }
+                }
+            }
+        }
+        Ok(TopLevel::Object(fields))
+    }
+
+    fn visit_str<E: serde::de::Error>(self, s: &str) -> std::result::Result<TopLevel, E> {
+        Ok(match s.strip_prefix(UNREADABLE) {
+            Some(reason) => TopLevel::Unreadable(reason.to_string()),
+            None => TopLevel::Other("a string"),
+        })
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(
+        self,
+        mut seq: A,
+    ) -> std::result::Result<TopLevel, A::Error> {
+        while seq.next_element::<Value>()?.is_some() {}
+        Ok(TopLevel::Other("an array"))
+    }
+
+    fn visit_unit<E>(self) -> std::result::Result<TopLevel, E> {
+        Ok(TopLevel::Other("null"))
+    }
+
+    fn visit_bool<E>(self, _: bool) -> std::result::Result<TopLevel, E> {
+        Ok(TopLevel::Other("a boolean"))
+    }
+
+    fn visit_i64<E>(self, _: i64) -> std::result::Result<TopLevel, E> {
+        Ok(TopLevel::Other("a number"))
+    }
+
+    fn visit_u64<E>(self, _: u64) -> std::result::Result<TopLevel, E> {
+        Ok(TopLevel::Other("a number"))
+    }
+
+    fn visit_f64<E>(self, _: f64) -> std::result::Result<TopLevel, E> {
+        Ok(TopLevel::Other("a number"))
+    }
+}
+
+/// A top-level key: a known field's position in [`KNOWN_FIELDS`], or another name.
+enum FieldName {
+    Known(usize),
+    Other(String),
+}
+
+impl<'de> serde::Deserialize<'de> for FieldName {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> std::result::Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl serde::de::Visitor<'_> for KeyVisitor {
+            type Value = FieldName;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a field name")
+            }
+            fn visit_str<E>(self, key: &str) -> std::result::Result<FieldName, E> {
+                Ok(match KNOWN_FIELDS.iter().position(|k| *k == key) {
+                    Some(at) => FieldName::Known(at),
+                    None => FieldName::Other(key.to_string()),
+                })
+            }
+        }
+        deserializer.deserialize_str(KeyVisitor)
+    }
 }
 
 /// Starts the JSON string that stands for a tool the gateway's JSON cannot
 /// express (a BigInt, a cycle, a throwing getter or Proxy trap): the rest is
 /// the reason, reported in `excluded`.
 pub const UNREADABLE: &str = "\u{0}openclaw-tool-search:unreadable:";
-
-/// "null", "a string", … for reasons.
-fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
 
 /// Every top-level field a tool record may have. Others are ignored (gateways
 /// attach their own metadata), except in `strict` builds, where they are errors.
@@ -114,59 +305,6 @@ const INPUT_SCHEMA_FIELDS: [&str; 3] = ["inputSchema", "parameters", "input_sche
 
 /// Unknown field names reported per record.
 const MAX_UNKNOWN_FIELDS_REPORTED: usize = 5;
-
-impl ToolRecord {
-    /// Read the known fields of a tool object; wrong types are errors, unknown
-    /// fields are collected (not read).
-    pub fn deserialize_lenient(value: &Value) -> std::result::Result<ToolRecord, String> {
-        let obj = value.as_object().ok_or("a tool must be a JSON object")?;
-        let text = |key: &str| -> std::result::Result<Option<String>, String> {
-            match obj.get(key) {
-                None | Some(Value::Null) => Ok(None),
-                Some(Value::String(s)) => Ok(Some(s.clone())),
-                Some(_) => Err(format!("\"{key}\" must be a string")),
-            }
-        };
-        let mut input_schema: Option<&Value> = None;
-        for key in INPUT_SCHEMA_FIELDS {
-            let Some(schema) = obj.get(key).filter(|v| !v.is_null()) else {
-                continue;
-            };
-            match input_schema {
-                Some(first) if first != schema => {
-                    return Err("\"inputSchema\", \"parameters\" and \"input_schema\" name the same schema; they differ here, give one".into())
-                }
-                _ => input_schema = Some(schema),
-            }
-        }
-        let unknown_fields = obj
-            .keys()
-            .filter(|k| !KNOWN_FIELDS.contains(&k.as_str()))
-            .take(MAX_UNKNOWN_FIELDS_REPORTED)
-            .map(|k| tool_search_base::text::clip(k, 40))
-            .collect();
-        Ok(ToolRecord {
-            id: text("id")?,
-            source: text("source")?,
-            owner: text("owner")?,
-            name: text("name")?,
-            label: match text("label")? {
-                Some(label) => Some(label),
-                None => text("title")?,
-            },
-            description: text("description")?,
-            input_schema: input_schema.cloned(),
-            output_schema: obj.get("outputSchema").filter(|v| !v.is_null()).cloned(),
-            catalog_mode: text("catalogMode")?,
-            mcp: obj
-                .get("mcp")
-                .filter(|v| !v.is_null())
-                .map(mcp_info)
-                .transpose()?,
-            unknown_fields,
-        })
-    }
-}
 
 /// `mcp: { serverName, toolName, safeServerName?, operation? }` as the gateway
 /// routes the tool: kept as given (bounded), the optional parts derived as
@@ -367,5 +505,64 @@ mod tests {
             .unwrap_err()
             .contains("mcp.toolName"));
         assert!(recs[2].parsed.is_err());
+    }
+
+    /// The reader reads a record as its parsed JSON object would be read:
+    /// repeated keys (the last wins), escaped key names, the label/title
+    /// alias, the unknown-field list (first appearances, capped, clipped),
+    /// depth and syntax errors inside fields it does not read, and what a
+    /// non-object is called. Only direct-only and control tools keep the raw object.
+    #[test]
+    fn the_reader_reads_a_record_as_its_parsed_object() {
+        let long = "x".repeat(60);
+        let text = format!(
+            r#"[{{"name":"first","na\u006de":"second","title":"T","description":null,"u1":1,"u2":[1],"u1":2,"{long}":0,"u3":0,"u4":0,"u5":0,"u6":0}},
+                {{"name":"a","label":"L","title":"T","catalogMode":"direct-only","extra":{{"k":[1,2]}}}},
+                {{"name":"tool_search"}},
+                {{"name":"a","annotations":{deep}}},
+                {{"name":"a","x":[1,]}},
+                null, 5, true, "s", [1, {{"name":"a"}}], {{}}]"#,
+            deep = format!("{}{}", "[".repeat(200), "]".repeat(200)),
+        );
+        let recs = parse_catalog_text(&text).map_err(|e| e.message).unwrap();
+        let (first, raw) = recs[0].parsed.as_ref().unwrap();
+        assert_eq!(first.name.as_deref(), Some("second"));
+        assert_eq!(first.label.as_deref(), Some("T"));
+        assert_eq!(first.description, None);
+        let clipped = tool_search_base::text::clip(&long, 40);
+        assert_eq!(
+            first.unknown_fields,
+            ["u1", "u2", clipped.as_str(), "u3", "u4"]
+        );
+        assert!(raw.is_none(), "an ordinary tool keeps no raw object");
+        let (direct, raw) = recs[1].parsed.as_ref().unwrap();
+        assert_eq!(direct.label.as_deref(), Some("L"));
+        assert_eq!(
+            raw.as_ref().unwrap(),
+            &serde_json::json!({"name":"a","label":"L","title":"T","catalogMode":"direct-only","extra":{"k":[1,2]}})
+        );
+        assert!(
+            recs[2].parsed.as_ref().unwrap().1.is_some(),
+            "a control tool keeps it"
+        );
+        let errors: Vec<&str> = recs[3..]
+            .iter()
+            .map(|r| {
+                r.parsed
+                    .as_ref()
+                    .map(|_| "ok")
+                    .unwrap_or_else(|e| e.as_str())
+            })
+            .collect();
+        assert!(errors[0].contains("nested too deeply"), "{}", errors[0]);
+        assert!(errors[1].starts_with("not valid JSON"), "{}", errors[1]);
+        let kinds = ["null", "a number", "a boolean", "a string", "an array"];
+        for (error, kind) in errors[2..7].iter().zip(kinds) {
+            assert_eq!(*error, format!("a tool must be a JSON object, not {kind}"));
+        }
+        assert_eq!(
+            errors[7], "ok",
+            "an empty object is read (and fails validation later)"
+        );
     }
 }

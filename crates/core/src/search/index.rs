@@ -679,14 +679,7 @@ mod pipeline_tests {
         for text in texts {
             for (f, &field) in fields.iter().enumerate() {
                 let term = tantivy::schema::Term::from_field_text(field, text);
-                let postings = |p: &SegmentPostings| {
-                    let mut out = Vec::new();
-                    p.for_each(f, &term, text, |doc, tf| {
-                        out.push((doc, tf));
-                        true
-                    });
-                    out
-                };
+                let postings = |p: &SegmentPostings| p.postings(f, &term, text).collect::<Vec<_>>();
                 assert_eq!(postings(tantivy), postings(held), "{text} in field {f}");
                 assert_eq!(
                     tantivy.live_count(f, &term, text, None, u32::MAX),

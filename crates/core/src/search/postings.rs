@@ -75,37 +75,24 @@ impl MemoryPostings {
 }
 
 impl SegmentPostings {
-    /// Calls `each(doc, term frequency)` for the postings of `text` (`term`:
-    /// the same text as field `field`'s tantivy term), docs ascending, until
-    /// `each` returns false. Inlined: this is ranking's innermost loop, and
-    /// the call per posting must not survive into it.
-    #[inline(always)]
-    pub fn for_each(
-        &self,
-        field: usize,
-        term: &Term,
-        text: &str,
-        mut each: impl FnMut(DocId, u32) -> bool,
-    ) {
+    /// The postings of `text` (`term`: the same text as field `field`'s
+    /// tantivy term) as (doc, term frequency), docs ascending. An iterator,
+    /// not a callback: ranking's innermost loop keeps its body in one place
+    /// (a callback called from both arms was not inlined, +5% per search).
+    pub fn postings(&self, field: usize, term: &Term, text: &str) -> PostingsIter<'_> {
         match self {
             SegmentPostings::Tantivy(readers) => {
-                let Ok(Some(mut postings)) =
-                    readers[field].read_postings(term, IndexRecordOption::WithFreqs)
-                else {
-                    return;
-                };
-                let mut doc = postings.doc();
-                while doc != TERMINATED && each(doc, postings.term_freq()) {
-                    doc = postings.advance();
+                match readers[field].read_postings(term, IndexRecordOption::WithFreqs) {
+                    Ok(Some(postings)) => PostingsIter::Tantivy(postings),
+                    _ => PostingsIter::Memory([].iter()),
                 }
             }
-            SegmentPostings::Memory(memory) => {
-                for &(doc, freq) in memory.fields[field].get(text).into_iter().flatten() {
-                    if !each(doc, freq) {
-                        return;
-                    }
-                }
-            }
+            SegmentPostings::Memory(memory) => PostingsIter::Memory(
+                memory.fields[field]
+                    .get(text)
+                    .map_or(&[][..], |list| list.as_slice())
+                    .iter(),
+            ),
         }
     }
 
@@ -164,6 +151,32 @@ impl SegmentPostings {
                     }
                 }
             }
+        }
+    }
+}
+
+/// One term's postings in either kind of part: (doc, term frequency).
+pub enum PostingsIter<'a> {
+    Tantivy(tantivy::postings::SegmentPostings),
+    Memory(std::slice::Iter<'a, (DocId, u32)>),
+}
+
+impl Iterator for PostingsIter<'_> {
+    type Item = (DocId, u32);
+
+    #[inline]
+    fn next(&mut self) -> Option<(DocId, u32)> {
+        match self {
+            PostingsIter::Tantivy(postings) => {
+                let doc = postings.doc();
+                if doc == TERMINATED {
+                    return None;
+                }
+                let freq = postings.term_freq();
+                postings.advance();
+                Some((doc, freq))
+            }
+            PostingsIter::Memory(list) => list.next().copied(),
         }
     }
 }

@@ -240,33 +240,30 @@ fn accumulate_term(data: &IndexData, text: &str, params: &RankingParams, scratch
                 continue;
             }
             let term = &terms[field_index];
-            segment
-                .postings
-                .for_each(field_index, term, text, |doc, tf| {
-                    let Some(&ordinal) = segment.ordinal_of_doc.get(doc as usize) else {
-                        return false;
-                    };
-                    if ordinal == GONE {
-                        return true;
-                    }
-                    let i = ordinal as usize;
-                    let factor = if precomputed {
-                        data.field_factor.get(i).map_or(0.0, |f| f[field_index])
-                    } else {
-                        data.field_len.get(i).map_or(0.0, |lens| {
-                            field_factors(lens, &data.avg_len, params)[field_index]
-                        })
-                    };
-                    let tf = tf as f32;
-                    if scratch.term_tf[i] == 0.0 {
-                        scratch.term_touched.push(ordinal);
-                    }
-                    scratch.term_tf[i] += factor * tf;
-                    if field_index < NAMED_FIELDS {
-                        scratch.term_named[i] = true;
-                    }
-                    true
-                });
+            for (doc, tf) in segment.postings.postings(field_index, term, text) {
+                let Some(&ordinal) = segment.ordinal_of_doc.get(doc as usize) else {
+                    break;
+                };
+                if ordinal == GONE {
+                    continue;
+                }
+                let i = ordinal as usize;
+                let factor = if precomputed {
+                    data.field_factor.get(i).map_or(0.0, |f| f[field_index])
+                } else {
+                    data.field_len.get(i).map_or(0.0, |lens| {
+                        field_factors(lens, &data.avg_len, params)[field_index]
+                    })
+                };
+                let tf = tf as f32;
+                if scratch.term_tf[i] == 0.0 {
+                    scratch.term_touched.push(ordinal);
+                }
+                scratch.term_tf[i] += factor * tf;
+                if field_index < NAMED_FIELDS {
+                    scratch.term_named[i] = true;
+                }
+            }
         }
     }
 }
