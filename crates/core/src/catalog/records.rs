@@ -515,6 +515,7 @@ mod tests {
     #[test]
     fn the_reader_reads_a_record_as_its_parsed_object() {
         let long = "x".repeat(60);
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
         let text = format!(
             r#"[{{"name":"first","na\u006de":"second","title":"T","description":null,"u1":1,"u2":[1],"u1":2,"{long}":0,"u3":0,"u4":0,"u5":0,"u6":0}},
                 {{"name":"a","label":"L","title":"T","catalogMode":"direct-only","extra":{{"k":[1,2]}}}},
@@ -522,7 +523,6 @@ mod tests {
                 {{"name":"a","annotations":{deep}}},
                 {{"name":"a","x":[1,]}},
                 null, 5, true, "s", [1, {{"name":"a"}}], {{}}]"#,
-            deep = format!("{}{}", "[".repeat(200), "]".repeat(200)),
         );
         let recs = parse_catalog_text(&text).map_err(|e| e.message).unwrap();
         let (first, raw) = recs[0].parsed.as_ref().unwrap();

@@ -156,6 +156,9 @@ impl SegmentPostings {
 }
 
 /// One term's postings in either kind of part: (doc, term frequency).
+// Lives on the stack for one term's walk; boxing tantivy's decoder would
+// allocate per lookup.
+#[allow(clippy::large_enum_variant)]
 pub enum PostingsIter<'a> {
     Tantivy(tantivy::postings::SegmentPostings),
     Memory(std::slice::Iter<'a, (DocId, u32)>),
