@@ -114,10 +114,8 @@ impl SourceSelector {
             ("source", &fields.source, self.source.as_str()),
             ("owner", &fields.owner, self.owner.as_str()),
         ] {
-            match given {
-                None => missing.push((key, wanted)),
-                Some(Value::String(given)) if given == wanted => {}
-                Some(given) => return Err(self.names_another(index, key, given, wanted)),
+            if self.is_missing(index, key, given.as_ref(), wanted)? {
+                missing.push((key, wanted));
             }
         }
         if let Some(Value::Object(mcp)) = &fields.mcp {
@@ -157,13 +155,9 @@ impl SourceSelector {
             ("source", self.source.as_str()),
             ("owner", self.owner.as_str()),
         ] {
-            match record.get(key) {
-                None | Some(Value::Null) => {
-                    record.insert(key.to_string(), Value::from(wanted));
-                    changed = true;
-                }
-                Some(Value::String(given)) if given == wanted => {}
-                Some(given) => return Err(self.names_another(index, key, given, wanted)),
+            if self.is_missing(index, key, record.get(key), wanted)? {
+                record.insert(key.to_string(), Value::from(wanted));
+                changed = true;
             }
         }
         if let Some(Value::Object(mcp)) = record.get("mcp") {
@@ -176,10 +170,23 @@ impl SourceSelector {
         })
     }
 
-    fn names_another(&self, index: usize, key: &str, given: &Value, wanted: &str) -> Error {
-        Error::invalid_catalog(format!(
-            "tool #{index} names {key} {given}, not the replaced {key} \"{wanted}\""
-        ))
+    /// The one rule for a claimed record's `source` / `owner`: absent or
+    /// `null` is filled in (true), the selector's own value is kept, any
+    /// other value is refused.
+    fn is_missing(
+        &self,
+        index: usize,
+        key: &str,
+        given: Option<&Value>,
+        wanted: &str,
+    ) -> Result<bool> {
+        match given {
+            None | Some(Value::Null) => Ok(true),
+            Some(Value::String(given)) if given == wanted => Ok(false),
+            Some(given) => Err(Error::invalid_catalog(format!(
+                "tool #{index} names {key} {given}, not the replaced {key} \"{wanted}\""
+            ))),
+        }
     }
 
     /// Routing data names a server: a tool sent as this owner's may only name this owner.

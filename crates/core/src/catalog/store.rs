@@ -274,26 +274,39 @@ mod tests {
         assert_eq!(find(&[a[0].id, stale, never]).unwrap_err(), vec![1, 2]);
     }
 
-    #[test]
-    fn idle_unheld_records_are_evicted_and_their_ids_go_stale() {
-        let mut store = Store::default();
-        let start = Instant::now();
+    /// Stores `text` in a new slot of `store` as last used at `last_use` / `used_at`.
+    fn place(
+        store: &mut Store,
+        text: &str,
+        named: bool,
+        last_use: u64,
+        used_at: Instant,
+    ) -> Arc<StoredRecord> {
+        let slot = store.slots.len() as u32;
         let record = Arc::new(StoredRecord {
-            digest: digest("x"),
+            digest: digest(text),
             id: SlotId {
-                slot: 0,
+                slot,
                 generation: 0,
             },
-            text: "x".into(),
+            text: text.into(),
         });
         store.slots.push(Slot {
             record: Some(Arc::clone(&record)),
             generation: 0,
-            named: true,
-            last_use: 0,
-            used_at: Some(start),
+            named,
+            last_use,
+            used_at: Some(used_at),
         });
-        store.by_digest.insert(record.digest, 0);
+        store.by_digest.insert(record.digest, slot);
+        record
+    }
+
+    #[test]
+    fn idle_unheld_records_are_evicted_and_their_ids_go_stale() {
+        let mut store = Store::default();
+        let start = Instant::now();
+        let record = place(&mut store, "x", true, 0, start);
         for i in 1..SWEEP_MIN as u32 {
             let d = digest(&i.to_string());
             store.slots.push(Slot {
@@ -321,23 +334,9 @@ mod tests {
         assert_eq!(store.slots[0].generation, 1);
         assert!(store.free.contains(&0));
         // A record no id was handed out for: evicted at the first sweep it is unheld.
-        let slot = store.slots.len() as u32;
-        let unnamed = Arc::new(StoredRecord {
-            digest: digest("y"),
-            id: SlotId {
-                slot,
-                generation: 0,
-            },
-            text: "y".into(),
-        });
-        store.slots.push(Slot {
-            record: Some(Arc::clone(&unnamed)),
-            generation: 0,
-            named: false,
-            last_use: store.uses,
-            used_at: Some(start + KEEP_FOR),
-        });
-        store.by_digest.insert(unnamed.digest, slot);
+        let uses = store.uses;
+        let unnamed = place(&mut store, "y", false, uses, start + KEEP_FOR);
+        let slot = unnamed.id.slot;
         store.swept_at = 0;
         store.sweep_if_due(start + KEEP_FOR);
         assert!(store.slots[slot as usize].record.is_some(), "held");
