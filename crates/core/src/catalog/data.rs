@@ -17,14 +17,6 @@ use crate::limits::*;
 use crate::schema::{self, CompiledSchema};
 use crate::search::{Prerequisites, SearchIndex};
 
-/// Names the gateway reserves for the control tools; never cataloged.
-pub const CONTROL_TOOL_NAMES: &[&str] = &[
-    "tool_search_code",
-    "tool_search",
-    "tool_describe",
-    "tool_call",
-];
-
 /// A record that was not cataloged, and why.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct ExcludedTool {
@@ -352,7 +344,7 @@ fn normalize(record: ToolRecord) -> std::result::Result<Normalized, String> {
             ));
         }
     }
-    if CONTROL_TOOL_NAMES.contains(&name.as_str()) {
+    if crate::entry::CONTROL_TOOL_NAMES.contains(&name.as_str()) {
         return Ok(Normalized::Control(DirectOnlyTool::new(
             source, owner, name, id,
         )));

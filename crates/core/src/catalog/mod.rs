@@ -22,9 +22,10 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use crate::entry::CONTROL_TOOL_NAMES;
 pub use crate::entry::{safe_server_name, EntryFields, McpInfo, Source, ToolEntry, ToolRecord};
 pub use batch::{BatchQuery, BatchRequest, BatchResult, BatchResultGroup};
-pub use data::{CatalogData, DirectOnlyTool, ExcludedTool, CONTROL_TOOL_NAMES};
+pub use data::{CatalogData, DirectOnlyTool, ExcludedTool};
 pub use hits::{SearchHit, ToolDescription};
 pub use lookup::LookupStyle;
 pub use policy::{CompiledPolicy, Policy, PolicyLayer};

@@ -73,7 +73,7 @@ fn parse_record(span: &str) -> std::result::Result<(ToolRecord, Option<Value>), 
         || record
             .name
             .as_deref()
-            .is_some_and(|name| super::data::CONTROL_TOOL_NAMES.contains(&name));
+            .is_some_and(|name| crate::entry::CONTROL_TOOL_NAMES.contains(&name));
     let raw = if keeps_raw {
         Some(serde_json::from_str(span).map_err(|e| format!("not valid JSON: {e}"))?)
     } else {

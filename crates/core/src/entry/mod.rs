@@ -55,8 +55,15 @@ impl Source {
     }
 }
 
+/// The control tools' names: reserved by the gateway, never cataloged.
+pub const TOOL_SEARCH_CODE: &str = "tool_search_code";
+pub const TOOL_SEARCH: &str = "tool_search";
+pub const TOOL_DESCRIBE: &str = "tool_describe";
+pub const TOOL_CALL: &str = "tool_call";
+pub const CONTROL_TOOL_NAMES: [&str; 4] = [TOOL_SEARCH_CODE, TOOL_SEARCH, TOOL_DESCRIBE, TOOL_CALL];
+
 /// A tool record as a gateway (or the dev catalog file) supplies it, read by
-/// `ToolRecord::deserialize_lenient`. `parameters` (OpenClaw tools) and
+/// the catalog's record reader (`catalog::records`). `parameters` (OpenClaw tools) and
 /// `input_schema` (Anthropic-style tools) are accepted as aliases of
 /// `inputSchema`.
 #[derive(Debug, Clone, Default)]

@@ -9,11 +9,9 @@ use crate::limits::{
     BATCH_RESPONSE_BUDGET_CHARS, MAX_BATCH_CANDIDATES, MAX_BATCH_QUERIES, MAX_BATCH_QUERY_CHARS,
 };
 
-pub const TOOL_SEARCH_CODE: &str = "tool_search_code";
-pub const TOOL_SEARCH: &str = "tool_search";
-pub const TOOL_DESCRIBE: &str = "tool_describe";
-pub const TOOL_CALL: &str = "tool_call";
-pub const CONTROL_TOOL_NAMES: [&str; 4] = [TOOL_SEARCH_CODE, TOOL_SEARCH, TOOL_DESCRIBE, TOOL_CALL];
+pub use crate::entry::{
+    CONTROL_TOOL_NAMES, TOOL_CALL, TOOL_DESCRIBE, TOOL_SEARCH, TOOL_SEARCH_CODE,
+};
 
 /// The resolved numbers the descriptions quote, so they never disagree with
 /// what the session enforces.
