@@ -35,13 +35,37 @@ pub fn from_napi(e: napi::Error) -> JsError {
 pub fn guard<T>(f: impl FnOnce() -> JsResult<T>) -> JsResult<T> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(result) => result,
-        Err(panic) => {
-            let detail = panic_message(panic);
-            tracing::error!(target: "openclaw_tool_search", %detail, "panic caught at the JS boundary");
-            Err(js_error(
-                ErrorCode::Internal,
-                format!("internal error (please report): {detail}"),
-            ))
+        Err(panic) => Err(to_js(caught_panic(panic))),
+    }
+}
+
+/// A caught panic as the INTERNAL error it becomes (logged once, here).
+pub fn caught_panic(panic: Box<dyn std::any::Any + Send>) -> CoreError {
+    let detail = panic_message(panic);
+    tracing::error!(target: "openclaw_tool_search", %detail, "panic caught at the JS boundary");
+    CoreError::internal(format!("internal error (please report): {detail}"))
+}
+
+/// `future`, a panic while it runs caught as [`caught_panic`]'s error: a
+/// promise's work on the runtime crosses the boundary as `guard`ed calls do.
+pub fn guard_future<F: std::future::Future>(future: F) -> GuardedFuture<F> {
+    GuardedFuture(Box::pin(future))
+}
+
+pub struct GuardedFuture<F>(std::pin::Pin<Box<F>>);
+
+impl<F: std::future::Future> std::future::Future for GuardedFuture<F> {
+    type Output = std::result::Result<F::Output, CoreError>;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        // A panicked future is never polled again: it is Ready with the error.
+        match catch_unwind(AssertUnwindSafe(|| self.0.as_mut().poll(cx))) {
+            Ok(std::task::Poll::Ready(value)) => std::task::Poll::Ready(Ok(value)),
+            Ok(std::task::Poll::Pending) => std::task::Poll::Pending,
+            Err(panic) => std::task::Poll::Ready(Err(caught_panic(panic))),
         }
     }
 }
@@ -67,5 +91,21 @@ mod tests {
         assert!(err.reason.contains("boom 7"), "{}", err.reason);
         let err = guard::<()>(|| panic!("static boom")).unwrap_err();
         assert!(err.reason.contains("static boom"), "{}", err.reason);
+    }
+
+    #[test]
+    fn a_panic_in_a_future_becomes_an_internal_error_with_its_message() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let err = runtime
+            .block_on(guard_future(async {
+                tokio::task::yield_now().await;
+                panic!("async boom {}", 8)
+            }))
+            .unwrap_err();
+        assert_eq!(err.code, ErrorCode::Internal);
+        assert!(err.message.contains("async boom 8"), "{}", err.message);
+        assert_eq!(runtime.block_on(guard_future(async { 5 })).unwrap(), 5);
     }
 }

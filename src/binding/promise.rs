@@ -8,7 +8,7 @@ use tool_search_core::session::CancelSignal;
 use tool_search_core::ErrorCode;
 
 use super::convert::{json_text, parse_text};
-use super::errors::{from_napi, js_error, JsCode, JsResult};
+use super::errors::{from_napi, guard_future, js_error, JsCode, JsResult};
 
 /// A rejection carrying the coded JS error (`error.code`), not a napi status.
 pub(crate) fn coded_rejection(env: &Env, e: napi::Error<JsCode>) -> napi::Error {
@@ -28,9 +28,11 @@ pub(crate) fn json_promise<'env, T: Serialize + Send + 'static>(
     listener: Option<AbortListener>,
 ) -> Result<PromiseRaw<'env, Unknown<'env>>, JsCode> {
     let future = async move {
-        Ok(future
-            .await
-            .and_then(|value| json_text(&value).map_err(|e| (e.status, e.reason.clone()))))
+        Ok(match guard_future(future).await {
+            Ok(outcome) => outcome
+                .and_then(|value| json_text(&value).map_err(|e| (e.status, e.reason.clone()))),
+            Err(panic) => Err((JsCode(panic.code.as_str()), panic.message)),
+        })
     };
     let mut promise = match env.spawn_future_with_callback(future, |env, text| {
         text.map_err(|(code, reason)| napi::Error::new(code, reason))

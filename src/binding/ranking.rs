@@ -9,9 +9,11 @@ use tool_search_core::search::semantic::RankingState;
 use tool_search_core::ErrorCode;
 
 use super::catalog::{batch_request, limit_option, ToolCatalog};
-use super::convert::{is_nullish, json_callback, json_text, parsed, string_arg, JsonCallback};
+use super::convert::{
+    is_nullish, json_callback, json_text, parse_text, parsed, string_arg, JsonCallback,
+};
 use super::errors::{from_napi, guard, js_error, to_js, JsCode, JsResult};
-use super::promise::json_promise;
+use super::promise::{coded_rejection, json_promise};
 
 fn progress_sink(env: &Env, callback: Unknown) -> JsResult<JsonCallback> {
     if callback.get_type().map_err(from_napi)? != ValueType::Function {
@@ -36,8 +38,10 @@ enum SearchKind {
     Batch(BatchRequest),
 }
 
-/// Search hits as JSON, converted to JS objects on the event loop.
-pub struct Hits(serde_json::Value);
+/// Search hits as JSON text, serialized on the worker and rebuilt on the
+/// event loop by one `JSON.parse` (as every async result is: per-property
+/// conversion there costs ~7x more).
+pub struct Hits(String);
 
 impl TypeName for Hits {
     fn type_name() -> &'static str {
@@ -50,10 +54,14 @@ impl TypeName for Hits {
 }
 
 impl ToNapiValue for Hits {
-    // SAFETY: called by napi-rs with the env of the task's completion callback; delegates
-    // to serde_json's conversion under the same contract.
+    // SAFETY: called by napi-rs on the JS thread with the env of the task's
+    // completion callback; the value is made and returned in that env.
     unsafe fn to_napi_value(env: napi::sys::napi_env, hits: Self) -> Result<napi::sys::napi_value> {
-        serde_json::Value::to_napi_value(env, hits.0)
+        let env = Env::from_raw(env);
+        match parse_text(&env, hits.0) {
+            Ok(value) => Ok(value.raw()),
+            Err(e) => Err(coded_rejection(&env, e)),
+        }
     }
 }
 
@@ -68,8 +76,8 @@ impl Task for SearchTask {
             let hits = match &self.request {
                 SearchKind::Single { query, limit } => {
                     let vectors = catalog.query_vectors([query.as_str()]).complete();
-                    serde_json::to_value(
-                        catalog
+                    json_text(
+                        &catalog
                             .search_with(query, *limit, &vectors)
                             .map_err(to_js)?,
                     )
@@ -79,15 +87,14 @@ impl Task for SearchTask {
                     let vectors = catalog
                         .query_vectors(queries.iter().map(String::as_str))
                         .complete();
-                    serde_json::to_value(
-                        catalog
+                    json_text(
+                        &catalog
                             .search_batch_with(request, &vectors)
                             .map_err(to_js)?,
                     )
                 }
             };
             hits.map(Hits)
-                .map_err(|e| js_error(ErrorCode::Internal, e.to_string()))
         });
         Ok(outcome.map_err(|e| (e.status, e.reason.clone())))
     }

@@ -35,7 +35,7 @@ use super::convert::{
     is_nullish, json_text, number_arg, object_arg, optional_json_arg, parsed, property, string_arg,
     value_type,
 };
-use super::errors::{from_napi, guard, js_error, to_js, JsCode, JsResult};
+use super::errors::{from_napi, guard, guard_future, js_error, to_js, JsCode, JsResult};
 use super::promise::{json_promise, link_abort_signal, AbortListener};
 
 /// Wraps the gateway's executor: `{ run(callJson), abort(requestJson) }`.
@@ -533,12 +533,19 @@ impl ToolSearchSession {
         });
         let future = async move {
             let result = match prepared {
+                // A panic while handling is the call's INTERNAL failure, a
+                // result like any other (the promise resolves).
                 Ok((args, handle_options)) => {
-                    session.handle(&tool_name, args, handle_options).await
+                    guard_future(session.handle(&tool_name, args, handle_options))
+                        .await
+                        .unwrap_or_else(|panic| error_result(&tool_name, panic))
                 }
                 Err(e) => error_result(
                     &tool_name,
-                    tool_search_core::Error::invalid_request(e.reason.clone()),
+                    tool_search_core::Error::new(
+                        ErrorCode::parse(e.status.0).unwrap_or(ErrorCode::Internal),
+                        e.reason.clone(),
+                    ),
                 ),
             };
             // Serialized off the event loop; rebuilt there with one JSON.parse.

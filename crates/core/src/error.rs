@@ -24,6 +24,29 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
+    pub const ALL: [ErrorCode; 15] = [
+        ErrorCode::ToolNotFound,
+        ErrorCode::AmbiguousTool,
+        ErrorCode::InvalidLimit,
+        ErrorCode::InvalidQuery,
+        ErrorCode::InvalidCatalog,
+        ErrorCode::InvalidArgs,
+        ErrorCode::InvalidSchema,
+        ErrorCode::InvalidConfig,
+        ErrorCode::InvalidPolicy,
+        ErrorCode::InvalidRequest,
+        ErrorCode::ToolUnavailable,
+        ErrorCode::ToolBlocked,
+        ErrorCode::NameCollision,
+        ErrorCode::CodeModeUnavailable,
+        ErrorCode::Internal,
+    ];
+
+    /// The code named by its `code` string ([`Self::as_str`]).
+    pub fn parse(code: &str) -> Option<ErrorCode> {
+        Self::ALL.into_iter().find(|c| c.as_str() == code)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             ErrorCode::ToolNotFound => "TOOL_NOT_FOUND",
@@ -79,3 +102,36 @@ impl Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `ALL` lists every code once: the match below stops compiling when a
+    /// code is added, and its position must be the code's place in `ALL`.
+    #[test]
+    fn every_code_is_listed_once_and_parses_back() {
+        for (at, code) in ErrorCode::ALL.into_iter().enumerate() {
+            let place = match code {
+                ErrorCode::ToolNotFound => 0,
+                ErrorCode::AmbiguousTool => 1,
+                ErrorCode::InvalidLimit => 2,
+                ErrorCode::InvalidQuery => 3,
+                ErrorCode::InvalidCatalog => 4,
+                ErrorCode::InvalidArgs => 5,
+                ErrorCode::InvalidSchema => 6,
+                ErrorCode::InvalidConfig => 7,
+                ErrorCode::InvalidPolicy => 8,
+                ErrorCode::InvalidRequest => 9,
+                ErrorCode::ToolUnavailable => 10,
+                ErrorCode::ToolBlocked => 11,
+                ErrorCode::NameCollision => 12,
+                ErrorCode::CodeModeUnavailable => 13,
+                ErrorCode::Internal => 14,
+            };
+            assert_eq!(at, place, "{code}");
+            assert_eq!(ErrorCode::parse(code.as_str()), Some(code));
+        }
+        assert_eq!(ErrorCode::parse("NOPE"), None);
+    }
+}
