@@ -27,11 +27,9 @@ const MAX_CACHED_STEMS: usize = 100_000;
 /// reusable buffers: create one per build or per thread, not per word.
 pub struct Analyzer {
     stemmer: TextAnalyzer,
-    /// Lowercased word → its position in `stems`: one lookup per word seen before.
-    cache: HashMap<String, u32>,
-    /// The term of each cached word, or None for a word that is dropped
+    /// Lowercased word → its stem, or None for a word that is dropped
     /// (stopword, single letter): one lookup decides both.
-    stems: Vec<Option<String>>,
+    cache: HashMap<String, Option<String>>,
     parts: Vec<(usize, usize)>,
     lower: String,
     joined: String,
@@ -44,7 +42,6 @@ impl Analyzer {
                 .filter(Stemmer::new(Language::English))
                 .build(),
             cache: HashMap::new(),
-            stems: Vec::new(),
             parts: Vec::new(),
             lower: String::new(),
             joined: String::new(),
@@ -63,24 +60,18 @@ impl Analyzer {
 
     /// The term for one lowercased identifier part: None if it is dropped.
     fn part_term(&mut self, word: &str) -> Option<&str> {
-        let at = match self.cache.get(word) {
-            Some(&at) => at as usize,
-            None => {
-                let term = if keep_part(word) {
-                    Some(self.stem(word))
-                } else {
-                    None
-                };
-                if self.stems.len() >= MAX_CACHED_STEMS {
-                    self.cache.clear();
-                    self.stems.clear();
-                }
-                self.cache.insert(word.to_string(), self.stems.len() as u32);
-                self.stems.push(term);
-                self.stems.len() - 1
+        if !self.cache.contains_key(word) {
+            let term = if keep_part(word) {
+                Some(self.stem(word))
+            } else {
+                None
+            };
+            if self.cache.len() >= MAX_CACHED_STEMS {
+                self.cache.clear();
             }
-        };
-        self.stems[at].as_deref()
+            self.cache.insert(word.to_string(), term);
+        }
+        self.cache.get(word).and_then(|t| t.as_deref())
     }
 
     /// The stem of a joined identifier (never dropped as a stopword).
