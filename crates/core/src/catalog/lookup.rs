@@ -151,10 +151,23 @@ impl NameIndex {
             Some(&n) => n,
             None => GONE,
         };
+        // One pass over the base: where each entry is now, and which left.
+        let mut gone_entries = self.gone_entries;
+        let mut newly_gone: Vec<u32> = Vec::new();
         let new_of_base: Vec<u32> = self
             .new_of_base
             .iter()
-            .map(|&o| if o == GONE { GONE } else { moved(o) })
+            .map(|&before| {
+                if before == GONE {
+                    return GONE;
+                }
+                let after = moved(before);
+                if after == GONE {
+                    gone_entries += 1;
+                    newly_gone.push(before);
+                }
+                after
+            })
             .collect();
         let mut added: Vec<u32> = self
             .added
@@ -164,14 +177,6 @@ impl NameIndex {
             .chain(fresh.iter().copied())
             .collect();
         added.sort_unstable();
-        let mut gone_entries = self.gone_entries;
-        let mut newly_gone: Vec<u32> = Vec::new();
-        for (&before, &after) in self.new_of_base.iter().zip(&new_of_base) {
-            if before != GONE && after == GONE {
-                gone_entries += 1;
-                newly_gone.push(before);
-            }
-        }
         // A quarter of the base changed: a new base (searches stay as fast
         // as on a full build, and the delta stays small).
         let base_len = self.new_of_base.len();
