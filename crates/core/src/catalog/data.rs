@@ -319,6 +319,8 @@ enum Normalized {
 }
 
 fn normalize(record: ToolRecord) -> std::result::Result<Normalized, String> {
+    // The record reader keeps the raw object of exactly these (`records::parse_record`).
+    let (control, direct_only) = (record.is_control(), record.is_direct_only());
     let name = record.name.ok_or("missing \"name\"")?;
     check_identifier_part("name", &name, MAX_NAME_CHARS)?;
     let source = match record.source.as_deref() {
@@ -344,7 +346,7 @@ fn normalize(record: ToolRecord) -> std::result::Result<Normalized, String> {
             ));
         }
     }
-    if crate::entry::CONTROL_TOOL_NAMES.contains(&name.as_str()) {
+    if control {
         return Ok(Normalized::Control(DirectOnlyTool::new(
             source, owner, name, id,
         )));
@@ -355,19 +357,17 @@ fn normalize(record: ToolRecord) -> std::result::Result<Normalized, String> {
             source.as_str()
         ));
     }
-    match record.catalog_mode.as_deref() {
-        None => {}
-        Some("direct-only") => {
-            return Ok(Normalized::DirectOnly(DirectOnlyTool::new(
-                source, owner, name, id,
-            )));
-        }
-        Some(other) => {
-            return Err(format!(
-                "unknown catalogMode \"{}\" (only \"direct-only\")",
-                clip(other, 40)
-            ))
-        }
+    if direct_only {
+        return Ok(Normalized::DirectOnly(DirectOnlyTool::new(
+            source, owner, name, id,
+        )));
+    }
+    if let Some(other) = record.catalog_mode.as_deref() {
+        return Err(format!(
+            "unknown catalogMode \"{}\" (only \"{}\")",
+            clip(other, 40),
+            crate::entry::DIRECT_ONLY
+        ));
     }
     let input_schema = match record.input_schema {
         None => None,

@@ -69,12 +69,7 @@ fn parse_record(span: &str) -> std::result::Result<(ToolRecord, Option<Value>), 
     let record = fields.into_record()?;
     // Direct-only and control tools are handed back as given: only they keep
     // the whole object (parsed again; they are few).
-    let keeps_raw = record.catalog_mode.as_deref() == Some("direct-only")
-        || record
-            .name
-            .as_deref()
-            .is_some_and(|name| crate::entry::CONTROL_TOOL_NAMES.contains(&name));
-    let raw = if keeps_raw {
+    let raw = if record.is_control() || record.is_direct_only() {
         Some(serde_json::from_str(span).map_err(|e| format!("not valid JSON: {e}"))?)
     } else {
         None

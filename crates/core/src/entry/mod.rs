@@ -84,6 +84,23 @@ pub struct ToolRecord {
     pub unknown_fields: Vec<String>,
 }
 
+impl ToolRecord {
+    /// Named as a control tool: never cataloged, handed back as given.
+    pub fn is_control(&self) -> bool {
+        self.name
+            .as_deref()
+            .is_some_and(|name| CONTROL_TOOL_NAMES.contains(&name))
+    }
+
+    /// `catalogMode: "direct-only"`: not cataloged, handed back as given.
+    pub fn is_direct_only(&self) -> bool {
+        self.catalog_mode.as_deref() == Some(DIRECT_ONLY)
+    }
+}
+
+/// The one `catalogMode` a record may name.
+pub const DIRECT_ONLY: &str = "direct-only";
+
 /// The content of a validated, normalized catalog entry.
 #[derive(Debug, Clone)]
 pub struct EntryFields {
