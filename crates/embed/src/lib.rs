@@ -38,7 +38,10 @@ pub const MAX_TOKENS: usize = 256;
 /// arithmetic, pooling). Part of `Encoder::model_digest`, so a vector cache
 /// keyed on the digest never mixes vectors of other numerics. It describes
 /// `Encoder::load`'s (int8) vectors; `Precision::F32` has its own tag.
-pub const NUMERICS: &str = "int8-v1";
+/// v2: the AVX2 attention's softmax takes e^x from a vector polynomial
+/// (model.rs `exp_nonpositive`) and sums 8 lanes, where v1 called libm's expf
+/// and summed in order.
+pub const NUMERICS: &str = "int8-v2";
 
 /// Arithmetic of the dense layers (nearly all of the work).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -112,6 +112,8 @@ struct Scratch {
     hidden: Vec<f32>,
     intermediate: Vec<f32>,
     scores: Vec<f32>,
+    /// One head's keys, transposed (attention_avx2).
+    keys: Vec<f32>,
     /// The current int8 layer's input, quantized.
     quantized: QuantRows,
 }
@@ -355,6 +357,7 @@ fn layer_forward<const FMA: bool>(
             &s.qkv[offset * QKV..(offset + n) * QKV],
             n,
             &mut s.scores,
+            &mut s.keys,
             &mut s.context[offset * HIDDEN..(offset + n) * HIDDEN],
         );
         offset += n;
@@ -397,16 +400,27 @@ fn layer_forward<const FMA: bool>(
 /// Multi-head self-attention of one sequence of `n` tokens: `qkv` holds its
 /// [n, 3 * HIDDEN] projections, `context` receives [n, HIDDEN].
 #[inline(always)]
-fn attention<const FMA: bool>(qkv: &[f32], n: usize, scores: &mut Vec<f32>, context: &mut [f32]) {
+fn attention<const FMA: bool>(
+    qkv: &[f32],
+    n: usize,
+    scores: &mut Vec<f32>,
+    keys: &mut Vec<f32>,
+    context: &mut [f32],
+) {
     let scale = 1.0 / (HEAD_DIM as f32).sqrt();
-    scores.resize(n, 0.0);
     assert!(qkv.len() >= n * QKV && context.len() >= n * HIDDEN);
     #[cfg(target_arch = "x86_64")]
     if FMA {
-        // SAFETY: FMA is only true inside encode_avx2; bounds asserted above.
-        unsafe { simd::attention_avx2(qkv.as_ptr(), n, scores, context.as_mut_ptr(), scale) };
+        let padded = n.next_multiple_of(8);
+        scores.resize(2 * padded, 0.0);
+        keys.resize(HEAD_DIM * padded, 0.0);
+        // SAFETY: FMA is only true inside encode_avx2; qkv and context
+        // bounds asserted above, scores and keys sized for `padded` here.
+        unsafe { simd::attention_avx2(qkv.as_ptr(), n, scores, keys, context.as_mut_ptr(), scale) };
         return;
     }
+    let _ = keys;
+    scores.resize(n, 0.0);
     for h in 0..HEADS {
         let head = h * HEAD_DIM..(h + 1) * HEAD_DIM;
         for i in 0..n {
@@ -484,7 +498,7 @@ fn dense<const FMA: bool>(
 mod simd {
     use std::arch::x86_64::*;
 
-    use super::{softmax, HEADS, HEAD_DIM, HIDDEN, QKV};
+    use super::{HEADS, HEAD_DIM, HIDDEN, QKV};
 
     #[inline]
     #[target_feature(enable = "avx2,fma")]
@@ -495,57 +509,185 @@ mod simd {
         _mm_cvtss_f32(s)
     }
 
-    /// Attention of one sequence: per head, scores of 32-dim q.k (4 vectors),
-    /// softmax, then the weighted sum of values kept in 4 registers.
-    /// Caller: AVX2 + FMA present; qkv has n * QKV floats, context n * HIDDEN,
-    /// scores n.
+    /// e^x of 8 lanes for x <= 0 (softmax's range), within 2 ulp of the
+    /// exact value down to e^-87 (about f32's smallest normal); below that it
+    /// gives e^-87 instead of a subnormal or 0, a weight no sum can see.
+    /// Cody-Waite reduction by ln 2, Cephes' degree-5 polynomial, 2^n built
+    /// in the exponent bits.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    pub(crate) unsafe fn exp_nonpositive(x: __m256) -> __m256 {
+        let x = _mm256_max_ps(x, _mm256_set1_ps(-87.0));
+        let n = _mm256_round_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(
+            _mm256_mul_ps(x, _mm256_set1_ps(std::f32::consts::LOG2_E)),
+        );
+        // ln 2 in two parts: n · 0.693359375 is exact for |n| < 2^11.
+        let r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693_359_4), x);
+        let r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.121_944_4e-4), r);
+        let mut p = _mm256_set1_ps(1.987_569_1e-4);
+        for c in [
+            1.398_199_9e-3,
+            8.333_452e-3,
+            4.166_579_6e-2,
+            1.666_666_5e-1,
+            0.5,
+        ] {
+            p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(c));
+        }
+        let r2 = _mm256_mul_ps(r, r);
+        let e = _mm256_add_ps(_mm256_fmadd_ps(p, r2, r), _mm256_set1_ps(1.0));
+        // n >= -126: 2^n is a normal float, its exponent field n + 127.
+        let two_n = _mm256_slli_epi32::<23>(_mm256_add_epi32(
+            _mm256_cvtps_epi32(n),
+            _mm256_set1_epi32(127),
+        ));
+        _mm256_mul_ps(e, _mm256_castsi256_ps(two_n))
+    }
+
+    /// Softmax of `row[..n]` in place, 8 lanes at a time; `row` holds n
+    /// rounded up to 8 floats (the lanes past n are written, not summed).
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    pub(crate) unsafe fn softmax_avx2(row: *mut f32, n: usize) {
+        let whole = n / 8 * 8;
+        let mut max8 = _mm256_set1_ps(f32::NEG_INFINITY);
+        for j in (0..whole).step_by(8) {
+            max8 = _mm256_max_ps(max8, _mm256_loadu_ps(row.add(j)));
+        }
+        let mut lanes = [0f32; 8];
+        _mm256_storeu_ps(lanes.as_mut_ptr(), max8);
+        let mut max = lanes.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        for j in whole..n {
+            max = max.max(*row.add(j));
+        }
+        let max8 = _mm256_set1_ps(max);
+        let mut sum8 = _mm256_setzero_ps();
+        for j in (0..n.next_multiple_of(8)).step_by(8) {
+            let e = exp_nonpositive(_mm256_sub_ps(_mm256_loadu_ps(row.add(j)), max8));
+            _mm256_storeu_ps(row.add(j), e);
+            if j < whole {
+                sum8 = _mm256_add_ps(sum8, e);
+            }
+        }
+        let mut sum = hsum8(sum8);
+        for j in whole..n {
+            sum += *row.add(j);
+        }
+        let inv = _mm256_set1_ps(1.0 / sum);
+        for j in (0..n.next_multiple_of(8)).step_by(8) {
+            _mm256_storeu_ps(row.add(j), _mm256_mul_ps(_mm256_loadu_ps(row.add(j)), inv));
+        }
+    }
+
+    /// Attention of one sequence: per head, the head's keys transposed, then
+    /// for each query the scores of 8 keys at a time, softmax, and the
+    /// weighted sum of values kept in 4 registers. Each score is summed in
+    /// the order of the portable code's `dot8` of one key (lane d % 8 first,
+    /// then the lanes' tree), with the products of lanes 8 apart fused as
+    /// there, so the scores are the ones a key at a time gave.
+    /// Caller: AVX2 + FMA present; qkv has n * QKV floats, context n * HIDDEN;
+    /// with n rounded up to 8, scores holds twice that and keys HEAD_DIM times.
+    // Accumulators indexed by query and lane, as the loop is written.
+    #[allow(clippy::needless_range_loop)]
     #[target_feature(enable = "avx2,fma")]
     pub unsafe fn attention_avx2(
         qkv: *const f32,
         n: usize,
         scores: &mut [f32],
+        keys: &mut [f32],
         context: *mut f32,
         scale: f32,
     ) {
         const _: () = assert!(HEAD_DIM == 32);
+        let padded = n.next_multiple_of(8);
+        debug_assert!(scores.len() >= 2 * padded && keys.len() >= HEAD_DIM * padded);
+        // Keys past n score 0 and are never read back (softmax covers n).
+        keys[..HEAD_DIM * padded].fill(0.0);
+        let kt = keys.as_mut_ptr();
+        let scale = _mm256_set1_ps(scale);
         for h in 0..HEADS {
             let col = h * HEAD_DIM;
-            for i in 0..n {
-                let q = qkv.add(i * QKV + col);
-                let q = [
-                    _mm256_loadu_ps(q),
-                    _mm256_loadu_ps(q.add(8)),
-                    _mm256_loadu_ps(q.add(16)),
-                    _mm256_loadu_ps(q.add(24)),
-                ];
-                for (j, score) in scores.iter_mut().enumerate() {
-                    let k = qkv.add(j * QKV + HIDDEN + col);
-                    let a = _mm256_fmadd_ps(
-                        q[0],
-                        _mm256_loadu_ps(k),
-                        _mm256_mul_ps(q[1], _mm256_loadu_ps(k.add(8))),
-                    );
-                    let b = _mm256_fmadd_ps(
-                        q[2],
-                        _mm256_loadu_ps(k.add(16)),
-                        _mm256_mul_ps(q[3], _mm256_loadu_ps(k.add(24))),
-                    );
-                    *score = hsum8(_mm256_add_ps(a, b)) * scale;
-                }
-                softmax(scores);
-                let mut acc = [_mm256_setzero_ps(); 4];
-                for (j, &p) in scores.iter().enumerate() {
-                    let v = qkv.add(j * QKV + 2 * HIDDEN + col);
-                    let pv = _mm256_set1_ps(p);
-                    for (d, a) in acc.iter_mut().enumerate() {
-                        *a = _mm256_fmadd_ps(pv, _mm256_loadu_ps(v.add(8 * d)), *a);
-                    }
-                }
-                let out = context.add(i * HIDDEN + col);
-                for (d, a) in acc.iter().enumerate() {
-                    _mm256_storeu_ps(out.add(8 * d), *a);
+            for j in 0..n {
+                let k = qkv.add(j * QKV + HIDDEN + col);
+                for d in 0..HEAD_DIM {
+                    *kt.add(d * padded + j) = *k.add(d);
                 }
             }
+            // Two queries at a time: their value sums are independent chains,
+            // so the FMAs of one wait less on the other's (each query's sum
+            // keeps its order).
+            for i in (0..n).step_by(2) {
+                let pair = (n - i).min(2);
+                for r in 0..pair {
+                    let row = scores.as_mut_ptr().add(r * padded);
+                    head_scores(qkv.add((i + r) * QKV + col), kt, padded, row, scale);
+                    softmax_avx2(row, n);
+                }
+                let (first, second) = scores.split_at(padded);
+                let mut acc = [_mm256_setzero_ps(); 8];
+                if pair == 2 {
+                    for (j, (&p0, &p1)) in first[..n].iter().zip(&second[..n]).enumerate() {
+                        let v = qkv.add(j * QKV + 2 * HIDDEN + col);
+                        let (p0, p1) = (_mm256_set1_ps(p0), _mm256_set1_ps(p1));
+                        for d in 0..4 {
+                            let vd = _mm256_loadu_ps(v.add(8 * d));
+                            acc[d] = _mm256_fmadd_ps(p0, vd, acc[d]);
+                            acc[4 + d] = _mm256_fmadd_ps(p1, vd, acc[4 + d]);
+                        }
+                    }
+                } else {
+                    for (j, &p0) in first[..n].iter().enumerate() {
+                        let v = qkv.add(j * QKV + 2 * HIDDEN + col);
+                        let p0 = _mm256_set1_ps(p0);
+                        for d in 0..4 {
+                            acc[d] = _mm256_fmadd_ps(p0, _mm256_loadu_ps(v.add(8 * d)), acc[d]);
+                        }
+                    }
+                }
+                for r in 0..pair {
+                    let out = context.add((i + r) * HIDDEN + col);
+                    for d in 0..4 {
+                        _mm256_storeu_ps(out.add(8 * d), acc[4 * r + d]);
+                    }
+                }
+            }
+        }
+    }
+
+    /// One query's scaled scores against `padded` transposed keys (`kt`:
+    /// HEAD_DIM rows of `padded`), 8 keys at a time, summed as `dot8` sums
+    /// one key (see attention_avx2).
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn head_scores(
+        q: *const f32,
+        kt: *const f32,
+        padded: usize,
+        out: *mut f32,
+        scale: __m256,
+    ) {
+        for block in (0..padded).step_by(8) {
+            let column = |d: usize| _mm256_loadu_ps(kt.add(d * padded + block));
+            let lane = |l: usize| {
+                let a = _mm256_fmadd_ps(
+                    _mm256_set1_ps(*q.add(l)),
+                    column(l),
+                    _mm256_mul_ps(_mm256_set1_ps(*q.add(8 + l)), column(8 + l)),
+                );
+                let b = _mm256_fmadd_ps(
+                    _mm256_set1_ps(*q.add(16 + l)),
+                    column(16 + l),
+                    _mm256_mul_ps(_mm256_set1_ps(*q.add(24 + l)), column(24 + l)),
+                );
+                _mm256_add_ps(a, b)
+            };
+            // hsum8's tree: (l0+l4 + l2+l6) + (l1+l5 + l3+l7).
+            let u0 = _mm256_add_ps(lane(0), lane(4));
+            let u1 = _mm256_add_ps(lane(1), lane(5));
+            let u2 = _mm256_add_ps(lane(2), lane(6));
+            let u3 = _mm256_add_ps(lane(3), lane(7));
+            let total = _mm256_add_ps(_mm256_add_ps(u0, u2), _mm256_add_ps(u1, u3));
+            _mm256_storeu_ps(out.add(block), _mm256_mul_ps(total, scale));
         }
     }
 }
@@ -621,11 +763,21 @@ pub(crate) fn add_assign(x: &mut [f32], y: &[f32]) {
 }
 
 /// Sum in 8 lanes (a plain f32 sum is one serial chain; this vectorizes).
+/// Sum of `f(v)` over `values` in 8 lanes (value i in lane i % 8, each lane
+/// in order): a fixed order, so results are deterministic; written by
+/// chunks so it vectorizes (an `i % 8` index did not).
 #[inline(always)]
-fn lane_sum(values: impl Iterator<Item = f32>) -> f32 {
+fn lane_sum(values: &[f32], f: impl Fn(f32) -> f32) -> f32 {
     let mut acc = [0f32; 8];
-    for (i, v) in values.enumerate() {
-        acc[i % 8] += v;
+    let chunks = values.chunks_exact(8);
+    let rest = chunks.remainder();
+    for chunk in chunks {
+        for l in 0..8 {
+            acc[l] += f(chunk[l]);
+        }
+    }
+    for (a, &v) in acc.iter_mut().zip(rest) {
+        *a += f(v);
     }
     hsum(&acc)
 }
@@ -633,8 +785,8 @@ fn lane_sum(values: impl Iterator<Item = f32>) -> f32 {
 #[inline(always)]
 fn layer_norm(x: &mut [f32], norm: &LayerNorm, eps: f32) {
     for row in x.chunks_exact_mut(HIDDEN) {
-        let mean = lane_sum(row.iter().copied()) / HIDDEN as f32;
-        let var = lane_sum(row.iter().map(|v| (v - mean) * (v - mean))) / HIDDEN as f32;
+        let mean = lane_sum(row, |v| v) / HIDDEN as f32;
+        let var = lane_sum(row, |v| (v - mean) * (v - mean)) / HIDDEN as f32;
         let inv = 1.0 / (var + eps).sqrt();
         for ((v, g), b) in row.iter_mut().zip(&norm.gamma).zip(&norm.beta) {
             *v = (*v - mean) * inv * g + b;
@@ -642,13 +794,15 @@ fn layer_norm(x: &mut [f32], norm: &LayerNorm, eps: f32) {
     }
 }
 
+#[inline(always)]
 fn softmax(row: &mut [f32]) {
     let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    let mut sum = 0.0;
     for v in row.iter_mut() {
         *v = (*v - max).exp();
-        sum += *v;
     }
+    // Summed apart from the exp calls, in the same order: the sum stays in a
+    // register instead of being spilled around every call.
+    let sum = row.iter().fold(0.0, |sum, v| sum + v);
     let inv = 1.0 / sum;
     for v in row.iter_mut() {
         *v *= inv;
@@ -882,6 +1036,68 @@ mod tests {
         assert!(f16_to_f32(0x7c00).is_infinite());
         assert!(f16_to_f32(0x7e00).is_nan());
         assert_eq!(f16_to_f32(0x3555), 0.333_251_95);
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn vector_exp_is_within_two_ulp_of_exp() {
+        if !Kernel::Avx2.supported() {
+            crate::kernel_not_compared(&Kernel::Avx2);
+            return;
+        }
+        // Every softmax input: x - max <= 0, down to where e^x leaves the normals.
+        let mut worst = 0f64;
+        let mut x = 0f32;
+        while x > -87.0 {
+            let lanes: [f32; 8] = std::array::from_fn(|l| x - l as f32 * 1.3e-3);
+            let mut got = [0f32; 8];
+            // SAFETY: AVX2 + FMA checked above; 8 floats in and out.
+            unsafe {
+                use std::arch::x86_64::*;
+                let e = simd::exp_nonpositive(_mm256_loadu_ps(lanes.as_ptr()));
+                _mm256_storeu_ps(got.as_mut_ptr(), e);
+            }
+            for (&x, &e) in lanes.iter().zip(&got) {
+                let exact = f64::from(x).exp();
+                let ulp =
+                    f64::from(f32::from_bits((exact as f32).to_bits() + 1)) - exact as f32 as f64;
+                worst = worst.max((f64::from(e) - exact).abs() / ulp.abs());
+            }
+            x -= 0.0173;
+        }
+        assert!(worst <= 2.0, "vector exp is {worst} ulp off");
+        // Below the normals it stops at e^-87 rather than going subnormal.
+        // SAFETY: as above.
+        let tiny = unsafe {
+            use std::arch::x86_64::*;
+            _mm256_cvtss_f32(simd::exp_nonpositive(_mm256_set1_ps(-1000.0)))
+        };
+        assert!(tiny > 0.0 && tiny < 2e-38, "e^-1000 gave {tiny}");
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn vector_softmax_matches_softmax_at_every_length() {
+        if !Kernel::Avx2.supported() {
+            crate::kernel_not_compared(&Kernel::Avx2);
+            return;
+        }
+        for n in 1..=33usize {
+            let scores: Vec<f32> = (0..n).map(|i| ((i * 37 % 11) as f32 - 5.0) * 1.7).collect();
+            let mut expected = scores.clone();
+            softmax(&mut expected);
+            // Past n: garbage the softmax must neither read into the sum nor let through.
+            let mut row = scores.clone();
+            row.resize(n.next_multiple_of(8), 1e30);
+            // SAFETY: AVX2 + FMA checked above; row holds n rounded up to 8.
+            unsafe { simd::softmax_avx2(row.as_mut_ptr(), n) };
+            for (i, (&got, &want)) in row.iter().zip(&expected).enumerate() {
+                assert!(
+                    (got - want).abs() <= 2e-6 * want.max(1e-3),
+                    "n {n}, [{i}]: {got} against {want}"
+                );
+            }
+        }
     }
 
     #[test]
