@@ -489,7 +489,7 @@ fn dense<const FMA: bool>(
         #[cfg(feature = "f32-reference")]
         Dense::F32(lin) => f32_dense::linear::<FMA>(x, rows, lin, out),
         Dense::Int8(lin) => {
-            quant::quantize_rows(x, rows, lin.inputs(), quantized);
+            quant::quantize_rows::<FMA>(x, rows, lin.inputs(), quantized);
             quant::linear(quantized, rows, lin, out, int_kernel);
         }
     }

@@ -108,8 +108,11 @@ pub(crate) struct QuantRows {
 /// 0..=255). An all-zero row, or one with an infinite range, gets scale 1,
 /// zero point 0 and all q 0, i.e. contributes nothing (its outputs are the
 /// bias).
+/// `AVX2`: the caller runs with AVX2 enabled (the range scan then uses it:
+/// written portably, the compiler turned the 8-lane min/max into a chain of
+/// lane shuffles).
 #[inline(always)]
-pub(crate) fn quantize_rows(x: &[f32], rows: usize, k: usize, q: &mut QuantRows) {
+pub(crate) fn quantize_rows<const AVX2: bool>(x: &[f32], rows: usize, k: usize, q: &mut QuantRows) {
     assert!(x.len() >= rows * k);
     q.values.resize(rows * k, 0);
     q.scales.resize(rows, 0.0);
@@ -120,22 +123,7 @@ pub(crate) fn quantize_rows(x: &[f32], rows: usize, k: usize, q: &mut QuantRows)
         .take(rows)
         .enumerate()
     {
-        // 8 independent lanes so the min/max vectorizes.
-        let (mut lo, mut hi) = ([0f32; 8], [0f32; 8]);
-        let chunks = row.chunks_exact(8);
-        let rest = chunks.remainder();
-        for chunk in chunks {
-            for l in 0..8 {
-                lo[l] = if chunk[l] < lo[l] { chunk[l] } else { lo[l] };
-                hi[l] = if chunk[l] > hi[l] { chunk[l] } else { hi[l] };
-            }
-        }
-        for &v in rest {
-            lo[0] = if v < lo[0] { v } else { lo[0] };
-            hi[0] = if v > hi[0] { v } else { hi[0] };
-        }
-        let lo = lo.iter().fold(0f32, |a, &b| a.min(b));
-        let hi = hi.iter().fold(0f32, |a, &b| a.max(b));
+        let (lo, hi) = row_range::<AVX2>(row);
         let scale = (hi - lo) / 255.0;
         // A subnormal range would make 1 / scale infinite (and 0 · inf = NaN):
         // such a row counts as all zeros, like an empty one.
@@ -159,6 +147,34 @@ pub(crate) fn quantize_rows(x: &[f32], rows: usize, k: usize, q: &mut QuantRows)
         q.scales[r] = scale;
         q.zero_points[r] = zero_point as i32;
     }
+}
+
+/// The row's range widened to include 0: (min(0, row), max(0, row)), NaNs
+/// skipped. Min and max are exact, so the lanes' order does not matter.
+#[inline(always)]
+fn row_range<const AVX2: bool>(row: &[f32]) -> (f32, f32) {
+    #[cfg(target_arch = "x86_64")]
+    if AVX2 {
+        // SAFETY: AVX2 is enabled in the caller (AVX2 is only true there).
+        return unsafe { simd::row_range_avx2(row) };
+    }
+    // 8 independent lanes so the min/max can vectorize.
+    let (mut lo, mut hi) = ([0f32; 8], [0f32; 8]);
+    let chunks = row.chunks_exact(8);
+    let rest = chunks.remainder();
+    for chunk in chunks {
+        for l in 0..8 {
+            lo[l] = if chunk[l] < lo[l] { chunk[l] } else { lo[l] };
+            hi[l] = if chunk[l] > hi[l] { chunk[l] } else { hi[l] };
+        }
+    }
+    for &v in rest {
+        lo[0] = if v < lo[0] { v } else { lo[0] };
+        hi[0] = if v > hi[0] { v } else { hi[0] };
+    }
+    let lo = lo.iter().fold(0f32, |a, &b| a.min(b));
+    let hi = hi.iter().fold(0f32, |a, &b| a.max(b));
+    (lo, hi)
 }
 
 /// Which integer kernel runs. All give identical sums.
@@ -365,6 +381,32 @@ mod simd {
     use std::arch::x86_64::*;
 
     use super::{GROUP, PANEL};
+
+    /// `row_range` on 8 lanes: min_ps(v, lo) is `v < lo ? v : lo`, the
+    /// portable code's select (a NaN keeps the lane as it was).
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn row_range_avx2(row: &[f32]) -> (f32, f32) {
+        let (mut lo, mut hi) = (_mm256_setzero_ps(), _mm256_setzero_ps());
+        let chunks = row.chunks_exact(8);
+        let rest = chunks.remainder();
+        for chunk in chunks {
+            let v = _mm256_loadu_ps(chunk.as_ptr());
+            lo = _mm256_min_ps(v, lo);
+            hi = _mm256_max_ps(v, hi);
+        }
+        let (mut los, mut his) = ([0f32; 8], [0f32; 8]);
+        _mm256_storeu_ps(los.as_mut_ptr(), lo);
+        _mm256_storeu_ps(his.as_mut_ptr(), hi);
+        for &v in rest {
+            los[0] = if v < los[0] { v } else { los[0] };
+            his[0] = if v > his[0] { v } else { his[0] };
+        }
+        (
+            los.iter().fold(0f32, |a, &b| a.min(b)),
+            his.iter().fold(0f32, |a, &b| a.max(b)),
+        )
+    }
 
     /// Bytes ahead of the current weight group to prefetch (8 groups).
     const PREFETCH: usize = 8 * GROUP * PANEL;
@@ -660,6 +702,30 @@ mod tests {
 
     /// Ranges too small for their reciprocal to be finite count as all zeros:
     /// no NaN from 0 · inf, in weights (a malformed file) or activations.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn row_ranges_agree() {
+        if !IntKernel::Avx2.supported() {
+            crate::kernel_not_compared(&IntKernel::Avx2);
+            return;
+        }
+        let mut rng = Rng(5);
+        for len in [1, 7, 8, 9, 31, 384, 1536] {
+            let mut row: Vec<f32> = (0..len).map(|_| rng.float(6.0)).collect();
+            for case in 0..4 {
+                match case {
+                    1 => row.iter_mut().for_each(|v| *v = v.abs() + 0.1),
+                    2 => row.iter_mut().for_each(|v| *v = -v.abs() - 0.1),
+                    3 => row[len / 2] = f32::NAN,
+                    _ => {}
+                }
+                // SAFETY: AVX2 checked above.
+                let fast = unsafe { simd::row_range_avx2(&row) };
+                assert_eq!(fast, row_range::<false>(&row), "len {len}, case {case}");
+            }
+        }
+    }
+
     #[test]
     fn subnormal_ranges_quantize_to_zero() {
         let (m, k) = (32, 384);
@@ -672,7 +738,7 @@ mod tests {
         x[3] = 1e-39;
         x[k + 7] = -2e-39;
         let mut q = QuantRows::default();
-        quantize_rows(&x, 2, k, &mut q);
+        quantize_rows::<false>(&x, 2, k, &mut q);
         assert_eq!((q.scales[0], q.zero_points[0]), (1.0, 0));
         assert!(q.values.iter().all(|&v| v == 0));
     }
@@ -693,7 +759,7 @@ mod tests {
         x[3 * k + 1] = f32::NAN;
         x[3 * k + 2] = f32::INFINITY;
         let mut q = QuantRows::default();
-        quantize_rows(&x, rows, k, &mut q);
+        quantize_rows::<false>(&x, rows, k, &mut q);
         let mut out = vec![0f32; rows * m];
         linear(&q, rows, &lin, &mut out, IntKernel::detect());
         for t in [0, 1, 4] {
