@@ -426,7 +426,11 @@ export interface CodeModeSettings {
   childrenCpuMax?: number
   /** Nice value the launcher gives every child (and its session's autogroup) before Node starts; 0..19, default 10. The child cannot lower it. */
   childrenNice?: number
-  /** Scheduling policy of every child, set by the launcher; the child cannot change it. Default `'batch'`. */
+  /**
+   * Scheduling policy of every child, set by the launcher; the child cannot change it. Default:
+   * `'idle'` where the children's cpu cgroup applies (a woken gateway thread preempts a child at
+   * once; the group's weight still gives cells their share), `'batch'` where it does not.
+   */
   childrenCpuPolicy?: 'other' | 'batch' | 'idle'
 }
 

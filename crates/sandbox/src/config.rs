@@ -106,7 +106,15 @@ pub struct CpuIsolation {
     pub max_share: Option<f64>,
     /// Nice value of every child (0..=19; default 10).
     pub nice: i32,
+    /// Scheduling policy of every child. Unless the gateway names one (`policy_set`), the runner
+    /// picks it once it knows whether the children's cpu group applies: `Idle` there (a woken
+    /// gateway thread then preempts a running child at once, while the group's weight still
+    /// gives cells their share), `Batch` without the group (where `Idle` would run cells only on
+    /// CPU no other process of the host wants).
     pub policy: SchedPolicy,
+    /// The gateway chose `policy` (`childrenCpuPolicy`); false: the runner's choice above.
+    #[serde(skip)]
+    pub policy_set: bool,
 }
 
 impl Default for CpuIsolation {
@@ -116,6 +124,7 @@ impl Default for CpuIsolation {
             max_share: None,
             nice: 10,
             policy: SchedPolicy::Batch,
+            policy_set: false,
         }
     }
 }

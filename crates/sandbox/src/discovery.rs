@@ -110,6 +110,7 @@ impl CodeModeSettings {
             .and_then(SchedPolicy::parse)
         {
             config.cpu.policy = policy;
+            config.cpu.policy_set = true;
         }
         config
     }

@@ -15,7 +15,7 @@ use tokio::io::AsyncReadExt;
 use crate::admission::CpuBudget;
 use crate::budget::CallBytes;
 use crate::cgroup::{ChildrenCgroup, CpuCgroup, CpuCgroupReport, MemoryCgroupReport};
-use crate::config::{CpuIsolation, LogStyle, RunOptions, RunnerConfig};
+use crate::config::{CpuIsolation, LogStyle, RunOptions, RunnerConfig, SchedPolicy};
 use crate::launcher::{LauncherArgs, LauncherReport, Want};
 use crate::probe::{probe_node, NodeSupport};
 use crate::protocol::{parse_child_frame, ChildFrame};
@@ -102,7 +102,7 @@ impl CodeRunner {
     /// (blocking, ~50-300 ms) so that [`CodeRunner::capability_report`] reflects what the host
     /// really allows. Fails only on invalid configuration; an unusable host yields a runner whose
     /// report says `available: false` and whose runs return `runtime_unavailable`.
-    pub fn new(config: RunnerConfig) -> Result<Self, ConfigError> {
+    pub fn new(mut config: RunnerConfig) -> Result<Self, ConfigError> {
         validate(&config)?;
         let node = probe_node(&config.node_path);
         let launcher = find_launcher(
@@ -151,6 +151,13 @@ impl CodeRunner {
                 },
             ),
         };
+        if !config.cpu.policy_set {
+            config.cpu.policy = if cpu_cgroup.is_some() {
+                SchedPolicy::Idle
+            } else {
+                SchedPolicy::Batch
+            };
+        }
         let mut adopt_into: Vec<PathBuf> = Vec::new();
         let mut cgroups_applied = Vec::new();
         if let Some(group) = &cgroup {

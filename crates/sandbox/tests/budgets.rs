@@ -134,6 +134,35 @@ fn thread_priorities(pid: u64) -> Vec<(i64, i64)> {
     ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)"
 )]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unless_the_gateway_names_a_policy_children_run_idle_under_their_cpu_group_else_batch() {
+    let runner = runner_with(config());
+    let report = runner.capability_report();
+    let expected = if report.cpu_cgroup.applied {
+        SchedPolicy::Idle
+    } else {
+        SchedPolicy::Batch
+    };
+    assert_eq!(report.cpu_isolation.policy, expected, "{report:?}");
+    let (result, _host) = run_code(&runner, "return 1").await;
+    assert!(result.ok, "{result:?}");
+    let containment = result
+        .telemetry
+        .containment
+        .clone()
+        .expect("containment record");
+    assert_eq!(
+        containment.sched_policy,
+        expected.as_str(),
+        "{containment:?}"
+    );
+    assert!(containment.priority_locked, "{containment:?}");
+}
+
+#[cfg_attr(
+    not(code_mode_host),
+    ignore = "code mode cannot run on this host (no Node with a sound permission model; set OPENCLAW_TOOL_SEARCH_NODE, or REQUIRE_CODE_MODE=1 to make this a failure)"
+)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_cpu_isolation_applied_is_in_the_capability_report_and_each_containment_record() {
     let mut config = config();
     config.cpu = CpuIsolation {
@@ -141,6 +170,7 @@ async fn the_cpu_isolation_applied_is_in_the_capability_report_and_each_containm
         max_share: Some(0.5),
         nice: 12,
         policy: SchedPolicy::Batch,
+        policy_set: true,
     };
     let runner = runner_with(config.clone());
     let report = runner.capability_report();
@@ -380,6 +410,7 @@ fn cpu_settings_out_of_range_are_configuration_errors() {
         max_share: Some(1.0),
         nice: 0,
         policy: SchedPolicy::Other,
+        policy_set: true,
     };
     assert!(tool_search_sandbox::validate_config(&fine).is_ok());
 }
