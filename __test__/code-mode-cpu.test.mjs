@@ -19,12 +19,14 @@ test('the capability report shows the CPU the gateway has and the default cells 
   assert.ok(budget.affinityCpus >= 1 && budget.cores >= 1 && budget.cores <= budget.affinityCpus, JSON.stringify(budget))
   const cores = Math.max(1, Math.ceil(budget.cores))
   assert.equal(capability.maxConcurrentCells, Math.min(64, Math.max(2, 2 * cores)))
-  assert.deepEqual(capability.cpuIsolation, { weight: 10, maxShare: null, nice: 10, policy: 'batch' })
+  // The default policy follows the cpu group: idle inside it, batch without it.
+  const group = capability.cpuCgroup
+  const policy = group.applied ? 'idle' : 'batch'
+  assert.deepEqual(capability.cpuIsolation, { weight: 10, maxShare: null, nice: 10, policy })
   // The probe's launch already ran below the gateway, and says so.
   assert.equal(capability.layers.nice, 10)
-  assert.equal(capability.layers.schedPolicy, 'batch')
+  assert.equal(capability.layers.schedPolicy, policy)
   assert.equal(capability.layers.priorityLocked, true)
-  const group = capability.cpuCgroup
   if (group.applied) assert.ok(['v1', 'v2'].includes(group.version) && group.weight === 10, JSON.stringify(group))
   else assert.ok(typeof group.reason === 'string' && group.reason.length > 0, JSON.stringify(group))
 })
