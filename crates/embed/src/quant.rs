@@ -168,13 +168,21 @@ fn row_range<const AVX2: bool>(row: &[f32]) -> (f32, f32) {
             hi[l] = if chunk[l] > hi[l] { chunk[l] } else { hi[l] };
         }
     }
+    lanes_range(lo, hi, rest)
+}
+
+/// The end of `row_range` on either path: the values past the last whole 8
+/// into lane 0, then the lanes folded from 0.
+#[inline(always)]
+fn lanes_range(mut lo: [f32; 8], mut hi: [f32; 8], rest: &[f32]) -> (f32, f32) {
     for &v in rest {
         lo[0] = if v < lo[0] { v } else { lo[0] };
         hi[0] = if v > hi[0] { v } else { hi[0] };
     }
-    let lo = lo.iter().fold(0f32, |a, &b| a.min(b));
-    let hi = hi.iter().fold(0f32, |a, &b| a.max(b));
-    (lo, hi)
+    (
+        lo.iter().fold(0f32, |a, &b| a.min(b)),
+        hi.iter().fold(0f32, |a, &b| a.max(b)),
+    )
 }
 
 /// Which integer kernel runs. All give identical sums.
@@ -398,14 +406,7 @@ mod simd {
         let (mut los, mut his) = ([0f32; 8], [0f32; 8]);
         _mm256_storeu_ps(los.as_mut_ptr(), lo);
         _mm256_storeu_ps(his.as_mut_ptr(), hi);
-        for &v in rest {
-            los[0] = if v < los[0] { v } else { los[0] };
-            his[0] = if v > his[0] { v } else { his[0] };
-        }
-        (
-            los.iter().fold(0f32, |a, &b| a.min(b)),
-            his.iter().fold(0f32, |a, &b| a.max(b)),
-        )
+        super::lanes_range(los, his, rest)
     }
 
     /// Bytes ahead of the current weight group to prefetch (8 groups).
