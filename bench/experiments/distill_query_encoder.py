@@ -19,7 +19,7 @@ and each query. The loss is 1 - cos(student, teacher) of the mean-pooled, normal
 tools belong to; the score lines report those sets apart ("held").
 Scored here: dense-only nDCG@10 per set, each query against all 13,163 teacher tool vectors
 (f32, PyTorch), the student's query vector against the teacher's; the lines print the change.
-Needs torch and transformers (pip); about 6 minutes of 2-core CPU an epoch. Nothing here ships.
+Needs torch and transformers (pip); 4.5 to 6.5 minutes of 2-core CPU an epoch. Nothing here ships.
 """
 import argparse
 import copy
