@@ -34,7 +34,9 @@ before(() => {
 
   app = join(work, 'app')
   cpSync(join(root, '__test__', 'fixtures', 'pack-app'), app, { recursive: true })
-  // Only the two tarballs: --offline proves nothing else is fetched.
+  // The two tarballs and the main package's declared dependencies (acorn, for the OpenClaw seam),
+  // put in npm's cache first: --offline proves nothing else is fetched.
+  for (const [name, range] of Object.entries(readJson(join(root, 'package.json')).dependencies ?? {})) run('npm', ['cache', 'add', `${name}@${range}`], app)
   run('npm', ['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', ...tarballs], app)
   run(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', app], app)
   // The installed copy must find its own launcher, not one named by the test's environment.
@@ -63,9 +65,11 @@ test('package writes one tarball per package, the binaries only in the platform 
     const mode = statSync(join(installed, PLATFORM, file)).mode
     assert.equal(mode & 0o755, 0o755, `${file} is ${mode.toString(8)}`)
   }
-  // The app depends on exactly the two tarballs, nothing from a registry.
+  // The app holds the two tarballs and the main package's own dependencies, nothing else.
   const lock = readJson(join(app, 'package-lock.json'))
-  assert.deepEqual(Object.keys(lock.packages).filter((p) => p).sort(), [`node_modules/${MAIN}`, `node_modules/${PLATFORM}`])
+  const dependencies = Object.keys(main.dependencies ?? {}).map((name) => `node_modules/${name}`)
+  assert.deepEqual(dependencies, ['node_modules/acorn'])
+  assert.deepEqual(Object.keys(lock.packages).filter((p) => p).sort(), [...dependencies, `node_modules/${MAIN}`, `node_modules/${PLATFORM}`].sort())
 })
 
 test('the installed copy type-checks under strict and searches', () => {

@@ -10,7 +10,7 @@
 import { existsSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
-import { ENGINE_KEY } from './seam.mjs'
+import { ENGINE_KEY, releaseSupport } from './seam.mjs'
 
 const require = createRequire(import.meta.url)
 const PACKAGE = require('../package.json')
@@ -25,6 +25,8 @@ export const DEFAULT_SETTINGS = Object.freeze({
   modelDir: undefined,
   /** Folder of the tool-vector cache, or `false` for memory only. */
   vectorCache: undefined,
+  /** Keep OpenClaw's own engine on releases outside the tested range (they are served when every structural check passes). */
+  requireTestedRelease: false,
   replace: Object.freeze({ ranking: true, codeMode: true }),
 })
 
@@ -37,6 +39,7 @@ export function resolveSettings(config) {
     ranking: raw.ranking ?? DEFAULT_SETTINGS.ranking,
     modelDir: raw.modelDir,
     vectorCache: raw.vectorCache,
+    requireTestedRelease: raw.requireTestedRelease === true,
     replace: {
       ranking: replace.ranking !== false,
       codeMode: replace.codeMode !== false,
@@ -49,6 +52,7 @@ export function resolveSettings(config) {
   if (settings.vectorCache !== undefined && settings.vectorCache !== false && typeof settings.vectorCache !== 'string') {
     throw new Error('vectorCache must be a folder path or false')
   }
+  if (raw.requireTestedRelease !== undefined && typeof raw.requireTestedRelease !== 'boolean') throw new Error('requireTestedRelease must be true or false')
   return settings
 }
 
@@ -88,6 +92,8 @@ class Engine {
     this.runs = new Map()
     this.warned = new Set()
     this.seamModules = []
+    /** Per OpenClaw version: whether this engine serves it (releaseAllowed). */
+    this.releases = new Map()
   }
 
   /** Called by the plugin's register(): settings, OpenClaw's logger. */
@@ -116,9 +122,39 @@ class Engine {
     return undefined
   }
 
-  /** The patched module says it was evaluated. */
-  seamLoaded(url, version) {
-    this.seamModules.push({ url, version })
+  /**
+   * The patched module says it was evaluated, with its release: the version, its support
+   * (`tested` / `untested`) and the release cases the seam found (seam.mjs RELEASE_CASES).
+   */
+  seamLoaded(url, release) {
+    this.seamModules.push({ url, release: typeof release === 'string' ? { version: release } : release })
+  }
+
+  /**
+   * Whether this engine serves a module of this OpenClaw release: a tested release always; an
+   * untested one (newer, a beta, a hot fix) whose module passed every structural check unless
+   * `requireTestedRelease` is set. Says which, once per version, in OpenClaw's log.
+   */
+  releaseAllowed(version) {
+    if (typeof version !== 'string' || this.settings === undefined) return true
+    const known = this.releases.get(version)
+    if (known !== undefined) return known
+    const release = releaseSupport(version)
+    let allowed = release.support !== 'unsupported'
+    if (release.support === 'unsupported') {
+      this.seamRefused(release.reason)
+    } else if (release.support === 'untested' && this.settings.requireTestedRelease) {
+      allowed = false
+      this.seamRefused(`${release.reason}, and requireTestedRelease is set`)
+    } else if (release.support === 'untested') {
+      this.warnOnce(
+        `untested:${version}`,
+        `${release.reason}: served natively because every structural check of its Tool Search module passed ` +
+          "(set requireTestedRelease: true to keep OpenClaw's built-in Tool Search on untested releases)",
+      )
+    }
+    this.releases.set(version, allowed)
+    return allowed
   }
 
   /** Whether OpenClaw's Tool Search module in this process carries the seam. */
@@ -196,9 +232,9 @@ class Engine {
   // ---------------------------------------------------------------- ranking
 
   /** The seam's ranking hook: OpenClaw's visible entries in this engine's order, or undefined for OpenClaw's own. */
-  async rank({ runtime, catalog, entries, query, limit }) {
+  async rank({ runtime, catalog, entries, query, limit, release }) {
     if (!this.active) return this.inactive()
-    if (!this.settings.replace.ranking || typeof query !== 'string') return undefined
+    if (!this.settings.replace.ranking || typeof query !== 'string' || !this.releaseAllowed(release?.version)) return undefined
     const stats = this.statsFor(runtime?.ctx)
     try {
       const native = this.loadNative()
@@ -217,6 +253,7 @@ class Engine {
         const entry = view.byId.get(hit.id)
         if (entry) ranked.push(entry)
       }
+      exactMatchFirst(ranked, view, query, limit, release)
       stats.searches += 1
       stats.rankings.add(ranking)
       stats.searchMs += performance.now() - started
@@ -234,7 +271,8 @@ class Engine {
    * tool vectors too: read from the vector cache or computed in the background).
    */
   catalogRegistered(catalog) {
-    if (!this.active || !this.settings.replace.ranking || !Array.isArray(catalog?.entries) || !this.loadNative()) return
+    if (!this.active || !this.settings.replace.ranking || !Array.isArray(catalog?.entries)) return
+    if (!this.releaseAllowed(this.seamModules[0]?.release?.version) || !this.loadNative()) return
     // A failed build is reported (and falls back) when a search uses it.
     this.viewFor(catalog, catalog.entries).catch(() => {})
   }
@@ -395,7 +433,7 @@ class Engine {
   /** The seam's code-mode hook: a Promise of the cell's value, or undefined for OpenClaw's own child. */
   runCodeModeChild(params, openclaw) {
     if (!this.active) return this.inactive()
-    if (!this.settings.replace.codeMode) return undefined
+    if (!this.settings.replace.codeMode || !this.releaseAllowed(openclaw?.release?.version)) return undefined
     const native = this.loadNative()
     if (!native) return undefined
     const stats = this.statsFor(params.runtime?.ctx)
@@ -420,10 +458,30 @@ class Engine {
       }
       for (const line of result.logs ?? []) params.logs.push(line)
       stats.cells += 1
+      // Where OpenClaw makes a cell's value JSON-safe differs by release (openclaw.release.cellJsonSafe):
+      // up to 2026.9.2 its runCodeMode passes the child's value through toToolSearchJsonSafe, from
+      // 2026.9.3 only its child does. This value crossed from the contained child as JSON text, so it
+      // is JSON-safe already and the model sees the same value in both cases.
       if (result.ok) return result.value
       throw new Error(cellErrorMessage(result.error))
     })()
   }
+}
+
+/**
+ * The exact-match rule of the release's own ranking, where it differs from the native one. The
+ * native ranking puts every entry whose id or name equals the trimmed query (ignoring case) first,
+ * which is OpenClaw's rule up to 2026.9.4 (`exactMatch: 'id-or-name'`). From 2026.9.5
+ * (`'id-first'`) an entry whose id is spelled exactly is the only exact match, so it leads.
+ */
+function exactMatchFirst(ranked, view, query, limit, release) {
+  if (release?.exactMatch !== 'id-first') return
+  const spelled = view.byId.get(query.trim())
+  if (!spelled || ranked[0] === spelled) return
+  const at = ranked.indexOf(spelled)
+  if (at >= 0) ranked.splice(at, 1)
+  ranked.unshift(spelled)
+  if (ranked.length > limit) ranked.length = limit
 }
 
 /** The text OpenClaw's child gives for the same failure where there is one; ours otherwise. */

