@@ -317,6 +317,13 @@ function findRanking(scope, source) {
   for (const statement of body.body.slice(0, after + 1)) {
     if (statement.type === 'ReturnStatement') miss('this.search returns before its entries are ready')
   }
+  // The hook returns early: OpenClaw's count of the search must come before it.
+  for (const statement of body.body.slice(after + 1)) {
+    for (const node of walk(statement, { nested: true })) {
+      const target = node.type === 'UpdateExpression' ? node.argument : node.type === 'AssignmentExpression' ? node.left : undefined
+      if (isMember(target, 'searchCount')) miss('this.search counts the search after its entries (the ranking hook would skip the count)')
+    }
+  }
   // 2026.9.5 on: `entries.find((entry) => entry.id === spelling)` before matching names.
   let idFirst = false
   for (const node of walk(body)) {

@@ -10,7 +10,8 @@
 //     (the sandbox child runs as uid 65534 and must be able to execute it; /root is
 //     0700), else in ~/.cache/openclaw-tool-search;
 //  4. runs the named task with OPENCLAW_TOOL_SEARCH_NODE set, passing extra arguments on
-//     (`test` = `test:rust` (cargo test) then `test:js` (node:test, the Node on PATH)).
+//     (`test` = `test:rust` (cargo test) then `test:js` (node:test, the Node on PATH; given
+//     test files, only those)).
 //     When npm/model-minilm is assembled, the task also gets OPENCLAW_TOOL_SEARCH_MODEL_DIR
 //     pointing at it (the hybrid-ranking tests use it), and every task but `qa` gets
 //     OPENCLAW_TOOL_SEARCH_RANKING=lexical unless set: suites and benches that do not ask for
@@ -93,8 +94,12 @@ run(process.execPath, [join(root, 'scripts', 'build-launcher.mjs'), ...(release 
 
 // 3 + 4. The task.
 const cargoTest = ['cargo', ['test', '--workspace', '--target', TARGET]]
-// Files listed explicitly: Node 20 takes no globs, Node 22+ no directories.
-const nodeTest = [process.execPath, ['--test', '--test-reporter=tap', '--test-concurrency=1', ...readdirSync(join(root, '__test__')).filter((f) => f.endsWith('.test.mjs')).sort().map((f) => `__test__/${f}`)]]
+// Files listed explicitly: Node 20 takes no globs, Node 22+ no directories. `test:js` given test
+// files (`pnpm run test:js __test__/session.test.mjs ...`) runs those only.
+const chosen = task === 'test:js' ? taskArgs.filter((a) => a.endsWith('.test.mjs')) : []
+if (chosen.length > 0) taskArgs.splice(0, taskArgs.length, ...taskArgs.filter((a) => !a.endsWith('.test.mjs')))
+const testFiles = chosen.length > 0 ? chosen : readdirSync(join(root, '__test__')).filter((f) => f.endsWith('.test.mjs')).sort().map((f) => `__test__/${f}`)
+const nodeTest = [process.execPath, ['--test', '--test-reporter=tap', '--test-concurrency=1', ...testFiles]]
 const tasks = {
   test: [cargoTest, nodeTest],
   'test:rust': [cargoTest],
