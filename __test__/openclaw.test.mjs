@@ -289,6 +289,9 @@ test('engine: an untested release is served with one line saying so; requireTest
     const release = { ...untested, version: '2026.10.3' }
     assert.equal(await strict.rank({ runtime: { ctx: {} }, catalog, entries, query: 'send an email', limit: 2, release }), undefined)
     assert.equal(strict.runCodeModeChild({ code: 'return 1' }, { release }), undefined, "cells stay in OpenClaw's child too")
+    strict.seamModules.unshift({ url: 'file:///x/tool-search.mjs', release })
+    assert.equal(strict.runEnded({ runId: 'run-untested', catalogRef: { current: catalog } }), undefined, 'no run line for a release it does not serve')
+    strict.seamModules.shift()
     const refused = logger.lines.filter(([level, m]) => level === 'warn' && m.includes('2026.10.3'))
     assert.equal(refused.length, 1, JSON.stringify(refused))
     assert.match(refused[0][1], /OpenClaw's own Tool Search was left in place: OpenClaw 2026\.10\.3 is newer than the newest tested release .*, and requireTestedRelease is set/)

@@ -157,6 +157,11 @@ class Engine {
     return allowed
   }
 
+  /** The release of the patched Tool Search module in this process (version, support, cases). */
+  servedRelease() {
+    return this.seamModules[0]?.release
+  }
+
   /** Whether OpenClaw's Tool Search module in this process carries the seam. */
   seamPatched() {
     return this.seamModules.length > 0
@@ -216,7 +221,7 @@ class Engine {
    * saying what this engine served in the run.
    */
   runEnded(params) {
-    if (!this.active) return undefined
+    if (!this.active || !this.releaseAllowed(this.servedRelease()?.version)) return undefined
     const runId = typeof params?.runId === 'string' && params.runId ? params.runId : undefined
     const stats = (runId && this.runs.get(runId)) ?? { runId: runId ?? 'unknown-run', searches: 0, cells: 0, fallbacks: 0, rankings: new Set() }
     if (runId) this.runs.delete(runId)
@@ -272,7 +277,7 @@ class Engine {
    */
   catalogRegistered(catalog) {
     if (!this.active || !this.settings.replace.ranking || !Array.isArray(catalog?.entries)) return
-    if (!this.releaseAllowed(this.seamModules[0]?.release?.version) || !this.loadNative()) return
+    if (!this.releaseAllowed(this.servedRelease()?.version) || !this.loadNative()) return
     // A failed build is reported (and falls back) when a search uses it.
     this.viewFor(catalog, catalog.entries).catch(() => {})
   }
