@@ -33,7 +33,7 @@ test('an unknown mode and numbers that fall back are reported as warnings', () =
 
 test('supplied MCP metadata is kept in hits', () => {
   const catalog = new ToolCatalog([
-    { source: 'mcp', owner: 'gh', name: 'create_issue', description: 'Create an issue.', mcp: { serverName: 'GitHub Enterprise', toolName: 'issues.create' } },
+    { source: 'mcp', owner: 'GitHub-Enterprise', name: 'create_issue', description: 'Create an issue.', mcp: { serverName: 'GitHub Enterprise', toolName: 'issues.create' } },
   ])
   const [hit] = catalog.search('create issue')
   assert.equal(hit.mcp.serverName, 'GitHub Enterprise')

@@ -7,9 +7,10 @@
 // One engine per process, at globalThis[Symbol.for('openclaw-tool-search.engine')], installed by
 // the plugin (openclaw/plugin.mjs) or `--import openclaw-tool-search/openclaw/register`; it
 // serves only once the plugin has enabled it with its settings.
-import { existsSync } from 'node:fs'
+import { existsSync, statSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
+import { setTimeout as delay } from 'node:timers/promises'
 import { ENGINE_KEY, releaseSupport } from './seam.mjs'
 
 const require = createRequire(import.meta.url)
@@ -63,6 +64,20 @@ const RECORD_GENERATIONS = 4
 /** A derived version (withSource per changed owner) when at most this share of tools changed. */
 const DERIVE_SHARE = 0.25
 const DERIVE_MAX_OWNERS = 8
+/** Builds that repair refused records, at most (a record can have one refusal per field). */
+const REPAIR_ROUNDS = 4
+/** Refused records named in a run's warning; the rest are counted. */
+const REPAIRS_NAMED = 5
+/**
+ * How long a search waits for the tool vectors of a hybrid catalog, at most: while they are read
+ * from the vector cache (a one-shot `agent exec` process finds them there), or when at most
+ * NEARLY_READY are left to embed. A catalog still embedding more ranks lexically at once.
+ */
+const VECTOR_WAIT_MS = 2000
+const NEARLY_READY = 64
+const VECTOR_POLL_MS = 10
+/** The files a model folder holds. */
+const MODEL_FILES = ['config.json', 'vocab.txt', 'model.safetensors']
 
 class Engine {
   constructor() {
@@ -87,6 +102,8 @@ class Engine {
     this.lastView = undefined
     /** Record cache: entry id → its content then, and its record. Equal entries of later runs get the same record object. */
     this.records = new Map()
+    /** Per record the native catalog refused: the record indexed instead, and what was changed. */
+    this.repairs = new WeakMap()
     this.generation = 0
     /** Per run id: what the engine served. */
     this.runs = new Map()
@@ -227,9 +244,11 @@ class Engine {
     if (runId) this.runs.delete(runId)
     if (!params?.catalogRef?.current && stats.searches === 0 && stats.cells === 0) return undefined
     const rankings = [...stats.rankings].join('+') || 'none'
+    // Whenever a search ranked otherwise than configured, the line says why (the first reason).
+    const why = stats.degraded ? ` (configured hybrid: ${stats.degraded})` : ''
     const line =
       `${PLUGIN_ID} ${this.version}: run ${stats.runId} served searches=${stats.searches} cells=${stats.cells}` +
-      ` ranking=${rankings} fallbacks=${stats.fallbacks}`
+      ` ranking=${rankings}${why} fallbacks=${stats.fallbacks}`
     this.log.info(line)
     return line
   }
@@ -251,11 +270,17 @@ class Engine {
         this.warnOnce(`view:${view.problem}`, `${view.problem}; OpenClaw's built-in ranking answers this catalog's searches`)
         return undefined
       }
-      const ranking = view.catalog.rankingStatus().active
+      const status = await vectorsFor(view.catalog)
+      const ranking = status.active
       const hits = ranking === 'hybrid' ? await view.catalog.searchAsync(query, { limit }) : view.catalog.search(query, { limit })
+      if (status.ranking === 'hybrid' && ranking !== 'hybrid') stats.degraded ??= hybridMissing(status)
+      if (view.repaired.length > 0 && stats.repairsWarned !== view) {
+        stats.repairsWarned = view
+        this.log.warn(`${PLUGIN_ID}: ${repairsMessage(view.repaired, entries.length)}`)
+      }
       const ranked = []
       for (const hit of hits) {
-        const entry = view.byId.get(hit.id)
+        const entry = view.byNativeId.get(hit.id)
         if (entry) ranked.push(entry)
       }
       exactMatchFirst(ranked, view, query, limit, release)
@@ -360,30 +385,43 @@ class Engine {
   async buildView(entries, whole) {
     const { ToolCatalog } = this.native
     this.generation += 1
-    const records = entries.map((entry) => this.recordFor(entry))
+    const originals = entries.map((entry) => this.recordFor(entry))
+    const records = originals.map((record) => this.repairs.get(record)?.record ?? record)
     this.sweepRecords(records.length)
     const options = this.catalogOptions()
     let catalog = whole ? await this.derive(records) : undefined
+    // A derived version numbers its records its own way: repairs need a full build's numbering.
+    if (catalog && catalog.excluded.length > 0) catalog = undefined
     catalog ??= await ToolCatalog.build(records, options)
-    if (catalog.excluded.length > 0) {
-      // A schema this engine refuses (e.g. one too expensive to validate) does not stop the tool
-      // from ranking by its name and description: OpenClaw validates its own calls.
-      const refused = new Set(catalog.excluded.filter((e) => /^(inputSchema|parameters)\b/.test(e.reason)).map((e) => e.index))
-      if (refused.size > 0) {
-        for (const index of refused) {
-          const { inputSchema: _schema, ...rest } = records[index]
-          records[index] = rest
-        }
-        catalog = await ToolCatalog.build(records, options)
+    // Per tool, not per catalog: a record the native catalog refuses is indexed in a form it takes
+    // (the refused part dropped, or its name made safe), mapped back to OpenClaw's own entry; the
+    // rest of the catalog is untouched. OpenClaw keeps validating and running its own calls.
+    for (let round = 0; round < REPAIR_ROUNDS && catalog.excluded.length > 0; round++) {
+      const taken = new Set(records.map(nativeId))
+      let changed = false
+      for (const excluded of catalog.excluded) {
+        const repair = repairRecord(records[excluded.index], excluded, taken, round)
+        if (!repair) continue
+        const original = originals[excluded.index]
+        const notes = this.repairs.get(original)?.notes ?? []
+        this.repairs.set(original, { record: repair.record, notes: [...notes, `${printable(excluded.reason)}: ${repair.note}`] })
+        records[excluded.index] = repair.record
+        changed = true
       }
+      if (!changed) break
+      catalog = await ToolCatalog.build(records, options)
     }
-    const view = { catalog, byId: new Map(), records, problem: undefined }
-    for (const entry of entries) view.byId.set(entry.id, entry)
+    const view = { catalog, byId: new Map(), byNativeId: new Map(), records, repaired: [], problem: undefined }
+    for (let i = 0; i < entries.length; i++) {
+      view.byId.set(entries[i].id, entries[i])
+      view.byNativeId.set(nativeId(records[i]), entries[i])
+      if (records[i] !== originals[i]) view.repaired.push({ entry: entries[i], notes: this.repairs.get(originals[i]).notes })
+    }
     if (catalog.size !== entries.length) {
       const first = catalog.excluded[0]
       view.problem =
         `${entries.length - catalog.size} of ${entries.length} tools cannot be indexed natively` +
-        (first ? ` (first: ${first.name ?? first.id ?? 'a tool'}: ${first.reason})` : '')
+        (first ? ` (first: ${printable(entries[first.index]?.id ?? first.name ?? 'a tool')}: ${first.code} ${printable(first.reason)})` : '')
     }
     if (whole) this.lastView = { catalog, records, owners: ownersOf(records) }
     return view
@@ -487,6 +525,132 @@ function exactMatchFirst(ranked, view, query, limit, release) {
   if (at >= 0) ranked.splice(at, 1)
   ranked.unshift(spelled)
   if (ranked.length > limit) ranked.length = limit
+}
+
+/**
+ * The catalog's ranking status once its tool vectors are ready, or as soon as waiting would not
+ * help: a hybrid catalog whose vectors are being read (from the vector cache) or nearly all
+ * embedded is waited for, at most VECTOR_WAIT_MS; one still embedding many ranks lexically now.
+ */
+async function vectorsFor(catalog) {
+  let status = catalog.rankingStatus()
+  const deadline = performance.now() + VECTOR_WAIT_MS
+  while (status.ranking === 'hybrid' && status.active !== 'hybrid' && performance.now() < deadline) {
+    if (status.state !== 'pending' && !(status.state === 'embedding' && status.total - status.done <= NEARLY_READY)) break
+    await delay(VECTOR_POLL_MS)
+    status = catalog.rankingStatus()
+  }
+  return status
+}
+
+/** Why a hybrid catalog ranked lexically. */
+function hybridMissing(status) {
+  if (status.state === 'failed') return status.error ?? 'the tool vectors could not be made'
+  return `tool vectors warming: ${status.done.toLocaleString('en-US')} of ${status.total.toLocaleString('en-US')}`
+}
+
+/**
+ * What is wrong with the plugin's model settings, before any catalog is built: a `modelDir`
+ * that is missing, not a folder or without a model file, or `ranking: 'hybrid'` with no model
+ * installed. Undefined when nothing is.
+ */
+export function modelProblem(settings, capability) {
+  if (settings.modelDir !== undefined) {
+    let stat
+    try {
+      stat = statSync(settings.modelDir)
+    } catch {
+      return `modelDir ${settings.modelDir} does not exist`
+    }
+    if (!stat.isDirectory()) return `modelDir ${settings.modelDir} is not a folder`
+    const missing = MODEL_FILES.filter((file) => !existsSync(join(settings.modelDir, file)))
+    if (missing.length > 0) return `modelDir ${settings.modelDir} has no ${missing.join(', ')}`
+    return undefined
+  }
+  if (settings.ranking === 'hybrid' && capability && !capability.hybrid) return `ranking is hybrid but no model is installed (${capability.reason ?? 'no model folder'})`
+  return undefined
+}
+
+/** The native catalog's id of a record (`<source>:<owner>:<name>`). */
+function nativeId(record) {
+  return `${record.source ?? 'openclaw'}:${record.owner}:${record.name}`
+}
+
+// Characters the native catalog refuses in a name or owner: controls, format characters (zero
+// width, bidirectional overrides, tags) and the fillers and selectors that render as nothing.
+const UNSAFE_IN_NAMES = /[\p{Cc}\p{Cf}\u034F\u115F\u1160\u17B4\u17B5\u180B-\u180F\u3164\uFE00-\uFE0F\uFFA0\u{E0000}-\u{E0FFF}]/gu
+
+/** A text with the characters a log line should not carry as they are written `\u{…}`. */
+function printable(text) {
+  return String(text).replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\u034F\u115F\u1160\u3164\uFE00-\uFE0F\uFFA0]/gu, (c) => `\\u{${c.codePointAt(0).toString(16).toUpperCase()}}`)
+}
+
+/** `text` as a name or owner the native catalog takes, unique among `taken` ids of this source/owner. */
+function safeIdentifier(text, round) {
+  const cleaned = Array.from(String(text).replace(UNSAFE_IN_NAMES, '').replaceAll(':', '_').trim()).slice(0, 200).join('')
+  // A second refusal of a cleaned name: a plain ASCII stand-in.
+  return round === 0 && cleaned ? cleaned : `tool_${hashText(String(text))}`
+}
+
+function hashText(text) {
+  let hash = 2166136261
+  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 16777619) >>> 0
+  return hash.toString(36)
+}
+
+/**
+ * The record the native catalog is asked to index instead of one it refused, by the refusal's
+ * code and field (never its wording), and a note saying what changed; undefined when there is no
+ * repair for it.
+ */
+function repairRecord(record, excluded, taken, round) {
+  const without = (...keys) => Object.fromEntries(Object.entries(record).filter(([key]) => !keys.includes(key)))
+  const renamed = (key) => {
+    const next = { ...record }
+    const base = safeIdentifier(record[key], round)
+    next[key] = base
+    for (let n = 2; taken.has(nativeId(next)); n++) next[key] = `${base}_${n}`
+    taken.add(nativeId(next))
+    return next
+  }
+  switch (excluded.code) {
+    case 'INVALID_SCHEMA':
+      if (excluded.field === 'inputSchema' && 'inputSchema' in record) return { record: without('inputSchema'), note: 'indexed without its input schema' }
+      return undefined
+    case 'UNREADABLE_RECORD': {
+      const minimal = { source: record.source, owner: record.owner, name: record.name, description: typeof record.description === 'string' ? record.description : '' }
+      return Object.keys(record).length > Object.keys(minimal).length ? { record: minimal, note: 'indexed by its name and description only' } : undefined
+    }
+    case 'CONTROL_TOOL':
+      return { record: renamed('name'), note: 'a control tool\'s name, indexed under another' }
+    case 'INVALID_FIELD':
+      switch (excluded.field) {
+        case 'name':
+        case 'owner': {
+          const next = renamed(excluded.field)
+          return { record: next, note: `indexed as ${printable(nativeId(next))}` }
+        }
+        case 'mcp':
+          return { record: without('mcp'), note: 'indexed without its MCP routing data' }
+        case 'label':
+          return { record: without('label'), note: 'indexed without its label' }
+        case 'description':
+          return { record: { ...record, description: '' }, note: 'indexed without its description' }
+        case 'source':
+          return { record: { ...record, source: 'client' }, note: 'indexed as a client tool' }
+        default:
+          return undefined
+      }
+    default:
+      return undefined
+  }
+}
+
+/** The run's one warning about the tools indexed in a repaired form. */
+function repairsMessage(repaired, total) {
+  const named = repaired.slice(0, REPAIRS_NAMED).map(({ entry, notes }) => `${printable(entry.id)} (owner ${printable(entry.sourceName)}): ${notes.join('; ')}`)
+  const more = repaired.length > REPAIRS_NAMED ? `; and ${repaired.length - REPAIRS_NAMED} more` : ''
+  return `${repaired.length} of ${total} tools could not be indexed as OpenClaw gave them and rank natively in a repaired form: ${named.join('; ')}${more}`
 }
 
 /** The text OpenClaw's child gives for the same failure where there is one; ours otherwise. */

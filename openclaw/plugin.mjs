@@ -5,7 +5,7 @@
 // before plugins, so there the seam must come from `--import` (openclaw/register.mjs), and this
 // entry says so once in OpenClaw's log when it is missing. Registration is synchronous, as
 // OpenClaw requires, and runs again harmlessly (OpenClaw registers plugins more than once).
-import { engine, PLUGIN_ID, resolveSettings } from './engine.mjs'
+import { engine, modelProblem, PLUGIN_ID, resolveSettings } from './engine.mjs'
 import { installSeamHooks } from './hooks.mjs'
 
 const CONTROL_TOOLS = new Set(['tool_search_code', 'tool_search', 'tool_describe', 'tool_call'])
@@ -28,6 +28,14 @@ function safeLogger(logger) {
   }
   const stderr = (message) => process.stderr.write(`${message}\n`)
   return { info: call('info', stderr), warn: call('warn', stderr) }
+}
+
+function safeCall(fn) {
+  try {
+    return fn()
+  } catch {
+    return undefined
+  }
 }
 
 /** `openclaw agent exec`: the one command that loads Tool Search before plugins register. */
@@ -64,6 +72,9 @@ function register(api) {
   const version = api?.runtime?.version
   if (!tool.releaseAllowed(version)) return
   if (!tool.loadNative()) return
+  // Settings OpenClaw's schema accepts but that cannot work: said once, at start-up.
+  const problem = settings.ranking === 'lexical' ? undefined : modelProblem(settings, safeCall(() => tool.native.rankingCapability()))
+  if (problem) tool.warnOnce(`model:${problem}`, `${problem}; ranking stays lexical`)
   const seam = installSeamHooks()
   if (seam.reason) {
     tool.warnOnce('hooks', `cannot install its seam (${seam.reason}); OpenClaw's built-in Tool Search stays in use`)

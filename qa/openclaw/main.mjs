@@ -151,6 +151,24 @@ if (newest) {
   lanes.push({ name: 'negative/policy-denied', release, mode: 'tools', toolSearch: MODES.tools, native: true, deny: [TARGET.name], expect: 'denied' })
   lanes.push({ name: 'negative/looping-cell', release, mode: 'code', toolSearch: { mode: 'code', codeTimeoutMs: 2000 }, native: true, cell: 'loop-first' })
   lanes.push({ name: 'negative/escaping-cell', release, mode: 'code', toolSearch: MODES.code, native: true, cell: 'escape' })
+  lanes.push({ name: 'negative/memory-flood', release, mode: 'code', toolSearch: MODES.code, native: true, pluginConfig, cell: 'memory-first' })
+  lanes.push({
+    name: 'negative/odd-tools', release, mode: 'code', toolSearch: MODES.code, native: true, pluginConfig, oddTools: true,
+    line: /2 of \d+ tools could not be indexed as OpenClaw gave them and rank natively in a repaired form: /,
+    // OpenClaw makes the MCP tool's name safe (`tracker_export-report`) but keeps the server's own
+    // name, zero-width space and all, in the tool's routing data: that is what the catalog refuses.
+    lineNames: ['qa_tracker__tracker_export-report', '"mcp.toolName" must be', 'tracker_deep_lookup', 'inputSchema: JSON is nested deeper than 64 levels'],
+  })
+  lanes.push({
+    name: 'negative/hybrid-no-model', release, mode: 'code', toolSearch: MODES.code, native: true, pluginConfig: { ...pluginConfig, ranking: 'hybrid', modelDir: '/nonexistent/model' },
+    line: /modelDir \/nonexistent\/model does not exist; ranking stays lexical/, degraded: /^the ranking model could not be loaded: /,
+  })
+  lanes.push({
+    name: 'negative/config-typo', release, mode: 'code', toolSearch: MODES.code, native: true, pluginConfig: { ...pluginConfig, ranking: 'bogus' }, expect: 'config-refused',
+  })
+  // Two turns on one state folder with the default vector cache: the second ranks hybrid from its first search.
+  if (withModel) lanes.push({ name: 'hybrid/second-turn', release, mode: 'code', toolSearch: MODES.code, native: true, turns: 2, expectRanking: 'hybrid' })
+  else log('lane hybrid/second-turn left out: no model package assembled (node scripts/model-package.mjs)')
 }
 // The release matrix: the code lane (search, cell, bridged call), built-in and native, on every other tested release.
 for (const release of OPENCLAW_RELEASES) {
@@ -190,9 +208,16 @@ for (const lane of lanes) {
   log(`lane ${lane.name}`)
   let outcome
   try {
-    outcome = lane.gateway
-      ? await gatewayTurn({ openclaw: laneOpenclaw, node, dir, prompt: prompt(marker, lane.cell), configFor: (gatewayPort, workspace) => laneConfig({ ...lane, gatewayPort }, { ...env, workspace }) })
-      : await agentExec({ openclaw: laneOpenclaw, node, dir, config: laneConfig(lane, env), prompt: prompt(marker, lane.cell), nodeOptions })
+    if (lane.gateway) {
+      outcome = await gatewayTurn({ openclaw: laneOpenclaw, node, dir, prompt: prompt(marker, lane.cell), configFor: (gatewayPort, workspace) => laneConfig({ ...lane, gatewayPort }, { ...env, workspace }) })
+    } else {
+      // A lane of several turns is judged by its last (the earlier ones prepare its state folder).
+      const turns = lane.turns ?? 1
+      for (let turn = 0; turn < turns; turn++) {
+        const turnMarker = turn === turns - 1 ? marker : `${marker}-t${turn + 1}`
+        outcome = await agentExec({ openclaw: laneOpenclaw, node, dir, config: laneConfig(lane, env), prompt: prompt(turnMarker, lane.cell), nodeOptions, again: turn > 0 })
+      }
+    }
   } catch (error) {
     outcome = { error: String(error?.stack ?? error), log: [], session: { events: [] } }
   }
@@ -206,8 +231,11 @@ provider.kill('SIGTERM')
 // ------------------------------------------------------------------ checks
 
 function engineLines(outcome) {
-  const pattern = new RegExp(`^${PLUGIN_ID} ${packageVersion.replaceAll('.', '\\.')}: run (\\S+) served searches=(\\d+) cells=(\\d+) ranking=(\\S+) fallbacks=(\\d+)`)
-  return (outcome.log ?? []).map((line) => pattern.exec(line)).filter(Boolean).map((m) => ({ runId: m[1], searches: Number(m[2]), cells: Number(m[3]), ranking: m[4], fallbacks: Number(m[5]) }))
+  const pattern = new RegExp(`^${PLUGIN_ID} ${packageVersion.replaceAll('.', '\\.')}: run (\\S+) served searches=(\\d+) cells=(\\d+) ranking=(\\S+)(?: \\(configured hybrid: (.*)\\))? fallbacks=(\\d+)$`)
+  return (outcome.log ?? [])
+    .map((line) => pattern.exec(line))
+    .filter(Boolean)
+    .map((m) => ({ runId: m[1], searches: Number(m[2]), cells: Number(m[3]), ranking: m[4], degraded: m[5], fallbacks: Number(m[6]) }))
 }
 
 function firstRank(requests) {
@@ -257,6 +285,13 @@ function judge(lane, outcome, requests, executions, marker) {
   }
   if (outcome.error) check('the turn ran', false, outcome.error.slice(0, 400))
   row.lines = lines
+  if (lane.expect === 'config-refused') {
+    // The manifest's schema is strict: OpenClaw refuses the whole config and names the key.
+    const error = outcome.output?.error?.message ?? ''
+    check('OpenClaw refuses the config (no turn)', outcome.exitCode !== 0 && requests.length === 0, `exit ${outcome.exitCode}, ${requests.length} model requests`)
+    check('its error names the plugin key and the allowed values', /plugins\.entries\.openclaw-tool-search\.config\.ranking: invalid config: must be equal to one of the allowed values \(allowed: "auto", "lexical", "hybrid"\)/.test(error), error.slice(0, 300))
+    return { lane: lane.name, row, checks }
+  }
   if (lane.expect === 'denied') {
     check('the denied tool is never listed by search', firstRank(requests) === 0, `rank ${firstRank(requests)}`)
     check('the denied tool never runs', executions.every((e) => e.tool !== TARGET.name), `${executions.length} executions`)
@@ -291,6 +326,7 @@ function judge(lane, outcome, requests, executions, marker) {
   }
   if (lane.line) {
     check(`one line from the engine says why (${lane.line.source.slice(0, 60)}...)`, ours.length === 1 && lane.line.test(ours[0]), JSON.stringify(ours))
+    for (const name of lane.lineNames ?? []) check(`the line names ${name}`, ours.length === 1 && ours[0].includes(name), JSON.stringify(ours))
   }
   if (lane.noImport) {
     check('one line says the engine is not installed in this process', ours.length === 1 && /not installed in this process/.test(ours[0]), JSON.stringify(ours))
@@ -301,6 +337,17 @@ function judge(lane, outcome, requests, executions, marker) {
   if (lane.cell === 'loop-first') {
     const timedOut = requests.some((r) => r.note?.step === 'cell') // the second cell was sent after the first failed
     check('the looping cell was ended and the run went on', timedOut, requests.map((r) => r.note?.step).join(','))
+  }
+  if (lane.cell === 'memory-first') {
+    const first = requests.find((r) => r.note?.step === 'cell')?.note?.previous ?? ''
+    check('the memory-flood cell failed with a stable code', /CODE_MEMORY_LIMIT/.test(first), first.slice(0, 300))
+    check('the model read no host path, pid or stack from it', first !== '' && !/\/(opt|work|tmp|root|home|usr)\/|\bpid\b|\n\s+at /i.test(first), first.slice(0, 300))
+  }
+  if (lane.degraded) {
+    check("the run's line says why hybrid was not served", lines.length === 1 && lane.degraded.test(lines[0].degraded ?? ''), JSON.stringify(lines))
+  }
+  if (lane.expectRanking) {
+    check(`the last turn ranked ${lane.expectRanking} from its first search`, lines.length === 1 && lines[0].ranking === lane.expectRanking, JSON.stringify(lines))
   }
   if (lane.cell === 'escape') {
     const leaked = log.join('\n').includes('root:x:0:0') || String(outcome.final).includes('root:x:0:0')

@@ -10,20 +10,31 @@ const LOG = process.env.QA_MCP_LOG
 const log = (direction, message) => {
   if (LOG) appendFileSync(LOG, `${direction} ${JSON.stringify(message)}\n`)
 }
+const MARKER_SCHEMA = {
+  type: 'object',
+  properties: { marker: { type: 'string', description: 'Marker echoed back' } },
+  required: ['marker'],
+  additionalProperties: false,
+}
+/** A schema nested `levels` objects deep. */
+function nested(levels) {
+  let schema = { type: 'string' }
+  for (let i = 0; i < levels; i++) schema = { type: 'object', properties: { next: schema } }
+  return schema
+}
 const TOOLS = [
   ['tracker_search_issues', 'Search the issue tracker for issues matching a text query.'],
   ['tracker_link_pull_request', 'Link a pull request to a tracker issue.'],
   ['tracker_close_issue', 'Close an issue in the tracker with a resolution note.'],
-].map(([name, description]) => ({
-  name,
-  description,
-  inputSchema: {
-    type: 'object',
-    properties: { marker: { type: 'string', description: 'Marker echoed back' } },
-    required: ['marker'],
-    additionalProperties: false,
-  },
-}))
+].map(([name, description]) => ({ name, description, inputSchema: MARKER_SCHEMA }))
+// QA_MCP_ODD=1: two tools a hostile server could send, which the native catalog refuses as given:
+// a name with a zero-width space, and an input schema nested about 200 JSON levels deep.
+if (process.env.QA_MCP_ODD === '1') {
+  TOOLS.push(
+    { name: 'tracker_export\u200Breport', description: 'Export a burndown report of the sprint as a spreadsheet.', inputSchema: MARKER_SCHEMA },
+    { name: 'tracker_deep_lookup', description: 'Look up the escalation chain of an incident.', inputSchema: { type: 'object', properties: { marker: { type: 'string' }, chain: nested(100) }, required: ['marker'] } },
+  )
+}
 
 const send = (message) => {
   log('>', message)

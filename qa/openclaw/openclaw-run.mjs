@@ -14,7 +14,8 @@ export const PLUGIN_ID = 'openclaw-tool-search'
 
 /**
  * The OpenClaw config of one lane.
- * @param {object} lane `{ toolSearch, native, pluginConfig?, deny?, gatewayPort?, legacy? }` (`legacy`: a release before 2026.8.1)
+ * @param {object} lane `{ toolSearch, native, pluginConfig?, deny?, gatewayPort?, legacy?, oddTools? }` (`legacy`: a release
+ *   before 2026.8.1; `oddTools`: the MCP server adds two tools the native catalog refuses as given)
  * @param {object} env `{ providerUrl, fakePluginDir, fakeLog, mcpLog, node, logFile, template, workspace }`
  */
 export function laneConfig(lane, env) {
@@ -43,7 +44,7 @@ export function laneConfig(lane, env) {
   config.plugins.entries ??= {}
   config.plugins.entries[FAKE_PLUGIN_ID] = { enabled: true, config: { logFile: env.fakeLog } }
   if (lane.native && lane.pluginConfig) config.plugins.entries[PLUGIN_ID] = { ...config.plugins.entries[PLUGIN_ID], config: lane.pluginConfig }
-  config.mcp = { servers: { qa_tracker: { command: env.node, args: [join(HERE, 'mcp-server.mjs')], env: { QA_MCP_LOG: env.mcpLog } } } }
+  config.mcp = { servers: { qa_tracker: { command: env.node, args: [join(HERE, 'mcp-server.mjs')], env: { QA_MCP_LOG: env.mcpLog, ...(lane.oddTools ? { QA_MCP_ODD: '1' } : {}) } } } }
   config.logging = { file: env.logFile, level: 'info' }
   if (lane.gatewayPort) config.gateway = { mode: 'local', port: lane.gatewayPort, bind: 'loopback', auth: { mode: 'token', token: 'qa-token' } }
   return config
@@ -156,9 +157,12 @@ export function logMessages(file) {
  * One `openclaw agent exec` turn. `nodeOptions` goes into NODE_OPTIONS (native lanes: the seam's
  * --import, as the README tells operators to start `agent exec`).
  */
-export async function agentExec({ openclaw, node, dir, config, prompt, nodeOptions }) {
-  rmSync(dir, { recursive: true, force: true })
+export async function agentExec({ openclaw, node, dir, config, prompt, nodeOptions, again = false }) {
+  // `again`: a later turn in the same HOME and state folder (as one operator's next command).
+  if (!again) rmSync(dir, { recursive: true, force: true })
   for (const sub of ['home', 'tmp', 'cwd', 'state']) mkdirSync(join(dir, sub), { recursive: true })
+  // A later turn's log lines are the ones after the earlier turns'.
+  const logBefore = again ? logMessages(config.logging.file).length : 0
   const configFile = join(dir, 'openclaw.json')
   writeFileSync(configFile, `${JSON.stringify(config, null, 2)}\n`)
   // `agent exec` reads its file logger's settings from the state folder's config.
@@ -178,7 +182,7 @@ export async function agentExec({ openclaw, node, dir, config, prompt, nodeOptio
     runId: output?.sessionId,
     bridgeCalls: output?.bridgeCalls,
     stderr: result.stderr,
-    log: logMessages(config.logging.file),
+    log: logMessages(config.logging.file).slice(logBefore),
     session: sessionEvents(node, join(dir, 'state')),
   }
 }

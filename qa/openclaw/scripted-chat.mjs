@@ -7,7 +7,8 @@
 //     one), then tool_call with the id of the hit named like the target;
 //   - tool_search_code declared: one cell that searches, describes and calls the target
 //     (cell=loop-first: a cell that never ends first; cell=escape: a cell that tries to read a
-//     file and reach the network first, then the ordinary cell);
+//     file and reach the network first; cell=memory-first: a cell that fills its heap first; then
+//     the ordinary cell, whose note carries the first cell's tool message as the model read it);
 //   - after a tool message holding `FAKE_PLUGIN_OK <target>`: answer with that line.
 // Each decision carries `note` (what the model saw: the target's rank in its first search), which
 // the provider records for the QA table.
@@ -148,8 +149,11 @@ export function decide(body, options = {}) {
     if (scenario.cell === 'escape' && cells === 0) {
       return call('tool_search_code', { code: escapeCell(options.canaryPort ?? 9) }, { step: 'escape-cell' })
     }
-    const extra = scenario.cell === 'loop-first' || scenario.cell === 'escape' ? 1 : 0
-    if (cells === extra) return call('tool_search_code', { code: normalCell(scenario) }, { step: 'cell' })
+    if (scenario.cell === 'memory-first' && cells === 0) {
+      return call('tool_search_code', { code: 'const kept = []; while (true) kept.push(new Array(1e6).fill(1));' }, { step: 'memory-cell' })
+    }
+    const extra = ['loop-first', 'escape', 'memory-first'].includes(scenario.cell) ? 1 : 0
+    if (cells === extra) return call('tool_search_code', { code: normalCell(scenario) }, { step: 'cell', ...(extra ? { previous: toolMessages[0].slice(0, 4000) } : {}) })
     return { content: `QA_CALL_FAILED ${toolMessages.at(-1).slice(0, 300)}`, note: { step: 'cell-failed', rank: cellRank(toolMessages.at(-1)) } }
   }
   return { content: `QA_NO_USABLE_TOOL ${[...declared].slice(0, 20).join(',')}`, note: { step: 'no-tool' } }

@@ -27,9 +27,14 @@ use super::promise::json_promise;
 /// Whether code mode can run on this host, as far as known without waiting
 /// (false while the probe is still running).
 pub fn code_mode_supported() -> bool {
-    Probe::global()
-        .probed_within(READER_WAIT)
-        .is_some_and(|p| p.runner.is_some())
+    code_mode_support().is_ok()
+}
+
+/// Whether code mode can run on this host, as far as known without waiting, or the reason
+/// `mode: 'code'` falls back to tools: the probe is still running, or what it found (no host
+/// path: the operator's detail is `codeModeCapability().reason`).
+pub fn code_mode_support() -> std::result::Result<(), String> {
+    Probe::global().support_within(READER_WAIT)
 }
 
 /// The session hook, when code mode is available. A code-mode session is
@@ -198,7 +203,7 @@ pub fn result_value(result: tool_search_sandbox::CodeRunResult) -> Value {
 }
 
 /// The process-wide runner once the probe has finished (started here if it has not), or why
-/// there is none. Waits off the event loop.
+/// there is none (in words a cell's result may carry: no host path). Waits off the event loop.
 pub async fn await_runner() -> std::result::Result<Arc<SandboxRunner>, String> {
     let found = Probe::global().finished().await;
     match &found.runner {
@@ -207,7 +212,7 @@ pub async fn await_runner() -> std::result::Result<Arc<SandboxRunner>, String> {
             napi::bindgen_prelude::spawn(async move { pool.prewarm() });
             Ok(Arc::clone(runner))
         }
-        None => Err(found.reason().to_string()),
+        None => Err(found.public_reason().to_string()),
     }
 }
 
@@ -218,6 +223,7 @@ fn failure_code(kind: &str) -> &'static str {
         "aborted" => "CODE_ABORTED",
         "runtime_unavailable" => "CODE_MODE_UNAVAILABLE",
         "output_limit" => "CODE_OUTPUT_LIMIT",
+        "memory_limit" => "CODE_MEMORY_LIMIT",
         "bridge_violation" => "CODE_BRIDGE_VIOLATION",
         "busy" => "CODE_BUSY",
         _ => "CODE_RUNTIME_ERROR",
@@ -290,5 +296,49 @@ impl BridgeHost for SessionBridge {
             watcher.abort();
             result.map_err(bridge_error)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_failure_kind_has_its_stable_code() {
+        for (kind, code) in [
+            ("timeout", "CODE_TIMEOUT"),
+            ("aborted", "CODE_ABORTED"),
+            ("runtime_error", "CODE_RUNTIME_ERROR"),
+            ("runtime_unavailable", "CODE_MODE_UNAVAILABLE"),
+            ("output_limit", "CODE_OUTPUT_LIMIT"),
+            ("memory_limit", "CODE_MEMORY_LIMIT"),
+            ("bridge_violation", "CODE_BRIDGE_VIOLATION"),
+            ("busy", "CODE_BUSY"),
+        ] {
+            assert_eq!(failure_code(kind), code, "{kind}");
+        }
+    }
+
+    #[test]
+    fn a_memory_fault_crosses_with_its_kind_code_and_sentence() {
+        let result = tool_search_sandbox::CodeRunResult {
+            ok: false,
+            value: None,
+            error: Some(tool_search_sandbox::RunFailure {
+                kind: tool_search_sandbox::FailureKind::MemoryLimit,
+                message: "the cell ran out of memory (limit 256 MB)".into(),
+            }),
+            logs: Vec::new(),
+            telemetry: Default::default(),
+        };
+        let value = result_value(result);
+        assert_eq!(
+            value["error"],
+            json!({
+                "kind": "memory_limit",
+                "message": "the cell ran out of memory (limit 256 MB)",
+                "code": "CODE_MEMORY_LIMIT",
+            })
+        );
     }
 }

@@ -6,11 +6,12 @@ use serde_json::Value;
 use super::errors::{guard, to_js, JsCode};
 
 /// `env.codeModeSupported`: whether this host can run code mode; default: the
-/// probe's answer (`codeModeCapability().available`; false while it runs).
+/// probe's answer (`codeModeCapability().available`; false while it runs), then
+/// with the reason `mode: 'code'` falls back (the probe is pending, or what it found).
 fn code_mode_supported(
     js: &napi::Env,
     env: Option<napi::bindgen_prelude::Unknown>,
-) -> Result<bool, napi::Error<JsCode>> {
+) -> Result<(bool, Option<String>), napi::Error<JsCode>> {
     let env = super::convert::optional_json_arg(
         js,
         env,
@@ -18,8 +19,13 @@ fn code_mode_supported(
         "env",
     )?;
     match env.as_ref().map(|e| e.get("codeModeSupported")) {
-        None | Some(None) | Some(Some(Value::Null)) => Ok(super::code_mode::code_mode_supported()),
-        Some(Some(Value::Bool(b))) => Ok(*b),
+        None | Some(None) | Some(Some(Value::Null)) => {
+            Ok(match super::code_mode::code_mode_support() {
+                Ok(()) => (true, None),
+                Err(reason) => (false, Some(reason)),
+            })
+        }
+        Some(Some(Value::Bool(b))) => Ok((*b, None)),
         Some(Some(_)) => Err(super::errors::js_error(
             tool_search_core::ErrorCode::InvalidConfig,
             "env.codeModeSupported must be a boolean",
@@ -38,7 +44,7 @@ pub fn resolve_tool_search_config(
     env: Option<napi::bindgen_prelude::Unknown>,
 ) -> napi::Result<Value, JsCode> {
     guard(|| {
-        let supported = code_mode_supported(&js, env)?;
+        let (supported, why_not) = code_mode_supported(&js, env)?;
         // Through JSON.stringify: NaN/Infinity become null and fall back to defaults.
         let raw = match raw {
             None => Value::Null,
@@ -49,7 +55,10 @@ pub fn resolve_tool_search_config(
                 "invalid tools.toolSearch value",
             )?,
         };
-        let resolved = tool_search_core::config::resolve(&raw, supported);
+        let mut resolved = tool_search_core::config::resolve(&raw, supported);
+        if let (Some(fallback), Some(why_not)) = (resolved.fallback_reason.as_mut(), why_not) {
+            *fallback = why_not;
+        }
         serde_json::to_value(resolved)
             .map_err(|e| to_js(tool_search_core::Error::internal(e.to_string())))
     })

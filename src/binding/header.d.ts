@@ -169,9 +169,22 @@ export interface ArgsValidation {
   errors: ArgumentIssue[]
 }
 
+/**
+ * Why a record was left out of the catalog. Act on `code` and `field`, show `reason`:
+ * - `UNREADABLE_RECORD`: not a JSON object the reader could read;
+ * - `INVALID_FIELD`: a field of the wrong type or a value the catalog refuses (`field`: `name`,
+ *   `owner`, `source`, `id`, `label`, `description`, `catalogMode`, `mcp`; none for an unknown
+ *   field in a strict build);
+ * - `INVALID_SCHEMA`: an input or output schema refused (too deep, too large, too costly to
+ *   validate, not a schema; `field`: `inputSchema` or `outputSchema`);
+ * - `DUPLICATE_ID`: replaced by a later record with the same id;
+ * - `CONTROL_TOOL`: a control tool's name, never cataloged.
+ */
 export interface ExcludedTool {
   index: number
   name?: string
+  code: 'UNREADABLE_RECORD' | 'INVALID_FIELD' | 'INVALID_SCHEMA' | 'DUPLICATE_ID' | 'CONTROL_TOOL'
+  field?: string
   reason: string
 }
 

@@ -370,8 +370,12 @@ impl ToolSearchSession {
                 if runner.is_none() {
                     config.mode = config::Mode::Tools;
                     config.code_mode_supported = false;
-                    config.fallback_reason =
-                        Some("code mode is unavailable on this host (see codeModeCapability()); using tools mode".into());
+                    // The probe pending, or what it found (no host path).
+                    config.fallback_reason = Some(
+                        super::code_mode::code_mode_support()
+                            .err()
+                            .unwrap_or_else(|| "code mode is unavailable on this host (see codeModeCapability()); using tools mode".into()),
+                    );
                 }
                 runner
             } else {

@@ -120,23 +120,36 @@ impl CodeModeSettings {
 /// capability report (why not, otherwise).
 pub struct Probed {
     pub runner: Option<Arc<CodeRunner>>,
+    /// The capability report (for the operator: it may name paths and quote stderr).
     pub report: Value,
+    /// Why there is no runner, in words a cell's result or the config's fallback reason may
+    /// carry: no host path, pid or stderr. `None` when there is a runner.
+    pub public_reason: Option<String>,
 }
 
 impl Probed {
-    fn unavailable(reason: String) -> Probed {
+    /// No runner, for a reason that names nothing of the host.
+    pub fn unavailable(reason: String) -> Probed {
         Probed {
             runner: None,
             report: json!({ "available": false, "reason": reason }),
+            public_reason: Some(reason),
         }
     }
 
-    /// Why there is no runner (the report's reason).
+    /// Why there is no runner (the report's reason, for the operator).
     pub fn reason(&self) -> &str {
         self.report
             .get("reason")
             .and_then(Value::as_str)
             .unwrap_or("no usable Node for code mode")
+    }
+
+    /// Why there is no runner, without host paths (what a cell's result may say).
+    pub fn public_reason(&self) -> &str {
+        self.public_reason
+            .as_deref()
+            .unwrap_or_else(|| self.reason())
     }
 }
 
@@ -149,9 +162,21 @@ pub fn pending_report() -> Value {
     })
 }
 
-/// Probes each Node candidate and starts a runner on the first that works.
+/// What `resolveToolSearchConfig` says while the probe runs and `mode: 'code'` falls back.
+pub const PENDING_FALLBACK_REASON: &str = "code mode is not offered yet: the code-mode probe is still running (await probeCodeMode() at start-up); using tools mode";
+
+/// What `mode: 'code'` falls back with once the probe found no runner (no host path).
+pub fn unavailable_fallback_reason(public_reason: &str) -> String {
+    format!("code mode is unavailable on this host ({public_reason}); using tools mode")
+}
+
+/// Probes each Node candidate and starts a runner on the first that works. When a sound Node was
+/// found but its runner is unavailable (a missing or non-executable launcher, containment the
+/// host refuses), that runner's reason is the reason: the Node was not the problem.
 pub fn find_runner(settings: &CodeModeSettings) -> Probed {
     let mut tried = Vec::new();
+    // The first sound Node's runner that could not run: (operator reason, public reason).
+    let mut runner_problem: Option<(String, String)> = None;
     for node in node_candidates() {
         let support = probe_node(&node);
         if !support.sound {
@@ -160,27 +185,51 @@ pub fn find_runner(settings: &CodeModeSettings) -> Probed {
         }
         match CodeRunner::new(settings.runner_config(node)) {
             Ok(runner) => {
-                let report = report_value(&runner.capability_report());
+                let capability = runner.capability_report();
+                let report = report_value(&capability);
                 if report.get("available").and_then(Value::as_bool) == Some(true) {
                     return Probed {
                         runner: Some(Arc::new(runner)),
                         report,
+                        public_reason: None,
                     };
+                }
+                if runner_problem.is_none() {
+                    let reason = capability
+                        .reason
+                        .clone()
+                        .unwrap_or_else(|| "code mode is unavailable".into());
+                    let public = runner
+                        .unavailable_public_reason()
+                        .unwrap_or_else(|| "a contained child could not be started".into());
+                    runner_problem = Some((reason, public));
                 }
                 tried.push(report);
             }
-            Err(e) => tried.push(json!({ "available": false, "reason": e.0 })),
+            Err(e) => {
+                if runner_problem.is_none() {
+                    runner_problem = Some((e.0.clone(), e.0.clone()));
+                }
+                tried.push(json!({ "available": false, "reason": e.0 }));
+            }
         }
     }
-    let reason = if tried.is_empty() {
-        format!("no Node binary found (set {NODE_ENV})")
-    } else {
-        format!("no Node with a sound permission model and working containment (set {NODE_ENV} to Node >= 22.23, >= 24.17 or >= 26.3.1)")
+    let (reason, public) = match runner_problem {
+        Some(problem) => problem,
+        None => {
+            let reason = if tried.is_empty() {
+                format!("no Node binary found (set {NODE_ENV})")
+            } else {
+                format!("no Node with a sound permission model (set {NODE_ENV} to Node >= 22.23, >= 24.17 or >= 26.3.1)")
+            };
+            (reason.clone(), reason)
+        }
     };
     tracing::info!(target: "openclaw_tool_search", %reason, "code mode unavailable");
     Probed {
         runner: None,
         report: json!({ "available": false, "reason": reason, "candidates": tried }),
+        public_reason: Some(public),
     }
 }
 
@@ -323,6 +372,17 @@ impl Probe {
         }
     }
 
+    /// Whether code mode is offered now (waits at most `wait` for a running probe), or why
+    /// `mode: 'code'` falls back to tools: the probe is still running, or what it found, in
+    /// words without host paths.
+    pub fn support_within(&self, wait: Duration) -> Result<(), String> {
+        match self.probed_within(wait) {
+            None => Err(PENDING_FALLBACK_REASON.to_string()),
+            Some(probed) if probed.runner.is_some() => Ok(()),
+            Some(probed) => Err(unavailable_fallback_reason(probed.public_reason())),
+        }
+    }
+
     /// The report now: the result's, or [`pending_report`] while running (waits at most `wait`).
     pub fn report_within(&self, wait: Duration) -> Value {
         self.probed_within(wait)
@@ -432,6 +492,43 @@ mod tests {
             probe.configure(CodeModeSettings::default()),
             Err(ConfigureError::Started)
         );
+    }
+
+    #[test]
+    fn the_fallback_reason_says_pending_while_the_probe_runs_then_what_it_found() {
+        let (release, gate) = std::sync::mpsc::channel::<()>();
+        let gate = Mutex::new(gate);
+        let probe = Probe::with_finder(move |_| {
+            let _ = lock(&gate).recv();
+            Probed {
+                runner: None,
+                report: json!({
+                    "available": false,
+                    "reason": "the code-mode launcher openclaw-tool-search-launcher is missing beside the addon (looked for /opt/x/openclaw-tool-search-launcher)",
+                }),
+                public_reason: Some(
+                    "the code-mode launcher openclaw-tool-search-launcher is missing beside the addon"
+                        .into(),
+                ),
+            }
+        });
+        let pending = probe.support_within(Duration::ZERO).unwrap_err();
+        assert_eq!(pending, PENDING_FALLBACK_REASON);
+        assert!(pending.contains("still running"), "{pending}");
+        assert!(!pending.contains("permission model"), "{pending}");
+        assert_eq!(probe.report_within(Duration::ZERO)["pending"], true);
+        release.send(()).unwrap();
+        let done = probe.probed_within(Duration::from_secs(10)).unwrap();
+        assert!(
+            done.reason().contains("/opt/x/"),
+            "the operator's reason keeps the path"
+        );
+        let after = probe.support_within(Duration::from_secs(10)).unwrap_err();
+        assert_eq!(
+            after,
+            "code mode is unavailable on this host (the code-mode launcher openclaw-tool-search-launcher is missing beside the addon); using tools mode"
+        );
+        assert!(!after.contains('/'), "{after}");
     }
 
     #[test]

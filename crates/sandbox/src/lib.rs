@@ -21,7 +21,7 @@
 //!
 //! # Launcher lookup order ([`find_launcher`])
 //! 1. `RunnerConfig::launcher_path` (only that file);
-//! 2. env `OPENCLAW_TOOL_SEARCH_LAUNCHER` (only that file);
+//! 2. env `OPENCLAW_TOOL_SEARCH_LAUNCHER` ([`LAUNCHER_ENV`]; only that file, an absolute path);
 //! 3. `RunnerConfig::launcher_dir_hint/openclaw-tool-search-launcher`;
 //! 4. the directory of the shared object or executable containing this code (`dladdr`: the
 //!    `.node` file's directory when loaded as the addon — ship the launcher next to it);
@@ -50,6 +50,7 @@ mod cancel;
 mod cgroup;
 mod config;
 mod discovery;
+mod fault;
 mod host;
 pub mod launcher;
 mod probe;
@@ -67,8 +68,8 @@ pub use cancel::CancelToken;
 pub use cgroup::{CpuCgroupReport, MemoryCgroupReport};
 pub use config::{Caps, CpuIsolation, LogStyle, RunOptions, RunnerConfig, SchedPolicy};
 pub use discovery::{
-    find_runner, pending_report, CodeModeSettings, ConfigureError, Probe, Probed, NODE_ENV,
-    READER_WAIT,
+    find_runner, pending_report, unavailable_fallback_reason, CodeModeSettings, ConfigureError,
+    Probe, Probed, NODE_ENV, PENDING_FALLBACK_REASON, READER_WAIT,
 };
 pub use host::{BridgeError, BridgeHost, CallFuture, Lookup};
 pub use launcher::{LauncherReport, Want};
@@ -90,14 +91,90 @@ pub fn shutdown() -> ShutdownReport {
 /// File name of the launcher binary built from this crate.
 pub const LAUNCHER_NAME: &str = "openclaw-tool-search-launcher";
 
-/// Finds the launcher (order in the crate docs). Returns only existing files.
-pub fn find_launcher(explicit: Option<&Path>, dir_hint: Option<&Path>) -> Option<PathBuf> {
-    if let Some(path) = explicit {
-        return path.is_file().then(|| path.to_path_buf());
+/// Environment variable naming the launcher binary (an absolute path; only that file is used).
+pub const LAUNCHER_ENV: &str = "OPENCLAW_TOOL_SEARCH_LAUNCHER";
+
+/// Why no launcher can be used: a missing file, or one that cannot be executed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LauncherProblem {
+    /// One sentence naming the launcher by its file name, never a host path: what a cell's result
+    /// and the config fallback may say, e.g. "the code-mode launcher openclaw-tool-search-launcher
+    /// is missing beside the addon".
+    pub public: String,
+    /// `public` with the paths looked at, for the operator (`codeModeCapability().reason`).
+    pub detail: String,
+}
+
+impl LauncherProblem {
+    fn new(public: String, looked_at: &[PathBuf]) -> Self {
+        let detail = match looked_at {
+            [] => public.clone(),
+            [one] => format!("{public} (looked for {})", one.display()),
+            [first, rest @ ..] => format!(
+                "{public} (looked for {} and in {} other places)",
+                first.display(),
+                rest.len()
+            ),
+        };
+        LauncherProblem { public, detail }
     }
-    if let Some(path) = std::env::var_os("OPENCLAW_TOOL_SEARCH_LAUNCHER") {
+
+    fn missing(place: &str, looked_at: &[PathBuf]) -> Self {
+        Self::new(
+            format!("the code-mode launcher {LAUNCHER_NAME} is missing{place}"),
+            looked_at,
+        )
+    }
+
+    fn not_executable(place: &str, path: &Path) -> Self {
+        Self::new(
+            format!("the code-mode launcher {LAUNCHER_NAME}{place} is not executable"),
+            &[path.to_path_buf()],
+        )
+    }
+}
+
+/// A regular file this process may execute.
+fn is_executable(path: &Path) -> bool {
+    let Ok(c_path) = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()) else {
+        return false;
+    };
+    // SAFETY: a valid C string; access only reads it.
+    path.is_file() && unsafe { libc::access(c_path.as_ptr(), libc::X_OK) } == 0
+}
+
+/// Finds the launcher (order in the crate docs). Returns only existing, executable files.
+pub fn find_launcher(explicit: Option<&Path>, dir_hint: Option<&Path>) -> Option<PathBuf> {
+    locate_launcher(explicit, dir_hint).ok()
+}
+
+/// Finds the launcher (order in the crate docs), or says why there is none: missing, or present
+/// but not executable (a package copy that lost the file or its mode).
+pub fn locate_launcher(
+    explicit: Option<&Path>,
+    dir_hint: Option<&Path>,
+) -> Result<PathBuf, LauncherProblem> {
+    let only = |path: PathBuf, place: &str| {
+        if is_executable(&path) {
+            Ok(path)
+        } else if path.is_file() {
+            Err(LauncherProblem::not_executable(place, &path))
+        } else {
+            Err(LauncherProblem::missing(place, &[path]))
+        }
+    };
+    if let Some(path) = explicit {
+        return only(path.to_path_buf(), " at its configured path");
+    }
+    if let Some(path) = std::env::var_os(LAUNCHER_ENV) {
         let path = PathBuf::from(path);
-        return (path.is_absolute() && path.is_file()).then_some(path);
+        if !path.is_absolute() {
+            return Err(LauncherProblem::new(
+                format!("the code-mode launcher {LAUNCHER_NAME} cannot be used: {LAUNCHER_ENV} must be an absolute path"),
+                &[path],
+            ));
+        }
+        return only(path, &format!(" at the path {LAUNCHER_ENV} names"));
     }
     let mut dirs: Vec<PathBuf> = Vec::new();
     dirs.extend(dir_hint.map(Path::to_path_buf));
@@ -117,9 +194,17 @@ pub fn find_launcher(explicit: Option<&Path>, dir_hint: Option<&Path>) -> Option
             dirs.push(base.join("target").join(profile));
         }
     }
-    dirs.into_iter()
-        .map(|d| d.join(LAUNCHER_NAME))
-        .find(|p| p.is_file())
+    let candidates: Vec<PathBuf> = dirs.into_iter().map(|d| d.join(LAUNCHER_NAME)).collect();
+    if let Some(found) = candidates.iter().find(|p| is_executable(p)) {
+        return Ok(found.clone());
+    }
+    match candidates.iter().find(|p| p.is_file()) {
+        Some(present) => Err(LauncherProblem::not_executable(
+            " beside the addon",
+            present,
+        )),
+        None => Err(LauncherProblem::missing(" beside the addon", &candidates)),
+    }
 }
 
 /// Directory of the shared object (the `.node` addon) or executable that contains this function.
@@ -142,4 +227,63 @@ fn containing_object_dir() -> Option<PathBuf> {
         std::fs::canonicalize(path).ok()?
     };
     path.parent().map(Path::to_path_buf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_missing_or_non_executable_launcher_is_named_as_such() {
+        let dir = std::env::temp_dir().join(format!("launcher-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(LAUNCHER_NAME);
+
+        let missing = locate_launcher(Some(&path), None).unwrap_err();
+        assert_eq!(
+            missing.public,
+            "the code-mode launcher openclaw-tool-search-launcher is missing at its configured path"
+        );
+        assert!(!missing.public.contains('/'), "{}", missing.public);
+        assert!(
+            missing.detail.starts_with(&missing.public)
+                && missing.detail.contains(&path.display().to_string()),
+            "{}",
+            missing.detail
+        );
+
+        std::fs::write(&path, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let inert = locate_launcher(Some(&path), None).unwrap_err();
+        assert_eq!(
+            inert.public,
+            "the code-mode launcher openclaw-tool-search-launcher at its configured path is not executable"
+        );
+        assert!(inert.detail.contains(&path.display().to_string()));
+        assert_eq!(find_launcher(Some(&path), None), None);
+
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(locate_launcher(Some(&path), None), Ok(path.clone()));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn the_operator_detail_lists_where_the_launcher_was_looked_for() {
+        let many = [
+            PathBuf::from("/a/openclaw-tool-search-launcher"),
+            PathBuf::from("/b/openclaw-tool-search-launcher"),
+            PathBuf::from("/c/openclaw-tool-search-launcher"),
+        ];
+        let problem = LauncherProblem::missing(" beside the addon", &many);
+        assert_eq!(
+            problem.public,
+            "the code-mode launcher openclaw-tool-search-launcher is missing beside the addon"
+        );
+        assert_eq!(
+            problem.detail,
+            "the code-mode launcher openclaw-tool-search-launcher is missing beside the addon (looked for /a/openclaw-tool-search-launcher and in 2 other places)"
+        );
+    }
 }

@@ -13,8 +13,12 @@ pub enum FailureKind {
     Timeout,
     /// The caller's cancel token fired.
     Aborted,
-    /// The code threw, did not compile, or the child died without a result.
+    /// The code threw, did not compile, or the child died without a result (for another reason
+    /// than memory).
     RuntimeError,
+    /// The child ran out of memory: its heap cap, its address-space limit, or the children's
+    /// memory cgroup (the kernel killed it).
+    MemoryLimit,
     /// No sound node, no launcher, or containment could not be applied: nothing ran.
     RuntimeUnavailable,
     /// Result, logs or stderr exceeded their caps.
@@ -25,7 +29,9 @@ pub enum FailureKind {
     Busy,
 }
 
-/// A failure with a bounded diagnostic.
+/// A failure with a bounded diagnostic. `message` is what the model may see: the code's own
+/// error (its name, message and stack inside the cell), or one sentence from the runner that
+/// names no host path, pid or native stack (the child's stderr goes to the operator's log).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunFailure {

@@ -16,13 +16,14 @@ use crate::admission::CpuBudget;
 use crate::budget::CallBytes;
 use crate::cgroup::{ChildrenCgroup, CpuCgroup, CpuCgroupReport, MemoryCgroupReport};
 use crate::config::{CpuIsolation, LogStyle, RunOptions, RunnerConfig, SchedPolicy};
+use crate::fault::{self, Death, Exit};
 use crate::launcher::{LauncherArgs, LauncherReport, Want};
 use crate::probe::{probe_node, NodeSupport};
 use crate::protocol::{parse_child_frame, ChildFrame};
 use crate::result::{CodeRunResult, FailureKind, RunFailure, RunTelemetry};
 use crate::session::{Outcome, Session};
 use crate::spawn::{self, ChildProc};
-use crate::{find_launcher, BridgeHost, CancelToken};
+use crate::{locate_launcher, BridgeHost, CancelToken, LAUNCHER_NAME};
 
 /// The child's prelude script (run with `node -e`).
 pub const PRELUDE: &str = include_str!("prelude.js");
@@ -72,7 +73,7 @@ pub(crate) struct Inner {
     node_args: Vec<OsString>,
     node_flags: Vec<String>,
     work_root: PathBuf,
-    unavailable: Mutex<Option<String>>,
+    unavailable: Mutex<Option<Unavailable>>,
     layers: Mutex<Option<LauncherReport>>,
     pool: Mutex<VecDeque<ChildProc>>,
     starting: AtomicUsize,
@@ -92,6 +93,40 @@ pub(crate) struct Inner {
     cgroups_applied: Vec<String>,
 }
 
+/// Why code mode cannot run here: the operator's reason (the capability report's, which may name
+/// paths and quote the child's stderr) and the sentence a cell's result may carry (no host path).
+#[derive(Clone, Debug)]
+struct Unavailable {
+    reason: String,
+    public: String,
+}
+
+impl Unavailable {
+    fn same(reason: String) -> Self {
+        Unavailable {
+            public: reason.clone(),
+            reason,
+        }
+    }
+}
+
+/// Why a child could not be started: one clause for the cell's result (no host path, pid or
+/// stderr) and the whole story for the operator's log.
+#[derive(Debug)]
+struct StartFailure {
+    public: String,
+    detail: String,
+}
+
+impl StartFailure {
+    fn new(public: impl Into<String>, detail: impl Into<String>) -> Self {
+        StartFailure {
+            public: public.into(),
+            detail: detail.into(),
+        }
+    }
+}
+
 /// The code-mode runner. `Send + Sync`; create once per gateway (or per session) and share it.
 pub struct CodeRunner {
     inner: Arc<Inner>,
@@ -105,7 +140,7 @@ impl CodeRunner {
     pub fn new(mut config: RunnerConfig) -> Result<Self, ConfigError> {
         validate(&config)?;
         let node = probe_node(&config.node_path);
-        let launcher = find_launcher(
+        let launcher = locate_launcher(
             config.launcher_path.as_deref(),
             config.launcher_dir_hint.as_deref(),
         );
@@ -178,20 +213,20 @@ impl CodeRunner {
                 None => format!("cpu ({version}, weight {})", cpu_report.weight),
             });
         }
+        // Node's reasons are built from its version and flags only (no path).
         let reason = if !node.sound {
-            Some(
-                node.reason
-                    .clone()
-                    .unwrap_or_else(|| "node is not usable for code mode".into()),
-            )
-        } else if launcher.is_none() {
-            Some("the launcher binary (openclaw-tool-search-launcher) was not found".into())
+            Some(Unavailable::same(node.reason.clone().unwrap_or_else(
+                || "node is not usable for code mode".into(),
+            )))
         } else {
-            None
+            launcher.as_ref().err().map(|problem| Unavailable {
+                reason: problem.detail.clone(),
+                public: problem.public.clone(),
+            })
         };
         let inner = Arc::new(Inner {
             node,
-            launcher,
+            launcher: launcher.ok(),
             node_args,
             node_flags,
             work_root,
@@ -214,7 +249,12 @@ impl CodeRunner {
         if runner.inner.config.probe_on_new && runner.unavailable_reason().is_none() {
             match probe_launch(&runner.inner) {
                 Ok(report) => *lock(&runner.inner.layers) = Some(report),
-                Err(reason) => *lock(&runner.inner.unavailable) = Some(reason),
+                Err(reason) => {
+                    *lock(&runner.inner.unavailable) = Some(Unavailable {
+                        reason,
+                        public: "a contained child could not be started on this host".into(),
+                    })
+                }
             }
         }
         runner.prewarm();
@@ -253,8 +293,18 @@ impl CodeRunner {
         }
     }
 
+    /// Why code mode cannot run here, for the operator (may name paths).
     fn unavailable_reason(&self) -> Option<String> {
-        lock(&self.inner.unavailable).clone()
+        lock(&self.inner.unavailable)
+            .as_ref()
+            .map(|u| u.reason.clone())
+    }
+
+    /// Why code mode cannot run here, in words a cell's result may carry (no host path).
+    pub(crate) fn unavailable_public_reason(&self) -> Option<String> {
+        lock(&self.inner.unavailable)
+            .as_ref()
+            .map(|u| u.public.clone())
     }
 
     /// Runs one cell with the configured timeout.
@@ -306,7 +356,7 @@ impl CodeRunner {
             telemetry.duration_ms = ms(started.elapsed());
             failure(kind, message, Vec::new(), telemetry)
         };
-        if let Some(reason) = self.unavailable_reason() {
+        if let Some(reason) = self.unavailable_public_reason() {
             return early(
                 FailureKind::RuntimeUnavailable,
                 format!("code mode is unavailable: {reason}"),
@@ -348,7 +398,10 @@ impl CodeRunner {
             biased;
             _ = cancel.cancelled() => Err((FailureKind::Aborted, "the run was aborted while starting node".to_string())),
             _ = tokio::time::sleep_until(deadline) => Err((FailureKind::Timeout, timeout_message(timeout))),
-            got = acquire(&self.inner) => got.map_err(|e| (FailureKind::RuntimeUnavailable, e)),
+            got = acquire(&self.inner) => got.map_err(|e| {
+                tracing::warn!("a code cell's child failed to start: {}", e.detail);
+                (FailureKind::RuntimeUnavailable, format!("{}; nothing ran", e.public))
+            }),
         };
         let (mut child, warm) = match acquired {
             Ok(c) => c,
@@ -376,39 +429,49 @@ impl CodeRunner {
         child.kill();
         telemetry.calls_cancelled = session.cancel_outstanding();
         let mut outcome = outcome;
-        if let Outcome::Fail(FailureKind::RuntimeError, message, true) = &mut outcome {
-            let oom_kills_after = self
-                .inner
-                .cgroup
-                .as_ref()
-                .and_then(ChildrenCgroup::oom_kills);
-            if let (Some(before), Some(after)) = (oom_kills_before, oom_kills_after) {
-                if after > before {
-                    message.push_str(&format!(
-                        " (the kernel killed a child at the code-mode memory limit of {} MiB for all cells together)",
-                        self.inner.config.children_memory_bytes / (1024 * 1024)
-                    ));
-                }
-            }
-            let tail = read_diag_tail(
+        // The child died without a result: its stderr and exit status say why, for the operator's
+        // log; the cell's result gets one sentence (see `fault`).
+        let died = matches!(outcome, Outcome::Fail(_, _, true));
+        let tail = if died {
+            read_diag_tail(
                 &mut child.diag,
                 session.diag_tail(),
                 Duration::from_millis(200),
             )
-            .await;
-            if !tail.is_empty() {
-                message.push_str("; stderr: ");
-                message.push_str(&tail);
-            }
-        }
+            .await
+        } else {
+            String::new()
+        };
         // SIGKILL has been sent; waiting for the kernel's teardown is optional (it costs a few ms
         // per cell on a busy host). Either way the reaper thread reaps it and removes the workdir.
-        if self.inner.config.await_reap {
+        let reaped = if died || self.inner.config.await_reap {
             let reaped = child.finish().await;
-            telemetry.child_exit = reaped.exit;
+            telemetry.child_exit = reaped.exit.clone();
             telemetry.workdir_clean = reaped.workdir_clean;
+            Some(reaped)
         } else {
             drop(child);
+            None
+        };
+        if died {
+            let cgroup_oom = match (oom_kills_before, self.inner.cgroup.as_ref()) {
+                (Some(before), Some(group)) => {
+                    group.oom_kills().is_some_and(|after| after > before)
+                }
+                _ => false,
+            };
+            let death = Death {
+                stderr: &tail,
+                exit: Exit::of(reaped.and_then(|r| r.status)),
+                cgroup_oom,
+            };
+            let (kind, message) = fault::child_died(&death, &fault_limits(&self.inner.config));
+            tracing::warn!(
+                exit = ?death.exit,
+                cgroup_oom,
+                "a code cell's child died without a result ({message}); its stderr: {tail}"
+            );
+            outcome = Outcome::Fail(kind, message, false);
         }
         // Start the replacement only now, so it does not compete with this cell for CPU.
         refill(&self.inner);
@@ -442,6 +505,22 @@ fn failure(
         logs,
         telemetry,
     }
+}
+
+/// The limits a child runs under, for the sentence that says which one it hit.
+fn fault_limits(config: &RunnerConfig) -> fault::Limits {
+    fault::Limits {
+        heap_mb: config.heap_mb,
+        address_space_bytes: config.address_space_bytes,
+        children_memory_bytes: config.children_memory_bytes,
+        cpu_secs: cpu_secs(config),
+    }
+}
+
+/// RLIMIT_CPU of a child: a CPU-time backstop (the wall clock is enforced by the runner), at least
+/// 60 s so a per-run deadline above `config.timeout` is not cut short by it.
+fn cpu_secs(config: &RunnerConfig) -> u64 {
+    config.timeout.as_secs().max(60) + 2
 }
 
 fn timeout_message(timeout: Duration) -> String {
@@ -554,9 +633,7 @@ fn launcher_args(inner: &Inner, workdir: PathBuf) -> LauncherArgs {
         netns: config.netns,
         landlock: config.landlock,
         nofile: config.nofile,
-        // A CPU-time backstop (the wall clock is enforced by the runner); at least 60 s so a
-        // per-run deadline above `config.timeout` is not cut short by it.
-        cpu_secs: config.timeout.as_secs().max(60) + 2,
+        cpu_secs: cpu_secs(config),
         as_bytes: config.address_space_bytes,
         nice: config.cpu.nice,
         sched: config.cpu.policy,
@@ -574,14 +651,31 @@ fn workdir_owner(config: &RunnerConfig) -> Option<(u32, u32)> {
 }
 
 /// Starts one contained child and waits for its launcher report and `ready` frame.
-async fn start_child(inner: &Inner) -> Result<ChildProc, String> {
-    let launcher = inner.launcher.as_ref().ok_or("no launcher")?;
-    let workdir = spawn::create_workdir(&inner.work_root, workdir_owner(&inner.config))
-        .map_err(|e| format!("cannot create a private working directory: {e}"))?;
+async fn start_child(inner: &Inner) -> Result<ChildProc, StartFailure> {
+    const CONTAINMENT: &str = "containment could not be applied to the cell's child";
+    let shut_down = || StartFailure::new("code mode has shut down in this process", "shut down");
+    let launcher = inner.launcher.as_ref().ok_or_else(|| {
+        StartFailure::new("the code-mode launcher is not available", "no launcher")
+    })?;
+    let workdir =
+        spawn::create_workdir(&inner.work_root, workdir_owner(&inner.config)).map_err(|e| {
+            if spawn::is_shut_down() {
+                return shut_down();
+            }
+            StartFailure::new(
+                "a private working directory for the cell could not be created",
+                format!("cannot create a private working directory: {e}"),
+            )
+        })?;
     let command = spawn::launcher_command(launcher, &launcher_args(inner, workdir.clone()));
     let child = spawn::spawn_async(command, workdir.clone())
         .await
-        .map_err(|e| format!("cannot start the launcher: {e}"))?;
+        .map_err(|e| {
+            StartFailure::new(
+                format!("the code-mode launcher {LAUNCHER_NAME} could not be started"),
+                format!("cannot start the launcher {}: {e}", launcher.display()),
+            )
+        })?;
     // Into the children's memory and cpu groups before the child can receive any code (a write
     // can take ~10 ms in the kernel: off the async workers). Fail closed if one does not take.
     let child = if inner.adopt_into.is_empty() {
@@ -590,35 +684,53 @@ async fn start_child(inner: &Inner) -> Result<ChildProc, String> {
         let pid = child.id();
         let files = inner.adopt_into.clone();
         let adopted = tokio::task::spawn_blocking(move || adopt(&files, pid)).await;
+        let cgroups = "the cell's child could not be moved into the code-mode cgroups";
         match adopted {
             Ok(Ok(())) => child,
             Ok(Err(e)) => {
                 spawn::kill_and_reap(child, Some(workdir), None);
-                return Err(e);
+                return Err(StartFailure::new(cgroups, e));
             }
             Err(e) => {
                 spawn::kill_and_reap(child, Some(workdir), None);
-                return Err(format!("cannot move the child into its cgroups: {e}"));
+                return Err(StartFailure::new(
+                    cgroups,
+                    format!("cannot move the child into its cgroups: {e}"),
+                ));
             }
         }
     };
-    let mut child = ChildProc::new(child, workdir, inner.config.caps.frame_bytes)
-        .map_err(|e| format!("cannot set up the bridge: {e}"))?;
+    let mut child = ChildProc::new(child, workdir, inner.config.caps.frame_bytes).map_err(|e| {
+        if spawn::is_shut_down() {
+            return shut_down();
+        }
+        StartFailure::new(
+            "the cell's bridge could not be set up",
+            format!("cannot set up the bridge: {e}"),
+        )
+    })?;
     let startup =
         tokio::time::timeout(inner.config.startup_timeout, handshake(&mut child, inner)).await;
     match startup {
         Ok(Ok(())) => Ok(child),
         Ok(Err(message)) => {
             child.kill();
+            // The launcher's and Node's stderr: for the operator only.
             let tail =
                 read_diag_tail(&mut child.diag, Vec::new(), Duration::from_millis(300)).await;
-            Err(if tail.is_empty() {
-                message
-            } else {
-                format!("{message}: {tail}")
-            })
+            Err(StartFailure::new(
+                CONTAINMENT,
+                if tail.is_empty() {
+                    message
+                } else {
+                    format!("{message}: {tail}")
+                },
+            ))
         }
-        Err(_) => Err("node did not become ready in time".into()),
+        Err(_) => Err(StartFailure::new(
+            "the cell's child did not become ready in time",
+            "node did not become ready in time",
+        )),
     }
 }
 
@@ -697,7 +809,7 @@ async fn read_diag_tail(
 }
 
 /// A pooled child if one is healthy, else a fresh one; the pool is refilled in the background.
-async fn acquire(inner: &Arc<Inner>) -> Result<(ChildProc, bool), String> {
+async fn acquire(inner: &Arc<Inner>) -> Result<(ChildProc, bool), StartFailure> {
     loop {
         let candidate = lock(&inner.pool).pop_front();
         let Some(mut child) = candidate else { break };
@@ -725,7 +837,7 @@ fn refill(inner: &Arc<Inner>) {
             inner.starting.fetch_sub(1, Ordering::SeqCst);
             match started {
                 Ok(child) => pool.push_back(child),
-                Err(e) => tracing::warn!("code-mode pool child failed to start: {e}"),
+                Err(e) => tracing::warn!("code-mode pool child failed to start: {}", e.detail),
             }
         });
     }

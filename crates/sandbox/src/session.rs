@@ -22,7 +22,9 @@ use crate::result::{BridgeCallCounts, FailureKind, RunTelemetry};
 use crate::spawn::ChildProc;
 use crate::{BridgeError, BridgeHost, CancelToken, Lookup};
 
-/// How a run ended. The bool on `Fail` asks for the stderr tail to be appended.
+/// How a run ended. The bool on `Fail` says the child died without a result: the runner then
+/// replaces the failure with what its exit status and stderr show (see `fault`); the stderr
+/// itself goes to the operator's log, never into the message.
 pub(crate) enum Outcome {
     Value(Value),
     Fail(FailureKind, String, bool),
@@ -164,7 +166,7 @@ impl Session {
                         }
                     }
                     Ok(None) => {
-                        return Outcome::Fail(FailureKind::RuntimeError, "the child exited without a result".into(), true);
+                        return Outcome::Fail(FailureKind::RuntimeError, "the cell's process ended before it returned a result".into(), true);
                     }
                     Err(e) => return fail(FailureKind::BridgeViolation, e),
                 },
@@ -181,7 +183,7 @@ impl Session {
                             diag_buf.clear();
                             if self.diag_total > self.caps.stderr_max_bytes {
                                 return fail(FailureKind::OutputLimit, format!(
-                                    "the child wrote more than {} bytes to stdout/stderr", self.caps.stderr_max_bytes));
+                                    "the cell wrote more than {} bytes to its stdout and stderr", self.caps.stderr_max_bytes));
                             }
                         }
                     }
@@ -218,10 +220,7 @@ impl Session {
                         if size > self.caps.result_bytes {
                             fail(
                                 FailureKind::OutputLimit,
-                                format!(
-                                    "the returned value is {size} bytes, over the cap of {}",
-                                    self.caps.result_bytes
-                                ),
+                                result_too_large(size, self.caps.result_bytes),
                             )
                         } else if values > self.caps.result_values {
                             fail(FailureKind::OutputLimit, format!(
@@ -240,12 +239,10 @@ impl Session {
                     }
                 })
             }
+            // `bytes` is where the child's bounded serialization stopped: at least that much.
             ChildFrame::Overflow { what, bytes } if what == "result" => Some(fail(
                 FailureKind::OutputLimit,
-                format!(
-                    "the returned value is {bytes} bytes, over the cap of {}",
-                    self.caps.result_bytes
-                ),
+                result_too_large(bytes, self.caps.result_bytes),
             )),
             ChildFrame::Overflow { what, .. } if what == "logs" => {
                 self.logs_truncated = true;
@@ -287,7 +284,7 @@ impl Session {
         {
             return Some(fail(
                 FailureKind::OutputLimit,
-                "log flood: the child kept logging past the caps",
+                "log flood: the cell kept logging past the caps",
             ));
         }
         None
@@ -553,6 +550,14 @@ impl Session {
     pub(crate) fn take_logs(&mut self) -> Vec<String> {
         std::mem::take(&mut self.logs)
     }
+}
+
+/// The one sentence for a returned value over the byte cap. The run fails whole (no truncated
+/// value): a cut JSON value would read as complete data.
+fn result_too_large(bytes: impl std::fmt::Display, cap: usize) -> String {
+    format!(
+        "the returned value is at least {bytes} bytes of JSON, over the cap of {cap}; return a smaller value (a summary, a slice or a count)"
+    )
 }
 
 impl Drop for Session {

@@ -90,6 +90,8 @@ pub fn spawn_blocking(command: Command) -> io::Result<Child> {
 #[derive(Clone, Debug)]
 pub struct Reaped {
     pub exit: Option<String>,
+    /// The status itself (what [`crate::fault`] reads), when the child was reaped.
+    pub status: Option<ExitStatus>,
     pub workdir_clean: Option<bool>,
 }
 
@@ -103,11 +105,12 @@ fn reaper() -> &'static Mutex<mpsc::Sender<ReapJob>> {
             .name("openclaw-code-reaper".into())
             .spawn(move || {
                 for (mut child, workdir, reply) in rx {
-                    let exit = child.wait().ok().map(describe_exit);
+                    let status = child.wait().ok();
                     let workdir_clean = workdir.map(|dir| remove_workdir(&dir));
                     if let Some(reply) = reply {
                         let _ = reply.send(Reaped {
-                            exit,
+                            exit: status.map(describe_exit),
+                            status,
                             workdir_clean,
                         });
                     }
@@ -272,6 +275,11 @@ pub fn shutdown() -> ShutdownReport {
         children_killed,
         workdirs_removed,
     }
+}
+
+/// Whether [`shutdown`] has run in this process (no child starts any more).
+pub fn is_shut_down() -> bool {
+    registry().shut_down
 }
 
 /// A random directory name (128 bits from the kernel): nothing about the gateway, unguessable.
@@ -521,6 +529,7 @@ impl ChildProc {
         let Some(child) = self.child.take() else {
             return Reaped {
                 exit: None,
+                status: None,
                 workdir_clean: None,
             };
         };
@@ -528,6 +537,7 @@ impl ChildProc {
         kill_and_reap(child, self.workdir.take(), Some(tx));
         rx.await.unwrap_or(Reaped {
             exit: None,
+            status: None,
             workdir_clean: None,
         })
     }

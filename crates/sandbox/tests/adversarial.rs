@@ -630,14 +630,28 @@ async fn memory_floods_are_contained() {
         "const m = new WebAssembly.Memory({ initial: 1, maximum: 65536 }); for (;;) m.grow(512);",
         "const f = () => Promise.resolve().then(f); f(); await new Promise(() => {});",
     ];
-    for code in cases {
+    for (i, code) in cases.into_iter().enumerate() {
         let (result, _) = run_code(&runner, code).await;
         assert!(!result.ok, "{code}: flood succeeded");
         let kind = result.failure_kind().unwrap();
         assert!(
-            matches!(kind, FailureKind::RuntimeError | FailureKind::Timeout),
+            matches!(
+                kind,
+                FailureKind::MemoryLimit | FailureKind::RuntimeError | FailureKind::Timeout
+            ),
             "{code}: {result:?}"
         );
+        // The heap flood hits the heap cap: one sentence, no GC trace, path or pid.
+        if i == 0 {
+            assert_eq!(kind, FailureKind::MemoryLimit, "{code}: {result:?}");
+        }
+        if kind == FailureKind::MemoryLimit {
+            let message = &result.error.as_ref().unwrap().message;
+            assert!(
+                message.starts_with("the cell ran out of memory (limit ") && !message.contains('/'),
+                "{code}: {message}"
+            );
+        }
         assert_eq!(
             result.telemetry.workdir_clean,
             Some(true),

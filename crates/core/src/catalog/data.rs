@@ -9,6 +9,7 @@ use tool_search_base::text::{clip, prefix};
 
 use super::lookup::NameIndex;
 use super::records::RawRecord;
+use super::refusal::{ExclusionCode, Refusal};
 use super::store::StoredRecord;
 use super::text::is_invisible;
 use crate::entry::{EntryDigest, EntryFields, Source, ToolEntry, ToolRecord, GONE};
@@ -17,12 +18,16 @@ use crate::limits::*;
 use crate::schema::{self, CompiledSchema};
 use crate::search::{Prerequisites, SearchIndex};
 
-/// A record that was not cataloged, and why.
+/// A record that was not cataloged, and why: a code and the field at fault to
+/// act on, a sentence to show.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct ExcludedTool {
     pub index: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    pub code: ExclusionCode,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field: Option<&'static str>,
     pub reason: String,
 }
 
@@ -242,6 +247,8 @@ fn validate_indexed(records: Vec<RawRecord>, strict: bool) -> Result<(Validated,
                 excluded.push(ExcludedTool {
                     index,
                     name: Some(tool.name.clone()),
+                    code: ExclusionCode::ControlTool,
+                    field: Some("name"),
                     reason: "control tool (never cataloged)".into(),
                 });
                 control_named.push(tool.with_raw(value));
@@ -253,14 +260,19 @@ fn validate_indexed(records: Vec<RawRecord>, strict: bool) -> Result<(Validated,
                     "tool #{index}: its raw record was not kept"
                 )));
             }
-            Err(reason) => {
+            Err(refusal) => {
                 if strict {
-                    return Err(Error::invalid_catalog(format!("tool #{index}: {reason}")));
+                    return Err(Error::invalid_catalog(format!(
+                        "tool #{index}: {}",
+                        refusal.reason
+                    )));
                 }
                 excluded.push(ExcludedTool {
                     index,
                     name: None,
-                    reason,
+                    code: refusal.code,
+                    field: refusal.field,
+                    reason: refusal.reason,
                 });
             }
         }
@@ -284,6 +296,8 @@ fn validate_indexed(records: Vec<RawRecord>, strict: bool) -> Result<(Validated,
                 excluded.push(ExcludedTool {
                     index: *prev_index,
                     name: Some(replaced.name.clone()),
+                    code: ExclusionCode::DuplicateId,
+                    field: None,
                     reason,
                 });
                 *prev_index = index;
@@ -318,17 +332,22 @@ enum Normalized {
     Control(DirectOnlyTool),
 }
 
-fn normalize(record: ToolRecord) -> std::result::Result<Normalized, String> {
+fn normalize(record: ToolRecord) -> std::result::Result<Normalized, Refusal> {
     // The record reader keeps the raw object of exactly these (`records::parse_record`).
     let (control, direct_only) = (record.is_control(), record.is_direct_only());
-    let name = record.name.ok_or("missing \"name\"")?;
+    let name = record
+        .name
+        .ok_or_else(|| Refusal::field("name", "missing \"name\""))?;
     check_identifier_part("name", &name, MAX_NAME_CHARS)?;
     let source = match record.source.as_deref() {
         None => Source::Openclaw,
         Some(s) => Source::parse(s).ok_or_else(|| {
-            format!(
-                "unknown source \"{}\" (openclaw, mcp or client)",
-                clip(s, 40)
+            Refusal::field(
+                "source",
+                format!(
+                    "unknown source \"{}\" (openclaw, mcp or client)",
+                    clip(s, 40)
+                ),
             )
         })?,
     };
@@ -339,10 +358,13 @@ fn normalize(record: ToolRecord) -> std::result::Result<Normalized, String> {
     let id = format!("{}:{}:{}", source.as_str(), owner, name);
     if let Some(given) = &record.id {
         if *given != id {
-            return Err(format!(
-                "id \"{}\" does not equal <source>:<owner>:<name> = \"{}\"",
-                clip(given, 80),
-                clip(&id, 80)
+            return Err(Refusal::field(
+                "id",
+                format!(
+                    "id \"{}\" does not equal <source>:<owner>:<name> = \"{}\"",
+                    clip(given, 80),
+                    clip(&id, 80)
+                ),
             ));
         }
     }
@@ -351,11 +373,36 @@ fn normalize(record: ToolRecord) -> std::result::Result<Normalized, String> {
             source, owner, name, id,
         )));
     }
-    if record.mcp.is_some() && source != Source::Mcp {
-        return Err(format!(
-            "\"mcp\" metadata is for source \"mcp\" tools only (this one is {})",
-            source.as_str()
-        ));
+    if let Some(mcp) = &record.mcp {
+        if source != Source::Mcp {
+            return Err(Refusal::field(
+                "mcp",
+                format!(
+                    "\"mcp\" metadata is for source \"mcp\" tools only (this one is {})",
+                    source.as_str()
+                ),
+            ));
+        }
+        // Routing data names a server: a tool may only name its own owner's
+        // (the rule `withSource` applies to a server's update).
+        let server = mcp.server_name.as_str();
+        let named = if !super::names_server(&owner, server) {
+            Some(("serverName", server))
+        } else {
+            let safe = mcp.safe_server_name.as_str();
+            (safe != owner && !super::names_server(safe, server))
+                .then_some(("safeServerName", safe))
+        };
+        if let Some((key, named)) = named {
+            return Err(Refusal::field(
+                "mcp",
+                format!(
+                    "names MCP server \"{}\" (mcp.{key}), not its owner \"{}\"",
+                    clip(named, 80),
+                    clip(&owner, 80)
+                ),
+            ));
+        }
     }
     if direct_only {
         return Ok(Normalized::DirectOnly(DirectOnlyTool::new(
@@ -363,19 +410,25 @@ fn normalize(record: ToolRecord) -> std::result::Result<Normalized, String> {
         )));
     }
     if let Some(other) = record.catalog_mode.as_deref() {
-        return Err(format!(
-            "unknown catalogMode \"{}\" (only \"{}\")",
-            clip(other, 40),
-            crate::entry::DIRECT_ONLY
+        return Err(Refusal::field(
+            "catalogMode",
+            format!(
+                "unknown catalogMode \"{}\" (only \"{}\")",
+                clip(other, 40),
+                crate::entry::DIRECT_ONLY
+            ),
         ));
     }
     let input_schema = match record.input_schema {
         None => None,
         Some(schema) => {
             schema::check_bounds(&schema, MAX_JSON_DEPTH, MAX_SCHEMA_BYTES)
-                .map_err(|e| format!("inputSchema: {e}"))?;
+                .map_err(|e| Refusal::schema("inputSchema", format!("inputSchema: {e}")))?;
             if !(schema.is_object() || schema.is_boolean()) {
-                return Err("inputSchema must be a JSON Schema object".into());
+                return Err(Refusal::schema(
+                    "inputSchema",
+                    "inputSchema must be a JSON Schema object",
+                ));
             }
             check_cost("inputSchema", &schema)?;
             Some(Arc::new(schema))
@@ -385,15 +438,18 @@ fn normalize(record: ToolRecord) -> std::result::Result<Normalized, String> {
     let output_schema = match record.output_schema {
         Some(schema) if source.is_trusted() => {
             schema::check_bounds(&schema, MAX_JSON_DEPTH, MAX_SCHEMA_BYTES)
-                .map_err(|e| format!("outputSchema: {e}"))?;
+                .map_err(|e| Refusal::schema("outputSchema", format!("outputSchema: {e}")))?;
             check_cost("outputSchema", &schema)?;
             // Results are checked against it (`Catalog::check_output`): an
             // unusable one is reported now, not at the first call.
             CompiledSchema::compile(&schema).map_err(|e| {
-                format!(
-                    "outputSchema is not a usable JSON Schema ({}): {}",
-                    e.code.as_str(),
-                    e.message
+                Refusal::schema(
+                    "outputSchema",
+                    format!(
+                        "outputSchema is not a usable JSON Schema ({}): {}",
+                        e.code.as_str(),
+                        e.message
+                    ),
                 )
             })?;
             Some(Arc::new(schema))
@@ -427,46 +483,48 @@ fn normalize(record: ToolRecord) -> std::result::Result<Normalized, String> {
 /// A schema whose validation could explode is rejected here, at build, rather
 /// than on the first call. A `$ref` that cannot be followed is left to the
 /// compile on first use (INVALID_SCHEMA then), like any uncompilable schema.
-fn check_cost(what: &str, schema: &Value) -> std::result::Result<(), String> {
+fn check_cost(what: &'static str, schema: &Value) -> std::result::Result<(), Refusal> {
     if schema::within_bound_as_a_tree(schema) {
         return Ok(());
     }
     match schema::schema_cost(schema) {
-        Err(schema::CostError::TooExpensive(why)) => {
-            Err(format!("{what} rejected (INVALID_SCHEMA): {why}"))
-        }
+        Err(schema::CostError::TooExpensive(why)) => Err(Refusal::schema(
+            what,
+            format!("{what} rejected (INVALID_SCHEMA): {why}"),
+        )),
         Ok(_) | Err(schema::CostError::Unfollowable(_)) => Ok(()),
     }
 }
 
 fn check_identifier_part(
-    what: &str,
+    what: &'static str,
     value: &str,
     max_chars: usize,
-) -> std::result::Result<(), String> {
+) -> std::result::Result<(), Refusal> {
+    let refuse = |reason: String| Err(Refusal::field(what, reason));
     if value.is_empty() {
-        return Err(format!("\"{what}\" is empty"));
+        return refuse(format!("\"{what}\" is empty"));
     }
     if value.chars().count() > max_chars {
-        return Err(format!("\"{what}\" is longer than {max_chars} characters"));
+        return refuse(format!("\"{what}\" is longer than {max_chars} characters"));
     }
     if value.chars().any(|c| c.is_control()) {
-        return Err(format!("\"{what}\" contains control characters"));
+        return refuse(format!("\"{what}\" contains control characters"));
     }
     // `read\u{200B}` would sit beside `read`, and U+202E shows a name reversed.
     if let Some(c) = value.chars().find(|&c| is_invisible(c)) {
-        return Err(format!(
+        return refuse(format!(
             "\"{what}\" contains an invisible or bidirectional formatting character (U+{:04X})",
             c as u32
         ));
     }
     if value != value.trim() {
-        return Err(format!("\"{what}\" has leading or trailing whitespace"));
+        return refuse(format!("\"{what}\" has leading or trailing whitespace"));
     }
     // Ids are `<source>:<owner>:<name>`: a ':' would let an untrusted tool take
     // another tool's id (and match id-shaped policy patterns).
     if value.contains(':') {
-        return Err(format!(
+        return refuse(format!(
             "\"{what}\" contains ':' (reserved as the id separator)"
         ));
     }
@@ -494,6 +552,7 @@ pub fn fingerprint(
     write(b"excluded");
     for x in excluded {
         write(&(x.index as u64).to_le_bytes());
+        write(x.code.as_str().as_bytes());
         write(x.reason.as_bytes());
     }
     write(b"direct-only");
@@ -757,6 +816,8 @@ impl CatalogData {
                         excluded.push(ExcludedTool {
                             index: old_index,
                             name: Some(replaced.name.clone()),
+                            code: ExclusionCode::DuplicateId,
+                            field: None,
                             reason,
                         });
                         old.next();

@@ -12,6 +12,7 @@ mod lookup;
 mod policy;
 mod ranking;
 mod records;
+mod refusal;
 mod release;
 pub mod store;
 mod text;
@@ -33,6 +34,7 @@ pub use ranking::{CatalogRanking, QueryVectorSet, RankingMode};
 pub use records::{
     parse_catalog_text, parse_spans, record_spans, RawRecord, KNOWN_FIELDS, UNREADABLE,
 };
+pub use refusal::{ExclusionCode, Refusal};
 
 use crate::config::{MAX_SEARCH_LIMIT_CAP, MAX_SEARCH_LIMIT_DEFAULT, SEARCH_DEFAULT_LIMIT_DEFAULT};
 use crate::error::{Error, ErrorCode, Result};
@@ -219,7 +221,7 @@ impl SourceSelector {
 /// form of it (this package's [`safe_server_name`], or OpenClaw's: characters
 /// outside `[A-Za-z0-9_-]` as `-`, `mcp-` before a name not starting with a
 /// letter, at most 30 characters, `-<n>` after a name another server took).
-fn names_server(owner: &str, server: &str) -> bool {
+pub(crate) fn names_server(owner: &str, server: &str) -> bool {
     if owner == server || owner == safe_server_name(server) {
         return true;
     }
@@ -1287,10 +1289,14 @@ fn reject_unknown_fields(records: &mut [RawRecord]) {
             Ok((tool, _)) if !tool.unknown_fields.is_empty() => tool.unknown_fields.join("\", \""),
             _ => continue,
         };
-        record.parsed = Err(format!(
-            "unknown field \"{unknown}\" (a strict catalog accepts only {})",
-            records::KNOWN_FIELDS.join(", ")
-        ));
+        record.parsed = Err(Refusal {
+            code: ExclusionCode::InvalidField,
+            field: None,
+            reason: format!(
+                "unknown field \"{unknown}\" (a strict catalog accepts only {})",
+                records::KNOWN_FIELDS.join(", ")
+            ),
+        });
     }
 }
 

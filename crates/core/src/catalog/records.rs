@@ -2,17 +2,21 @@
 //! records without recursion, so one hostile record (too deep, bad UTF-8,
 //! bad JSON) is rejected alone instead of failing or overflowing the whole.
 
+use std::cell::Cell;
+
+use serde::de::DeserializeSeed;
 use serde_json::Value;
 
+use super::refusal::Refusal;
 use crate::entry::{safe_server_name, McpInfo, ToolRecord};
 use crate::error::{Error, Result};
-use crate::limits::{MAX_CATALOG_TOOLS, MAX_NAME_CHARS};
+use crate::limits::{MAX_CATALOG_TOOLS, MAX_JSON_DEPTH, MAX_NAME_CHARS};
 
 /// One element of the input: its position and either the parsed record (with
 /// the raw value of a direct-only or control tool) or why it could not be read.
 pub struct RawRecord {
     pub index: usize,
-    pub parsed: std::result::Result<(ToolRecord, Option<Value>), String>,
+    pub parsed: std::result::Result<(ToolRecord, Option<Value>), Refusal>,
 }
 
 /// Parse a JSON array of tool objects, or JSON Lines (one object a line).
@@ -49,32 +53,63 @@ pub fn record_spans(text: &str) -> Result<Vec<&str>> {
     Ok(spans)
 }
 
-fn parse_record(span: &str) -> std::result::Result<(ToolRecord, Option<Value>), String> {
-    // serde_json's recursion limit (128) turns deep nesting into an error.
-    let top: TopLevel = serde_json::from_str(span).map_err(|e| {
-        if e.to_string().contains("recursion limit") {
-            "nested too deeply (JSON depth is limited to 128 levels)".to_string()
-        } else {
-            format!("not valid JSON: {e}")
-        }
-    })?;
+fn parse_record(span: &str) -> std::result::Result<(ToolRecord, Option<Value>), Refusal> {
+    // The top-level field being read, so that an error inside its value names it.
+    let reading = Cell::new(None);
+    let mut reader = serde_json::Deserializer::from_str(span);
+    let top = TopLevelSeed { reading: &reading }
+        .deserialize(&mut reader)
+        .and_then(|top| reader.end().map(|()| top))
+        .map_err(|e| read_error(&e, reading.get()))?;
     let fields = match top {
         TopLevel::Object(fields) => fields,
         // The package's stand-in for an object JSON cannot express, with why.
         TopLevel::Unreadable(reason) => {
-            return Err(tool_search_base::text::clip(&reason, 240));
+            return Err(Refusal::unreadable(tool_search_base::text::clip(
+                &reason, 240,
+            )));
         }
-        TopLevel::Other(kind) => return Err(format!("a tool must be a JSON object, not {kind}")),
+        TopLevel::Other(kind) => {
+            return Err(Refusal::unreadable(format!(
+                "a tool must be a JSON object, not {kind}"
+            )))
+        }
     };
     let record = fields.into_record()?;
     // Direct-only and control tools are handed back as given: only they keep
     // the whole object (parsed again; they are few).
     let raw = if record.is_control() || record.is_direct_only() {
-        Some(serde_json::from_str(span).map_err(|e| format!("not valid JSON: {e}"))?)
+        Some(
+            serde_json::from_str(span)
+                .map_err(|e| Refusal::unreadable(format!("not valid JSON: {e}")))?,
+        )
     } else {
         None
     };
     Ok((record, raw))
+}
+
+/// A record the reader could not read. serde_json's recursion limit (128)
+/// turns deep nesting into an error: inside a schema field it is that schema's
+/// refusal, worded as the schema bound's (64 levels, which it also exceeds).
+fn read_error(e: &serde_json::Error, field: Option<&'static str>) -> Refusal {
+    let deep = e.to_string().contains("recursion limit");
+    match field {
+        Some(field) if deep && INPUT_SCHEMA_FIELDS.contains(&field) => Refusal::schema(
+            "inputSchema",
+            format!("inputSchema: {}", crate::schema::too_deep(MAX_JSON_DEPTH)),
+        ),
+        Some("outputSchema") if deep => Refusal::schema(
+            "outputSchema",
+            format!("outputSchema: {}", crate::schema::too_deep(MAX_JSON_DEPTH)),
+        ),
+        Some(field) if deep => Refusal::field(
+            field,
+            format!("\"{field}\": {}", crate::schema::too_deep(MAX_JSON_DEPTH)),
+        ),
+        _ if deep => Refusal::unreadable("nested too deeply (JSON depth is limited to 128 levels)"),
+        _ => Refusal::unreadable(format!("not valid JSON: {e}")),
+    }
 }
 
 /// One record's top-level JSON value, read without building a map of it.
@@ -107,7 +142,7 @@ impl RecordFields {
     }
 
     /// The record: wrong types are errors, unknown fields are listed (not read).
-    fn into_record(mut self) -> std::result::Result<ToolRecord, String> {
+    fn into_record(mut self) -> std::result::Result<ToolRecord, Refusal> {
         let mut input_schema: Option<&'static str> = None;
         for key in INPUT_SCHEMA_FIELDS {
             let Some(schema) = self.get(key).filter(|v| !v.is_null()) else {
@@ -115,7 +150,7 @@ impl RecordFields {
             };
             match input_schema.and_then(|first| self.get(first)) {
                 Some(first) if first != schema => {
-                    return Err("\"inputSchema\", \"parameters\" and \"input_schema\" name the same schema; they differ here, give one".into())
+                    return Err(Refusal::schema("inputSchema", "\"inputSchema\", \"parameters\" and \"input_schema\" name the same schema; they differ here, give one"))
                 }
                 Some(_) => {}
                 None => input_schema = Some(key),
@@ -126,11 +161,11 @@ impl RecordFields {
             .iter()
             .map(|name| tool_search_base::text::clip(name, 40))
             .collect();
-        let mut text = |key: &str| -> std::result::Result<Option<String>, String> {
+        let mut text = |key: &'static str| -> std::result::Result<Option<String>, Refusal> {
             match self.take(key) {
                 None | Some(Value::Null) => Ok(None),
                 Some(Value::String(s)) => Ok(Some(s)),
-                Some(_) => Err(format!("\"{key}\" must be a string")),
+                Some(_) => Err(Refusal::field(key, format!("\"{key}\" must be a string"))),
             }
         };
         let id = text("id")?;
@@ -148,7 +183,7 @@ impl RecordFields {
         let mcp = self
             .get("mcp")
             .filter(|v| !v.is_null())
-            .map(mcp_info)
+            .map(|mcp| mcp_info(mcp).map_err(|reason| Refusal::field("mcp", reason)))
             .transpose()?;
         Ok(ToolRecord {
             id,
@@ -166,17 +201,29 @@ impl RecordFields {
     }
 }
 
-impl<'de> serde::Deserialize<'de> for TopLevel {
+/// Reads a [`TopLevel`], noting in `reading` the known field whose value it is reading.
+struct TopLevelSeed<'a> {
+    reading: &'a Cell<Option<&'static str>>,
+}
+
+impl<'de> DeserializeSeed<'de> for TopLevelSeed<'_> {
+    type Value = TopLevel;
+
     fn deserialize<D: serde::Deserializer<'de>>(
+        self,
         deserializer: D,
-    ) -> std::result::Result<Self, D::Error> {
-        deserializer.deserialize_any(TopLevelVisitor)
+    ) -> std::result::Result<TopLevel, D::Error> {
+        deserializer.deserialize_any(TopLevelVisitor {
+            reading: self.reading,
+        })
     }
 }
 
-struct TopLevelVisitor;
+struct TopLevelVisitor<'a> {
+    reading: &'a Cell<Option<&'static str>>,
+}
 
-impl<'de> serde::de::Visitor<'de> for TopLevelVisitor {
+impl<'de> serde::de::Visitor<'de> for TopLevelVisitor<'_> {
     type Value = TopLevel;
 
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
@@ -189,9 +236,14 @@ impl<'de> serde::de::Visitor<'de> for TopLevelVisitor {
     ) -> std::result::Result<TopLevel, A::Error> {
         let mut fields = Box::<RecordFields>::default();
         while let Some(key) = map.next_key::<FieldName>()? {
+            self.reading.set(match &key {
+                FieldName::Known(at) => Some(KNOWN_FIELDS[*at]),
+                FieldName::Other(_) => None,
+            });
             // Every value is read in full (as a parsed object would be), so
             // the depth limit and JSON errors apply to unknown fields too.
             let value: Value = map.next_value()?;
+            self.reading.set(None);
             match key {
                 FieldName::Known(at) => fields.known[at] = Some(value),
                 FieldName::Other(name) => {
@@ -412,6 +464,7 @@ fn push_span<'a>(spans: &mut Vec<&'a str>, span: &'a str, more_follow: bool) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::catalog::ExclusionCode;
 
     #[test]
     fn splits_arrays_and_lines() {
@@ -442,11 +495,31 @@ mod tests {
         let text = format!(r#"[{{"name":"ok"}}, {{"name":"deep","inputSchema":{deep}}}]"#);
         let recs = parse_catalog_text(&text).unwrap();
         assert!(recs[0].parsed.is_ok());
-        assert!(recs[1]
+        // The same refusal as a schema within the reader's limit but over the schema bound.
+        assert_eq!(
+            recs[1].parsed.as_ref().unwrap_err(),
+            &Refusal::schema(
+                "inputSchema",
+                "inputSchema: JSON is nested deeper than 64 levels."
+            )
+        );
+        for alias in ["parameters", "input_schema"] {
+            let text = format!(r#"{{"name":"deep","{alias}":{deep}}}"#);
+            let refusal = parse_catalog_text(&text).unwrap()[0]
+                .parsed
+                .clone()
+                .unwrap_err();
+            assert_eq!(refusal.field, Some("inputSchema"), "{alias}");
+        }
+        let text = format!(r#"{{"name":"deep","outputSchema":{deep}}}"#);
+        let refusal = parse_catalog_text(&text).unwrap()[0]
             .parsed
-            .as_ref()
-            .unwrap_err()
-            .contains("nested too deeply"));
+            .clone()
+            .unwrap_err();
+        assert_eq!(
+            (refusal.code, refusal.field),
+            (ExclusionCode::InvalidSchema, Some("outputSchema"))
+        );
     }
 
     #[test]
@@ -470,7 +543,12 @@ mod tests {
             recs[0].parsed.as_ref().unwrap().0.input_schema,
             Some(serde_json::json!({"type":"object"}))
         );
-        assert!(recs[1].parsed.as_ref().unwrap_err().contains("differ"));
+        assert!(recs[1]
+            .parsed
+            .as_ref()
+            .unwrap_err()
+            .reason
+            .contains("differ"));
         let c = &recs[2].parsed.as_ref().unwrap().0;
         assert!(c.input_schema.is_some());
         assert_eq!(c.unknown_fields, ["x-extra", "execute"]);
@@ -494,11 +572,9 @@ mod tests {
             (mcp.safe_server_name.as_str(), mcp.operation.as_str()),
             ("docs_io", "docs_io__fetch")
         );
-        assert!(recs[1]
-            .parsed
-            .as_ref()
-            .unwrap_err()
-            .contains("mcp.toolName"));
+        let refusal = recs[1].parsed.as_ref().unwrap_err();
+        assert!(refusal.reason.contains("mcp.toolName"));
+        assert_eq!(refusal.field, Some("mcp"));
         assert!(recs[2].parsed.is_err());
     }
 
@@ -517,6 +593,7 @@ mod tests {
                 {{"name":"tool_search"}},
                 {{"name":"a","annotations":{deep}}},
                 {{"name":"a","x":[1,]}},
+                {{"name":"a","x-deep":{deep}}},
                 null, 5, true, "s", [1, {{"name":"a"}}], {{}}]"#,
         );
         let recs = parse_catalog_text(&text).map_err(|e| e.message).unwrap();
@@ -546,17 +623,33 @@ mod tests {
                 r.parsed
                     .as_ref()
                     .map(|_| "ok")
-                    .unwrap_or_else(|e| e.as_str())
+                    .unwrap_or_else(|e| e.reason.as_str())
             })
             .collect();
-        assert!(errors[0].contains("nested too deeply"), "{}", errors[0]);
+        // Too deep inside a known field names the field; inside another, the record.
+        let annotations = recs[3].parsed.as_ref().unwrap_err();
+        assert_eq!(
+            (annotations.code, annotations.field),
+            (ExclusionCode::InvalidField, Some("annotations"))
+        );
+        assert_eq!(
+            errors[0],
+            "\"annotations\": JSON is nested deeper than 64 levels."
+        );
         assert!(errors[1].starts_with("not valid JSON"), "{}", errors[1]);
+        assert_eq!(
+            recs[5].parsed.as_ref().unwrap_err(),
+            &Refusal::unreadable("nested too deeply (JSON depth is limited to 128 levels)")
+        );
         let kinds = ["null", "a number", "a boolean", "a string", "an array"];
-        for (error, kind) in errors[2..7].iter().zip(kinds) {
+        for (error, kind) in errors[3..8].iter().zip(kinds) {
             assert_eq!(*error, format!("a tool must be a JSON object, not {kind}"));
         }
+        assert!(recs[6..11]
+            .iter()
+            .all(|r| r.parsed.as_ref().unwrap_err().code == ExclusionCode::UnreadableRecord));
         assert_eq!(
-            errors[7], "ok",
+            errors[8], "ok",
             "an empty object is read (and fails validation later)"
         );
     }

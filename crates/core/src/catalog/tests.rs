@@ -700,7 +700,7 @@ fn options(value: Value) -> CatalogOptions {
 #[test]
 fn supplied_mcp_metadata_is_kept_in_hits_and_describe() {
     let c = catalog(vec![
-        json!({ "source": "mcp", "owner": "docs", "name": "docs_io__fetch", "description": "Fetch a documentation page",
+        json!({ "source": "mcp", "owner": "docs_io", "name": "docs_io__fetch", "description": "Fetch a documentation page",
                 "mcp": { "serverName": "docs.io", "toolName": "fetch" } }),
         json!({ "source": "mcp", "owner": "github", "name": "create_issue", "description": "Open a GitHub issue" }),
         json!({ "name": "local", "description": "not mcp", "mcp": { "serverName": "s", "toolName": "t" } }),
@@ -746,15 +746,16 @@ fn supplied_mcp_metadata_is_kept_in_hits_and_describe() {
         "{:?}",
         c.excluded()
     );
-    // The metadata is part of the content: a different server is a different catalog.
+    // The metadata is part of the content: another routing is another catalog.
     let other = catalog(vec![
-        json!({ "source": "mcp", "owner": "docs", "name": "docs_io__fetch", "description": "Fetch a documentation page",
-                                     "mcp": { "serverName": "docs.example", "toolName": "fetch" } }),
+        json!({ "source": "mcp", "owner": "docs_io", "name": "docs_io__fetch", "description": "Fetch a documentation page",
+                                     "mcp": { "serverName": "docs.io", "toolName": "fetch_page" } }),
     ]);
     let first = catalog(vec![
-        json!({ "source": "mcp", "owner": "docs", "name": "docs_io__fetch", "description": "Fetch a documentation page",
+        json!({ "source": "mcp", "owner": "docs_io", "name": "docs_io__fetch", "description": "Fetch a documentation page",
                                      "mcp": { "serverName": "docs.io", "toolName": "fetch" } }),
     ]);
+    assert_eq!((other.size(), first.size()), (1, 1));
     assert_ne!(other.fingerprint(), first.fingerprint());
 }
 
@@ -1905,4 +1906,99 @@ fn a_claimed_record_has_the_selectors_source_and_owner() {
             err.message
         );
     }
+}
+
+#[test]
+fn excluded_records_carry_a_code_and_the_field_at_fault() {
+    let nest = |levels: usize| {
+        let mut schema = json!({ "type": "string" });
+        for _ in 0..levels {
+            schema = json!({ "type": "object", "properties": { "x": schema } });
+        }
+        schema
+    };
+    // Nested 100 levels (over the schema bound) and 200 (over the reader's limit too): one refusal.
+    let mut deep_200 = json!({ "name": "deep_200", "description": "d" });
+    deep_200["inputSchema"] = nest(100);
+    let mut deep_100 = json!({ "name": "deep_100", "description": "d" });
+    deep_100["inputSchema"] = nest(50);
+    let text = serde_json::to_string(&vec![
+        json!({ "name": "ok" }),
+        json!({ "name": "zero\u{200B}width" }),
+        json!({ "name": "x", "owner": "a:b" }),
+        deep_100,
+        deep_200,
+        json!({ "name": "tool_call" }),
+        json!(5),
+        json!({ "name": "label", "label": 5 }),
+        json!({ "name": "ok", "description": "again" }),
+    ])
+    .unwrap();
+    let c = Catalog::from_json_text(&text, &CatalogOptions::default()).unwrap();
+    let got: Vec<(usize, ExclusionCode, Option<&str>)> = c
+        .excluded()
+        .iter()
+        .map(|x| (x.index, x.code, x.field))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (0, ExclusionCode::DuplicateId, None),
+            (1, ExclusionCode::InvalidField, Some("name")),
+            (2, ExclusionCode::InvalidField, Some("owner")),
+            (3, ExclusionCode::InvalidSchema, Some("inputSchema")),
+            (4, ExclusionCode::InvalidSchema, Some("inputSchema")),
+            (5, ExclusionCode::ControlTool, Some("name")),
+            (6, ExclusionCode::UnreadableRecord, None),
+            (7, ExclusionCode::InvalidField, Some("label")),
+        ]
+    );
+    let depth: Vec<&str> = c.excluded()[3..5]
+        .iter()
+        .map(|x| x.reason.as_str())
+        .collect();
+    assert_eq!(
+        depth,
+        ["inputSchema: JSON is nested deeper than 64 levels."; 2]
+    );
+    // As JSON (what the binding hands JavaScript): the code as a string, the field when there is one.
+    let json = serde_json::to_value(c.excluded()).unwrap();
+    assert_eq!(json[1]["code"], "INVALID_FIELD");
+    assert_eq!(json[1]["field"], "name");
+    assert!(json[0].get("field").is_none());
+}
+
+#[test]
+fn the_constructor_binds_mcp_routing_data_to_the_owner_as_with_source_does() {
+    let c = catalog(vec![
+        json!({ "source": "mcp", "owner": "github", "name": "create_issue", "mcp": { "serverName": "github", "toolName": "create_issue" } }),
+        json!({ "source": "mcp", "owner": "evil", "name": "create_issue", "mcp": { "serverName": "github", "toolName": "create_issue" } }),
+        json!({ "source": "mcp", "owner": "evil", "name": "send", "mcp": { "serverName": "evil", "safeServerName": "github", "toolName": "send" } }),
+        // OpenClaw's safe form of a server name is its owner.
+        json!({ "source": "mcp", "owner": "docs-io", "name": "fetch", "mcp": { "serverName": "docs.io", "toolName": "fetch" } }),
+    ]);
+    assert_eq!(
+        c.entries().map(|e| e.id.as_str()).collect::<Vec<_>>(),
+        ["mcp:docs-io:fetch", "mcp:github:create_issue"]
+    );
+    let refused: Vec<(usize, Option<&str>, &str)> = c
+        .excluded()
+        .iter()
+        .map(|x| (x.index, x.field, x.reason.as_str()))
+        .collect();
+    assert_eq!(
+        refused,
+        [
+            (
+                1,
+                Some("mcp"),
+                "names MCP server \"github\" (mcp.serverName), not its owner \"evil\""
+            ),
+            (
+                2,
+                Some("mcp"),
+                "names MCP server \"github\" (mcp.safeServerName), not its owner \"evil\""
+            ),
+        ]
+    );
 }

@@ -78,7 +78,8 @@ fn number_len(n: &serde_json::Number) -> usize {
     }
 }
 
-fn too_deep(max_depth: usize) -> String {
+/// The refusal of a value nested deeper than `max_depth` (one wording everywhere).
+pub fn too_deep(max_depth: usize) -> String {
     format!("JSON is nested deeper than {max_depth} levels.")
 }
 

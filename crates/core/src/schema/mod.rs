@@ -26,7 +26,7 @@ pub(crate) mod tests;
 
 use serde::Serialize;
 
-pub use bounds::{check_bounds, measure, JsonSize};
+pub use bounds::{check_bounds, measure, too_deep, JsonSize};
 pub use cost::{schema_cost, within_bound_as_a_tree, CostError, SchemaCost};
 pub use hint::{input_hint, output_hint};
 pub use validate::{check_schema, validate_args, CompiledSchema, MAX_ISSUES};

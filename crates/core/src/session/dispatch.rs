@@ -960,7 +960,7 @@ impl Session {
             error_code: error.as_ref().map(|e| e.code.clone()),
         });
         let content = match (&value, &error) {
-            (Some(v), _) => serde_json::to_string(v).unwrap_or_default(),
+            (Some(v), _) => serde_json::to_string(&without_telemetry(v)).unwrap_or_default(),
             (None, Some(e)) => e.message.clone(),
             (None, None) => String::new(),
         };
@@ -972,6 +972,22 @@ impl Session {
             error,
             content,
         }
+    }
+}
+
+/// A cell's result as the model reads it: its value or error and its logs. The cell's
+/// telemetry (the child's pid, its Node, the containment applied) is for the gateway, in
+/// `value`, not for the model.
+fn without_telemetry(result: &Value) -> Value {
+    match result {
+        Value::Object(fields) => Value::Object(
+            fields
+                .iter()
+                .filter(|(key, _)| key.as_str() != "telemetry")
+                .map(|(key, value)| (key.clone(), value.clone()))
+                .collect(),
+        ),
+        other => other.clone(),
     }
 }
 

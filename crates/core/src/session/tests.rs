@@ -1196,7 +1196,8 @@ impl CodeRunner for ScriptedRunner {
                     },
                 )
                 .await;
-            json!({ "ok": call.is_ok(), "value": { "described": described, "unknown": unknown, "result": call.ok() }, "logs": [] })
+            json!({ "ok": call.is_ok(), "value": { "described": described, "unknown": unknown, "result": call.ok() }, "logs": [],
+                    "telemetry": { "childPid": 4242, "nodeVersion": "v24.22.3" } })
         })
     }
 }
@@ -1238,7 +1239,14 @@ fn code_mode_bridges_through_the_same_session() {
         },
     ));
     assert!(r.ok, "{r:?}");
+    // The model reads the value and logs; the cell's telemetry is the gateway's.
+    assert!(
+        !r.content.contains("childPid") && r.content.contains("\"described\":true"),
+        "{}",
+        r.content
+    );
     let value = r.value.unwrap();
+    assert_eq!(value["telemetry"]["childPid"], 4242);
     assert_eq!(value["value"]["described"], true);
     assert!(
         value["value"]["unknown"]
@@ -1469,7 +1477,7 @@ fn core_coding_tools_stay_visible_and_cataloged_in_tools_and_directory_modes() {
 #[test]
 fn direct_mode_names_mcp_tools_from_their_supplied_metadata() {
     let tools = vec![
-        json!({ "source": "mcp", "owner": "docs", "name": "fetch_page", "description": "Fetch a page.",
+        json!({ "source": "mcp", "owner": "docs_io", "name": "fetch_page", "description": "Fetch a page.",
                              "mcp": { "serverName": "docs.io", "toolName": "fetch" } }),
     ];
     let e = Arc::new(TestExecutor::default());
@@ -1480,7 +1488,7 @@ fn direct_mode_names_mcp_tools_from_their_supplied_metadata() {
     );
     assert!(s.handles("docs_io__fetch") && !s.handles("docs__fetch_page"));
     assert!(handle(&s, "docs_io__fetch", json!({})).ok);
-    assert_eq!(e.calls()[0].id, "mcp:docs:fetch_page");
+    assert_eq!(e.calls()[0].id, "mcp:docs_io:fetch_page");
 }
 
 #[test]
