@@ -845,3 +845,4 @@ module.exports.rankingCapability = nativeBinding.rankingCapability
 module.exports.releaseUnusedMemory = nativeBinding.releaseUnusedMemory
 module.exports.resolveToolSearchConfig = nativeBinding.resolveToolSearchConfig
 module.exports.runCodeCell = nativeBinding.runCodeCell
+module.exports.toolSearchLimits = nativeBinding.toolSearchLimits

@@ -211,6 +211,17 @@ export interface ResolvedToolSearchConfig {
   warnings?: string[]
 }
 
+/** The contract's defaults and clamps (`toolSearchLimits()`), as `resolveToolSearchConfig` applies them. */
+export interface ToolSearchLimits {
+  codeTimeoutMsDefault: number
+  codeTimeoutMsMin: number
+  codeTimeoutMsMax: number
+  maxSearchLimitDefault: number
+  /** The most `maxSearchLimit` may be, and so the most one search returns. */
+  maxSearchLimitCap: number
+  searchDefaultLimitDefault: number
+}
+
 /** Error codes carried by thrown errors (`err.code`). */
 export type ToolSearchErrorCode =
   | 'TOOL_NOT_FOUND' | 'AMBIGUOUS_TOOL' | 'INVALID_LIMIT' | 'INVALID_QUERY' | 'INVALID_CATALOG'
@@ -672,3 +683,6 @@ export declare function resolveToolSearchConfig(raw: unknown, env?: ConfigEnv): 
  * own failures (`ok: false`, `error.code`).
  */
 export declare function runCodeCell(code: string, options: CodeCellOptions): Promise<CodeCellResult>
+
+/** The contract's defaults and clamps (code timeout, search limits), as the config resolves them. */
+export declare function toolSearchLimits(): ToolSearchLimits

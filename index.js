@@ -26,6 +26,7 @@ if (require('node:worker_threads').isMainThread) {
 exports.ToolCatalog = defineToolCatalog(native)
 exports.ToolSearchSession = native.ToolSearchSession
 exports.resolveToolSearchConfig = native.resolveToolSearchConfig
+exports.toolSearchLimits = native.toolSearchLimits
 exports.probeCodeMode = native.probeCodeMode
 exports.configureCodeMode = native.configureCodeMode
 exports.codeModeCapability = native.codeModeCapability

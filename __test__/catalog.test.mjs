@@ -2,7 +2,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { binding, fakeTools, fakeTool, sampleCatalogText, throwsCode } from './helpers.mjs'
 
-const { ToolCatalog, resolveToolSearchConfig } = binding
+const { ToolCatalog, resolveToolSearchConfig, toolSearchLimits } = binding
 
 test('builds from tool objects with defaults, ids and order', () => {
   const catalog = new ToolCatalog([
@@ -318,6 +318,19 @@ test('resolveToolSearchConfig: shapes, clamps and the code fallback', () => {
   assert.equal(new ToolCatalog(fakeTools(30), { maxSearchLimit: Number.NaN }).search('fake plugin', { limit: 40 }).length, 20)
   const e = r({ mode: 'tools', codeTimeoutMs: 120000, maxSearchLimit: 4, searchDefaultLimit: 9 })
   assert.deepEqual([e.codeTimeoutMs, e.maxSearchLimit, e.searchDefaultLimit], [60000, 4, 4])
+})
+
+test('toolSearchLimits: the numbers resolveToolSearchConfig applies, read from one place', () => {
+  const limits = toolSearchLimits()
+  const r = (raw) => resolveToolSearchConfig({ mode: 'tools', ...raw })
+  assert.equal(r({}).codeTimeoutMs, limits.codeTimeoutMsDefault)
+  assert.equal(r({ codeTimeoutMs: 1 }).codeTimeoutMs, limits.codeTimeoutMsMin)
+  assert.equal(r({ codeTimeoutMs: 1e9 }).codeTimeoutMs, limits.codeTimeoutMsMax)
+  assert.equal(r({}).maxSearchLimit, limits.maxSearchLimitDefault)
+  assert.equal(r({ maxSearchLimit: 1e6 }).maxSearchLimit, limits.maxSearchLimitCap)
+  assert.equal(r({}).searchDefaultLimit, limits.searchDefaultLimitDefault)
+  const catalog = new ToolCatalog(fakeTools(80), { maxSearchLimit: limits.maxSearchLimitCap })
+  assert.equal(catalog.search('fake plugin', { limit: 1000 }).length, limits.maxSearchLimitCap)
 })
 
 test('telemetry counts searches and describes per scope', () => {

@@ -317,28 +317,21 @@ function defineToolCatalog(native) {
 
 /**
  * `build(ids)` (a native async build) of the stored-record ids of `tools`,
- * each serialized afresh, in slices. The worker looks the ids up (they are
- * kept at least a minute after their last use); if some were evicted
- * meanwhile, the tools are serialized again.
+ * each serialized afresh, in slices. Records evicted meanwhile are named by
+ * `__missingRecords` and serialized again, as build() does; the check and the
+ * hand-over share one turn, so the worker finds every record.
  */
 async function sliced(native, tools, build) {
   const records = new RecordIds(native, tools, false)
   for (let round = 0; ; round++) {
     do await nextTurn() // not on the calling turn (see build())
     while (!records.step(performance.now() + SLICE_MS))
-    try {
-      return await build(records.ids)
-    } catch (error) {
-      const evicted = error && error.code === 'INVALID_REQUEST' && String(error.message).startsWith(NOT_STORED)
-      if (!evicted) throw error
-      if (round + 1 >= MAX_ROUNDS) throw storeChurn()
-      records.retry(Array.from({ length: records.tools.length }, (_, i) => i))
-    }
+    const missing = native.__missingRecords(records.ids)
+    if (missing.length === 0) return build(records.ids)
+    if (round + 1 >= MAX_ROUNDS) throw storeChurn()
+    records.retry(missing)
   }
 }
-
-/** The start of the addon's message for record ids it no longer stores. */
-const NOT_STORED = 'tool records are no longer stored'
 
 function storeChurn() {
   const error = new Error('tool records were evicted from the record store while the catalog was built; build again')

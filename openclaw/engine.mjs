@@ -375,7 +375,9 @@ class Engine {
   }
 
   catalogOptions() {
-    const options = { maxSearchLimit: 50, searchDefaultLimit: 8 }
+    // OpenClaw passes its own limit with each search: the catalog must not clamp below it.
+    const limits = this.native.toolSearchLimits()
+    const options = { maxSearchLimit: limits.maxSearchLimitCap, searchDefaultLimit: limits.searchDefaultLimitDefault }
     if (this.settings.ranking !== 'auto') options.ranking = this.settings.ranking
     if (this.settings.modelDir) options.model = this.settings.modelDir
     if (this.settings.vectorCache !== undefined) options.vectorCache = this.settings.vectorCache

@@ -59,7 +59,7 @@ fn parse_options(env: &Env, options: Option<Unknown>) -> JsResult<CatalogOptions
             )
         })?,
     };
-    super::model::apply_ranking_defaults(&mut options);
+    tool_search_gateway::model::apply_ranking_defaults(&mut options);
     Ok(options)
 }
 
@@ -169,8 +169,9 @@ enum BuildJob {
     WithSourceStored(Catalog, SourceSelector, Vec<SlotId>),
 }
 
-/// Prefix of the rejection when a record id no longer names a stored record
-/// (`js/catalog.js` serializes the tools again).
+/// The rejection when a record id no longer names a stored record. `js/catalog.js` asks
+/// `__missingRecords` in the turn it hands ids over, so this is a caller's bug, never a retry
+/// signal.
 const NOT_STORED: &str = "tool records are no longer stored";
 
 /// The stored records named by `ids`, looked up on the worker (a lookup of

@@ -1,4 +1,4 @@
-//! `resolveToolSearchConfig`.
+//! `resolveToolSearchConfig` and `toolSearchLimits`.
 
 use napi_derive::napi;
 use serde_json::Value;
@@ -20,7 +20,7 @@ fn code_mode_supported(
     )?;
     match env.as_ref().map(|e| e.get("codeModeSupported")) {
         None | Some(None) | Some(Some(Value::Null)) => {
-            Ok(match super::code_mode::code_mode_support() {
+            Ok(match tool_search_gateway::code_mode::support() {
                 Ok(()) => (true, None),
                 Err(reason) => (false, Some(reason)),
             })
@@ -68,5 +68,16 @@ pub fn resolve_tool_search_config(
 /// `tools.toolSearch` value resolves exactly as `resolveToolSearchConfig` does
 /// on this host (probed code-mode support); a resolved config is read back.
 pub(crate) fn resolve_for_session(raw: &Value) -> tool_search_core::config::ResolvedConfig {
-    tool_search_core::config::resolve_for_session(raw, super::code_mode::code_mode_supported())
+    tool_search_core::config::resolve_for_session(
+        raw,
+        tool_search_gateway::code_mode::support().is_ok(),
+    )
+}
+
+/// The contract's defaults and clamps (code timeout, search limits), as the config resolves them.
+#[napi(ts_return_type = "ToolSearchLimits")]
+pub fn tool_search_limits(
+    env: &napi::Env,
+) -> napi::Result<napi::bindgen_prelude::Unknown<'_>, JsCode> {
+    guard(|| super::convert::parsed(env, &tool_search_core::config::CONTRACT_LIMITS))
 }

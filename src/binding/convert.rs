@@ -10,11 +10,10 @@
 //! own property).
 
 use napi::bindgen_prelude::*;
-use napi::threadsafe_function::ThreadsafeFunction;
 use serde_json::Value;
 use tool_search_core::ErrorCode;
 
-use super::errors::{from_napi, js_error, JsCode, JsResult};
+use super::errors::{js_error, JsCode, JsResult};
 
 /// `JSON[name]` of the realm, as found.
 fn json_function<'env, Args: JsValuesTupleIntoVec, Return: FromNapiValue>(
@@ -158,26 +157,4 @@ pub fn property<'a>(object: &Object<'a>, name: &str) -> JsResult<Option<Unknown<
     } else {
         Some(value)
     })
-}
-
-/// A JS function called from any thread with one JSON string, which reaches
-/// it as a plain object (`callback(JSON.parse(text))`). Weak: it does not keep
-/// the process alive.
-pub type JsonCallback = ThreadsafeFunction<String, Unknown<'static>, String, Status, false, true>;
-
-const JSON_CALLBACK_ADAPTER: &str = r#"(function (callback) {
-  return (text) => { callback(JSON.parse(text)); };
-})"#;
-
-/// `callback` as a [`JsonCallback`] (session events, ranking progress).
-pub fn json_callback(env: &Env, callback: Unknown) -> JsResult<JsonCallback> {
-    let factory: Function<Unknown, Function<String, Unknown>> =
-        env.run_script(JSON_CALLBACK_ADAPTER).map_err(from_napi)?;
-    let function = factory.call(callback).map_err(from_napi)?;
-    function
-        .build_threadsafe_function()
-        .callee_handled::<false>()
-        .weak::<true>()
-        .build()
-        .map_err(from_napi)
 }

@@ -211,6 +211,17 @@ export interface ResolvedToolSearchConfig {
   warnings?: string[]
 }
 
+/** The contract's defaults and clamps (`toolSearchLimits()`), as `resolveToolSearchConfig` applies them. */
+export interface ToolSearchLimits {
+  codeTimeoutMsDefault: number
+  codeTimeoutMsMin: number
+  codeTimeoutMsMax: number
+  maxSearchLimitDefault: number
+  /** The most `maxSearchLimit` may be, and so the most one search returns. */
+  maxSearchLimitCap: number
+  searchDefaultLimitDefault: number
+}
+
 /** Error codes carried by thrown errors (`err.code`). */
 export type ToolSearchErrorCode =
   | 'TOOL_NOT_FOUND' | 'AMBIGUOUS_TOOL' | 'INVALID_LIMIT' | 'INVALID_QUERY' | 'INVALID_CATALOG'

@@ -9,8 +9,10 @@ mod convert;
 mod errors;
 mod memory;
 mod model;
+mod port;
 mod promise;
 mod ranking;
+mod runtime;
 mod session;
 mod tracing_setup;
 

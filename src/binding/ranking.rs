@@ -9,13 +9,11 @@ use tool_search_core::search::semantic::RankingState;
 use tool_search_core::ErrorCode;
 
 use super::catalog::{batch_request, limit_option, ToolCatalog};
-use super::convert::{
-    is_nullish, json_callback, json_text, parse_text, parsed, string_arg, JsonCallback,
-};
+use super::convert::{is_nullish, json_text, parse_text, parsed, string_arg};
 use super::errors::{from_napi, guard, js_error, to_js, JsCode, JsResult};
 use super::promise::{coded_rejection, json_promise};
 
-fn progress_sink(env: &Env, callback: Unknown) -> JsResult<JsonCallback> {
+fn progress_sink(env: &Env, callback: Unknown) -> JsResult<super::port::JsonCallback> {
     if callback.get_type().map_err(from_napi)? != ValueType::Function {
         return Err(js_error(
             ErrorCode::InvalidRequest,
@@ -23,7 +21,7 @@ fn progress_sink(env: &Env, callback: Unknown) -> JsResult<JsonCallback> {
         ));
     }
     // Weak: progress alone does not keep the process alive (the promise does).
-    json_callback(env, callback)
+    super::port::listener(env, callback)
 }
 
 /// `searchAsync` and `searchBatchAsync`: the ranked search on a libuv worker,

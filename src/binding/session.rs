@@ -1,34 +1,25 @@
 //! `ToolSearchSession`: one run's surfaces and control-tool dispatch. Thin:
-//! JS values in and out, everything else in `tool_search_core::session`.
-//!
-//! The executor lives in JS. It is wrapped once per session in a small JS
-//! adapter (below) that always resolves with `{ status, result | reason }`,
-//! so a thrown error's `code` is read on the JS thread:
-//! - resolve with the tool result → ok;
-//! - throw an Error with `code: 'TOOL_BLOCKED'` → a blocked result (policy,
-//!   approval, hook), never retried;
-//! - throw an Error with `code: 'TOOL_UNAVAILABLE'` → the tool is gone: the
-//!   call fails closed;
-//! - any other throw → the tool failed (TOOL_FAILED with its message).
-//!
-//! The adapter passes each call an `AbortSignal`, aborted when the caller's
-//! `signal` aborts or a code cell times out. Executor, abort and `onEvent`
-//! are weak threadsafe functions: they never keep the event loop alive.
+//! JS values in and out, everything else in `tool_search_core::session`; the
+//! executor is called over the gateway crate's channel (`js/channel.js`), and a
+//! code-mode session's runner (or its fallback to tools) comes from
+//! `tool_search_gateway::code_mode`.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use napi::bindgen_prelude::*;
-use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi_derive::napi;
-use serde_json::{json, Value};
-use tool_search_core::config;
+use serde_json::Value;
 use tool_search_core::session::{
-    direct::definition_from_value, BoxFuture, EventSink, Executor, ExecutorCall, ExecutorOutcome,
-    Failure, HandleOptions, Session, SessionEvent, SessionOptions, ToolResult,
+    direct::definition_from_value, EventSink, Executor, Failure, HandleOptions, Session,
+    SessionEvent, SessionOptions, ToolResult,
 };
 use tool_search_core::surfaces::SurfaceFormat;
 use tool_search_core::ErrorCode;
+use tool_search_gateway::channel::Target;
+use tool_search_gateway::code_mode;
+use tool_search_gateway::executor::GatewayExecutor;
+use tool_search_gateway::runtime::offload;
 
 use super::catalog::ToolCatalog;
 use super::convert::{
@@ -37,215 +28,6 @@ use super::convert::{
 };
 use super::errors::{from_napi, guard, guard_future, js_error, to_js, JsCode, JsResult};
 use super::promise::{json_promise, link_abort_signal, AbortListener};
-
-/// Wraps the gateway's executor: `{ run(callJson), abort(requestJson) }`.
-/// A call crosses as one JSON string and its result comes back as one JSON
-/// string: the event loop does one `JSON.parse` and one `JSON.stringify` per
-/// call, never a conversion per property. `run` calls the executor
-/// synchronously, so when the threadsafe call returns, the call has been
-/// delivered (the delivery gate below relies on that).
-const EXECUTOR_ADAPTER: &str = r#"(function (executor) {
-  const controllers = new Map();
-  // Keys are handed out in delivery order, and `run` and `abort` travel on two
-  // queues: an abort whose run has not arrived yet (key above the last run seen)
-  // waits here, and that run then does not start the executor.
-  const early = new Map();
-  let lastRun = 0;
-  const failed = (status, reason) => JSON.stringify({ status, reason });
-  return {
-    run(text) {
-      let call;
-      try { call = JSON.parse(text); } catch { return Promise.resolve(failed('failed', 'the call could not be decoded')); }
-      if (call.key > lastRun) lastRun = call.key;
-      if (early.has(call.key)) {
-        const reason = early.get(call.key);
-        early.delete(call.key);
-        return Promise.resolve(failed('failed', 'aborted before it started: ' + reason));
-      }
-      const controller = new AbortController();
-      controllers.set(call.key, controller);
-      return (async () => {
-        try {
-          const request = { id: call.id, name: call.name, source: call.source, owner: call.owner, args: call.args,
-                            toolCallId: call.toolCallId, signal: controller.signal };
-          if (call.parentToolCallId !== undefined) request.parentToolCallId = call.parentToolCallId;
-          const result = await executor(request);
-          const json = JSON.stringify(result === undefined ? null : result);
-          return '{"status":"ok","result":' + (json === undefined ? 'null' : json) + '}';
-        } catch (error) {
-          const code = error !== null && typeof error === 'object' ? error.code : undefined;
-          let reason;
-          try {
-            reason = error !== null && typeof error === 'object' && 'message' in error ? String(error.message) : String(error);
-          } catch { reason = 'executor failed'; }
-          return failed(code === 'TOOL_BLOCKED' ? 'blocked' : code === 'TOOL_UNAVAILABLE' ? 'missing' : 'failed', reason);
-        } finally {
-          controllers.delete(call.key);
-        }
-      })();
-    },
-    abort(text) {
-      let request;
-      try { request = JSON.parse(text); } catch { return; }
-      const controller = controllers.get(request.key);
-      if (controller) controller.abort(new Error(request.reason));
-      else if (request.key > lastRun && early.size < 1024) early.set(request.key, String(request.reason));
-    },
-  };
-})"#;
-
-type JsFn = ThreadsafeFunction<String, Promise<String>, String, Status, false, true>;
-type JsSink = ThreadsafeFunction<String, Unknown<'static>, String, Status, false, true>;
-
-/// One executor delivery at a time, gateway-wide: the next call is handed to
-/// the event loop only after the previous one's `JSON.parse` and synchronous
-/// executor start have run. Node drains up to 1,000 queued threadsafe calls
-/// in one turn; with this gate a turn carries one delivery, whose cost the
-/// argument caps bound, so a flood of calls cannot freeze the event loop.
-pub(crate) fn delivery_gate() -> &'static tokio::sync::Semaphore {
-    static GATE: std::sync::OnceLock<tokio::sync::Semaphore> = std::sync::OnceLock::new();
-    GATE.get_or_init(|| tokio::sync::Semaphore::new(1))
-}
-
-struct JsExecutor {
-    run: Arc<JsFn>,
-    abort: Arc<JsSink>,
-    /// Handed out under the delivery gate, so keys reach JS in increasing order.
-    keys: Arc<AtomicU64>,
-}
-
-/// Where one executor call stands, so an abort reaches the JS side exactly when
-/// there is something to abort: never before the call was handed over (it is
-/// then simply not delivered), once after.
-enum Delivery {
-    Waiting,
-    Cancelled,
-    Delivered(u64),
-    Done,
-}
-
-struct DeliveryState {
-    state: std::sync::Mutex<Delivery>,
-    abort: Arc<JsSink>,
-}
-
-impl DeliveryState {
-    fn abort(&self, reason: &str) {
-        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        match *state {
-            Delivery::Waiting => *state = Delivery::Cancelled,
-            Delivery::Delivered(key) => {
-                *state = Delivery::Done;
-                drop(state);
-                let text = json!({ "key": key, "reason": reason }).to_string();
-                self.abort
-                    .call(text, ThreadsafeFunctionCallMode::NonBlocking);
-            }
-            Delivery::Cancelled | Delivery::Done => {}
-        }
-    }
-
-    /// Claims the next key for delivery, unless the call was cancelled while it waited.
-    fn deliver(&self, next_key: &AtomicU64) -> Option<u64> {
-        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        match *state {
-            Delivery::Waiting => {
-                let key = next_key.fetch_add(1, Ordering::Relaxed);
-                *state = Delivery::Delivered(key);
-                Some(key)
-            }
-            _ => None,
-        }
-    }
-
-    fn settle(&self) {
-        *self.state.lock().unwrap_or_else(|p| p.into_inner()) = Delivery::Done;
-    }
-}
-
-/// Aborts the JS call when the core drops the call's future before it settles (a
-/// cell's end aborts its bridge tasks at once, possibly before a cancel callback ran).
-struct AbortOnDrop(Arc<DeliveryState>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort("the call was abandoned before it finished");
-    }
-}
-
-impl Executor for JsExecutor {
-    fn call(&self, call: ExecutorCall) -> BoxFuture<ExecutorOutcome> {
-        let delivery = Arc::new(DeliveryState {
-            state: std::sync::Mutex::new(Delivery::Waiting),
-            abort: Arc::clone(&self.abort),
-        });
-        let on_cancel = Arc::clone(&delivery);
-        let registration = call.cancel.on_cancel(move |reason| on_cancel.abort(reason));
-        let mut payload = json!({
-            "id": call.id,
-            "name": call.name,
-            "source": call.source.as_str(),
-            "owner": call.owner,
-            "args": call.args,
-            "toolCallId": call.tool_call_id,
-        });
-        if let Some(parent) = call.parent_tool_call_id {
-            payload["parentToolCallId"] = Value::String(parent);
-        }
-        // Held as text while it waits for the gate (a parsed value is many times its JSON);
-        // the key, known only at delivery, is put in front.
-        let body = payload.to_string();
-        drop(payload);
-        let run = Arc::clone(&self.run);
-        let keys = Arc::clone(&self.keys);
-        Box::pin(async move {
-            let _registration = registration;
-            let guard = AbortOnDrop(delivery);
-            let delivered = {
-                let _permit = delivery_gate().acquire().await;
-                let Some(key) = guard.0.deliver(&keys) else {
-                    return ExecutorOutcome::Failed("cancelled before it was delivered".into());
-                };
-                let text = format!("{{\"key\":{key},{}", &body[1..]);
-                drop(body);
-                run.call_async_catch(text).await
-            };
-            let outcome = match delivered {
-                Ok(promise) => match promise.await {
-                    Ok(answer) => outcome_of(&answer),
-                    Err(e) => ExecutorOutcome::Failed(e.reason),
-                },
-                Err(e) => {
-                    ExecutorOutcome::Failed(format!("executor could not be called: {}", e.reason))
-                }
-            };
-            guard.0.settle();
-            outcome
-        })
-    }
-}
-
-fn outcome_of(answer: &str) -> ExecutorOutcome {
-    let Ok(mut answer) = serde_json::from_str::<Value>(answer) else {
-        return ExecutorOutcome::Failed("the executor's answer could not be decoded".into());
-    };
-    let reason = answer
-        .get("reason")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string();
-    match answer.get("status").and_then(Value::as_str) {
-        Some("ok") => ExecutorOutcome::Ok(
-            answer
-                .get_mut("result")
-                .map(Value::take)
-                .unwrap_or(Value::Null),
-        ),
-        Some("blocked") => ExecutorOutcome::Blocked(reason),
-        Some("missing") => ExecutorOutcome::Missing(reason),
-        _ => ExecutorOutcome::Failed(reason),
-    }
-}
 
 /// A session answers one run's control-tool calls. See `ToolSearchSessionOptions`.
 #[napi]
@@ -363,24 +145,7 @@ impl ToolSearchSession {
                 None => None,
                 Some(v) => Some(event_sink(&env, v)?),
             };
-            // Only code mode needs the sandbox. Code mode without a runner is
-            // never offered: fall back to tools (contract §7).
-            let code_runner = if config.enabled && config.mode == config::Mode::Code {
-                let runner = super::code_mode::session_code_runner();
-                if runner.is_none() {
-                    config.mode = config::Mode::Tools;
-                    config.code_mode_supported = false;
-                    // The probe pending, or what it found (no host path).
-                    config.fallback_reason = Some(
-                        super::code_mode::code_mode_support()
-                            .err()
-                            .unwrap_or_else(|| "code mode is unavailable on this host (see codeModeCapability()); using tools mode".into()),
-                    );
-                }
-                runner
-            } else {
-                None
-            };
+            let code_runner = code_mode::session_runner(&mut config, &super::runtime::NAPI);
             let capability_directory = match property(&options, "capabilityDirectory")? {
                 None => None,
                 Some(v) => match value_type(&v)? {
@@ -513,7 +278,7 @@ impl ToolSearchSession {
             let args = optional_json_arg(env, args, ErrorCode::InvalidRequest, "tool arguments")?
                 .unwrap_or(Value::Null);
             let mut handle_options = HandleOptions {
-                offload: Some(super::code_mode::offload()),
+                offload: Some(offload(&super::runtime::NAPI)),
                 ..HandleOptions::default()
             };
             if let Some(options) = options {
@@ -645,36 +410,15 @@ impl ToolSearchSession {
 }
 
 fn js_executor(env: &Env, executor: Unknown) -> JsResult<Arc<dyn Executor>> {
-    let factory: Function<Unknown, Object> = env.run_script(EXECUTOR_ADAPTER).map_err(from_napi)?;
-    let adapter = factory.call(executor).map_err(from_napi)?;
-    let run: Function<String, Promise<String>> =
-        adapter.get_named_property("run").map_err(from_napi)?;
-    let abort: Function<String, Unknown> =
-        adapter.get_named_property("abort").map_err(from_napi)?;
-    let run: JsFn = run
-        .build_threadsafe_function()
-        .callee_handled::<false>()
-        .weak::<true>()
-        .build()
-        .map_err(from_napi)?;
-    let abort: JsSink = abort
-        .build_threadsafe_function()
-        .callee_handled::<false>()
-        .weak::<true>()
-        .build()
-        .map_err(from_napi)?;
-    Ok(Arc::new(JsExecutor {
-        run: Arc::new(run),
-        abort: Arc::new(abort),
-        keys: Arc::new(AtomicU64::new(1)),
-    }))
+    let channel = super::port::channel(env, executor, Target::Executor, "the executor")?;
+    Ok(Arc::new(GatewayExecutor::new(channel)))
 }
 
 /// `onEvent` receives each event as a plain object, asynchronously (queued
 /// to the JS thread as one JSON string; never blocks the session). An event
 /// that cannot be serialized is not delivered, and logged as an error.
 fn event_sink(env: &Env, callback: Unknown) -> JsResult<EventSink> {
-    let tsfn = Arc::new(super::convert::json_callback(env, callback)?);
+    let tsfn = Arc::new(super::port::listener(env, callback)?);
     Ok(Arc::new(move |event: &SessionEvent| {
         match json_text(event) {
             Ok(text) => {

@@ -82,8 +82,8 @@ impl Sums {
     }
 }
 
-/// The product's lexical ranking: the index's hits, each top hit followed by the
-/// tools that find the identifiers it requires (as `Catalog::search` does).
+/// The product's lexical ranking (`SearchIndex::rank`, as `Catalog::search` enters it): the
+/// index's hits, each top hit followed by the tools that find the identifiers it requires.
 struct Ranker {
     index: SearchIndex,
     prerequisites: Prerequisites,
@@ -91,14 +91,8 @@ struct Ranker {
 
 impl Ranker {
     fn top10(&self, text: &str, params: &RankingParams) -> Vec<ScoredHit> {
-        let hits = self.index.search_with(
-            text,
-            10usize.max(params.prerequisite_depth),
-            &|_| true,
-            params,
-        );
-        self.prerequisites
-            .promote(text, &hits, &|_| true, 10, params.prerequisite_depth)
+        self.index
+            .rank_with(text, 10, &|_| true, None, &self.prerequisites, params)
     }
 }
 

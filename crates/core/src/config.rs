@@ -31,6 +31,40 @@ pub const MAX_SEARCH_LIMIT_DEFAULT: u32 = 20;
 pub const MAX_SEARCH_LIMIT_CAP: u32 = 50;
 pub const SEARCH_DEFAULT_LIMIT_DEFAULT: u32 = 8;
 
+/// The contract's numbers, for JS to read instead of restating them (`toolSearchLimits()`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContractLimits {
+    pub code_timeout_ms_default: u64,
+    pub code_timeout_ms_min: u64,
+    pub code_timeout_ms_max: u64,
+    pub max_search_limit_default: u32,
+    /// The most `maxSearchLimit` may be, and so the most one search returns.
+    pub max_search_limit_cap: u32,
+    pub search_default_limit_default: u32,
+}
+
+pub const CONTRACT_LIMITS: ContractLimits = ContractLimits {
+    code_timeout_ms_default: CODE_TIMEOUT_MS_DEFAULT,
+    code_timeout_ms_min: CODE_TIMEOUT_MS_MIN,
+    code_timeout_ms_max: CODE_TIMEOUT_MS_MAX,
+    max_search_limit_default: MAX_SEARCH_LIMIT_DEFAULT,
+    max_search_limit_cap: MAX_SEARCH_LIMIT_CAP,
+    search_default_limit_default: SEARCH_DEFAULT_LIMIT_DEFAULT,
+};
+
+/// A code cell's deadline in ms from a caller's `timeoutMs` (`runCodeCell`): the default when
+/// absent, else the contract's clamp of `codeTimeoutMs`. `Err` when it is not a positive number.
+pub fn cell_timeout_ms(requested: Option<f64>) -> Result<u64, &'static str> {
+    match requested {
+        None => Ok(CODE_TIMEOUT_MS_DEFAULT),
+        Some(ms) if ms.is_finite() && ms > 0.0 => {
+            Ok(ms.clamp(CODE_TIMEOUT_MS_MIN as f64, CODE_TIMEOUT_MS_MAX as f64) as u64)
+        }
+        Some(_) => Err("options.timeoutMs must be a positive number"),
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ResolvedConfig {
@@ -235,6 +269,17 @@ fn positive_integer(v: &Value) -> Option<u64> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_cells_timeout_follows_the_code_timeout_clamp() {
+        assert_eq!(cell_timeout_ms(None), Ok(CODE_TIMEOUT_MS_DEFAULT));
+        assert_eq!(cell_timeout_ms(Some(1.0)), Ok(CODE_TIMEOUT_MS_MIN));
+        assert_eq!(cell_timeout_ms(Some(2_500.7)), Ok(2_500));
+        assert_eq!(cell_timeout_ms(Some(1e9)), Ok(CODE_TIMEOUT_MS_MAX));
+        for bad in [0.0, -5.0, f64::NAN, f64::INFINITY] {
+            assert!(cell_timeout_ms(Some(bad)).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn shapes() {

@@ -32,6 +32,7 @@ const CYCLE_FREE_CRATES: &[&str] = &[
     "crates/sandbox/src",
     "crates/embed/src",
     "crates/base/src",
+    "crates/gateway/src",
     "src",
 ];
 
@@ -501,6 +502,72 @@ impl Crate {
         Some(file)
     }
 
+    /// The files whose `pub use` re-exports a path passes through on its way to its origin.
+    fn reexport_hubs(&self, root: &str, abs: &[String], hops: u32, hubs: &mut Vec<usize>) {
+        let Some(mut file) = self.by_module.get(&(root.to_string(), Vec::new())).copied() else {
+            return;
+        };
+        let mut depth = 0;
+        for (i, seg) in abs.iter().enumerate() {
+            let mut m = abs[..i].to_vec();
+            m.push(seg.clone());
+            match self.by_module.get(&(root.to_string(), m)) {
+                Some(&f) => {
+                    file = f;
+                    depth = i + 1;
+                }
+                None => break,
+            }
+        }
+        let Some(name) = abs.get(depth) else {
+            return;
+        };
+        if hops < 8 {
+            if let Some(re) = self.reexports[file].get(name) {
+                hubs.push(file);
+                let mut next = re.clone();
+                next.extend(abs[depth + 1..].iter().cloned());
+                self.reexport_hubs(root, &next, hops + 1, hubs);
+            }
+        }
+    }
+
+    /// Imports of a file's own item (its own or its children's) written through a re-export in
+    /// another folder (not one of its ancestors): the file then names that folder for
+    /// something it owns, a circle the file graph cannot see because it follows the
+    /// re-export to the origin.
+    fn imports_round_trip(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (i, abs) in self.imports() {
+            let from = &self.files[i];
+            let Some(t) = self.target(&from.root, &abs, 0) else {
+                continue;
+            };
+            let to = &self.files[t];
+            if to.root != from.root || !to.module.starts_with(&from.module) {
+                continue;
+            }
+            let mut hubs = Vec::new();
+            self.reexport_hubs(&from.root, &abs, 0, &mut hubs);
+            for h in hubs {
+                let hub = &self.files[h];
+                // A parent re-exporting its child is the parent's to do; a child may use it.
+                let own_or_ancestor =
+                    hub.module.starts_with(&from.module) || from.module.starts_with(&hub.module);
+                if !own_or_ancestor {
+                    out.push(format!(
+                        "{} imports its own `{}` (defined in {}) through the re-export in {}",
+                        from.rel,
+                        abs.join("::"),
+                        to.rel,
+                        hub.rel
+                    ));
+                }
+            }
+        }
+        out
+    }
+
     /// Every (file, absolute path written) import of the crate.
     fn imports(&self) -> Vec<(usize, Vec<String>)> {
         let mut out = Vec::new();
@@ -726,6 +793,99 @@ fn no_file_import_cycles() {
         all.extend(crate_cycles(src));
     }
     assert!(all.is_empty(), "import circles:\n{}", all.join("\n"));
+}
+
+#[test]
+fn no_file_imports_its_own_items_through_another_folder() {
+    let mut all = Vec::new();
+    for src in CYCLE_FREE_CRATES {
+        all.extend(Crate::load(src).imports_round_trip());
+    }
+    assert!(all.is_empty(), "round trips:\n{}", all.join("\n"));
+}
+
+/// What a binding file (`src/binding/`) may not hold: the binding converts arguments and hands off
+/// (issue #37). Each pattern names the crate the decision belongs in.
+const BINDING_MAY_NOT: &[(&str, &str)] = &[
+    (
+        "run_script(",
+        "JS source: one adapter, js/channel.js, evaluated as ADAPTER_JS",
+    ),
+    ("Semaphore", "delivery gates: tool_search_gateway::channel"),
+    (
+        "AtomicU64",
+        "request keys and counters: tool_search_gateway",
+    ),
+    (
+        "Mode::",
+        "mode decisions and fallbacks: core config or tool_search_gateway::code_mode",
+    ),
+    (
+        "impl Executor for",
+        "the executor: tool_search_gateway::executor",
+    ),
+    (
+        "impl BridgeHost for",
+        "bridges: tool_search_gateway::code_mode",
+    ),
+    (
+        "impl CodeRunner for",
+        "code runners: tool_search_gateway::code_mode",
+    ),
+];
+
+#[test]
+fn binding_files_convert_arguments_and_hand_off() {
+    let mut files = Vec::new();
+    collect(&workspace_root().join("src/binding"), &mut files);
+    let mut found = Vec::new();
+    for path in files {
+        let rel = path
+            .strip_prefix(workspace_root())
+            .unwrap()
+            .display()
+            .to_string();
+        let text = blank(&fs::read_to_string(&path).unwrap());
+        // Tests may hold values and doubles.
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for (pattern, owner) in BINDING_MAY_NOT {
+            // Whole words: `Mode::` is not `ThreadsafeFunctionCallMode::`.
+            let uses = code.match_indices(pattern).filter(|(at, _)| {
+                !code[..*at]
+                    .chars()
+                    .next_back()
+                    .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+            });
+            let allowed = |at: usize| {
+                *pattern == "run_script(" && code[at..].starts_with("run_script(ADAPTER_JS)")
+            };
+            if uses.into_iter().any(|(at, _)| !allowed(at)) {
+                found.push(format!("{rel}: `{pattern}` ({owner})"));
+            }
+        }
+        // A number above 2 is a limit, a default or a clamp: core owns those.
+        for (n, line) in code.lines().enumerate() {
+            for word in line.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.')) {
+                let digits = word.trim_end_matches(|c: char| c.is_ascii_alphabetic() || c == '_');
+                let starts_with_digit = word.chars().next().is_some_and(|c| c.is_ascii_digit());
+                if starts_with_digit {
+                    if let Ok(value) = digits.replace('_', "").parse::<f64>() {
+                        if value > 2.0 {
+                            found.push(format!(
+                                "{rel}:{}: the number {word} (limits and defaults live in core)",
+                                n + 1
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "decisions in the binding:\n{}",
+        found.join("\n")
+    );
 }
 
 // The checker's own parts, on small inputs.

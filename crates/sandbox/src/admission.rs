@@ -89,53 +89,34 @@ fn affinity_cpus() -> usize {
 
 /// The tightest quota (cores, source) over the gateway's cgroup and its ancestors, v2 then v1.
 fn cgroup_quota() -> Option<(f64, String)> {
-    let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
     let mut found: Vec<(f64, String)> = Vec::new();
-    if let Some(rel) = own.lines().find_map(|l| l.strip_prefix("0::")) {
-        for mount in cgroup_mounts(&mounts, |fstype, _| fstype == "cgroup2") {
-            walk_up(
-                &mount.dir_for(rel),
-                &mount.point,
-                |dir| {
-                    let text = std::fs::read_to_string(dir.join("cpu.max")).ok()?;
-                    let mut parts = text.split_whitespace();
-                    let (quota, period) = (parts.next()?, parts.next()?);
-                    let cores = quota.parse::<f64>().ok()? / period.parse::<f64>().ok()?;
-                    Some((cores, format!("v2 {}", dir.join("cpu.max").display())))
-                },
-                &mut found,
-            );
-        }
-    }
-    if let Some(rel) = v1_path(&own, "cpu") {
-        for mount in cgroup_mounts(&mounts, |fstype, options| {
-            fstype == "cgroup" && has_token(options, "cpu")
-        }) {
-            walk_up(
-                &mount.dir_for(&rel),
-                &mount.point,
-                |dir| {
-                    let quota = std::fs::read_to_string(dir.join("cpu.cfs_quota_us"))
+    for group in own_groups("cpu").ok()? {
+        let read: fn(&Path) -> Option<(f64, String)> = match group.version {
+            CgroupVersion::V2 => |dir| {
+                let text = std::fs::read_to_string(dir.join("cpu.max")).ok()?;
+                let mut parts = text.split_whitespace();
+                let (quota, period) = (parts.next()?, parts.next()?);
+                let cores = quota.parse::<f64>().ok()? / period.parse::<f64>().ok()?;
+                Some((cores, format!("v2 {}", dir.join("cpu.max").display())))
+            },
+            CgroupVersion::V1 => |dir| {
+                let read = |name: &str| -> Option<i64> {
+                    std::fs::read_to_string(dir.join(name))
                         .ok()?
                         .trim()
                         .parse::<i64>()
-                        .ok()?;
-                    let period = std::fs::read_to_string(dir.join("cpu.cfs_period_us"))
-                        .ok()?
-                        .trim()
-                        .parse::<i64>()
-                        .ok()?;
-                    (quota > 0 && period > 0).then(|| {
-                        (
-                            quota as f64 / period as f64,
-                            format!("v1 {}", dir.join("cpu.cfs_quota_us").display()),
-                        )
-                    })
-                },
-                &mut found,
-            );
-        }
+                        .ok()
+                };
+                let (quota, period) = (read("cpu.cfs_quota_us")?, read("cpu.cfs_period_us")?);
+                (quota > 0 && period > 0).then(|| {
+                    (
+                        quota as f64 / period as f64,
+                        format!("v1 {}", dir.join("cpu.cfs_quota_us").display()),
+                    )
+                })
+            },
+        };
+        walk_up(&group.dir, &group.mount, read, &mut found);
     }
     found
         .into_iter()
@@ -162,6 +143,69 @@ fn walk_up(
     }
 }
 
+/// Which cgroup hierarchy a group is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CgroupVersion {
+    V2,
+    V1,
+}
+
+impl CgroupVersion {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CgroupVersion::V2 => "v2",
+            CgroupVersion::V1 => "v1",
+        }
+    }
+}
+
+/// This process's group in one mounted hierarchy.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct OwnGroup {
+    pub version: CgroupVersion,
+    /// The group's directory.
+    pub dir: PathBuf,
+    /// Where its hierarchy is mounted (a walk up stops there).
+    pub mount: PathBuf,
+}
+
+/// This process's groups in the hierarchies that may hold `controller` (`memory`, `cpu`): every
+/// cgroup2 mount first (whether the controller is enabled there is the caller's check), then
+/// the v1 mounts holding it. The one discovery of the memory and cpu groups, the quota walk
+/// and the gateway group's return; a container's mount root is honoured.
+pub(crate) fn own_groups(controller: &str) -> Result<Vec<OwnGroup>, String> {
+    let own = std::fs::read_to_string("/proc/self/cgroup")
+        .map_err(|e| format!("/proc/self/cgroup: {e}"))?;
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo")
+        .map_err(|e| format!("/proc/self/mountinfo: {e}"))?;
+    Ok(own_groups_in(&own, &mounts, controller))
+}
+
+fn own_groups_in(own: &str, mounts: &str, controller: &str) -> Vec<OwnGroup> {
+    let mut groups = Vec::new();
+    if let Some(rel) = own.lines().find_map(|l| l.strip_prefix("0::")) {
+        for mount in cgroup_mounts(mounts, |fstype, _| fstype == "cgroup2") {
+            groups.push(OwnGroup {
+                version: CgroupVersion::V2,
+                dir: mount.dir_for(rel),
+                mount: mount.point,
+            });
+        }
+    }
+    if let Some(rel) = v1_path(own, controller) {
+        for mount in cgroup_mounts(mounts, |fstype, options| {
+            fstype == "cgroup" && has_token(options, controller)
+        }) {
+            groups.push(OwnGroup {
+                version: CgroupVersion::V1,
+                dir: mount.dir_for(&rel),
+                mount: mount.point,
+            });
+        }
+    }
+    groups
+}
+
 /// A cgroup file-system mount: where it is mounted, and which cgroup its root is.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct CgroupMount {
@@ -183,10 +227,7 @@ impl CgroupMount {
 }
 
 /// cgroup mounts in `/proc/self/mountinfo` text whose (fstype, super options) pass `wanted`.
-pub(crate) fn cgroup_mounts(
-    mountinfo: &str,
-    wanted: impl Fn(&str, &str) -> bool,
-) -> Vec<CgroupMount> {
+fn cgroup_mounts(mountinfo: &str, wanted: impl Fn(&str, &str) -> bool) -> Vec<CgroupMount> {
     mountinfo
         .lines()
         .filter_map(|line| {
@@ -208,7 +249,7 @@ pub(crate) fn cgroup_mounts(
 }
 
 /// The v1 path of the hierarchy holding `controller` in `/proc/self/cgroup` text.
-pub(crate) fn v1_path(own: &str, controller: &str) -> Option<String> {
+fn v1_path(own: &str, controller: &str) -> Option<String> {
     own.lines().find_map(|l| {
         let mut parts = l.splitn(3, ':');
         let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
@@ -216,7 +257,7 @@ pub(crate) fn v1_path(own: &str, controller: &str) -> Option<String> {
     })
 }
 
-pub(crate) fn has_token(list: &str, token: &str) -> bool {
+fn has_token(list: &str, token: &str) -> bool {
     list.split(',').any(|t| t == token)
 }
 
@@ -318,5 +359,43 @@ mod tests {
             Some("/c")
         );
         assert_eq!(v1_path("1:cpuset:/c", "cpu"), None);
+    }
+
+    #[test]
+    fn own_groups_list_v2_first_then_the_v1_hierarchies_holding_the_controller() {
+        let mounts = "\
+30 24 0:26 / /sys/fs/cgroup/unified rw,nosuid - cgroup2 cgroup2 rw
+31 24 0:27 /docker/abc /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory
+32 24 0:28 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct";
+        let own = "5:memory:/docker/abc/m\n4:cpu,cpuacct:/c\n0::/u";
+        let group = |version, dir: &str, mount: &str| OwnGroup {
+            version,
+            dir: PathBuf::from(dir),
+            mount: PathBuf::from(mount),
+        };
+        assert_eq!(
+            own_groups_in(own, mounts, "memory"),
+            vec![
+                group(
+                    CgroupVersion::V2,
+                    "/sys/fs/cgroup/unified/u",
+                    "/sys/fs/cgroup/unified"
+                ),
+                group(
+                    CgroupVersion::V1,
+                    "/sys/fs/cgroup/memory/m",
+                    "/sys/fs/cgroup/memory"
+                ),
+            ]
+        );
+        assert_eq!(
+            own_groups_in(own, mounts, "cpu")[1],
+            group(
+                CgroupVersion::V1,
+                "/sys/fs/cgroup/cpu,cpuacct/c",
+                "/sys/fs/cgroup/cpu,cpuacct"
+            )
+        );
+        assert!(own_groups_in("1:cpuset:/c", mounts, "cpu").is_empty());
     }
 }

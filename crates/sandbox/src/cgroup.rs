@@ -18,6 +18,8 @@ use std::sync::{Arc, Mutex, Weak};
 
 use serde::Serialize;
 
+use crate::admission::{own_groups, CgroupVersion};
+
 /// What the runner could set up, for the capability report.
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -52,8 +54,7 @@ impl ChildrenCgroup {
         if unsafe { libc::geteuid() } != 0 {
             return Err("not root: no writable memory cgroup".into());
         }
-        let own = std::fs::read_to_string("/proc/self/cgroup")
-            .map_err(|e| format!("/proc/self/cgroup: {e}"))?;
+        let groups = own_groups("memory")?;
         let name = format!(
             "openclaw-tool-search-{}-{:016x}",
             std::process::id(),
@@ -61,27 +62,18 @@ impl ChildrenCgroup {
         );
         let mut reasons = Vec::new();
         // v2 first: one hierarchy, memory.max.
-        if let Some(rel) = own.lines().find_map(|l| l.strip_prefix("0::")) {
-            for mount in ["/sys/fs/cgroup/unified", "/sys/fs/cgroup"] {
-                let parent = Path::new(mount).join(rel.trim_start_matches('/'));
-                match try_v2(&parent, &name, limit_bytes) {
-                    Ok(group) => return Ok(group),
-                    Err(e) => reasons.push(format!("v2 at {}: {e}", parent.display())),
-                }
-            }
-        }
-        if let Some(rel) = own.lines().find_map(|l| {
-            let mut parts = l.splitn(3, ':');
-            let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
-            controllers
-                .split(',')
-                .any(|c| c == "memory")
-                .then_some(path)
-        }) {
-            let parent = Path::new("/sys/fs/cgroup/memory").join(rel.trim_start_matches('/'));
-            match try_v1(&parent, &name, limit_bytes) {
+        for group in groups {
+            let tried = match group.version {
+                CgroupVersion::V2 => try_v2(&group.dir, &name, limit_bytes),
+                CgroupVersion::V1 => try_v1(&group.dir, &name, limit_bytes),
+            };
+            match tried {
                 Ok(group) => return Ok(group),
-                Err(e) => reasons.push(format!("v1 at {}: {e}", parent.display())),
+                Err(e) => reasons.push(format!(
+                    "{} at {}: {e}",
+                    group.version.as_str(),
+                    group.dir.display()
+                )),
             }
         }
         if reasons.is_empty() {
@@ -330,14 +322,11 @@ fn gateway_home_of(dir: &Path) -> Option<PathBuf> {
 
 /// Moves the gateway back to `home` if it is still in `group` (someone may have moved it since).
 fn leave_gateway_group(group: &Path, home: &Path) {
-    let own = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
-    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-    let current = crate::admission::v1_path(&own, "cpu").and_then(|rel| {
-        crate::admission::cgroup_mounts(&mounts, |fstype, options| {
-            fstype == "cgroup" && crate::admission::has_token(options, "cpu")
-        })
-        .first()
-        .map(|mount| mount.dir_for(&rel))
+    let current = own_groups("cpu").ok().and_then(|groups| {
+        groups
+            .into_iter()
+            .find(|g| g.version == CgroupVersion::V1)
+            .map(|g| g.dir)
     });
     if current.as_deref() == Some(group) {
         if let Err(e) = std::fs::write(home.join("cgroup.procs"), std::process::id().to_string()) {
@@ -425,10 +414,7 @@ impl CpuCgroup {
         if unsafe { libc::geteuid() } != 0 {
             return Err("not root: no writable cpu cgroup".into());
         }
-        let own = std::fs::read_to_string("/proc/self/cgroup")
-            .map_err(|e| format!("/proc/self/cgroup: {e}"))?;
-        let mounts = std::fs::read_to_string("/proc/self/mountinfo")
-            .map_err(|e| format!("/proc/self/mountinfo: {e}"))?;
+        let groups = own_groups("cpu")?;
         let quota = cpu.max_share.map(|share| {
             let period: u64 = 100_000;
             let quota = ((share * cores * period as f64).round() as u64).max(1000);
@@ -440,33 +426,24 @@ impl CpuCgroup {
             random_u64()
         );
         let mut reasons = Vec::new();
-        if let Some(rel) = own.lines().find_map(|l| l.strip_prefix("0::")) {
-            for mount in crate::admission::cgroup_mounts(&mounts, |fstype, _| fstype == "cgroup2") {
-                let parent = mount.dir_for(rel);
-                let shared = memory.filter(|(dir, version)| {
-                    *version == "v2" && dir.parent() == Some(parent.as_path())
-                });
-                match cpu_v2(
-                    &parent,
-                    &name,
-                    cpu.weight,
-                    quota,
-                    shared.map(|(dir, _)| dir),
-                ) {
-                    Ok(group) => return Ok(group),
-                    Err(e) => reasons.push(format!("v2 at {}: {e}", parent.display())),
+        for group in groups {
+            let parent = &group.dir;
+            let tried = match group.version {
+                CgroupVersion::V2 => {
+                    let shared = memory.filter(|(dir, version)| {
+                        *version == "v2" && dir.parent() == Some(parent.as_path())
+                    });
+                    cpu_v2(parent, &name, cpu.weight, quota, shared.map(|(dir, _)| dir))
                 }
-            }
-        }
-        if let Some(rel) = crate::admission::v1_path(&own, "cpu") {
-            for mount in crate::admission::cgroup_mounts(&mounts, |fstype, options| {
-                fstype == "cgroup" && crate::admission::has_token(options, "cpu")
-            }) {
-                let parent = mount.dir_for(&rel);
-                match cpu_v1(&parent, &name, cpu.weight, quota) {
-                    Ok(group) => return Ok(group),
-                    Err(e) => reasons.push(format!("v1 at {}: {e}", parent.display())),
-                }
+                CgroupVersion::V1 => cpu_v1(parent, &name, cpu.weight, quota),
+            };
+            match tried {
+                Ok(group) => return Ok(group),
+                Err(e) => reasons.push(format!(
+                    "{} at {}: {e}",
+                    group.version.as_str(),
+                    parent.display()
+                )),
             }
         }
         if reasons.is_empty() {

@@ -86,6 +86,17 @@ pub enum LogStyle {
     Json,
 }
 
+impl LogStyle {
+    /// `"node"` or `"json"`.
+    pub fn parse(name: &str) -> Option<LogStyle> {
+        match name {
+            "node" => Some(LogStyle::Node),
+            "json" => Some(LogStyle::Json),
+            _ => None,
+        }
+    }
+}
+
 /// How children are kept below the gateway on the CPU. Two layers: a cpu cgroup for all
 /// children together where the host has a writable cpu controller (a weight well below the
 /// gateway's, optionally a hard cap), and, always, a nice value and scheduling policy that the

@@ -1,6 +1,7 @@
 //! How a catalog ranks: lexically, or hybrid (the lexical top re-ranked with
 //! tool vectors, [`crate::search::hybrid`]) once its vectors are ready. The
-//! catalog decides which; the fusion itself is search's.
+//! catalog decides which; the ranking itself is search's, entered once
+//! ([`crate::search::SearchIndex::rank`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -10,12 +11,11 @@ use serde_json::Value;
 
 use super::{check_query, Catalog, CatalogData, CatalogOptions, SearchHit};
 use crate::error::{Error, Result};
-use crate::search::hybrid;
 pub use crate::search::hybrid::QueryVectorSet;
 use crate::search::semantic::{
-    self, HybridParams, ModelHandle, RankingState, RankingStatus, SemanticModel, VectorTable,
+    self, ModelHandle, RankingState, RankingStatus, SemanticModel, VectorTable,
 };
-use crate::search::ScoredHit;
+use crate::search::{ScoredHit, Semantic};
 
 /// The `ranking` option.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
@@ -181,21 +181,34 @@ impl Catalog {
 
     /// [`Catalog::ranked_hits`] with the query's vectors taken from `given`
     /// first, then from the model's cache, then embedded here if `given`
-    /// allows it (else the query ranks lexically).
+    /// allows it (else the query ranks lexically). The catalog decides whether
+    /// the search is hybrid (its setting, the model, its vectors ready, the
+    /// query's vectors); search ranks, in one call.
     pub(crate) fn ranked_hits_with(
         &self,
         query: &str,
         limit: usize,
         given: &QueryVectorSet,
     ) -> Result<Vec<ScoredHit>> {
-        let depth = self.data.index.params().prerequisite_depth;
-        let ranked = self.fused_hits(query, limit.max(depth), given)?;
-        Ok(self.data.prerequisites.promote(
+        check_query(query)?;
+        let hybrid = self.hybrid();
+        let query_vectors = hybrid
+            .as_ref()
+            .and_then(|(model, _)| given.vectors_for(query, model));
+        let semantic = match (&hybrid, &query_vectors) {
+            (Some((_, tools)), Some(query)) => Some(Semantic {
+                entries: &self.data.entries,
+                tools,
+                query,
+            }),
+            _ => None,
+        };
+        Ok(self.data.index.rank(
             query,
-            &ranked,
-            &|o| self.is_searchable(o),
             limit,
-            depth,
+            &|o| self.is_searchable(o),
+            semantic,
+            &self.data.prerequisites,
         ))
     }
 
@@ -222,33 +235,6 @@ impl Catalog {
             return QueryVectorSet::default();
         };
         QueryVectorSet::gather(model, queries, |q| check_query(q).is_ok())
-    }
-
-    /// The lexical hits, re-ranked with the encoder when the catalog is
-    /// hybrid, its vectors are ready, and the query's vectors are in `given`,
-    /// cached, or may be embedded here.
-    fn fused_hits(
-        &self,
-        query: &str,
-        limit: usize,
-        given: &QueryVectorSet,
-    ) -> Result<Vec<ScoredHit>> {
-        let Some((model, table)) = self.hybrid() else {
-            return self.search_ranked(query, limit);
-        };
-        let Some(query_vectors) = given.vectors_for(query, model) else {
-            return self.search_ranked(query, limit);
-        };
-        let params = HybridParams::default();
-        let ranked = self.search_ranked(query, limit.max(params.depth))?;
-        Ok(hybrid::rerank(
-            query,
-            ranked,
-            &self.data.entries,
-            &table,
-            &query_vectors,
-            &params,
-        ))
     }
 
     /// Estimated heap bytes of this catalog's own data (see

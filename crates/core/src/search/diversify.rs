@@ -9,7 +9,7 @@
 //! exact match precedes everything, a literal match precedes expansion-only
 //! matches.
 
-use super::rank::{compare, Candidate};
+use super::bm25f::{compare, Candidate};
 use super::signature::{jaccard, Signature};
 
 /// Pick `limit` hits from `pool` (already in [`compare`] order).

@@ -11,22 +11,27 @@
 //! Layout: [`analyze`] (tokenizer, shared by both sides) → [`index`] (tantivy
 //! build + side tables; a live catalog's update parts keep their [`postings`] in memory) → [`query`] (terms, [`expand`]ed at a discount, unknown
 //! words joined by name words one edit away: [`typo`]) →
-//! [`rank`] (BM25F over the postings, ordering) → [`diversify`] (near-duplicates
+//! [`bm25f`] (BM25F over the postings, ordering) → [`diversify`] (near-duplicates
 //! yield to other tools). Field weights: [`fields`]. Optional hybrid
 //! re-ranking with a sentence encoder: [`semantic`]. Then the tools that find
 //! an identifier a top hit requires follow it: [`prerequisites`].
+//!
+//! One entry assembles them for a catalog search: [`SearchIndex::rank`] in
+//! [`pipeline`] (lexical, hybrid when given the vectors, prerequisites). The lexical part alone
+//! ([`SearchIndex::search`]) serves surfaces and hydration.
 
 mod analyze;
+mod bm25f;
 mod diversify;
 mod expand;
 mod fields;
 pub mod hybrid;
 mod index;
 mod params;
+mod pipeline;
 mod postings;
 mod prerequisites;
 mod query;
-mod rank;
 pub mod semantic;
 mod signature;
 mod stopwords;
@@ -35,6 +40,7 @@ mod typo;
 
 pub use fields::{FieldKind, RankingParams, FIELD_COUNT};
 pub use index::{second_thread_allowed, with_second_thread};
+pub use pipeline::Semantic;
 pub use prerequisites::{Prerequisites, MAX_SERVER_TOOLS, PREREQUISITE_DEPTH};
 pub use query::{clauses, MAX_CLAUSES};
 #[cfg(test)]
@@ -42,8 +48,8 @@ pub(crate) use strength::tests::status_tools as strength_test_tools;
 
 use crate::entry::ToolEntry;
 use crate::error::Result;
+use bm25f::Candidate;
 use index::IndexData;
-use rank::Candidate;
 
 /// One ranked result: the entry's ordinal in the catalog and its score.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -138,7 +144,7 @@ impl SearchIndex {
         let (mut candidates, idf) = if plan.is_empty() {
             (Vec::new(), Vec::new())
         } else {
-            rank::score(&self.data, &plan, params, allowed)
+            bm25f::score(&self.data, &plan, params, allowed)
         };
         if !exact.is_empty() {
             for candidate in candidates.iter_mut() {
@@ -154,7 +160,7 @@ impl SearchIndex {
         }
         // Only the best `diversity_depth` are re-picked; deeper candidates follow
         // in score order, so a short page is always a prefix of a longer one.
-        let mut pool = rank::top(candidates, limit.max(params.diversity_depth));
+        let mut pool = bm25f::top(candidates, limit.max(params.diversity_depth));
         let deeper = pool.split_off(pool.len().min(params.diversity_depth));
         let mut hits = diversify::select(pool, limit, params.diversity, &self.data.signatures);
         hits.extend(deeper);

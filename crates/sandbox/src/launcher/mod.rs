@@ -196,7 +196,7 @@ fn set_rlimits(args: &LauncherArgs) -> Result<(), String> {
 /// whole, so an un-niced session of one child would weigh as much as the gateway's). Returns the
 /// values read back: `(nice, policy, autogroup)`. Fails if the nice value or policy did not take.
 fn lower_cpu_priority(args: &LauncherArgs) -> Result<(i32, String, String), String> {
-    use crate::config::SchedPolicy;
+    use args::SchedPolicy;
     // SAFETY: plain syscalls on the calling process; results are checked.
     unsafe {
         if libc::setpriority(libc::PRIO_PROCESS, 0, args.nice) != 0 {
