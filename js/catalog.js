@@ -257,10 +257,11 @@ function defineToolCatalog(native) {
     const records = new RecordIds(native, tools, reusesResults(options), marksFresh(options))
     for (let round = 0; ; round++) {
       records.step(Infinity)
-      const missing = native.__missingRecords(records.ids)
-      if (missing.length === 0) return native.__catalogFromSlots(records.ids, options)
+      // The catalog, or the positions of records the store no longer holds.
+      const built = native.__catalogFromSlots(records.ids, options)
+      if (!Array.isArray(built)) return built
       if (round + 1 >= MAX_ROUNDS) throw storeChurn()
-      records.retry(missing)
+      records.retry(built)
     }
   }
   ToolCatalog.prototype = Native.prototype
@@ -276,11 +277,11 @@ function defineToolCatalog(native) {
       // the caller's own work and the next slice (setImmediate runs before timers).
       do await nextTurn()
       while (!records.step(performance.now() + SLICE_MS))
-      // Checked and handed to the build in one turn: nothing is evicted in between.
-      const missing = native.__missingRecords(records.ids)
-      if (missing.length === 0) return native.__buildFromSlots(records.ids, options)
+      // The worker looks the records up: the catalog, or the positions it no longer holds.
+      const built = await native.__buildFromSlots(records.ids, options)
+      if (!Array.isArray(built)) return built
       if (round + 1 >= MAX_ROUNDS) throw storeChurn()
-      records.retry(missing)
+      records.retry(built)
     }
   }
   // Defined, not assigned: the inherited native `build` is read-only.
@@ -317,19 +318,18 @@ function defineToolCatalog(native) {
 
 /**
  * `build(ids)` (a native async build) of the stored-record ids of `tools`,
- * each serialized afresh, in slices. Records evicted meanwhile are named by
- * `__missingRecords` and serialized again, as build() does; the check and the
- * hand-over share one turn, so the worker finds every record.
+ * each serialized afresh, in slices. The worker answers the catalog, or the
+ * positions of records evicted meanwhile, whose tools are serialized again.
  */
 async function sliced(native, tools, build) {
   const records = new RecordIds(native, tools, false)
   for (let round = 0; ; round++) {
     do await nextTurn() // not on the calling turn (see build())
     while (!records.step(performance.now() + SLICE_MS))
-    const missing = native.__missingRecords(records.ids)
-    if (missing.length === 0) return build(records.ids)
+    const built = await build(records.ids)
+    if (!Array.isArray(built)) return built
     if (round + 1 >= MAX_ROUNDS) throw storeChurn()
-    records.retry(missing)
+    records.retry(built)
   }
 }
 

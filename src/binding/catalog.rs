@@ -4,10 +4,9 @@
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::Value;
-use std::sync::Arc;
-use tool_search_core::catalog::store::{self, SlotId, StoredRecord};
+use tool_search_core::catalog::store::{self, SlotId};
 use tool_search_core::catalog::{
-    BatchRequest, Catalog, CatalogOptions, LookupStyle, SourceSelector,
+    BatchRequest, Catalog, CatalogOptions, FromSlots, LookupStyle, SourceSelector,
 };
 use tool_search_core::search::with_second_thread;
 use tool_search_core::ErrorCode;
@@ -157,33 +156,16 @@ type Failure = (JsCode, String);
 enum BuildJob {
     /// Catalog text and options: `Catalog::from_json_text`.
     Build(String, CatalogOptions),
-    /// Stored records: `Catalog::from_stored`.
-    Stored(Vec<Arc<StoredRecord>>, CatalogOptions),
+    /// Stored records, by id: `Catalog::from_slots`.
+    Stored(Vec<SlotId>, CatalogOptions),
     /// A catalog and the tools to append: `Catalog::append`.
     Append(Catalog, String),
     /// A catalog, one source's owner and its new tools: `Catalog::with_source`.
     WithSource(Catalog, SourceSelector, String),
-    /// `Append` of stored records, by id (`appendAsync`'s path): `Catalog::append_stored`.
+    /// `Append` of stored records, by id (`appendAsync`'s path): `Catalog::append_slots`.
     AppendStored(Catalog, Vec<SlotId>),
-    /// `WithSource` of stored records, by id (`withSourceAsync`'s path): `Catalog::with_source_stored`.
+    /// `WithSource` of stored records, by id (`withSourceAsync`'s path): `Catalog::with_source_slots`.
     WithSourceStored(Catalog, SourceSelector, Vec<SlotId>),
-}
-
-/// The rejection when a record id no longer names a stored record. `js/catalog.js` asks
-/// `__missingRecords` in the turn it hands ids over, so this is a caller's bug, never a retry
-/// signal.
-const NOT_STORED: &str = "tool records are no longer stored";
-
-/// The stored records named by `ids`, looked up on the worker (a lookup of
-/// 100k ids is milliseconds the event loop need not spend).
-fn stored_on_worker(ids: &[SlotId]) -> tool_search_core::Result<Vec<Arc<StoredRecord>>> {
-    store::find(ids).map_err(|missing| {
-        tool_search_core::Error::invalid_request(format!(
-            "{NOT_STORED} (record #{} and {} more); pass the tools again",
-            missing[0],
-            missing.len() - 1
-        ))
-    })
 }
 
 impl BuildTask {
@@ -199,8 +181,9 @@ fn failure(e: napi::Error<JsCode>) -> Failure {
 }
 
 impl Task for BuildTask {
-    type Output = std::result::Result<Catalog, Failure>;
-    type JsValue = ToolCatalog;
+    type Output = std::result::Result<FromSlots, Failure>;
+    /// A catalog, or (builds by id only) the positions of ids the store no longer holds.
+    type JsValue = Either<ToolCatalog, Vec<u32>>;
 
     fn compute(&mut self) -> Result<Self::Output> {
         let job = self.job.take().unwrap_or_else(|| {
@@ -209,20 +192,22 @@ impl Task for BuildTask {
                 "build task ran twice".into(),
             ))
         });
+        let built = |catalog: tool_search_core::Result<Catalog>| catalog.map(FromSlots::Built);
         Ok(job.and_then(|job| {
             guard(|| {
                 match job {
-                    BuildJob::Build(text, options) => Catalog::from_json_text(&text, &options),
-                    BuildJob::Stored(records, options) => Catalog::from_stored(records, &options),
-                    BuildJob::Append(catalog, text) => catalog.append(&text),
+                    BuildJob::Build(text, options) => {
+                        built(Catalog::from_json_text(&text, &options))
+                    }
+                    BuildJob::Stored(ids, options) => Catalog::from_slots(&ids, &options),
+                    BuildJob::Append(catalog, text) => built(catalog.append(&text)),
                     BuildJob::WithSource(catalog, selector, text) => {
-                        catalog.with_source(&selector, &text)
+                        built(catalog.with_source(&selector, &text))
                     }
-                    BuildJob::AppendStored(catalog, ids) => {
-                        stored_on_worker(&ids).and_then(|records| catalog.append_stored(records))
+                    BuildJob::AppendStored(catalog, ids) => catalog.append_slots(&ids),
+                    BuildJob::WithSourceStored(catalog, selector, ids) => {
+                        catalog.with_source_slots(&selector, &ids)
                     }
-                    BuildJob::WithSourceStored(catalog, selector, ids) => stored_on_worker(&ids)
-                        .and_then(|records| catalog.with_source_stored(&selector, records)),
                 }
                 .map_err(to_js)
             })
@@ -230,13 +215,23 @@ impl Task for BuildTask {
         }))
     }
 
-    fn resolve(&mut self, env: Env, output: Self::Output) -> Result<ToolCatalog> {
+    fn resolve(&mut self, env: Env, output: Self::Output) -> Result<Self::JsValue> {
         match output {
-            Ok(inner) => Ok(ToolCatalog::held(&env, inner)),
+            Ok(built) => Ok(slots_answer(&env, built)),
             // Rejected with the same coded error the sync forms throw.
             Err((code, message)) => Err(napi::Error::from(
                 JsError::from(napi::Error::new(code, message)).into_unknown(env),
             )),
+        }
+    }
+}
+
+/// A build by id's answer as JS sees it: the catalog, or the missing positions.
+fn slots_answer(env: &Env, built: FromSlots) -> Either<ToolCatalog, Vec<u32>> {
+    match built {
+        FromSlots::Built(inner) => Either::A(ToolCatalog::held(env, inner)),
+        FromSlots::Missing(positions) => {
+            Either::B(positions.into_iter().map(|p| p as u32).collect())
         }
     }
 }
@@ -330,49 +325,25 @@ fn ids_arg(ids: &Unknown) -> JsResult<Vec<SlotId>> {
         .collect())
 }
 
-/// Positions (tool indexes) whose record id no longer names a stored record:
-/// the JS side serializes those tools again. Internal.
-#[napi(js_name = "__missingRecords", skip_typescript)]
-pub fn missing_records(ids: Unknown) -> Result<Vec<u32>, JsCode> {
-    guard(|| {
-        Ok(match store::find(&ids_arg(&ids)?) {
-            Ok(_) => Vec::new(),
-            Err(missing) => missing.into_iter().map(|p| p as u32).collect(),
-        })
-    })
-}
-
-/// The stored records named by `ids`, or INVALID_REQUEST.
-fn stored_arg(ids: Unknown) -> JsResult<Vec<Arc<StoredRecord>>> {
-    store::find(&ids_arg(&ids)?).map_err(|missing| {
-        js_error(
-            ErrorCode::InvalidRequest,
-            format!(
-                "record #{} is not stored (pass the tools again)",
-                missing[0]
-            ),
-        )
-    })
-}
-
-/// A catalog of stored records, by slot (the JS constructor's path).
+/// A catalog of stored records, by slot (the JS constructor's path), or the positions of
+/// records the store no longer holds (`js/catalog.js` serializes those tools again).
 #[napi(js_name = "__catalogFromSlots", skip_typescript)]
 pub fn catalog_from_slots(
     env: Env,
     slots: Unknown,
     options: Option<Unknown>,
-) -> Result<ToolCatalog, JsCode> {
+) -> Result<Either<ToolCatalog, Vec<u32>>, JsCode> {
     guard(|| {
-        let records = stored_arg(slots)?;
+        let ids = ids_arg(&slots)?;
         let options = parse_options(&env, options)?;
         // The caller's loop waits for this build: a second thread shortens it.
-        with_second_thread(|| Catalog::from_stored(records, &options))
-            .map(|inner| ToolCatalog::held(&env, inner))
+        with_second_thread(|| Catalog::from_slots(&ids, &options))
+            .map(|built| slots_answer(&env, built))
             .map_err(to_js)
     })
 }
 
-/// `__catalogFromSlots` with the build on a libuv worker (`ToolCatalog.build`'s path).
+/// `__catalogFromSlots` with the lookup and build on a libuv worker (`ToolCatalog.build`'s path).
 #[napi(js_name = "__buildFromSlots", skip_typescript)]
 pub fn build_from_slots(
     env: Env,
@@ -381,7 +352,7 @@ pub fn build_from_slots(
 ) -> AsyncTask<BuildTask> {
     BuildTask::new(guard(|| {
         Ok(BuildJob::Stored(
-            stored_arg(slots)?,
+            ids_arg(&slots)?,
             parse_options(&env, options)?,
         ))
     }))

@@ -14,6 +14,7 @@ mod ranking;
 mod records;
 mod refusal;
 mod release;
+mod slots;
 pub mod store;
 mod text;
 
@@ -35,6 +36,7 @@ pub use records::{
     parse_catalog_text, parse_spans, record_spans, RawRecord, KNOWN_FIELDS, UNREADABLE,
 };
 pub use refusal::{ExclusionCode, Refusal};
+pub use slots::FromSlots;
 
 use crate::config::{MAX_SEARCH_LIMIT_CAP, MAX_SEARCH_LIMIT_DEFAULT, SEARCH_DEFAULT_LIMIT_DEFAULT};
 use crate::error::{Error, ErrorCode, Result};
