@@ -393,7 +393,8 @@ export interface CodeCellOptions {
    * Answers the cell's `openclaw.tools.search(query, options?)` (`op` `'search'`, `args` `[query, options]`),
    * `describe(id)` (`['describe', [id]]`) and `call(id, args?)` (`['call', [id, args]]`). Resolve with a JSON value;
    * a throw rejects the cell's promise with the error's `message` (and its string `code`, else `bridge_error`).
-   * `signal` aborts when the cell ends before the request settles.
+   * `signal` aborts when the cell ends before the request settles; a request the cell no longer waits for
+   * by the time its turn comes is not made at all. Requests reach the bridge one per event-loop turn.
    */
   bridge: (op: 'search' | 'describe' | 'call', args: unknown[], signal: AbortSignal) => unknown
   /** Wall-clock deadline of the whole cell, bridged requests included (default 10,000; clamped 1,000..60,000). */
@@ -409,7 +410,7 @@ export interface CodeCellResult {
   ok: boolean
   /** The returned value, as JSON (present when `ok`). */
   value?: unknown
-  /** `kind` is the runner's (`timeout`, `aborted`, `runtime_error`, `runtime_unavailable`, `output_limit`, `bridge_violation`, `busy`); `code` the stable `CODE_*` code. */
+  /** `kind` is the runner's (`timeout`, `aborted`, `runtime_error`, `runtime_unavailable`, `output_limit`, `memory_limit`, `bridge_violation`, `busy`); `code` the stable `CODE_*` code. */
   error?: { kind: string; code: string; message: string }
   logs: string[]
   telemetry?: { durationMs: number; queuedMs: number; warm: boolean; bridgeCalls: { search: number; describe: number; call: number }; [key: string]: unknown }

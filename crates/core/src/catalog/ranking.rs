@@ -203,12 +203,14 @@ impl Catalog {
             }),
             _ => None,
         };
-        Ok(self.data.index.rank(
+        let index = &self.data.index;
+        Ok(index.rank(
             query,
             limit,
             &|o| self.is_searchable(o),
             semantic,
             &self.data.prerequisites,
+            index.params(),
         ))
     }
 

@@ -16,7 +16,7 @@
 //! re-ranking with a sentence encoder: [`semantic`]. Then the tools that find
 //! an identifier a top hit requires follow it: [`prerequisites`].
 //!
-//! One entry assembles them for a catalog search: [`SearchIndex::rank`] in
+//! One entry assembles them for a catalog search: `SearchIndex::rank` in
 //! [`pipeline`] (lexical, hybrid when given the vectors, prerequisites). The lexical part alone
 //! ([`SearchIndex::search`]) serves surfaces and hydration.
 

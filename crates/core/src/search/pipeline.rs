@@ -21,19 +21,8 @@ impl SearchIndex {
     /// diversity, weak marks), re-ranked with the encoder when `semantic` holds the vectors,
     /// then each of the top hits followed by the tools of its server that find an identifier
     /// it requires (`prerequisites`, unless the query states one). At most `limit` hits.
+    /// `params`: the index's own ([`SearchIndex::params`]), except in the evaluation grid.
     pub fn rank(
-        &self,
-        query: &str,
-        limit: usize,
-        allowed: &dyn Fn(usize) -> bool,
-        semantic: Option<Semantic<'_>>,
-        prerequisites: &Prerequisites,
-    ) -> Vec<ScoredHit> {
-        self.rank_with(query, limit, allowed, semantic, prerequisites, &self.params)
-    }
-
-    /// `rank` with explicit ranking parameters (for the evaluation grid).
-    pub fn rank_with(
         &self,
         query: &str,
         limit: usize,
