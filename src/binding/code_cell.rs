@@ -45,7 +45,7 @@ fn cell_request(
     let options = object_arg(options, ErrorCode::InvalidRequest, "options")?;
     let bridge = match property(&options, "bridge")? {
         Some(f) if value_type(&f)? == ValueType::Function => {
-            super::port::channel(env, f, Target::Bridge, "the bridge")?
+            super::port::channel(env, f, Target::Bridge)?
         }
         _ => return Err(not_a_function()),
     };

@@ -40,20 +40,14 @@ fn threadsafe<Return: 'static + FromNapiValue>(
         .map_err(from_napi)
 }
 
-/// `function` (the executor, a bridge) behind a [`Channel`]; `what` names it in the channel's
-/// own failures.
-pub fn channel(
-    env: &Env,
-    function: Unknown,
-    target: Target,
-    what: &'static str,
-) -> JsResult<Channel> {
+/// `function` (the executor, a bridge) behind a [`Channel`].
+pub fn channel(env: &Env, function: Unknown, target: Target) -> JsResult<Channel> {
     let adapter = adapter(env, function, target.kind())?;
     let port = JsPort {
         run: Arc::new(threadsafe(&adapter, "run")?),
         abort: threadsafe(&adapter, "abort")?,
     };
-    Ok(Channel::new(Arc::new(port), what))
+    Ok(Channel::new(Arc::new(port), target))
 }
 
 /// `listener` as a [`JsonCallback`].

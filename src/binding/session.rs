@@ -410,7 +410,7 @@ impl ToolSearchSession {
 }
 
 fn js_executor(env: &Env, executor: Unknown) -> JsResult<Arc<dyn Executor>> {
-    let channel = super::port::channel(env, executor, Target::Executor, "the executor")?;
+    let channel = super::port::channel(env, executor, Target::Executor)?;
     Ok(Arc::new(GatewayExecutor::new(channel)))
 }
 

@@ -45,6 +45,14 @@ impl Target {
             Target::Bridge => "bridge",
         }
     }
+
+    /// How the channel's own failures name the function.
+    fn named(self) -> &'static str {
+        match self {
+            Target::Executor => "the executor",
+            Target::Bridge => "the bridge",
+        }
+    }
 }
 
 /// The answer's future once a request was handed over.
@@ -87,8 +95,8 @@ fn delivery_gate() -> &'static tokio::sync::Semaphore {
 /// One wrapped gateway function.
 pub struct Channel {
     port: Arc<dyn Port>,
-    /// How failures of the channel name the function ("the executor", "the bridge").
-    what: &'static str,
+    /// Which function it wraps (names it in the channel's own failures).
+    target: Target,
     /// Handed out under the delivery gate, so keys reach JS in increasing order.
     keys: Arc<AtomicU64>,
 }
@@ -162,10 +170,10 @@ impl Drop for AbortOnDrop {
 }
 
 impl Channel {
-    pub fn new(port: Arc<dyn Port>, what: &'static str) -> Channel {
+    pub fn new(port: Arc<dyn Port>, target: Target) -> Channel {
         Channel {
             port,
-            what,
+            target,
             keys: Arc::new(AtomicU64::new(1)),
         }
     }
@@ -181,7 +189,7 @@ impl Channel {
         let body = body.to_string();
         let port = Arc::clone(&self.port);
         let keys = Arc::clone(&self.keys);
-        let what = self.what;
+        let what = self.target.named();
         let answer = Box::pin(async move {
             let guard = AbortOnDrop(delivery);
             let delivered = {
@@ -292,7 +300,7 @@ mod tests {
     async fn a_request_crosses_with_its_key_first_and_its_answer_decoded() {
         let port =
             recorder(|r| Ok(json!({ "ok": true, "value": { "echo": r["op"] } }).to_string()));
-        let channel = Channel::new(port.clone(), "the bridge");
+        let channel = Channel::new(port.clone(), Target::Bridge);
         let (_, first) = channel.request(&json!({ "op": "search", "args": ["x"] }));
         let (_, second) = channel.request(&json!({}));
         assert_eq!(first.await, Answer::Value(json!({ "echo": "search" })));
@@ -308,7 +316,7 @@ mod tests {
     #[tokio::test]
     async fn an_abort_before_delivery_keeps_the_request_from_the_function() {
         let port = recorder(|_| Ok(r#"{"ok":true,"value":1}"#.into()));
-        let channel = Channel::new(port.clone(), "the bridge");
+        let channel = Channel::new(port.clone(), Target::Bridge);
         let (abort, answer) = channel.request(&json!({ "op": "call" }));
         abort.abort("the cell ended");
         assert_eq!(answer.await, Answer::NotDelivered);
@@ -319,7 +327,7 @@ mod tests {
     #[tokio::test]
     async fn an_abort_after_delivery_is_sent_once_with_its_key() {
         let port = recorder(|_| Ok(r#"{"ok":true,"value":1}"#.into()));
-        let channel = Channel::new(port.clone(), "the bridge");
+        let channel = Channel::new(port.clone(), Target::Bridge);
         let (abort, answer) = channel.request(&json!({ "op": "call" }));
         // Delivered but not settled: poll the answer up to delivery by hand.
         let state = Arc::clone(&abort.0);
@@ -355,7 +363,7 @@ mod tests {
             }
         }
         let inner = recorder(|_| unreachable!());
-        let channel = Channel::new(Arc::new(Pending(inner.clone())), "the bridge");
+        let channel = Channel::new(Arc::new(Pending(inner.clone())), Target::Bridge);
         let (_abort, answer) = channel.request(&json!({ "op": "call" }));
         let task = tokio::spawn(answer);
         while ANSWERED.load(Ordering::Relaxed) == 0 {
@@ -377,7 +385,7 @@ mod tests {
             answer: |_| Ok(String::new()),
             refuse: true,
         });
-        let (_, answer) = Channel::new(port, "the executor").request(&json!({ "op": "call" }));
+        let (_, answer) = Channel::new(port, Target::Executor).request(&json!({ "op": "call" }));
         assert_eq!(
             answer.await,
             Answer::Broken("the executor could not be called: the environment is closing".into())
