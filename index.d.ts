@@ -538,6 +538,14 @@ export declare class ToolCatalog {
   /** `withSource` with the build on a libuv worker. */
   withSourceAsync(selector: SourceSelector, tools: CatalogTool[]): Promise<ToolCatalog>
   /**
+   * This catalog's next version holding exactly `tools` (a new run's whole
+   * list): derived owner by owner when at most 8 owners' tools changed
+   * (and those are at most a quarter of the list), a full build otherwise;
+   * either way equal to `ToolCatalog.build(tools)` with this catalog's
+   * options. The counter scope carries over; unavailable owners stay so.
+   */
+  updateAsync(tools: CatalogTool[]): Promise<ToolCatalog>
+  /**
    * This catalog with the tools of `selector` (e.g. a disconnected MCP
    * server) kept but unable to run: search leaves them out, a call fails
    * closed with TOOL_UNAVAILABLE and `reason` ("server github

@@ -125,3 +125,39 @@ test('a chain of server changes on a larger catalog ranks as a full build of the
   assert.deepEqual(live.ids(), full.ids())
   for (const q of queries) assert.deepEqual(live.search(q, { limit: 20 }).map((h) => h.id), full.search(q, { limit: 20 }).map((h) => h.id), q)
 })
+
+test('updateAsync: a new run of the whole list equals a build of it, derived or not, and keeps the counter scope', async () => {
+  const tools = []
+  for (let s = 0; s < 20; s++) {
+    for (let t = 0; t < 20; t++) tools.push({ source: 'mcp', owner: `server${s}`, name: `op${t}_s${s}`, description: `Operation ${t} of server ${s}: exports reports` })
+  }
+  tools.push({ name: 'read', description: 'Read a file' })
+  const catalog = await ToolCatalog.build(tools)
+  catalog.search('exports reports')
+  // The next run: new objects for one server's changed tools, one new server, the rest as before.
+  const next = tools.filter((t) => t.name !== 'op3_s2').map((t) => (t.owner === 'server5' && t.name === 'op1_s5' ? { ...t, description: 'Sends mail now' } : t))
+  next.push({ source: 'mcp', owner: 'mail', name: 'send', description: 'Send an email' })
+  next.reverse()
+  const updated = await catalog.updateAsync(next)
+  const full = await ToolCatalog.build(next.map((t) => ({ ...t })), { cache: false })
+  assert.equal(updated.fingerprint, full.fingerprint)
+  assert.deepEqual(updated.ids(), full.ids())
+  for (const query of ['send mail', 'operation 1 of server 5', 'read a file']) {
+    assert.deepEqual(
+      updated.search(query).map((h) => h.id),
+      full.search(query).map((h) => h.id),
+    )
+  }
+  assert.equal(updated.telemetry().searchCount, catalog.telemetry().searchCount)
+  // Most tools changed: a full build, still the same answer; a bad tool is excluded at its position.
+  const most = tools.map((t, i) => (i % 2 ? { ...t, description: `${t.description} (v2)` } : t))
+  most.splice(3, 0, { source: 'mcp', owner: 'server1', name: 42 })
+  const rebuilt = await updated.updateAsync(most)
+  const fresh = await ToolCatalog.build(most.map((t) => ({ ...t })), { cache: false })
+  assert.equal(rebuilt.fingerprint, fresh.fingerprint)
+  assert.deepEqual(rebuilt.excluded, fresh.excluded)
+  assert.equal(rebuilt.excluded[0].index, 3)
+  // Not an array: the coded error; a restricted view: INVALID_REQUEST.
+  await assert.rejects(catalog.updateAsync('nope'), { code: 'INVALID_CATALOG' })
+  await assert.rejects(catalog.restrict(['read']).updateAsync(tools), { code: 'INVALID_REQUEST' })
+})

@@ -288,13 +288,15 @@ function defineToolCatalog(native) {
   Object.defineProperty(ToolCatalog, 'build', { configurable: true, writable: true, value: build })
 
   // The async derived builds serialize as build() does: each tool on its own,
-  // in slices of at most SLICE_MS, never through the record cache (a server's
-  // new list is read as it is now). Non-arrays go to the native form, which
-  // rejects with the coded error.
+  // in slices of at most SLICE_MS; appendAsync and withSourceAsync never
+  // through the record cache (a server's new list is read as it is now).
+  // Non-arrays go to the native form, which rejects with the coded error.
   const nativeAppendAsync = Native.prototype.appendAsync
   const nativeWithSourceAsync = Native.prototype.withSourceAsync
+  const nativeUpdateAsync = Native.prototype.updateAsync
   const appendFromSlots = Native.prototype.__appendFromSlots
   const withSourceFromSlots = Native.prototype.__withSourceFromSlots
+  const updateFromSlots = Native.prototype.__updateFromSlots
   Object.defineProperties(Native.prototype, {
     appendAsync: {
       configurable: true,
@@ -312,17 +314,27 @@ function defineToolCatalog(native) {
         return sliced(native, tools, (ids) => withSourceFromSlots.call(this, selector, ids))
       },
     },
+    // A new run's whole list: mostly the objects of the last run, read
+    // through the record cache as build() reads them.
+    updateAsync: {
+      configurable: true,
+      writable: true,
+      value: async function updateAsync(tools) {
+        if (!Array.isArray(tools)) return nativeUpdateAsync.call(this, tools)
+        return sliced(native, tools, (ids) => updateFromSlots.call(this, ids), true)
+      },
+    },
   })
   return ToolCatalog
 }
 
 /**
  * `build(ids)` (a native async build) of the stored-record ids of `tools`,
- * each serialized afresh, in slices. The worker answers the catalog, or the
+ * each serialized afresh (unless `useCache`), in slices. The worker answers the catalog, or the
  * positions of records evicted meanwhile, whose tools are serialized again.
  */
-async function sliced(native, tools, build) {
-  const records = new RecordIds(native, tools, false)
+async function sliced(native, tools, build, useCache = false) {
+  const records = new RecordIds(native, tools, useCache)
   for (let round = 0; ; round++) {
     do await nextTurn() // not on the calling turn (see build())
     while (!records.step(performance.now() + SLICE_MS))

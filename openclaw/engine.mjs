@@ -61,9 +61,6 @@ const isObject = (value) => typeof value === 'object' && value !== null
 
 /** Entries whose tools are new since this many builds are forgotten by the record cache. */
 const RECORD_GENERATIONS = 4
-/** A derived version (withSource per changed owner) when at most this share of tools changed. */
-const DERIVE_SHARE = 0.25
-const DERIVE_MAX_OWNERS = 8
 /** Builds that repair refused records, at most (a record can have one refusal per field). */
 const REPAIR_ROUNDS = 4
 /** Refused records named in a run's warning; the rest are counted. */
@@ -313,7 +310,7 @@ class Engine {
     if (cached) return cached
     if (entries !== catalog.entries) {
       const last = this.filtered.get(catalog)
-      if (last && sameEntries(last.entries, entries)) return last.view
+      if (last && sameList(last.entries, entries)) return last.view
       const view = this.buildView(entries, false)
       this.filtered.set(catalog, { entries, view })
       return view
@@ -391,10 +388,10 @@ class Engine {
     const records = originals.map((record) => this.repairs.get(record)?.record ?? record)
     this.sweepRecords(records.length)
     const options = this.catalogOptions()
-    let catalog = whole ? await this.derive(records) : undefined
-    // A derived version numbers its records its own way: repairs need a full build's numbering.
-    if (catalog && catalog.excluded.length > 0) catalog = undefined
-    catalog ??= await ToolCatalog.build(records, options)
+    // A new run of a whole catalog with the same settings: the last one's next version (the
+    // catalog derives it owner by owner when few changed, and equals a full build either way).
+    const last = whole && this.lastView?.options === JSON.stringify(options) ? this.lastView.catalog : undefined
+    let catalog = last ? await last.updateAsync(records) : await ToolCatalog.build(records, options)
     // Per tool, not per catalog: a record the native catalog refuses is indexed in a form it takes
     // (the refused part dropped, or its name made safe), mapped back to OpenClaw's own entry; the
     // rest of the catalog is untouched. OpenClaw keeps validating and running its own calls.
@@ -425,52 +422,8 @@ class Engine {
         `${entries.length - catalog.size} of ${entries.length} tools cannot be indexed natively` +
         (first ? ` (first: ${printable(entries[first.index]?.id ?? first.name ?? 'a tool')}: ${first.code} ${printable(first.reason)})` : '')
     }
-    if (whole) this.lastView = { catalog, records, owners: ownersOf(records) }
+    if (whole) this.lastView = { catalog, options: JSON.stringify(options) }
     return view
-  }
-
-  /**
-   * The previous catalog carried forward when only a few owners (MCP servers, plugins) changed:
-   * each changed owner's tools replaced with `withSourceAsync` (a derived version: only their
-   * tools are parsed and indexed). Undefined when a full build is the better way.
-   */
-  async derive(records) {
-    const last = this.lastView
-    if (!last) return undefined
-    // The common case: a new run of the same tools (new entry objects, the same records).
-    if (sameList(last.records, records)) return last.catalog
-    const owners = ownersOf(records)
-    const changed = []
-    let changedTools = 0
-    for (const [key, list] of owners) {
-      const before = last.owners.get(key)
-      if (!before || !sameList(before, list)) {
-        changed.push([key, list])
-        changedTools += list.length + (before?.length ?? 0)
-      }
-    }
-    for (const [key, before] of last.owners) {
-      if (!owners.has(key)) {
-        changed.push([key, []])
-        changedTools += before.length
-      }
-    }
-    if (changed.length === 0) return last.catalog
-    if (changed.length > DERIVE_MAX_OWNERS || changedTools > DERIVE_SHARE * records.length) return undefined
-    // The derived catalog keeps the previous order of owners; a full build orders by id as well,
-    // so both give the same entries (the catalog sorts by id).
-    let catalog = last.catalog
-    try {
-      for (const [key, list] of changed) {
-        const [source, owner] = splitOwnerKey(key)
-        catalog = await catalog.withSourceAsync({ source, owner }, list)
-      }
-    } catch {
-      // A derived version the catalog refuses (e.g. a tool whose MCP server does not match its
-      // owner) is left to a full build, which excludes just that tool and says why.
-      return undefined
-    }
-    return catalog
   }
 
   // ---------------------------------------------------------------- code mode
@@ -671,34 +624,10 @@ function mcpKey(mcp) {
   return mcp ? `${mcp.serverName}\u0000${mcp.safeServerName}\u0000${mcp.toolName}\u0000${mcp.operation}` : undefined
 }
 
-function ownerKey(record) {
-  return `${record.source}\u0000${record.owner}`
-}
-
-function splitOwnerKey(key) {
-  const at = key.indexOf('\u0000')
-  return [key.slice(0, at), key.slice(at + 1)]
-}
-
-function ownersOf(records) {
-  const owners = new Map()
-  for (const record of records) {
-    const key = ownerKey(record)
-    let list = owners.get(key)
-    if (!list) owners.set(key, (list = []))
-    list.push(record)
-  }
-  return owners
-}
-
 function sameList(a, b) {
   if (a.length !== b.length) return false
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
   return true
-}
-
-function sameEntries(a, b) {
-  return sameList(a, b)
 }
 
 /** The process's engine, created once. */

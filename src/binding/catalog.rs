@@ -166,6 +166,10 @@ enum BuildJob {
     AppendStored(Catalog, Vec<SlotId>),
     /// `WithSource` of stored records, by id (`withSourceAsync`'s path): `Catalog::with_source_slots`.
     WithSourceStored(Catalog, SourceSelector, Vec<SlotId>),
+    /// A catalog and its next run's whole tool list: `Catalog::update`.
+    Update(Catalog, String),
+    /// `Update` of stored records, by id (`updateAsync`'s path): `Catalog::update_slots`.
+    UpdateStored(Catalog, Vec<SlotId>),
 }
 
 impl BuildTask {
@@ -208,6 +212,8 @@ impl Task for BuildTask {
                     BuildJob::WithSourceStored(catalog, selector, ids) => {
                         catalog.with_source_slots(&selector, &ids)
                     }
+                    BuildJob::Update(catalog, text) => built(catalog.update(&text)),
+                    BuildJob::UpdateStored(catalog, ids) => catalog.update_slots(&ids),
                 }
                 .map_err(to_js)
             })
@@ -644,6 +650,33 @@ impl ToolCatalog {
                 selector,
                 ids_arg(&slots)?,
             ))
+        }))
+    }
+
+    /// This catalog's next version holding exactly `tools` (a new run's whole
+    /// list): derived owner by owner when at most 8 owners' tools changed
+    /// (and those are at most a quarter of the list), a full build otherwise;
+    /// either way equal to `ToolCatalog.build(tools)` with this catalog's
+    /// options. The counter scope carries over; unavailable owners stay so.
+    #[napi(
+        ts_args_type = "tools: CatalogTool[]",
+        ts_return_type = "Promise<ToolCatalog>"
+    )]
+    pub fn update_async(&self, env: Env, tools: Unknown) -> AsyncTask<BuildTask> {
+        BuildTask::new(guard(|| {
+            Ok(BuildJob::Update(
+                self.inner.clone(),
+                tools_text(&env, tools)?,
+            ))
+        }))
+    }
+
+    /// `updateAsync` of stored records (`js/catalog.js` reads the tools
+    /// through its record cache first). Internal.
+    #[napi(js_name = "__updateFromSlots", skip_typescript)]
+    pub fn update_from_slots(&self, slots: Unknown) -> AsyncTask<BuildTask> {
+        BuildTask::new(guard(|| {
+            Ok(BuildJob::UpdateStored(self.inner.clone(), ids_arg(&slots)?))
         }))
     }
 

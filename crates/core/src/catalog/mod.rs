@@ -17,6 +17,7 @@ mod release;
 mod slots;
 pub mod store;
 mod text;
+mod update;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
