@@ -11,8 +11,8 @@ use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi_derive::napi;
 use serde_json::Value;
 use tool_search_core::session::{
-    direct::definition_from_value, EventSink, Executor, Failure, HandleOptions, Session,
-    SessionEvent, SessionOptions, ToolResult,
+    direct::definition_from_value, EventSink, Executor, Failure, HandleOptions, HydrateOptions,
+    Session, SessionEvent, SessionOptions, ToolResult,
 };
 use tool_search_core::surfaces::SurfaceFormat;
 use tool_search_core::ErrorCode;
@@ -342,46 +342,12 @@ impl ToolSearchSession {
             let user_prompt = string_arg(user_prompt, ErrorCode::InvalidRequest, "userPrompt")?;
             let options = optional_json_arg(env, options, ErrorCode::InvalidRequest, "options")?
                 .unwrap_or(Value::Null);
-            if !matches!(options, Value::Null | Value::Object(_)) {
-                return Err(js_error(
-                    ErrorCode::InvalidRequest,
-                    "options must be an object",
-                ));
-            }
-            let max_tools = match options.get("maxTools") {
-                None | Some(Value::Null) => None,
-                Some(v) => match v.as_f64() {
-                    Some(n) if n.is_finite() && n >= 0.0 && n.fract() == 0.0 => Some(n as usize),
-                    _ => {
-                        return Err(js_error(
-                            ErrorCode::InvalidRequest,
-                            "maxTools must be a non-negative integer",
-                        ))
-                    }
-                },
-            };
-            let required: Vec<String> = match options.get("required") {
-                None | Some(Value::Null) => Vec::new(),
-                Some(Value::Array(items)) => items
-                    .iter()
-                    .map(|v| v.as_str().map(str::to_string))
-                    .collect::<Option<_>>()
-                    .ok_or_else(|| {
-                        js_error(
-                            ErrorCode::InvalidRequest,
-                            "required must be an array of tool names or ids",
-                        )
-                    })?,
-                Some(_) => {
-                    return Err(js_error(
-                        ErrorCode::InvalidRequest,
-                        "required must be an array of tool names or ids",
-                    ))
-                }
-            };
+            let options = HydrateOptions::from_json(&options).map_err(to_js)?;
             parsed(
                 env,
-                &self.session().hydrate(&user_prompt, max_tools, &required),
+                &self
+                    .session()
+                    .hydrate(&user_prompt, options.max_tools, &options.required),
             )
         })
     }

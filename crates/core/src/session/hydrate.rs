@@ -13,10 +13,13 @@
 
 use std::collections::BTreeSet;
 
+use serde_json::Value;
+
 use super::events::SessionEvent;
 use super::Session;
 use crate::catalog::{LookupStyle, ToolEntry};
 use crate::config::Mode;
+use crate::error::{Error, ErrorCode, Result};
 pub(super) use crate::limits::MAX_PROMPT_BYTES;
 use crate::limits::{MAX_HYDRATED_TOOLS, MAX_NAME_CHARS, MAX_QUERY_CHARS};
 use crate::surfaces::{entry_definition, serialized_len, ToolDefinition};
@@ -390,6 +393,49 @@ fn intents(request: &str) -> Intents {
         current_facts: !recall && (any(NOW_WORDS) || question_about_the_world),
         read_url,
         deliver: any(DELIVER_VERBS) && any(DELIVER_PLACES),
+    }
+}
+
+/// `hydrate`'s options as a gateway passes them: `{ maxTools?, required? }`,
+/// or nothing.
+#[derive(Debug, Default, PartialEq)]
+pub struct HydrateOptions {
+    /// At most this many schemas (capped at [`MAX_HYDRATED_TOOLS`]).
+    pub max_tools: Option<usize>,
+    /// Tool names or ids wanted first.
+    pub required: Vec<String>,
+}
+
+impl HydrateOptions {
+    /// Read from JSON (`null` is the defaults); INVALID_REQUEST says which field is wrong.
+    pub fn from_json(options: &Value) -> Result<HydrateOptions> {
+        let invalid = |message: &str| Error::new(ErrorCode::InvalidRequest, message);
+        let options = match options {
+            Value::Null => return Ok(HydrateOptions::default()),
+            Value::Object(map) => map,
+            _ => return Err(invalid("options must be an object")),
+        };
+        let max_tools = match options.get("maxTools") {
+            None | Some(Value::Null) => None,
+            Some(v) => match v.as_f64() {
+                Some(n) if n.is_finite() && n >= 0.0 && n.fract() == 0.0 => Some(n as usize),
+                _ => return Err(invalid("maxTools must be a non-negative integer")),
+            },
+        };
+        let names = "required must be an array of tool names or ids";
+        let required = match options.get("required") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|v| v.as_str().map(str::to_string))
+                .collect::<Option<_>>()
+                .ok_or_else(|| invalid(names))?,
+            Some(_) => return Err(invalid(names)),
+        };
+        Ok(HydrateOptions {
+            max_tools,
+            required,
+        })
     }
 }
 

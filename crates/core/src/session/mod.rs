@@ -42,6 +42,7 @@ pub use executor::{
     offloaded, BoxFuture, CodeContext, CodeRunner, Executor, ExecutorCall, ExecutorOutcome,
     Offload, OffloadHandle,
 };
+pub use hydrate::HydrateOptions;
 pub use result::{Failure, ResultError, ResultStatus, ToolResult};
 pub use stats::SessionTelemetry;
 

@@ -254,3 +254,28 @@ fn news_urls_and_posting_hydrate_the_web_and_message_families() {
         "{tell:?}"
     );
 }
+
+#[test]
+fn hydrate_options_are_read_from_json_with_the_wrong_field_named() {
+    use crate::session::HydrateOptions;
+    assert_eq!(
+        HydrateOptions::from_json(&Value::Null).unwrap(),
+        HydrateOptions::default()
+    );
+    let read = HydrateOptions::from_json(&json!({ "maxTools": 2, "required": ["read"] })).unwrap();
+    assert_eq!(
+        (read.max_tools, read.required),
+        (Some(2), vec!["read".to_string()])
+    );
+    for (bad, says) in [
+        (json!([]), "options must be an object"),
+        (json!({ "maxTools": 1.5 }), "maxTools"),
+        (json!({ "maxTools": -1 }), "maxTools"),
+        (json!({ "required": "read" }), "required"),
+        (json!({ "required": [1] }), "required"),
+    ] {
+        let err = HydrateOptions::from_json(&bad).unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidRequest);
+        assert!(err.message.contains(says), "{bad}: {}", err.message);
+    }
+}
