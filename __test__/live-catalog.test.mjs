@@ -149,6 +149,9 @@ test('updateAsync: a new run of the whole list equals a build of it, derived or 
     )
   }
   assert.equal(updated.telemetry().searchCount, catalog.telemetry().searchCount)
+  // The same tools again (new objects of the same content too): the catalog itself, no trip to the worker.
+  assert.equal(await updated.updateAsync(next), updated)
+  assert.equal(await updated.updateAsync(next.map((t) => ({ ...t }))), updated)
   // Most tools changed: a full build, still the same answer; a bad tool is excluded at its position.
   const most = tools.map((t, i) => (i % 2 ? { ...t, description: `${t.description} (v2)` } : t))
   most.splice(3, 0, { source: 'mcp', owner: 'server1', name: 42 })

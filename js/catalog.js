@@ -239,6 +239,25 @@ class RecordIds {
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
 
 /**
+ * Per catalog made from stored records (build, the constructor, updateAsync):
+ * their ids in the order given, so updateAsync with the same records answers
+ * the catalog itself without a trip to the worker.
+ * @type {WeakMap<object, Uint32Array>}
+ */
+const builtFrom = new WeakMap()
+
+function heldRecords(catalog, ids) {
+  builtFrom.set(catalog, ids)
+  return catalog
+}
+
+function sameIds(a, b) {
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
+  return true
+}
+
+/**
  * The package's ToolCatalog: the native class, constructed and built through
  * the record cache. A plain function whose `prototype` is the native class's,
  * so every catalog (also those native methods return: append, restrict,
@@ -259,7 +278,7 @@ function defineToolCatalog(native) {
       records.step(Infinity)
       // The catalog, or the positions of records the store no longer holds.
       const built = native.__catalogFromSlots(records.ids, options)
-      if (!Array.isArray(built)) return built
+      if (!Array.isArray(built)) return heldRecords(built, records.ids)
       if (round + 1 >= MAX_ROUNDS) throw storeChurn()
       records.retry(built)
     }
@@ -279,7 +298,7 @@ function defineToolCatalog(native) {
       while (!records.step(performance.now() + SLICE_MS))
       // The worker looks the records up: the catalog, or the positions it no longer holds.
       const built = await native.__buildFromSlots(records.ids, options)
-      if (!Array.isArray(built)) return built
+      if (!Array.isArray(built)) return heldRecords(built, records.ids)
       if (round + 1 >= MAX_ROUNDS) throw storeChurn()
       records.retry(built)
     }
@@ -321,7 +340,20 @@ function defineToolCatalog(native) {
       writable: true,
       value: async function updateAsync(tools) {
         if (!Array.isArray(tools)) return nativeUpdateAsync.call(this, tools)
-        return sliced(native, tools, (ids) => updateFromSlots.call(this, ids), true)
+        const held = builtFrom.get(this)
+        let given
+        const updated = await sliced(
+          native,
+          tools,
+          (ids) => {
+            given = ids
+            // The same records in the same order: this catalog is the answer.
+            return held !== undefined && sameIds(ids, held) ? this : updateFromSlots.call(this, ids)
+          },
+          true,
+        )
+        builtFrom.set(updated, given)
+        return updated
       },
     },
   })
