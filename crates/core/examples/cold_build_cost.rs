@@ -4,11 +4,18 @@
 //!   cargo run --release -p tool-search-core --example cold_build_cost -- <data dir> [runs (5)]
 use std::time::Instant;
 
+/// The addon's allocator (src/lib.rs): its builds allocate through mimalloc.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use tool_search_core::catalog::{store, Catalog, CatalogOptions};
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let dir = std::path::PathBuf::from(args.next().expect("usage: cold_build_cost <data dir> [runs]"));
+    let dir = std::path::PathBuf::from(
+        args.next()
+            .expect("usage: cold_build_cost <data dir> [runs]"),
+    );
     let runs: usize = args.next().map_or(5, |r| r.parse().expect("runs"));
     let text = std::fs::read_to_string(dir.join("catalog.jsonl")).expect("catalog.jsonl");
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
@@ -19,7 +26,10 @@ fn main() {
         let t1 = Instant::now();
         let catalog = Catalog::from_stored(stored, &options).expect("build");
         let t2 = Instant::now();
-        let hits = catalog.search("send an email to the team", Some(5.0)).unwrap().len();
+        let hits = catalog
+            .search("send an email to the team", Some(5.0))
+            .unwrap()
+            .len();
         let t3 = Instant::now();
         println!(
             "run {run}: {} tools: intern {:.1} ms, build {:.1} ms, first search {:.2} ms ({hits} hits)",
