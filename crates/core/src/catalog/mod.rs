@@ -528,12 +528,7 @@ impl Catalog {
         records: Vec<Arc<store::StoredRecord>>,
         options: &CatalogOptions,
     ) -> Result<Catalog> {
-        if records.len() > MAX_CATALOG_TOOLS {
-            return Err(Error::invalid_catalog(format!(
-                "catalog has {} tools; at most {MAX_CATALOG_TOOLS} are accepted",
-                records.len()
-            )));
-        }
+        within_tool_cap(records.len(), "has")?;
         let settings = BuildSettings::of(options)?;
         let limits = SearchLimits::from_options(
             options.search_default_limit.as_ref(),
@@ -717,40 +712,34 @@ impl Catalog {
     /// record is excluded). A restricted view cannot be appended to: its
     /// narrowing is per turn, not a catalog.
     pub fn append(&self, text: &str) -> Result<Catalog> {
-        if self.restricted {
-            return Err(Error::invalid_request(
-                "append to the catalog itself, not to a restricted view",
-            ));
-        }
+        self.refuse_restricted("append to the catalog itself, not to a restricted view")?;
         self.append_stored(store::intern(record_spans(text)?))
     }
 
     /// [`Catalog::append`] of records already stored (each tool serialized
     /// on its own by the binding, in slices on the caller's event loop).
     pub fn append_stored(&self, new: Vec<Arc<store::StoredRecord>>) -> Result<Catalog> {
-        if self.restricted {
-            return Err(Error::invalid_request(
-                "append to the catalog itself, not to a restricted view",
-            ));
-        }
-        let total = self.data.records.len() + new.len();
-        if total > MAX_CATALOG_TOOLS {
-            return Err(Error::invalid_catalog(format!(
-                "catalog would have {total} tools; at most {MAX_CATALOG_TOOLS} are accepted"
-            )));
-        }
+        self.refuse_restricted("append to the catalog itself, not to a restricted view")?;
+        within_tool_cap(self.data.records.len() + new.len(), "would have")?;
         let added = new.len();
         let records: Vec<_> = self.data.records.iter().cloned().chain(new).collect();
         let data = self.derived_data(None, records, added)?;
+        Ok(self.next_version(data, Arc::clone(&self.unavailable.owners)))
+    }
+
+    /// This catalog's next version over `data`: same policy, strictness,
+    /// limits and counter scope, `unavailable` owners kept out, tool vectors
+    /// of the tools it keeps reused.
+    fn next_version(&self, data: Arc<CatalogData>, unavailable: UnavailableOwners) -> Catalog {
         let mut next = Catalog::with_policy(
             data,
             self.settings.clone(),
             self.limits,
             Arc::clone(&self.counters),
         );
-        next.unavailable = Unavailable::of(Arc::clone(&self.unavailable.owners), &next.data);
+        next.unavailable = Unavailable::of(unavailable, &next.data);
         next.prepare_ranking(Some(&self.data));
-        Ok(next)
+        next
     }
 
     /// This catalog with exactly the tools of one source's owner (an MCP
@@ -766,11 +755,7 @@ impl Catalog {
     /// fingerprint and ranking). Records that cannot be read stay the
     /// owner's: its next update removes them.
     pub fn with_source(&self, selector: &SourceSelector, text: &str) -> Result<Catalog> {
-        if self.restricted {
-            return Err(Error::invalid_request(
-                "replace a source in the catalog itself, not in a restricted view",
-            ));
-        }
+        self.refuse_restricted("replace a source in the catalog itself, not in a restricted view")?;
         let new = record_spans(text)?;
         let mut texts: Vec<std::borrow::Cow<'_, str>> = Vec::with_capacity(new.len());
         for (index, span) in new.into_iter().enumerate() {
@@ -787,17 +772,8 @@ impl Catalog {
         selector: &SourceSelector,
         new: Vec<Arc<store::StoredRecord>>,
     ) -> Result<Catalog> {
-        if self.restricted {
-            return Err(Error::invalid_request(
-                "replace a source in the catalog itself, not in a restricted view",
-            ));
-        }
-        if new.len() > MAX_CATALOG_TOOLS {
-            return Err(Error::invalid_catalog(format!(
-                "catalog has {} tools; at most {MAX_CATALOG_TOOLS} are accepted",
-                new.len()
-            )));
-        }
+        self.refuse_restricted("replace a source in the catalog itself, not in a restricted view")?;
+        within_tool_cap(new.len(), "has")?;
         // Records given a source or owner are stored under their new text, in one batch.
         let mut changed: Vec<(usize, String)> = Vec::new();
         for (index, record) in new.iter().enumerate() {
@@ -824,23 +800,10 @@ impl Catalog {
             .filter(|&i| !data.owned_by(i, selector.source, &selector.owner))
             .map(|i| Arc::clone(&data.records[i]));
         let records: Vec<_> = kept.chain(new).collect();
-        if records.len() > MAX_CATALOG_TOOLS {
-            return Err(Error::invalid_catalog(format!(
-                "catalog would have {} tools; at most {MAX_CATALOG_TOOLS} are accepted",
-                records.len()
-            )));
-        }
+        within_tool_cap(records.len(), "would have")?;
         let data = self.derived_data(Some((selector.source, &selector.owner)), records, added)?;
-        let mut next = Catalog::with_policy(
-            data,
-            self.settings.clone(),
-            self.limits,
-            Arc::clone(&self.counters),
-        );
         // Fresh tools from the owner: available again.
-        next.unavailable = Unavailable::of(self.unavailable.without(selector), &next.data);
-        next.prepare_ranking(Some(&self.data));
-        Ok(next)
+        Ok(self.next_version(data, self.unavailable.without(selector)))
     }
 
     /// This catalog with the tools of `selector` (one source's owner, e.g. a
@@ -849,11 +812,9 @@ impl Catalog {
     /// 200 characters; control characters become spaces). `with_source` with
     /// fresh tools makes them available again. Same data, policy and counters.
     pub fn with_unavailable(&self, selector: &SourceSelector, reason: &str) -> Result<Catalog> {
-        if self.restricted {
-            return Err(Error::invalid_request(
-                "mark a source unavailable in the catalog itself, not in a restricted view",
-            ));
-        }
+        self.refuse_restricted(
+            "mark a source unavailable in the catalog itself, not in a restricted view",
+        )?;
         let reason: String = reason
             .chars()
             .take(200)
@@ -1002,6 +963,15 @@ impl Catalog {
             restricted,
             unavailable: Unavailable::default(),
         }
+    }
+
+    /// INVALID_REQUEST with `message` on a restricted view: its narrowing is
+    /// per turn, not a catalog to derive versions from.
+    fn refuse_restricted(&self, message: &str) -> Result<()> {
+        if self.restricted {
+            return Err(Error::invalid_request(message));
+        }
+        Ok(())
     }
 
     pub fn size(&self) -> usize {
@@ -1348,6 +1318,16 @@ pub struct ReleasedMemory {
     pub catalogs: usize,
     /// Stored tool records no catalog held.
     pub records: usize,
+}
+
+/// INVALID_CATALOG when a catalog that `has` (or `would have`) `count` tools passes the cap.
+fn within_tool_cap(count: usize, has: &str) -> Result<()> {
+    if count > MAX_CATALOG_TOOLS {
+        return Err(Error::invalid_catalog(format!(
+            "catalog {has} {count} tools; at most {MAX_CATALOG_TOOLS} are accepted"
+        )));
+    }
+    Ok(())
 }
 
 /// A memory-pressure hook: drop cached catalog builds and stored tool records

@@ -10,10 +10,9 @@ use std::sync::Arc;
 use serde::Deserialize;
 
 use super::store::{self, Digest, SlotId, StoredRecord};
-use super::{record_spans, Catalog, FromSlots, SourceSelector, Unavailable};
+use super::{record_spans, within_tool_cap, Catalog, FromSlots, SourceSelector, Unavailable};
 use crate::entry::Source;
-use crate::error::{Error, Result};
-use crate::limits::MAX_CATALOG_TOOLS;
+use crate::error::Result;
 
 /// Derived owner by owner only when at most this many owners changed ...
 const MAX_CHANGED_OWNERS: usize = 8;
@@ -50,30 +49,13 @@ impl Catalog {
 
     /// [`Catalog::update`] of records already stored.
     pub fn update_stored(&self, records: Vec<Arc<StoredRecord>>) -> Result<Catalog> {
-        if self.restricted {
-            return Err(Error::invalid_request(
-                "update the catalog itself, not a restricted view",
-            ));
-        }
-        if records.len() > MAX_CATALOG_TOOLS {
-            return Err(Error::invalid_catalog(format!(
-                "catalog has {} tools; at most {MAX_CATALOG_TOOLS} are accepted",
-                records.len()
-            )));
-        }
+        self.refuse_restricted("update the catalog itself, not a restricted view")?;
+        within_tool_cap(records.len(), "has")?;
         if let Some(next) = self.derived_update(&records) {
             return Ok(next);
         }
         let data = Catalog::data_for_records(records, None, &self.settings)?;
-        let mut next = Catalog::with_policy(
-            data,
-            self.settings.clone(),
-            self.limits,
-            Arc::clone(&self.counters),
-        );
-        next.unavailable = Unavailable::of(Arc::clone(&self.unavailable.owners), &next.data);
-        next.prepare_ranking(Some(&self.data));
-        Ok(next)
+        Ok(self.next_version(data, Arc::clone(&self.unavailable.owners)))
     }
 
     /// The update derived owner by owner, or `None` when a full build is the
