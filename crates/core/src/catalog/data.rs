@@ -213,12 +213,17 @@ pub struct Validated {
 
 /// The source and owner a parsed record names, defaults applied.
 pub fn origin(record: &ToolRecord) -> Option<(Source, Arc<str>)> {
-    let source = match record.source.as_deref() {
+    origin_of(record.source.as_deref(), record.owner.as_deref()).map(|(s, o)| (s, o.into()))
+}
+
+/// The source and owner of a record's `source` and `owner` fields, defaults
+/// applied; `None` for a source this package does not know.
+pub fn origin_of<'a>(source: Option<&str>, owner: Option<&'a str>) -> Option<(Source, &'a str)> {
+    let source = match source {
         None => Source::Openclaw,
         Some(s) => Source::parse(s)?,
     };
-    let owner = record.owner.as_deref().unwrap_or(source.default_owner());
-    Some((source, owner.into()))
+    Some((source, owner.unwrap_or(source.default_owner())))
 }
 
 /// Validate and normalize records. Bad records are excluded with a reason;
@@ -681,16 +686,22 @@ impl CatalogData {
         })
     }
 
-    /// Whether record `index` belongs to `source`'s `owner`: it names them, or
-    /// it could not be read and was sent under them.
-    pub(crate) fn owned_by(&self, index: usize, source: Source, owner: &str) -> bool {
+    /// The owner record `index` belongs to: the source and owner it names, or
+    /// (a record that could not be read) the owner it was sent under.
+    pub(crate) fn owner_of(&self, index: usize) -> Option<(Source, &str)> {
         match &self.origins[index] {
-            Some((s, o)) => *s == source && **o == *owner,
+            Some((s, o)) => Some((*s, o)),
             None => self
                 .adopted
                 .binary_search_by_key(&index, |(i, _, _)| *i)
-                .is_ok_and(|at| self.adopted[at].1 == source && *self.adopted[at].2 == *owner),
+                .ok()
+                .map(|at| (self.adopted[at].1, &*self.adopted[at].2)),
         }
+    }
+
+    /// Whether record `index` belongs to `source`'s `owner` ([`CatalogData::owner_of`]).
+    pub(crate) fn owned_by(&self, index: usize, source: Source, owner: &str) -> bool {
+        self.owner_of(index) == Some((source, owner))
     }
 
     /// This data with the records of `replaced` (one source's owner; `None`:

@@ -7,10 +7,13 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use serde::Deserialize;
+use serde_json::Value;
 
+use super::data::origin_of;
 use super::store::{self, Digest, SlotId, StoredRecord};
-use super::{record_spans, within_tool_cap, Catalog, FromSlots, SourceSelector, Unavailable};
+use super::{
+    record_spans, within_tool_cap, Catalog, ClaimedFields, FromSlots, SourceSelector, Unavailable,
+};
 use crate::entry::Source;
 use crate::error::Result;
 
@@ -20,14 +23,9 @@ const MAX_CHANGED_OWNERS: usize = 8;
 /// past that, one full build costs less than the derivations.
 const MAX_CHANGED_SHARE_DENOMINATOR: usize = 4;
 
-type OwnerKey = (Source, Arc<str>);
-
-/// The fields that place a new record with its owner; the rest is skipped unparsed.
-#[derive(Deserialize)]
-struct OriginFields {
-    source: Option<String>,
-    owner: Option<String>,
-}
+/// An owner (one source's MCP server, plugin, ...), borrowed from the catalog's
+/// data or from a new record's fields.
+type Owner<'a> = (Source, &'a str);
 
 impl Catalog {
     /// This catalog's next version holding exactly the tools in `text` (same
@@ -86,43 +84,49 @@ impl Catalog {
                 return None; // the same tool twice: its duplicate's exclusion is positional
             }
         }
+        let old_owners: Vec<Owner<'_>> = (0..data.records.len())
+            .map(|index| data.owner_of(index))
+            .collect::<Option<_>>()?;
+        // Each record: where it was (`Ok(index)`), or the owner fields of a new one (`Err`).
         let mut kept = vec![false; data.records.len()];
-        let mut owners: Vec<OwnerKey> = Vec::with_capacity(records.len());
-        let mut changed: BTreeMap<OwnerKey, usize> = BTreeMap::new();
+        let mut placed: Vec<std::result::Result<usize, ClaimedFields>> =
+            Vec::with_capacity(records.len());
         for record in records {
-            let owner = match old.get(&record.digest) {
-                Some(&index) => {
-                    if std::mem::replace(&mut kept[index], true) {
-                        return None;
-                    }
-                    self.owner_of(index)?
-                }
-                None => {
-                    let owner = new_record_owner(&record.text)?;
-                    changed.entry(owner.clone()).or_default();
-                    owner
-                }
-            };
-            owners.push(owner);
+            placed.push(match old.get(&record.digest) {
+                Some(&index) if !std::mem::replace(&mut kept[index], true) => Ok(index),
+                Some(_) => return None,
+                None => Err(serde_json::from_str(&record.text).ok()?),
+            });
         }
-        for (index, kept) in kept.iter().enumerate() {
-            if !kept {
-                changed.entry(self.owner_of(index)?).or_default();
+        let owners: Vec<Owner<'_>> = placed
+            .iter()
+            .map(|place| match place {
+                Ok(index) => Some(old_owners[*index]),
+                Err(fields) => new_record_owner(fields),
+            })
+            .collect::<Option<_>>()?;
+        let mut changed: BTreeMap<Owner<'_>, usize> = BTreeMap::new();
+        for (place, owner) in placed.iter().zip(&owners) {
+            if place.is_err() {
+                changed.entry(*owner).or_default();
             }
+        }
+        for (owner, _) in old_owners.iter().zip(&kept).filter(|(_, kept)| !**kept) {
+            changed.entry(*owner).or_default();
         }
         if changed.len() > MAX_CHANGED_OWNERS {
             return None;
         }
         // The cost of the derivations: each changed owner's tools before and after.
-        for index in 0..data.records.len() {
-            if let Some(count) = self.owner_of(index).and_then(|o| changed.get_mut(&o)) {
+        for owner in &old_owners {
+            if let Some(count) = changed.get_mut(owner) {
                 *count += 1;
             }
         }
-        let mut lists: BTreeMap<OwnerKey, Vec<Arc<StoredRecord>>> =
-            changed.keys().map(|o| (o.clone(), Vec::new())).collect();
-        for (record, owner) in records.iter().zip(owners) {
-            if let Some(list) = lists.get_mut(&owner) {
+        let mut lists: BTreeMap<Owner<'_>, Vec<Arc<StoredRecord>>> =
+            changed.keys().map(|o| (*o, Vec::new())).collect();
+        for (record, owner) in records.iter().zip(&owners) {
+            if let Some(list) = lists.get_mut(owner) {
                 list.push(Arc::clone(record));
             }
         }
@@ -144,31 +148,21 @@ impl Catalog {
                 .collect(),
         )
     }
-
-    /// The owner record `index` of this catalog's data belongs to.
-    fn owner_of(&self, index: usize) -> Option<OwnerKey> {
-        let data = &self.data;
-        match &data.origins[index] {
-            Some(origin) => Some(origin.clone()),
-            None => data
-                .adopted
-                .binary_search_by_key(&index, |(i, _, _)| *i)
-                .ok()
-                .map(|at| (data.adopted[at].1, Arc::from(&*data.adopted[at].2))),
-        }
-    }
 }
 
-/// The owner a build reads from a record's text (`data::origin`'s defaults);
-/// `None` for text that is not a plain record.
-fn new_record_owner(text: &str) -> Option<OwnerKey> {
-    let fields: OriginFields = serde_json::from_str(text).ok()?;
-    let source = match fields.source.as_deref() {
-        None => Source::Openclaw,
-        Some(s) => Source::parse(s)?,
-    };
-    let owner = fields.owner.as_deref().unwrap_or(source.default_owner());
-    Some((source, owner.into()))
+/// The owner a build reads from a new record's fields (`data::origin`'s
+/// defaults); `None` when a field is not a plain string.
+fn new_record_owner(fields: &ClaimedFields) -> Option<Owner<'_>> {
+    origin_of(plain(&fields.source)?, plain(&fields.owner)?)
+}
+
+/// A field's text: `Some(None)` when it is absent, `None` when it is not a string.
+fn plain(field: &Option<Value>) -> Option<Option<&str>> {
+    match field {
+        None => Some(None),
+        Some(Value::String(text)) => Some(Some(text)),
+        Some(_) => None,
+    }
 }
 
 /// Whether two record lists hold the same records, in any order.
