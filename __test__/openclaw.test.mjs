@@ -167,7 +167,7 @@ test('engine: ranks OpenClaw entries as the native catalog ranks the same tools,
   assert.ok(ranked2.every((e) => again.includes(e)))
   assert.equal(tool.records.size, records, 'equal content maps to the records already made')
   const line = tool.runEnded({ runId: 'run-rank', catalogRef: { current: catalog } })
-  assert.match(line, /^openclaw-tool-search \d+\.\d+\.\d+: run run-rank served searches=2 cells=0 ranking=lexical fallbacks=0$/)
+  assert.match(line, /^openclaw-tool-search \d+\.\d+\.\d+: run run-rank served searches=2 cells=0 ranking=lexical index=off fallbacks=0$/)
   assert.deepEqual(logger.lines.at(-1), ['info', line])
 })
 
@@ -266,7 +266,7 @@ test('engine: a tool the native catalog refuses is indexed in a repaired form, a
   // Another run over the same tools: the repairs are reused, and named once more for that run.
   await tool.rank({ runtime: { ctx: { runId: 'run-repair-2' } }, catalog, entries, query: 'reconcile ledger', limit: 1 })
   assert.equal(logger.lines.slice(before).filter(([level]) => level === 'warn').length, 2)
-  assert.match(tool.runEnded({ runId: 'run-repair', catalogRef: { current: catalog } }), /searches=6 cells=0 ranking=lexical fallbacks=0/)
+  assert.match(tool.runEnded({ runId: 'run-repair', catalogRef: { current: catalog } }), /searches=6 cells=0 ranking=lexical index=\w+ fallbacks=0/)
 })
 
 test('engine: a schema the native catalog refuses still ranks the tool by its name and description', async () => {
@@ -282,14 +282,16 @@ test('engine: a schema the native catalog refuses still ranks the tool by its na
 })
 
 test('engine: settings are checked as the manifest schema says', () => {
-  assert.deepEqual(resolveSettings(undefined), { enabled: true, ranking: 'auto', modelDir: undefined, vectorCache: undefined, requireTestedRelease: false, replace: { ranking: true, codeMode: true } })
+  assert.deepEqual(resolveSettings(undefined), { enabled: true, ranking: 'auto', modelDir: undefined, vectorCache: undefined, indexCache: undefined, requireTestedRelease: false, replace: { ranking: true, codeMode: true } })
   assert.throws(() => resolveSettings({ ranking: 'fast' }), /ranking must be/)
   assert.throws(() => resolveSettings({ vectorCache: 3 }), /vectorCache/)
+  assert.throws(() => resolveSettings({ indexCache: 3 }), /indexCache/)
+  assert.throws(() => resolveSettings({ indexCache: '' }), /indexCache/)
   assert.throws(() => resolveSettings({ requireTestedRelease: 'yes' }), /requireTestedRelease must be true or false/)
   assert.equal(resolveSettings({ requireTestedRelease: true }).requireTestedRelease, true)
   const manifest = JSON.parse(readFileSync(join(root, 'openclaw.plugin.json'), 'utf8'))
   assert.equal(manifest.id, 'openclaw-tool-search')
-  assert.deepEqual(Object.keys(manifest.configSchema.properties).sort(), ['enabled', 'modelDir', 'ranking', 'replace', 'requireTestedRelease', 'vectorCache'])
+  assert.deepEqual(Object.keys(manifest.configSchema.properties).sort(), ['enabled', 'indexCache', 'modelDir', 'ranking', 'replace', 'requireTestedRelease', 'vectorCache'])
   assert.deepEqual(manifest.configSchema.properties.ranking.enum, ['auto', 'lexical', 'hybrid'])
   const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
   assert.deepEqual(pkg.openclaw.extensions, ['./openclaw/plugin.mjs'])
@@ -395,7 +397,7 @@ test("engine: the run's line says why a search ranked lexically when hybrid was 
     const ranked = await tool.rank({ runtime: { ctx: { runId: 'run-degraded' } }, catalog: { entries }, entries, query: 'send an email', limit: 2 })
     assert.equal(ranked?.[0]?.name, 'send_email', 'still served, lexically')
     const line = tool.runEnded({ runId: 'run-degraded', catalogRef: { current: { entries } } })
-    assert.match(line, /served searches=1 cells=0 ranking=lexical \(configured hybrid: the ranking model could not be loaded: .+\) fallbacks=0$/)
+    assert.match(line, /served searches=1 cells=0 ranking=lexical \(configured hybrid: the ranking model could not be loaded: .+\) index=\w+ fallbacks=0$/)
   } finally {
     tool.configure(saved, logger)
     rmSync(dir, { recursive: true, force: true })

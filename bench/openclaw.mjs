@@ -7,17 +7,22 @@
 // (a new run hands OpenClaw new entry objects with the same content: its first search rebuilds
 // OpenClaw's index; the native engine finds its built catalog again).
 //
+// The first search of a new process is timed in child processes (as `openclaw agent exec` runs
+// one turn per process): with an empty index cache (the index is built and stored) and with the
+// index a previous process stored (loaded).
+//
 //   node bench/openclaw.mjs [--ranking auto|lexical|hybrid] [--runs N] [--json]
 // Runs on the Node OpenClaw needs (>= 24.16; re-executes itself on the QA's cached Node 24).
 import { spawnSync } from 'node:child_process'
-import { readFileSync, readdirSync } from 'node:fs'
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { createRequire } from 'node:module'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
-const { values: flags } = parseArgs({ options: { ranking: { type: 'string', default: 'auto' }, runs: { type: 'string', default: '3' }, json: { type: 'boolean' }, data: { type: 'string' } } })
+const { values: flags } = parseArgs({ options: { ranking: { type: 'string', default: 'auto' }, runs: { type: 'string', default: '3' }, json: { type: 'boolean' }, data: { type: 'string' }, 'first-search-with-index-cache': { type: 'string' } } })
 const { openclawNode, openclawPackage, OPENCLAW_VERSION } = await import('../qa/openclaw/setup.mjs')
 
 const [major, minor] = process.versions.node.split('.').map(Number)
@@ -53,7 +58,9 @@ const alias = /\bToolSearchRuntime as (\w+)/.exec(exportLine)?.[1]
 if (!alias) throw new Error('ToolSearchRuntime is not exported by OpenClaw\'s Tool Search module')
 const tool = engine()
 tool.packageRoot = root
-const settings = resolveSettings({ ranking: flags.ranking })
+// The in-process figures build without an index cache; child processes time it (below).
+const firstSearchOnly = flags['first-search-with-index-cache']
+const settings = resolveSettings({ ranking: flags.ranking, indexCache: firstSearchOnly ?? false })
 const silent = { info() {}, warn: (m) => process.stderr.write(`${m}\n`) }
 tool.configure({ ...settings, enabled: false }, silent)
 const chunk = await import(pathToFileURL(moduleFile).href)
@@ -111,6 +118,26 @@ async function newRunFirstSearch() {
   return performance.now() - t0
 }
 
+/** This process: the native engine's first search only (a child of the main bench). */
+if (firstSearchOnly !== undefined) {
+  tool.configure(settings, silent)
+  const runtime = runtimeFor(entriesOf())
+  const t0 = performance.now()
+  await runtime.search(queries[0].query, { limit: 10 })
+  const firstMs = performance.now() - t0
+  const view = await tool.viewFor(runtime.ctx.catalogRef.current, runtime.ctx.catalogRef.current.entries)
+  process.stdout.write(`${JSON.stringify({ firstMs, index: view.catalog.rankingStatus().index })}\n`)
+  process.exit(0)
+}
+
+/** A new process's first search with the index cache in `dir`. */
+function childFirstSearch(dir) {
+  const args = [...process.argv.slice(1).filter((a) => a !== '--json'), '--first-search-with-index-cache', dir]
+  const child = spawnSync(process.execPath, args, { encoding: 'utf8', env: process.env, stdio: ['ignore', 'pipe', 'inherit'] })
+  if (child.status !== 0) throw new Error(`the first-search child failed (${child.status})`)
+  return JSON.parse(child.stdout.trim().split('\n').pop())
+}
+
 const runs = Number(flags.runs)
 const report = { openclaw: OPENCLAW_VERSION, tools: tools.length, queries: queries.length, ranking: flags.ranking }
 
@@ -143,6 +170,22 @@ report.native = {
   newRunFirstSearchMs: median(nativeRuns),
 }
 
+// A new process's first search: cold (empty index cache: built and stored), then loaded.
+const indexDir = mkdtempSync(join(tmpdir(), 'ots-bench-index-'))
+try {
+  const cold = childFirstSearch(indexDir)
+  const loaded = []
+  for (let i = 0; i < runs; i++) loaded.push(childFirstSearch(indexDir))
+  report.newProcess = {
+    coldMs: cold.firstMs,
+    coldIndex: cold.index.state,
+    loadedMs: median(loaded.map((r) => r.firstMs)),
+    loadedIndex: [...new Set(loaded.map((r) => r.index.state))].join('+'),
+  }
+} finally {
+  rmSync(indexDir, { recursive: true, force: true })
+}
+
 // The addon alone, on the catalog the engine built (same records, same options).
 const addonCatalog = native.view.catalog
 const addonRankings = queries.map((q) => addonCatalog.search(q.query, { limit: 10 }).map((h) => h.id))
@@ -163,6 +206,8 @@ if (flags.json) {
   console.log(`| macro | ${f(report.builtin.macro)} | ${f(report.native.macro)} | ${f(report.addon.macro)} |`)
   console.log(`rankings that differ between the native engine in OpenClaw and the addon: ${report.rankingsThatDiffer} of ${queries.length}`)
   console.log(`search inside OpenClaw, p50 / p99: built-in ${ms(report.builtin.p50Ms)} / ${ms(report.builtin.p99Ms)} ms; native ${ms(report.native.p50Ms)} / ${ms(report.native.p99Ms)} ms`)
-  console.log(`first search of the process (index build): built-in ${ms(report.builtin.firstSearchMs)} ms; native ${ms(report.native.firstSearchMs)} ms`)
+  console.log(`first search of the process (index build): built-in ${ms(report.builtin.firstSearchMs)} ms; native ${ms(report.native.firstSearchMs)} ms (no index cache)`)
+  const p = report.newProcess
+  console.log(`first search of a new process, native: empty index cache ${ms(p.coldMs)} ms (${p.coldIndex}); index stored by an earlier process, median of ${runs}: ${ms(p.loadedMs)} ms (${p.loadedIndex})`)
   console.log(`a new run's first search (new entry objects, same content), median of ${runs}: built-in ${ms(report.builtin.newRunFirstSearchMs)} ms; native ${ms(report.native.newRunFirstSearchMs)} ms`)
 }

@@ -26,6 +26,8 @@ export const DEFAULT_SETTINGS = Object.freeze({
   modelDir: undefined,
   /** Folder of the tool-vector cache, or `false` for memory only. */
   vectorCache: undefined,
+  /** Folder where a large catalog's search index is stored for the next process, or `false`; default: the vector cache's. */
+  indexCache: undefined,
   /** Keep OpenClaw's own engine on releases outside the tested range (they are served when every structural check passes). */
   requireTestedRelease: false,
   replace: Object.freeze({ ranking: true, codeMode: true }),
@@ -40,6 +42,7 @@ export function resolveSettings(config) {
     ranking: raw.ranking ?? DEFAULT_SETTINGS.ranking,
     modelDir: raw.modelDir,
     vectorCache: raw.vectorCache,
+    indexCache: raw.indexCache,
     requireTestedRelease: raw.requireTestedRelease === true,
     replace: {
       ranking: replace.ranking !== false,
@@ -52,6 +55,9 @@ export function resolveSettings(config) {
   if (settings.modelDir !== undefined && typeof settings.modelDir !== 'string') throw new Error('modelDir must be a string')
   if (settings.vectorCache !== undefined && settings.vectorCache !== false && typeof settings.vectorCache !== 'string') {
     throw new Error('vectorCache must be a folder path or false')
+  }
+  if (settings.indexCache !== undefined && typeof settings.indexCache !== 'boolean' && (typeof settings.indexCache !== 'string' || settings.indexCache === '')) {
+    throw new Error('indexCache must be a folder path, true or false')
   }
   if (raw.requireTestedRelease !== undefined && typeof raw.requireTestedRelease !== 'boolean') throw new Error('requireTestedRelease must be true or false')
   return settings
@@ -222,7 +228,7 @@ class Engine {
     const runId = typeof ctx?.runId === 'string' && ctx.runId ? ctx.runId : 'unknown-run'
     let stats = this.runs.get(runId)
     if (!stats) {
-      stats = { runId, sessionKey: ctx?.sessionKey, searches: 0, cells: 0, fallbacks: 0, rankings: new Set(), searchMs: 0 }
+      stats = { runId, sessionKey: ctx?.sessionKey, searches: 0, cells: 0, fallbacks: 0, rankings: new Set(), indexes: new Set(), searchMs: 0 }
       this.runs.set(runId, stats)
       // Runs that never report their end (a crashed turn) must not grow this map without bound.
       if (this.runs.size > 1000) this.runs.delete(this.runs.keys().next().value)
@@ -237,15 +243,17 @@ class Engine {
   runEnded(params) {
     if (!this.active || !this.releaseAllowed(this.servedRelease()?.version)) return undefined
     const runId = typeof params?.runId === 'string' && params.runId ? params.runId : undefined
-    const stats = (runId && this.runs.get(runId)) ?? { runId: runId ?? 'unknown-run', searches: 0, cells: 0, fallbacks: 0, rankings: new Set() }
+    const stats = (runId && this.runs.get(runId)) ?? { runId: runId ?? 'unknown-run', searches: 0, cells: 0, fallbacks: 0, rankings: new Set(), indexes: new Set() }
     if (runId) this.runs.delete(runId)
     if (!params?.catalogRef?.current && stats.searches === 0 && stats.cells === 0) return undefined
     const rankings = [...stats.rankings].join('+') || 'none'
+    // How the index that served came to be: loaded from the index cache, built (and saved), derived.
+    const indexes = [...stats.indexes].join('+') || 'none'
     // Whenever a search ranked otherwise than configured, the line says why (the first reason).
     const why = stats.degraded ? ` (configured hybrid: ${stats.degraded})` : ''
     const line =
       `${PLUGIN_ID} ${this.version}: run ${stats.runId} served searches=${stats.searches} cells=${stats.cells}` +
-      ` ranking=${rankings}${why} fallbacks=${stats.fallbacks}`
+      ` ranking=${rankings}${why} index=${indexes} fallbacks=${stats.fallbacks}`
     this.log.info(line)
     return line
   }
@@ -283,6 +291,8 @@ class Engine {
       exactMatchFirst(ranked, view, query, limit, release)
       stats.searches += 1
       stats.rankings.add(ranking)
+      stats.indexes.add(status.index?.state ?? 'unknown')
+      if (status.index?.warning) this.warnOnce(`index:${status.index.warning}`, status.index.warning)
       stats.searchMs += performance.now() - started
       return ranked
     } catch (error) {
@@ -378,6 +388,7 @@ class Engine {
     if (this.settings.ranking !== 'auto') options.ranking = this.settings.ranking
     if (this.settings.modelDir) options.model = this.settings.modelDir
     if (this.settings.vectorCache !== undefined) options.vectorCache = this.settings.vectorCache
+    if (this.settings.indexCache !== undefined) options.indexCache = this.settings.indexCache
     return options
   }
 

@@ -166,8 +166,9 @@ if (newest) {
   lanes.push({
     name: 'negative/config-typo', release, mode: 'code', toolSearch: MODES.code, native: true, pluginConfig: { ...pluginConfig, ranking: 'bogus' }, expect: 'config-refused',
   })
-  // Two turns on one state folder with the default vector cache: the second ranks hybrid from its first search.
-  if (withModel) lanes.push({ name: 'hybrid/second-turn', release, mode: 'code', toolSearch: MODES.code, native: true, turns: 2, expectRanking: 'hybrid' })
+  // Two turns on one state folder with the default caches: the second loads the search index the
+  // first stored, and ranks hybrid from its first search.
+  if (withModel) lanes.push({ name: 'hybrid/second-turn', release, mode: 'code', toolSearch: MODES.code, native: true, turns: 2, expectRanking: 'hybrid', expectIndex: 'loaded' })
   else log('lane hybrid/second-turn left out: no model package assembled (node scripts/model-package.mjs)')
 }
 // The release matrix: the code lane (search, cell, bridged call), built-in and native, on every other tested release.
@@ -231,11 +232,11 @@ provider.kill('SIGTERM')
 // ------------------------------------------------------------------ checks
 
 function engineLines(outcome) {
-  const pattern = new RegExp(`^${PLUGIN_ID} ${packageVersion.replaceAll('.', '\\.')}: run (\\S+) served searches=(\\d+) cells=(\\d+) ranking=(\\S+)(?: \\(configured hybrid: (.*)\\))? fallbacks=(\\d+)$`)
+  const pattern = new RegExp(`^${PLUGIN_ID} ${packageVersion.replaceAll('.', '\\.')}: run (\\S+) served searches=(\\d+) cells=(\\d+) ranking=(\\S+)(?: \\(configured hybrid: (.*)\\))? index=(\\S+) fallbacks=(\\d+)$`)
   return (outcome.log ?? [])
     .map((line) => pattern.exec(line))
     .filter(Boolean)
-    .map((m) => ({ runId: m[1], searches: Number(m[2]), cells: Number(m[3]), ranking: m[4], degraded: m[5], fallbacks: Number(m[6]) }))
+    .map((m) => ({ runId: m[1], searches: Number(m[2]), cells: Number(m[3]), ranking: m[4], degraded: m[5], index: m[6], fallbacks: Number(m[7]) }))
 }
 
 function firstRank(requests) {
@@ -349,6 +350,9 @@ function judge(lane, outcome, requests, executions, marker) {
   if (lane.expectRanking) {
     check(`the last turn ranked ${lane.expectRanking} from its first search`, lines.length === 1 && lines[0].ranking === lane.expectRanking, JSON.stringify(lines))
   }
+  if (lane.expectIndex) {
+    check(`the last turn's search index was ${lane.expectIndex} (the run's line says so)`, lines.length === 1 && lines[0].index === lane.expectIndex, JSON.stringify(lines))
+  }
   if (lane.cell === 'escape') {
     const leaked = log.join('\n').includes('root:x:0:0') || String(outcome.final).includes('root:x:0:0')
     check('no file content left the cell', !leaked)
@@ -378,7 +382,7 @@ function matrix() {
       pass: result.checks.every((c) => c.ok),
       firstRequestBytes: result.row.firstRequestBytes,
       rank: result.row.rank,
-      engine: line ? `native ${line.ranking} (searches=${line.searches} cells=${line.cells} fallbacks=${line.fallbacks})` : 'built-in',
+      engine: line ? `native ${line.ranking} (searches=${line.searches} cells=${line.cells} index=${line.index} fallbacks=${line.fallbacks})` : 'built-in',
     }
   }
   const rows = []

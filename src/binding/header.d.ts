@@ -81,6 +81,13 @@ export interface CatalogOptions {
    * `$XDG_CACHE_HOME/openclaw-tool-search`, else `~/.cache/openclaw-tool-search`.
    */
   vectorCache?: string | false
+  /**
+   * Folder where a catalog of at least 256 tools stores its search index for the next
+   * process with the same tools (which loads it instead of indexing again); `false`: each
+   * process builds its own. `true`: the default folder. Default: the `vectorCache` folder
+   * (off when `vectorCache` is `false`). At most 8 indexes and 512 MiB are kept there.
+   */
+  indexCache?: string | boolean
 }
 
 /** Whether hybrid ranking can run here (`rankingCapability()`). */
@@ -114,6 +121,20 @@ export interface RankingStatus {
   cacheWarning?: string
   model?: string
   cache?: string
+  /** How this catalog's search index came to be. */
+  index: IndexCacheStatus
+}
+
+/**
+ * `loaded`: from the index cache (a process built the same tools before); `saved`: built
+ * and stored there; `built`: built, storing failed (`warning`); `off`: built, not stored (a
+ * catalog under 256 tools, `indexCache: false`, or an unusable folder: `warning`);
+ * `derived`: from the previous version of a live catalog (append, withSource, updateAsync).
+ */
+export interface IndexCacheStatus {
+  state: 'loaded' | 'saved' | 'built' | 'off' | 'derived'
+  /** Why the cache was not used as intended (a refused or unwritable file, a folder of another user). */
+  warning?: string
 }
 
 export interface McpInfo {

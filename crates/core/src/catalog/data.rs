@@ -16,7 +16,9 @@ use crate::entry::{EntryDigest, EntryFields, Source, ToolEntry, ToolRecord, GONE
 use crate::error::{Error, Result};
 use crate::limits::*;
 use crate::schema::{self, CompiledSchema};
-use crate::search::{Prerequisites, SearchIndex};
+use crate::search::{
+    IndexCacheOutcome, IndexCacheState, IndexStore, Prerequisites, SearchIndex, STORED_MIN_ENTRIES,
+};
 
 /// A record that was not cataloged, and why: a code and the field at fault to
 /// act on, a sentence to show.
@@ -97,9 +99,15 @@ pub fn empty_data() -> Option<Arc<CatalogData>> {
                 control_named: Vec::new(),
                 excluded: Vec::new(),
             };
-            CatalogData::build(validated, String::new(), Arc::from(Vec::new()), Vec::new())
-                .ok()
-                .map(Arc::new)
+            CatalogData::build(
+                validated,
+                String::new(),
+                Arc::from(Vec::new()),
+                Vec::new(),
+                None,
+            )
+            .ok()
+            .map(Arc::new)
         })
         .clone()
 }
@@ -131,8 +139,11 @@ pub struct CatalogData {
     /// reads them without visiting every (shared, scattered) entry.
     pub(crate) digests: Vec<EntryDigest>,
     pub index: SearchIndex,
-    /// Trigrams of owners and names: candidates for "did you mean".
-    pub(crate) names: NameIndex,
+    /// Trigrams of owners and names: candidates for "did you mean". Built
+    /// when first needed, or beside a large catalog after its build
+    /// ([`CatalogData::prepare_names`]): most builds never suggest a name, and a
+    /// large catalog's trigrams are a quarter of a build from a stored index.
+    names: OnceLock<NameIndex>,
     pub fingerprint: String,
     /// Ordinals in the directory's row order (name, owner, id): the directory
     /// renders in one pass without sorting, and a name's tools are one run.
@@ -157,6 +168,9 @@ pub struct CatalogData {
     pub vectors: crate::search::semantic::VectorSlots,
     /// The tools that find the identifiers other tools require (search ranking).
     pub(crate) prerequisites: Prerequisites,
+    /// Whether the search index was built, loaded from the cache folder or
+    /// derived from the previous version.
+    pub index_cache: IndexCacheOutcome,
     /// Estimated heap bytes this data holds that the data it was derived
     /// from does not share (all of it after a full build): what the binding
     /// reports to the JS engine's collector while a JS object holds it.
@@ -585,25 +599,43 @@ fn same_indexed_text(a: &ToolEntry, b: &ToolEntry) -> bool {
 }
 
 impl CatalogData {
+    /// The data of `validated`; a large catalog's search index is loaded
+    /// from `index_cache` (a folder) when a process stored it there, else
+    /// built and stored.
     pub fn build(
         validated: Validated,
         fingerprint: String,
         records: Arc<[Arc<StoredRecord>]>,
         origins: Vec<Option<(Source, Arc<str>)>>,
+        index_cache: Option<&std::path::Path>,
     ) -> Result<CatalogData> {
         let entries = &validated.entries;
+        let index = || -> Result<(SearchIndex, IndexCacheOutcome)> {
+            let store = index_cache
+                .filter(|_| entries.len() >= STORED_MIN_ENTRIES)
+                .map(IndexStore::open);
+            match store {
+                Some(Ok(store)) => SearchIndex::build_stored(entries, Some(&store)),
+                unusable => Ok((
+                    SearchIndex::build(entries)?,
+                    IndexCacheOutcome {
+                        state: IndexCacheState::Off,
+                        warning: unusable.and_then(|s| s.err()),
+                    },
+                )),
+            }
+        };
         let lookups = || {
-            let names = NameIndex::build(entries);
             let prerequisites = Prerequisites::build(entries);
             let mut name_order: Vec<u32> = (0..entries.len() as u32).collect();
             name_order.sort_unstable_by(|&a, &b| {
                 crate::entry::directory_order(&entries[a as usize], &entries[b as usize])
             });
-            (names, prerequisites, name_order)
+            (prerequisites, name_order)
         };
         // A large catalog's lookups are built beside its search index (which
         // takes most of a first build); a small one's on this thread.
-        let (index, (names, prerequisites, name_order)) = if entries.len()
+        let ((index, index_cache), (prerequisites, name_order)) = if entries.len()
             >= PARALLEL_LOOKUPS_MIN_ENTRIES
             && crate::search::second_thread_allowed()
         {
@@ -611,7 +643,7 @@ impl CatalogData {
                 let beside = std::thread::Builder::new()
                     .name("openclaw-lookups".into())
                     .spawn_scoped(scope, lookups);
-                let index = SearchIndex::build(entries);
+                let index = index();
                 let lookups = match beside {
                     Ok(thread) => thread
                         .join()
@@ -622,7 +654,7 @@ impl CatalogData {
                 Ok::<_, Error>((index?, lookups))
             })?
         } else {
-            (SearchIndex::build(entries)?, lookups())
+            (index()?, lookups())
         };
         if validated.entries.len() >= BACKGROUND_RELEASE_MIN_ENTRIES {
             let _ = empty_data();
@@ -637,7 +669,7 @@ impl CatalogData {
             entries: validated.entries,
             digests,
             index,
-            names,
+            names: OnceLock::new(),
             fingerprint,
             name_order,
             direct_only: validated.direct_only,
@@ -648,8 +680,31 @@ impl CatalogData {
             adopted: Vec::new(),
             vectors: Default::default(),
             prerequisites,
+            index_cache,
             native_bytes,
         })
+    }
+
+    /// The name trigrams ("did you mean"), built on first use.
+    pub(crate) fn names(&self) -> &NameIndex {
+        self.names.get_or_init(|| NameIndex::build(&self.entries))
+    }
+
+    /// Builds a large catalog's name trigrams on a thread of their own, so
+    /// that a first "did you mean" finds them ready (a small catalog's
+    /// are built when first needed, in well under a millisecond).
+    pub(crate) fn prepare_names(data: &Arc<CatalogData>) {
+        if data.entries.len() < PARALLEL_LOOKUPS_MIN_ENTRIES || data.names.get().is_some() {
+            return;
+        }
+        let weak = Arc::downgrade(data);
+        let _ = std::thread::Builder::new()
+            .name("openclaw-names".into())
+            .spawn(move || {
+                if let Some(data) = weak.upgrade() {
+                    data.names();
+                }
+            });
     }
 
     /// The ordinal of the entry with this id.
@@ -885,9 +940,13 @@ impl CatalogData {
         let fingerprint = fingerprint(&digests, &excluded, &direct_only, &control_named);
 
         let index = self.index.derive(&entries, &reused)?;
-        let names = self
-            .names
-            .derive(&self.entries, &new_of_old, &entries, &fresh_ordinals);
+        // Derived only if built; else built when first needed, as after a full build.
+        let names = match self.names.get() {
+            Some(names) => {
+                OnceLock::from(names.derive(&self.entries, &new_of_old, &entries, &fresh_ordinals))
+            }
+            None => OnceLock::new(),
+        };
         // Pairs stay within a server: only the servers holding fresh entries are paired again.
         let prerequisites = self
             .prerequisites
@@ -925,6 +984,7 @@ impl CatalogData {
             adopted,
             vectors: Default::default(),
             prerequisites,
+            index_cache: IndexCacheOutcome::of(IndexCacheState::Derived),
             native_bytes,
         })
     }

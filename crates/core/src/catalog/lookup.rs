@@ -407,7 +407,7 @@ impl Catalog {
                 .collect()
         } else {
             self.data
-                .names
+                .names()
                 .candidates(&folded, self.data.entries.len(), MAX_CANDIDATES, &allowed)
         };
         let mut scored: Vec<(usize, std::cmp::Reverse<u32>, usize)> = Vec::new(); // (distance, shared trigrams, ordinal)

@@ -71,6 +71,10 @@ pub struct CatalogOptions {
     /// Folder of the on-disk vector cache; `false`: memory only. Default:
     /// `$OPENCLAW_TOOL_SEARCH_CACHE_DIR`, else the user's cache folder.
     pub vector_cache: Option<Value>,
+    /// Folder where large catalogs' search indexes are stored for the next
+    /// process; `false`: built in each process. Default: the vector cache's
+    /// folder (off when `vectorCache` is `false`); `true`: the default folder.
+    pub index_cache: Option<Value>,
 }
 
 /// One source's owner: the unit a live catalog replaces (an MCP server's
@@ -454,10 +458,17 @@ struct BuildSettings {
     cache: bool,
     core_tools: Arc<BTreeSet<String>>,
     ranking: ranking::RankingSetting,
+    /// Where a large catalog's search index is stored ([`CatalogOptions::index_cache`]).
+    index_cache: Option<Arc<std::path::Path>>,
 }
 
 impl BuildSettings {
     fn of(options: &CatalogOptions) -> Result<BuildSettings> {
+        let ranking = ranking::RankingSetting::of(
+            options.ranking,
+            options.model.as_ref(),
+            options.vector_cache.as_ref(),
+        )?;
         Ok(BuildSettings {
             policy: Arc::new(options.policy.compile()?),
             strict: options.strict,
@@ -466,13 +477,30 @@ impl BuildSettings {
                 Some(names) => names.iter().cloned().collect(),
                 None => DEFAULT_CORE_TOOLS.iter().map(|n| n.to_string()).collect(),
             }),
-            ranking: ranking::RankingSetting::of(
-                options.ranking,
-                options.model.as_ref(),
-                options.vector_cache.as_ref(),
-            )?,
+            index_cache: index_cache_dir(options.index_cache.as_ref(), &ranking)?,
+            ranking,
         })
     }
+}
+
+/// The folder [`CatalogOptions::index_cache`] names.
+fn index_cache_dir(
+    setting: Option<&Value>,
+    ranking: &ranking::RankingSetting,
+) -> Result<Option<Arc<std::path::Path>>> {
+    Ok(match setting {
+        None | Some(Value::Null) => ranking.cache_dir.as_deref().map(Arc::from),
+        Some(Value::Bool(true)) => ranking::default_cache_dir().as_deref().map(Arc::from),
+        Some(Value::Bool(false)) => None,
+        Some(Value::String(dir)) if !dir.trim().is_empty() => {
+            Some(Arc::from(std::path::Path::new(dir)))
+        }
+        Some(_) => {
+            return Err(Error::invalid_catalog(
+                "indexCache must be a folder path, true or false",
+            ))
+        }
+    })
 }
 
 impl std::fmt::Debug for Catalog {
@@ -595,7 +623,9 @@ impl Catalog {
             fingerprint,
             records.into(),
             origins,
+            settings.index_cache.as_deref().filter(|_| settings.cache),
         )?);
+        CatalogData::prepare_names(&data);
         if settings.cache {
             cache::put(&keys, &data);
         }

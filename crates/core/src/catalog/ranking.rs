@@ -108,7 +108,7 @@ impl RankingSetting {
 
 /// `$OPENCLAW_TOOL_SEARCH_CACHE_DIR`, else `$XDG_CACHE_HOME/openclaw-tool-search`,
 /// else `~/.cache/openclaw-tool-search`.
-fn default_cache_dir() -> Option<PathBuf> {
+pub(crate) fn default_cache_dir() -> Option<PathBuf> {
     let env = |name: &str| {
         std::env::var_os(name)
             .filter(|v| !v.is_empty())
@@ -135,6 +135,8 @@ pub struct CatalogRanking {
     pub model: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cache: Option<String>,
+    /// How the catalog's search index came to be (built, loaded, stored).
+    pub index: crate::search::IndexCacheOutcome,
 }
 
 impl Catalog {
@@ -293,6 +295,7 @@ impl Catalog {
                 .as_ref()
                 .filter(|_| setting.mode == RankingMode::Hybrid)
                 .map(|d| d.display().to_string()),
+            index: self.data.index_cache.clone(),
         }
     }
 

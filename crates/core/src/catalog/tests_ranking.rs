@@ -79,3 +79,58 @@ fn bad_vector_cache_option_is_refused() {
     };
     assert!(Catalog::from_json_text(&tools(), &options).is_err());
 }
+
+/// `count` tools no other test builds (`tag` in every name).
+fn many_tools(tag: &str, count: usize) -> String {
+    let tools: Vec<_> = (0..count)
+        .map(|i| json!({ "name": format!("{tag}_{i}"), "description": format!("Looks up record {i} of the {tag} ledger") }))
+        .collect();
+    serde_json::to_string(&tools).unwrap()
+}
+
+/// `indexCache`: a folder stores a large catalog's index (the status says
+/// so); `false` builds in each process; the default follows `vectorCache`;
+/// anything else is refused.
+#[test]
+fn the_index_cache_option_stores_large_catalogs_and_says_how_the_index_came_to_be() {
+    use crate::search::{IndexCacheState, STORED_MIN_ENTRIES};
+    let dir = std::env::temp_dir().join(format!("ots-index-option-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let with = |value: serde_json::Value| CatalogOptions {
+        index_cache: Some(value),
+        ..Default::default()
+    };
+    let stored =
+        Catalog::from_json_text(&many_tools("stored", STORED_MIN_ENTRIES), &with(json!(dir)))
+            .unwrap();
+    assert_eq!(stored.ranking_status().index.state, IndexCacheState::Saved);
+    let files = std::fs::read_dir(&dir).unwrap().flatten();
+    let names: Vec<String> = files
+        .map(|f| f.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.iter().any(|n| n.ends_with(".index")), "{names:?}");
+
+    let off = Catalog::from_json_text(&many_tools("off", STORED_MIN_ENTRIES), &with(json!(false)))
+        .unwrap();
+    assert_eq!(off.ranking_status().index.state, IndexCacheState::Off);
+    let small = Catalog::from_json_text(&tools(), &with(json!(dir))).unwrap();
+    assert_eq!(small.ranking_status().index.state, IndexCacheState::Off);
+    // No index cache given, no vector cache: none.
+    let default_off = CatalogOptions {
+        vector_cache: Some(json!(false)),
+        ..Default::default()
+    };
+    let catalog =
+        Catalog::from_json_text(&many_tools("default", STORED_MIN_ENTRIES), &default_off).unwrap();
+    assert_eq!(catalog.ranking_status().index.state, IndexCacheState::Off);
+    // A live catalog's next version is derived from this one, not stored.
+    let next = stored
+        .append(&json!([{ "name": "stored_extra", "description": "One more" }]).to_string())
+        .unwrap();
+    assert_eq!(next.ranking_status().index.state, IndexCacheState::Derived);
+    for bad in [json!(12), json!(""), json!({})] {
+        let err = Catalog::from_json_text(&tools(), &with(bad.clone())).unwrap_err();
+        assert!(err.to_string().contains("indexCache"), "{bad}: {err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

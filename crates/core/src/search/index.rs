@@ -29,7 +29,7 @@ use crate::error::{Error, Result};
 const WRITER_MEMORY_BYTES_PER_ENTRY: usize = 4 * 1024;
 const WRITER_MEMORY_BYTES_MIN: usize = 1024 * 1024;
 const WRITER_MEMORY_BYTES_MAX: usize = 64 * 1024 * 1024;
-const ORDINAL_FIELD: &str = "ordinal";
+pub(super) const ORDINAL_FIELD: &str = "ordinal";
 
 /// One segment's postings and its doc → ordinal map in this version.
 pub struct SegmentTables {
@@ -42,7 +42,9 @@ pub struct SegmentTables {
 }
 
 /// One segment's postings, doc → position in the part, and the keys of its terms.
-type SegmentLookup = (SegmentPostings, Vec<u32>, Arc<foldhash::HashSet<u64>>);
+pub(super) type SegmentLookup = (SegmentPostings, Vec<u32>, Arc<foldhash::HashSet<u64>>);
+/// A part's searcher (tantivy parts) and segments.
+pub(super) type Segments = (Option<Searcher>, Vec<SegmentLookup>);
 
 /// A term's key in a segment's term set.
 pub fn term_key(text: &str) -> u64 {
@@ -68,22 +70,38 @@ impl SegmentTables {
 /// needs, by position in the part. Immutable; shared by every version of a
 /// live catalog that still has entries in it, so a changed server costs
 /// indexing its own tools only.
-struct Part {
-    /// Kept alive so the segment readers stay valid (tantivy parts).
-    _searcher: Option<Searcher>,
+pub(super) struct Part {
+    /// Keeps the segment readers valid (tantivy parts).
+    pub(super) searcher: Option<Searcher>,
+    /// A tantivy part's files, as written (what the stored index keeps).
+    pub(super) files: Option<RamDirectory>,
     /// Per tantivy segment: readers per field, doc → position in the part,
     /// and the keys of its terms.
-    segments: Vec<SegmentLookup>,
-    field_len: Vec<[u16; FIELD_COUNT]>,
-    signatures: Vec<Signature>,
+    pub(super) segments: Vec<SegmentLookup>,
+    pub(super) field_len: Vec<[u16; FIELD_COUNT]>,
+    pub(super) signatures: Vec<Signature>,
     /// Lowercased id or name → positions (ascending).
-    exact_folded: HashMap<String, Vec<u32>>,
+    pub(super) exact_folded: HashMap<String, Vec<u32>>,
 }
 
 impl Part {
     fn len(&self) -> usize {
         self.field_len.len()
     }
+}
+
+/// Lowercased id and name → positions of `entries` (ascending).
+pub(super) fn exact_keys(entries: &[&ToolEntry]) -> HashMap<String, Vec<u32>> {
+    let mut exact_folded: HashMap<String, Vec<u32>> = HashMap::new();
+    for (position, entry) in entries.iter().enumerate() {
+        for key in [&entry.id, &entry.name] {
+            push_unique(
+                exact_folded.entry(key.to_lowercase()).or_default(),
+                position as u32,
+            );
+        }
+    }
+    exact_folded
 }
 
 /// A part as one version sees it: the ordinal of each of its positions, or `GONE`.
@@ -117,7 +135,7 @@ pub struct IndexData {
 /// Delta parts (beyond the first, largest part) kept before they are merged into one.
 const MAX_DELTA_PARTS: usize = 4;
 
-fn schema() -> (Schema, [Field; FIELD_COUNT], Field) {
+pub(super) fn schema() -> (Schema, [Field; FIELD_COUNT], Field) {
     let mut builder = Schema::builder();
     let indexing = TextFieldIndexing::default()
         .set_tokenizer("whitespace")
@@ -170,7 +188,7 @@ pub fn field_factors(
     out
 }
 
-fn internal(context: &str, err: impl std::fmt::Display) -> Error {
+pub(super) fn internal(context: &str, err: impl std::fmt::Display) -> Error {
     Error::internal(format!("search index {context}: {err}"))
 }
 
@@ -179,12 +197,17 @@ pub fn build(entries: &[ToolEntry], params: &RankingParams) -> Result<IndexData>
         return Err(Error::invalid_catalog("catalog too large to index"));
     }
     let part = build_part(&entries.iter().collect::<Vec<_>>(), PartKind::Segment)?;
+    Ok(whole(part, entries.len(), params))
+}
+
+/// The index of a part holding all `doc_count` entries in ordinal order.
+pub(super) fn whole(part: Part, doc_count: usize, params: &RankingParams) -> IndexData {
     let view = PartView {
         part: Arc::new(part),
-        ordinal_of_position: (0..entries.len() as u32).collect(),
-        live: entries.len(),
+        ordinal_of_position: (0..doc_count as u32).collect(),
+        live: doc_count,
     };
-    Ok(assemble(vec![view], entries.len(), params))
+    assemble(vec![view], doc_count, params)
 }
 
 /// The index of `entries` (a new version of `old`'s catalog), reusing `old`'s
@@ -321,13 +344,13 @@ const PIPELINE_DEPTH: usize = 4;
 /// What a part's postings are written to: a tantivy segment (a full build),
 /// or memory (the parts a live catalog's updates add: see [`super::postings`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum PartKind {
+pub(super) enum PartKind {
     Segment,
     Memory,
 }
 
 /// Analyze and index `entries` (positions in order) into a new part.
-fn build_part(entries: &[&ToolEntry], kind: PartKind) -> Result<Part> {
+pub(super) fn build_part(entries: &[&ToolEntry], kind: PartKind) -> Result<Part> {
     build_part_with(
         entries,
         entries.len() >= PIPELINE_MIN_ENTRIES && second_thread_allowed(),
@@ -340,6 +363,7 @@ enum PartWriter {
     // Both boxed: each is a few hundred bytes, moved around while the part is built.
     Segment {
         writer: Box<SingleSegmentIndexWriter>,
+        files: RamDirectory,
         fields: [Field; FIELD_COUNT],
         ordinal: Field,
     },
@@ -356,12 +380,14 @@ impl PartWriter {
         // threads to start (a few milliseconds).
         let budget = (entries * WRITER_MEMORY_BYTES_PER_ENTRY)
             .clamp(WRITER_MEMORY_BYTES_MIN, WRITER_MEMORY_BYTES_MAX);
+        let files = RamDirectory::create();
         let writer = Index::builder()
             .schema(schema)
-            .single_segment_index_writer(RamDirectory::create(), budget)
+            .single_segment_index_writer(files.clone(), budget)
             .map_err(|e| internal("writer", e))?;
         Ok(PartWriter::Segment {
             writer: Box::new(writer),
+            files,
             fields,
             ordinal,
         })
@@ -379,6 +405,7 @@ impl PartWriter {
                 writer,
                 fields,
                 ordinal,
+                ..
             } => {
                 let mut doc = TantivyDocument::default();
                 for f in 0..FIELD_COUNT {
@@ -400,66 +427,98 @@ impl PartWriter {
         }
     }
 
-    /// The part's segments (and the searcher that keeps a tantivy one readable).
-    fn finish(self, docs: usize) -> Result<(Option<Searcher>, Vec<SegmentLookup>)> {
-        let (writer, fields) = match self {
-            PartWriter::Segment { writer, fields, .. } => (writer, fields),
+    /// The part's segments, the searcher that keeps a tantivy one readable
+    /// and its files.
+    fn finish(self, docs: usize) -> Result<(Segments, Option<RamDirectory>)> {
+        let (writer, fields, files) = match self {
+            PartWriter::Segment {
+                writer,
+                fields,
+                files,
+                ..
+            } => (writer, fields, files),
             PartWriter::Memory(mut memory) => {
                 memory.shrink();
                 let terms = memory.terms().map(term_key).collect();
                 let positions = (0..docs as u32).collect();
                 let postings = SegmentPostings::Memory(Arc::from(memory));
-                return Ok((None, vec![(postings, positions, Arc::new(terms))]));
+                return Ok(((None, vec![(postings, positions, Arc::new(terms))]), None));
             }
         };
         let index = writer.finalize().map_err(|e| internal("commit", e))?;
-        let reader = index
-            .reader_builder()
-            .reload_policy(ReloadPolicy::Manual)
-            .try_into()
-            .map_err(|e| internal("reader", e))?;
-        let searcher = reader.searcher();
-        let mut segments = Vec::new();
-        for segment in searcher.segment_readers() {
-            let mut readers = Vec::with_capacity(FIELD_COUNT);
-            for field in fields {
-                readers.push(
-                    segment
-                        .inverted_index(field)
-                        .map_err(|e| internal("postings", e))?,
-                );
-            }
-            let column = segment
-                .fast_fields()
-                .u64(ORDINAL_FIELD)
-                .map_err(|e| internal("ordinals", e))?;
-            let mut position_of_doc = Vec::with_capacity(segment.max_doc() as usize);
-            for doc in 0..segment.max_doc() {
-                let position = column
-                    .first(doc as DocId)
-                    .ok_or_else(|| internal("ordinals", "missing"))?;
-                position_of_doc.push(position as u32);
-            }
-            let mut terms = foldhash::HashSet::default();
-            for reader in &readers {
-                let mut stream = reader.terms().stream().map_err(|e| internal("terms", e))?;
-                while stream.advance() {
-                    if let Ok(text) = std::str::from_utf8(stream.key()) {
-                        terms.insert(term_key(text));
+        Ok((open_segments(&index, fields, None)?, Some(files)))
+    }
+}
+
+/// A finished tantivy index's searcher and its segments: readers per field,
+/// doc → position (the ordinal column), and term keys (`terms`, per segment,
+/// when known: the stored index keeps them; else read from the dictionaries).
+pub(super) fn open_segments(
+    index: &Index,
+    fields: [Field; FIELD_COUNT],
+    terms: Option<Vec<foldhash::HashSet<u64>>>,
+) -> Result<Segments> {
+    let reader = index
+        .reader_builder()
+        .reload_policy(ReloadPolicy::Manual)
+        .try_into()
+        .map_err(|e| internal("reader", e))?;
+    let searcher = reader.searcher();
+    if terms
+        .as_ref()
+        .is_some_and(|t| t.len() != searcher.segment_readers().len())
+    {
+        return Err(internal(
+            "segments",
+            "count differs from the stored term sets",
+        ));
+    }
+    let mut known = terms.map(Vec::into_iter);
+    let mut segments = Vec::new();
+    for segment in searcher.segment_readers() {
+        let mut readers = Vec::with_capacity(FIELD_COUNT);
+        for field in fields {
+            readers.push(
+                segment
+                    .inverted_index(field)
+                    .map_err(|e| internal("postings", e))?,
+            );
+        }
+        let column = segment
+            .fast_fields()
+            .u64(ORDINAL_FIELD)
+            .map_err(|e| internal("ordinals", e))?;
+        let mut position_of_doc = Vec::with_capacity(segment.max_doc() as usize);
+        for doc in 0..segment.max_doc() {
+            let position = column
+                .first(doc as DocId)
+                .ok_or_else(|| internal("ordinals", "missing"))?;
+            position_of_doc.push(position as u32);
+        }
+        let terms = match known.as_mut().and_then(Iterator::next) {
+            Some(terms) => terms,
+            None => {
+                let mut terms = foldhash::HashSet::default();
+                for reader in &readers {
+                    let mut stream = reader.terms().stream().map_err(|e| internal("terms", e))?;
+                    while stream.advance() {
+                        if let Ok(text) = std::str::from_utf8(stream.key()) {
+                            terms.insert(term_key(text));
+                        }
                     }
                 }
+                terms
             }
-            let postings = SegmentPostings::Tantivy(readers);
-            segments.push((postings, position_of_doc, Arc::new(terms)));
-        }
-        Ok((Some(searcher), segments))
+        };
+        let postings = SegmentPostings::Tantivy(readers);
+        segments.push((postings, position_of_doc, Arc::new(terms)));
     }
+    Ok((Some(searcher), segments))
 }
 
 fn build_part_with(entries: &[&ToolEntry], pipeline: bool, kind: PartKind) -> Result<Part> {
     let mut writer = PartWriter::new(kind, entries.len())?;
     let mut field_len = Vec::with_capacity(entries.len());
-    let mut exact_folded: HashMap<String, Vec<u32>> = HashMap::new();
     let mut signatures = Vec::with_capacity(entries.len());
     let mut add = |analyzed: Analyzed| -> Result<()> {
         let position = field_len.len() as u32;
@@ -471,13 +530,6 @@ fn build_part_with(entries: &[&ToolEntry], pipeline: bool, kind: PartKind) -> Re
         writer.add(position, &texts, &lens)?;
         field_len.push(lens);
         signatures.push(signature);
-        let entry = entries[position as usize];
-        for key in [&entry.id, &entry.name] {
-            push_unique(
-                exact_folded.entry(key.to_lowercase()).or_default(),
-                position,
-            );
-        }
         Ok(())
     };
 
@@ -519,13 +571,14 @@ fn build_part_with(entries: &[&ToolEntry], pipeline: bool, kind: PartKind) -> Re
         }
     }
     debug_assert_eq!(field_len.len(), entries.len());
-    let (searcher, segments) = writer.finish(entries.len())?;
+    let ((searcher, segments), files) = writer.finish(entries.len())?;
     Ok(Part {
-        _searcher: searcher,
+        searcher,
+        files,
         segments,
         field_len,
         signatures,
-        exact_folded,
+        exact_folded: exact_keys(entries),
     })
 }
 

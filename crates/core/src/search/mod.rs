@@ -22,6 +22,7 @@
 
 mod analyze;
 mod bm25f;
+mod cache_folder;
 mod diversify;
 mod expand;
 mod fields;
@@ -35,6 +36,7 @@ mod query;
 pub mod semantic;
 mod signature;
 mod stopwords;
+mod stored;
 mod strength;
 mod typo;
 
@@ -43,6 +45,10 @@ pub use index::{second_thread_allowed, with_second_thread};
 pub use pipeline::Semantic;
 pub use prerequisites::{Prerequisites, MAX_SERVER_TOOLS, PREREQUISITE_DEPTH};
 pub use query::{clauses, MAX_CLAUSES};
+pub use stored::{
+    IndexCacheOutcome, IndexCacheState, IndexStore, MAX_FILES as STORED_MAX_FILES,
+    MAX_TOTAL_BYTES as STORED_MAX_BYTES, STORED_MIN_ENTRIES,
+};
 #[cfg(test)]
 pub(crate) use strength::tests::status_tools as strength_test_tools;
 
@@ -77,6 +83,17 @@ pub struct SearchIndex {
 impl SearchIndex {
     pub fn build(entries: &[ToolEntry]) -> Result<SearchIndex> {
         SearchIndex::build_with(entries, RankingParams::default())
+    }
+
+    /// `build`, loaded from (or stored for the next process in) `store`
+    /// when the catalog is large enough: see [`stored`].
+    pub fn build_stored(
+        entries: &[ToolEntry],
+        store: Option<&IndexStore>,
+    ) -> Result<(SearchIndex, IndexCacheOutcome)> {
+        let params = RankingParams::default();
+        let (data, outcome) = stored::build_stored(entries, &params, store)?;
+        Ok((SearchIndex { data, params }, outcome))
     }
 
     /// `build` with explicit ranking parameters (for the evaluation grid).

@@ -5,7 +5,7 @@
 pub const MAX_SIGNATURE_TERMS: usize = 48;
 /// Signature width in 64-bit words (1,024 bits): two unrelated 48-term
 /// entries share about two bits by chance, a Jaccard error of about 0.02.
-const SIGNATURE_WORDS: usize = 16;
+pub(super) const SIGNATURE_WORDS: usize = 16;
 
 /// A set of term hashes as a fixed-width bit set, so the overlap of two
 /// entries is a few popcounts rather than a merge of sorted lists (the
@@ -15,6 +15,15 @@ pub struct Signature([u64; SIGNATURE_WORDS]);
 
 impl Signature {
     pub(super) const EMPTY: Signature = Signature([0; SIGNATURE_WORDS]);
+
+    /// The bit set's words (the stored index writes them).
+    pub(super) fn words(&self) -> &[u64; SIGNATURE_WORDS] {
+        &self.0
+    }
+
+    pub(super) fn from_words(words: [u64; SIGNATURE_WORDS]) -> Signature {
+        Signature(words)
+    }
 
     fn insert(&mut self, hash: u32) -> bool {
         let bit = hash as usize % (SIGNATURE_WORDS * 64);

@@ -22,12 +22,13 @@ use std::collections::{HashMap, HashSet};
 use std::ffi::CString;
 use std::fs::File;
 use std::io::{Read, Write};
-use std::os::fd::{AsRawFd, FromRawFd};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use tool_search_embed::DIM;
 
+use super::super::cache_folder;
 use super::qvec::{QVec, TOOL_TOKENS};
 
 /// Starts every record: a reader finds the next record after damage by it.
@@ -41,8 +42,6 @@ const MAX_FILE_BYTES: u64 = 256 << 20;
 /// Damaged places (a record whose magic or check is wrong, then a search for
 /// the next magic) tolerated in one file before it is moved aside.
 pub const MAX_DAMAGED: usize = 64;
-/// The per-installation key of the records' checks.
-const KEY_FILE: &str = "vectors.key";
 /// Squared length a stored vector may have (unit vectors, quantized).
 const NORM_SQUARED: std::ops::RangeInclusive<f32> = 0.81..=1.21;
 
@@ -65,39 +64,21 @@ impl DiskCache {
     /// missing). Err: why the cache cannot be used (the caller ranks from
     /// vectors in memory only).
     pub fn open(dir: &Path, model_digest: &str) -> Result<DiskCache, String> {
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)
-            .map_err(|e| format!("vector cache folder {}: {e}", dir.display()))?;
-        let folder = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC)
-            .open(dir)
-            .map_err(|e| format!("vector cache folder {}: {e}", dir.display()))?;
-        let meta = folder
-            .metadata()
-            .map_err(|e| format!("vector cache folder {}: {e}", dir.display()))?;
-        let uid = effective_uid();
-        if meta.uid() != uid {
-            return Err(format!(
-                "vector cache folder {} is owned by uid {}, not this process's uid {uid}: the cache is off (vectors kept in memory only)",
-                dir.display(),
-                meta.uid()
-            ));
-        }
-        if meta.mode() & 0o022 != 0 {
-            return Err(format!(
-                "vector cache folder {} is writable by group or others (mode {:o}): the cache is off (vectors kept in memory only); make it 0700",
-                dir.display(),
-                meta.mode() & 0o7777
-            ));
-        }
+        let folder = cache_folder::open_private(
+            dir,
+            "vector cache",
+            "the cache is off (vectors kept in memory only)",
+        )?;
         let name = format!(
             "minilm-{}-t{TOOL_TOKENS}.v2.vectors",
             &model_digest[..model_digest.len().min(16)]
         );
-        let key = installation_key(&folder, dir)?;
+        let key = cache_folder::installation_key(
+            &folder,
+            dir,
+            "vector cache key",
+            "the cache is off (vectors kept in memory only)",
+        )?;
         Ok(DiskCache {
             path: dir.join(&name),
             name: CString::new(name).map_err(|_| "vector cache file name".to_string())?,
@@ -233,7 +214,7 @@ impl DiskCache {
         } else {
             flags | libc::O_RDONLY
         };
-        let file = match open_at(&self.dir, &self.name, flags, 0o600) {
+        let file = match cache_folder::open_at(&self.dir, &self.name, flags, 0o600) {
             Ok(file) => file,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && !create => return Ok(None),
             Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
@@ -261,7 +242,7 @@ impl DiskCache {
                 tool_search_embed::file_kind(&meta.file_type())
             ));
         }
-        if meta.uid() != effective_uid() {
+        if meta.uid() != cache_folder::effective_uid() {
             return Err(format!(
                 "vector cache {} is owned by uid {}: not used",
                 self.path.display(),
@@ -295,124 +276,6 @@ impl DiskCache {
 thread_local! {
     /// Records checked by `parse`: the work of a read, counted instead of timed.
     pub(super) static CHECKS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-}
-
-fn effective_uid() -> u32 {
-    // SAFETY: no arguments, cannot fail.
-    unsafe { libc::geteuid() }
-}
-
-/// `openat(dir, name, flags, mode)` as a `File`.
-fn open_at(
-    dir: &File,
-    name: &CString,
-    flags: libc::c_int,
-    mode: libc::mode_t,
-) -> std::io::Result<File> {
-    // SAFETY: `name` is NUL-terminated and the folder fd is open; the returned
-    // fd is owned by the File.
-    let fd = unsafe {
-        libc::openat(
-            dir.as_raw_fd(),
-            name.as_ptr(),
-            flags,
-            libc::c_uint::from(mode),
-        )
-    };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: `fd` was just opened (checked non-negative) and nothing else owns it.
-    Ok(unsafe { File::from_raw_fd(fd) })
-}
-
-/// The installation's key in `folder` (created once: 32 random bytes, mode
-/// 0600, published with a link so a concurrent process never reads half of it).
-fn installation_key(folder: &File, dir: &Path) -> Result<[u8; 32], String> {
-    let name = CString::new(KEY_FILE).unwrap_or_default();
-    let flags = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC;
-    let reason = |why: String| {
-        format!(
-            "vector cache key {}: {why}: the cache is off (vectors kept in memory only)",
-            dir.join(KEY_FILE).display()
-        )
-    };
-    let file = match open_at(folder, &name, flags, 0) {
-        Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            create_key(folder, &name).map_err(|e| reason(e.to_string()))?;
-            open_at(folder, &name, flags, 0).map_err(|e| reason(e.to_string()))?
-        }
-        Err(e) => return Err(reason(e.to_string())),
-    };
-    let meta = file.metadata().map_err(|e| reason(e.to_string()))?;
-    if !meta.file_type().is_file()
-        || meta.uid() != effective_uid()
-        || meta.mode() & 0o077 != 0
-        || meta.len() != 32
-    {
-        return Err(reason(format!(
-            "must be a regular 32-byte file of uid {} with mode 0600 (it is {}, uid {}, mode {:o}, {} bytes)",
-            effective_uid(),
-            tool_search_embed::file_kind(&meta.file_type()),
-            meta.uid(),
-            meta.mode() & 0o7777,
-            meta.len()
-        )));
-    }
-    let mut key = [0u8; 32];
-    (&file)
-        .read_exact(&mut key)
-        .map_err(|e| reason(e.to_string()))?;
-    Ok(key)
-}
-
-fn create_key(folder: &File, name: &CString) -> std::io::Result<()> {
-    let mut key = [0u8; 32];
-    let mut filled = 0;
-    while filled < key.len() {
-        // SAFETY: writes at most the remaining bytes of `key`.
-        let n =
-            unsafe { libc::getrandom(key[filled..].as_mut_ptr().cast(), key.len() - filled, 0) };
-        if n < 0 {
-            let e = std::io::Error::last_os_error();
-            if e.kind() == std::io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(e);
-        }
-        filled += n as usize;
-    }
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    let temp =
-        CString::new(format!("{KEY_FILE}.{}.{nanos}", std::process::id())).unwrap_or_default();
-    let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-    let written = open_at(folder, &temp, flags, 0o600)
-        .and_then(|mut file| file.write_all(&key).and_then(|_| file.sync_all()));
-    // SAFETY: NUL-terminated names, open folder fd.
-    let linked = written.and_then(|_| {
-        let r = unsafe {
-            libc::linkat(
-                folder.as_raw_fd(),
-                temp.as_ptr(),
-                folder.as_raw_fd(),
-                name.as_ptr(),
-                0,
-            )
-        };
-        let e = std::io::Error::last_os_error();
-        // Another process published its key first: that one is used.
-        if r == 0 || e.kind() == std::io::ErrorKind::AlreadyExists {
-            Ok(())
-        } else {
-            Err(e)
-        }
-    });
-    unsafe { libc::unlinkat(folder.as_raw_fd(), temp.as_ptr(), 0) };
-    linked
 }
 
 fn check_of(key: &[u8; 32], body: &[u8]) -> [u8; CHECK] {
