@@ -2,6 +2,8 @@
 // Code mode needs a sound Node: set OPENCLAW_TOOL_SEARCH_NODE (e.g. Node 24) when the
 // system Node is older; without one, that part reports why it is skipped.
 import { execFileSync } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -19,9 +21,14 @@ const parts = [
   // The gateway runs on the code-mode Node when one is set (Node 24, as OpenClaw requires).
   ['responsive', "the gateway's longest event-loop gap under CPU-spinning cells, ordinary cells, hybrid tool_search, a 12.8k build, and a memory flood followed by 100 cells", ['bench/responsive.mjs'], process.env.OPENCLAW_TOOL_SEARCH_NODE],
 ]
+// The caches (vectors, stored search indexes) start empty, in a folder of their own: the figures
+// do not depend on what earlier runs left, and the user's cache folder is left alone.
+const ownCache = process.env.OPENCLAW_TOOL_SEARCH_CACHE_DIR ? undefined : mkdtempSync(join(tmpdir(), 'ots-bench-cache-'))
+const env = ownCache ? { ...process.env, OPENCLAW_TOOL_SEARCH_CACHE_DIR: ownCache } : process.env
+process.on('exit', () => ownCache && rmSync(ownCache, { recursive: true, force: true }))
 console.log(`openclaw-tool-search benchmarks, ${new Date().toISOString().slice(0, 10)}, Node ${process.version}`)
 for (const [name, what, args, node] of parts) {
   if (only.length && !only.includes(name)) continue
   console.log(`\n## ${name}: ${what}\n`)
-  execFileSync(node || process.execPath, args, { cwd: root, stdio: 'inherit' })
+  execFileSync(node || process.execPath, args, { cwd: root, stdio: 'inherit', env })
 }

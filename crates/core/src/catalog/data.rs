@@ -690,9 +690,10 @@ impl CatalogData {
         self.names.get_or_init(|| NameIndex::build(&self.entries))
     }
 
-    /// Builds a large catalog's name trigrams on a thread of their own, so
-    /// that a first "did you mean" finds them ready (a small catalog's
-    /// are built when first needed, in well under a millisecond).
+    /// Builds a large catalog's name trigrams on a thread of their own, at a
+    /// low priority (the gateway's event loop keeps its core), so that a
+    /// first "did you mean" finds them ready (a small catalog's are built
+    /// when first needed, in well under a millisecond).
     pub(crate) fn prepare_names(data: &Arc<CatalogData>) {
         if data.entries.len() < PARALLEL_LOOKUPS_MIN_ENTRIES || data.names.get().is_some() {
             return;
@@ -701,6 +702,7 @@ impl CatalogData {
         let _ = std::thread::Builder::new()
             .name("openclaw-names".into())
             .spawn(move || {
+                crate::search::semantic::lower_priority();
                 if let Some(data) = weak.upgrade() {
                     data.names();
                 }

@@ -231,8 +231,10 @@ fn queue() -> &'static Mutex<Sender<Job>> {
     })
 }
 
+/// Lowers the calling thread's priority (nice 10): background work that
+/// must not take a core from the gateway's event loop.
 #[cfg(target_os = "linux")]
-fn lower_priority() {
+pub(crate) fn lower_priority() {
     // SAFETY: plain syscalls on the calling thread.
     unsafe {
         let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
@@ -241,7 +243,7 @@ fn lower_priority() {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn lower_priority() {}
+pub(crate) fn lower_priority() {}
 
 fn failure(total: usize, error: String) -> RankingStatus {
     RankingStatus {

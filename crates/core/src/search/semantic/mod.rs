@@ -18,6 +18,7 @@ mod qvec;
 mod vectors;
 
 pub use fuse::{fuse, HybridParams};
+pub(crate) use job::lower_priority;
 pub use job::{start, RankingState, RankingStatus, VectorConsumer, VectorSlot, VectorSlots};
 pub use model::{
     model_at, query_clauses, query_embeddings, ModelHandle, QueryVectors, SemanticModel,
