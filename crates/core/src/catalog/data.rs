@@ -16,9 +16,7 @@ use crate::entry::{EntryDigest, EntryFields, Source, ToolEntry, ToolRecord, GONE
 use crate::error::{Error, Result};
 use crate::limits::*;
 use crate::schema::{self, CompiledSchema};
-use crate::search::{
-    IndexCacheOutcome, IndexCacheState, IndexStore, Prerequisites, SearchIndex, STORED_MIN_ENTRIES,
-};
+use crate::search::{IndexCacheOutcome, IndexCacheState, Prerequisites, SearchIndex};
 
 /// A record that was not cataloged, and why: a code and the field at fault to
 /// act on, a sentence to show.
@@ -610,21 +608,7 @@ impl CatalogData {
         index_cache: Option<&std::path::Path>,
     ) -> Result<CatalogData> {
         let entries = &validated.entries;
-        let index = || -> Result<(SearchIndex, IndexCacheOutcome)> {
-            let store = index_cache
-                .filter(|_| entries.len() >= STORED_MIN_ENTRIES)
-                .map(IndexStore::open);
-            match store {
-                Some(Ok(store)) => SearchIndex::build_stored(entries, Some(&store)),
-                unusable => Ok((
-                    SearchIndex::build(entries)?,
-                    IndexCacheOutcome {
-                        state: IndexCacheState::Off,
-                        warning: unusable.and_then(|s| s.err()),
-                    },
-                )),
-            }
-        };
+        let index = || SearchIndex::build_stored(entries, index_cache);
         let lookups = || {
             let prerequisites = Prerequisites::build(entries);
             let mut name_order: Vec<u32> = (0..entries.len() as u32).collect();

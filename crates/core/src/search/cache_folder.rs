@@ -80,6 +80,46 @@ pub(crate) fn open_at(
     Ok(unsafe { File::from_raw_fd(fd) })
 }
 
+/// `name` in the folder, opened with `flags` (and `O_NOFOLLOW | O_NONBLOCK |
+/// O_CLOEXEC`, mode 0600 when created) if it is a regular file of this user.
+/// `Ok(None)`: it does not exist (and `flags` do not create it). Err: why it
+/// is not used, naming it as `shown`.
+pub(crate) fn open_regular(
+    dir: &File,
+    name: &CString,
+    flags: libc::c_int,
+    shown: &str,
+) -> Result<Option<File>, String> {
+    let flags = flags | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC;
+    let file = match open_at(dir, name, flags, 0o600) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && flags & libc::O_CREAT == 0 => {
+            return Ok(None)
+        }
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(format!("{shown} is a symbolic link: not used"))
+        }
+        // Opening a FIFO without a reader for writing, without waiting.
+        Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {
+            return Err(format!(
+                "{shown} is a FIFO or a device, not a regular file: not used"
+            ))
+        }
+        Err(e) => return Err(format!("{shown}: {e}")),
+    };
+    let meta = file.metadata().map_err(|e| format!("{shown}: {e}"))?;
+    if !meta.file_type().is_file() {
+        return Err(format!(
+            "{shown} is {}, not a regular file: not used",
+            tool_search_embed::file_kind(&meta.file_type())
+        ));
+    }
+    if meta.uid() != effective_uid() {
+        return Err(format!("{shown} is owned by uid {}: not used", meta.uid()));
+    }
+    Ok(Some(file))
+}
+
 /// `renameat` within the folder.
 pub(crate) fn rename_at(dir: &File, from: &CString, to: &CString) -> std::io::Result<()> {
     // SAFETY: both names are NUL-terminated; the folder fd is open.
@@ -189,4 +229,16 @@ fn create_key(folder: &File, name: &CString) -> std::io::Result<()> {
     });
     unlink_at(folder, &temp);
     linked
+}
+
+/// A folder of its own for one test (removed if left over), in the temp folder.
+#[cfg(test)]
+pub(crate) fn scratch_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "ots-{name}-{}-{:?}",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
 }

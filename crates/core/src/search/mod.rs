@@ -45,10 +45,7 @@ pub use index::{second_thread_allowed, with_second_thread};
 pub use pipeline::Semantic;
 pub use prerequisites::{Prerequisites, MAX_SERVER_TOOLS, PREREQUISITE_DEPTH};
 pub use query::{clauses, MAX_CLAUSES};
-pub use stored::{
-    IndexCacheOutcome, IndexCacheState, IndexStore, MAX_FILES as STORED_MAX_FILES,
-    MAX_TOTAL_BYTES as STORED_MAX_BYTES, STORED_MIN_ENTRIES,
-};
+pub use stored::{IndexCacheOutcome, IndexCacheState, STORED_MIN_ENTRIES};
 #[cfg(test)]
 pub(crate) use strength::tests::status_tools as strength_test_tools;
 
@@ -85,14 +82,14 @@ impl SearchIndex {
         SearchIndex::build_with(entries, RankingParams::default())
     }
 
-    /// `build`, loaded from (or stored for the next process in) `store`
-    /// when the catalog is large enough: see [`stored`].
+    /// `build`, loaded from (or stored for the next process in) the cache
+    /// folder `dir` when the catalog is large enough: see [`stored`].
     pub fn build_stored(
         entries: &[ToolEntry],
-        store: Option<&IndexStore>,
+        dir: Option<&std::path::Path>,
     ) -> Result<(SearchIndex, IndexCacheOutcome)> {
         let params = RankingParams::default();
-        let (data, outcome) = stored::build_stored(entries, &params, store)?;
+        let (data, outcome) = stored::build_stored(entries, &params, dir)?;
         Ok((SearchIndex { data, params }, outcome))
     }
 

@@ -49,8 +49,8 @@ const CHECK: usize = 32;
 /// A larger file is not written, and not read.
 const MAX_FILE_BYTES: u64 = 256 << 20;
 /// Stored indexes kept in the folder, and their total size.
-pub const MAX_FILES: usize = 8;
-pub const MAX_TOTAL_BYTES: u64 = 512 << 20;
+const MAX_FILES: usize = 8;
+const MAX_TOTAL_BYTES: u64 = 512 << 20;
 const SUFFIX: &str = ".index";
 const PREFIX: &str = "catalog-";
 /// The indexing code's hash, written by build.rs.
@@ -95,7 +95,7 @@ impl IndexCacheOutcome {
 }
 
 /// The cache folder's stored indexes.
-pub struct IndexStore {
+struct IndexStore {
     dir: File,
     path: PathBuf,
     key: [u8; 32],
@@ -109,20 +109,27 @@ impl std::fmt::Debug for IndexStore {
     }
 }
 
-/// [`super::index::build`], loaded from `store` when a process built the same entries
-/// before (and stored there after building, when the catalog is large
-/// enough to be worth it). A stored index that fails its checks is removed
-/// and rebuilt; the outcome says which happened, and why.
+/// [`super::index::build`], for a catalog large enough to be worth it
+/// loaded from the cache folder `dir` when a process built the same entries
+/// before (else built and stored there). A stored index that fails its
+/// checks is removed and rebuilt; the outcome says which happened, and why.
 pub fn build_stored(
     entries: &[ToolEntry],
     params: &RankingParams,
-    store: Option<&IndexStore>,
+    dir: Option<&Path>,
 ) -> crate::error::Result<(IndexData, IndexCacheOutcome)> {
-    let Some(store) = store.filter(|_| entries.len() >= STORED_MIN_ENTRIES) else {
-        return Ok((
-            build(entries, params)?,
-            IndexCacheOutcome::of(IndexCacheState::Off),
-        ));
+    let store = dir
+        .filter(|_| entries.len() >= STORED_MIN_ENTRIES)
+        .map(IndexStore::open);
+    let store = match store {
+        Some(Ok(store)) => store,
+        unusable => {
+            let outcome = IndexCacheOutcome {
+                state: IndexCacheState::Off,
+                warning: unusable.and_then(|s| s.err()),
+            };
+            return Ok((build(entries, params)?, outcome));
+        }
     };
     let key = key_of(entries);
     let refused = match store.load(&key, entries) {
@@ -170,7 +177,7 @@ const OFF: &str = "the index is built in each process, not stored";
 impl IndexStore {
     /// The stored indexes in `dir` (created, mode 0700, if missing). Err: why
     /// the folder cannot be used.
-    pub fn open(dir: &Path) -> Result<IndexStore, String> {
+    fn open(dir: &Path) -> Result<IndexStore, String> {
         let folder = cache_folder::open_private(dir, "index cache", OFF)?;
         let key = cache_folder::installation_key(&folder, dir, "index cache key", OFF)?;
         Ok(IndexStore {
@@ -190,13 +197,13 @@ impl IndexStore {
         let name = file_name(key);
         let c_name = CString::new(name.as_str()).unwrap_or_default();
         let shown = self.path.join(&name);
-        let flags = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC;
-        let file = match cache_folder::open_at(&self.dir, &c_name, flags, 0) {
-            Ok(file) => file,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(self.refuse(&c_name, &shown, &e.to_string())),
+        let file = match cache_folder::open_regular(&self.dir, &c_name, libc::O_RDONLY, "the file")
+        {
+            Ok(Some(file)) => file,
+            Ok(None) => return Ok(None),
+            Err(why) => return Err(self.refuse(&c_name, &shown, &why)),
         };
-        let bytes = match read_checked(&file) {
+        let bytes = match read_bounded(&file) {
             Ok(bytes) => bytes,
             Err(why) => return Err(self.refuse(&c_name, &shown, &why)),
         };
@@ -311,22 +318,13 @@ impl IndexStore {
     }
 }
 
-/// The whole file, if it is this user's regular file of a size it may have.
-fn read_checked(file: &File) -> Result<Vec<u8>, String> {
-    let meta = file.metadata().map_err(|e| e.to_string())?;
-    if !meta.file_type().is_file() {
-        return Err(format!(
-            "{}, not a regular file",
-            tool_search_embed::file_kind(&meta.file_type())
-        ));
+/// The whole file, if it is no larger than a stored index may be.
+fn read_bounded(file: &File) -> Result<Vec<u8>, String> {
+    let len = file.metadata().map_err(|e| e.to_string())?.len();
+    if len > MAX_FILE_BYTES {
+        return Err(format!("{len} bytes"));
     }
-    if meta.uid() != cache_folder::effective_uid() {
-        return Err(format!("owned by uid {}", meta.uid()));
-    }
-    if meta.len() > MAX_FILE_BYTES {
-        return Err(format!("{} bytes", meta.len()));
-    }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    let mut bytes = Vec::with_capacity(len as usize);
     file.take(MAX_FILE_BYTES)
         .read_to_end(&mut bytes)
         .map_err(|e| e.to_string())?;
@@ -592,18 +590,11 @@ mod tests {
     }
 
     fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!(
-            "ots-stored-{name}-{}-{:?}",
-            std::process::id(),
-            std::thread::current().id()
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        dir
+        cache_folder::scratch_dir(&format!("stored-{name}"))
     }
 
     fn stored(entries: &[ToolEntry], dir: &Path) -> (SearchIndex, IndexCacheOutcome) {
-        let store = IndexStore::open(dir).unwrap();
-        SearchIndex::build_stored(entries, Some(&store)).unwrap()
+        SearchIndex::build_stored(entries, Some(dir)).unwrap()
     }
 
     fn build(entries: &[ToolEntry]) -> SearchIndex {

@@ -22,8 +22,6 @@ use std::collections::{HashMap, HashSet};
 use std::ffi::CString;
 use std::fs::File;
 use std::io::{Read, Write};
-use std::os::fd::AsRawFd;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use tool_search_embed::DIM;
@@ -208,62 +206,19 @@ impl DiskCache {
     /// link and without waiting, if it is a regular file of this user.
     /// `Ok(None)`: it does not exist (and `create` is false).
     fn open_file(&self, create: bool) -> Result<Option<File>, String> {
-        let flags = libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC;
         let flags = if create {
-            flags | libc::O_WRONLY | libc::O_APPEND | libc::O_CREAT
+            libc::O_WRONLY | libc::O_APPEND | libc::O_CREAT
         } else {
-            flags | libc::O_RDONLY
+            libc::O_RDONLY
         };
-        let file = match cache_folder::open_at(&self.dir, &self.name, flags, 0o600) {
-            Ok(file) => file,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !create => return Ok(None),
-            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
-                return Err(format!(
-                    "vector cache {} is a symbolic link: not used",
-                    self.path.display()
-                ))
-            }
-            // Opening a FIFO without a reader for writing, without waiting.
-            Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {
-                return Err(format!(
-                    "vector cache {} is a FIFO or a device, not a regular file: not used",
-                    self.path.display()
-                ))
-            }
-            Err(e) => return Err(format!("vector cache {}: {e}", self.path.display())),
-        };
-        let meta = file
-            .metadata()
-            .map_err(|e| format!("vector cache {}: {e}", self.path.display()))?;
-        if !meta.file_type().is_file() {
-            return Err(format!(
-                "vector cache {} is {}, not a regular file: not used",
-                self.path.display(),
-                tool_search_embed::file_kind(&meta.file_type())
-            ));
-        }
-        if meta.uid() != cache_folder::effective_uid() {
-            return Err(format!(
-                "vector cache {} is owned by uid {}: not used",
-                self.path.display(),
-                meta.uid()
-            ));
-        }
-        Ok(Some(file))
+        let shown = format!("vector cache {}", self.path.display());
+        cache_folder::open_regular(&self.dir, &self.name, flags, &shown)
     }
 
     /// Moves a damaged file aside (later appends start a new one); the reason.
     fn move_aside(&self) -> String {
         let aside = CString::new([self.name.as_bytes(), b".corrupt"].concat()).unwrap_or_default();
-        // SAFETY: both names are NUL-terminated; the folder fd is open.
-        let moved = unsafe {
-            libc::renameat(
-                self.dir.as_raw_fd(),
-                self.name.as_ptr(),
-                self.dir.as_raw_fd(),
-                aside.as_ptr(),
-            )
-        } == 0;
+        let moved = cache_folder::rename_at(&self.dir, &self.name, &aside).is_ok();
         format!(
             "vector cache {} is damaged in more than {MAX_DAMAGED} places (or was written with another key): {}; its vectors are recomputed",
             self.path.display(),

@@ -226,15 +226,7 @@ fn keys_depend_on_model_and_text() {
     assert_ne!(a, tool_key("model-a", "send mail"));
 }
 
-fn scratch_dir(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "ots-{name}-{}-{:?}",
-        std::process::id(),
-        std::thread::current().id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
+use super::super::cache_folder::scratch_dir;
 
 fn vectors_file(dir: &std::path::Path) -> std::path::PathBuf {
     std::fs::read_dir(dir)
