@@ -88,6 +88,75 @@ export interface CatalogOptions {
    * (off when `vectorCache` is `false`). At most 8 indexes and 512 MiB are kept there.
    */
   indexCache?: string | boolean
+  /**
+   * Ranking that learns from this gateway's successful calls after searches
+   * (`recordOutcome`, or a `ToolSearchSession`'s own dispatch). Absent or `false`: off, the
+   * ranking is exactly the unlearned one. `true`: on with the defaults.
+   */
+  learning?: boolean | LearningOptions
+}
+
+/** `CatalogOptions.learning` as an object. */
+export interface LearningOptions {
+  /**
+   * Folder of the learned prior's file (`learned-<scope hash>.prior`); `false`: memory only.
+   * Default: the `vectorCache` folder, else the user's cache folder.
+   */
+  folder?: string | boolean
+  /** Whose searches teach and read the prior, e.g. an agent id. Default `gateway`. */
+  scope?: string
+  /**
+   * Most a learned tool gains, as a share of the query's top score (0 to 1, default 1):
+   * exact id / name matches stay first, and a tool without learning is passed only by tools
+   * that already scored at least `1 - weight` of it.
+   */
+  weight?: number
+  /** What was learned halves every this many days (default 30). */
+  halfLifeDays?: number
+}
+
+/** A call the gateway saw after a search (`recordOutcome`). */
+export interface SearchOutcome {
+  /** The search the call followed. */
+  query: string
+  /** The tool called: its id, or a name that is unique. */
+  id: string
+  /** The call succeeded (the tool's own result: not refused, not an error). */
+  ok: boolean
+}
+
+export interface OutcomeRecorded {
+  learned: boolean
+  /** Why it taught nothing: learning off, a failed call, a tool the policy hides, no words. */
+  reason?: string
+}
+
+/** What learning adds to one tool's score for a query (`learnedParts`). */
+export interface LearnedPart {
+  id: string
+  /** Added to the tool's score, as a share of the query's top score (at most the weight). */
+  bonus: number
+  /** Cosine between the query's words and the words of the searches that led to its calls. */
+  similarity: number
+  /** Successful calls learned, decayed to now. */
+  events: number
+}
+
+/** A learned prior (`learningStatus()`, `learningFiles(folder)`). */
+export interface LearningStatus {
+  scope: string
+  /** Its file; absent when it lives in memory only. */
+  file?: string
+  /** Successful calls learned since the last reset. */
+  learned: number
+  /** Outcomes that taught nothing (failed calls, tools the policy hides). */
+  ignored: number
+  /** Tools with something learned. */
+  tools: number
+  /** Estimated memory, bytes. */
+  bytes: number
+  /** Why its file could not be read or written (it then lives in memory). */
+  warning?: string
 }
 
 /** Whether hybrid ranking can run here (`rankingCapability()`). */
@@ -581,6 +650,23 @@ export declare class ToolCatalog {
   /** Contract §6 counters for this catalog's scope. */
   telemetry(): CatalogTelemetry
   /**
+   * A call the gateway saw after a search: `id` was called after searching `query` and
+   * succeeded (`ok`) or not. Learns only from a successful call of a tool this catalog's
+   * policy lets a search return, when the catalog was built with `learning`.
+   */
+  recordOutcome(outcome: SearchOutcome): OutcomeRecorded
+  /** The learned part of each tool's score for `query` (what learning adds), strongest first. */
+  learnedParts(query: string): LearnedPart[]
+  /** The learned prior this catalog reads and teaches; `null` when learning is off. */
+  learningStatus(): LearningStatus | null
+  /** Forgets what this catalog's learning scope learned, in memory and on disk. */
+  resetLearning(): void
+  /**
+   * Writes what was learned now, off the event loop (it is written a moment after each
+   * change anyway; call this before a process exits).
+   */
+  flushLearning(): Promise<void>
+  /**
    * The configured and active ranking (`hybrid` only once the tool vectors
    * are ready) and the vectors' progress.
    */
@@ -673,6 +759,9 @@ export declare function codeModeCapability(): CodeModeCapability
  */
 export declare function configureCodeMode(settings: CodeModeSettings): void
 
+/** What the learned priors kept in `folder` hold (one per scope). */
+export declare function learningFiles(folder: string): LearningStatus[]
+
 /**
  * Runs (once) and awaits the code-mode probe off the event loop; resolves
  * with the same report as `codeModeCapability()` once it is final.
@@ -702,6 +791,12 @@ export declare function rankingCapability(): RankingCapability
  * next build of released tools serializes and indexes them again.
  */
 export declare function releaseUnusedMemory(): { catalogs: number; records: number }
+
+/**
+ * Forgets every learned prior kept in `folder` (all scopes; open catalogs of this process
+ * too). Returns how many files were removed.
+ */
+export declare function resetLearningFolder(folder: string): number
 
 /** Resolve a raw `tools.toolSearch` value once per run (contract §4). */
 export declare function resolveToolSearchConfig(raw: unknown, env?: ConfigEnv): ResolvedToolSearchConfig

@@ -35,3 +35,5 @@ exports.__napiBindingTarget = native.__napiBindingTarget
 exports.releaseUnusedMemory = native.releaseUnusedMemory
 exports.rankingCapability = native.rankingCapability
 exports.queryEmbeddings = native.queryEmbeddings
+exports.learningFiles = native.learningFiles
+exports.resetLearningFolder = native.resetLearningFolder

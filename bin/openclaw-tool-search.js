@@ -18,6 +18,9 @@ Commands:
   explain  <catalog> <id-or-name|#N>    whether the tool (or record N) is cataloged, direct-only,
                                         excluded (and why), removed by --policy
                                         (which layer and rule) or unknown
+  learning show|reset [--learning DIR]  what the gateway's learned ranking holds per scope, or
+                                        forget it (all scopes; DIR: the learning folder, default
+                                        the user's cache folder)
 
 Options:
   --limit N          search: number of hits (default 8, capped at 20 unless --max-limit)
@@ -27,6 +30,9 @@ Options:
   --ranking R        lexical | hybrid (default: as a gateway gets it: hybrid when the
                      model package is installed); hybrid waits for the tool vectors
                      (on-disk cache; the first run of a large catalog takes a minute)
+  --learning DIR     search: rank with what the gateway learned (the learning folder; with
+                     --scope S for an agent's scope, default gateway); --explain shows
+                     the learned part of the tool's score
   --policy FILE      a JSON policy ({ agent, profile, sandbox, session, groups })
   --mode M           surface: mode (default tools)
   --format F         surface: neutral | openai-responses | openai-chat | anthropic
@@ -65,7 +71,38 @@ function catalogOptions(flags) {
     if (flags.ranking !== 'lexical' && flags.ranking !== 'hybrid') usage('--ranking must be lexical or hybrid')
     options.ranking = flags.ranking
   }
+  if (flags.learning !== undefined) options.learning = { folder: resolve(flags.learning), ...(flags.scope ? { scope: flags.scope } : {}) }
   return options
+}
+
+/** The learning folder: --learning, else where the package keeps its caches. */
+function learningFolder(flags) {
+  if (flags.learning) return resolve(flags.learning)
+  const { join } = require('node:path')
+  const env = (name) => (process.env[name] ? process.env[name] : undefined)
+  if (env('OPENCLAW_TOOL_SEARCH_CACHE_DIR')) return resolve(env('OPENCLAW_TOOL_SEARCH_CACHE_DIR'))
+  const base = env('XDG_CACHE_HOME') ?? (env('HOME') ? join(env('HOME'), '.cache') : undefined)
+  if (!base) usage('no cache folder (HOME unset): pass --learning DIR')
+  return join(base, 'openclaw-tool-search')
+}
+
+function learningCommand(action, flags, binding) {
+  const folder = learningFolder(flags)
+  if (action === 'show') {
+    const files = binding.learningFiles(folder)
+    out(flags, { folder, scopes: files }, () => {
+      if (!files.length) return `nothing learned in ${folder}`
+      const rows = files.map((f) => ({ scope: f.scope || '?', learned: f.learned, ignored: f.ignored, tools: f.tools, file: f.file, warning: f.warning ?? '' }))
+      return `${folder}\n${table(rows, ['scope', 'learned', 'ignored', 'tools', 'file', 'warning'])}`
+    })
+    return
+  }
+  if (action === 'reset') {
+    const removed = binding.resetLearningFolder(folder)
+    out(flags, { folder, removed }, () => `forgot what was learned in ${folder} (${removed} file${removed === 1 ? '' : 's'} removed)`)
+    return
+  }
+  usage('learning takes show or reset')
 }
 
 let bindingModule
@@ -196,7 +233,21 @@ function explain(ctx, query, id) {
         why.push(`placed right after ${hit.neededBy} (#${needer}), which requires an identifier this tool finds`)
       }
       if (hit.weak) why.push('marked weak: it shares only common words with the query, so the model is told it may not fit')
-      return { id: here.cataloged, status: 'ranked', rank: rank + 1, ...(hit.neededBy ? { neededBy: hit.neededBy } : {}), weak: hit.weak === true, note: why.join('; ') }
+      const learned = catalog.learnedParts(query).find((p) => p.id === here.cataloged)
+      if (learned) {
+        why.push(
+          `learned: +${learned.bonus.toFixed(2)} of the top score from ${learned.events.toFixed(1)} earlier successful call(s) after searches like this one (word similarity ${learned.similarity.toFixed(2)})`,
+        )
+      }
+      return {
+        id: here.cataloged,
+        status: 'ranked',
+        rank: rank + 1,
+        ...(hit.neededBy ? { neededBy: hit.neededBy } : {}),
+        weak: hit.weak === true,
+        ...(learned ? { learned } : {}),
+        note: why.join('; '),
+      }
     }
     return {
       id: here.cataloged,
@@ -263,6 +314,7 @@ async function main() {
   }
   const [command, catalogPath, ...rest] = positional
   if (!command) usage()
+  if (command === 'learning') return learningCommand(catalogPath, flags, require('../index.js'))
   if (!catalogPath) usage('missing the catalog file')
   const binding = require('../index.js')
   const ctx = loadCatalog(catalogPath, flags, binding)

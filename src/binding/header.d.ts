@@ -88,6 +88,75 @@ export interface CatalogOptions {
    * (off when `vectorCache` is `false`). At most 8 indexes and 512 MiB are kept there.
    */
   indexCache?: string | boolean
+  /**
+   * Ranking that learns from this gateway's successful calls after searches
+   * (`recordOutcome`, or a `ToolSearchSession`'s own dispatch). Absent or `false`: off, the
+   * ranking is exactly the unlearned one. `true`: on with the defaults.
+   */
+  learning?: boolean | LearningOptions
+}
+
+/** `CatalogOptions.learning` as an object. */
+export interface LearningOptions {
+  /**
+   * Folder of the learned prior's file (`learned-<scope hash>.prior`); `false`: memory only.
+   * Default: the `vectorCache` folder, else the user's cache folder.
+   */
+  folder?: string | boolean
+  /** Whose searches teach and read the prior, e.g. an agent id. Default `gateway`. */
+  scope?: string
+  /**
+   * Most a learned tool gains, as a share of the query's top score (0 to 1, default 1):
+   * exact id / name matches stay first, and a tool without learning is passed only by tools
+   * that already scored at least `1 - weight` of it.
+   */
+  weight?: number
+  /** What was learned halves every this many days (default 30). */
+  halfLifeDays?: number
+}
+
+/** A call the gateway saw after a search (`recordOutcome`). */
+export interface SearchOutcome {
+  /** The search the call followed. */
+  query: string
+  /** The tool called: its id, or a name that is unique. */
+  id: string
+  /** The call succeeded (the tool's own result: not refused, not an error). */
+  ok: boolean
+}
+
+export interface OutcomeRecorded {
+  learned: boolean
+  /** Why it taught nothing: learning off, a failed call, a tool the policy hides, no words. */
+  reason?: string
+}
+
+/** What learning adds to one tool's score for a query (`learnedParts`). */
+export interface LearnedPart {
+  id: string
+  /** Added to the tool's score, as a share of the query's top score (at most the weight). */
+  bonus: number
+  /** Cosine between the query's words and the words of the searches that led to its calls. */
+  similarity: number
+  /** Successful calls learned, decayed to now. */
+  events: number
+}
+
+/** A learned prior (`learningStatus()`, `learningFiles(folder)`). */
+export interface LearningStatus {
+  scope: string
+  /** Its file; absent when it lives in memory only. */
+  file?: string
+  /** Successful calls learned since the last reset. */
+  learned: number
+  /** Outcomes that taught nothing (failed calls, tools the policy hides). */
+  ignored: number
+  /** Tools with something learned. */
+  tools: number
+  /** Estimated memory, bytes. */
+  bytes: number
+  /** Why its file could not be read or written (it then lives in memory). */
+  warning?: string
 }
 
 /** Whether hybrid ranking can run here (`rankingCapability()`). */

@@ -7,6 +7,7 @@ mod code_mode;
 mod config;
 mod convert;
 mod errors;
+mod learning;
 mod memory;
 mod model;
 mod port;

@@ -92,7 +92,7 @@ struct Ranker {
 impl Ranker {
     fn top10(&self, text: &str, params: &RankingParams) -> Vec<ScoredHit> {
         self.index
-            .rank(text, 10, &|_| true, None, &self.prerequisites, params)
+            .rank(text, 10, &|_| true, None, None, &self.prerequisites, params)
     }
 }
 

@@ -142,6 +142,9 @@ pub struct CatalogData {
     /// ([`CatalogData::prepare_names`]): most builds never suggest a name, and a
     /// large catalog's trigrams are a quarter of a build from a stored index.
     names: OnceLock<NameIndex>,
+    /// (digest, ordinal) in digest order, built when a learned prior first
+    /// asks which of its tools this catalog holds.
+    by_digest: OnceLock<Vec<(EntryDigest, u32)>>,
     pub fingerprint: String,
     /// Ordinals in the directory's row order (name, owner, id): the directory
     /// renders in one pass without sorting, and a name's tools are one run.
@@ -654,6 +657,7 @@ impl CatalogData {
             digests,
             index,
             names: OnceLock::new(),
+            by_digest: OnceLock::new(),
             fingerprint,
             name_order,
             direct_only: validated.direct_only,
@@ -667,6 +671,25 @@ impl CatalogData {
             index_cache,
             native_bytes,
         })
+    }
+
+    /// The ordinal of the entry with content digest `digest`, if this data holds one.
+    pub(crate) fn ordinal_of_digest(&self, digest: &EntryDigest) -> Option<usize> {
+        let table = self.by_digest.get_or_init(|| {
+            let mut table: Vec<(EntryDigest, u32)> = self
+                .digests
+                .iter()
+                .enumerate()
+                .map(|(o, d)| (*d, o as u32))
+                .collect();
+            table.sort_unstable();
+            table
+        });
+        let at = table.partition_point(|(d, _)| d < digest);
+        table
+            .get(at)
+            .filter(|(d, _)| d == digest)
+            .map(|&(_, o)| o as usize)
     }
 
     /// The name trigrams ("did you mean"), built on first use.
@@ -960,6 +983,7 @@ impl CatalogData {
             digests,
             index,
             names,
+            by_digest: OnceLock::new(),
             fingerprint,
             name_order,
             direct_only,

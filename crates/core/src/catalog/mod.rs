@@ -8,6 +8,7 @@ mod cache;
 mod data;
 mod exact;
 mod hits;
+mod learning;
 mod lookup;
 mod policy;
 mod ranking;
@@ -30,6 +31,7 @@ pub use crate::entry::{safe_server_name, EntryFields, McpInfo, Source, ToolEntry
 pub use batch::{BatchQuery, BatchRequest, BatchResult, BatchResultGroup};
 pub use data::{CatalogData, DirectOnlyTool, ExcludedTool};
 pub use hits::{SearchHit, ToolDescription};
+pub use learning::{LearnedPart, Outcome, OutcomeRecorded, DEFAULT_SCOPE};
 pub use lookup::LookupStyle;
 pub use policy::{CompiledPolicy, Policy, PolicyLayer};
 pub use ranking::{CatalogRanking, QueryVectorSet, RankingMode};
@@ -75,6 +77,10 @@ pub struct CatalogOptions {
     /// process; `false`: built in each process. Default: the vector cache's
     /// folder (off when `vectorCache` is `false`); `true`: the default folder.
     pub index_cache: Option<Value>,
+    /// Ranking that learns from the gateway's successful calls after searches: `false` or
+    /// absent: off (today's ranking exactly); `true`; or `{ folder, scope, weight,
+    /// halfLifeDays }` (see [`learning`]).
+    pub learning: Option<Value>,
 }
 
 /// One source's owner: the unit a live catalog replaces (an MCP server's
@@ -459,7 +465,9 @@ struct BuildSettings {
     core_tools: Arc<BTreeSet<String>>,
     ranking: ranking::RankingSetting,
     /// Where a large catalog's search index is stored ([`CatalogOptions::index_cache`]).
-    index_cache: Option<Arc<std::path::Path>>,
+    index_cache: Option<Arc<std::path::PathBuf>>,
+    /// The learned prior searches read ([`CatalogOptions::learning`]).
+    learning: Option<Arc<learning::LearningSetting>>,
 }
 
 impl BuildSettings {
@@ -478,6 +486,7 @@ impl BuildSettings {
                 None => DEFAULT_CORE_TOOLS.iter().map(|n| n.to_string()).collect(),
             }),
             index_cache: index_cache_dir(options.index_cache.as_ref(), &ranking)?,
+            learning: learning::learning_setting(options.learning.as_ref(), &ranking)?,
             ranking,
         })
     }
@@ -487,13 +496,13 @@ impl BuildSettings {
 fn index_cache_dir(
     setting: Option<&Value>,
     ranking: &ranking::RankingSetting,
-) -> Result<Option<Arc<std::path::Path>>> {
+) -> Result<Option<Arc<std::path::PathBuf>>> {
     Ok(match setting {
-        None | Some(Value::Null) => ranking.cache_dir.as_deref().map(Arc::from),
-        Some(Value::Bool(true)) => ranking::default_cache_dir().as_deref().map(Arc::from),
+        None | Some(Value::Null) => ranking.cache_dir.clone().map(Arc::new),
+        Some(Value::Bool(true)) => ranking::default_cache_dir().map(Arc::new),
         Some(Value::Bool(false)) => None,
         Some(Value::String(dir)) if !dir.trim().is_empty() => {
-            Some(Arc::from(std::path::Path::new(dir)))
+            Some(Arc::new(std::path::PathBuf::from(dir)))
         }
         Some(_) => {
             return Err(Error::invalid_catalog(
@@ -623,7 +632,11 @@ impl Catalog {
             fingerprint,
             records.into(),
             origins,
-            settings.index_cache.as_deref().filter(|_| settings.cache),
+            settings
+                .index_cache
+                .as_deref()
+                .map(|p| p.as_path())
+                .filter(|_| settings.cache),
         )?);
         CatalogData::prepare_names(&data);
         if settings.cache {

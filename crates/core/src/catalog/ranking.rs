@@ -206,11 +206,13 @@ impl Catalog {
             _ => None,
         };
         let index = &self.data.index;
+        let ordinal_of = |digest: &crate::entry::EntryDigest| self.data.ordinal_of_digest(digest);
         Ok(index.rank(
             query,
             limit,
             &|o| self.is_searchable(o),
             semantic,
+            self.learned_for_search(&ordinal_of),
             &self.data.prerequisites,
             index.params(),
         ))

@@ -134,3 +134,87 @@ fn the_index_cache_option_stores_large_catalogs_and_says_how_the_index_came_to_b
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Learned ranking: a tool taught with every call there is gains at most the weight, and never
+/// passes an exact name match.
+#[test]
+fn learning_is_bounded_and_never_passes_an_exact_name_match() {
+    use crate::catalog::Outcome;
+    let tools: Vec<serde_json::Value> = (0..40)
+        .map(|i| {
+            serde_json::json!({ "name": format!("tool_{i}"), "description": format!("Report number {i} about invoices and payments") })
+        })
+        .chain([
+            serde_json::json!({ "name": "invoices", "description": "List invoices." }),
+            serde_json::json!({ "name": "flooder", "description": "Does something unrelated entirely." }),
+        ])
+        .collect();
+    let options = |weight: f64| -> CatalogOptions {
+        serde_json::from_value(serde_json::json!({ "learning": { "folder": false, "scope": format!("bounded-{weight}"), "weight": weight } })).unwrap()
+    };
+    let plain = Catalog::from_records(tools.clone(), &CatalogOptions::default()).unwrap();
+    for weight in [0.25, 1.0] {
+        let catalog = Catalog::from_records(tools.clone(), &options(weight)).unwrap();
+        for _ in 0..500 {
+            for query in ["invoices", "invoices and payments report"] {
+                let recorded = catalog
+                    .record_outcome(&Outcome {
+                        query: query.into(),
+                        id: "openclaw:core:flooder".into(),
+                        ok: true,
+                    })
+                    .unwrap();
+                assert!(recorded.learned);
+            }
+        }
+        // The exact name match stays first however much the flooder was taught.
+        let hits = catalog.search("invoices", Some(20.0)).unwrap();
+        assert_eq!(hits[0].id, "openclaw:core:invoices");
+        // The learned part never exceeds the weight.
+        for part in catalog
+            .learned_parts("invoices and payments report")
+            .unwrap()
+        {
+            assert!(part.bonus <= weight as f32 + 1e-6, "{part:?}");
+        }
+        // It passes only tools within the weight of the top score: with 0.25 the flooder (no
+        // words in common, base 0) cannot pass the unlearned top hits.
+        let learned = catalog
+            .ranked_hits("invoices and payments report", 50)
+            .unwrap();
+        let unlearned = plain
+            .ranked_hits("invoices and payments report", 50)
+            .unwrap();
+        let flooder = catalog
+            .resolve_ordinal("flooder", crate::catalog::LookupStyle::Structured)
+            .unwrap();
+        let at = learned.iter().position(|h| h.ordinal == flooder).unwrap();
+        let top = unlearned[0].score;
+        // Every tool it passed scored at most `weight` of the top score before.
+        for hit in &learned[at + 1..] {
+            let before = unlearned.iter().find(|u| u.ordinal == hit.ordinal).unwrap();
+            assert!(
+                before.score <= top * weight as f32 + 1e-3,
+                "passed a tool at {} of {top}",
+                before.score
+            );
+        }
+        // And the tools above it are the unlearned ones, in their order.
+        let above: Vec<usize> = learned[..at].iter().map(|h| h.ordinal).collect();
+        let unlearned_order: Vec<usize> = unlearned.iter().map(|h| h.ordinal).take(at).collect();
+        assert_eq!(above, unlearned_order);
+    }
+    // Off: exactly the unlearned ranking.
+    let off: CatalogOptions =
+        serde_json::from_value(serde_json::json!({ "learning": false })).unwrap();
+    let catalog = Catalog::from_records(tools, &off).unwrap();
+    assert!(!catalog.learns());
+    assert_eq!(
+        catalog
+            .search("invoices and payments report", Some(20.0))
+            .unwrap(),
+        plain
+            .search("invoices and payments report", Some(20.0))
+            .unwrap()
+    );
+}

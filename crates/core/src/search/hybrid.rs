@@ -116,14 +116,7 @@ pub fn rerank(
     if ranked.is_empty() {
         return ranked;
     }
-    let folded = query.trim().to_lowercase();
-    let exact = ranked
-        .iter()
-        .take_while(|h| {
-            let entry = &entries[h.ordinal];
-            entry.id.to_lowercase() == folded || entry.name.to_lowercase() == folded
-        })
-        .count();
+    let exact = exact_count(query, &ranked, entries);
     let mut out = ranked[..exact].to_vec();
     out.extend(fuse(
         &ranked[exact..],
@@ -132,4 +125,17 @@ pub fn rerank(
         params,
     ));
     out
+}
+
+/// How many of the first `ranked` hits are exact id / name matches of `query` (ignoring
+/// case): the lexical ranking puts them first, and re-rankings keep them there.
+pub fn exact_count(query: &str, ranked: &[ScoredHit], entries: &[ToolEntry]) -> usize {
+    let folded = query.trim().to_lowercase();
+    ranked
+        .iter()
+        .take_while(|h| {
+            let entry = &entries[h.ordinal];
+            entry.id.to_lowercase() == folded || entry.name.to_lowercase() == folded
+        })
+        .count()
 }

@@ -28,6 +28,7 @@ mod expand;
 mod fields;
 pub mod hybrid;
 mod index;
+pub mod learned;
 mod params;
 mod pipeline;
 mod postings;
@@ -42,7 +43,7 @@ mod typo;
 
 pub use fields::{FieldKind, RankingParams, FIELD_COUNT};
 pub use index::{second_thread_allowed, with_second_thread};
-pub use pipeline::Semantic;
+pub use pipeline::{Learned, Semantic};
 pub use prerequisites::{Prerequisites, MAX_SERVER_TOOLS, PREREQUISITE_DEPTH};
 pub use query::{clauses, MAX_CLAUSES};
 pub use stored::{IndexCacheOutcome, IndexCacheState, STORED_MIN_ENTRIES};
@@ -148,6 +149,20 @@ impl SearchIndex {
         allowed: &dyn Fn(usize) -> bool,
         params: &RankingParams,
     ) -> Vec<ScoredHit> {
+        self.search_weighed(query, limit, allowed, params, None)
+    }
+
+    /// `search_with`; with `learned`, also the query as a learned prior reads
+    /// it, its words weighted by their rarity in this catalog (a word no tool
+    /// has weighs as much as one only one tool has).
+    pub(crate) fn search_weighed(
+        &self,
+        query: &str,
+        limit: usize,
+        allowed: &dyn Fn(usize) -> bool,
+        params: &RankingParams,
+        learned: Option<&mut learned::LearnedQuery>,
+    ) -> Vec<ScoredHit> {
         if limit == 0 {
             return Vec::new();
         }
@@ -160,6 +175,23 @@ impl SearchIndex {
         } else {
             bm25f::score(&self.data, &plan, params, allowed)
         };
+        if let Some(learned) = learned {
+            let rarest = strength::idf_of(1.0, self.data.doc_count as f32);
+            let weight_of = |text: &str| {
+                plan.terms
+                    .iter()
+                    .zip(&idf)
+                    .find(|(t, _)| t.text == text)
+                    .map(|(_, &w)| w)
+                    .filter(|&w| w > 0.0)
+                    .unwrap_or(rarest)
+            };
+            *learned = learned::LearnedQuery::new(
+                query::literal_terms(query, params)
+                    .into_iter()
+                    .map(|text| (learned::term_hash(&text), weight_of(&text))),
+            );
+        }
         if !exact.is_empty() {
             for candidate in candidates.iter_mut() {
                 if exact.contains(&candidate.ordinal) {
@@ -206,6 +238,18 @@ impl SearchIndex {
         let mut exact = self.data.exact(&trimmed.to_lowercase());
         exact.retain(|&o| allowed(o as usize));
         exact
+    }
+}
+
+impl SearchIndex {
+    /// The query as a learned prior records it: its distinct literal words
+    /// (analyzed as the index analyzes), equally weighted.
+    pub fn learned_query(&self, query: &str) -> learned::LearnedQuery {
+        learned::LearnedQuery::new(
+            query::literal_terms(bounded(query), &self.params)
+                .into_iter()
+                .map(|text| (learned::term_hash(&text), 1.0)),
+        )
     }
 }
 

@@ -4,9 +4,10 @@
 //! nothing else but the order of the steps and how deep each one looks.
 
 use super::hybrid;
+use super::learned::{self, LearnedPrior, LearnedQuery, LearningParams, LEARNED_DEPTH};
 use super::semantic::{HybridParams, QueryVectors, VectorTable};
 use super::{Prerequisites, RankingParams, ScoredHit, SearchIndex};
-use crate::entry::ToolEntry;
+use crate::entry::{EntryDigest, ToolEntry};
 
 /// What a hybrid search re-ranks with: the catalog's entries and tool vectors, and the query's.
 #[derive(Clone, Copy)]
@@ -16,28 +17,52 @@ pub struct Semantic<'a> {
     pub query: &'a QueryVectors,
 }
 
+/// What a search that learns from its gateway adds: the prior, how it is used, the time, and
+/// the catalog's ordinal of a tool digest.
+#[derive(Clone, Copy)]
+pub struct Learned<'a> {
+    pub prior: &'a LearnedPrior,
+    pub params: LearningParams,
+    /// Seconds since the Unix epoch.
+    pub now: u64,
+    pub entries: &'a [ToolEntry],
+    pub ordinal_of: &'a dyn Fn(&EntryDigest) -> Option<usize>,
+}
+
 impl SearchIndex {
     /// The one ranking of a catalog search: the lexical hits (exact id or name first, BM25F,
     /// diversity, weak marks), re-ranked with the encoder when `semantic` holds the vectors,
     /// then each of the top hits followed by the tools of its server that find an identifier
     /// it requires (`prerequisites`, unless the query states one). At most `limit` hits.
     /// `params`: the index's own ([`SearchIndex::params`]), except in the evaluation grid.
+    #[allow(clippy::too_many_arguments)]
     pub fn rank(
         &self,
         query: &str,
         limit: usize,
         allowed: &dyn Fn(usize) -> bool,
         semantic: Option<Semantic<'_>>,
+        learned: Option<Learned<'_>>,
         prerequisites: &Prerequisites,
         params: &RankingParams,
     ) -> Vec<ScoredHit> {
         let depth = params.prerequisite_depth;
-        let wanted = limit.max(depth);
+        let mut wanted = limit.max(depth);
+        // Learning looks deeper, and only when the prior knows a word of the query: otherwise
+        // the ranking is exactly the unlearned one.
+        let learned = learned
+            .filter(|l| l.params.weight > 0.0 && l.prior.knows_any(&self.learned_query(query)));
+        if learned.is_some() {
+            wanted = wanted.max(LEARNED_DEPTH);
+        }
+        let mut weighed = LearnedQuery::default();
+        let into = learned.is_some().then_some(&mut weighed);
         let ranked = match semantic {
-            None => self.search_with(query, wanted, allowed, params),
+            None => self.search_weighed(query, wanted, allowed, params, into),
             Some(semantic) => {
                 let fusion = HybridParams::default();
-                let lexical = self.search_with(query, wanted.max(fusion.depth), allowed, params);
+                let lexical =
+                    self.search_weighed(query, wanted.max(fusion.depth), allowed, params, into);
                 hybrid::rerank(
                     query,
                     lexical,
@@ -47,6 +72,23 @@ impl SearchIndex {
                     &fusion,
                 )
             }
+        };
+        let ranked = match learned {
+            Some(l) => {
+                let scores: Vec<(usize, f32)> = l
+                    .prior
+                    .score(&weighed, l.now, &l.params)
+                    .into_iter()
+                    .filter_map(|s| {
+                        (l.ordinal_of)(&s.digest)
+                            .filter(|&o| allowed(o))
+                            .map(|o| (o, s.strength))
+                    })
+                    .collect();
+                let exact = hybrid::exact_count(query, &ranked, l.entries);
+                learned::blend(ranked, exact, &scores, l.params.weight)
+            }
+            None => ranked,
         };
         prerequisites.promote(query, &ranked, allowed, limit, depth)
     }

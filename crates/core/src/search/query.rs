@@ -108,6 +108,25 @@ fn is_connector(word: &str) -> bool {
         .any(|c| c.eq_ignore_ascii_case(word))
 }
 
+/// The distinct words a caller typed, analyzed as the index analyzes them
+/// (request filler dropped, no expansions), in order: what a learned prior
+/// keys a query by.
+pub fn literal_terms(query: &str, params: &RankingParams) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    ANALYZER.with(|cell| {
+        let Ok(mut analyzer) = cell.try_borrow_mut() else {
+            return;
+        };
+        analyzer.analyze(query, &mut |term, _| {
+            let filler = params.drop_request_filler && is_request_filler(term);
+            if !filler && out.len() < MAX_QUERY_TERMS && !out.iter().any(|t| t == term) {
+                out.push(term.to_string());
+            }
+        });
+    });
+    out
+}
+
 pub fn plan(query: &str, params: &RankingParams) -> QueryPlan {
     let mut terms: Vec<QueryTerm> = Vec::new();
     let mut clause_count = 0usize;

@@ -125,38 +125,60 @@ fn note_for_long_query(request: Option<SearchRequest>) -> Option<String> {
 }
 
 /// A parsed search request run with `vectors` (see [`QueryVectorSet`]).
+/// A search's answer: the queries, every hit id, whether the batch was cut, the value the
+/// model sees, and per query the ids it was shown (what learning attributes a call to).
+struct Searched {
+    queries: Vec<String>,
+    hit_ids: Vec<String>,
+    truncated: bool,
+    value: Value,
+    shown: Vec<(String, Vec<String>)>,
+}
+
 fn search_with(
     catalog: &Catalog,
     request: SearchRequest,
     vectors: &QueryVectorSet,
-) -> crate::Result<(Vec<String>, Vec<String>, bool, Value)> {
+) -> crate::Result<Searched> {
     match request {
         SearchRequest::Single { query, limit, .. } => {
             catalog.search_with(&query, limit, vectors).map(|hits| {
-                let ids = hits.iter().map(|h| h.id.clone()).collect();
-                (
-                    vec![query],
-                    ids,
-                    false,
-                    serde_json::to_value(&hits).unwrap_or(Value::Null),
-                )
+                let ids: Vec<String> = hits.iter().map(|h| h.id.clone()).collect();
+                Searched {
+                    queries: vec![query.clone()],
+                    hit_ids: ids.clone(),
+                    truncated: false,
+                    value: serde_json::to_value(&hits).unwrap_or(Value::Null),
+                    shown: vec![(query, ids)],
+                }
             })
         }
         SearchRequest::Batch(batch) => {
             catalog
                 .search_batch_with(&batch.to_request(), vectors)
                 .map(|result| {
+                    let shown = result
+                        .results
+                        .iter()
+                        .map(|g| {
+                            (
+                                g.query.clone(),
+                                g.candidates.iter().map(|h| h.id.clone()).collect(),
+                            )
+                        })
+                        .collect();
                     let ids = result
                         .results
                         .iter()
                         .flat_map(|g| g.candidates.iter().map(|h| h.id.clone()))
                         .collect();
-                    (
-                        batch.all_queries(),
-                        ids,
-                        result.truncated,
-                        serde_json::to_value(&result).unwrap_or(Value::Null),
-                    )
+                    Searched {
+                        queries: batch.all_queries(),
+                        hit_ids: ids,
+                        truncated: result.truncated,
+                        value: serde_json::to_value(&result).unwrap_or(Value::Null),
+                        shown,
+                    }
                 })
         }
     }
@@ -405,11 +427,20 @@ impl Session {
         &self,
         via: &str,
         start: Instant,
-        result: crate::Result<(Vec<String>, Vec<String>, bool, Value)>,
+        result: crate::Result<Searched>,
     ) -> Result<Value, Failure> {
         self.with_stats(|s| s.searches += 1);
         match result {
-            Ok((queries, hit_ids, truncated, value)) => {
+            Ok(Searched {
+                queries,
+                hit_ids,
+                truncated,
+                value,
+                shown,
+            }) => {
+                if self.catalog().learns() {
+                    self.with_stats(|s| s.remember_searches(shown));
+                }
                 self.emit(SessionEvent::Search {
                     via: via.to_string(),
                     queries,
@@ -741,6 +772,9 @@ impl Session {
             Ok(_) => Outcome::Ok,
             Err(f) => f.outcome,
         };
+        if counted {
+            self.learn_from_call(&entry, outcome == Outcome::Ok);
+        }
         self.with_stats(|s| {
             s.calls += 1;
             if counted {
@@ -762,6 +796,30 @@ impl Session {
             tracing::debug!(target: "tool_search::session", id = entry.id.as_str(), repair = repair.as_str(), "tool_call arguments repaired");
         }
         result
+    }
+
+    /// Teaches the catalog's learned ranking what a call of `entry` says about the search that
+    /// showed it: the latest search of this session whose hits included the tool. A call no
+    /// search showed (the model knew the name) teaches nothing.
+    fn learn_from_call(&self, entry: &ToolEntry, ok: bool) {
+        let catalog = self.catalog();
+        if !catalog.learns() {
+            return;
+        }
+        let mut query = None;
+        self.with_stats(|s| query = s.search_that_showed(&entry.id));
+        if let Some(query) = query {
+            let outcome = crate::catalog::Outcome {
+                query,
+                id: entry.id.to_string(),
+                ok,
+            };
+            if let Ok(recorded) = catalog.record_outcome(&outcome) {
+                if recorded.learned {
+                    self.with_stats(|s| s.learned += 1);
+                }
+            }
+        }
     }
 
     /// Validate, then run through the executor. The bool says whether the

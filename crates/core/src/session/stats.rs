@@ -96,9 +96,34 @@ pub(crate) struct Stats {
     pub hydrated_total: u64,
     pub tools_called: Vec<CalledTool>,
     pub untracked_calls: u64,
+    /// The latest searches (query, ids shown), newest last, when the catalog learns.
+    pub recent_searches: std::collections::VecDeque<(String, Vec<String>)>,
+    /// Successful calls the catalog's learned ranking learned from.
+    pub learned: u64,
 }
 
+/// Searches a session remembers for learning.
+const REMEMBERED_SEARCHES: usize = 16;
+
 impl Stats {
+    pub fn remember_searches(&mut self, shown: Vec<(String, Vec<String>)>) {
+        for search in shown {
+            if self.recent_searches.len() == REMEMBERED_SEARCHES {
+                self.recent_searches.pop_front();
+            }
+            self.recent_searches.push_back(search);
+        }
+    }
+
+    /// The query of the latest remembered search that showed `id`.
+    pub fn search_that_showed(&self, id: &str) -> Option<String> {
+        self.recent_searches
+            .iter()
+            .rev()
+            .find(|(_, ids)| ids.iter().any(|shown| shown == id))
+            .map(|(query, _)| query.clone())
+    }
+
     pub fn record_call(&mut self, tool: &super::events::ToolRef, via: &str, outcome: Outcome) {
         let position = self.tools_called.iter().position(|t| t.id == tool.id);
         let slot = match position {

@@ -2020,3 +2020,63 @@ fn capability_directory_leaves_out_visible_tools() {
         "{text}"
     );
 }
+
+fn learning_catalog(scope: &str) -> Catalog {
+    let options: CatalogOptions =
+        serde_json::from_value(json!({ "learning": { "folder": false, "scope": scope } })).unwrap();
+    Catalog::from_records(sample_tools(), &options).unwrap()
+}
+
+#[test]
+fn a_successful_call_after_a_search_teaches_the_catalog_and_a_failed_one_does_not() {
+    let catalog = learning_catalog("session-learns");
+    let executor = TestExecutor::with("create_issue", ExecutorOutcome::Failed("boom".into()));
+    let s = Session::new(
+        &catalog,
+        config(json!({ "mode": "tools" })),
+        executor,
+        SessionOptions::default(),
+    )
+    .unwrap();
+    let query = "ping the team about it";
+    // Neither tool matches these words: nothing to attribute a call to yet.
+    handle(
+        &s,
+        "tool_call",
+        json!({ "id": "openclaw:core:send_message", "args": { "channel": "c", "text": "t" } }),
+    );
+    assert_eq!(
+        catalog.learning_status().unwrap().learned,
+        0,
+        "a call no search showed teaches nothing"
+    );
+    // A search that shows the tool, then a successful call of it.
+    handle(
+        &s,
+        "tool_search",
+        json!({ "query": format!("{query} send message") }),
+    );
+    handle(
+        &s,
+        "tool_call",
+        json!({ "id": "openclaw:core:send_message", "args": { "channel": "c", "text": "t" } }),
+    );
+    let status = catalog.learning_status().unwrap();
+    assert_eq!(status.learned, 1);
+    // A failed call of a shown tool teaches nothing.
+    handle(&s, "tool_search", json!({ "query": "open a github issue" }));
+    handle(
+        &s,
+        "tool_call",
+        json!({ "id": "mcp:github:create_issue", "args": { "title": "x" } }),
+    );
+    let status = catalog.learning_status().unwrap();
+    assert_eq!(status.learned, 1);
+    assert_eq!(status.ignored, 1);
+    // The words that led to the call now find the tool, learned part shown by learnedParts.
+    let parts = catalog.learned_parts(query).unwrap();
+    assert_eq!(parts.len(), 1);
+    assert_eq!(parts[0].id, "openclaw:core:send_message");
+    let hits = catalog.search(query, None).unwrap();
+    assert_eq!(hits[0].id, "openclaw:core:send_message");
+}

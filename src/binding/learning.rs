@@ -1,0 +1,109 @@
+//! Learned ranking from JS: `recordOutcome`, `learnedParts`, `learningStatus`,
+//! `resetLearning`, `flushLearning` on a catalog, and the folder-wide
+//! `learningFiles` / `resetLearningFolder` the CLI uses.
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+use tool_search_core::catalog::Outcome;
+use tool_search_core::search::learned;
+use tool_search_core::ErrorCode;
+
+use super::catalog::ToolCatalog;
+use super::convert::{json_arg, parsed, string_arg};
+use super::errors::{guard, js_error, to_js, JsCode};
+use super::promise::json_promise;
+
+#[napi]
+impl ToolCatalog {
+    /// A call the gateway saw after a search: `id` was called after searching `query` and
+    /// succeeded (`ok`) or not. Learns only from a successful call of a tool this catalog's
+    /// policy lets a search return, when the catalog was built with `learning`.
+    #[napi(
+        ts_args_type = "outcome: SearchOutcome",
+        ts_return_type = "OutcomeRecorded"
+    )]
+    pub fn record_outcome<'env>(
+        &self,
+        env: &'env Env,
+        outcome: Unknown,
+    ) -> Result<Unknown<'env>, JsCode> {
+        guard(|| {
+            let value = json_arg(env, outcome, ErrorCode::InvalidRequest, "outcome")?;
+            let outcome: Outcome = serde_json::from_value(value).map_err(|e| {
+                js_error(
+                    ErrorCode::InvalidRequest,
+                    format!("outcome must be {{ query, id, ok }}: {e}"),
+                )
+            })?;
+            parsed(env, &self.inner.record_outcome(&outcome).map_err(to_js)?)
+        })
+    }
+
+    /// The learned part of each tool's score for `query` (what learning adds), strongest first.
+    #[napi(ts_args_type = "query: string", ts_return_type = "LearnedPart[]")]
+    pub fn learned_parts<'env>(
+        &self,
+        env: &'env Env,
+        query: Unknown,
+    ) -> Result<Unknown<'env>, JsCode> {
+        guard(|| {
+            let query = string_arg(query, ErrorCode::InvalidQuery, "query")?;
+            parsed(env, &self.inner.learned_parts(&query).map_err(to_js)?)
+        })
+    }
+
+    /// The learned prior this catalog reads and teaches; `null` when learning is off.
+    #[napi(ts_return_type = "LearningStatus | null")]
+    pub fn learning_status<'env>(&self, env: &'env Env) -> Result<Unknown<'env>, JsCode> {
+        guard(|| parsed(env, &self.inner.learning_status()))
+    }
+
+    /// Forgets what this catalog's learning scope learned, in memory and on disk.
+    #[napi]
+    pub fn reset_learning(&self) -> Result<(), JsCode> {
+        guard(|| self.inner.reset_learning().map_err(to_js))
+    }
+
+    /// Writes what was learned now, off the event loop (it is written a moment after each
+    /// change anyway; call this before a process exits).
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn flush_learning<'env>(
+        &self,
+        env: &'env Env,
+    ) -> Result<PromiseRaw<'env, Unknown<'env>>, JsCode> {
+        let catalog = self.inner.clone();
+        json_promise(
+            env,
+            async move {
+                napi::bindgen_prelude::spawn_blocking(move || catalog.flush_learning())
+                    .await
+                    .map_err(|e| (JsCode(ErrorCode::Internal.as_str()), e.to_string()))?
+                    .map_err(|e| (JsCode(e.code.as_str()), e.message))
+            },
+            None,
+        )
+    }
+}
+
+/// What the learned priors kept in `folder` hold (one per scope).
+#[napi(ts_args_type = "folder: string", ts_return_type = "LearningStatus[]")]
+pub fn learning_files<'env>(env: &'env Env, folder: Unknown) -> Result<Unknown<'env>, JsCode> {
+    guard(|| {
+        let folder = string_arg(folder, ErrorCode::InvalidRequest, "folder")?;
+        let files = learned::folder_status(std::path::Path::new(&folder))
+            .map_err(|why| js_error(ErrorCode::InvalidRequest, why))?;
+        parsed(env, &files)
+    })
+}
+
+/// Forgets every learned prior kept in `folder` (all scopes; open catalogs of this process
+/// too). Returns how many files were removed.
+#[napi(ts_args_type = "folder: string")]
+pub fn reset_learning_folder(folder: Unknown) -> Result<u32, JsCode> {
+    guard(|| {
+        let folder = string_arg(folder, ErrorCode::InvalidRequest, "folder")?;
+        learned::reset_folder(std::path::Path::new(&folder))
+            .map(|n| n as u32)
+            .map_err(|why| js_error(ErrorCode::InvalidRequest, why))
+    })
+}
