@@ -18,6 +18,8 @@ import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
+import { ndcg10 as ndcg, prng as random } from './experiments/loso.mjs'
+
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const require = createRequire(import.meta.url)
 const { ToolCatalog } = require(join(root, 'index.js'))
@@ -34,18 +36,6 @@ const jsonOut = flag('--json')
 const SEED = 20261206
 const K = 10
 
-/** mulberry32: a small seeded generator, so every run replays the same stream. */
-function random(seed) {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
-
 function shuffled(items, next) {
   const out = items.slice()
   for (let i = out.length - 1; i > 0; i--) {
@@ -53,14 +43,6 @@ function shuffled(items, next) {
     ;[out[i], out[j]] = [out[j], out[i]]
   }
   return out
-}
-
-function ndcg(ids, gold) {
-  let dcg = 0
-  for (let i = 0; i < Math.min(K, ids.length); i++) if (gold.has(ids[i])) dcg += 1 / Math.log2(i + 2)
-  let ideal = 0
-  for (let i = 0; i < Math.min(K, gold.size); i++) ideal += 1 / Math.log2(i + 2)
-  return ideal ? dcg / ideal : 0
 }
 
 const complete = (ids, gold) => [...gold].every((g) => ids.slice(0, K).includes(g))

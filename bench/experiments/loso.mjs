@@ -77,8 +77,8 @@ export function bestByMacro(candidates, groups) {
   return { index: best, label: candidates[best].label, macro: bestMacro }
 }
 
-/** Deterministic PRNG (mulberry32): bootstrap intervals are reproducible. */
-function prng(seed) {
+/** Deterministic PRNG (mulberry32): bootstrap intervals and replays are reproducible. */
+export function prng(seed) {
   let a = seed >>> 0
   return () => {
     a = (a + 0x6d2b79f5) >>> 0

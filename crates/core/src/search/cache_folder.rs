@@ -120,6 +120,19 @@ pub(crate) fn open_regular(
     Ok(Some(file))
 }
 
+/// A file's bytes, if it has at most `max` of them (read no further than that either).
+pub(crate) fn read_bounded(file: &File, max: u64) -> Result<Vec<u8>, String> {
+    let len = file.metadata().map_err(|e| e.to_string())?.len();
+    if len > max {
+        return Err(format!("{len} bytes, more than {max}"));
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    file.take(max)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    Ok(bytes)
+}
+
 /// `renameat` within the folder.
 pub(crate) fn rename_at(dir: &File, from: &CString, to: &CString) -> std::io::Result<()> {
     // SAFETY: both names are NUL-terminated; the folder fd is open.

@@ -19,7 +19,7 @@
 
 use std::ffi::CString;
 use std::fs::File;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::MetadataExt;
 #[cfg(test)]
@@ -203,7 +203,7 @@ impl IndexStore {
             Ok(None) => return Ok(None),
             Err(why) => return Err(self.refuse(&c_name, &shown, &why)),
         };
-        let bytes = match read_bounded(&file) {
+        let bytes = match cache_folder::read_bounded(&file, MAX_FILE_BYTES) {
             Ok(bytes) => bytes,
             Err(why) => return Err(self.refuse(&c_name, &shown, &why)),
         };
@@ -319,18 +319,6 @@ impl IndexStore {
 }
 
 /// The whole file, if it is no larger than a stored index may be.
-fn read_bounded(file: &File) -> Result<Vec<u8>, String> {
-    let len = file.metadata().map_err(|e| e.to_string())?.len();
-    if len > MAX_FILE_BYTES {
-        return Err(format!("{len} bytes"));
-    }
-    let mut bytes = Vec::with_capacity(len as usize);
-    file.take(MAX_FILE_BYTES)
-        .read_to_end(&mut bytes)
-        .map_err(|e| e.to_string())?;
-    Ok(bytes)
-}
-
 /// The file's body (without its check).
 fn encode(key: &[u8; 32], part: &Part) -> Result<Vec<u8>, String> {
     let (Some(searcher), Some(directory)) = (&part.searcher, &part.files) else {

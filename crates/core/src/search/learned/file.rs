@@ -14,7 +14,7 @@
 
 use std::collections::HashMap;
 use std::ffi::CString;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
@@ -65,7 +65,7 @@ pub(super) fn load(dir: &Path, scope: &str) -> Result<Option<Memory>, String> {
         Ok(None) => return Ok(None),
         Err(why) => return Err(refuse(&why)),
     };
-    let bytes = read_bounded(file).map_err(|why| refuse(&why))?;
+    let bytes = cache_folder::read_bounded(&file, MAX_FILE_BYTES).map_err(|why| refuse(&why))?;
     let body = verified(&folder.key, &bytes)
         .ok_or_else(|| refuse("damaged, or written with another installation's key"))?;
     let (found_scope, memory) = decode(body).map_err(|why| refuse(&why))?;
@@ -73,18 +73,6 @@ pub(super) fn load(dir: &Path, scope: &str) -> Result<Option<Memory>, String> {
         return Err(refuse("it is another scope's"));
     }
     Ok(Some(memory))
-}
-
-fn read_bounded(file: std::fs::File) -> Result<Vec<u8>, String> {
-    let len = file.metadata().map_err(|e| e.to_string())?.len();
-    if len > MAX_FILE_BYTES {
-        return Err(format!("{len} bytes, more than {MAX_FILE_BYTES}"));
-    }
-    let mut bytes = Vec::with_capacity(len as usize);
-    file.take(MAX_FILE_BYTES)
-        .read_to_end(&mut bytes)
-        .map_err(|e| e.to_string())?;
-    Ok(bytes)
 }
 
 fn verified<'a>(key: &[u8; 32], bytes: &'a [u8]) -> Option<&'a [u8]> {
@@ -174,7 +162,7 @@ pub(super) fn list(dir: &Path) -> Result<Vec<LearningStatus>, String> {
         let c_name = CString::new(name.as_str()).unwrap_or_default();
         let read = cache_folder::open_regular(&folder.dir, &c_name, libc::O_RDONLY, "the file")
             .and_then(|file| file.ok_or_else(|| "removed meanwhile".to_string()))
-            .and_then(read_bounded)
+            .and_then(|file| cache_folder::read_bounded(&file, MAX_FILE_BYTES))
             .and_then(|bytes| {
                 let body = verified(&folder.key, &bytes).ok_or_else(|| {
                     "damaged, or written with another installation's key".to_string()
