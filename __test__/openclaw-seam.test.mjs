@@ -27,14 +27,14 @@ import { OPENCLAW_VERSION, openclawDir, openclawInstalled, PRE_SPLIT_OPENCLAW } 
 
 /** What each tested release's module must show (seam.mjs RELEASE_CASES), read off its dist by hand. */
 const EXPECTED_CASES = {
-  '2026.8.1': { hitCompaction: 'module', exactMatch: 'id-or-name', cellJsonSafe: 'runCodeMode' },
-  '2026.8.2': { hitCompaction: 'module', exactMatch: 'id-or-name', cellJsonSafe: 'runCodeMode' },
-  '2026.9.1': { hitCompaction: 'module', exactMatch: 'id-or-name', cellJsonSafe: 'runCodeMode' },
-  '2026.9.2': { hitCompaction: 'module', exactMatch: 'id-or-name', cellJsonSafe: 'runCodeMode' },
-  '2026.9.3': { hitCompaction: 'module', exactMatch: 'id-or-name', cellJsonSafe: 'child' },
-  '2026.9.4': { hitCompaction: 'module', exactMatch: 'id-or-name', cellJsonSafe: 'child' },
-  '2026.9.5': { hitCompaction: 'module', exactMatch: 'id-first', cellJsonSafe: 'child' },
-  '2026.9.6': { hitCompaction: 'closure', exactMatch: 'id-first', cellJsonSafe: 'child' },
+  '2026.8.1': { hitCompaction: 'module', exactMatch: 'id-or-name', cellJsonSafe: 'runCodeMode', callEntry: 'catalog-entry' },
+  '2026.8.2': { hitCompaction: 'module', exactMatch: 'id-or-name', cellJsonSafe: 'runCodeMode', callEntry: 'catalog-entry' },
+  '2026.9.1': { hitCompaction: 'module', exactMatch: 'id-or-name', cellJsonSafe: 'runCodeMode', callEntry: 'catalog-entry' },
+  '2026.9.2': { hitCompaction: 'module', exactMatch: 'id-or-name', cellJsonSafe: 'runCodeMode', callEntry: 'catalog-entry' },
+  '2026.9.3': { hitCompaction: 'module', exactMatch: 'id-or-name', cellJsonSafe: 'child', callEntry: 'entry' },
+  '2026.9.4': { hitCompaction: 'module', exactMatch: 'id-or-name', cellJsonSafe: 'child', callEntry: 'entry' },
+  '2026.9.5': { hitCompaction: 'module', exactMatch: 'id-first', cellJsonSafe: 'child', callEntry: 'entry' },
+  '2026.9.6': { hitCompaction: 'closure', exactMatch: 'id-first', cellJsonSafe: 'child', callEntry: 'entry' },
 }
 
 function skipUnlessInstalled(version) {
@@ -85,7 +85,7 @@ for (const version of TESTED_OPENCLAW_VERSIONS) {
     assert.equal(patched.support, 'tested')
     assert.deepEqual(patched.cases, EXPECTED_CASES[version])
     assert.ok(isPatched(patched.source))
-    for (const hook of ['?.rank?.(', '?.runCodeModeChild?.(', '?.catalogRegistered?.(', '?.runEnded?.(', '?.seamLoaded?.(']) {
+    for (const hook of ['?.rank?.(', '?.runCodeModeChild?.(', '?.catalogRegistered?.(', '?.runEnded?.(', '?.seamLoaded?.(', '?.toolCalled?.(']) {
       assert.equal(patched.source.split(hook).length, 2, `${hook} inserted once`)
     }
     for (const name of ['runCodeModeChild', 'registerToolSearchCatalog', 'clearToolSearchCatalog']) {
@@ -173,6 +173,8 @@ test('seam: each point missing, ambiguous inside its function, or of another sha
     ['the catalog assigned twice', (t) => t.replace('\tparams.catalogRef.current = next;\n', '\tparams.catalogRef.current = next;\n\tparams.catalogRef.current = next;\n'), /assigns its catalogRef\.current 2 times/],
     ['clear renamed', (t) => t.replaceAll('clearToolSearchCatalog', 'disposeToolSearchCatalog'), /no module-scope declaration of clearToolSearchCatalog/],
     ['bridge values made JSON-safe two ways', (t) => t.replace('value: toToolSearchJsonSafe(value)\n', 'value: toToolSearchJsonSafe(value),\n\t\t\t\t\t...{ type: "bridge-result", value: structuredClone(value) }\n'), /through 2 functions/],
+    ['callEntry assigned twice', (t) => t.replace('this.callEntry = (entry, input, options) =>', 'this.callEntry = undefined;\n\t\tthis.callEntry = (entry, input, options) =>'), /assigns this\.callEntry 2 times/],
+    ['callEntry without an entry parameter', (t) => t.replace('this.callEntry = (entry, input, options) =>', 'this.callEntry = (target, input, options) =>'), /this\.callEntry takes no named entry parameter/],
     ['a name the patch declares is taken', (t) => `${t}\nconst __otsRanked = 1;\n`, /already uses the name __otsRanked/],
     ['the module does not parse', (t) => `${t}\nfunction (\n`, /does not parse/],
   ]

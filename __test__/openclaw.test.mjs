@@ -167,8 +167,53 @@ test('engine: ranks OpenClaw entries as the native catalog ranks the same tools,
   assert.ok(ranked2.every((e) => again.includes(e)))
   assert.equal(tool.records.size, records, 'equal content maps to the records already made')
   const line = tool.runEnded({ runId: 'run-rank', catalogRef: { current: catalog } })
-  assert.match(line, /^openclaw-tool-search \d+\.\d+\.\d+: run run-rank served searches=2 cells=0 ranking=lexical index=off fallbacks=0$/)
+  assert.match(line, /^openclaw-tool-search \d+\.\d+\.\d+: run run-rank served searches=2 cells=0 ranking=lexical index=off fallbacks=0 learned=0$/)
   assert.deepEqual(logger.lines.at(-1), ['info', line])
+})
+
+test('engine: a successful call after a search teaches the catalog (learned=N on the run line); a refused, failed or unsearched call does not', async () => {
+  const folder = mkdtempSync(join(tmpdir(), 'ots-engine-learning-'))
+  const learner = engine()
+  const saved = learner.settings
+  try {
+    learner.configure(resolveSettings({ ranking: 'lexical', vectorCache: folder }), logger)
+    const entries = entriesOf(BASE_TOOLS)
+    const catalog = { entries }
+    const runtime = { ctx: { runId: 'run-learn' } }
+    const query = 'put a team meeting in the calendar'
+    const shown = await learner.rank({ runtime, catalog, entries, query, limit: 5 })
+    assert.ok(shown.length >= 2, JSON.stringify(shown.map((e) => e.id)))
+    const target = shown[shown.length - 1]
+    const called = (result) => learner.toolCalled({ runtime, entry: target, result })
+    // OpenClaw's callEntry result: `{ tool, result }`; blocked and error results teach nothing.
+    called(Promise.resolve({ tool: {}, result: { content: [], details: { status: 'blocked', reason: 'no' } } }))
+    const failed = Promise.reject(new Error('tool failed'))
+    failed.catch(() => {}) // OpenClaw awaits the call's own promise; the hook must not be the only handler
+    called(failed)
+    called(Promise.resolve({ tool: {}, result: { content: [{ type: 'text', text: 'ok' }], details: {} } }))
+    // A tool no search of the run showed: nothing to attribute it to.
+    const unseen = entries.find((e) => !shown.includes(e))
+    if (unseen) learner.toolCalled({ runtime, entry: unseen, result: Promise.resolve({ result: {} }) })
+    await new Promise((resolve) => setTimeout(resolve, 10))
+    const line = learner.runEnded({ runId: 'run-learn', catalogRef: { current: catalog } })
+    assert.match(line, / learned=1$/)
+    const view = await learner.viewFor(catalog, entries)
+    const status = view.catalog.learningStatus()
+    assert.equal(status.learned, 1)
+    assert.equal(status.ignored, 2)
+    assert.equal(status.file.startsWith(folder), true, 'kept in the vector cache folder')
+    // The next run of the same request ranks the called tool at least as high.
+    const again = await learner.rank({ runtime: { ctx: { runId: 'run-learn-2' } }, catalog, entries, query, limit: 5 })
+    assert.ok(again.indexOf(target) <= shown.indexOf(target) && again.indexOf(target) >= 0, `${again.indexOf(target)} vs ${shown.indexOf(target)}`)
+    learner.runEnded({ runId: 'run-learn-2', catalogRef: { current: catalog } })
+    // Off: no learning option, nothing recorded.
+    learner.configure(resolveSettings({ ranking: 'lexical', vectorCache: folder, learning: false }), logger)
+    assert.equal(learner.catalogOptions().learning, undefined)
+    assert.throws(() => resolveSettings({ learning: 'yes' }), /learning must be true or false/)
+  } finally {
+    learner.configure(saved, logger)
+    rmSync(folder, { recursive: true, force: true })
+  }
 })
 
 test("engine: a catalog OpenClaw registers is indexed before its first search", async () => {
@@ -282,7 +327,7 @@ test('engine: a schema the native catalog refuses still ranks the tool by its na
 })
 
 test('engine: settings are checked as the manifest schema says', () => {
-  assert.deepEqual(resolveSettings(undefined), { enabled: true, ranking: 'auto', modelDir: undefined, vectorCache: undefined, indexCache: undefined, requireTestedRelease: false, replace: { ranking: true, codeMode: true } })
+  assert.deepEqual(resolveSettings(undefined), { enabled: true, ranking: 'auto', modelDir: undefined, vectorCache: undefined, indexCache: undefined, requireTestedRelease: false, learning: true, replace: { ranking: true, codeMode: true } })
   assert.throws(() => resolveSettings({ ranking: 'fast' }), /ranking must be/)
   assert.throws(() => resolveSettings({ vectorCache: 3 }), /vectorCache/)
   assert.throws(() => resolveSettings({ indexCache: 3 }), /indexCache/)
@@ -291,7 +336,7 @@ test('engine: settings are checked as the manifest schema says', () => {
   assert.equal(resolveSettings({ requireTestedRelease: true }).requireTestedRelease, true)
   const manifest = JSON.parse(readFileSync(join(root, 'openclaw.plugin.json'), 'utf8'))
   assert.equal(manifest.id, 'openclaw-tool-search')
-  assert.deepEqual(Object.keys(manifest.configSchema.properties).sort(), ['enabled', 'indexCache', 'modelDir', 'ranking', 'replace', 'requireTestedRelease', 'vectorCache'])
+  assert.deepEqual(Object.keys(manifest.configSchema.properties).sort(), ['enabled', 'indexCache', 'learning', 'modelDir', 'ranking', 'replace', 'requireTestedRelease', 'vectorCache'])
   assert.deepEqual(manifest.configSchema.properties.ranking.enum, ['auto', 'lexical', 'hybrid'])
   const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
   assert.deepEqual(pkg.openclaw.extensions, ['./openclaw/plugin.mjs'])
@@ -316,7 +361,7 @@ test('plugin: an OpenClaw from before the runtime split or a bad config leaves t
 test('engine: an untested release is served with one line saying so; requireTestedRelease keeps the built-in engine there', async () => {
   const entries = entriesOf(BASE_TOOLS)
   const catalog = { entries }
-  const untested = { version: '2026.10.2', support: 'untested', hitCompaction: 'closure', exactMatch: 'id-first', cellJsonSafe: 'child' }
+  const untested = { version: '2026.10.2', support: 'untested', hitCompaction: 'closure', exactMatch: 'id-first', cellJsonSafe: 'child', callEntry: 'entry' }
   const warnings = () => logger.lines.filter(([level, m]) => level === 'warn' && m.includes('2026.10.2'))
   const served = await tool.rank({ runtime: { ctx: {} }, catalog, entries, query: 'send an email', limit: 2, release: untested })
   await tool.rank({ runtime: { ctx: {} }, catalog, entries, query: 'list the inbox', limit: 2, release: untested })
@@ -397,7 +442,7 @@ test("engine: the run's line says why a search ranked lexically when hybrid was 
     const ranked = await tool.rank({ runtime: { ctx: { runId: 'run-degraded' } }, catalog: { entries }, entries, query: 'send an email', limit: 2 })
     assert.equal(ranked?.[0]?.name, 'send_email', 'still served, lexically')
     const line = tool.runEnded({ runId: 'run-degraded', catalogRef: { current: { entries } } })
-    assert.match(line, /served searches=1 cells=0 ranking=lexical \(configured hybrid: the ranking model could not be loaded: .+\) index=\w+ fallbacks=0$/)
+    assert.match(line, /served searches=1 cells=0 ranking=lexical \(configured hybrid: the ranking model could not be loaded: .+\) index=\w+ fallbacks=0 learned=0$/)
   } finally {
     tool.configure(saved, logger)
     rmSync(dir, { recursive: true, force: true })

@@ -30,6 +30,8 @@ export const DEFAULT_SETTINGS = Object.freeze({
   indexCache: undefined,
   /** Keep OpenClaw's own engine on releases outside the tested range (they are served when every structural check passes). */
   requireTestedRelease: false,
+  /** Learned ranking: successful calls after a search move the tool up for requests like it (the cache folder keeps it). */
+  learning: true,
   replace: Object.freeze({ ranking: true, codeMode: true }),
 })
 
@@ -44,6 +46,7 @@ export function resolveSettings(config) {
     vectorCache: raw.vectorCache,
     indexCache: raw.indexCache,
     requireTestedRelease: raw.requireTestedRelease === true,
+    learning: raw.learning !== false,
     replace: {
       ranking: replace.ranking !== false,
       codeMode: replace.codeMode !== false,
@@ -60,6 +63,7 @@ export function resolveSettings(config) {
     throw new Error('indexCache must be a folder path, true or false')
   }
   if (raw.requireTestedRelease !== undefined && typeof raw.requireTestedRelease !== 'boolean') throw new Error('requireTestedRelease must be true or false')
+  if (raw.learning !== undefined && typeof raw.learning !== 'boolean') throw new Error('learning must be true or false')
   return settings
 }
 
@@ -77,6 +81,8 @@ const REPAIRS_NAMED = 5
  * NEARLY_READY are left to embed. A catalog still embedding more ranks lexically at once.
  */
 const VECTOR_WAIT_MS = 2000
+/** Searches of a run a call can be attributed to (learned ranking), newest kept. */
+const REMEMBERED_SEARCHES = 16
 const NEARLY_READY = 64
 const VECTOR_POLL_MS = 10
 /** The files a model folder holds. */
@@ -228,7 +234,7 @@ class Engine {
     const runId = typeof ctx?.runId === 'string' && ctx.runId ? ctx.runId : 'unknown-run'
     let stats = this.runs.get(runId)
     if (!stats) {
-      stats = { runId, sessionKey: ctx?.sessionKey, searches: 0, cells: 0, fallbacks: 0, rankings: new Set(), indexes: new Set(), searchMs: 0 }
+      stats = { runId, sessionKey: ctx?.sessionKey, searches: 0, cells: 0, fallbacks: 0, learned: 0, shown: [], rankings: new Set(), indexes: new Set(), searchMs: 0 }
       this.runs.set(runId, stats)
       // Runs that never report their end (a crashed turn) must not grow this map without bound.
       if (this.runs.size > 1000) this.runs.delete(this.runs.keys().next().value)
@@ -243,8 +249,10 @@ class Engine {
   runEnded(params) {
     if (!this.active || !this.releaseAllowed(this.servedRelease()?.version)) return undefined
     const runId = typeof params?.runId === 'string' && params.runId ? params.runId : undefined
-    const stats = (runId && this.runs.get(runId)) ?? { runId: runId ?? 'unknown-run', searches: 0, cells: 0, fallbacks: 0, rankings: new Set(), indexes: new Set() }
+    const stats = (runId && this.runs.get(runId)) ?? { runId: runId ?? 'unknown-run', searches: 0, cells: 0, fallbacks: 0, learned: 0, rankings: new Set(), indexes: new Set() }
     if (runId) this.runs.delete(runId)
+    // What the run learned is written now, off the event loop (an `agent exec` process ends with its turn).
+    if (stats.learned > 0) stats.shown?.at(-1)?.view.catalog.flushLearning().catch(() => {})
     if (!params?.catalogRef?.current && stats.searches === 0 && stats.cells === 0) return undefined
     const rankings = [...stats.rankings].join('+') || 'none'
     // How the index that served came to be: loaded from the index cache, built (and saved), derived.
@@ -253,7 +261,7 @@ class Engine {
     const why = stats.degraded ? ` (configured hybrid: ${stats.degraded})` : ''
     const line =
       `${PLUGIN_ID} ${this.version}: run ${stats.runId} served searches=${stats.searches} cells=${stats.cells}` +
-      ` ranking=${rankings}${why} index=${indexes} fallbacks=${stats.fallbacks}`
+      ` ranking=${rankings}${why} index=${indexes} fallbacks=${stats.fallbacks} learned=${stats.learned}`
     this.log.info(line)
     return line
   }
@@ -289,6 +297,11 @@ class Engine {
         if (entry) ranked.push(entry)
       }
       exactMatchFirst(ranked, view, query, limit, release)
+      if (this.settings.learning) {
+        // What this search showed: a later successful call of one of them teaches the catalog (toolCalled).
+        stats.shown.push({ query, ids: new Set(ranked.map((entry) => entry.id)), view })
+        if (stats.shown.length > REMEMBERED_SEARCHES) stats.shown.shift()
+      }
       stats.searches += 1
       stats.rankings.add(ranking)
       stats.indexes.add(status.index?.state ?? 'unknown')
@@ -300,6 +313,33 @@ class Engine {
       this.warnOnce(`rank:${error?.code ?? error?.message}`, `search fell back to OpenClaw's built-in ranking: ${error?.code ? `${error.code} ` : ''}${error?.message ?? error}`)
       return undefined
     }
+  }
+
+  /**
+   * The seam's call hook: OpenClaw runs `entry` (a `tool_call`, a cell's bridged call) and
+   * `result` is its promise. When the call succeeds and one of the run's searches showed the tool,
+   * the catalog learns that the search's words led to it (the latest such search); a failed or
+   * refused call is counted and teaches nothing; a call no search showed is left alone.
+   */
+  toolCalled({ runtime, entry, result, release }) {
+    if (!this.active || !this.settings.learning || !this.settings.replace.ranking || typeof entry?.id !== 'string') return
+    if (!this.releaseAllowed(release?.version)) return
+    const runId = typeof runtime?.ctx?.runId === 'string' && runtime.ctx.runId ? runtime.ctx.runId : 'unknown-run'
+    const stats = this.runs.get(runId)
+    const search = stats?.shown?.findLast((shown) => shown.ids.has(entry.id))
+    const id = search?.view.nativeIdOf.get(entry.id)
+    if (!id) return
+    const record = (ok) => {
+      try {
+        if (search.view.catalog.recordOutcome({ query: search.query, id, ok }).learned) stats.learned += 1
+      } catch (error) {
+        this.warnOnce(`learn:${error?.code ?? error?.message}`, `a call could not be learned from: ${error?.code ? `${error.code} ` : ''}${error?.message ?? error}`)
+      }
+    }
+    Promise.resolve(result).then(
+      (value) => record(callSucceeded(value)),
+      () => record(false),
+    )
   }
 
   /**
@@ -389,6 +429,7 @@ class Engine {
     if (this.settings.modelDir) options.model = this.settings.modelDir
     if (this.settings.vectorCache !== undefined) options.vectorCache = this.settings.vectorCache
     if (this.settings.indexCache !== undefined) options.indexCache = this.settings.indexCache
+    if (this.settings.learning) options.learning = true
     return options
   }
 
@@ -421,10 +462,11 @@ class Engine {
       if (!changed) break
       catalog = await ToolCatalog.build(records, options)
     }
-    const view = { catalog, byId: new Map(), byNativeId: new Map(), records, repaired: [], problem: undefined }
+    const view = { catalog, byId: new Map(), byNativeId: new Map(), nativeIdOf: new Map(), records, repaired: [], problem: undefined }
     for (let i = 0; i < entries.length; i++) {
       view.byId.set(entries[i].id, entries[i])
       view.byNativeId.set(nativeId(records[i]), entries[i])
+      view.nativeIdOf.set(entries[i].id, nativeId(records[i]))
       if (records[i] !== originals[i]) view.repaired.push({ entry: entries[i], notes: this.repairs.get(originals[i]).notes })
     }
     if (catalog.size !== entries.length) {
@@ -507,6 +549,16 @@ async function vectorsFor(catalog) {
     status = catalog.rankingStatus()
   }
   return status
+}
+
+/**
+ * Whether OpenClaw's call succeeded: `callEntry` resolves to `{ tool, result }`; a result marked
+ * blocked (a hook or approval refused it) or an error is not a success.
+ */
+function callSucceeded(value) {
+  const result = value?.result ?? value
+  const status = result?.details?.status
+  return result?.isError !== true && !['blocked', 'error', 'failed', 'denied', 'approval-pending'].includes(status)
 }
 
 /** Why a hybrid catalog ranked lexically. */

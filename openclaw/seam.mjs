@@ -21,7 +21,12 @@
 //      prepared before the first search;
 //   4. run end: the module-scope `clearToolSearchCatalog(params)` is wrapped: before it, the
 //      engine writes its one summary line for the run;
-//   5. a marker at the end tells the engine the patched module was evaluated, and which release
+//   5. calls: inside `ToolSearchRuntime`'s constructor, right after the one `this.callEntry = ...`
+//      assignment (the function every search-found call runs through: `tool_call`, a cell's
+//      bridged call), `this.callEntry` is wrapped: the engine sees the entry called and the call's
+//      promise (learned ranking; OpenClaw's result is returned untouched). The position of its
+//      `entry` parameter differs by release and is read from the function;
+//   6. a marker at the end tells the engine the patched module was evaluated, and which release
 //      semantics it found (`RELEASE_CASES`).
 // A point that is missing, ambiguous inside its function, or of another shape leaves the module
 // as it is, with the reason.
@@ -40,7 +45,7 @@ export const MAX_MODULE_BYTES = 4 * 1024 * 1024
 const ENGINE = `globalThis[Symbol.for(${JSON.stringify(ENGINE_KEY)})]`
 const PREFIX = '__otsBuiltin_'
 /** Names the patch declares; a module that already has one is left alone. */
-const OWN_NAMES = Object.freeze([PREFIX, '__otsRanked', '__otsCell', '__otsRelease'])
+const OWN_NAMES = Object.freeze([PREFIX, '__otsRanked', '__otsCell', '__otsRelease', '__otsCall'])
 
 /**
  * Where the releases differ in what the engine must reproduce, each case as the module shows it:
@@ -51,12 +56,15 @@ const OWN_NAMES = Object.freeze([PREFIX, '__otsRanked', '__otsCell', '__otsRelea
  *   entry whose id equals the trimmed query is the only exact match), `id-or-name` when any entry
  *   whose id or name equals the query ignoring case is exact (up to 2026.9.4);
  * - `cellJsonSafe`: `runCodeMode` when `runCodeMode` passes the child's value through the JSON-safe
- *   function (up to 2026.9.2), `child` when only the child does (2026.9.3 on).
+ *   function (up to 2026.9.2), `child` when only the child does (2026.9.3 on);
+ * - `callEntry`: `catalog-entry` when `this.callEntry` takes `(catalog, entry, input, options)` (up
+ *   to 2026.9.2), `entry` when it takes `(entry, input, options)` (2026.9.3 on).
  */
 export const RELEASE_CASES = Object.freeze({
   hitCompaction: Object.freeze(['closure', 'module']),
   exactMatch: Object.freeze(['id-first', 'id-or-name']),
   cellJsonSafe: Object.freeze(['runCodeMode', 'child']),
+  callEntry: Object.freeze(['catalog-entry', 'entry']),
 })
 
 // ------------------------------------------------------------------ releases
@@ -214,8 +222,8 @@ function moduleFunction(scope, name, arity) {
   return { node, exported }
 }
 
-/** The `this.search = async (query, options) => {...}` arrow inside ToolSearchRuntime's constructor. */
-function searchArrow(scope) {
+/** The one `this.<property> = <value>` statement at the top of ToolSearchRuntime's constructor. */
+function constructorAssignment(scope, property) {
   const found = scope.declared.get(DECLARATIONS.runtime) ?? []
   if (found.length !== 1) miss(`${found.length} module-scope declarations of ${DECLARATIONS.runtime}`)
   const { node } = found[0]
@@ -226,12 +234,27 @@ function searchArrow(scope) {
   const assignments = []
   for (const statement of constructors[0].value.body.body) {
     const expression = statement.type === 'ExpressionStatement' ? statement.expression : undefined
-    if (expression?.type === 'AssignmentExpression' && expression.operator === '=' && isMember(expression.left, 'search') && expression.left.object.type === 'ThisExpression') {
-      assignments.push(expression.right)
+    if (expression?.type === 'AssignmentExpression' && expression.operator === '=' && isMember(expression.left, property) && expression.left.object.type === 'ThisExpression') {
+      assignments.push({ statement, value: expression.right })
     }
   }
-  if (assignments.length !== 1) miss(`${DECLARATIONS.runtime}'s constructor assigns this.search ${assignments.length} times (expected once)`)
-  const arrow = assignments[0]
+  if (assignments.length !== 1) miss(`${DECLARATIONS.runtime}'s constructor assigns this.${property} ${assignments.length} times (expected once)`)
+  return assignments[0]
+}
+
+/** Point 5: the `this.callEntry = (..., entry, ...) => ...` assignment; where its entry parameter is. */
+function findCalls(scope) {
+  const { statement, value } = constructorAssignment(scope, 'callEntry')
+  if (!FUNCTIONS.has(value.type)) miss('this.callEntry is not a function')
+  const position = value.params.findIndex((p) => isIdentifier(p, 'entry'))
+  if (position < 0 || !value.params.slice(0, position + 1).every((p) => isIdentifier(p))) miss('this.callEntry takes no named entry parameter')
+  if (position > 1) miss(`this.callEntry takes its entry as parameter ${position + 1} (expected 1 or 2)`)
+  return { at: statement.end, entry: position, callEntry: position === 0 ? 'entry' : 'catalog-entry' }
+}
+
+/** The `this.search = async (query, options) => {...}` arrow inside ToolSearchRuntime's constructor. */
+function searchArrow(scope) {
+  const arrow = constructorAssignment(scope, 'search').value
   if (!FUNCTIONS.has(arrow.type) || !arrow.async || arrow.body.type !== 'BlockStatement') miss('this.search is not an async function with a body')
   if (arrow.params.length < 1 || !arrow.params.every((p) => isIdentifier(p))) miss('this.search does not take (query, options)')
   return arrow
@@ -425,17 +448,27 @@ export function findSeam(source) {
     if (registers !== 1) miss(`${DECLARATIONS.register} assigns its catalogRef.current ${registers} times (expected once)`)
     const clear = moduleFunction(scope, DECLARATIONS.clear, 1)
     const code = findCodeMode(scope)
+    const calls = findCalls(scope)
     const cases = {
       ...ranking.cases,
       cellJsonSafe: callerMakesCellJsonSafe(program, source, code.jsonSafe) ? 'runCodeMode' : 'child',
+      callEntry: calls.callEntry,
     }
     const n = ranking.names
     const rankCall =
       `\n\t\t\tlet __otsRanked;\n` +
       `\t\t\ttry { __otsRanked = await ${ENGINE}?.rank?.({ runtime: this, catalog: ${n.catalog}, entries: ${n.entries}, query: ${n.query}, limit: ${n.limit}, options: ${n.options ?? 'undefined'}, release: __otsRelease }); } catch {}\n` +
       `\t\t\tif (Array.isArray(__otsRanked)) return __otsRanked.map(${n.compact});`
+    // OpenClaw's own call runs first and its result (a promise) is returned as it is.
+    const callHook =
+      `\n\t\t{ const __otsCallEntry = this.callEntry;\n` +
+      `\t\tthis.callEntry = (...__otsCallArgs) => {\n` +
+      `\t\t\tconst __otsCalled = __otsCallEntry(...__otsCallArgs);\n` +
+      `\t\t\ttry { ${ENGINE}?.toolCalled?.({ runtime: this, entry: __otsCallArgs[${calls.entry}], result: __otsCalled, release: __otsRelease }); } catch {}\n` +
+      `\t\t\treturn __otsCalled;\n\t\t}; }`
     const edits = [
       { start: ranking.at, end: ranking.at, text: rankCall },
+      { start: calls.at, end: calls.at, text: callHook },
       ...wrap(register, (builtin) => `(params, ...rest) {\n\tconst result = ${builtin}(params, ...rest);\n\ttry { ${ENGINE}?.catalogRegistered?.(params?.catalogRef?.current); } catch {}\n\treturn result;\n}`),
       ...wrap(clear, (builtin) => `(params, ...rest) {\n\ttry { ${ENGINE}?.runEnded?.(params); } catch {}\n\treturn ${builtin}(params, ...rest);\n}`),
       ...wrap(code.child, (builtin) =>

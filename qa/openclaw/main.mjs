@@ -168,6 +168,10 @@ if (newest) {
   })
   // Two turns on one state folder with the default caches: the second loads the search index the
   // first stored, and ranks hybrid from its first search.
+  // Two turns of the same request on one state folder: the first's successful call teaches the
+  // catalog (learned ranking, on by default, kept in the cache folder), the second ranks the tool
+  // it called at least as high and learns again.
+  lanes.push({ name: 'learning/second-run', release, mode: 'code', toolSearch: MODES.code, native: true, turns: 2, pluginConfig: { ranking: 'lexical' }, expectLearning: true })
   if (withModel) lanes.push({ name: 'hybrid/second-turn', release, mode: 'code', toolSearch: MODES.code, native: true, turns: 2, expectRanking: 'hybrid', expectIndex: 'loaded' })
   else log('lane hybrid/second-turn left out: no model package assembled (node scripts/model-package.mjs)')
 }
@@ -208,6 +212,8 @@ for (const lane of lanes) {
   const nodeOptions = lane.native && !lane.noImport ? `--import=${register}` : undefined
   log(`lane ${lane.name}`)
   let outcome
+  /** The first of several turns: its marker and outcome (learned ranking compares the turns). */
+  let earlier
   try {
     if (lane.gateway) {
       outcome = await gatewayTurn({ openclaw: laneOpenclaw, node, dir, prompt: prompt(marker, lane.cell), configFor: (gatewayPort, workspace) => laneConfig({ ...lane, gatewayPort }, { ...env, workspace }) })
@@ -217,6 +223,7 @@ for (const lane of lanes) {
       for (let turn = 0; turn < turns; turn++) {
         const turnMarker = turn === turns - 1 ? marker : `${marker}-t${turn + 1}`
         outcome = await agentExec({ openclaw: laneOpenclaw, node, dir, config: laneConfig(lane, env), prompt: prompt(turnMarker, lane.cell), nodeOptions, again: turn > 0 })
+        if (turn === 0 && turns > 1) earlier = { marker: turnMarker, outcome }
       }
     }
   } catch (error) {
@@ -224,7 +231,8 @@ for (const lane of lanes) {
   }
   const requests = await providerGet(`/debug/requests?marker=${encodeURIComponent(marker)}`)
   const executions = existsSync(files.fakeLog) ? readFileSync(files.fakeLog, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)) : []
-  results.push(judge(lane, outcome, requests, executions, marker))
+  if (earlier) earlier.requests = await providerGet(`/debug/requests?marker=${encodeURIComponent(earlier.marker)}`)
+  results.push(judge(lane, outcome, requests, executions, marker, earlier))
 }
 const canary = await providerGet('/debug/canary')
 provider.kill('SIGTERM')
@@ -232,11 +240,11 @@ provider.kill('SIGTERM')
 // ------------------------------------------------------------------ checks
 
 function engineLines(outcome) {
-  const pattern = new RegExp(`^${PLUGIN_ID} ${packageVersion.replaceAll('.', '\\.')}: run (\\S+) served searches=(\\d+) cells=(\\d+) ranking=(\\S+)(?: \\(configured hybrid: (.*)\\))? index=(\\S+) fallbacks=(\\d+)$`)
+  const pattern = new RegExp(`^${PLUGIN_ID} ${packageVersion.replaceAll('.', '\\.')}: run (\\S+) served searches=(\\d+) cells=(\\d+) ranking=(\\S+)(?: \\(configured hybrid: (.*)\\))? index=(\\S+) fallbacks=(\\d+) learned=(\\d+)$`)
   return (outcome.log ?? [])
     .map((line) => pattern.exec(line))
     .filter(Boolean)
-    .map((m) => ({ runId: m[1], searches: Number(m[2]), cells: Number(m[3]), ranking: m[4], degraded: m[5], index: m[6], fallbacks: Number(m[7]) }))
+    .map((m) => ({ runId: m[1], searches: Number(m[2]), cells: Number(m[3]), ranking: m[4], degraded: m[5], index: m[6], fallbacks: Number(m[7]), learned: Number(m[8]) }))
 }
 
 function firstRank(requests) {
@@ -260,7 +268,7 @@ function transcript(outcome) {
   return { calls, telemetry }
 }
 
-function judge(lane, outcome, requests, executions, marker) {
+function judge(lane, outcome, requests, executions, marker, earlier) {
   const checks = []
   const check = (name, ok, detail = '') => checks.push({ name, ok: Boolean(ok), detail })
   const lines = engineLines(outcome)
@@ -322,6 +330,9 @@ function judge(lane, outcome, requests, executions, marker) {
     check('OpenClaw\'s log has the engine\'s line with searches >= 1', lines.length >= 1 && lines[0].searches >= 1, JSON.stringify(lines))
     if (lane.mode === 'code') check('the engine ran the cells', lines[0]?.cells >= 1, JSON.stringify(lines))
     check('the engine never fell back', lines.every((l) => l.fallbacks === 0), JSON.stringify(lines))
+    // The call followed the search in the same run: learned ranking (on by default) learned from it,
+    // which proves the seam's call hook on this release.
+    if (!lane.cell && !lane.legacy && lane.pluginConfig?.learning !== false) check('the engine learned from the call that followed its search (learned=1)', lines[0]?.learned === 1, JSON.stringify(lines))
   } else if (lane.mode !== 'direct') {
     check("OpenClaw's own engine served the run (no engine line)", lines.length === 0, JSON.stringify(lines))
   }
@@ -353,6 +364,14 @@ function judge(lane, outcome, requests, executions, marker) {
   if (lane.expectIndex) {
     check(`the last turn's search index was ${lane.expectIndex} (the run's line says so)`, lines.length === 1 && lines[0].index === lane.expectIndex, JSON.stringify(lines))
   }
+  if (lane.expectLearning) {
+    const before = earlier ? engineLines(earlier.outcome) : []
+    check("the first run learned from its call (its line says learned=1)", before.length === 1 && before[0].learned === 1, JSON.stringify(before))
+    const [rankBefore, rankAfter] = [firstRank(earlier?.requests ?? []), firstRank(requests)]
+    row.rank = `${rankBefore} → ${rankAfter}`
+    check('the second run ranks the tool the first called at least as high', rankBefore > 0 && rankAfter > 0 && rankAfter <= rankBefore, `${rankBefore} → ${rankAfter}`)
+    check('the second run learned from its call too', lines.length === 1 && lines[0].learned === 1, JSON.stringify(lines))
+  }
   if (lane.cell === 'escape') {
     const leaked = log.join('\n').includes('root:x:0:0') || String(outcome.final).includes('root:x:0:0')
     check('no file content left the cell', !leaked)
@@ -382,7 +401,7 @@ function matrix() {
       pass: result.checks.every((c) => c.ok),
       firstRequestBytes: result.row.firstRequestBytes,
       rank: result.row.rank,
-      engine: line ? `native ${line.ranking} (searches=${line.searches} cells=${line.cells} index=${line.index} fallbacks=${line.fallbacks})` : 'built-in',
+      engine: line ? `native ${line.ranking} (searches=${line.searches} cells=${line.cells} index=${line.index} fallbacks=${line.fallbacks} learned=${line.learned})` : 'built-in',
     }
   }
   const rows = []

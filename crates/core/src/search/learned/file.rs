@@ -49,8 +49,14 @@ fn open(dir: &Path) -> Result<Folder, String> {
 /// `scope`'s prior kept in `dir`: `Ok(None)` when none is; Err: one was
 /// refused (and removed), or the folder is not usable.
 pub(super) fn load(dir: &Path, scope: &str) -> Result<Option<Memory>, String> {
-    let folder = open(dir)?;
     let file_name = name(scope);
+    // Nothing kept yet: nothing to open (and no folder or key is made until something is written).
+    if let Err(e) = std::fs::symlink_metadata(dir.join(&file_name)) {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            return Ok(None);
+        }
+    }
+    let folder = open(dir)?;
     let shown = dir.join(&file_name);
     let c_name = CString::new(file_name).unwrap_or_default();
     let refuse = |why: &str| {
