@@ -84,6 +84,8 @@ impl SearchIndex {
                             .filter(|&o| allowed(o))
                             .map(|o| (o, s.strength))
                     })
+                    // Strongest first: deeper ones could only enter below the lexical depth.
+                    .take(LEARNED_DEPTH)
                     .collect();
                 let exact = hybrid::exact_count(query, &ranked, l.entries);
                 learned::blend(ranked, exact, &scores, l.params.weight)

@@ -709,12 +709,17 @@ pub fn blend(
             (base, i, *h)
         })
         .collect();
+    let position: std::collections::HashMap<usize, usize> = scored
+        .iter()
+        .enumerate()
+        .map(|(i, (_, _, h))| (h.ordinal, i))
+        .collect();
     for &(ordinal, strength) in learned {
         if out.iter().any(|h| h.ordinal == ordinal) {
             continue;
         }
         let bonus = weight * strength.clamp(0.0, 1.0);
-        match scored.iter_mut().find(|(_, _, h)| h.ordinal == ordinal) {
+        match position.get(&ordinal).map(|&i| &mut scored[i]) {
             Some((score, _, hit)) => {
                 *score += bonus;
                 if strength >= 0.5 {
