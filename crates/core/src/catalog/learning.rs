@@ -213,13 +213,15 @@ impl Catalog {
         let Some(setting) = self.learning() else {
             return Ok(Vec::new());
         };
+        let index = &self.data.index;
+        let words = index.learned_words(query);
         let mut weighed = learned::LearnedQuery::default();
-        self.data.index.search_weighed(
+        index.search_weighed(
             query,
             1,
             &|_| false,
-            self.data.index.params(),
-            Some(&mut weighed),
+            index.params(),
+            Some((&words, &mut weighed)),
         );
         Ok(setting
             .prior

@@ -152,16 +152,17 @@ impl SearchIndex {
         self.search_weighed(query, limit, allowed, params, None)
     }
 
-    /// `search_with`; with `learned`, also the query as a learned prior reads
-    /// it, its words weighted by their rarity in this catalog (a word no tool
-    /// has weighs as much as one only one tool has).
+    /// `search_with`; with `learned` (the query's words from
+    /// [`SearchIndex::learned_words`] and where to put them), also the query as
+    /// a learned prior reads it, its words weighted by their rarity in this
+    /// catalog (a word no tool has weighs as much as one only one tool has).
     pub(crate) fn search_weighed(
         &self,
         query: &str,
         limit: usize,
         allowed: &dyn Fn(usize) -> bool,
         params: &RankingParams,
-        learned: Option<&mut learned::LearnedQuery>,
+        learned: Option<(&[String], &mut learned::LearnedQuery)>,
     ) -> Vec<ScoredHit> {
         if limit == 0 {
             return Vec::new();
@@ -175,7 +176,7 @@ impl SearchIndex {
         } else {
             bm25f::score(&self.data, &plan, params, allowed)
         };
-        if let Some(learned) = learned {
+        if let Some((words, learned)) = learned {
             let rarest = strength::idf_of(1.0, self.data.doc_count as f32);
             let weight_of = |text: &str| {
                 plan.terms
@@ -187,9 +188,9 @@ impl SearchIndex {
                     .unwrap_or(rarest)
             };
             *learned = learned::LearnedQuery::new(
-                query::literal_terms(query, params)
-                    .into_iter()
-                    .map(|text| (learned::term_hash(&text), weight_of(&text))),
+                words
+                    .iter()
+                    .map(|text| (learned::term_hash(text), weight_of(text))),
             );
         }
         if !exact.is_empty() {
@@ -242,14 +243,15 @@ impl SearchIndex {
 }
 
 impl SearchIndex {
-    /// The query as a learned prior records it: its distinct literal words
-    /// (analyzed as the index analyzes), equally weighted.
+    /// The words a learned prior keys a query by: its distinct literal words,
+    /// analyzed as the index analyzes them.
+    pub(crate) fn learned_words(&self, query: &str) -> Vec<String> {
+        query::literal_terms(bounded(query), &self.params)
+    }
+
+    /// The query as a learned prior records it: its words, equally weighted.
     pub fn learned_query(&self, query: &str) -> learned::LearnedQuery {
-        learned::LearnedQuery::new(
-            query::literal_terms(bounded(query), &self.params)
-                .into_iter()
-                .map(|text| (learned::term_hash(&text), 1.0)),
-        )
+        learned::LearnedQuery::uniform(&self.learned_words(query))
     }
 }
 

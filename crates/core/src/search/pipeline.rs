@@ -50,13 +50,20 @@ impl SearchIndex {
         let mut wanted = limit.max(depth);
         // Learning looks deeper, and only when the prior knows a word of the query: otherwise
         // the ranking is exactly the unlearned one.
+        // The query is analyzed for the prior once; the search weighs those words.
+        let words = match learned {
+            Some(l) if l.params.weight > 0.0 => self.learned_words(query),
+            _ => Vec::new(),
+        };
         let learned = learned
-            .filter(|l| l.params.weight > 0.0 && l.prior.knows_any(&self.learned_query(query)));
+            .filter(|l| l.params.weight > 0.0 && l.prior.knows_any(&LearnedQuery::uniform(&words)));
         if learned.is_some() {
             wanted = wanted.max(LEARNED_DEPTH);
         }
         let mut weighed = LearnedQuery::default();
-        let into = learned.is_some().then_some(&mut weighed);
+        let into = learned
+            .is_some()
+            .then_some((words.as_slice(), &mut weighed));
         let ranked = match semantic {
             None => self.search_weighed(query, wanted, allowed, params, into),
             Some(semantic) => {

@@ -110,6 +110,11 @@ impl LearnedQuery {
         LearnedQuery { terms: out }
     }
 
+    /// `words`, equally weighted.
+    pub fn uniform(words: &[String]) -> LearnedQuery {
+        LearnedQuery::new(words.iter().map(|w| (term_hash(w), 1.0)))
+    }
+
     pub fn is_empty(&self) -> bool {
         self.terms.is_empty()
     }
