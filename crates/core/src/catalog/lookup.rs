@@ -11,6 +11,7 @@ use super::{Catalog, ToolEntry};
 use crate::entry::GONE;
 use crate::error::{Error, ErrorCode, Result};
 use crate::limits::MAX_SELECTOR_CHARS;
+use crate::search::Folder;
 
 /// Which surface the caller is on; picks the guidance in error texts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -321,7 +322,17 @@ fn fold(text: &str) -> String {
             out.push('_');
         }
     }
-    out
+    if out.is_ascii() {
+        return out;
+    }
+    // Accents and full-width forms fold as in search (`météo` finds `meteo_now`).
+    thread_local! {
+        static FOLDER: std::cell::RefCell<Folder> = std::cell::RefCell::new(Folder::new());
+    }
+    FOLDER.with(|folder| match folder.try_borrow_mut() {
+        Ok(mut folder) => folder.fold(&out),
+        Err(_) => out,
+    })
 }
 
 /// Trigrams of `folded` padded with a start and an end mark.
@@ -536,6 +547,32 @@ mod tests {
         ] {
             assert!(suggested(&catalog, typed).split(", ").count() <= 3);
         }
+    }
+
+    /// A name typed without its accents (or with them, for a tool that has none) is suggested.
+    #[test]
+    fn suggestions_fold_accents() {
+        let text = [
+            r#"{"name":"prévisions_météo_détaillées","owner":"meteo"}"#,
+            r#"{"name":"dự_báo_thời_tiết","owner":"thoi_tiet"}"#,
+            r#"{"name":"resume_playback","owner":"music"}"#,
+            // Closer than the accented names to the typed ones, were accents not folded.
+            r#"{"name":"previsions_metro_details","owner":"metro"}"#,
+            r#"{"name":"du_bao_thoi_tie","owner":"thoi_tiet"}"#,
+            r#"{"name":"resume_playbook","owner":"music"}"#,
+        ]
+        .join("\n");
+        let catalog = Catalog::from_json_text(&text, &CatalogOptions::default()).unwrap();
+        let first = |typed: &str| {
+            suggested(&catalog, typed)
+                .split(", ")
+                .next()
+                .unwrap_or_default()
+                .to_string()
+        };
+        assert!(first("previsions_meteo_detaillees").ends_with("prévisions_météo_détaillées"));
+        assert!(first("du_bao_thoi_tiet").ends_with("dự_báo_thời_tiết"));
+        assert!(first("résumé_playbäck").ends_with("resume_playback"));
     }
 
     /// One exact rule for tool calls (allowed tools) and prompt reading (all).

@@ -8,12 +8,18 @@
 //! (`create_issue` -> `createissue`), so a query that spells the identifier
 //! matches it more strongly than one that merely shares its parts.
 //! CJK runs (no spaces between words) become overlapping bigrams.
+//! Latin diacritics and full-width forms are folded (`météo` -> `meteo`, see
+//! `fold`): the folded word is the term; a word whose spelling folding
+//! changed also yields its exact spelling as a second term
+//! ([`TermKind::ExactSpelling`]), which ranks a request's own spelling first
+//! without making a request typed without accents miss.
 //! Terms never contain whitespace, so the index stores them space-joined.
 
 use foldhash::{HashMap, HashMapExt};
 
 use tantivy::tokenizer::{Language, RawTokenizer, Stemmer, TextAnalyzer, TokenStream};
 
+use super::fold::Folder;
 use super::stopwords::is_stopword;
 
 /// Longest token kept (bytes); longer runs are noise (hashes, base64).
@@ -23,16 +29,38 @@ const MAX_COMPOUND_PARTS: usize = 6;
 /// Memoized stems per analyzer (bounds memory on hostile vocabularies).
 const MAX_CACHED_STEMS: usize = 100_000;
 
+/// What an analyzed term stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TermKind {
+    /// A word (folded, stemmed) or a CJK bigram.
+    Word,
+    /// The joined form of a multi-part identifier (`createissu`).
+    Joined,
+    /// The exact (unfolded) spelling of the word just before it, when folding
+    /// changed it: matched as a bonus, never counted as a word of its own.
+    ExactSpelling,
+}
+
+/// The terms of one lowercased identifier part.
+struct PartTerms {
+    /// The folded word's stem.
+    term: String,
+    /// The unfolded word's stem, when folding changed the stem.
+    exact: Option<String>,
+}
+
 /// Stateful analyzer (the stemmer needs `&mut`) with a stem cache and
 /// reusable buffers: create one per build or per thread, not per word.
 pub struct Analyzer {
     stemmer: TextAnalyzer,
-    /// Lowercased word → its stem, or None for a word that is dropped
+    folder: Folder,
+    /// Lowercased word → its terms, or None for a word that is dropped
     /// (stopword, single letter): one lookup decides both.
-    cache: HashMap<String, Option<String>>,
+    cache: HashMap<String, Option<PartTerms>>,
     parts: Vec<(usize, usize)>,
     lower: String,
     joined: String,
+    folded: String,
 }
 
 impl Analyzer {
@@ -41,10 +69,12 @@ impl Analyzer {
             stemmer: TextAnalyzer::builder(RawTokenizer::default())
                 .filter(Stemmer::new(Language::English))
                 .build(),
+            folder: Folder::new(),
             cache: HashMap::new(),
             parts: Vec::new(),
             lower: String::new(),
             joined: String::new(),
+            folded: String::new(),
         }
     }
 
@@ -58,32 +88,44 @@ impl Analyzer {
         }
     }
 
-    /// The term for one lowercased identifier part: None if it is dropped.
-    fn part_term(&mut self, word: &str) -> Option<&str> {
+    /// The terms of one lowercased identifier part: None if it is dropped.
+    fn part_terms(&mut self, word: &str) -> Option<&PartTerms> {
         if !self.cache.contains_key(word) {
-            let term = if keep_part(word) {
-                Some(self.stem(word))
+            let mut folded = std::mem::take(&mut self.folded);
+            let changed = self.folder.fold_into(word, &mut folded);
+            let base = if changed { folded.as_str() } else { word };
+            let terms = if keep_part(base) {
+                let term = self.stem(base);
+                let exact = if changed { Some(self.stem(word)) } else { None };
+                Some(PartTerms {
+                    exact: exact.filter(|exact| *exact != term),
+                    term,
+                })
             } else {
                 None
             };
+            self.folded = folded;
             if self.cache.len() >= MAX_CACHED_STEMS {
                 self.cache.clear();
             }
-            self.cache.insert(word.to_string(), term);
+            self.cache.insert(word.to_string(), terms);
         }
-        self.cache.get(word).and_then(|t| t.as_deref())
+        self.cache.get(word).and_then(|t| t.as_ref())
     }
 
-    /// The stem of a joined identifier (never dropped as a stopword).
+    /// The stem of a joined identifier, folded (never dropped as a stopword).
     fn joined_term(&mut self, word: &str) -> String {
-        match self.part_term(word) {
-            Some(term) => term.to_string(),
-            None => self.stem(word),
+        match self.part_terms(word) {
+            Some(terms) => terms.term.clone(),
+            None => {
+                let folded = self.folder.fold(word);
+                self.stem(&folded)
+            }
         }
     }
 
-    /// Analyze `text`, calling `sink(term, compound)` for each term in order.
-    pub fn analyze(&mut self, text: &str, sink: &mut dyn FnMut(&str, bool)) {
+    /// Analyze `text`, calling `sink(term, kind)` for each term in order.
+    pub fn analyze(&mut self, text: &str, sink: &mut dyn FnMut(&str, TermKind)) {
         let mut ident_start: Option<usize> = None;
         let mut cjk_start: Option<usize> = None;
         for (i, c) in text.char_indices() {
@@ -113,7 +155,7 @@ impl Analyzer {
         }
     }
 
-    /// Analyzed terms as owned strings (`compound` flag dropped).
+    /// Analyzed terms as owned strings (kinds dropped).
     #[cfg(test)]
     pub fn terms(&mut self, text: &str) -> Vec<String> {
         let mut out = Vec::new();
@@ -121,20 +163,22 @@ impl Analyzer {
         out
     }
 
-    /// Append the analyzed terms of `text` to `out`, space-separated; returns the count.
+    /// Append the analyzed terms of `text` to `out`, space-separated; returns the
+    /// count of words (exact spellings are indexed but do not lengthen a field,
+    /// so folding leaves BM25's length normalization as it was).
     pub fn append_joined(&mut self, text: &str, out: &mut String) -> usize {
         let mut count = 0usize;
-        self.analyze(text, &mut |term, _| {
+        self.analyze(text, &mut |term, kind| {
             if !out.is_empty() {
                 out.push(' ');
             }
             out.push_str(term);
-            count += 1;
+            count += usize::from(kind != TermKind::ExactSpelling);
         });
         count
     }
 
-    fn identifier(&mut self, run: &str, sink: &mut dyn FnMut(&str, bool)) {
+    fn identifier(&mut self, run: &str, sink: &mut dyn FnMut(&str, TermKind)) {
         let mut parts = std::mem::take(&mut self.parts);
         parts.clear();
         split_identifier_into(run, &mut parts);
@@ -146,8 +190,11 @@ impl Analyzer {
             }
             let mut lower = std::mem::take(&mut self.lower);
             lowercase_into(part, &mut lower);
-            if let Some(term) = self.part_term(&lower) {
-                sink(term, false);
+            if let Some(terms) = self.part_terms(&lower) {
+                sink(&terms.term, TermKind::Word);
+                if let Some(exact) = &terms.exact {
+                    sink(exact, TermKind::ExactSpelling);
+                }
                 kept += 1;
             }
             self.lower = lower;
@@ -160,7 +207,7 @@ impl Analyzer {
             }
             if joined.len() <= MAX_TOKEN_BYTES {
                 let term = self.joined_term(&joined);
-                sink(&term, true);
+                sink(&term, TermKind::Joined);
             }
             self.joined = joined;
         }
@@ -290,17 +337,17 @@ fn plural_s(rest: &str) -> bool {
 }
 
 /// CJK runs: overlapping bigrams; a lone character stays a unigram.
-fn cjk_bigrams(run: &str, sink: &mut dyn FnMut(&str, bool)) {
+fn cjk_bigrams(run: &str, sink: &mut dyn FnMut(&str, TermKind)) {
     let mut indices = run.char_indices().map(|(i, _)| i).collect::<Vec<_>>();
     indices.push(run.len());
     if indices.len() == 2 {
         if !is_stopword(run) {
-            sink(run, false);
+            sink(run, TermKind::Word);
         }
         return;
     }
     for w in indices.windows(3) {
-        sink(&run[w[0]..w[2]], false);
+        sink(&run[w[0]..w[2]], TermKind::Word);
     }
 }
 
@@ -356,7 +403,49 @@ mod tests {
         assert_eq!(terms("云"), vec!["云"]);
         assert!(terms("的").is_empty());
         assert_eq!(terms("查询weather"), vec!["查询", "weather"]);
-        assert_eq!(terms("Ünïcödé Straße"), vec!["ünïcödé", "straße"]);
+        // Full-width letters fold (their own spelling is kept as a bonus term).
+        assert_eq!(
+            terms("天気ｗｅａｔｈｅｒ"),
+            vec!["天気", "weather", "ｗｅａｔｈｅｒ"]
+        );
+    }
+
+    #[test]
+    fn folds_accents_and_keeps_the_exact_spelling_after_the_word() {
+        let mut analyzer = Analyzer::new();
+        let mut kinds = Vec::new();
+        analyzer.analyze("Prévisions météo, Straße", &mut |term, kind| {
+            kinds.push((term.to_string(), kind))
+        });
+        let expected = [
+            ("previs", TermKind::Word),
+            ("prévision", TermKind::ExactSpelling),
+            ("meteo", TermKind::Word),
+            ("météo", TermKind::ExactSpelling),
+            ("strass", TermKind::Word),
+            ("straße", TermKind::ExactSpelling),
+        ];
+        let expected: Vec<(String, TermKind)> =
+            expected.iter().map(|(t, k)| (t.to_string(), *k)).collect();
+        assert_eq!(kinds, expected);
+        // Typed without accents: the folded words only.
+        assert_eq!(
+            terms("previsions meteo strasse"),
+            vec!["previs", "meteo", "strass"]
+        );
+        // Joined identifier forms fold too.
+        assert_eq!(terms("créerÉvénement").last().unwrap(), "creereven");
+        // A word the fold leaves as it is, or ASCII: no second term.
+        assert_eq!(terms("Ünïcödé"), vec!["unicod", "ünïcödé"]);
+        assert_eq!(terms("погода"), vec!["погода"]);
+    }
+
+    #[test]
+    fn exact_spellings_do_not_lengthen_a_field() {
+        let mut out = String::new();
+        let mut analyzer = Analyzer::new();
+        assert_eq!(analyzer.append_joined("météo Lyon", &mut out), 2);
+        assert_eq!(out, "meteo météo lyon");
     }
 
     #[test]

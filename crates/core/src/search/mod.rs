@@ -26,6 +26,7 @@ mod cache_folder;
 mod diversify;
 mod expand;
 mod fields;
+mod fold;
 pub mod hybrid;
 mod index;
 pub mod learned;
@@ -42,6 +43,7 @@ mod strength;
 mod typo;
 
 pub use fields::{FieldKind, RankingParams, FIELD_COUNT};
+pub use fold::Folder;
 pub use index::{second_thread_allowed, with_second_thread};
 pub use pipeline::{Learned, Semantic};
 pub use prerequisites::{Prerequisites, MAX_SERVER_TOOLS, PREREQUISITE_DEPTH};

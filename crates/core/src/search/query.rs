@@ -8,7 +8,7 @@
 
 use std::cell::RefCell;
 
-use super::analyze::Analyzer;
+use super::analyze::{Analyzer, TermKind};
 use super::expand::{base_forms, expansions};
 use super::fields::RankingParams;
 
@@ -19,6 +19,10 @@ pub const MAX_QUERY_TERMS: usize = 64;
 const MAX_EXPANSION_TERMS: usize = 32;
 /// Most clauses tracked; later clauses merge into the last one.
 pub const MAX_CLAUSES: usize = 8;
+/// Weight of a word's exact spelling when folding changed it (`météo` beside
+/// `meteo`): enough to rank the request's own spelling first among tools that
+/// match the folded word equally, small beside a word of its own.
+const EXACT_SPELLING_WEIGHT: f32 = 0.25;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct QueryTerm {
@@ -117,7 +121,10 @@ pub fn literal_terms(query: &str, params: &RankingParams) -> Vec<String> {
         let Ok(mut analyzer) = cell.try_borrow_mut() else {
             return;
         };
-        analyzer.analyze(query, &mut |term, _| {
+        analyzer.analyze(query, &mut |term, kind| {
+            if kind == TermKind::ExactSpelling {
+                return;
+            }
             let filler = params.drop_request_filler && is_request_filler(term);
             if !filler && out.len() < MAX_QUERY_TERMS && !out.iter().any(|t| t == term) {
                 out.push(term.to_string());
@@ -132,6 +139,8 @@ pub fn plan(query: &str, params: &RankingParams) -> QueryPlan {
     let mut clause_count = 0usize;
     // Per literal term (by index): base forms of agent nouns ("runner" → "run").
     let mut bases: Vec<Vec<String>> = Vec::new();
+    // Exact spellings of folded words, added after the expansions.
+    let mut spellings: Vec<QueryTerm> = Vec::new();
     ANALYZER.with(|cell| {
         let Ok(mut analyzer) = cell.try_borrow_mut() else {
             return;
@@ -145,7 +154,19 @@ pub fn plan(query: &str, params: &RankingParams) -> QueryPlan {
             let clause = clause_count.min(MAX_CLAUSES - 1);
             let bit = 1u8 << clause;
             let mut any = false;
-            analyzer.analyze(part, &mut |term, _| {
+            analyzer.analyze(part, &mut |term, kind| {
+                if kind == TermKind::ExactSpelling {
+                    match spellings.iter_mut().find(|t| t.text == term) {
+                        Some(existing) => existing.clauses |= bit,
+                        None => spellings.push(QueryTerm {
+                            text: term.to_string(),
+                            weight: EXACT_SPELLING_WEIGHT,
+                            literal: false,
+                            clauses: bit,
+                        }),
+                    }
+                    return;
+                }
                 if params.drop_request_filler && is_request_filler(term) {
                     return;
                 }
@@ -202,6 +223,14 @@ pub fn plan(query: &str, params: &RankingParams) -> QueryPlan {
             }
         }
     }
+    for spelling in spellings {
+        if terms.len() >= MAX_QUERY_TERMS {
+            break;
+        }
+        if !terms.iter().any(|t| t.text == spelling.text) {
+            terms.push(spelling);
+        }
+    }
     QueryPlan {
         terms,
         clause_count,
@@ -250,6 +279,32 @@ mod tests {
 
     fn plan_default(query: &str) -> QueryPlan {
         plan(query, &RankingParams::default())
+    }
+
+    #[test]
+    fn a_folded_word_is_typed_and_its_exact_spelling_a_small_bonus() {
+        let plan = plan_default("météo à Lyon");
+        let literal: Vec<&str> = plan
+            .terms
+            .iter()
+            .filter(|t| t.literal)
+            .map(|t| t.text.as_str())
+            .collect();
+        assert_eq!(literal, vec!["meteo", "lyon"]);
+        let exact = plan
+            .terms
+            .iter()
+            .find(|t| t.text == "météo")
+            .expect("exact");
+        assert!(!exact.literal && exact.weight < 1.0);
+        // Typed without accents: only the words.
+        assert!(plan_default("meteo lyon").terms.iter().all(|t| t.literal));
+        // The learned prior keys a query by its words, spelled either way.
+        let params = RankingParams::default();
+        assert_eq!(
+            literal_terms("météo à Lyon", &params),
+            literal_terms("meteo a lyon", &params)
+        );
     }
 
     #[test]
