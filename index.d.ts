@@ -278,6 +278,105 @@ export interface ExcludedTool {
   reason: string
 }
 
+/** What `catalog.audit()` checks. */
+export interface AuditOptions {
+  /** Run the findability probes (two searches a tool; default true). Off: only the static checks. */
+  findability?: boolean
+}
+
+/** What an audit finds wrong with a tool, most urgent first. */
+export type AuditProblem =
+  | 'unfindable'
+  | 'empty-description'
+  | 'outranked-duplicate'
+  | 'duplicated-description'
+  | 'name-collision'
+  | 'short-description'
+  | 'costly-schema'
+  | 'large-schema'
+
+/** A request derived from a tool (its name as words, or its description's first sentence). */
+export interface AuditProbe {
+  from: 'name' | 'description'
+  request: string
+  /** 1-based rank in the top 10, or null. */
+  rank: number | null
+  /** The tool ranked first for it, when not this one. */
+  first: string | null
+}
+
+export interface AuditNearDuplicate {
+  id: string
+  /** Overlap of name, label and description terms (Jaccard, 0..1). */
+  overlap: number
+  /** The id that ranks higher for this tool's own requests. */
+  winner: string
+  why: string
+}
+
+export interface ToolAudit {
+  id: string
+  name: string
+  server: string
+  source: 'openclaw' | 'mcp' | 'client'
+  problems: AuditProblem[]
+  /** Sum of the problems' weights (unfindable 100 ... large-schema 5): the sort key. */
+  priority: number
+  /** Best rank over the probes; null when unfindable or not checked. */
+  bestRank: number | null
+  probes: AuditProbe[]
+  descriptionChars: number
+  /** Tools with the same description (case and spacing ignored), up to five; the count is exact. */
+  sameDescription: string[]
+  sameDescriptionCount: number
+  nearDuplicates: AuditNearDuplicate[]
+  /** Tools whose name equals this one's once case, accents and separators are dropped. */
+  nameCollisions: string[]
+  nameCollisionCount: number
+  schemaBytes: number
+  /** Estimated at four bytes a token. */
+  schemaTokens: number
+  /** Most subschemas validation applies at one argument value; null without a schema. */
+  schemaChecksPerValue: number | null
+}
+
+export interface ServerAudit {
+  server: string
+  tools: number
+  unfindable: number
+  withProblems: number
+  schemaTokens: number
+}
+
+export interface CatalogAudit {
+  ranking: 'lexical' | 'hybrid'
+  findability: boolean
+  totals: {
+    tools: number
+    servers: number
+    withProblems: number
+    unfindable: number
+    emptyDescriptions: number
+    shortDescriptions: number
+    duplicatedDescriptions: number
+    outrankedDuplicates: number
+    nearDuplicatePairs: number
+    nameCollisions: number
+    costlySchemas: number
+    largeSchemas: number
+    schemaBytes: number
+    schemaTokens: number
+    /** Records the catalog refused (listed in `excluded`). */
+    excluded: number
+  }
+  /** Servers with the most tools with problems first. */
+  servers: ServerAudit[]
+  /** Most urgent first. */
+  tools: ToolAudit[]
+  excluded: ExcludedTool[]
+  milliseconds: number
+}
+
 export interface CatalogTelemetry {
   catalogSize: number
   sources: { openclaw: number; mcp: number; client: number }
@@ -559,6 +658,14 @@ export interface CodeModeSettings {
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
 export declare class ToolCatalog {
+  /**
+   * Which of this catalog's searchable tools the model will struggle to find, and why
+   * (findability, empty/short/duplicated descriptions, near-duplicates across servers,
+   * name collisions, schema size and validation cost), most urgent first, with per-server
+   * and catalog totals. Runs off the event loop: two searches a tool in the catalog's
+   * ranking (a second or two for 15,000 tools, lexically).
+   */
+  audit(options?: AuditOptions): Promise<CatalogAudit>
   /**
    * Build (or reuse, when unchanged) the catalog for a run. Bad records are
    * excluded with a reason (see `excluded`), or throw with `strict: true`.

@@ -15,6 +15,11 @@ Commands:
   surface  <catalog> [--mode M]         what the model sees in mode M
                                         (direct | code | tools | directory)
   stats    <catalog>                    size, sources, excluded records, fingerprint
+  audit    <catalog>                    which tools the model will struggle to find and why:
+                                        unfindable, empty/short/copied descriptions, near-
+                                        duplicates across servers, colliding names, schema
+                                        size and cost; most urgent first (--limit N rows),
+                                        --json for all, --html FILE for a page
   explain  <catalog> <id-or-name|#N>    whether the tool (or record N) is cataloged, direct-only,
                                         excluded (and why), removed by --policy
                                         (which layer and rule) or unknown
@@ -23,7 +28,10 @@ Commands:
                                         the user's cache folder)
 
 Options:
-  --limit N          search: number of hits (default 8, capped at 20 unless --max-limit)
+  --limit N          search: number of hits (default 8, capped at 20 unless --max-limit);
+                     audit: tools listed (default 30)
+  --html FILE        audit: also write an HTML page (totals, per-server bars, sortable table)
+  --no-findability   audit: skip the probes (two searches a tool), static checks only
   --max-limit N      search: raise the cap (at most 50)
   --explain ID       search: where ID ranks for the query or, when it cannot
                      rank, why (as the explain command)
@@ -47,7 +55,7 @@ function parseArgs(argv) {
   const flags = {}
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]
-    if (arg === '--json' || arg === '-h' || arg === '--help') flags[arg.replace(/^-+/, '')] = true
+    if (arg === '--json' || arg === '--no-findability' || arg === '-h' || arg === '--help') flags[arg.replace(/^-+/, '')] = true
     else if (arg.startsWith('--')) {
       const value = argv[++i]
       if (value === undefined) usage(`missing value for ${arg}`)
@@ -394,6 +402,22 @@ async function main() {
         }
         return lines.join('\n')
       })
+      break
+    }
+    case 'audit': {
+      if (catalog.rankingStatus().ranking === 'hybrid') {
+        const status = await catalog.whenRankingReady()
+        if (status.active !== 'hybrid') process.stderr.write(`openclaw-tool-search: auditing with lexical ranking (${status.error})\n`)
+      }
+      const audit = await catalog.audit({ findability: !flags['no-findability'] })
+      const report = require('./audit-report.js')
+      if (flags.html) {
+        const { writeFileSync } = require('node:fs')
+        writeFileSync(resolve(flags.html), report.auditHtml(audit, { title: `Tool catalog audit: ${catalogPath}` }))
+      }
+      const limit = flags.limit === undefined ? 30 : Number(flags.limit)
+      if (!Number.isInteger(limit) || limit < 0) usage('--limit must be a whole number')
+      out(flags, audit, () => `${report.auditText(audit, { limit })}${flags.html ? `\n\nHTML report: ${resolve(flags.html)}` : ''}`)
       break
     }
     case 'stats': {

@@ -4,6 +4,7 @@
 // of the data, which must make it fail (see ./negatives.mts).
 
 import { isDeepStrictEqual } from 'node:util';
+import type { CatalogAudit } from '../index.js';
 import { MARKER_SCHEMA, QA_TARGET, QA_TARGET_ID, OK_PREFIX, LIVE_CHANGED_SERVER, LIVE_DOWN_ID, LIVE_DOWN_REASON, LIVE_DOWN_SERVER, LIVE_REMOVED, LIVE_REMOVED_ID, LIVE_TARGET, LIVE_TARGET_ID } from './fake-plugin.mjs';
 import type { RecordedRequest } from './provider-client.mjs';
 import { laneMode } from './run-lane.mjs';
@@ -607,4 +608,13 @@ function safeJson(text: string): any {
 
 function sum(values: number[]): number {
   return values.reduce((x, y) => x + y, 0);
+}
+
+/** `catalog.audit()` lists every catalog tool once and ranks the QA target in the top 10 for its own words. */
+export function assertAuditFindsTarget(audit: CatalogAudit, catalogSize: number, target: string): void {
+  const A = 'audit';
+  check(A, audit.tools.length === catalogSize && audit.totals.tools === catalogSize, `audit lists ${audit.tools.length} tools (totals ${audit.totals.tools}), the catalog has ${catalogSize}`);
+  const tool = audit.tools.find((t) => t.name === target);
+  check(A, tool, `audit has no ${target}`);
+  check(A, tool.bestRank !== null && tool.bestRank <= 10 && !tool.problems.includes('unfindable'), `audit finds ${target} unfindable: ${JSON.stringify(tool.probes)}`);
 }

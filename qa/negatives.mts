@@ -3,6 +3,7 @@
 
 import { LIVE_DOWN_ID, LIVE_DOWN_SERVER, LIVE_REMOVED, LIVE_REMOVED_ID, LIVE_TARGET_ID, QA_TARGET, QA_TARGET_ID } from './fake-plugin.mjs';
 import type { RunArtifacts } from './assertions.mjs';
+import type { CatalogAudit } from '../index.js';
 import type { GatewayAttempt } from './gateway.mjs';
 import type { LogLine } from './session-log.mjs';
 
@@ -214,4 +215,14 @@ export function telemetryResetByUseCatalog(a: RunArtifacts): RunArtifacts {
   telemetry.toolsCalled = telemetry.toolsCalled.filter((t) => t.id !== LIVE_DOWN_ID);
   end.counts = { searches: telemetry.searches, describes: 0, calls: telemetry.calls };
   return copy;
+}
+
+/** The audit as if the QA target were unfindable (no probe ranks it). */
+export function targetUnfindable(audit: CatalogAudit, target: string): CatalogAudit {
+  return {
+    ...audit,
+    tools: audit.tools.map((t) =>
+      t.name === target ? { ...t, bestRank: null, problems: ['unfindable', ...t.problems], probes: t.probes.map((p) => ({ ...p, rank: null })) } : t,
+    ),
+  };
 }

@@ -87,6 +87,8 @@ export interface QaReport {
   catalogReuseMs: number;
   /** The ranking every lane used: the configured one, the active one once vectors were ready, and why not hybrid. */
   ranking: { active: string; configured: string; state: string; reason: string | null };
+  /** `catalog.audit()` of the QA gateway's catalog (what `openclaw-tool-search audit` prints), in the lanes' ranking. */
+  audit: { ms: number; ranking: string; tools: number; withProblems: number; unfindable: number; emptyDescriptions: number; nameCollisions: number; targetRank: number | null };
   /** Whether this host can run code mode, and on which Node (probed once, before the lanes). */
   codeMode: { available: boolean; reason: string | null; node: string | null; probeMs: number };
   logDir: string;
@@ -195,6 +197,20 @@ async function runAll(provider: MockProvider, qa: QaCatalog, logDir: string, opt
   // once the tool vectors are ready, so every lane ranks the same way.
   const status = await reused.whenRankingReady();
   const ranking = { active: status.active, configured: status.ranking, state: status.state, reason: status.error ?? (status.ranking === 'lexical' ? rankingCapability().reason ?? null : null) };
+  t0 = performance.now();
+  const catalogAudit = await reused.audit();
+  const auditMs = Math.round(performance.now() - t0);
+  const targetAudit = catalogAudit.tools.find((t) => t.name === QA_TARGET);
+  const audit = {
+    ms: auditMs,
+    ranking: catalogAudit.ranking,
+    tools: catalogAudit.totals.tools,
+    withProblems: catalogAudit.totals.withProblems,
+    unfindable: catalogAudit.totals.unfindable,
+    emptyDescriptions: catalogAudit.totals.emptyDescriptions,
+    nameCollisions: catalogAudit.totals.nameCollisions,
+    targetRank: targetAudit?.bestRank ?? null,
+  };
   const run = (lane: Lane, runId: string, scenario: Scenario = 'normal', extra: { stream?: boolean; codeTimeoutMs?: number } = {}) =>
     runLane({ ...common, lane, runId, scenario, ...extra });
 
@@ -212,6 +228,13 @@ async function runAll(provider: MockProvider, qa: QaCatalog, logDir: string, opt
   const fakeNames = qa.fakePluginTools.map((t) => t.name);
 
   const checks: CheckResult[] = [];
+  checks.push(
+    checkWithNegative(
+      'audit covers the catalog and finds the QA target by its own words',
+      () => A.assertAuditFindsTarget(catalogAudit, qa.catalogSize, QA_TARGET),
+      () => A.assertAuditFindsTarget(N.targetUnfindable(catalogAudit, QA_TARGET), qa.catalogSize, QA_TARGET),
+    ),
+  );
   checks.push(checkWithNegative('1 direct calls the fake tool', () => A.assertDirectCallsTarget(direct), () => A.assertDirectCallsTarget(N.targetNotExecuted(direct))));
   for (const lane of ['code', 'tools', 'directory'] as const) {
     const a = art.get(lane)!;
@@ -300,6 +323,7 @@ async function runAll(provider: MockProvider, qa: QaCatalog, logDir: string, opt
     catalogBuildMs,
     catalogReuseMs,
     ranking,
+    audit,
     codeMode,
     logDir,
     providerUrl: provider.url,

@@ -1,5 +1,6 @@
 // Plain-text tables for `pnpm qa`: one row per lane, then every check with its negative case.
 
+import { QA_TARGET as QA_TARGET_NAME } from './fake-plugin.mjs';
 import { laneMode } from './run-lane.mjs';
 import type { QaReport } from './scenario.mjs';
 
@@ -76,6 +77,7 @@ export function formatReport(report: QaReport): string {
       ? `Code mode: available, children run on ${report.codeMode.node ?? 'an unnamed Node'} (probed in ${report.codeMode.probeMs.toFixed(1)} ms)`
       : `Code mode: UNAVAILABLE: ${report.codeMode.reason ?? 'no reason given'}`,
     `Catalog index: built in ${report.catalogBuildMs.toFixed(1)} ms, unchanged catalog reused in ${report.catalogReuseMs.toFixed(1)} ms (before the lanes; every run reuses it)`,
+    `Catalog audit (openclaw-tool-search audit): ${report.audit.tools} tools, ${report.audit.withProblems} with problems (${report.audit.unfindable} unfindable, ${report.audit.emptyDescriptions} empty descriptions, ${report.audit.nameCollisions} colliding names), ${report.audit.ranking} ranking, ${report.audit.ms} ms; ${QA_TARGET_NAME} ranks #${report.audit.targetRank ?? '-'} for its own words`,
     `Ranking: ${report.ranking.active}${report.ranking.active === 'hybrid' ? ' (the default: the model package is installed; tool vectors ready before the lanes)' : ` (configured ${report.ranking.configured}${report.ranking.reason ? `: ${report.ranking.reason}` : ''})`}`,
     '',
     formatLanes(report),

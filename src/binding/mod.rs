@@ -1,6 +1,7 @@
 //! `#[napi]` classes and functions. Each file wraps one part of the core;
 //! errors cross the boundary through `errors` with a stable `code`.
 
+mod audit;
 mod catalog;
 mod code_cell;
 mod code_mode;

@@ -3,6 +3,7 @@
 //! argument validation). A `Catalog` is a cheap view: clones and `restrict`ed
 //! views share the built data and the telemetry counters.
 
+mod audit;
 mod batch;
 mod cache;
 mod data;
@@ -28,6 +29,7 @@ use serde_json::Value;
 
 pub use crate::entry::CONTROL_TOOL_NAMES;
 pub use crate::entry::{safe_server_name, EntryFields, McpInfo, Source, ToolEntry, ToolRecord};
+pub use audit::{AuditOptions, CatalogAudit, Problem, ToolAudit, FINDABLE_RANK};
 pub use batch::{BatchQuery, BatchRequest, BatchResult, BatchResultGroup};
 pub use data::{CatalogData, DirectOnlyTool, ExcludedTool};
 pub use hits::{SearchHit, ToolDescription};

@@ -159,7 +159,7 @@ impl Catalog {
     }
 
     /// The model and this catalog's vectors, when a search can use them.
-    fn hybrid(&self) -> Option<(&Arc<SemanticModel>, Arc<VectorTable>)> {
+    pub(super) fn hybrid(&self) -> Option<(&Arc<SemanticModel>, Arc<VectorTable>)> {
         if self.settings.ranking.mode != RankingMode::Hybrid {
             return None;
         }

@@ -125,6 +125,15 @@ impl SearchIndex {
         self.data.part_count()
     }
 
+    /// How alike two entries' name, label and description terms are (Jaccard
+    /// of their signatures, 0..1; 0 for an unknown ordinal).
+    pub fn text_overlap(&self, a: usize, b: usize) -> f32 {
+        match (self.data.signatures.get(a), self.data.signatures.get(b)) {
+            (Some(x), Some(y)) => signature::jaccard(x, y),
+            _ => 0.0,
+        }
+    }
+
     /// Number of indexed entries.
     pub fn len(&self) -> usize {
         self.data.doc_count
