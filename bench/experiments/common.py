@@ -42,3 +42,26 @@ def fused(dump, sims, lam):
                 score[o] += s / top
         return list(np.argsort(-score)[:10])
     return rank
+
+
+def identifier_words(s):
+    """crates/embed's identifier_words: getUserProfile_v2 -> get user profile v2."""
+    out, prev = "", None
+    for c in s:
+        if c in "_-./" or c.isspace():
+            if out and not out.endswith(" "):
+                out += " "
+            prev = None
+            continue
+        if prev is not None and c.isupper() and prev.islower() and not out.endswith(" "):
+            out += " "
+        out += c.lower()
+        prev = c
+    return out.rstrip()
+
+
+def tool_text(t):
+    """crates/embed's tool_text without parameters: what the engine embeds for a tool."""
+    s = identifier_words(t["name"])
+    d = (t.get("description") or "").strip()
+    return s + ": " + d if d else s

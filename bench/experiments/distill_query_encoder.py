@@ -31,6 +31,8 @@ import time
 import torch
 from transformers import BertModel, BertTokenizerFast
 
+from common import tool_text
+
 ap = argparse.ArgumentParser()
 ap.add_argument("model_dir")
 ap.add_argument("data_dir")
@@ -45,28 +47,6 @@ args = ap.parse_args()
 random.seed(0)
 torch.manual_seed(0)
 tok = BertTokenizerFast(f"{args.model_dir}/vocab.txt", do_lower_case=True)
-
-
-def identifier_words(s):
-    """crates/embed's identifier_words: getUserProfile_v2 -> get user profile v2."""
-    out, prev = "", None
-    for c in s:
-        if c in "_-./" or c.isspace():
-            if out and not out.endswith(" "):
-                out += " "
-            prev = None
-            continue
-        if prev is not None and c.isupper() and prev.islower() and not out.endswith(" "):
-            out += " "
-        out += c.lower()
-        prev = c
-    return out.rstrip()
-
-
-def tool_text(t):
-    s = identifier_words(t["name"])
-    d = (t.get("description") or "").strip()
-    return s + ": " + d if d else s
 
 
 def mean_pool(h, mask):

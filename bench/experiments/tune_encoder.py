@@ -42,6 +42,8 @@ import torch
 from safetensors.torch import load_file, save_file
 from transformers import BertModel, BertTokenizerFast
 
+from common import tool_text
+
 ap = argparse.ArgumentParser()
 ap.add_argument("model_dir")
 ap.add_argument("data_dir")
@@ -61,29 +63,6 @@ random.seed(args.seed)
 torch.manual_seed(args.seed)
 model_dir, out_dir = Path(args.model_dir), Path(args.out_dir)
 tok = BertTokenizerFast(str(model_dir / "vocab.txt"), do_lower_case=True)
-
-
-def identifier_words(s):
-    """crates/embed's identifier_words: getUserProfile_v2 -> get user profile v2."""
-    out, prev = "", None
-    for c in s:
-        if c in "_-./" or c.isspace():
-            if out and not out.endswith(" "):
-                out += " "
-            prev = None
-            continue
-        if prev is not None and c.isupper() and prev.islower() and not out.endswith(" "):
-            out += " "
-        out += c.lower()
-        prev = c
-    return out.rstrip()
-
-
-def tool_text(t):
-    """crates/embed's tool_text without parameters, as the engine embeds a tool."""
-    s = identifier_words(t["name"])
-    d = (t.get("description") or "").strip()
-    return s + ": " + d if d else s
 
 
 class LoRA(torch.nn.Module):

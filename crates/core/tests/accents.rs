@@ -3,11 +3,11 @@
 //! few tools described in French, German, Spanish, Vietnamese and Turkish; the
 //! request's own spelling ranks first where two tools differ only by accents.
 
-use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+mod common;
 
-use serde_json::Value;
-use tool_search_core::catalog::{EntryFields, Source, ToolEntry};
+use std::sync::OnceLock;
+
+use tool_search_core::catalog::ToolEntry;
 use tool_search_core::search::{with_second_thread, SearchIndex};
 
 /// (name, description) of the tools added to the dev catalog.
@@ -47,50 +47,14 @@ struct Fixture {
     index: SearchIndex,
 }
 
-fn entry(
-    id: String,
-    owner: &str,
-    name: String,
-    description: String,
-    schema: Option<Value>,
-) -> ToolEntry {
-    ToolEntry::from(EntryFields {
-        id,
-        source: Source::parse("mcp").expect("source"),
-        owner: owner.to_string(),
-        name,
-        label: None,
-        description,
-        input_schema: schema.map(Arc::new),
-        output_schema: None,
-        mcp: None,
-    })
-}
-
 fn fixture() -> &'static Fixture {
     static FIXTURE: OnceLock<Fixture> = OnceLock::new();
     FIXTURE.get_or_init(|| {
-        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../../bench/data/retrieval-dev/catalog.jsonl");
-        let text = std::fs::read_to_string(&path).expect("bench/data/retrieval-dev/catalog.jsonl");
-        let mut entries: Vec<ToolEntry> = text
-            .lines()
-            .filter(|l| !l.trim().is_empty())
-            .map(|line| {
-                let v: Value = serde_json::from_str(line).expect("catalog line");
-                let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-                entry(
-                    s("id"),
-                    &s("owner"),
-                    s("name"),
-                    s("description"),
-                    v.get("inputSchema").cloned(),
-                )
-            })
-            .collect();
+        let mut entries = common::dev_entries();
         for (name, description) in LOCAL_TOOLS {
-            entries.push(entry(
+            entries.push(common::entry(
                 format!("mcp:local:{name}"),
+                "mcp",
                 "local",
                 name.to_string(),
                 description.to_string(),

@@ -3,12 +3,12 @@
 //! tool expected first (or in the top 10). A ranking change that moves them
 //! must be deliberate: re-run `pnpm bench:quality` and update these pins.
 
-use std::collections::HashMap;
-use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+mod common;
 
-use serde_json::Value;
-use tool_search_core::catalog::{EntryFields, Source, ToolEntry};
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use tool_search_core::catalog::ToolEntry;
 use tool_search_core::search::{with_second_thread, SearchIndex};
 
 struct Fixture {
@@ -19,28 +19,7 @@ struct Fixture {
 fn fixture() -> &'static Fixture {
     static FIXTURE: OnceLock<Fixture> = OnceLock::new();
     FIXTURE.get_or_init(|| {
-        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../../bench/data/retrieval-dev/catalog.jsonl");
-        let text = std::fs::read_to_string(&path).expect("bench/data/retrieval-dev/catalog.jsonl");
-        let mut entries: Vec<ToolEntry> = text
-            .lines()
-            .filter(|l| !l.trim().is_empty())
-            .map(|line| {
-                let v: Value = serde_json::from_str(line).expect("catalog line");
-                let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-                ToolEntry::from(EntryFields {
-                    id: s("id"),
-                    source: Source::parse(&s("source")).expect("source"),
-                    owner: s("owner"),
-                    name: s("name"),
-                    label: None,
-                    description: s("description"),
-                    input_schema: v.get("inputSchema").cloned().map(Arc::new),
-                    output_schema: None,
-                    mcp: None,
-                })
-            })
-            .collect();
+        let mut entries = common::dev_entries();
         entries.sort_by(|a, b| a.id.cmp(&b.id));
         // Built as a synchronous constructor builds it (two threads), so the
         // pinned results below hold for that path too.
