@@ -5,6 +5,7 @@
 const native = require('./binding.js')
 const { defineToolCatalog } = require('./js/catalog.js')
 const { findRankingModel } = require('./js/ranking.js')
+const telemetry = require('./js/telemetry.js')
 
 {
   const found = findRankingModel()
@@ -24,16 +25,45 @@ if (require('node:worker_threads').isMainThread) {
 }
 
 exports.ToolCatalog = defineToolCatalog(native)
-exports.ToolSearchSession = native.ToolSearchSession
+exports.ToolSearchSession = defineToolSearchSession(native.ToolSearchSession)
 exports.resolveToolSearchConfig = native.resolveToolSearchConfig
 exports.toolSearchLimits = native.toolSearchLimits
 exports.probeCodeMode = native.probeCodeMode
 exports.configureCodeMode = native.configureCodeMode
 exports.codeModeCapability = native.codeModeCapability
-exports.runCodeCell = native.runCodeCell
+exports.runCodeCell = function runCodeCell(code, options) {
+  return telemetry.tracedCell(() => native.runCodeCell(code, options))
+}
+exports.configureTelemetry = telemetry.configureTelemetry
 exports.__napiBindingTarget = native.__napiBindingTarget
 exports.releaseUnusedMemory = native.releaseUnusedMemory
 exports.rankingCapability = native.rankingCapability
 exports.queryEmbeddings = native.queryEmbeddings
 exports.learningFiles = native.learningFiles
 exports.resetLearningFolder = native.resetLearningFolder
+
+/**
+ * The native session class, constructed with its events also feeding OpenTelemetry (searches and
+ * code cells as spans) while an SDK listens when the session is made. Same prototype and statics.
+ */
+function defineToolSearchSession(Native) {
+  function ToolSearchSession(catalog, config, options) {
+    if (new.target === undefined) throw new TypeError("Class constructor ToolSearchSession cannot be invoked without 'new'")
+    if (!telemetry.telemetryActive() || options === null || typeof options !== 'object') return new Native(catalog, config, options)
+    const onEvent = options.onEvent
+    // A bad onEvent is the native constructor's to refuse.
+    if (onEvent !== undefined && onEvent !== null && typeof onEvent !== 'function') return new Native(catalog, config, options)
+    const teed = {
+      ...options,
+      onEvent(event) {
+        telemetry.recordSessionEvent(event)
+        if (typeof onEvent === 'function') onEvent(event)
+      },
+    }
+    return new Native(catalog, config, teed)
+  }
+  ToolSearchSession.prototype = Native.prototype
+  Object.defineProperty(Native.prototype, 'constructor', { configurable: true, writable: true, value: ToolSearchSession })
+  Object.setPrototypeOf(ToolSearchSession, Native)
+  return ToolSearchSession
+}

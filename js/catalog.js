@@ -21,6 +21,7 @@
 // SLICE_MS on the event loop; parsing and indexing run on a libuv worker.
 
 const { performance } = require('node:perf_hooks')
+const telemetry = require('./telemetry.js')
 
 /**
  * Longest stretch build() works on the event loop before yielding a turn. A
@@ -272,6 +273,9 @@ function defineToolCatalog(native) {
    */
   function ToolCatalog(tools, options) {
     if (new.target === undefined) throw new TypeError("Class constructor ToolCatalog cannot be invoked without 'new'")
+    return telemetry.tracedBuild('build', () => construct(tools, options))
+  }
+  function construct(tools, options) {
     if (!Array.isArray(tools)) return new Native(tools, options) // throws the coded error
     const records = new RecordIds(native, tools, reusesResults(options), marksFresh(options))
     for (let round = 0; ; round++) {
@@ -288,7 +292,10 @@ function defineToolCatalog(native) {
   Object.setPrototypeOf(ToolCatalog, Native) // fromJson, buildFromJson
 
   /** The constructor's work in slices of a few ms; parsing and indexing on a libuv worker. */
-  async function build(tools, options) {
+  function build(tools, options) {
+    return telemetry.tracedBuild('build', () => buildSliced(tools, options))
+  }
+  async function buildSliced(tools, options) {
     if (!Array.isArray(tools)) return Native.build(tools, options)
     const records = new RecordIds(native, tools, reusesResults(options), marksFresh(options))
     for (let round = 0; ; round++) {
@@ -303,42 +310,80 @@ function defineToolCatalog(native) {
       records.retry(built)
     }
   }
-  // Defined, not assigned: the inherited native `build` is read-only.
-  Object.defineProperty(ToolCatalog, 'build', { configurable: true, writable: true, value: build })
+  // Defined, not assigned: the inherited native statics are read-only.
+  const nativeFromJson = Native.fromJson
+  const nativeBuildFromJson = Native.buildFromJson
+  Object.defineProperties(ToolCatalog, {
+    build: { configurable: true, writable: true, value: build },
+    fromJson: {
+      configurable: true,
+      writable: true,
+      value: function fromJson(text, options) {
+        return telemetry.tracedBuild('from_json', () => nativeFromJson.call(Native, text, options))
+      },
+    },
+    buildFromJson: {
+      configurable: true,
+      writable: true,
+      value: function buildFromJson(text, options) {
+        return telemetry.tracedBuild('from_json', () => nativeBuildFromJson.call(Native, text, options))
+      },
+    },
+  })
 
   // The async derived builds serialize as build() does: each tool on its own,
   // in slices of at most SLICE_MS; appendAsync and withSourceAsync never
   // through the record cache (a server's new list is read as it is now).
   // Non-arrays go to the native form, which rejects with the coded error.
+  const nativeAppend = Native.prototype.append
+  const nativeWithSource = Native.prototype.withSource
+  const nativeSearch = Native.prototype.search
+  const nativeSearchAsync = Native.prototype.searchAsync
+  const nativeSearchBatch = Native.prototype.searchBatch
+  const nativeSearchBatchAsync = Native.prototype.searchBatchAsync
   const nativeAppendAsync = Native.prototype.appendAsync
   const nativeWithSourceAsync = Native.prototype.withSourceAsync
   const nativeUpdateAsync = Native.prototype.updateAsync
   const appendFromSlots = Native.prototype.__appendFromSlots
   const withSourceFromSlots = Native.prototype.__withSourceFromSlots
   const updateFromSlots = Native.prototype.__updateFromSlots
+  const method = (value) => ({ configurable: true, writable: true, value })
   Object.defineProperties(Native.prototype, {
-    appendAsync: {
-      configurable: true,
-      writable: true,
-      value: async function appendAsync(tools) {
+    // Searches and builds are timed for OpenTelemetry (js/telemetry.js; nothing while no SDK listens).
+    search: method(function search(query, options) {
+      return telemetry.tracedSearch(this, query, options, () => nativeSearch.call(this, query, options))
+    }),
+    searchAsync: method(function searchAsync(query, options) {
+      return telemetry.tracedSearch(this, query, options, () => nativeSearchAsync.call(this, query, options))
+    }),
+    searchBatch: method(function searchBatch(request) {
+      return telemetry.tracedSearchBatch(this, request, () => nativeSearchBatch.call(this, request))
+    }),
+    searchBatchAsync: method(function searchBatchAsync(request) {
+      return telemetry.tracedSearchBatch(this, request, () => nativeSearchBatchAsync.call(this, request))
+    }),
+    append: method(function append(tools) {
+      return telemetry.tracedBuild('append', () => nativeAppend.call(this, tools))
+    }),
+    withSource: method(function withSource(selector, tools) {
+      return telemetry.tracedBuild('with_source', () => nativeWithSource.call(this, selector, tools))
+    }),
+    appendAsync: method(function appendAsync(tools) {
+      return telemetry.tracedBuild('append', async () => {
         if (!Array.isArray(tools)) return nativeAppendAsync.call(this, tools)
         return sliced(native, tools, (ids) => appendFromSlots.call(this, ids))
-      },
-    },
-    withSourceAsync: {
-      configurable: true,
-      writable: true,
-      value: async function withSourceAsync(selector, tools) {
+      })
+    }),
+    withSourceAsync: method(function withSourceAsync(selector, tools) {
+      return telemetry.tracedBuild('with_source', async () => {
         if (!Array.isArray(tools)) return nativeWithSourceAsync.call(this, selector, tools)
         return sliced(native, tools, (ids) => withSourceFromSlots.call(this, selector, ids))
-      },
-    },
+      })
+    }),
     // A new run's whole list: mostly the objects of the last run, read
     // through the record cache as build() reads them.
-    updateAsync: {
-      configurable: true,
-      writable: true,
-      value: async function updateAsync(tools) {
+    updateAsync: method(function updateAsync(tools) {
+      return telemetry.tracedBuild('update', async () => {
         if (!Array.isArray(tools)) return nativeUpdateAsync.call(this, tools)
         const held = builtFrom.get(this)
         let given
@@ -354,8 +399,8 @@ function defineToolCatalog(native) {
         )
         builtFrom.set(updated, given)
         return updated
-      },
-    },
+      })
+    }),
   })
   return ToolCatalog
 }

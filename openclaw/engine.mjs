@@ -7,9 +7,10 @@
 // One engine per process, at globalThis[Symbol.for('openclaw-tool-search.engine')], installed by
 // the plugin (openclaw/plugin.mjs) or `--import openclaw-tool-search/openclaw/register`; it
 // serves only once the plugin has enabled it with its settings.
-import { existsSync, statSync } from 'node:fs'
+import { existsSync, readFileSync, statSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import { setTimeout as delay } from 'node:timers/promises'
 import { ENGINE_KEY, releaseSupport } from './seam.mjs'
 
@@ -32,6 +33,8 @@ export const DEFAULT_SETTINGS = Object.freeze({
   requireTestedRelease: false,
   /** Learned ranking: successful calls after a search move the tool up for requests like it (the cache folder keeps it). */
   learning: true,
+  /** Query text on OpenTelemetry spans; default (undefined): OpenClaw's own diagnostics.otel.captureContent. */
+  captureContent: undefined,
   replace: Object.freeze({ ranking: true, codeMode: true }),
 })
 
@@ -47,6 +50,7 @@ export function resolveSettings(config) {
     indexCache: raw.indexCache,
     requireTestedRelease: raw.requireTestedRelease === true,
     learning: raw.learning !== false,
+    captureContent: raw.captureContent,
     replace: {
       ranking: replace.ranking !== false,
       codeMode: replace.codeMode !== false,
@@ -64,10 +68,23 @@ export function resolveSettings(config) {
   }
   if (raw.requireTestedRelease !== undefined && typeof raw.requireTestedRelease !== 'boolean') throw new Error('requireTestedRelease must be true or false')
   if (raw.learning !== undefined && typeof raw.learning !== 'boolean') throw new Error('learning must be true or false')
+  if (raw.captureContent !== undefined && typeof raw.captureContent !== 'boolean') throw new Error('captureContent must be true or false')
   return settings
 }
 
 const isObject = (value) => typeof value === 'object' && value !== null
+
+/**
+ * OpenClaw's own rule for tool inputs on its traces (resolveDiagnosticModelContentCapturePolicy):
+ * diagnostics on, diagnostics.otel enabled with traces, and captureContent true. A search query is
+ * a tool input.
+ */
+export function openclawCapturesContent(config) {
+  const diagnostics = config?.diagnostics
+  if (!isObject(diagnostics) || diagnostics.enabled === false) return false
+  const otel = diagnostics.otel
+  return isObject(otel) && otel.enabled === true && otel.traces !== false && otel.captureContent === true
+}
 
 /** Entries whose tools are new since this many builds are forgotten by the record cache. */
 const RECORD_GENERATIONS = 4
@@ -118,13 +135,17 @@ class Engine {
     this.runs = new Map()
     this.warned = new Set()
     this.seamModules = []
+    /** OpenClaw's public emitDiagnosticEvent, once found from its patched module (or null). */
+    this.emitDiagnostic = undefined
     /** Per OpenClaw version: whether this engine serves it (releaseAllowed). */
     this.releases = new Map()
   }
 
   /** Called by the plugin's register(): settings, OpenClaw's logger. */
-  configure(settings, logger) {
+  configure(settings, logger, openclawConfig) {
     this.settings = settings
+    const telemetry = this.telemetry()
+    if (telemetry && settings.enabled) telemetry.configureTelemetry({ captureContent: settings.captureContent ?? openclawCapturesContent(openclawConfig) })
     if (logger && this.log !== logger) {
       this.log = logger
       // Lines from before the plugin registered (the seam under --import) go to OpenClaw's log.
@@ -154,6 +175,46 @@ class Engine {
    */
   seamLoaded(url, release) {
     this.seamModules.push({ url, release: typeof release === 'string' ? { version: release } : release })
+    if (this.emitDiagnostic === undefined) {
+      this.emitDiagnostic = null
+      openclawDiagnostics(url).then(
+        (emit) => {
+          this.emitDiagnostic = emit
+        },
+        () => {},
+      )
+    }
+  }
+
+  /** The package's OpenTelemetry module (js/telemetry.js), the copy index.js uses; null if it cannot load. */
+  telemetry() {
+    if (this.telemetryModule !== undefined) return this.telemetryModule
+    try {
+      const root = this.packageRoot ? join(this.packageRoot, 'js', 'telemetry.js') : undefined
+      this.telemetryModule = root && existsSync(root) ? require(root) : require('../js/telemetry.js')
+    } catch {
+      this.telemetryModule = null
+    }
+    return this.telemetryModule
+  }
+
+  /**
+   * What the engine did, in OpenClaw's public diagnostic events (type `tool_search.*`) for
+   * OpenClaw's own subscribers, when diagnostics are on. Never query text or tool arguments.
+   */
+  diagnostic(event) {
+    try {
+      this.emitDiagnostic?.(event)
+    } catch {
+      // a failing subscriber must not fail the search
+    }
+  }
+
+  /** A request left to OpenClaw's own engine: counted in the run's line, a span, a diagnostic event. */
+  fellBack(stats, kind, reason, detail) {
+    stats.fallbacks += 1
+    this.telemetry()?.recordFallback(kind, reason, detail)
+    this.diagnostic({ type: 'tool_search.fallback', kind, reason })
   }
 
   /**
@@ -275,11 +336,14 @@ class Engine {
     const stats = this.statsFor(runtime?.ctx)
     try {
       const native = this.loadNative()
-      if (!native) return undefined
+      if (!native) {
+        this.fellBack(stats, 'ranking', 'native_unavailable', this.nativeError?.message)
+        return undefined
+      }
       const started = performance.now()
       const view = await this.viewFor(catalog, entries)
       if (view.problem) {
-        stats.fallbacks += 1
+        this.fellBack(stats, 'ranking', 'catalog_not_indexable', view.problem)
         this.warnOnce(`view:${view.problem}`, `${view.problem}; OpenClaw's built-in ranking answers this catalog's searches`)
         return undefined
       }
@@ -306,10 +370,20 @@ class Engine {
       stats.rankings.add(ranking)
       stats.indexes.add(status.index?.state ?? 'unknown')
       if (status.index?.warning) this.warnOnce(`index:${status.index.warning}`, status.index.warning)
-      stats.searchMs += performance.now() - started
+      const ms = performance.now() - started
+      stats.searchMs += ms
+      this.diagnostic({
+        type: 'tool_search.search',
+        durationMs: ms,
+        queryLength: query.length,
+        hits: ranked.length,
+        weakMatch: hits.length === 0 || hits[0]?.weak === true,
+        ranking,
+        index: status.index?.state ?? 'unknown',
+      })
       return ranked
     } catch (error) {
-      stats.fallbacks += 1
+      this.fellBack(stats, 'ranking', 'search_failed', `${error?.code ? `${error.code} ` : ''}${error?.message ?? error}`)
       this.warnOnce(`rank:${error?.code ?? error?.message}`, `search fell back to OpenClaw's built-in ranking: ${error?.code ? `${error.code} ` : ''}${error?.message ?? error}`)
       return undefined
     }
@@ -503,12 +577,21 @@ class Engine {
         },
       })
       if (!result.ok && result.error?.code === 'CODE_MODE_UNAVAILABLE') {
-        stats.fallbacks += 1
+        this.fellBack(stats, 'code_cell', 'code_mode_unavailable', result.error.message)
         this.warnOnce('code-unavailable', `code cells run in OpenClaw's own child: ${result.error.message}`)
         return openclaw.builtin(params)
       }
       for (const line of result.logs ?? []) params.logs.push(line)
       stats.cells += 1
+      const bridgeCalls = result.telemetry?.bridgeCalls ?? {}
+      this.diagnostic({
+        type: 'tool_search.code_cell',
+        durationMs: result.telemetry?.durationMs,
+        outcome: result.ok ? 'ok' : 'error',
+        ...(result.ok ? {} : { errorCode: result.error?.code }),
+        bridgeCalls: { search: bridgeCalls.search ?? 0, describe: bridgeCalls.describe ?? 0, call: bridgeCalls.call ?? 0 },
+        warm: result.telemetry?.warm === true,
+      })
       // Where OpenClaw makes a cell's value JSON-safe differs by release (openclaw.release.cellJsonSafe):
       // up to 2026.9.2 its runCodeMode passes the child's value through toToolSearchJsonSafe, from
       // 2026.9.3 only its child does. This value crossed from the contained child as JSON text, so it
@@ -694,6 +777,27 @@ function sameList(a, b) {
 }
 
 /** The process's engine, created once. */
+/**
+ * OpenClaw's public `emitDiagnosticEvent` (its plugin SDK's `plugin-sdk/diagnostic-runtime`), from
+ * the package its patched Tool Search module belongs to; null when that package has none.
+ */
+async function openclawDiagnostics(moduleUrl) {
+  if (typeof moduleUrl !== 'string' || !moduleUrl.startsWith('file:')) return null
+  let dir = dirname(fileURLToPath(moduleUrl))
+  for (let depth = 0; depth < 4; depth++, dir = dirname(dir)) {
+    const manifest = join(dir, 'package.json')
+    if (!existsSync(manifest)) continue
+    const pkg = JSON.parse(readFileSync(manifest, 'utf8'))
+    if (pkg.name !== 'openclaw') continue
+    const target = pkg.exports?.['./plugin-sdk/diagnostic-runtime']
+    const file = typeof target === 'string' ? target : (target?.default ?? target?.import)
+    if (typeof file !== 'string') return null
+    const sdk = await import(pathToFileURL(join(dir, file)).href)
+    return typeof sdk.emitDiagnosticEvent === 'function' ? sdk.emitDiagnosticEvent : null
+  }
+  return null
+}
+
 export function engine() {
   globalThis[Symbol.for(ENGINE_KEY)] ??= new Engine()
   return globalThis[Symbol.for(ENGINE_KEY)]

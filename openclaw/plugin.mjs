@@ -61,7 +61,7 @@ function register(api) {
     tool.warnOnce('config', `invalid config (${error.message}); OpenClaw's built-in Tool Search stays in use`)
     return
   }
-  tool.configure(settings, log)
+  tool.configure(settings, log, api?.config)
   if (!settings.enabled) {
     tool.warnOnce('disabled', "disabled by its config (enabled: false); OpenClaw's built-in Tool Search stays in use")
     return
