@@ -327,7 +327,7 @@ test('engine: a schema the native catalog refuses still ranks the tool by its na
 })
 
 test('engine: settings are checked as the manifest schema says', () => {
-  assert.deepEqual(resolveSettings(undefined), { enabled: true, ranking: 'auto', modelDir: undefined, vectorCache: undefined, indexCache: undefined, requireTestedRelease: false, learning: true, replace: { ranking: true, codeMode: true } })
+  assert.deepEqual(resolveSettings(undefined), { enabled: true, ranking: 'auto', modelDir: undefined, vectorCache: undefined, indexCache: undefined, requireTestedRelease: false, learning: true, captureContent: undefined, replace: { ranking: true, codeMode: true } })
   assert.throws(() => resolveSettings({ ranking: 'fast' }), /ranking must be/)
   assert.throws(() => resolveSettings({ vectorCache: 3 }), /vectorCache/)
   assert.throws(() => resolveSettings({ indexCache: 3 }), /indexCache/)
@@ -336,7 +336,7 @@ test('engine: settings are checked as the manifest schema says', () => {
   assert.equal(resolveSettings({ requireTestedRelease: true }).requireTestedRelease, true)
   const manifest = JSON.parse(readFileSync(join(root, 'openclaw.plugin.json'), 'utf8'))
   assert.equal(manifest.id, 'openclaw-tool-search')
-  assert.deepEqual(Object.keys(manifest.configSchema.properties).sort(), ['enabled', 'indexCache', 'learning', 'modelDir', 'ranking', 'replace', 'requireTestedRelease', 'vectorCache'])
+  assert.deepEqual(Object.keys(manifest.configSchema.properties).sort(), ['captureContent', 'enabled', 'indexCache', 'learning', 'modelDir', 'ranking', 'replace', 'requireTestedRelease', 'vectorCache'])
   assert.deepEqual(manifest.configSchema.properties.ranking.enum, ['auto', 'lexical', 'hybrid'])
   const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
   assert.deepEqual(pkg.openclaw.extensions, ['./openclaw/plugin.mjs'])

@@ -12,6 +12,7 @@ const only = process.argv.slice(2).filter((a) => !a.startsWith('-'))
 const parts = [
   ['search', 'search latency and catalog build (JS, release addon)', ['bench/search.mjs']],
   ['hybrid', 'hybrid ranking: embedding tools (new, restart), search latency lexical vs hybrid', ['bench/hybrid.mjs']],
+  ['telemetry', 'what OpenTelemetry costs a search: no SDK, an SDK recording, content capture', ['bench/telemetry.mjs']],
   ['live', 'following a changed MCP server: withSource, withUnavailable, search on the result', ['bench/live.mjs']],
   ['surfaces', 'surface bytes per mode and directory render time', ['bench/surfaces.mjs']],
   ['code-mode', 'code-mode cells through the session and sandbox', ['bench/code-mode.mjs']],

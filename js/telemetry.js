@@ -129,10 +129,17 @@ const clip = (text) => (text.length > MAX_CAPTURED_CHARS ? text.slice(0, MAX_CAP
 
 // ------------------------------------------------------------ what is recorded
 
+/** Per catalog, its active ranking once it can no longer change (vectors ready, failed or none). */
+const settledRanking = new WeakMap()
+
 /** The ranking a catalog answered with now, read only while something listens. */
 function activeRanking(catalog) {
+  const settled = settledRanking.get(catalog)
+  if (settled !== undefined) return settled
   try {
-    return catalog.rankingStatus().active
+    const status = catalog.rankingStatus()
+    if (status.state === 'off' || status.state === 'ready' || status.state === 'failed') settledRanking.set(catalog, status.active)
+    return status.active
   } catch {
     return 'unknown'
   }

@@ -13,6 +13,7 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { fakeTool, writeFakePlugin } from './fake-plugin.mjs'
 import { agentExec, gatewayTurn, laneConfig, PLUGIN_ID } from './openclaw-run.mjs'
+import { startReceiver } from './otlp-receiver.mjs'
 import { cacheRoot, installPackage, OPENCLAW_RELEASES, OPENCLAW_VERSION, openclawNode, openclawPackage, PRE_SPLIT_OPENCLAW, ROOT } from './setup.mjs'
 import { findSeam, mightBeToolSearchModule, OLDEST_SUPPORTED_OPENCLAW, releaseSupport } from '../../openclaw/seam.mjs'
 
@@ -98,6 +99,16 @@ const { url: providerUrl, canaryPort } = await new Promise((resolve, reject) => 
   provider.on('exit', (code) => reject(new Error(`the mock provider exited (${code})`)))
 })
 const providerGet = async (path) => (await fetch(`${providerUrl}${path}`)).json()
+// The OTLP receiver of the telemetry lanes (an SDK preloaded into the gateway exports to it).
+const receiver = await startReceiver()
+const OTEL_PRELOAD = join(ROOT, 'qa', 'openclaw', 'otel-preload.mjs')
+
+/** OpenClaw's public diagnostic-event SDK file in a package folder (its exports map names it). */
+function diagnosticRuntime(dir) {
+  const target = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).exports?.['./plugin-sdk/diagnostic-runtime']
+  const file = typeof target === 'string' ? target : target?.default
+  return file ? join(dir, file) : undefined
+}
 
 /** A copy of the OpenClaw package (hard links; changed files replaced) for the negative lanes. */
 function openclawVariant(name, change) {
@@ -142,7 +153,10 @@ if (newest) {
     lanes.push({ name: `${mode}/built-in`, release, mode, toolSearch, native: false })
     lanes.push({ name: `${mode}/native`, release, mode, toolSearch, native: true, pluginConfig })
   }
-  lanes.push({ name: 'code/native/gateway', release, mode: 'code', toolSearch: MODES.code, native: true, gateway: true, pluginConfig })
+  // Through the gateway with an OpenTelemetry SDK preloaded: the engine's spans, metrics and
+  // OpenClaw diagnostic events arrive, without query text; with captureContent, with it.
+  lanes.push({ name: 'code/native/gateway', release, mode: 'code', toolSearch: MODES.code, native: true, gateway: true, pluginConfig, otel: true })
+  lanes.push({ name: 'telemetry/capture-content', release, mode: 'code', toolSearch: MODES.code, native: true, gateway: true, pluginConfig: { ...pluginConfig, captureContent: true }, otel: true, expectQueryText: true })
   lanes.push({ name: 'negative/exec-without-import', release, mode: 'code', toolSearch: MODES.code, native: true, pluginConfig, noImport: true, expect: 'built-in' })
   lanes.push({ name: 'negative/plugin-disabled', release, mode: 'code', toolSearch: MODES.code, native: true, pluginEnabled: false, expect: 'built-in' })
   lanes.push({ name: 'negative/point-missing', release, mode: 'code', toolSearch: MODES.code, native: true, expect: 'built-in', variant: 'point-missing', line: /OpenClaw's own Tool Search was left in place: no module-scope declaration of runCodeModeBridgeRequest/ })
@@ -210,13 +224,14 @@ for (const lane of lanes) {
   const env = { providerUrl, fakePluginDir, node, template: lane.pluginEnabled === false ? disabledTemplate : template, ...files }
   const laneOpenclaw = lane.variant ? openclawVariant(lane.variant, variants[lane.variant]) : openclawDirs.get(lane.release)
   const nodeOptions = lane.native && !lane.noImport ? `--import=${register}` : undefined
+  const otel = lane.otel ? { nodeOptions: `--import=${OTEL_PRELOAD}`, env: { QA_OTLP_URL: receiver.url(slug), QA_OPENCLAW_DIAGNOSTICS: diagnosticRuntime(laneOpenclaw) } } : undefined
   log(`lane ${lane.name}`)
   let outcome
   /** The first of several turns: its marker and outcome (learned ranking compares the turns). */
   let earlier
   try {
     if (lane.gateway) {
-      outcome = await gatewayTurn({ openclaw: laneOpenclaw, node, dir, prompt: prompt(marker, lane.cell), configFor: (gatewayPort, workspace) => laneConfig({ ...lane, gatewayPort }, { ...env, workspace }) })
+      outcome = await gatewayTurn({ openclaw: laneOpenclaw, node, dir, prompt: prompt(marker, lane.cell), configFor: (gatewayPort, workspace) => laneConfig({ ...lane, gatewayPort }, { ...env, workspace }), nodeOptions: otel?.nodeOptions, extraEnv: otel?.env })
     } else {
       // A lane of several turns is judged by its last (the earlier ones prepare its state folder).
       const turns = lane.turns ?? 1
@@ -232,10 +247,12 @@ for (const lane of lanes) {
   const requests = await providerGet(`/debug/requests?marker=${encodeURIComponent(marker)}`)
   const executions = existsSync(files.fakeLog) ? readFileSync(files.fakeLog, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)) : []
   if (earlier) earlier.requests = await providerGet(`/debug/requests?marker=${encodeURIComponent(earlier.marker)}`)
+  if (lane.otel) outcome.telemetry = receiver.received(slug)
   results.push(judge(lane, outcome, requests, executions, marker, earlier))
 }
 const canary = await providerGet('/debug/canary')
 provider.kill('SIGTERM')
+await receiver.close()
 
 // ------------------------------------------------------------------ checks
 
@@ -372,11 +389,39 @@ function judge(lane, outcome, requests, executions, marker, earlier) {
     check('the second run ranks the tool the first called at least as high', rankBefore > 0 && rankAfter > 0 && rankAfter <= rankBefore, `${rankBefore} → ${rankAfter}`)
     check('the second run learned from its call too', lines.length === 1 && lines[0].learned === 1, JSON.stringify(lines))
   }
+  if (lane.otel) judgeTelemetry(lane, outcome.telemetry, check)
   if (lane.cell === 'escape') {
     const leaked = log.join('\n').includes('root:x:0:0') || String(outcome.final).includes('root:x:0:0')
     check('no file content left the cell', !leaked)
   }
   return { lane: lane.name, row, checks }
+}
+
+/**
+ * What the gateway's preloaded SDK exported to the receiver: the engine's spans (a search that
+ * found the target, the code cell with its bridged calls, the catalog build), its metrics,
+ * OpenClaw diagnostic events, and the request's text nowhere unless content capture is on.
+ */
+function judgeTelemetry(lane, received, check) {
+  const spans = (received?.spans ?? []).filter((span) => span.scope === PLUGIN_ID)
+  const named = (name) => spans.filter((span) => span.name === `openclaw.tool_search.${name}`)
+  const searches = named('search')
+  const search = searches.find((span) => span.attributes['openclaw.tool_search.hits'] >= 1)
+  check('the engine\'s search spans reached the OTLP receiver (hits, ranking, query length)', search && typeof search.attributes['openclaw.tool_search.ranking'] === 'string' && search.attributes['openclaw.tool_search.query.length'] === TASK.length, JSON.stringify(searches.map((span) => span.attributes)).slice(0, 400))
+  const cell = named('code_cell').find((span) => span.attributes['openclaw.tool_search.outcome'] === 'ok')
+  check('a code cell span with its bridged calls and containment', cell && cell.attributes['openclaw.tool_search.cell.bridge_calls.call'] >= 1 && typeof cell.attributes['openclaw.tool_search.cell.containment.seccomp'] === 'boolean', JSON.stringify(named('code_cell').map((span) => span.attributes)).slice(0, 400))
+  const build = named('catalog.build').find((span) => span.attributes['openclaw.tool_search.catalog.tools'] >= 300)
+  check('a catalog build span for the run\'s catalog', build, JSON.stringify(named('catalog.build').map((span) => span.attributes)).slice(0, 300))
+  check('the engine\'s metrics reached the receiver', received?.metrics.has('openclaw.tool_search.searches') && received?.metrics.has('openclaw.tool_search.code_cells'), JSON.stringify([...(received?.metrics ?? [])]))
+  const types = new Set((received?.events ?? []).map((event) => event.type))
+  check("OpenClaw's diagnostic events carried the engine's search and cell", types.has('tool_search.search') && types.has('tool_search.code_cell'), JSON.stringify([...types]))
+  const texts = received?.bodies ?? []
+  const carrying = texts.filter((text) => text.includes(TASK)).length
+  if (lane.expectQueryText) {
+    check('with captureContent the search span carries the query text', search?.attributes['openclaw.tool_search.query'] === TASK, JSON.stringify(search?.attributes ?? {}).slice(0, 300))
+  } else {
+    check('no query text in anything exported (spans, metrics, events)', texts.length > 0 && carrying === 0, `${carrying} of ${texts.length} bodies carry "${TASK}"`)
+  }
 }
 
 // ------------------------------------------------------------------ report

@@ -188,14 +188,14 @@ export async function agentExec({ openclaw, node, dir, config, prompt, nodeOptio
 }
 
 /** One turn through the gateway: `openclaw gateway run`, then `openclaw agent --agent main`. */
-export async function gatewayTurn({ openclaw, node, dir, configFor, prompt, nodeOptions }) {
+export async function gatewayTurn({ openclaw, node, dir, configFor, prompt, nodeOptions, extraEnv }) {
   rmSync(dir, { recursive: true, force: true })
   for (const sub of ['home/.openclaw', 'tmp', 'workspace']) mkdirSync(join(dir, sub), { recursive: true })
   const port = await freePort()
   const config = configFor(port, join(dir, 'workspace'))
   const configFile = join(dir, 'home', '.openclaw', 'openclaw.json')
   writeFileSync(configFile, `${JSON.stringify(config, null, 2)}\n`)
-  const env = processEnv(node, dir, { OPENCLAW_CONFIG_PATH: configFile, OPENCLAW_GATEWAY_TOKEN: 'qa-token', ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}) })
+  const env = processEnv(node, dir, { OPENCLAW_CONFIG_PATH: configFile, OPENCLAW_GATEWAY_TOKEN: 'qa-token', ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}), ...extraEnv })
   const started = performance.now()
   const gateway = spawn(node, [join(openclaw, 'openclaw.mjs'), 'gateway', 'run', '--port', String(port), '--bind', 'loopback', '--auth', 'token'], { env, cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] })
   let gatewayErr = ''

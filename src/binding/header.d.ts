@@ -605,6 +605,19 @@ export interface CodeCellResult {
   telemetry?: { durationMs: number; queuedMs: number; warm: boolean; bridgeCalls: { search: number; describe: number; call: number }; [key: string]: unknown }
 }
 
+/** Process-wide OpenTelemetry settings (`configureTelemetry`). */
+export interface TelemetryOptions {
+  /** Record search query text (at most 1,024 characters; a batch's first 16) on spans. Default false (or `OPENCLAW_TOOL_SEARCH_OTEL_CAPTURE_CONTENT=1`). Tool arguments and cell code are never recorded. */
+  captureContent?: boolean
+}
+
+/**
+ * Sets the OpenTelemetry settings of this process (spans and metrics go through
+ * `@opentelemetry/api`, a no-op until the host registers an SDK) and returns those in force;
+ * without an argument, only returns them. Throws `INVALID_REQUEST` on an unknown or mistyped option.
+ */
+export declare function configureTelemetry(options?: TelemetryOptions | null): Required<TelemetryOptions>
+
 /** `resolveToolSearchConfig`'s host facts. */
 export interface ConfigEnv {
   /** Whether this host can run code mode. Default: the probe's answer (false while it runs). */
