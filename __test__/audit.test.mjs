@@ -9,6 +9,8 @@ import { createRequire } from 'node:module'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { findChromium, openPage } from './browser.mjs'
 
 const require = createRequire(import.meta.url)
 const { ToolCatalog } = require('../index.js')
@@ -124,4 +126,56 @@ test('the audit of the 13,163-tool dev catalog covers every tool', async () => {
   // A tool with problems is never listed after one without.
   const firstClean = audit.tools.findIndex((t) => t.problems.length === 0)
   assert.ok(audit.tools.slice(firstClean).every((t) => t.problems.length === 0))
+})
+
+const chromium = findChromium()
+const noBrowser = chromium ? false : 'no headless Chromium on PATH (CI installs Debian\'s chromium-headless-shell; or set CHROMIUM_PATH)'
+
+test('the HTML page in a real headless browser: every tool, inert catalog text, sorting, filtering, bars', { skip: noBrowser }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ots-audit-browser-'))
+  let page
+  try {
+    const file = join(dir, 'catalog.json')
+    writeFileSync(file, JSON.stringify(tools))
+    const html = join(dir, 'audit.html')
+    execFileSync(process.execPath, [cli, 'audit', file, '--ranking', 'lexical', '--html', html], { encoding: 'utf8' })
+    const json = JSON.parse(execFileSync(process.execPath, [cli, 'audit', file, '--ranking', 'lexical', '--json'], { encoding: 'utf8' }))
+    page = await openPage(chromium, pathToFileURL(html).href)
+    const rows = () => page.evaluate(`[...document.querySelectorAll('#tools tbody tr')].filter((r) => r.style.display !== 'none').map((r) => [...r.cells].map((c) => c.textContent))`)
+    assert.equal((await rows()).length, tools.length, 'one row per tool')
+    // The hostile owner and description are shown as text; they made no element and ran nothing.
+    assert.equal(await page.evaluate('document.scripts.length'), 1)
+    assert.equal(await page.evaluate('document.images.length'), 0)
+    const cells = (await rows()).flat()
+    assert.ok(cells.some((text) => text.includes('</script><script>alert(2)</script>')), 'the description reads as text')
+    assert.ok(cells.some((text) => text.includes('<img src=x onerror=alert(1)>')), 'the owner reads as text')
+    // Most urgent first as served; a click on "best rank" sorts ascending, another descending.
+    assert.equal((await rows())[0][1], json.tools[0].id)
+    const rankColumn = 3
+    const ranks = async () => (await rows()).map((row) => (row[rankColumn] === '–' ? 99 : Number(row[rankColumn])))
+    await page.evaluate(`document.querySelectorAll('#tools th')[${rankColumn}].click()`)
+    const ascending = await ranks()
+    assert.deepEqual(ascending, [...ascending].sort((a, b) => a - b))
+    assert.equal(await page.evaluate(`document.querySelectorAll('#tools th')[${rankColumn}].getAttribute('aria-sort')`), 'ascending')
+    await page.evaluate(`document.querySelectorAll('#tools th')[${rankColumn}].click()`)
+    const descending = await ranks()
+    assert.deepEqual(descending, [...descending].sort((a, b) => b - a))
+    assert.equal(descending[0], 99, 'the unfindable tool (no rank) first when descending')
+    // The filter keeps the rows that mention its text, and all of them again when cleared.
+    const filter = (text) => page.evaluate(`(() => { const f = document.getElementById('filter'); f.value = ${JSON.stringify(text)}; f.dispatchEvent(new Event('input')); })()`)
+    await filter('SHOP1')
+    const shown = await rows()
+    assert.equal(shown.length, json.tools.filter((t) => t.id.includes('shop1')).length)
+    assert.ok(shown.every((row) => row.join(' ').toLowerCase().includes('shop1')))
+    await filter('')
+    assert.equal((await rows()).length, tools.length)
+    // Per-server bars: one per server with a tool to fix, each drawn with a width.
+    const bars = await page.evaluate(`[...document.querySelectorAll('.bar-row')].map((r) => r.querySelector('.bar').getBoundingClientRect().width)`)
+    assert.equal(bars.length, json.servers.filter((s) => s.withProblems > 0).length)
+    assert.ok(bars.every((width) => width > 0), JSON.stringify(bars))
+    assert.deepEqual(page.exceptions, [], 'no script error in the page')
+  } finally {
+    await page?.close()
+    rmSync(dir, { recursive: true, force: true })
+  }
 })
