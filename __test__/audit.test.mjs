@@ -4,7 +4,7 @@
 // holds every tool, escapes catalog text and sorts in the page; bad options fail with a code.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawnSync } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -126,6 +126,32 @@ test('the audit of the 13,163-tool dev catalog covers every tool', async () => {
   // A tool with problems is never listed after one without.
   const firstClean = audit.tools.findIndex((t) => t.problems.length === 0)
   assert.ok(audit.tools.slice(firstClean).every((t) => t.problems.length === 0))
+})
+
+test('audit --report renders a saved audit (table, --json, --html) and refuses a file that is not one', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ots-audit-report-'))
+  try {
+    const file = join(dir, 'catalog.json')
+    writeFileSync(file, JSON.stringify(tools))
+    const saved = join(dir, 'audit.json')
+    writeFileSync(saved, execFileSync(process.execPath, [cli, 'audit', file, '--ranking', 'lexical', '--json'], { encoding: 'utf8' }))
+    const text = execFileSync(process.execPath, [cli, 'audit', '--report', saved, '--limit', '3'], { encoding: 'utf8' })
+    assert.match(text, /^18 tools on 18 servers \(lexical ranking\)/)
+    assert.match(text, /mcp:shop10:lookup_order\s+-\s+unfindable/)
+    assert.deepEqual(JSON.parse(execFileSync(process.execPath, [cli, 'audit', '--report', saved, '--json'], { encoding: 'utf8' })), JSON.parse(readFileSync(saved, 'utf8')))
+    const page = join(dir, 'saved.html')
+    execFileSync(process.execPath, [cli, 'audit', '--report', saved, '--html', page], { encoding: 'utf8' })
+    assert.equal((readFileSync(page, 'utf8').match(/<tr>/g) ?? []).length, tools.length + 1, 'a row per tool and the header')
+    const notAudit = join(dir, 'other.json')
+    writeFileSync(notAudit, JSON.stringify({ tools: 'x' }))
+    const refused = spawnSync(process.execPath, [cli, 'audit', '--report', notAudit], { encoding: 'utf8' })
+    assert.equal(refused.status, 2)
+    assert.match(refused.stderr, /is not an audit/)
+    const both = spawnSync(process.execPath, [cli, 'audit', file, '--report', saved], { encoding: 'utf8' })
+    assert.equal(both.status, 2)
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
 })
 
 const chromium = findChromium()

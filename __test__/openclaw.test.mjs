@@ -171,6 +171,38 @@ test('engine: ranks OpenClaw entries as the native catalog ranks the same tools,
   assert.deepEqual(logger.lines.at(-1), ['info', line])
 })
 
+test("engine: the live audit covers the latest run's whole catalog, named by OpenClaw's ids; before any run it says so", async () => {
+  // The process's one engine: as in a gateway before its first run, no catalog yet.
+  const fresh = engine()
+  const before = fresh.lastView
+  fresh.lastView = undefined
+  await assert.rejects(fresh.auditLive({}), (error) => error.code === 'UNAVAILABLE' && /no run has registered/.test(error.message))
+  fresh.lastView = before
+  const entries = entriesOf(BASE_TOOLS)
+  await fresh.rank({ runtime: { ctx: { runId: 'run-audit' } }, catalog: { entries }, entries, query: 'send an email', limit: 3 })
+  const audit = await fresh.auditLive({})
+  assert.equal(audit.totals.tools, BASE_TOOLS.length)
+  assert.equal(audit.tools.length, BASE_TOOLS.length)
+  assert.deepEqual(audit.tools.map((t) => t.openclawId).sort(), entries.map((e) => e.id).sort())
+  assert.deepEqual(audit.gateway, { openclaw: null, plugin: fresh.version })
+  const quick = await fresh.auditLive({ findability: false })
+  assert.equal(quick.findability, false)
+  await assert.rejects(fresh.auditLive({ findability: 'yes' }), (error) => error.code === 'INVALID_REQUEST')
+})
+
+test('plugin: registers the live audit as a gateway method that answers, or fails with a code', async () => {
+  const methods = new Map()
+  const api = { rootDir: root, logger: quiet(), on() {}, runtime: { version: '2026.9.6' }, pluginConfig: { ranking: 'lexical' }, registerGatewayMethod: (name, handler, opts) => methods.set(name, { handler, opts }) }
+  plugin.register(api)
+  const method = methods.get('openclaw-tool-search.audit')
+  assert.ok(method, [...methods.keys()].join(', '))
+  assert.equal(method.opts.scope, 'operator.read')
+  const answer = await new Promise((resolve) => method.handler({ params: { findability: 7 }, respond: (ok, payload, error) => resolve({ ok, payload, error }) }))
+  assert.equal(answer.ok, false)
+  assert.equal(answer.error.code, 'INVALID_REQUEST')
+  tool.configure(resolveSettings({ ranking: 'lexical' }), logger)
+})
+
 test('engine: a successful call after a search teaches the catalog (learned=N on the run line); a refused, failed or unsearched call does not', async () => {
   const folder = mkdtempSync(join(tmpdir(), 'ots-engine-learning-'))
   const learner = engine()

@@ -20,6 +20,9 @@ Commands:
                                         duplicates across servers, colliding names, schema
                                         size and cost; most urgent first (--limit N rows),
                                         --json for all, --html FILE for a page
+  audit --report FILE                   the same from a saved audit: audit --json, or the live
+                                        gateway's (openclaw gateway call openclaw-tool-search.audit
+                                        --json > FILE, the plugin audits its latest run's catalog)
   explain  <catalog> <id-or-name|#N>    whether the tool (or record N) is cataloged, direct-only,
                                         excluded (and why), removed by --policy
                                         (which layer and rule) or unknown
@@ -137,6 +140,32 @@ function table(rows, columns) {
 function clip(text, max) {
   const flat = String(text).replace(/\s+/g, ' ').trim()
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat
+}
+
+/** An audit as a table (the `--limit N` most urgent), `--json`, and with `--html FILE` a page. */
+function writeAudit(flags, audit, title) {
+  const report = require('./audit-report.js')
+  const limit = flags.limit === undefined ? 30 : Number(flags.limit)
+  if (!Number.isInteger(limit) || limit < 0) usage('--limit must be a whole number')
+  if (flags.html) require('node:fs').writeFileSync(resolve(flags.html), report.auditHtml(audit, { title }))
+  out(flags, audit, () => `${report.auditText(audit, { limit })}${flags.html ? `\n\nHTML report: ${resolve(flags.html)}` : ''}`)
+}
+
+/**
+ * A saved audit: the JSON of `audit --json`, or of the gateway's
+ * `openclaw gateway call openclaw-tool-search.audit --json` (the plugin's audit of the live catalog).
+ */
+function readAuditReport(file) {
+  let audit
+  try {
+    audit = JSON.parse(require('node:fs').readFileSync(resolve(file), 'utf8'))
+  } catch (err) {
+    usage(`cannot read the audit ${file}: ${err.message}`)
+  }
+  if (!audit || typeof audit !== 'object' || !Array.isArray(audit.tools) || !Array.isArray(audit.servers) || !audit.totals || typeof audit.totals !== 'object') {
+    usage(`${file} is not an audit (the JSON of audit --json or of openclaw gateway call openclaw-tool-search.audit --json)`)
+  }
+  return audit
 }
 
 function out(flags, data, human) {
@@ -323,6 +352,10 @@ async function main() {
   const [command, catalogPath, ...rest] = positional
   if (!command) usage()
   if (command === 'learning') return learningCommand(catalogPath, flags, require('../index.js'))
+  if (command === 'audit' && flags.report !== undefined) {
+    if (catalogPath) usage('audit --report renders a saved audit; it takes no catalog file')
+    return writeAudit(flags, readAuditReport(flags.report), `Tool catalog audit: ${flags.report}`)
+  }
   if (!catalogPath) usage('missing the catalog file')
   const binding = require('../index.js')
   const ctx = loadCatalog(catalogPath, flags, binding)
@@ -410,14 +443,7 @@ async function main() {
         if (status.active !== 'hybrid') process.stderr.write(`openclaw-tool-search: auditing with lexical ranking (${status.error})\n`)
       }
       const audit = await catalog.audit({ findability: !flags['no-findability'] })
-      const report = require('./audit-report.js')
-      if (flags.html) {
-        const { writeFileSync } = require('node:fs')
-        writeFileSync(resolve(flags.html), report.auditHtml(audit, { title: `Tool catalog audit: ${catalogPath}` }))
-      }
-      const limit = flags.limit === undefined ? 30 : Number(flags.limit)
-      if (!Number.isInteger(limit) || limit < 0) usage('--limit must be a whole number')
-      out(flags, audit, () => `${report.auditText(audit, { limit })}${flags.html ? `\n\nHTML report: ${resolve(flags.html)}` : ''}`)
+      writeAudit(flags, audit, `Tool catalog audit: ${catalogPath}`)
       break
     }
     case 'stats': {

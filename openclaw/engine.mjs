@@ -549,8 +549,26 @@ class Engine {
         `${entries.length - catalog.size} of ${entries.length} tools cannot be indexed natively` +
         (first ? ` (first: ${printable(entries[first.index]?.id ?? first.name ?? 'a tool')}: ${first.code} ${printable(first.reason)})` : '')
     }
-    if (whole) this.lastView = { catalog, options: JSON.stringify(options) }
+    if (whole) this.lastView = { catalog, options: JSON.stringify(options), view }
     return view
+  }
+
+  /**
+   * The audit of the live gateway's catalog (the whole catalog its latest run registered), for
+   * the plugin's gateway method `openclaw-tool-search.audit`: the package's `catalog.audit()`,
+   * each tool also named by OpenClaw's own id (`openclawId`), and the releases that served it.
+   */
+  async auditLive(params) {
+    const findability = params?.findability
+    if (findability !== undefined && typeof findability !== 'boolean') throw coded('INVALID_REQUEST', 'findability must be true or false')
+    const view = await this.lastView?.view
+    if (!view) throw coded('UNAVAILABLE', 'no run has registered a Tool Search catalog in this gateway yet: run a turn first')
+    const audit = await view.catalog.audit(findability === undefined ? undefined : { findability })
+    for (const tool of audit.tools) {
+      const entry = view.byNativeId.get(tool.id)
+      if (entry) tool.openclawId = entry.id
+    }
+    return { ...audit, gateway: { openclaw: this.servedRelease()?.version ?? null, plugin: this.version } }
   }
 
   // ---------------------------------------------------------------- code mode
@@ -638,6 +656,10 @@ async function vectorsFor(catalog) {
  * Whether OpenClaw's call succeeded: `callEntry` resolves to `{ tool, result }`; a result marked
  * blocked (a hook or approval refused it) or an error is not a success.
  */
+function coded(code, message) {
+  return Object.assign(new Error(message), { code })
+}
+
 function callSucceeded(value) {
   const result = value?.result ?? value
   const status = result?.details?.status

@@ -9,7 +9,7 @@
 // Exit code 0 only when every lane passes every check.
 import { execFileSync, spawn } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { fakeTool, writeFakePlugin } from './fake-plugin.mjs'
 import { agentExec, gatewayTurn, laneConfig, PLUGIN_ID } from './openclaw-run.mjs'
@@ -144,6 +144,7 @@ function toolSearchChunk(dir) {
 const MODES = { direct: false, tools: { mode: 'tools' }, code: { mode: 'code' }, directory: { mode: 'directory' } }
 const prompt = (marker, cell) => `tool search qa check target=${TARGET.name} task="${TASK}" marker=${marker}${cell ? ` cell=${cell}` : ''}`
 const UNTESTED = '2026.9.99'
+const LIVE_AUDIT = `${PLUGIN_ID}.audit`
 
 const lanes = []
 const newest = releases.includes(OPENCLAW_VERSION)
@@ -155,7 +156,8 @@ if (newest) {
   }
   // Through the gateway with an OpenTelemetry SDK preloaded: the engine's spans, metrics and
   // OpenClaw diagnostic events arrive, without query text; with captureContent, with it.
-  lanes.push({ name: 'code/native/gateway', release, mode: 'code', toolSearch: MODES.code, native: true, gateway: true, pluginConfig, otel: true })
+  // After the turn, the operator's audit of the live catalog: the plugin's gateway method.
+  lanes.push({ name: 'code/native/gateway', release, mode: 'code', toolSearch: MODES.code, native: true, gateway: true, pluginConfig, otel: true, gatewayCalls: [LIVE_AUDIT] })
   lanes.push({ name: 'telemetry/capture-content', release, mode: 'code', toolSearch: MODES.code, native: true, gateway: true, pluginConfig: { ...pluginConfig, captureContent: true }, otel: true, expectQueryText: true })
   lanes.push({ name: 'negative/exec-without-import', release, mode: 'code', toolSearch: MODES.code, native: true, pluginConfig, noImport: true, expect: 'built-in' })
   lanes.push({ name: 'negative/plugin-disabled', release, mode: 'code', toolSearch: MODES.code, native: true, pluginEnabled: false, expect: 'built-in' })
@@ -231,7 +233,7 @@ for (const lane of lanes) {
   let earlier
   try {
     if (lane.gateway) {
-      outcome = await gatewayTurn({ openclaw: laneOpenclaw, node, dir, prompt: prompt(marker, lane.cell), configFor: (gatewayPort, workspace) => laneConfig({ ...lane, gatewayPort }, { ...env, workspace }), nodeOptions: otel?.nodeOptions, extraEnv: otel?.env })
+      outcome = await gatewayTurn({ openclaw: laneOpenclaw, node, dir, prompt: prompt(marker, lane.cell), configFor: (gatewayPort, workspace) => laneConfig({ ...lane, gatewayPort }, { ...env, workspace }), nodeOptions: otel?.nodeOptions, extraEnv: otel?.env, gatewayCalls: lane.gatewayCalls })
     } else {
       // A lane of several turns is judged by its last (the earlier ones prepare its state folder).
       const turns = lane.turns ?? 1
@@ -390,6 +392,7 @@ function judge(lane, outcome, requests, executions, marker, earlier) {
     check('the second run learned from its call too', lines.length === 1 && lines[0].learned === 1, JSON.stringify(lines))
   }
   if (lane.otel) judgeTelemetry(lane, outcome.telemetry, check)
+  if (lane.gatewayCalls?.includes(LIVE_AUDIT)) judgeLiveAudit(lane, outcome.gatewayCalls?.[LIVE_AUDIT], check)
   if (lane.cell === 'escape') {
     const leaked = log.join('\n').includes('root:x:0:0') || String(outcome.final).includes('root:x:0:0')
     check('no file content left the cell', !leaked)
@@ -422,6 +425,27 @@ function judgeTelemetry(lane, received, check) {
   } else {
     check('no query text in anything exported (spans, metrics, events)', texts.length > 0 && carrying === 0, `${carrying} of ${texts.length} bodies carry "${TASK}"`)
   }
+}
+
+/**
+ * `openclaw gateway call openclaw-tool-search.audit --json` after the turn: the plugin audits the
+ * catalog of the gateway's latest run, names each tool by OpenClaw's id, finds the target by its
+ * own words; the package's CLI renders that saved answer as a table and a page.
+ */
+function judgeLiveAudit(lane, call, check) {
+  const audit = call?.output
+  check("openclaw gateway call openclaw-tool-search.audit answers the live catalog's audit", call?.exitCode === 0 && Array.isArray(audit?.tools) && audit.totals?.tools >= 300 && audit.tools.length === audit.totals.tools, `exit ${call?.exitCode}: ${JSON.stringify(call?.output ?? call?.stderr).slice(0, 300)}`)
+  const target = audit?.tools?.find((tool) => typeof tool.openclawId === 'string' && tool.openclawId.endsWith(TARGET.name))
+  check("the audit names tools by OpenClaw's id and finds the target by its own words (top 10)", target && target.bestRank !== null && target.bestRank <= 10 && !target.problems.includes('unfindable'), JSON.stringify(target ?? audit?.tools?.slice(0, 2)).slice(0, 300))
+  check('the audit says which OpenClaw release and plugin version served it', audit?.gateway?.openclaw === lane.release && audit?.gateway?.plugin === packageVersion, JSON.stringify(audit?.gateway))
+  let text = ''
+  const page = call?.file ? join(dirname(call.file), 'live-audit.html') : undefined
+  try {
+    if (call?.file) text = execFileSync(node, [join(pluginDir, 'bin', 'openclaw-tool-search.js'), 'audit', '--report', call.file, '--html', page, '--limit', '5'], { encoding: 'utf8' })
+  } catch (error) {
+    text = String(error?.stderr ?? error)
+  }
+  check('openclaw-tool-search audit --report renders the saved answer (table and page)', /^\d+ tools on \d+ servers/.test(text) && page && existsSync(page) && readFileSync(page, 'utf8').includes(TARGET.name), text.slice(0, 300))
 }
 
 // ------------------------------------------------------------------ report

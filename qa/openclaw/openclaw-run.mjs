@@ -188,7 +188,7 @@ export async function agentExec({ openclaw, node, dir, config, prompt, nodeOptio
 }
 
 /** One turn through the gateway: `openclaw gateway run`, then `openclaw agent --agent main`. */
-export async function gatewayTurn({ openclaw, node, dir, configFor, prompt, nodeOptions, extraEnv }) {
+export async function gatewayTurn({ openclaw, node, dir, configFor, prompt, nodeOptions, extraEnv, gatewayCalls = [] }) {
   rmSync(dir, { recursive: true, force: true })
   for (const sub of ['home/.openclaw', 'tmp', 'workspace']) mkdirSync(join(dir, sub), { recursive: true })
   const port = await freePort()
@@ -222,6 +222,13 @@ export async function gatewayTurn({ openclaw, node, dir, configFor, prompt, node
       runId: output?.runId,
       bridgeCalls: meta?.agentMeta?.bridgeCalls,
       stderr: turn.stderr,
+      gatewayCalls: {},
+    }
+    // Gateway methods called after the turn, as an operator would (`openclaw gateway call M --json`).
+    for (const method of gatewayCalls) {
+      const call = await run(node, [join(openclaw, 'openclaw.mjs'), 'gateway', 'call', method, '--json', '--port', String(port)], { env: { ...env, NODE_OPTIONS: '' }, cwd: dir, timeoutMs: 120_000 })
+      writeFileSync(join(dir, `${method}.json`), call.stdout)
+      result.gatewayCalls[method] = { exitCode: call.code, output: lastJson(call.stdout), file: join(dir, `${method}.json`), stderr: call.stderr.slice(-2000) }
     }
   } finally {
     gateway.kill('SIGTERM')
