@@ -12,6 +12,7 @@ use foldhash::{HashMap, HashMapExt};
 use serde::Serialize;
 
 use super::{Catalog, ExcludedTool, ToolEntry};
+use crate::limits::MAX_QUERY_CHARS;
 use crate::schema::{schema_cost, SchemaCost};
 use crate::search::{second_thread_allowed, Folder};
 
@@ -180,18 +181,24 @@ impl Default for AuditOptions {
 }
 
 /// The requests derived from a tool: its name as words, and its
-/// description's first sentence (at most [`PROBE_WORDS`] words).
+/// description's first sentence (at most [`PROBE_WORDS`] words), each cut to
+/// the longest query a search takes (a sentence of very long words would
+/// otherwise be refused and the tool counted as not found).
 fn probes_of(entry: &ToolEntry) -> Vec<(&'static str, String)> {
     let mut out = Vec::with_capacity(2);
     let name = tool_search_embed::tool_text(&entry.name, "", &[]);
     if !name.trim().is_empty() {
-        out.push(("name", name));
+        out.push(("name", as_query(&name)));
     }
     let first = first_sentence(&entry.description);
     if !first.is_empty() {
-        out.push(("description", first));
+        out.push(("description", as_query(&first)));
     }
     out
+}
+
+fn as_query(text: &str) -> String {
+    tool_search_base::text::prefix(text, MAX_QUERY_CHARS).to_string()
 }
 
 fn first_sentence(description: &str) -> String {
@@ -256,20 +263,38 @@ impl Catalog {
         let entries = &self.data.entries;
         let mut folder = Folder::new();
 
-        let mut by_description: HashMap<String, Vec<usize>> = HashMap::new();
-        let mut by_name: HashMap<String, Vec<usize>> = HashMap::new();
-        for &o in &ordinals {
-            let entry = &entries[o];
-            if !entry.description.trim().is_empty() {
-                by_description
-                    .entry(description_key(&entry.description))
-                    .or_default()
-                    .push(o);
+        // Tools with equal descriptions, and with colliding names: each tool's two keys are
+        // computed once, the groups kept by number.
+        let mut description_groups: Vec<Vec<usize>> = Vec::new();
+        let mut name_groups: Vec<Vec<usize>> = Vec::new();
+        let mut description_group_of: Vec<Option<usize>> = Vec::with_capacity(ordinals.len());
+        let mut name_group_of: Vec<usize> = Vec::with_capacity(ordinals.len());
+        {
+            let mut by_description: HashMap<String, usize> = HashMap::new();
+            let mut by_name: HashMap<String, usize> = HashMap::new();
+            let join = |groups: &mut Vec<Vec<usize>>, group: usize, o: usize| {
+                if group == groups.len() {
+                    groups.push(Vec::new());
+                }
+                groups[group].push(o);
+                group
+            };
+            for &o in &ordinals {
+                let entry = &entries[o];
+                let description = entry.description.trim();
+                description_group_of.push((!description.is_empty()).then(|| {
+                    let next = description_groups.len();
+                    let group = *by_description
+                        .entry(description_key(description))
+                        .or_insert(next);
+                    join(&mut description_groups, group, o)
+                }));
+                let next = name_groups.len();
+                let group = *by_name
+                    .entry(name_key(&mut folder, &entry.name))
+                    .or_insert(next);
+                name_group_of.push(join(&mut name_groups, group, o));
             }
-            by_name
-                .entry(name_key(&mut folder, &entry.name))
-                .or_default()
-                .push(o);
         }
 
         let mut tools = Vec::with_capacity(ordinals.len());
@@ -286,13 +311,8 @@ impl Catalog {
             {
                 problems.push(Problem::ShortDescription);
             }
-            let others = |group: Option<&Vec<usize>>| -> (Vec<String>, u32) {
-                let group: Vec<usize> = group
-                    .into_iter()
-                    .flatten()
-                    .copied()
-                    .filter(|&x| x != o)
-                    .collect();
+            let others = |group: &[usize]| -> (Vec<String>, u32) {
+                let group: Vec<usize> = group.iter().copied().filter(|&x| x != o).collect();
                 let listed = group
                     .iter()
                     .take(MAX_LISTED)
@@ -300,16 +320,14 @@ impl Catalog {
                     .collect();
                 (listed, group.len() as u32)
             };
-            let (same_description, same_description_count) = if description.is_empty() {
-                (Vec::new(), 0)
-            } else {
-                others(by_description.get(&description_key(description)))
+            let (same_description, same_description_count) = match description_group_of[i] {
+                Some(group) => others(&description_groups[group]),
+                None => (Vec::new(), 0),
             };
             if same_description_count > 0 {
                 problems.push(Problem::DuplicatedDescription);
             }
-            let (name_collisions, name_collision_count) =
-                others(by_name.get(&name_key(&mut folder, &entry.name)));
+            let (name_collisions, name_collision_count) = others(&name_groups[name_group_of[i]]);
             if name_collision_count > 0 {
                 problems.push(Problem::NameCollision);
             }
@@ -569,6 +587,31 @@ mod tests {
 
     fn tool<'a>(audit: &'a CatalogAudit, id: &str) -> &'a ToolAudit {
         audit.tools.iter().find(|t| t.id == id).unwrap()
+    }
+
+    #[test]
+    fn a_first_sentence_longer_than_a_query_is_cut_to_one() {
+        // Four ordinary words, then 20 of 300 letters: over the 4,096 characters a search
+        // takes (uncut, the request would be refused and the tool counted as not found).
+        let word = "a".repeat(299);
+        let sentence = ["Export", "quarterly", "ledger", "reports"]
+            .into_iter()
+            .map(str::to_string)
+            .chain((0..20).map(|i| format!("{word}{}", char::from(b'a' + i as u8))))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let record = format!(
+            r#"{{"name":"long_words","owner":"x","source":"mcp","description":"{sentence}. More."}}"#
+        );
+        let audit = catalog(&[record.as_str()]).audit(&AuditOptions::default());
+        let long = tool(&audit, "mcp:x:long_words");
+        let probe = long
+            .probes
+            .iter()
+            .find(|p| p.from == "description")
+            .unwrap();
+        assert_eq!(probe.request.chars().count(), MAX_QUERY_CHARS);
+        assert_eq!(probe.rank, Some(1), "searched, not refused");
     }
 
     #[test]
