@@ -49,7 +49,7 @@ impl ToolCatalog {
     /// (findability, empty/short/duplicated descriptions, near-duplicates across servers,
     /// name collisions, schema size and validation cost), most urgent first, with per-server
     /// and catalog totals. Runs off the event loop: two searches a tool in the catalog's
-    /// ranking (a second or two for 15,000 tools, lexically).
+    /// ranking (about 4 s for 15,000 tools, lexically, on two cores).
     #[napi(
         ts_args_type = "options?: AuditOptions",
         ts_return_type = "Promise<CatalogAudit>"
