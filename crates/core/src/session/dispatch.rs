@@ -124,17 +124,16 @@ fn note_for_long_query(request: Option<SearchRequest>) -> Option<String> {
     }
 }
 
-/// A parsed search request run with `vectors` (see [`QueryVectorSet`]).
-/// A search's answer: the queries, every hit id, whether the batch was cut, the value the
-/// model sees, and per query the ids it was shown (what learning attributes a call to).
+/// A search's answer: the queries, whether the batch was cut, the value the model sees, and
+/// per query the ids it was shown (the event's hit ids, and what learning attributes a call to).
 struct Searched {
     queries: Vec<String>,
-    hit_ids: Vec<String>,
     truncated: bool,
     value: Value,
     shown: Vec<(String, Vec<String>)>,
 }
 
+/// A parsed search request run with `vectors` (see [`QueryVectorSet`]).
 fn search_with(
     catalog: &Catalog,
     request: SearchRequest,
@@ -146,7 +145,6 @@ fn search_with(
                 let ids: Vec<String> = hits.iter().map(|h| h.id.clone()).collect();
                 Searched {
                     queries: vec![query.clone()],
-                    hit_ids: ids.clone(),
                     truncated: false,
                     value: serde_json::to_value(&hits).unwrap_or(Value::Null),
                     shown: vec![(query, ids)],
@@ -167,14 +165,8 @@ fn search_with(
                             )
                         })
                         .collect();
-                    let ids = result
-                        .results
-                        .iter()
-                        .flat_map(|g| g.candidates.iter().map(|h| h.id.clone()))
-                        .collect();
                     Searched {
                         queries: batch.all_queries(),
-                        hit_ids: ids,
                         truncated: result.truncated,
                         value: serde_json::to_value(&result).unwrap_or(Value::Null),
                         shown,
@@ -433,11 +425,14 @@ impl Session {
         match result {
             Ok(Searched {
                 queries,
-                hit_ids,
                 truncated,
                 value,
                 shown,
             }) => {
+                let hit_ids = shown
+                    .iter()
+                    .flat_map(|(_, ids)| ids.iter().cloned())
+                    .collect();
                 if self.catalog().learns() {
                     self.with_stats(|s| s.remember_searches(shown));
                 }
