@@ -23,9 +23,9 @@ export function findChromium() {
  */
 export async function openPage(binary, url) {
   const profile = mkdtempSync(join(tmpdir(), 'ots-chromium-'))
-  const child = spawn(binary, ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--remote-debugging-pipe', `--user-data-dir=${profile}`, 'about:blank'], {
-    stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'],
-  })
+  // Its own process group, so closing ends its helper processes too (they write into the profile).
+  const args = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-crash-reporter', '--disable-breakpad', '--remote-debugging-pipe', `--user-data-dir=${profile}`, 'about:blank']
+  const child = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'], detached: true })
   let stderr = ''
   child.stderr.setEncoding('utf8').on('data', (chunk) => (stderr = (stderr + chunk).slice(-4000)))
   const exited = new Promise((resolve) => child.once('exit', resolve))
@@ -61,13 +61,14 @@ export async function openPage(binary, url) {
     return Promise.race([reply, failed])
   }
   const close = async () => {
+    send('Browser.close').catch(() => {})
+    const ended = await Promise.race([exited.then(() => true), new Promise((resolve) => setTimeout(() => resolve(false), 5000))])
     try {
-      await Promise.race([send('Browser.close'), new Promise((resolve) => setTimeout(resolve, 2000))])
+      process.kill(-child.pid, 'SIGKILL') // the group: helpers still running after the browser exited
     } catch {
-      // already gone
+      // none left
     }
-    child.kill('SIGKILL')
-    await exited
+    if (!ended) await exited
     // Its helper processes may still be finishing writes into the profile for a moment.
     rmSync(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 })
   }
