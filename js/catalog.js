@@ -311,43 +311,35 @@ function defineToolCatalog(native) {
     }
   }
   // Defined, not assigned: the inherited native statics are read-only.
-  const nativeFromJson = Native.fromJson
-  const nativeBuildFromJson = Native.buildFromJson
+  const { fromJson: nativeFromJson, buildFromJson: nativeBuildFromJson } = Native
   Object.defineProperties(ToolCatalog, {
-    build: { configurable: true, writable: true, value: build },
-    fromJson: {
-      configurable: true,
-      writable: true,
-      value: function fromJson(text, options) {
-        return telemetry.tracedBuild('from_json', () => nativeFromJson.call(Native, text, options))
-      },
-    },
-    buildFromJson: {
-      configurable: true,
-      writable: true,
-      value: function buildFromJson(text, options) {
-        return telemetry.tracedBuild('from_json', () => nativeBuildFromJson.call(Native, text, options))
-      },
-    },
+    build: method(build),
+    fromJson: method(function fromJson(text, options) {
+      return telemetry.tracedBuild('from_json', () => nativeFromJson.call(Native, text, options))
+    }),
+    buildFromJson: method(function buildFromJson(text, options) {
+      return telemetry.tracedBuild('from_json', () => nativeBuildFromJson.call(Native, text, options))
+    }),
   })
 
   // The async derived builds serialize as build() does: each tool on its own,
   // in slices of at most SLICE_MS; appendAsync and withSourceAsync never
   // through the record cache (a server's new list is read as it is now).
   // Non-arrays go to the native form, which rejects with the coded error.
-  const nativeAppend = Native.prototype.append
-  const nativeWithSource = Native.prototype.withSource
-  const nativeSearch = Native.prototype.search
-  const nativeSearchAsync = Native.prototype.searchAsync
-  const nativeSearchBatch = Native.prototype.searchBatch
-  const nativeSearchBatchAsync = Native.prototype.searchBatchAsync
-  const nativeAppendAsync = Native.prototype.appendAsync
-  const nativeWithSourceAsync = Native.prototype.withSourceAsync
-  const nativeUpdateAsync = Native.prototype.updateAsync
-  const appendFromSlots = Native.prototype.__appendFromSlots
-  const withSourceFromSlots = Native.prototype.__withSourceFromSlots
-  const updateFromSlots = Native.prototype.__updateFromSlots
-  const method = (value) => ({ configurable: true, writable: true, value })
+  const {
+    search: nativeSearch,
+    searchAsync: nativeSearchAsync,
+    searchBatch: nativeSearchBatch,
+    searchBatchAsync: nativeSearchBatchAsync,
+    append: nativeAppend,
+    withSource: nativeWithSource,
+    appendAsync: nativeAppendAsync,
+    withSourceAsync: nativeWithSourceAsync,
+    updateAsync: nativeUpdateAsync,
+    __appendFromSlots: appendFromSlots,
+    __withSourceFromSlots: withSourceFromSlots,
+    __updateFromSlots: updateFromSlots,
+  } = Native.prototype
   Object.defineProperties(Native.prototype, {
     // Searches and builds are timed for OpenTelemetry (js/telemetry.js; nothing while no SDK listens).
     search: method(function search(query, options) {
@@ -420,6 +412,11 @@ async function sliced(native, tools, build, useCache = false) {
     if (round + 1 >= MAX_ROUNDS) throw storeChurn()
     records.retry(built)
   }
+}
+
+/** A property a class defines: replaceable, not enumerable. */
+function method(value) {
+  return { configurable: true, writable: true, value }
 }
 
 function storeChurn() {
