@@ -232,3 +232,32 @@ test("the plugin follows OpenClaw's content-capture setting unless its own is se
   }
   assert.throws(() => resolveSettings({ captureContent: 'yes' }), /captureContent must be true or false/)
 })
+
+test('an SDK that throws fails no search, build, session event or fallback', async () => {
+  const throwing = {
+    getTracer: () => ({
+      startSpan() {
+        throw new Error('tracer broken')
+      },
+    }),
+  }
+  api.trace.disable()
+  api.trace.setGlobalTracerProvider(throwing)
+  try {
+    const catalog = new ToolCatalog(fakeTools(5))
+    assert.equal(catalog.search('fake plugin tool 3', { limit: 1 })[0].name, 'fake_plugin_tool_03')
+    assert.equal((await catalog.searchAsync('fake plugin tool 4', { limit: 1 }))[0].name, 'fake_plugin_tool_04')
+    assert.equal((await ToolCatalog.build(fakeTools(3))).size, 3)
+    const events = []
+    const session = new ToolSearchSession(catalog, resolveToolSearchConfig({ mode: 'tools' }), { executor: async () => 'ok', onEvent: (event) => events.push(event) })
+    assert.equal((await session.handle('tool_search', { query: 'fake plugin tool 2' })).ok, true)
+    for (let i = 0; i < 50 && !events.some((e) => e.type === 'search'); i++) await new Promise((resolve) => setTimeout(resolve, 10))
+    assert.ok(events.some((e) => e.type === 'search'), "the caller's onEvent still runs")
+    const stats = { fallbacks: 0 }
+    engine().fellBack(stats, 'ranking', 'search_failed', 'x')
+    assert.equal(stats.fallbacks, 1)
+  } finally {
+    api.trace.disable()
+    api.trace.setGlobalTracerProvider(new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter: spans })] }))
+  }
+})

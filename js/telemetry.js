@@ -307,6 +307,10 @@ const snake = (key) => key.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase(
  * `detail` (an error message) is recorded only when content capture is on.
  */
 function recordFallback(kind, reason, detail) {
+  safely(() => fallbackSpan(kind, reason, detail))
+}
+
+function fallbackSpan(kind, reason, detail) {
   const started = begin()
   if (started === null) return
   const attributes = { [`${P}fallback.kind`]: kind, [`${P}fallback.reason`]: reason }
@@ -321,6 +325,10 @@ function recordFallback(kind, reason, detail) {
  * as spans ending now, begun `durationMs` before. Describes, calls and surfaces are not spans.
  */
 function recordSessionEvent(event) {
+  safely(() => sessionSpan(event))
+}
+
+function sessionSpan(event) {
   if (event?.type !== 'search' && event?.type !== 'code') return
   const now = instruments()
   if (!now.tracing && !now.metering) return
