@@ -95,19 +95,22 @@ function telemetryActive() {
 const clock = () => performance.timeOrigin + performance.now()
 
 /**
- * Starts timing an operation: `{ start, context }`, or null when nothing listens. The parent
+ * Starts timing an operation: `{ start, context, now }`, or null when nothing listens. The parent
  * context is the one active when the operation began (the host's tool-execution span).
  */
-function begin() {
+function begin(start = clock()) {
   const now = instruments()
   if (!now.tracing && !now.metering) return null
-  return { start: clock(), context: api.context.active() }
+  return { start, context: api.context.active(), now }
 }
 
-/** Ends an operation begun with `begin()`: a span with `attributes` and its metrics. */
+/**
+ * Ends an operation begun with `begin()`: a span with `attributes`, and `metrics(instruments, ms,
+ * outcome, attributes)` records its counters (`attributes` then hold `error.type` on error).
+ */
 function finish(started, name, attributes, error, metrics) {
   if (started === null) return
-  const now = instruments()
+  const { now } = started
   const end = clock()
   const outcome = error === undefined ? 'ok' : 'error'
   attributes[`${P}outcome`] = outcome
@@ -145,6 +148,13 @@ function activeRanking(catalog) {
   }
 }
 
+/** Of a list of hits: how many are weak, and whether the best is (or there is none). */
+function weakness(hits) {
+  let weak = 0
+  for (const hit of hits) if (hit?.weak === true) weak += 1
+  return { weak, weakMatch: hits.length === 0 || hits[0]?.weak === true }
+}
+
 /**
  * A search span: query length (never its text unless content capture is on), limit, hits, weak
  * hits, whether the best hit is weak (or nothing was found), the ranking used, the catalog size.
@@ -157,11 +167,10 @@ function searchAttributes(catalog, query, limit, hits, via) {
   }
   if (Number.isInteger(limit)) attributes[`${P}limit`] = limit
   if (Array.isArray(hits)) {
-    let weak = 0
-    for (const hit of hits) if (hit?.weak === true) weak += 1
+    const { weak, weakMatch } = weakness(hits)
     attributes[`${P}hits`] = hits.length
     attributes[`${P}weak_hits`] = weak
-    attributes[`${P}weak_match`] = hits.length === 0 || hits[0]?.weak === true
+    attributes[`${P}weak_match`] = weakMatch
   }
   if (catalog) {
     attributes[`${P}ranking`] = activeRanking(catalog)
@@ -170,11 +179,24 @@ function searchAttributes(catalog, query, limit, hits, via) {
   return attributes
 }
 
-function countSearch(now, ms, outcome, attributes, queries = 1) {
+/** A search's counters: each query of a batch counts. */
+function countSearch(now, ms, outcome, attributes) {
   const labels = { [`${P}ranking`]: attributes[`${P}ranking`] ?? 'unknown', [`${P}outcome`]: outcome }
   if (attributes[`${P}weak_match`] !== undefined) labels[`${P}weak_match`] = attributes[`${P}weak_match`]
-  now.searches.add(queries, labels)
+  now.searches.add(Math.max(1, attributes[`${P}batch.queries`] ?? 1), labels)
   now.searchDuration.record(ms, labels)
+}
+
+/** A code cell's counters: by outcome and error code, and its bridged requests by op. */
+function countCell(now, ms, outcome, attributes) {
+  const labels = { [`${P}outcome`]: outcome }
+  if (attributes['error.type']) labels['error.type'] = attributes['error.type']
+  now.cells.add(1, labels)
+  now.cellDuration.record(ms, labels)
+  for (const op of ['search', 'describe', 'call']) {
+    const count = attributes[`${P}cell.bridge_calls.${op}`]
+    if (count > 0) now.bridgeCalls.add(count, { [`${P}bridge.op`]: op })
+  }
 }
 
 /** `search` / `searchAsync` of a catalog, timed and recorded (the result is returned unchanged). */
@@ -197,9 +219,10 @@ function tracedSearchBatch(catalog, request, run) {
     let weakMatches = 0
     for (const entry of results) {
       const candidates = Array.isArray(entry?.candidates) ? entry.candidates : []
+      const of = weakness(candidates)
       hits += candidates.length
-      for (const hit of candidates) if (hit?.weak === true) weak += 1
-      if (candidates.length === 0 || candidates[0]?.weak === true) weakMatches += 1
+      weak += of.weak
+      if (of.weakMatch) weakMatches += 1
     }
     attributes[`${P}hits`] = hits
     attributes[`${P}weak_hits`] = weak
@@ -210,7 +233,7 @@ function tracedSearchBatch(catalog, request, run) {
       const texts = results.slice(0, MAX_CAPTURED_QUERIES).map((entry) => (typeof entry?.query === 'string' ? clip(entry.query) : ''))
       if (texts.length > 0) attributes[`${P}queries`] = texts
     }
-    finish(started, `${P}search`, attributes, error, (now, ms, outcome, attrs) => countSearch(now, ms, outcome, attrs, Math.max(1, results.length)))
+    finish(started, `${P}search`, attributes, error, countSearch)
   }
   return settle(run, record)
 }
@@ -258,16 +281,7 @@ function tracedCell(run) {
   return settle(run, (result, error) => {
     const attributes = cellAttributes(result)
     const failure = error ?? (result && result.ok === false ? { code: result.error?.code ?? 'CODE_FAILED' } : undefined)
-    finish(started, `${P}code_cell`, attributes, failure, (now, ms, outcome) => {
-      const labels = { [`${P}outcome`]: outcome }
-      if (failure) labels['error.type'] = errorType(failure)
-      now.cells.add(1, labels)
-      now.cellDuration.record(ms, labels)
-      for (const op of ['search', 'describe', 'call']) {
-        const count = attributes[`${P}cell.bridge_calls.${op}`]
-        if (count > 0) now.bridgeCalls.add(count, { [`${P}bridge.op`]: op })
-      }
-    })
+    finish(started, `${P}code_cell`, attributes, failure, countCell)
   })
 }
 
@@ -330,11 +344,9 @@ function recordSessionEvent(event) {
 
 function sessionSpan(event) {
   if (event?.type !== 'search' && event?.type !== 'code') return
-  const now = instruments()
-  if (!now.tracing && !now.metering) return
-  const end = clock()
   const ms = typeof event.durationMs === 'number' && Number.isFinite(event.durationMs) ? Math.max(0, event.durationMs) : 0
-  const started = { start: end - ms, context: api.context.active() }
+  const started = begin(clock() - ms)
+  if (started === null) return
   const error = event.outcome === 'ok' ? undefined : { code: event.errorCode ?? event.outcome }
   if (event.type === 'search') {
     const queries = Array.isArray(event.queries) ? event.queries : []
@@ -343,14 +355,9 @@ function sessionSpan(event) {
     if (settings.captureContent) attributes[`${P}queries`] = queries.slice(0, MAX_CAPTURED_QUERIES).map((q) => (typeof q === 'string' ? clip(q) : ''))
     if (Array.isArray(event.hitIds)) attributes[`${P}hits`] = event.hitIds.length
     attributes[`${P}truncated`] = event.truncated === true
-    finish(started, `${P}search`, attributes, error, (instr, _ms, outcome, attrs) => countSearch(instr, ms, outcome, attrs, Math.max(1, queries.length)))
+    finish(started, `${P}search`, attributes, error, countSearch)
   } else {
-    finish(started, `${P}code_cell`, { [`${P}via`]: 'session' }, error, (instr, _ms, outcome) => {
-      const labels = { [`${P}outcome`]: outcome }
-      if (error) labels['error.type'] = errorType(error)
-      instr.cells.add(1, labels)
-      instr.cellDuration.record(ms, labels)
-    })
+    finish(started, `${P}code_cell`, { [`${P}via`]: 'session' }, error, countCell)
   }
 }
 

@@ -190,8 +190,7 @@ class Engine {
   telemetry() {
     if (this.telemetryModule !== undefined) return this.telemetryModule
     try {
-      const root = this.packageRoot ? join(this.packageRoot, 'js', 'telemetry.js') : undefined
-      this.telemetryModule = root && existsSync(root) ? require(root) : require('../js/telemetry.js')
+      this.telemetryModule = this.requirePackage('js/telemetry.js')
     } catch {
       this.telemetryModule = null
     }
@@ -277,13 +276,19 @@ class Engine {
     this.log.warn(`${PLUGIN_ID}: ${message}`)
   }
 
+  /**
+   * A module of the package from its own copy (the plugin's rootDir): OpenClaw may evaluate plugin
+   * modules from a temporary copy of their sources, which need not hold the addon.
+   */
+  requirePackage(file) {
+    const own = this.packageRoot ? join(this.packageRoot, file) : undefined
+    return own && existsSync(own) ? require(own) : require(`../${file}`)
+  }
+
   loadNative() {
     if (this.native || this.nativeError) return this.native
     try {
-      // The package's own copy (the plugin's rootDir): OpenClaw may evaluate plugin modules from
-      // a temporary copy of their sources, which need not hold the addon.
-      const root = this.packageRoot ? join(this.packageRoot, 'index.js') : undefined
-      this.native = root && existsSync(root) ? require(root) : require('../index.js')
+      this.native = this.requirePackage('index.js')
     } catch (error) {
       this.nativeError = error
       this.warnOnce('native', `the native addon could not be loaded (${error?.message ?? error}); OpenClaw's built-in Tool Search stays in use`)
@@ -799,6 +804,13 @@ function sameList(a, b) {
 }
 
 /** The process's engine, created once. */
+/** The file of OpenClaw's public diagnostic-event SDK in its package folder (its exports map names it). */
+export function diagnosticRuntimeFile(dir) {
+  const target = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).exports?.['./plugin-sdk/diagnostic-runtime']
+  const file = typeof target === 'string' ? target : (target?.default ?? target?.import)
+  return typeof file === 'string' ? join(dir, file) : undefined
+}
+
 /**
  * OpenClaw's public `emitDiagnosticEvent` (its plugin SDK's `plugin-sdk/diagnostic-runtime`), from
  * the package its patched Tool Search module belongs to; null when that package has none.
@@ -809,12 +821,10 @@ async function openclawDiagnostics(moduleUrl) {
   for (let depth = 0; depth < 4; depth++, dir = dirname(dir)) {
     const manifest = join(dir, 'package.json')
     if (!existsSync(manifest)) continue
-    const pkg = JSON.parse(readFileSync(manifest, 'utf8'))
-    if (pkg.name !== 'openclaw') continue
-    const target = pkg.exports?.['./plugin-sdk/diagnostic-runtime']
-    const file = typeof target === 'string' ? target : (target?.default ?? target?.import)
-    if (typeof file !== 'string') return null
-    const sdk = await import(pathToFileURL(join(dir, file)).href)
+    if (JSON.parse(readFileSync(manifest, 'utf8')).name !== 'openclaw') continue
+    const file = diagnosticRuntimeFile(dir)
+    if (!file) return null
+    const sdk = await import(pathToFileURL(file).href)
     return typeof sdk.emitDiagnosticEvent === 'function' ? sdk.emitDiagnosticEvent : null
   }
   return null

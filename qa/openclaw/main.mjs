@@ -16,6 +16,7 @@ import { agentExec, gatewayTurn, laneConfig, PLUGIN_ID } from './openclaw-run.mj
 import { startReceiver } from './otlp-receiver.mjs'
 import { cacheRoot, installPackage, OPENCLAW_RELEASES, OPENCLAW_VERSION, openclawNode, openclawPackage, PRE_SPLIT_OPENCLAW, ROOT } from './setup.mjs'
 import { findSeam, mightBeToolSearchModule, OLDEST_SUPPORTED_OPENCLAW, releaseSupport } from '../../openclaw/seam.mjs'
+import { diagnosticRuntimeFile } from '../../openclaw/engine.mjs'
 
 const { values: flags } = parseArgs({ options: { lanes: { type: 'string' }, releases: { type: 'string' }, json: { type: 'boolean' } } })
 const TARGET = fakeTool(150)
@@ -102,13 +103,6 @@ const providerGet = async (path) => (await fetch(`${providerUrl}${path}`)).json(
 // The OTLP receiver of the telemetry lanes (an SDK preloaded into the gateway exports to it).
 const receiver = await startReceiver()
 const OTEL_PRELOAD = join(ROOT, 'qa', 'openclaw', 'otel-preload.mjs')
-
-/** OpenClaw's public diagnostic-event SDK file in a package folder (its exports map names it). */
-function diagnosticRuntime(dir) {
-  const target = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).exports?.['./plugin-sdk/diagnostic-runtime']
-  const file = typeof target === 'string' ? target : target?.default
-  return file ? join(dir, file) : undefined
-}
 
 /** A copy of the OpenClaw package (hard links; changed files replaced) for the negative lanes. */
 function openclawVariant(name, change) {
@@ -226,7 +220,7 @@ for (const lane of lanes) {
   const env = { providerUrl, fakePluginDir, node, template: lane.pluginEnabled === false ? disabledTemplate : template, ...files }
   const laneOpenclaw = lane.variant ? openclawVariant(lane.variant, variants[lane.variant]) : openclawDirs.get(lane.release)
   const nodeOptions = lane.native && !lane.noImport ? `--import=${register}` : undefined
-  const otel = lane.otel ? { nodeOptions: `--import=${OTEL_PRELOAD}`, env: { QA_OTLP_URL: receiver.url(slug), QA_OPENCLAW_DIAGNOSTICS: diagnosticRuntime(laneOpenclaw) } } : undefined
+  const otel = lane.otel ? { nodeOptions: `--import=${OTEL_PRELOAD}`, env: { QA_OTLP_URL: receiver.url(slug), QA_OPENCLAW_DIAGNOSTICS: diagnosticRuntimeFile(laneOpenclaw) } } : undefined
   log(`lane ${lane.name}`)
   let outcome
   /** The first of several turns: its marker and outcome (learned ranking compares the turns). */
