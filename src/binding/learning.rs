@@ -39,6 +39,21 @@ impl ToolCatalog {
         })
     }
 
+    /// This catalog learning in `scope` (e.g. an agent id): the same index, vectors, policy and
+    /// counters, nothing rebuilt, but its searches read and its outcomes teach that scope's
+    /// prior. INVALID_REQUEST when learning is off or the scope is not 1 to 200 characters
+    /// without control characters.
+    #[napi(ts_args_type = "scope: string")]
+    pub fn with_learning_scope(&self, env: Env, scope: Unknown) -> Result<ToolCatalog, JsCode> {
+        guard(|| {
+            let scope = string_arg(scope, ErrorCode::InvalidRequest, "scope")?;
+            self.inner
+                .with_learning_scope(&scope)
+                .map(|inner| ToolCatalog::held(&env, inner))
+                .map_err(to_js)
+        })
+    }
+
     /// The learned part of each tool's score for `query` (what learning adds), strongest first.
     #[napi(ts_args_type = "query: string", ts_return_type = "LearnedPart[]")]
     pub fn learned_parts<'env>(

@@ -99,6 +99,15 @@ impl Drop for Claim {
     }
 }
 
+/// How many builds are kept alive by the cache alone at most (the recent ones).
+pub fn recent_count() -> usize {
+    cache()
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .recent
+        .len()
+}
+
 /// Drop every cached entry (the memory-pressure hook). Returns how many
 /// builds were kept alive only by the cache.
 pub fn clear() -> usize {

@@ -404,9 +404,12 @@ fn normalize(record: ToolRecord) -> std::result::Result<Normalized, Refusal> {
             ));
         }
         // Routing data names a server: a tool may only name its own owner's
-        // (the rule `withSource` applies to a server's update).
+        // (the rule `withSource` applies to a server's update). OpenClaw names
+        // the owner after `safeServerName` (`classifyTool`: sourceName =
+        // mcp.safeServerName) and keeps the configured name in `serverName`;
+        // its own tests make safe names such as `remoteDemo` of `remote-demo`.
         let server = mcp.server_name.as_str();
-        let named = if !super::names_server(&owner, server) {
+        let named = if !super::names_server(&owner, server) && !spelled_alike(&owner, server) {
             Some(("serverName", server))
         } else {
             let safe = mcp.safe_server_name.as_str();
@@ -454,24 +457,12 @@ fn normalize(record: ToolRecord) -> std::result::Result<Normalized, Refusal> {
             Some(Arc::new(schema))
         }
     };
-    // Output schemas are only ever shown for trusted tools; drop the rest.
+    // Output schemas are only ever shown for trusted tools; drop the rest. One
+    // that cannot be used (too deep, too costly, a `$ref` that does not resolve,
+    // not a schema) is dropped too, as OpenClaw lists such a tool without an
+    // output hint: the tool keeps its place, only a result check is lost.
     let output_schema = match record.output_schema {
-        Some(schema) if source.is_trusted() => {
-            schema::check_bounds(&schema, MAX_JSON_DEPTH, MAX_SCHEMA_BYTES)
-                .map_err(|e| Refusal::schema("outputSchema", format!("outputSchema: {e}")))?;
-            check_cost("outputSchema", &schema)?;
-            // Results are checked against it (`Catalog::check_output`): an
-            // unusable one is reported now, not at the first call.
-            CompiledSchema::compile(&schema).map_err(|e| {
-                Refusal::schema(
-                    "outputSchema",
-                    format!(
-                        "outputSchema is not a usable JSON Schema ({}): {}",
-                        e.code.as_str(),
-                        e.message
-                    ),
-                )
-            })?;
+        Some(schema) if source.is_trusted() && usable_output_schema(&schema) => {
             Some(Arc::new(schema))
         }
         _ => None,
@@ -498,6 +489,29 @@ fn normalize(record: ToolRecord) -> std::result::Result<Normalized, Refusal> {
         output_schema,
         mcp,
     })))
+}
+
+/// Whether two server names differ only in case and in what is not an ASCII
+/// letter or digit (`remote-demo`, `remoteDemo`, `Remote Demo`): a safe form
+/// of a name keeps its letters and digits in order.
+fn spelled_alike(a: &str, b: &str) -> bool {
+    let letters = |s: &str| {
+        s.chars()
+            .filter(char::is_ascii_alphanumeric)
+            .map(|c| c.to_ascii_lowercase())
+            .collect::<String>()
+    };
+    let (a, b) = (letters(a), letters(b));
+    !a.is_empty() && a == b
+}
+
+/// Whether results can be checked against this output schema
+/// (`Catalog::check_output`): within the bounds and the cost bound, and it
+/// compiles (every `$ref` resolves).
+fn usable_output_schema(schema: &Value) -> bool {
+    schema::check_bounds(schema, MAX_JSON_DEPTH, MAX_SCHEMA_BYTES).is_ok()
+        && check_cost("outputSchema", schema).is_ok()
+        && CompiledSchema::compile(schema).is_ok()
 }
 
 /// A schema whose validation could explode is rejected here, at build, rather

@@ -69,14 +69,7 @@ pub(crate) fn learning_setting(
         }
     };
     let scope = options.scope.unwrap_or_else(|| DEFAULT_SCOPE.to_string());
-    if scope.is_empty()
-        || scope.chars().count() > MAX_SCOPE_CHARS
-        || scope.chars().any(char::is_control)
-    {
-        return Err(invalid(format!(
-            "learning.scope must be 1 to {MAX_SCOPE_CHARS} characters without control characters"
-        )));
-    }
+    check_scope(&scope).map_err(|why| invalid(format!("learning.{why}")))?;
     let mut params = LearningParams::default();
     if let Some(weight) = options.weight {
         if !(0.0..=f64::from(learned::MAX_WEIGHT)).contains(&weight) {
@@ -99,6 +92,19 @@ pub(crate) fn learning_setting(
         prior: LearnedPrior::open(folder.as_deref(), &scope),
         params,
     })))
+}
+
+/// A scope's name: 1 to [`MAX_SCOPE_CHARS`] characters, none a control character.
+fn check_scope(scope: &str) -> std::result::Result<(), String> {
+    if scope.is_empty()
+        || scope.chars().count() > MAX_SCOPE_CHARS
+        || scope.chars().any(char::is_control)
+    {
+        return Err(format!(
+            "scope must be 1 to {MAX_SCOPE_CHARS} characters without control characters"
+        ));
+    }
+    Ok(())
 }
 
 /// Seconds since the Unix epoch.
@@ -237,6 +243,29 @@ impl Catalog {
                 })
             })
             .collect())
+    }
+
+    /// This catalog learning in `scope` (e.g. one agent's): the same index, vectors, policy,
+    /// counters and learning settings, but its searches read, and its outcomes teach, that
+    /// scope's prior (kept beside this one's, opened once per process). Nothing is rebuilt,
+    /// and later versions (`append`, `update`, ...) of either learn in their own scope.
+    /// Errors: learning is off for this catalog; a scope that is empty, too long or holds a
+    /// control character.
+    pub fn with_learning_scope(&self, scope: &str) -> Result<Catalog> {
+        let Some(setting) = self.learning() else {
+            return Err(Error::invalid_request(
+                "learning is off for this catalog: build it with `learning` to give it a scope",
+            ));
+        };
+        check_scope(scope).map_err(Error::invalid_request)?;
+        let mut scoped = self.clone();
+        if setting.prior.scope() != scope {
+            scoped.settings.learning = Some(Arc::new(LearningSetting {
+                prior: LearnedPrior::open(setting.prior.dir(), scope),
+                params: setting.params,
+            }));
+        }
+        Ok(scoped)
     }
 
     /// Whether this catalog learns from outcomes.

@@ -242,14 +242,16 @@ pub(crate) fn names_server(owner: &str, server: &str) -> bool {
     }
     const OPENCLAW_PREFIX_CHARS: usize = 30;
     let trimmed = server.trim();
+    // OpenClaw replaces each UTF-16 code unit (JavaScript's regex without `u`): a
+    // character outside the BMP becomes two `-`.
     let mut safe: String = trimmed
         .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '-'
-            }
+        .flat_map(|c| {
+            let kept = c.is_ascii_alphanumeric() || c == '_' || c == '-';
+            std::iter::repeat_n(
+                if kept { c } else { '-' },
+                if kept { 1 } else { c.len_utf16() },
+            )
         })
         .collect();
     if safe.is_empty() {
@@ -1363,6 +1365,29 @@ pub struct ReleasedMemory {
     pub catalogs: usize,
     /// Stored tool records no catalog held.
     pub records: usize,
+}
+
+/// What the process-wide caches hold now ([`memory_in_use`]): to tell a long-lived
+/// gateway's growth apart from what the catalogs it uses need.
+#[derive(Debug, Clone, Copy, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CacheMemory {
+    /// Built catalog data kept for reuse though no catalog may hold it (at most a few).
+    pub recent_builds: usize,
+    /// Stored tool records (each distinct record text once).
+    pub stored_records: usize,
+    /// Their text, bytes.
+    pub stored_record_bytes: usize,
+}
+
+/// What the process-wide caches hold now (cheap: two counts under their locks).
+pub fn memory_in_use() -> CacheMemory {
+    let (stored_records, stored_record_bytes) = store::usage();
+    CacheMemory {
+        recent_builds: cache::recent_count(),
+        stored_records,
+        stored_record_bytes,
+    }
 }
 
 /// INVALID_CATALOG when a catalog that `has` (or `would have`) `count` tools passes the cap.

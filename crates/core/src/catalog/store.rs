@@ -234,6 +234,18 @@ pub fn evict_unheld() -> usize {
         .evict_unheld(|_| true)
 }
 
+/// Stored records and the bytes of their text.
+pub fn usage() -> (usize, usize) {
+    let store = store().lock().unwrap_or_else(|p| p.into_inner());
+    let bytes = store
+        .slots
+        .iter()
+        .filter_map(|slot| slot.record.as_ref())
+        .map(|record| record.text.len())
+        .sum();
+    (store.by_digest.len(), bytes)
+}
+
 /// The cache key of a catalog built from these records, in this order.
 pub fn records_key(records: &[Arc<StoredRecord>]) -> String {
     let mut hasher = blake3::Hasher::new();

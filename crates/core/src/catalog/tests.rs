@@ -812,31 +812,45 @@ fn strict_builds_reject_unknown_top_level_fields() {
     assert_eq!((strict.size(), strict.direct_only().len()), (1, 1));
 }
 
+/// OpenClaw lists a tool whose output schema is unusable without an output hint: so does
+/// the catalog (strict or not); only the result check is lost.
 #[test]
-fn an_unusable_trusted_output_schema_is_reported_at_build() {
-    let c = catalog(vec![
+fn an_unusable_trusted_output_schema_loses_its_hint_not_its_tool() {
+    let records = vec![
         json!({ "name": "bad_regex", "outputSchema": { "type": "object", "properties": { "a": { "type": "string", "pattern": "(unclosed" } } } }),
         json!({ "name": "bad_type", "outputSchema": { "type": "nope" } }),
         json!({ "name": "remote_ref", "outputSchema": { "$ref": "https://example.com/schema.json" } }),
+        // The incomplete shapes OpenClaw's own tests list: a root `$ref` that does not
+        // resolve, an empty `anyOf`, an object described by `patternProperties` only.
+        json!({ "name": "dangling_ref", "outputSchema": { "$ref": "#/definitions/Missing" } }),
+        json!({ "name": "empty_any_of", "outputSchema": { "anyOf": [] } }),
+        json!({ "name": "patterned", "outputSchema": { "type": "object", "patternProperties": { "^x_": { "type": "string" } } } }),
         json!({ "name": "fine", "outputSchema": { "type": "object", "properties": { "n": { "type": "integer" } } } }),
         // Untrusted output schemas are never shown or used: dropped, not checked.
         json!({ "source": "mcp", "owner": "s", "name": "untrusted", "outputSchema": { "type": "nope" } }),
-    ]);
-    let names: Vec<&str> = c.entries().map(|e| e.name.as_str()).collect();
-    assert_eq!(names, ["untrusted", "fine"]);
-    let reasons: Vec<&str> = c.excluded().iter().map(|e| e.reason.as_str()).collect();
-    assert_eq!(reasons.len(), 3, "{reasons:?}");
-    assert!(
-        reasons
-            .iter()
-            .all(|r| r.contains("outputSchema") && r.contains("INVALID_SCHEMA")),
-        "{reasons:?}"
-    );
-    let strict = Catalog::from_records(
-        vec![json!({ "name": "bad_type", "outputSchema": { "type": "nope" } })],
-        &options(json!({ "strict": true })),
-    );
-    assert_eq!(strict.unwrap_err().code, ErrorCode::InvalidCatalog);
+    ];
+    for strict in [false, true] {
+        let c =
+            Catalog::from_records(records.clone(), &options(json!({ "strict": strict }))).unwrap();
+        assert_eq!(c.size(), 8, "strict {strict}");
+        assert!(c.excluded().is_empty(), "{:?}", c.excluded());
+        for entry in c.entries() {
+            let kept = entry.output_schema.is_some();
+            assert_eq!(
+                kept,
+                ["fine", "patterned"].contains(&entry.name.as_str()),
+                "{}",
+                entry.name
+            );
+        }
+        // A tool without its output hint: any result passes, as with no schema.
+        let ordinal = c
+            .ordinals()
+            .find(|(_, e)| e.name == "dangling_ref")
+            .unwrap()
+            .0;
+        assert_eq!(c.check_output(ordinal, &json!({ "anything": 1 })), Ok(()));
+    }
 }
 
 #[test]
@@ -1976,10 +1990,23 @@ fn the_constructor_binds_mcp_routing_data_to_the_owner_as_with_source_does() {
         json!({ "source": "mcp", "owner": "evil", "name": "send", "mcp": { "serverName": "evil", "safeServerName": "github", "toolName": "send" } }),
         // OpenClaw's safe form of a server name is its owner.
         json!({ "source": "mcp", "owner": "docs-io", "name": "fetch", "mcp": { "serverName": "docs.io", "toolName": "fetch" } }),
+        // As OpenClaw's own test "classifies plugin tools with MCP metadata as MCP catalog
+        // entries" builds it: the owner is the safe name, the server name the configured one.
+        json!({ "source": "mcp", "owner": "remoteDemo", "name": "echo", "mcp": { "serverName": "remote-demo", "safeServerName": "remoteDemo", "toolName": "echo" } }),
+        // OpenClaw's safe form replaces each UTF-16 unit: an emoji is two `-`.
+        json!({ "source": "mcp", "owner": "mcp---x", "name": "mcp---x__ping", "mcp": { "serverName": "\u{1F600}x", "safeServerName": "mcp---x", "toolName": "ping" } }),
+        // As the real gateway names a server configured with a space and a leading digit.
+        json!({ "source": "mcp", "owner": "mcp-2nd-brain", "name": "mcp-2nd-brain__recall", "mcp": { "serverName": "2nd brain", "safeServerName": "mcp-2nd-brain", "toolName": "recall", "operation": "tool" } }),
     ]);
     assert_eq!(
         c.entries().map(|e| e.id.as_str()).collect::<Vec<_>>(),
-        ["mcp:docs-io:fetch", "mcp:github:create_issue"]
+        [
+            "mcp:docs-io:fetch",
+            "mcp:github:create_issue",
+            "mcp:mcp---x:mcp---x__ping",
+            "mcp:mcp-2nd-brain:mcp-2nd-brain__recall",
+            "mcp:remoteDemo:echo"
+        ]
     );
     let refused: Vec<(usize, Option<&str>, &str)> = c
         .excluded()

@@ -218,3 +218,67 @@ fn learning_is_bounded_and_never_passes_an_exact_name_match() {
             .unwrap()
     );
 }
+
+/// One catalog, two agents: `with_learning_scope` gives each agent its own prior over the same
+/// index, so one agent's calls never move another's ranking; the same scope is one prior.
+#[test]
+fn each_learning_scope_learns_alone_over_one_index() {
+    use crate::catalog::Outcome;
+    let ledger: Vec<serde_json::Value> = (0..30)
+        .map(|i| serde_json::json!({ "name": format!("ledger_{i}"), "description": format!("Ledger entry report {i} for the month") }))
+        .collect();
+    let options: CatalogOptions = serde_json::from_value(
+        serde_json::json!({ "learning": { "folder": false, "scope": "scopes-base" } }),
+    )
+    .unwrap();
+    let base = Catalog::from_records(ledger, &options).unwrap();
+    let accounting = base.with_learning_scope("scopes-accounting").unwrap();
+    let deploy = base.with_learning_scope("scopes-deploy").unwrap();
+    assert_eq!(accounting.fingerprint(), base.fingerprint());
+    assert_eq!(
+        accounting.learning_status().unwrap().scope,
+        "scopes-accounting"
+    );
+    let query = "monthly ledger report";
+    let before = base.search(query, Some(10.0)).unwrap();
+    let taught = before.last().unwrap().id.clone();
+    for _ in 0..20 {
+        let recorded = accounting
+            .record_outcome(&Outcome {
+                query: query.into(),
+                id: taught.clone(),
+                ok: true,
+            })
+            .unwrap();
+        assert!(recorded.learned);
+    }
+    let ids = |c: &Catalog| -> Vec<String> {
+        c.search(query, Some(10.0))
+            .unwrap()
+            .into_iter()
+            .map(|h| h.id)
+            .collect()
+    };
+    assert_eq!(
+        ids(&accounting)[0],
+        taught,
+        "the teaching agent ranks it first"
+    );
+    let unlearned: Vec<String> = before.into_iter().map(|h| h.id).collect();
+    assert_eq!(
+        ids(&deploy),
+        unlearned,
+        "another agent's ranking did not move"
+    );
+    assert_eq!(ids(&base), unlearned, "nor the base scope's");
+    // The same scope again is the same prior.
+    let again = base.with_learning_scope("scopes-accounting").unwrap();
+    assert_eq!(ids(&again)[0], taught);
+    assert_eq!(deploy.learning_status().unwrap().learned, 0);
+    for bad in ["", "a\u{7}b"] {
+        assert!(base.with_learning_scope(bad).is_err(), "{bad:?}");
+    }
+    let off = Catalog::from_json_text(&tools(), &CatalogOptions::default()).unwrap();
+    let err = off.with_learning_scope("agent").unwrap_err();
+    assert_eq!(err.code, crate::error::ErrorCode::InvalidRequest);
+}

@@ -72,12 +72,30 @@ thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
+/// How exactly a tool's id or name equals the trimmed query. Ordered: a tool
+/// spelled as typed leads its case twins (`listUrl` before `listURL` for "listUrl").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub enum Exact {
+    #[default]
+    No,
+    /// Equal ignoring case.
+    Folded,
+    /// Equal as typed.
+    Spelled,
+}
+
+impl Exact {
+    pub fn is_exact(self) -> bool {
+        self != Exact::No
+    }
+}
+
 /// A scored candidate before ordering.
 #[derive(Debug, Clone, Copy)]
 pub struct Candidate {
     pub ordinal: u32,
     pub score: f32,
-    pub exact: bool,
+    pub exact: Exact,
     pub literal: bool,
     /// Plan terms matched in a name, label or description.
     pub named: TermMask,
@@ -85,11 +103,11 @@ pub struct Candidate {
 
 impl Candidate {
     /// An exact name/id match that no plan term reached.
-    pub fn exact_only(ordinal: u32) -> Candidate {
+    pub fn exact_only(ordinal: u32, exact: Exact) -> Candidate {
         Candidate {
             ordinal,
             score: 0.0,
-            exact: true,
+            exact,
             literal: true,
             named: 0,
         }
@@ -189,7 +207,7 @@ fn finish(
             .map(|a| Candidate {
                 ordinal: a.ordinal,
                 score: a.total,
-                exact: false,
+                exact: Exact::No,
                 literal: tier(a),
                 named: a.named,
             })
@@ -213,7 +231,7 @@ fn finish(
             Candidate {
                 ordinal: a.ordinal,
                 score,
-                exact: false,
+                exact: Exact::No,
                 literal: tier(a),
                 named: a.named,
             }

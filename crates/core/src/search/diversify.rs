@@ -81,7 +81,7 @@ mod tests {
         Candidate {
             ordinal,
             score,
-            exact: false,
+            exact: crate::search::Exact::No,
             literal: true,
             named: 0,
         }
@@ -115,7 +115,7 @@ mod tests {
             signature(["x y z"]),
         ];
         let mut exact = candidate(1, 0.1);
-        exact.exact = true;
+        exact.exact = crate::search::Exact::Folded;
         let mut expansion_only = candidate(2, 0.9);
         expansion_only.literal = false;
         let pool = vec![exact, candidate(0, 1.0), expansion_only];

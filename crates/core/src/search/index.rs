@@ -16,6 +16,7 @@ use tantivy::schema::{
 use tantivy::{DocId, Index, ReloadPolicy, Searcher, SingleSegmentIndexWriter, TantivyDocument};
 
 use super::analyze::Analyzer;
+use super::bm25f::Exact;
 use super::fields::{FieldKind, RankingParams, FIELD_COUNT};
 use super::params::param_text;
 use super::postings::{MemoryPostings, SegmentPostings};
@@ -80,8 +81,9 @@ pub(super) struct Part {
     pub(super) segments: Vec<SegmentLookup>,
     pub(super) field_len: Vec<[u16; FIELD_COUNT]>,
     pub(super) signatures: Vec<Signature>,
-    /// Lowercased id or name → positions (ascending).
-    pub(super) exact_folded: HashMap<String, Vec<u32>>,
+    /// Lowercased id or name → positions (ascending), each with the hash of
+    /// the key as that tool spells it ([`spelled_hash`]).
+    pub(super) exact_folded: HashMap<String, Vec<(u32, u64)>>,
 }
 
 impl Part {
@@ -90,18 +92,29 @@ impl Part {
     }
 }
 
-/// Lowercased id and name → positions of `entries` (ascending).
-pub(super) fn exact_keys(entries: &[&ToolEntry]) -> HashMap<String, Vec<u32>> {
-    let mut exact_folded: HashMap<String, Vec<u32>> = HashMap::new();
+/// Lowercased id and name → positions of `entries` (ascending), with the
+/// hash of each key as spelled. Made from the entries on every build and
+/// load (never stored), so this hash need not be stable across versions.
+pub(super) fn exact_keys(entries: &[&ToolEntry]) -> HashMap<String, Vec<(u32, u64)>> {
+    let mut exact_folded: HashMap<String, Vec<(u32, u64)>> = HashMap::new();
     for (position, entry) in entries.iter().enumerate() {
         for key in [&entry.id, &entry.name] {
-            push_unique(
-                exact_folded.entry(key.to_lowercase()).or_default(),
-                position as u32,
-            );
+            let keyed = (position as u32, spelled_hash(key));
+            let list = exact_folded.entry(key.to_lowercase()).or_default();
+            if list.last() != Some(&keyed) {
+                list.push(keyed);
+            }
         }
     }
     exact_folded
+}
+
+/// The hash that tells a key spelled as typed from its case twins.
+fn spelled_hash(key: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    key.hash(&mut hasher);
+    hasher.finish()
 }
 
 /// A part as one version sees it: the ordinal of each of its positions, or `GONE`.
@@ -650,33 +663,34 @@ fn assemble(views: Vec<PartView>, doc_count: usize, params: &RankingParams) -> I
 }
 
 impl IndexData {
-    /// Ordinals (ascending) whose lowercased id or name is `folded`.
-    pub fn exact(&self, folded: &str) -> Vec<u32> {
-        let mut out: Vec<u32> = Vec::new();
+    /// Ordinals (ascending) whose lowercased id or name is `folded`, each
+    /// [`Exact::Spelled`] when its id or name is `spelled` as written, else
+    /// [`Exact::Folded`].
+    pub fn exact(&self, folded: &str, spelled: &str) -> Vec<(u32, Exact)> {
+        let wanted = spelled_hash(spelled);
+        let mut out: Vec<(u32, Exact)> = Vec::new();
         for view in &self.parts {
             if let Some(positions) = view.part.exact_folded.get(folded) {
-                out.extend(
-                    positions
-                        .iter()
-                        .map(|&p| view.ordinal_of_position[p as usize])
-                        .filter(|&o| o != GONE),
-                );
+                out.extend(positions.iter().filter_map(|&(p, hash)| {
+                    let ordinal = view.ordinal_of_position[p as usize];
+                    let how = if hash == wanted {
+                        Exact::Spelled
+                    } else {
+                        Exact::Folded
+                    };
+                    (ordinal != GONE).then_some((ordinal, how))
+                }));
             }
         }
-        out.sort_unstable();
-        out.dedup();
+        // Per ordinal its best match (an id and a name can both match), ascending.
+        out.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+        out.dedup_by_key(|(ordinal, _)| *ordinal);
         out
     }
 
     /// How many parts this version reads (1 after a full build).
     pub fn part_count(&self) -> usize {
         self.parts.len()
-    }
-}
-
-fn push_unique(list: &mut Vec<u32>, ordinal: u32) {
-    if list.last() != Some(&ordinal) {
-        list.push(ordinal);
     }
 }
 

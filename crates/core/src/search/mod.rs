@@ -54,7 +54,7 @@ pub(crate) use strength::tests::status_tools as strength_test_tools;
 
 use crate::entry::ToolEntry;
 use crate::error::Result;
-use bm25f::Candidate;
+use bm25f::{Candidate, Exact};
 use index::IndexData;
 
 /// One ranked result: the entry's ordinal in the catalog and its score.
@@ -206,13 +206,13 @@ impl SearchIndex {
         }
         if !exact.is_empty() {
             for candidate in candidates.iter_mut() {
-                if exact.contains(&candidate.ordinal) {
-                    candidate.exact = true;
+                if let Some(&(_, how)) = exact.iter().find(|(o, _)| *o == candidate.ordinal) {
+                    candidate.exact = how;
                 }
             }
-            for &ordinal in &exact {
+            for &(ordinal, how) in &exact {
                 if !candidates.iter().any(|c| c.ordinal == ordinal) {
-                    candidates.push(Candidate::exact_only(ordinal));
+                    candidates.push(Candidate::exact_only(ordinal, how));
                 }
             }
         }
@@ -226,8 +226,9 @@ impl SearchIndex {
         let mass = strength::QueryMass::new(&plan, &idf, self.data.doc_count, params.common_share);
         hits.into_iter()
             .map(|c| {
-                let strength = if c.exact { 1.0 } else { mass.strength(c.named) };
-                let weak = strength::is_weak(strength, c.exact, params.weak_below);
+                let exact = c.exact.is_exact();
+                let strength = if exact { 1.0 } else { mass.strength(c.named) };
+                let weak = strength::is_weak(strength, exact, params.weak_below);
                 ScoredHit {
                     ordinal: c.ordinal as usize,
                     score: c.score,
@@ -239,16 +240,17 @@ impl SearchIndex {
             .collect()
     }
 
-    /// Entries whose id or name equals the trimmed query ignoring case (one
-    /// tier: `harvest` and `HARVEST` are both exact for "Harvest"). Only
+    /// Entries whose id or name equals the trimmed query ignoring case
+    /// (`harvest` and `HARVEST` are both exact for "Harvest"), each saying
+    /// whether it is spelled as typed: that one leads its case twins. Only
     /// allowed ordinals.
-    fn exact_matches(&self, query: &str, allowed: &dyn Fn(usize) -> bool) -> Vec<u32> {
+    fn exact_matches(&self, query: &str, allowed: &dyn Fn(usize) -> bool) -> Vec<(u32, Exact)> {
         let trimmed = query.trim();
         if trimmed.is_empty() {
             return Vec::new();
         }
-        let mut exact = self.data.exact(&trimmed.to_lowercase());
-        exact.retain(|&o| allowed(o as usize));
+        let mut exact = self.data.exact(&trimmed.to_lowercase(), trimmed);
+        exact.retain(|&(o, _)| allowed(o as usize));
         exact
     }
 }

@@ -601,7 +601,10 @@ mod tests {
         assert_eq!(a.data.doc_count, b.data.doc_count);
         for entry in entries.iter().step_by(17) {
             let name = entry.name.to_lowercase();
-            assert_eq!(a.data.exact(&name), b.data.exact(&name));
+            assert_eq!(
+                a.data.exact(&name, &entry.name),
+                b.data.exact(&name, &entry.name)
+            );
         }
         let all = |_: usize| true;
         for query in [

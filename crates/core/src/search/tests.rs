@@ -359,8 +359,10 @@ fn parameter_text_in_branches_items_and_root_description_is_indexed() {
     }
 }
 
+/// Case twins are all exact matches, and the one spelled as typed leads them (at
+/// every limit); neither spelled: score, then catalog order.
 #[test]
-fn exact_names_match_ignoring_case_as_one_tier() {
+fn exact_names_match_ignoring_case_spelled_first() {
     let entries = sorted(vec![
         entry(Source::Mcp, "a", "HARVEST", "Collect crops."),
         entry(Source::Mcp, "b", "harvest", "Collect crops."),
@@ -382,9 +384,45 @@ fn exact_names_match_ignoring_case_as_one_tier() {
     );
     assert_eq!(
         ids(&index, &entries, " DO ", 5),
-        vec!["mcp:d:do", "mcp:e:DO"]
+        vec!["mcp:e:DO", "mcp:d:do"]
     );
+    assert_eq!(ids(&index, &entries, "do", 5), vec!["mcp:d:do", "mcp:e:DO"]);
     assert_eq!(ids(&index, &entries, "Do", 5), vec!["mcp:d:do", "mcp:e:DO"]);
+    assert_eq!(ids(&index, &entries, "HARVEST", 1), vec!["mcp:a:HARVEST"]);
+    assert_eq!(ids(&index, &entries, "harvest", 1), vec!["mcp:b:harvest"]);
+}
+
+/// OpenClaw's shape: an MCP server with `listUrl` and `listURL`; each exact id, and each
+/// exact name, finds itself first at every limit, lexical and through the catalog.
+#[test]
+fn an_exact_id_leads_its_case_twin_at_every_limit() {
+    let entries = sorted(vec![
+        entry(
+            Source::Mcp,
+            "accounting",
+            "listURL",
+            "List the URLs of the accounting exports.",
+        ),
+        entry(
+            Source::Mcp,
+            "accounting",
+            "listUrl",
+            "List the URL of one accounting export.",
+        ),
+        entry(Source::Mcp, "accounting", "list_urls", "List URLs."),
+    ]);
+    let index = SearchIndex::build(&entries).unwrap();
+    for limit in 1..=3 {
+        for spelled in ["listUrl", "listURL"] {
+            let id = format!("mcp:accounting:{spelled}");
+            assert_eq!(ids(&index, &entries, &id, limit)[0], id, "{id} at {limit}");
+            assert_eq!(
+                ids(&index, &entries, spelled, limit)[0],
+                id,
+                "{spelled} at {limit}"
+            );
+        }
+    }
 }
 
 #[test]

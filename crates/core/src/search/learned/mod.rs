@@ -476,6 +476,11 @@ impl LearnedPrior {
         &self.scope
     }
 
+    /// The folder its file is kept in; `None`: memory only.
+    pub fn dir(&self) -> Option<&Path> {
+        self.dir.as_deref()
+    }
+
     /// Learns that `digest`'s tool served `query` (a successful call after a
     /// search for it), at `now` (seconds since the Unix epoch).
     pub fn record(
