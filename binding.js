@@ -840,6 +840,7 @@ module.exports.ToolSearchSession = nativeBinding.ToolSearchSession
 module.exports.codeModeCapability = nativeBinding.codeModeCapability
 module.exports.configureCodeMode = nativeBinding.configureCodeMode
 module.exports.learningFiles = nativeBinding.learningFiles
+module.exports.nativeMemory = nativeBinding.nativeMemory
 module.exports.probeCodeMode = nativeBinding.probeCodeMode
 module.exports.queryEmbeddings = nativeBinding.queryEmbeddings
 module.exports.rankingCapability = nativeBinding.rankingCapability

@@ -775,6 +775,13 @@ export declare class ToolCatalog {
    * policy lets a search return, when the catalog was built with `learning`.
    */
   recordOutcome(outcome: SearchOutcome): OutcomeRecorded
+  /**
+   * This catalog learning in `scope` (e.g. an agent id): the same index, vectors, policy and
+   * counters, nothing rebuilt, but its searches read and its outcomes teach that scope's
+   * prior. INVALID_REQUEST when learning is off or the scope is not 1 to 200 characters
+   * without control characters.
+   */
+  withLearningScope(scope: string): ToolCatalog
   /** The learned part of each tool's score for `query` (what learning adds), strongest first. */
   learnedParts(query: string): LearnedPart[]
   /** The learned prior this catalog reads and teaches; `null` when learning is off. */
@@ -881,6 +888,13 @@ export declare function configureCodeMode(settings: CodeModeSettings): void
 
 /** What the learned priors kept in `folder` hold (one per scope). */
 export declare function learningFiles(folder: string): LearningStatus[]
+
+/**
+ * What the package holds in native memory now: distinct catalog data that catalog
+ * objects of this thread hold (and their estimated bytes), builds kept for reuse, and
+ * stored tool records. For a long-lived gateway's memory accounting; cheap.
+ */
+export declare function nativeMemory(): { heldCatalogs: number; heldBytes: number; recentBuilds: number; storedRecords: number; storedRecordBytes: number }
 
 /**
  * Runs (once) and awaits the code-mode probe off the event loop; resolves

@@ -37,6 +37,7 @@ exports.runCodeCell = function runCodeCell(code, options) {
 exports.configureTelemetry = telemetry.configureTelemetry
 exports.__napiBindingTarget = native.__napiBindingTarget
 exports.releaseUnusedMemory = native.releaseUnusedMemory
+exports.nativeMemory = native.nativeMemory
 exports.rankingCapability = native.rankingCapability
 exports.queryEmbeddings = native.queryEmbeddings
 exports.learningFiles = native.learningFiles

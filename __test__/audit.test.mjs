@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { findChromium, openPage } from './browser.mjs'
+import { browserSkip, findChromium, openPage } from './browser.mjs'
 
 const require = createRequire(import.meta.url)
 const { ToolCatalog } = require('../index.js')
@@ -155,7 +155,7 @@ test('audit --report renders a saved audit (table, --json, --html) and refuses a
 })
 
 const chromium = findChromium()
-const noBrowser = chromium ? false : 'no headless Chromium on PATH (CI installs Debian\'s chromium-headless-shell; or set CHROMIUM_PATH)'
+const noBrowser = browserSkip(chromium)
 
 test('the HTML page in a real headless browser: every tool, inert catalog text, sorting, filtering, bars', { skip: noBrowser }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'ots-audit-browser-'))

@@ -17,6 +17,16 @@ export function findChromium() {
   return undefined
 }
 
+/** Set by scripts/setup.mjs when it could not provide a browser: why (the browser test's skip says it). */
+export const BROWSER_UNAVAILABLE_ENV = 'OPENCLAW_TOOL_SEARCH_BROWSER_UNAVAILABLE'
+
+/** node:test `skip` for a test that needs the browser: false when there is one, else why there is none. */
+export function browserSkip(binary = findChromium()) {
+  if (binary) return false
+  if (process.env.CHROMIUM_PATH) return `CHROMIUM_PATH=${process.env.CHROMIUM_PATH} does not exist`
+  return process.env[BROWSER_UNAVAILABLE_ENV] || "no headless Chromium on PATH (`pnpm test` installs Debian's chromium-headless-shell when it runs as root with apt-get; or set CHROMIUM_PATH)"
+}
+
 /**
  * Opens `url` in a fresh headless browser and resolves with `{ evaluate(expression), click(selector),
  * exceptions, close() }` once the page has loaded. `evaluate` returns the expression's value (JSON).

@@ -1,16 +1,16 @@
 // The seam (openclaw/seam.mjs, openclaw/hooks.mjs) over each tested OpenClaw release's real Tool
 // Search module, a release from before the runtime split, and synthetic mutations of the newest
 // module that must leave it alone with the right reason. The releases are the ones
-// `pnpm qa:openclaw` installs into its cache (CI installs them all: REQUIRE_OPENCLAW=1); none of
-// OpenClaw's code is kept in this repository.
+// `pnpm qa:openclaw` installs into its cache; `pnpm test` (scripts/setup.mjs) installs them there
+// first, once, and says in OPENCLAW_TOOL_SEARCH_OPENCLAW_SETUP which it could not (CI installs them
+// all: REQUIRE_OPENCLAW=1). None of OpenClaw's code is kept in this repository.
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { pathToFileURL } from 'node:url'
+import { dirname, join } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import test from 'node:test'
-import { root } from './helpers.mjs'
 import { transformLoaded } from '../openclaw/hooks.mjs'
 import {
   findSeam,
@@ -25,6 +25,9 @@ import {
 } from '../openclaw/seam.mjs'
 import { OPENCLAW_VERSION, openclawDir, openclawInstalled, PRE_SPLIT_OPENCLAW } from '../qa/openclaw/setup.mjs'
 
+// Not helpers.mjs: these tests read OpenClaw's files and this package's JS, never the addon.
+const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+
 /** What each tested release's module must show (seam.mjs RELEASE_CASES), read off its dist by hand. */
 const EXPECTED_CASES = {
   '2026.8.1': { hitCompaction: 'module', exactMatch: 'id-or-name', cellJsonSafe: 'runCodeMode', callEntry: 'catalog-entry' },
@@ -37,13 +40,29 @@ const EXPECTED_CASES = {
   '2026.9.6': { hitCompaction: 'closure', exactMatch: 'id-first', cellJsonSafe: 'child', callEntry: 'entry' },
 }
 
+/** What scripts/setup.mjs did about the releases (`{ cache, unavailable: { version: reason } }`), or undefined when it did not run. */
+const setup = process.env.OPENCLAW_TOOL_SEARCH_OPENCLAW_SETUP ? JSON.parse(process.env.OPENCLAW_TOOL_SEARCH_OPENCLAW_SETUP) : undefined
+
+/**
+ * node:test `skip` for a test that reads a release: false when it is installed, or must be
+ * (REQUIRE_OPENCLAW=1, or set-up provided it: the test then fails); else why it is not there.
+ */
 function skipUnlessInstalled(version) {
   if (openclawInstalled(version) || process.env.REQUIRE_OPENCLAW === '1') return false
-  return `openclaw@${version} is not installed at ${openclawDir(version)} (pnpm qa:openclaw installs it)`
+  if (setup) return setup.unavailable?.[version] ?? false
+  const why = process.env.OPENCLAW_TOOL_SEARCH_SKIP_OPENCLAW === '1' ? 'OPENCLAW_TOOL_SEARCH_SKIP_OPENCLAW=1' : '`pnpm test` installs it, as does `node qa/openclaw/setup.mjs --install`'
+  return `openclaw@${version} is not installed at ${openclawDir(version)} (${why})`
+}
+
+/** A release a test reads must be there once it runs: named plainly when it is not. */
+function assertInstalled(version) {
+  const why = process.env.REQUIRE_OPENCLAW === '1' ? 'REQUIRE_OPENCLAW=1' : `set-up provided it in ${setup?.cache}`
+  assert.ok(openclawInstalled(version), `openclaw@${version} is not installed at ${openclawDir(version)}, though ${why}`)
 }
 
 /** The module of a release's dist/ that declares its Tool Search runtime (parsed, not matched as text). */
 function toolSearchModule(version) {
+  assertInstalled(version)
   const dist = join(openclawDir(version), 'dist')
   const found = []
   for (const file of readdirSync(dist)) {
@@ -103,6 +122,7 @@ for (const version of TESTED_OPENCLAW_VERSIONS) {
 }
 
 test(`seam on openclaw@${PRE_SPLIT_OPENCLAW} (before the runtime split): left alone, the reason names ${OLDEST_SUPPORTED_OPENCLAW}`, { skip: skipUnlessInstalled(PRE_SPLIT_OPENCLAW) }, () => {
+  assertInstalled(PRE_SPLIT_OPENCLAW)
   const dist = join(openclawDir(PRE_SPLIT_OPENCLAW), 'dist')
   const candidates = readdirSync(dist).filter((f) => /\.m?js$/.test(f) && mightBeToolSearchModule(readFileSync(join(dist, f))))
   const state = { modules: [], listeners: new Set() }

@@ -244,7 +244,62 @@ test('engine: a successful call after a search teaches the catalog (learned=N on
     // Off: no learning option, nothing recorded.
     learner.configure(resolveSettings({ ranking: 'lexical', vectorCache: folder, learning: false }), logger)
     assert.equal(learner.catalogOptions().learning, undefined)
-    assert.throws(() => resolveSettings({ learning: 'yes' }), /learning must be true or false/)
+    assert.throws(() => resolveSettings({ learning: 'yes' }), /learning must be true, false or \{ enabled, scope \}/)
+    assert.throws(() => resolveSettings({ learning: { scope: 'team' } }), /learning.scope must be "agent" or "gateway"/)
+    assert.throws(() => resolveSettings({ learning: { scopes: 'agent' } }), /learning has no setting scopes/)
+    assert.equal(resolveSettings({ learning: { enabled: false } }).learning, false)
+    assert.equal(resolveSettings({ learning: { scope: 'gateway' } }).learningScope, 'gateway')
+  } finally {
+    learner.configure(saved, logger)
+    rmSync(folder, { recursive: true, force: true })
+  }
+})
+
+test('engine: each OpenClaw agent learns alone by default (learning.scope "gateway" shares one prior); the live audit names the scopes', async () => {
+  const folder = mkdtempSync(join(tmpdir(), 'ots-engine-agents-'))
+  const learner = engine()
+  const saved = learner.settings
+  const query = 'put a team meeting in the calendar'
+  // One gateway's runs: the same catalog for two agents; `accounting` calls the lowest hit it
+  // was shown, again and again; then each agent searches the same request.
+  async function teachAndAsk(settings, tag) {
+    learner.configure(resolveSettings({ ranking: 'lexical', vectorCache: folder, ...settings }), logger)
+    const entries = entriesOf(BASE_TOOLS)
+    const catalog = { entries }
+    const run = (agentId, n) => ({ ctx: { runId: `run-${tag}-${agentId}-${n}`, agentId, sessionKey: `agent:${agentId}:main` } })
+    const first = await learner.rank({ runtime: run('deploy', 0), catalog, entries, query, limit: 5 })
+    learner.runEnded({ runId: `run-${tag}-deploy-0` })
+    const target = first[first.length - 1]
+    for (let n = 1; n <= 6; n++) {
+      const runtime = run('accounting', n)
+      await learner.rank({ runtime, catalog, entries, query, limit: 5 })
+      learner.toolCalled({ runtime, entry: target, result: Promise.resolve({ result: { content: [], details: {} } }) })
+      await new Promise((resolve) => setTimeout(resolve, 5))
+      learner.runEnded({ runId: runtime.ctx.runId, catalogRef: { current: catalog } })
+    }
+    const ask = async (agentId) => {
+      const ranked = await learner.rank({ runtime: run(agentId, 99), catalog, entries, query, limit: 5 })
+      learner.runEnded({ runId: `run-${tag}-${agentId}-99` })
+      return ranked.map((e) => e.id)
+    }
+    return { first: first.map((e) => e.id), target: target.id, accounting: await ask('accounting'), deploy: await ask('deploy'), catalog }
+  }
+  try {
+    const agents = await teachAndAsk({}, 'agents')
+    assert.equal(agents.accounting[0], agents.target, 'the agent that called it ranks it first')
+    assert.deepEqual(agents.deploy, agents.first, "another agent's ranking did not move")
+    const audit = await learner.auditLive({ findability: false })
+    assert.equal(audit.learning.scope, 'agent')
+    const scopes = audit.learning.scopes.map((s) => s.scope).sort()
+    assert.ok(scopes.includes('agent:accounting'), JSON.stringify(audit.learning))
+    assert.equal(audit.learning.scopes.find((s) => s.scope === 'agent:accounting').learned, 6)
+    assert.ok(!audit.learning.scopes.some((s) => s.scope === 'agent:deploy' && s.learned > 0), JSON.stringify(audit.learning))
+    // One prior for the gateway: what accounting taught moves deploy's ranking too.
+    const shared = await teachAndAsk({ learning: { scope: 'gateway' } }, 'shared')
+    assert.equal(shared.deploy[0], shared.target, 'the shared prior moved the other agent')
+    const sharedAudit = await learner.auditLive({ findability: false })
+    assert.equal(sharedAudit.learning.scope, 'gateway')
+    assert.equal(sharedAudit.learning.scopes.find((s) => s.scope === 'gateway').learned, 6)
   } finally {
     learner.configure(saved, logger)
     rmSync(folder, { recursive: true, force: true })
@@ -362,7 +417,7 @@ test('engine: a schema the native catalog refuses still ranks the tool by its na
 })
 
 test('engine: settings are checked as the manifest schema says', () => {
-  assert.deepEqual(resolveSettings(undefined), { enabled: true, ranking: 'auto', modelDir: undefined, vectorCache: undefined, indexCache: undefined, requireTestedRelease: false, learning: true, captureContent: undefined, replace: { ranking: true, codeMode: true } })
+  assert.deepEqual(resolveSettings(undefined), { enabled: true, ranking: 'auto', modelDir: undefined, vectorCache: undefined, indexCache: undefined, requireTestedRelease: false, learning: true, learningScope: 'agent', captureContent: undefined, replace: { ranking: true, codeMode: true } })
   assert.throws(() => resolveSettings({ ranking: 'fast' }), /ranking must be/)
   assert.throws(() => resolveSettings({ vectorCache: 3 }), /vectorCache/)
   assert.throws(() => resolveSettings({ indexCache: 3 }), /indexCache/)

@@ -8,7 +8,9 @@ const { resolve } = require('node:path')
 const USAGE = `Usage: openclaw-tool-search <command> <catalog.json|catalog.jsonl> [args] [options]
 
 Commands:
-  search   <catalog> <query>            ranked hits, as tool_search returns them
+  search   <catalog> <query>            ranked hits, as tool_search returns them (a catalog
+                                        may also be a live gateway's, as \`openclaw gateway call
+                                        openclaw-tool-search.catalog --json\` saves it)
   describe <catalog> <id-or-name>       the hit plus the exact schemas
   validate <catalog> <id-or-name> <json-args>
                                         check arguments against the tool's schema
@@ -116,6 +118,21 @@ function learningCommand(action, flags, binding) {
   usage('learning takes show or reset')
 }
 
+/**
+ * A live gateway's catalog as `openclaw gateway call openclaw-tool-search.catalog --json` saves
+ * it (`{ records, … }`): its records; any other text as it is.
+ */
+function liveCatalogRecords(text) {
+  if (!/^\s*\{/.test(text)) return text
+  try {
+    const saved = JSON.parse(text)
+    if (Array.isArray(saved?.records) && typeof saved.fingerprint === 'string') return JSON.stringify(saved.records)
+  } catch {
+    // not one document: JSON lines, read as they are
+  }
+  return text
+}
+
 let bindingModule
 function loadCatalogText(text, options) {
   return bindingModule.ToolCatalog.fromJson(text, options)
@@ -124,7 +141,7 @@ function loadCatalogText(text, options) {
 /** The catalog as the commands see it, plus what explain needs to rebuild it without the policy. */
 function loadCatalog(path, flags, binding) {
   bindingModule = binding
-  const text = readFileSync(resolve(path), 'utf8')
+  const text = liveCatalogRecords(readFileSync(resolve(path), 'utf8'))
   const options = catalogOptions(flags)
   const policy = flags.policy ? JSON.parse(readFileSync(resolve(flags.policy), 'utf8')) : undefined
   const catalog = loadCatalogText(text, policy ? { ...options, policy } : options)

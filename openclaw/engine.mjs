@@ -33,6 +33,8 @@ export const DEFAULT_SETTINGS = Object.freeze({
   requireTestedRelease: false,
   /** Learned ranking: successful calls after a search move the tool up for requests like it (the cache folder keeps it). */
   learning: true,
+  /** Whose calls teach whose ranking: `agent` (each OpenClaw agent its own prior) or `gateway` (one shared prior). */
+  learningScope: 'agent',
   /** Query text on OpenTelemetry spans; default (undefined): OpenClaw's own diagnostics.otel.captureContent. */
   captureContent: undefined,
   replace: Object.freeze({ ranking: true, codeMode: true }),
@@ -49,7 +51,8 @@ export function resolveSettings(config) {
     vectorCache: raw.vectorCache,
     indexCache: raw.indexCache,
     requireTestedRelease: raw.requireTestedRelease === true,
-    learning: raw.learning !== false,
+    learning: raw.learning !== false && raw.learning?.enabled !== false,
+    learningScope: raw.learning?.scope ?? DEFAULT_SETTINGS.learningScope,
     captureContent: raw.captureContent,
     replace: {
       ranking: replace.ranking !== false,
@@ -67,7 +70,13 @@ export function resolveSettings(config) {
     throw new Error('indexCache must be a folder path, true or false')
   }
   if (raw.requireTestedRelease !== undefined && typeof raw.requireTestedRelease !== 'boolean') throw new Error('requireTestedRelease must be true or false')
-  if (raw.learning !== undefined && typeof raw.learning !== 'boolean') throw new Error('learning must be true or false')
+  if (raw.learning !== undefined && typeof raw.learning !== 'boolean' && !isObject(raw.learning)) throw new Error('learning must be true, false or { enabled, scope }')
+  if (isObject(raw.learning)) {
+    const unknown = Object.keys(raw.learning).filter((key) => key !== 'enabled' && key !== 'scope')
+    if (unknown.length > 0) throw new Error(`learning has no setting ${unknown.join(', ')} (only enabled, scope)`)
+    if (raw.learning.enabled !== undefined && typeof raw.learning.enabled !== 'boolean') throw new Error('learning.enabled must be true or false')
+  }
+  if (!['agent', 'gateway'].includes(settings.learningScope)) throw new Error(`learning.scope must be "agent" or "gateway", not ${JSON.stringify(settings.learningScope)}`)
   if (raw.captureContent !== undefined && typeof raw.captureContent !== 'boolean') throw new Error('captureContent must be true or false')
   return settings
 }
@@ -139,6 +148,10 @@ class Engine {
     this.emitDiagnostic = undefined
     /** Per OpenClaw version: whether this engine serves it (releaseAllowed). */
     this.releases = new Map()
+    /** Catalog versions made, by how (`status()`): a new catalog's index state, or `unchanged`. */
+    this.versions = {}
+    /** Runs whose line was written. */
+    this.served = 0
   }
 
   /** Called by the plugin's register(): settings, OpenClaw's logger. */
@@ -300,7 +313,7 @@ class Engine {
     const runId = typeof ctx?.runId === 'string' && ctx.runId ? ctx.runId : 'unknown-run'
     let stats = this.runs.get(runId)
     if (!stats) {
-      stats = { runId, sessionKey: ctx?.sessionKey, searches: 0, cells: 0, fallbacks: 0, learned: 0, shown: [], rankings: new Set(), indexes: new Set(), searchMs: 0 }
+      stats = { runId, sessionKey: ctx?.sessionKey, agentId: agentOf(ctx), searches: 0, cells: 0, fallbacks: 0, learned: 0, shown: [], rankings: new Set(), indexes: new Set(), searchMs: 0 }
       this.runs.set(runId, stats)
       // Runs that never report their end (a crashed turn) must not grow this map without bound.
       if (this.runs.size > 1000) this.runs.delete(this.runs.keys().next().value)
@@ -317,8 +330,9 @@ class Engine {
     const runId = typeof params?.runId === 'string' && params.runId ? params.runId : undefined
     const stats = (runId && this.runs.get(runId)) ?? { runId: runId ?? 'unknown-run', searches: 0, cells: 0, fallbacks: 0, learned: 0, rankings: new Set(), indexes: new Set() }
     if (runId) this.runs.delete(runId)
+    this.served += 1
     // What the run learned is written now, off the event loop (an `agent exec` process ends with its turn).
-    if (stats.learned > 0) stats.shown?.at(-1)?.view.catalog.flushLearning().catch(() => {})
+    if (stats.learned > 0) stats.shown?.at(-1)?.catalog.flushLearning().catch(() => {})
     if (!params?.catalogRef?.current && stats.searches === 0 && stats.cells === 0) return undefined
     const rankings = [...stats.rankings].join('+') || 'none'
     // How the index that served came to be: loaded from the index cache, built (and saved), derived.
@@ -354,7 +368,9 @@ class Engine {
       }
       const status = await vectorsFor(view.catalog)
       const ranking = status.active
-      const hits = ranking === 'hybrid' ? await view.catalog.searchAsync(query, { limit }) : view.catalog.search(query, { limit })
+      // The run's agent learns (and ranks with) its own prior, unless the gateway shares one.
+      const ranker = this.learningCatalog(view, stats)
+      const hits = ranking === 'hybrid' ? await ranker.searchAsync(query, { limit }) : ranker.search(query, { limit })
       if (status.ranking === 'hybrid' && ranking !== 'hybrid') stats.degraded ??= hybridMissing(status)
       if (view.repaired.length > 0 && stats.repairsWarned !== view) {
         stats.repairsWarned = view
@@ -368,7 +384,7 @@ class Engine {
       exactMatchFirst(ranked, view, query, limit, release)
       if (this.settings.learning) {
         // What this search showed: a later successful call of one of them teaches the catalog (toolCalled).
-        stats.shown.push({ query, ids: new Set(ranked.map((entry) => entry.id)), view })
+        stats.shown.push({ query, ids: new Set(ranked.map((entry) => entry.id)), view, catalog: ranker })
         if (stats.shown.length > REMEMBERED_SEARCHES) stats.shown.shift()
       }
       stats.searches += 1
@@ -410,7 +426,7 @@ class Engine {
     if (!id) return
     const record = (ok) => {
       try {
-        if (search.view.catalog.recordOutcome({ query: search.query, id, ok }).learned) stats.learned += 1
+        if (search.catalog.recordOutcome({ query: search.query, id, ok }).learned) stats.learned += 1
       } catch (error) {
         this.warnOnce(`learn:${error?.code ?? error?.message}`, `a call could not be learned from: ${error?.code ? `${error.code} ` : ''}${error?.message ?? error}`)
       }
@@ -419,6 +435,22 @@ class Engine {
       (value) => record(callSucceeded(value)),
       () => record(false),
     )
+  }
+
+  /**
+   * The catalog a run's searches rank with and its calls teach: the view's own (learning in the
+   * gateway's scope) or, with `learning.scope: "agent"`, the same index learning in the scope of
+   * the run's OpenClaw agent (`agent:<id>`), made once per view and agent.
+   */
+  learningCatalog(view, stats) {
+    if (!this.settings.learning || this.settings.learningScope !== 'agent' || !stats.agentId) return view.catalog
+    view.scoped ??= new Map()
+    let catalog = view.scoped.get(stats.agentId)
+    if (!catalog) {
+      catalog = view.catalog.withLearningScope(`agent:${stats.agentId}`)
+      view.scoped.set(stats.agentId, catalog)
+    }
+    return catalog
   }
 
   /**
@@ -541,6 +573,10 @@ class Engine {
       if (!changed) break
       catalog = await ToolCatalog.build(records, options)
     }
+    // How this version came to be: unchanged from the last run's, derived from it (an update),
+    // built, or loaded from the index cache.
+    const how = last && catalog.fingerprint === last.fingerprint ? 'unchanged' : (catalog.rankingStatus().index?.state ?? 'unknown')
+    this.versions[how] = (this.versions[how] ?? 0) + 1
     const view = { catalog, byId: new Map(), byNativeId: new Map(), nativeIdOf: new Map(), records, repaired: [], problem: undefined }
     for (let i = 0; i < entries.length; i++) {
       view.byId.set(entries[i].id, entries[i])
@@ -573,7 +609,72 @@ class Engine {
       const entry = view.byNativeId.get(tool.id)
       if (entry) tool.openclawId = entry.id
     }
-    return { ...audit, gateway: { openclaw: this.servedRelease()?.version ?? null, plugin: this.version } }
+    return { ...audit, gateway: { openclaw: this.servedRelease()?.version ?? null, plugin: this.version }, learning: this.learningScopes(view) }
+  }
+
+  /**
+   * The live gateway's catalog as this engine indexed it (its latest run's whole catalog), for the
+   * plugin's gateway method `openclaw-tool-search.catalog`: the records (repaired ones as indexed),
+   * OpenClaw's id of each, the catalog options and fingerprint. The CLI reads the saved answer
+   * (`openclaw-tool-search search live.json "…"`) to replay a search offline.
+   */
+  async catalogLive() {
+    const last = this.lastView
+    const view = await last?.view
+    if (!view) throw coded('UNAVAILABLE', 'no run has registered a Tool Search catalog in this gateway yet: run a turn first')
+    const entries = [...view.byId.values()]
+    return {
+      gateway: { openclaw: this.servedRelease()?.version ?? null, plugin: this.version },
+      fingerprint: view.catalog.fingerprint,
+      options: JSON.parse(last.options),
+      records: view.records,
+      openclawIds: entries.map((entry) => entry.id),
+    }
+  }
+
+  /**
+   * What the gateway learned, per scope: how scopes are chosen (`agent` or `gateway`) and each
+   * scope's prior in the learning folder (`learningFiles`), or null when learning is off.
+   */
+  learningScopes(view) {
+    if (!this.settings.learning) return null
+    const status = view.catalog.learningStatus()
+    const folder = status?.file ? dirname(status.file) : undefined
+    let scopes = []
+    try {
+      scopes = folder ? this.native.learningFiles(folder) : [status].filter(Boolean)
+    } catch {
+      scopes = [status].filter(Boolean)
+    }
+    return { scope: this.settings.learningScope, folder: folder ?? null, scopes }
+  }
+
+  /**
+   * What the engine holds in this process, for the plugin's gateway method
+   * `openclaw-tool-search.status` (a long-lived gateway's memory accounting): runs it tracks and
+   * has served, catalog versions by how they were made, its record cache, the package's native
+   * memory (catalogs held, builds kept, stored records), the process's memory and the learning
+   * scopes.
+   */
+  async status() {
+    const memory = process.memoryUsage()
+    const view = await this.lastView?.view?.catch(() => undefined)
+    let native = null
+    try {
+      native = this.native?.nativeMemory?.() ?? null
+    } catch {
+      native = null
+    }
+    return {
+      gateway: { openclaw: this.servedRelease()?.version ?? null, plugin: this.version },
+      active: this.active,
+      runs: { open: this.runs.size, served: this.served },
+      versions: { ...this.versions },
+      records: this.records.size,
+      native,
+      process: { rssBytes: memory.rss, heapUsedBytes: memory.heapUsed, externalBytes: memory.external, arrayBuffersBytes: memory.arrayBuffers },
+      learning: view && this.settings?.learning ? this.learningScopes(view) : null,
+    }
   }
 
   // ---------------------------------------------------------------- code mode
@@ -697,6 +798,15 @@ export function modelProblem(settings, capability) {
   }
   if (settings.ranking === 'hybrid' && capability && !capability.hybrid) return `ranking is hybrid but no model is installed (${capability.reason ?? 'no model folder'})`
   return undefined
+}
+
+/**
+ * The OpenClaw agent a run belongs to: its tool runtime's `agentId`, else the agent its session
+ * key names (`agent:<id>:…`, OpenClaw's own form); undefined when neither says.
+ */
+function agentOf(ctx) {
+  const id = typeof ctx?.agentId === 'string' && ctx.agentId.trim() ? ctx.agentId : /^agent:([^:]+):/i.exec(String(ctx?.sessionKey ?? ''))?.[1]
+  return id?.trim() ? id.trim().toLowerCase().slice(0, 128) : undefined
 }
 
 /** The native catalog's id of a record (`<source>:<owner>:<name>`). */

@@ -81,21 +81,25 @@ function register(api) {
     return
   }
   tool.watchSeam(seam)
-  // The live gateway's catalog, audited on request: `openclaw gateway call openclaw-tool-search.audit --json`.
-  try {
-    api?.registerGatewayMethod?.(
-      `${PLUGIN_ID}.audit`,
-      async ({ params, respond }) => {
-        try {
-          respond(true, await tool.auditLive(params))
-        } catch (error) {
-          respond(false, undefined, { code: typeof error?.code === 'string' ? error.code : 'INTERNAL', message: String(error?.message ?? error) })
-        }
-      },
-      { scope: 'operator.read' },
-    )
-  } catch {
-    // registered already in this registry (OpenClaw registers plugins more than once)
+  // The live gateway's catalog, audited on request (`openclaw gateway call openclaw-tool-search.audit
+  // --json`), exported as indexed (`.catalog`), and what the engine holds (`.status`).
+  const methods = { audit: (params) => tool.auditLive(params), status: () => tool.status(), catalog: () => tool.catalogLive() }
+  for (const [name, answer] of Object.entries(methods)) {
+    try {
+      api?.registerGatewayMethod?.(
+        `${PLUGIN_ID}.${name}`,
+        async ({ params, respond }) => {
+          try {
+            respond(true, await answer(params))
+          } catch (error) {
+            respond(false, undefined, { code: typeof error?.code === 'string' ? error.code : 'INTERNAL', message: String(error?.message ?? error) })
+          }
+        },
+        { scope: 'operator.read' },
+      )
+    } catch {
+      // registered already in this registry (OpenClaw registers plugins more than once)
+    }
   }
   const missing = () => {
     // A module the seam saw and refused has said why already (watchSeam).

@@ -12,15 +12,20 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, unlinkSync, w
 import { dirname, join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { fakeTool, writeFakePlugin } from './fake-plugin.mjs'
-import { agentExec, gatewayTurn, laneConfig, PLUGIN_ID } from './openclaw-run.mjs'
+import { agentExec, engineLines, gatewayTurn, laneConfig, PLUGIN_ID } from './openclaw-run.mjs'
 import { startReceiver } from './otlp-receiver.mjs'
+import { gatewayFleetLanes, mcpExecLane, startFleet } from './fleet-lanes.mjs'
 import { cacheRoot, installPackage, OPENCLAW_RELEASES, OPENCLAW_VERSION, openclawNode, openclawPackage, PRE_SPLIT_OPENCLAW, ROOT } from './setup.mjs'
 import { findSeam, mightBeToolSearchModule, OLDEST_SUPPORTED_OPENCLAW, releaseSupport } from '../../openclaw/seam.mjs'
 import { diagnosticRuntimeFile } from '../../openclaw/engine.mjs'
 
-const { values: flags } = parseArgs({ options: { lanes: { type: 'string' }, releases: { type: 'string' }, json: { type: 'boolean' } } })
+const { values: flags } = parseArgs({ options: { lanes: { type: 'string' }, releases: { type: 'string' }, json: { type: 'boolean' }, 'soak-turns': { type: 'string' } } })
 const TARGET = fakeTool(150)
 const TASK = 'reject the pull request'
+const FLEET_SUMMARY = (() => {
+  const { servers } = JSON.parse(readFileSync(join(dirname(new URL(import.meta.url).pathname), 'fleet', 'servers.json'), 'utf8'))
+  return `${servers.length} real MCP servers, ${servers.reduce((n, s) => n + s.tools.length, 0)} tools`
+})()
 const log = (message) => process.stderr.write(`[qa:openclaw] ${message}\n`)
 
 // ------------------------------------------------------------------ set-up
@@ -246,18 +251,42 @@ for (const lane of lanes) {
   if (lane.otel) outcome.telemetry = receiver.received(slug)
   results.push(judge(lane, outcome, requests, executions, marker, earlier))
 }
+// The MCP fleet lanes (fleet-lanes.mjs): real MCP servers' tools on SDK servers, stdio and HTTP.
+const SOAK_TURNS = Number(flags['soak-turns'] ?? process.env.OPENCLAW_QA_SOAK_TURNS ?? 300)
+const fleetLanes = []
+if (newest) fleetLanes.push({ name: 'mcp/exec', release: OPENCLAW_VERSION })
+if (releases.includes(OLDEST_SUPPORTED_OPENCLAW) && OLDEST_SUPPORTED_OPENCLAW !== OPENCLAW_VERSION) fleetLanes.push({ name: `mcp/exec@${OLDEST_SUPPORTED_OPENCLAW}`, release: OLDEST_SUPPORTED_OPENCLAW })
+const fleetWanted = (name) => !selected || selected.has(name)
+const gatewayWanted = newest && (fleetWanted('mcp/gateway') || fleetWanted('gateway/soak'))
+if (fleetLanes.some((lane) => fleetWanted(lane.name)) || gatewayWanted) {
+  log('starting the MCP fleet (fleet/host.mjs: every HTTP server of fleet/servers.json)')
+  const fleet = await startFleet(join(work, 'fleet'))
+  try {
+    for (const lane of fleetLanes) {
+      if (!fleetWanted(lane.name)) continue
+      log(`lane ${lane.name}`)
+      results.push(await mcpExecLane({ ...lane, openclaw: openclawDirs.get(lane.release), node, register, template: templates.get(lane.release).template, providerUrl, work, fleet, pluginConfig }))
+    }
+    if (gatewayWanted) {
+      log(`lanes mcp/gateway and gateway/soak (${fleetWanted('gateway/soak') ? SOAK_TURNS : 0} soak turns)`)
+      const soakTurns = fleetWanted('gateway/soak') ? SOAK_TURNS : 0
+      for (const result of await gatewayFleetLanes({ release: OPENCLAW_VERSION, openclaw, node, template: templates.get(OPENCLAW_VERSION).template, providerUrl, work, fleet, pluginDir, soakTurns, log })) {
+        if (fleetWanted(result.lane)) results.push(result)
+      }
+    }
+  } finally {
+    fleet.stop()
+  }
+}
+
 const canary = await providerGet('/debug/canary')
 provider.kill('SIGTERM')
 await receiver.close()
 
 // ------------------------------------------------------------------ checks
 
-function engineLines(outcome) {
-  const pattern = new RegExp(`^${PLUGIN_ID} ${packageVersion.replaceAll('.', '\\.')}: run (\\S+) served searches=(\\d+) cells=(\\d+) ranking=(\\S+)(?: \\(configured hybrid: (.*)\\))? index=(\\S+) fallbacks=(\\d+) learned=(\\d+)$`)
-  return (outcome.log ?? [])
-    .map((line) => pattern.exec(line))
-    .filter(Boolean)
-    .map((m) => ({ runId: m[1], searches: Number(m[2]), cells: Number(m[3]), ranking: m[4], degraded: m[5], index: m[6], fallbacks: Number(m[7]), learned: Number(m[8]) }))
+function engineLinesOf(outcome) {
+  return engineLines(outcome.log ?? [], packageVersion)
 }
 
 function firstRank(requests) {
@@ -284,7 +313,7 @@ function transcript(outcome) {
 function judge(lane, outcome, requests, executions, marker, earlier) {
   const checks = []
   const check = (name, ok, detail = '') => checks.push({ name, ok: Boolean(ok), detail })
-  const lines = engineLines(outcome)
+  const lines = engineLinesOf(outcome)
   const okLine = `FAKE_PLUGIN_OK ${TARGET.name}`
   const targetRuns = executions.filter((e) => e.tool === TARGET.name && e.args?.marker === marker)
   const first = requests[0]
@@ -378,7 +407,7 @@ function judge(lane, outcome, requests, executions, marker, earlier) {
     check(`the last turn's search index was ${lane.expectIndex} (the run's line says so)`, lines.length === 1 && lines[0].index === lane.expectIndex, JSON.stringify(lines))
   }
   if (lane.expectLearning) {
-    const before = earlier ? engineLines(earlier.outcome) : []
+    const before = earlier ? engineLinesOf(earlier.outcome) : []
     check("the first run learned from its call (its line says learned=1)", before.length === 1 && before[0].learned === 1, JSON.stringify(before))
     const [rankBefore, rankAfter] = [firstRank(earlier?.requests ?? []), firstRank(requests)]
     row.rank = `${rankBefore} → ${rankAfter}`
@@ -502,6 +531,19 @@ if (flags.json) {
     const rows = releaseRows.map(({ release, builtIn, native }) => [release, pass(builtIn), builtIn?.firstRequestBytes, builtIn?.rank, pass(native), native?.firstRequestBytes, native?.rank, native?.engine].map(cell))
     console.log(`\nRelease matrix: the code lane (a cell that searches, describes and calls the target) with OpenClaw's engine and with this package's\n`)
     console.log(table(head, rows))
+  }
+  const fleetRows = results.filter(({ lane }) => lane.startsWith('mcp/'))
+  if (fleetRows.length > 0) {
+    const head = ['lane', 'OpenClaw', 'MCP servers', 'catalog tools', 'turns', 'engine', 'wall', 'catalog versions']
+    const rows = fleetRows.map(({ row }) => [row.lane, row.release, row.servers, row.tools, row.turns ?? 1, row.engine ?? 'native', row.ms, row.versions ? Object.entries(row.versions).map(([k, v]) => `${k} ${v}`).join(', ') : undefined].map(cell))
+    console.log(`\nMCP fleet: ${FLEET_SUMMARY} on servers built on @modelcontextprotocol/sdk (stdio and streamable HTTP)\n`)
+    console.log(table(head, rows))
+  }
+  const soak = results.find(({ lane }) => lane === 'gateway/soak')?.row
+  if (soak?.series) {
+    console.log(`\nSoak: ${soak.turns} turns on one openclaw gateway run (2 agents, ${soak.changes} catalog changes, ${soak.aborts} aborted cells), longest event-loop gap ${soak.maxGapMs} ms, catalog versions ${JSON.stringify(soak.versions)}\n`)
+    const head = ['turn', 'gateway RSS MiB', 'JS heap MiB', 'max loop gap ms', 'open runs', 'record cache', 'held catalogs', 'held MiB', 'stored records']
+    console.log(table(head, soak.series.map((s) => [s.turn, s.rssMiB, s.heapMiB, s.maxGapMs, s.runsOpen, s.records, s.heldCatalogs, s.heldMiB, s.storedRecords].map(cell))))
   }
   console.log('')
   for (const result of results) {

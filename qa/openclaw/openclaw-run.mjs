@@ -120,6 +120,18 @@ function lastJson(text) {
   }
 }
 
+/**
+ * The engine's run lines among OpenClaw's log lines (one per run it served):
+ * `openclaw-tool-search <version>: run <id> served searches=… cells=… ranking=… index=… fallbacks=… learned=…`.
+ */
+export function engineLines(logLines, version = '\\S+') {
+  const pattern = new RegExp(`^${PLUGIN_ID} ${version.replaceAll('.', '\\.')}: run (\\S+) served searches=(\\d+) cells=(\\d+) ranking=(\\S+)(?: \\(configured hybrid: (.*)\\))? index=(\\S+) fallbacks=(\\d+) learned=(\\d+)$`)
+  return logLines
+    .map((line) => pattern.exec(line))
+    .filter(Boolean)
+    .map((m) => ({ runId: m[1], searches: Number(m[2]), cells: Number(m[3]), ranking: m[4], degraded: m[5], index: m[6], fallbacks: Number(m[7]), learned: Number(m[8]) }))
+}
+
 /** Session events from OpenClaw's SQLite session store (read with the Node OpenClaw runs on). */
 export function sessionEvents(node, stateDir) {
   const out = spawnSync(node, [join(HERE, 'session-log.mjs'), stateDir], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 })

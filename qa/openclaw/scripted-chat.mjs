@@ -24,14 +24,69 @@ function textOf(content) {
   return JSON.stringify(content)
 }
 
+/**
+ * The MCP lanes' prompt: `mcp qa plan=<base64url JSON>`, the plan `{ m: marker, s: [queries to
+ * search and report], c: [{ q: query, t: tool name (OpenClaw's safe form), a?: args }], limit? }`.
+ */
+const PLAN_PROMPT = /mcp qa plan=([A-Za-z0-9_-]{1,20000})/
+
+/** The plan of an MCP lane's prompt, base64url JSON (see PLAN_PROMPT). */
+export function encodePlan(plan) {
+  return `mcp qa plan=${Buffer.from(JSON.stringify(plan)).toString('base64url')}`
+}
+
 /** The scenario's prompt (OpenClaw adds a context message after it, so search from the end). */
 export function scenarioOf(messages) {
   for (let i = messages.length - 1; i >= 0; i--) {
     if (messages[i]?.role !== 'user') continue
-    const match = PROMPT.exec(textOf(messages[i].content))
+    const text = textOf(messages[i].content)
+    const match = PROMPT.exec(text)
     if (match) return { at: i, target: match[1], task: match[2], marker: match[3], cell: match[4] }
+    const plan = PLAN_PROMPT.exec(text)
+    if (plan) {
+      try {
+        const parsed = JSON.parse(Buffer.from(plan[1], 'base64url').toString('utf8'))
+        if (typeof parsed?.m === 'string') return { at: i, plan: parsed, marker: parsed.m }
+      } catch {
+        // not a plan
+      }
+    }
   }
   return undefined
+}
+
+/**
+ * An MCP lane's one cell: the plan's searches (each hit list's ids, for the ranking check), then
+ * for each wanted tool a search for its request, the hit named like it, and a call; the cell
+ * returns what it saw.
+ */
+function planCell(plan) {
+  return [
+    `const plan = ${JSON.stringify(plan)};`,
+    `const out = { marker: plan.m, probes: [], calls: [] };`,
+    `for (const query of plan.s ?? []) out.probes.push((await openclaw.tools.search(query, { limit: plan.limit ?? 10 })).map((hit) => hit.id));`,
+    `for (const want of plan.c ?? []) {`,
+    `  const hits = await openclaw.tools.search(want.q, { limit: 10 });`,
+    `  const at = hits.findIndex((hit) => hit.name === want.t || hit.name.endsWith('__' + want.t));`,
+    `  const row = { tool: want.t, rank: at + 1 };`,
+    `  if (at < 0) { row.ids = hits.slice(0, 5).map((hit) => hit.id); out.calls.push(row); continue; }`,
+    `  row.id = hits[at].id;`,
+    `  try { const done = await openclaw.tools.call(row.id, want.a ?? { marker: plan.m }); row.ok = true; row.text = JSON.stringify(done?.result ?? done).slice(0, 400); }`,
+    `  catch (error) { row.ok = false; row.error = String(error?.message ?? error).slice(0, 400); }`,
+    `  out.calls.push(row);`,
+    `}`,
+    `return out;`,
+  ].join('\n')
+}
+
+/** The MCP lanes' script: one cell, then the cell's value as the answer. */
+function decidePlan(scenario, declared, toolMessages) {
+  if (!declared.has('tool_search_code')) return { content: `QA_NO_USABLE_TOOL ${[...declared].slice(0, 20).join(',')}`, note: { step: 'no-tool' } }
+  if (toolMessages.length === 0) return { toolCalls: [{ name: 'tool_search_code', arguments: JSON.stringify({ code: planCell(scenario.plan) }) }], note: { step: 'plan-cell' } }
+  const value = jsonIn(toolMessages[0])
+  const out = value?.marker === scenario.marker ? value : (value?.result ?? value?.value ?? value)
+  if (out && typeof out === 'object' && out.marker === scenario.marker) return { content: `MCP_QA_DONE ${JSON.stringify(out)}`, note: { step: 'plan-done' } }
+  return { content: `MCP_QA_FAILED ${toolMessages[0].slice(0, 600)}`, note: { step: 'plan-failed' } }
 }
 
 /** `FAKE_PLUGIN_OK <target> {...}` in a tool message (often JSON-escaped inside a bigger result). */
@@ -117,6 +172,7 @@ export function decide(body, options = {}) {
   if (!scenario) return { content: 'QA_NO_TARGET', note: { step: 'no-target' } }
   const after = messages.slice(scenario.at + 1)
   const toolMessages = after.filter((m) => m?.role === 'tool').map((m) => textOf(m.content))
+  if (scenario.plan) return decidePlan(scenario, declared, toolMessages)
   const steps = after.filter((m) => m?.role === 'assistant' && m.tool_calls?.length).length
   for (const text of toolMessages) {
     const line = okLine(text, scenario.target)

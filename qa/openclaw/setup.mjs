@@ -7,8 +7,8 @@
 //     scripts are not needed to run them headless; ~1 min and 0.5-0.9 GB a release);
 //   - this package as a gateway installs it: `pnpm run package`'s two tarballs, installed with npm
 //     into the QA's folder.
-import { execFileSync } from 'node:child_process'
-import { existsSync, readFileSync, readdirSync } from 'node:fs'
+import { execFileSync, spawn } from 'node:child_process'
+import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -72,15 +72,82 @@ export function openclawInstalled(version = OPENCLAW_VERSION) {
   }
 }
 
+/** The one npm command that installs a release into its cache folder (both installers below run it). */
+function installCommand(version) {
+  const prefix = join(cacheRoot(), `openclaw-${version}`)
+  return { prefix, args: ['install', '--ignore-scripts', ...npmQuiet, '--prefix', prefix, `openclaw@${version}`] }
+}
+
 /** The installed `openclaw` package folder of a release, installed from the npm registry once. */
 export function openclawPackage(version = OPENCLAW_VERSION) {
   const dir = openclawDir(version)
   if (!openclawInstalled(version)) {
-    const prefix = join(cacheRoot(), `openclaw-${version}`)
+    const { prefix, args } = installCommand(version)
     log(`installing openclaw@${version} from the npm registry into ${prefix} (once; ~1 min)`)
-    execFileSync('npm', ['install', '--ignore-scripts', ...npmQuiet, '--prefix', prefix, `openclaw@${version}`], { stdio: ['ignore', 'inherit', 'inherit'] })
+    execFileSync('npm', args, { stdio: ['ignore', 'inherit', 'inherit'] })
   }
   return dir
+}
+
+/** npm's failure in one line: its error code and the first line that says what went wrong. */
+export function npmFailure(output, status) {
+  const lines = output.split('\n').map((line) => line.trim()).filter(Boolean)
+  const errors = lines.filter((line) => /^npm (error|ERR!)/.test(line)).map((line) => line.replace(/^npm (error|ERR!)\s*/, ''))
+  const code = errors.find((line) => /^code \S+$/.test(line))?.slice(5)
+  const message = (errors.length > 0 ? errors : lines).find((line) => !/^(code|syscall|errno) \S+$|^A complete log of this run|^Log files were not written|^[\d-]+T[\d:.]+Z? /.test(line))
+  if (!message) return code ?? `npm exited with ${status}`
+  return code && !message.includes(code) ? `${code}: ${message}` : message
+}
+
+/** npm error codes that mean the registry cannot be reached at all: the other releases are not tried. */
+const UNREACHABLE = new Set(['ENOTFOUND', 'EAI_AGAIN', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENETUNREACH', 'EHOSTUNREACH', 'ERR_SOCKET_TIMEOUT', 'ENOENT_NPM'])
+
+function npmInstall(version) {
+  const { prefix, args } = installCommand(version)
+  mkdirSync(prefix, { recursive: true })
+  return new Promise((resolve) => {
+    let output = ''
+    const keep = (chunk) => (output = (output + chunk).slice(-65536))
+    const child = spawn('npm', args, { stdio: ['ignore', 'pipe', 'pipe'] })
+    child.stdout.setEncoding('utf8').on('data', keep)
+    child.stderr.setEncoding('utf8').on('data', keep)
+    child.once('error', (error) => resolve({ code: error.code === 'ENOENT' ? 'ENOENT_NPM' : error.code, reason: error.code === 'ENOENT' ? 'npm is not on PATH' : error.message }))
+    child.once('close', (status, signal) => {
+      if (status === 0 && openclawInstalled(version)) return resolve(undefined)
+      if (status === 0) return resolve({ reason: `npm installed it, but ${openclawDir(version)} has no openclaw.mjs of version ${version}` })
+      resolve({ code: /^npm (?:error|ERR!) code (\S+)$/m.exec(output)?.[1], reason: signal ? `npm was ended by ${signal}` : npmFailure(output, status) })
+    })
+  })
+}
+
+/**
+ * The releases not yet in the cache, installed from the npm registry (the command openclawPackage
+ * runs), at most `concurrency` npm installs at a time; nothing is fetched for those already there.
+ * Resolves with a Map of each release to `{ status: 'present' | 'installed' | 'failed', reason?,
+ * seconds? }`; `report(version, outcome)` hears of each install as it ends. Once the registry
+ * cannot be reached at all (ENOTFOUND, ECONNREFUSED, ...), the releases not started fail with that reason.
+ */
+export async function installOpenclawReleases(versions, { concurrency = 2, report = () => {} } = {}) {
+  const outcomes = new Map(versions.map((version) => [version, openclawInstalled(version) ? { status: 'present' } : undefined]))
+  const queue = versions.filter((version) => !outcomes.get(version))
+  let unreachable
+  const worker = async () => {
+    for (let version = queue.shift(); version !== undefined; version = queue.shift()) {
+      let outcome
+      if (unreachable) {
+        outcome = { status: 'failed', reason: `${unreachable.reason} (not tried after openclaw@${unreachable.version} failed so)` }
+      } else {
+        const started = Date.now()
+        const failure = await npmInstall(version)
+        outcome = failure ? { status: 'failed', reason: failure.reason } : { status: 'installed', seconds: Math.round((Date.now() - started) / 1000) }
+        if (failure && UNREACHABLE.has(failure.code)) unreachable ??= { version, reason: failure.reason }
+      }
+      outcomes.set(version, outcome)
+      report(version, outcome)
+    }
+  }
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, queue.length)) }, worker))
+  return outcomes
 }
 
 /**

@@ -372,6 +372,29 @@ pub fn release_unused_memory(env: &Env) -> Result<Unknown<'_>, JsCode> {
     guard(|| parsed(env, &tool_search_core::catalog::release_unused()))
 }
 
+/// What the package holds in native memory now: distinct catalog data that catalog
+/// objects of this thread hold (and their estimated bytes), builds kept for reuse, and
+/// stored tool records. For a long-lived gateway's memory accounting; cheap.
+#[napi(
+    ts_return_type = "{ heldCatalogs: number; heldBytes: number; recentBuilds: number; storedRecords: number; storedRecordBytes: number }"
+)]
+pub fn native_memory(env: &Env) -> Result<Unknown<'_>, JsCode> {
+    guard(|| {
+        let (held_catalogs, held_bytes) = super::memory::held();
+        let caches = tool_search_core::catalog::memory_in_use();
+        parsed(
+            env,
+            &serde_json::json!({
+                "heldCatalogs": held_catalogs,
+                "heldBytes": held_bytes,
+                "recentBuilds": caches.recent_builds,
+                "storedRecords": caches.stored_records,
+                "storedRecordBytes": caches.stored_record_bytes,
+            }),
+        )
+    })
+}
+
 #[napi]
 impl ToolCatalog {
     /// Build (or reuse, when unchanged) the catalog for a run. Bad records are

@@ -62,3 +62,11 @@ pub fn release(env: &Env, catalog: &Catalog) {
 pub fn reported() -> i64 {
     REPORTED.with(|map| map.borrow().values().map(|(_, bytes)| bytes).sum())
 }
+
+/// Catalog data JS objects of this thread hold now, and the bytes reported for them.
+pub fn held() -> (usize, i64) {
+    REPORTED.with(|map| {
+        let map = map.borrow();
+        (map.len(), map.values().map(|(_, bytes)| bytes).sum())
+    })
+}
