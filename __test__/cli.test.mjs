@@ -114,3 +114,17 @@ test('search marks a look-up placed for the hit that needs its identifier', () =
     rmSync(dir, { recursive: true, force: true })
   }
 })
+
+test("a live gateway's catalog as `openclaw-tool-search.catalog` saves it replays a search, ids as the gateway indexed them", () =>
+  withFiles((dir) => {
+    const live = records.filter((r) => r.name !== 'broken_tool')
+    const saved = { gateway: { openclaw: '2026.9.6', plugin: '0.1.0' }, fingerprint: 'f', options: { ranking: 'lexical' }, records: live, openclawIds: live.map((r) => `${r.source ?? 'openclaw'}:${r.owner ?? 'core'}:${r.name}`) }
+    writeFileSync(join(dir, 'live.json'), JSON.stringify(saved))
+    const r = run(dir, ['search', 'live.json', 'weather forecast for a city', '--ranking', 'lexical', '--json'])
+    assert.equal(r.status, 0, r.stderr)
+    const hits = JSON.parse(r.stdout)
+    const ids = (Array.isArray(hits) ? hits : hits.hits).map((hit) => hit.id)
+    assert.equal(ids[0], 'openclaw:weather:get_weather')
+    const stats = JSON.parse(run(dir, ['stats', 'live.json', '--json']).stdout)
+    assert.equal(stats.size ?? stats.tools, live.length - 1, JSON.stringify(stats)) // exec is direct-only
+  }))

@@ -538,3 +538,41 @@ test("engine: the run's line says why a search ranked lexically when hybrid was 
     rmSync(dir, { recursive: true, force: true })
   }
 })
+
+test("engine: OpenClaw's own entry shapes: a server it renamed is served without a repair, an exact id leads its case twin at every limit", async () => {
+  const log = quiet()
+  const saved = tool.settings
+  try {
+    tool.configure(resolveSettings({ ranking: 'lexical', vectorCache: false, learning: false }), log)
+    const mcp = (server, safe, name) => ({ serverName: server, safeServerName: safe, toolName: name, operation: 'tool' })
+    const tools = [
+      ...BASE_TOOLS,
+      // "classifies plugin tools with MCP metadata as MCP catalog entries": owner = the safe name.
+      { source: 'mcp', owner: 'remoteDemo', name: 'echo', description: 'Echo the text back.', mcp: mcp('remote-demo', 'remoteDemo', 'echo') },
+      // The gateway's renaming of a configured name with a space and a leading digit.
+      { source: 'mcp', owner: 'mcp-2nd-brain', name: 'mcp-2nd-brain__recall', description: 'Recall a note from the second brain.', mcp: mcp('2nd brain', 'mcp-2nd-brain', 'recall') },
+      { source: 'mcp', owner: 'accounting', name: 'listURL', description: 'List the URLs of the accounting exports.', mcp: mcp('accounting', 'accounting', 'listURL') },
+      { source: 'mcp', owner: 'accounting', name: 'listUrl', description: 'List the URL of one accounting export.', mcp: mcp('accounting', 'accounting', 'listUrl') },
+    ]
+    const entries = entriesOf(tools)
+    const rank = (query, limit, release) => tool.rank({ runtime: { ctx: { runId: `twin-${limit}` } }, catalog: { entries }, entries, query, limit, release })
+    for (const release of [undefined, { version: '2026.9.6', exactMatch: 'id-first' }]) {
+      for (const limit of [1, 2, 5]) {
+        for (const id of ['mcp:accounting:listUrl', 'mcp:accounting:listURL']) {
+          const ranked = await rank(id, limit, release)
+          assert.equal(ranked?.[0]?.id, id, `${id} at limit ${limit} (${release?.exactMatch ?? 'id-or-name'})`)
+        }
+      }
+    }
+    const echo = await rank('echo the text back', 3)
+    assert.equal(echo[0].id, 'mcp:remoteDemo:echo')
+    const recall = await rank('recall a note', 3)
+    assert.equal(recall[0].id, 'mcp:mcp-2nd-brain:mcp-2nd-brain__recall')
+    const view = await tool.viewFor({ entries }, entries)
+    assert.deepEqual(view.repaired, [], 'nothing repaired')
+    assert.equal(view.catalog.excluded.length, 0, JSON.stringify(view.catalog.excluded))
+    assert.deepEqual(log.lines.filter(([level]) => level === 'warn'), [])
+  } finally {
+    tool.configure(saved, logger)
+  }
+})

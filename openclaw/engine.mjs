@@ -658,7 +658,7 @@ class Engine {
    */
   async status() {
     const memory = process.memoryUsage()
-    const view = await this.lastView?.view?.catch(() => undefined)
+    const view = this.lastView?.view
     let native = null
     try {
       native = this.native?.nativeMemory?.() ?? null

@@ -121,7 +121,7 @@ export class GatewaySession {
     }
     this.configFile = join(this.dir, 'home', '.openclaw', 'openclaw.json')
     writeFileSync(this.configFile, `${JSON.stringify(this.config, null, 2)}\n`)
-    const options = [`--import=${LOOP_PROBE}`, this.nodeOptions].filter(Boolean).join(' ')
+    const options = ['--expose-gc', `--import=${LOOP_PROBE}`, this.nodeOptions].filter(Boolean).join(' ')
     this.processEnv = {
       PATH: `${dirname(this.node)}:/usr/local/bin:/usr/bin:/bin`,
       HOME: join(this.dir, 'home'),
@@ -156,9 +156,10 @@ export class GatewaySession {
 
   /**
    * One turn as an HTTP client sends it: `{ status, text, ms, aborted }`. `abortAfterMs` closes
-   * the request mid-turn (OpenClaw aborts the run with its signal).
+   * the request mid-turn (OpenClaw aborts the run with its signal); `session` names the
+   * conversation it belongs to.
    */
-  async turn({ agent, prompt, abortAfterMs, timeoutMs = 240_000 }) {
+  async turn({ agent, prompt, abortAfterMs, session, timeoutMs = 240_000 }) {
     const controller = new AbortController()
     const timer = setTimeout(() => controller.abort(new Error('turn timed out')), abortAfterMs ?? timeoutMs)
     const started = performance.now()
@@ -167,7 +168,9 @@ export class GatewaySession {
         method: 'POST',
         signal: controller.signal,
         headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'x-openclaw-agent-id': agent },
-        body: JSON.stringify({ model: `openclaw/${agent}`, messages: [{ role: 'user', content: prompt }] }),
+        // `user` keeps a conversation's session (agent:<id>:openai-user:<user>); without it each
+        // request is a session of its own.
+        body: JSON.stringify({ model: `openclaw/${agent}`, messages: [{ role: 'user', content: prompt }], ...(session ? { user: session } : {}) }),
       })
       const body = await response.text()
       let text = body
@@ -228,13 +231,37 @@ export class GatewaySession {
     })
   }
 
-  /** The probe's samples so far: `{ t, gapMs, p99Ms, rss, heapUsed }` per second. */
+  /** The probe's samples so far: `{ pid, t, gapMs, p99Ms, rss, heapUsed, forced? }` per second. */
   loopSamples() {
     if (!existsSync(this.probeFile)) return []
     return readFileSync(this.probeFile, 'utf8')
       .split('\n')
       .filter(Boolean)
       .map((line) => JSON.parse(line))
+  }
+
+  /**
+   * The longest event-loop gap the probe saw in this gateway process (ms), since `since` (a
+   * `Date.now()`), forced collections' pauses left out.
+   */
+  maxLoopGap(since = 0) {
+    const samples = this.loopSamples().filter((s) => s.pid === this.pid && s.t >= since)
+    return Math.max(0, ...samples.filter((s, i) => !s.forced && !samples[i - 1]?.forced).map((s) => s.gapMs))
+  }
+
+  /**
+   * The gateway's memory after a full garbage collection (the probe's forced sample): what it
+   * retains. Undefined when the probe did not answer within 10 s.
+   */
+  async retainedMemory() {
+    const before = this.loopSamples().length
+    writeFileSync(`${this.probeFile}.gc.${this.pid}`, '')
+    for (let waited = 0; waited < 10_000; waited += 200) {
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      const forced = this.loopSamples().slice(before).find((s) => s.forced && s.pid === this.pid)
+      if (forced) return forced
+    }
+    return undefined
   }
 
   async stop() {

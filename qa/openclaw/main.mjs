@@ -19,7 +19,7 @@ import { cacheRoot, installPackage, OPENCLAW_RELEASES, OPENCLAW_VERSION, opencla
 import { findSeam, mightBeToolSearchModule, OLDEST_SUPPORTED_OPENCLAW, releaseSupport } from '../../openclaw/seam.mjs'
 import { diagnosticRuntimeFile } from '../../openclaw/engine.mjs'
 
-const { values: flags } = parseArgs({ options: { lanes: { type: 'string' }, releases: { type: 'string' }, json: { type: 'boolean' }, 'soak-turns': { type: 'string' } } })
+const { values: flags } = parseArgs({ options: { lanes: { type: 'string' }, releases: { type: 'string' }, json: { type: 'boolean' }, 'soak-turns': { type: 'string' }, 'soak-engine': { type: 'string' } } })
 const TARGET = fakeTool(150)
 const TASK = 'reject the pull request'
 const FLEET_SUMMARY = (() => {
@@ -270,7 +270,9 @@ if (fleetLanes.some((lane) => fleetWanted(lane.name)) || gatewayWanted) {
     if (gatewayWanted) {
       log(`lanes mcp/gateway and gateway/soak (${fleetWanted('gateway/soak') ? SOAK_TURNS : 0} soak turns)`)
       const soakTurns = fleetWanted('gateway/soak') ? SOAK_TURNS : 0
-      for (const result of await gatewayFleetLanes({ release: OPENCLAW_VERSION, openclaw, node, template: templates.get(OPENCLAW_VERSION).template, providerUrl, work, fleet, pluginDir, soakTurns, log })) {
+      // `--soak-engine built-in`: the soak alone with OpenClaw's own engine, for its memory series.
+      const builtIn = flags['soak-engine'] === 'built-in'
+      for (const result of await gatewayFleetLanes({ release: OPENCLAW_VERSION, openclaw, node, template: templates.get(OPENCLAW_VERSION).template, providerUrl, work, fleet, pluginDir, soakTurns, log, builtIn })) {
         if (fleetWanted(result.lane)) results.push(result)
       }
     }
@@ -517,7 +519,7 @@ if (flags.json) {
   process.stdout.write(`${JSON.stringify({ openclaw: OPENCLAW_VERSION, releases, package: packageVersion, matrix: matrix(), results }, null, 2)}\n`)
 } else {
   const cell = (v) => (v === undefined || v === null ? '-' : typeof v === 'number' && !Number.isInteger(v) ? `${(v / 1000).toFixed(1)} s` : String(v))
-  const main = results.filter(({ row }) => row.release === OPENCLAW_VERSION)
+  const main = results.filter(({ lane, row }) => row.release === OPENCLAW_VERSION && !lane.startsWith('mcp/') && lane !== 'gateway/soak')
   if (main.length > 0) {
     const head = ['lane', 'engine', 'first request bytes', 'tools sent', 'model requests', 'searches', 'describes', 'calls', 'wall', 'target rank']
     const rows = main.map(({ row }) => [row.lane, row.engine, row.firstRequestBytes, row.toolsSent, row.modelRequests, row.searches, row.describes, row.calls, row.wallMs, row.rank].map(cell))
@@ -541,9 +543,9 @@ if (flags.json) {
   }
   const soak = results.find(({ lane }) => lane === 'gateway/soak')?.row
   if (soak?.series) {
-    console.log(`\nSoak: ${soak.turns} turns on one openclaw gateway run (2 agents, ${soak.changes} catalog changes, ${soak.aborts} aborted cells), longest event-loop gap ${soak.maxGapMs} ms, catalog versions ${JSON.stringify(soak.versions)}\n`)
-    const head = ['turn', 'gateway RSS MiB', 'JS heap MiB', 'max loop gap ms', 'open runs', 'record cache', 'held catalogs', 'held MiB', 'stored records']
-    console.log(table(head, soak.series.map((s) => [s.turn, s.rssMiB, s.heapMiB, s.maxGapMs, s.runsOpen, s.records, s.heldCatalogs, s.heldMiB, s.storedRecords].map(cell))))
+    console.log(`\n${soak.lane === 'gateway/soak' ? 'Soak' : 'Soak with OpenClaw\'s own engine'}: ${soak.turns} turns in ${Math.round(soak.ms / 1000)} s on one openclaw gateway run (2 agents, ${soak.changes} catalog changes, ${soak.aborts} aborted cells), longest event-loop gap ${soak.maxGapMs} ms, catalog versions ${JSON.stringify(soak.versions)}\n`)
+    const head = ['turn', 'gateway RSS MiB', 'after full GC: RSS MiB', 'JS heap MiB', 'max loop gap ms', 'open runs', 'record cache', 'held catalogs', 'held MiB', 'stored records']
+    console.log(table(head, soak.series.map((s) => [s.turn, s.rssMiB, s.retainedRssMiB, s.heapMiB, s.maxGapMs, s.runsOpen, s.records, s.heldCatalogs, s.heldMiB, s.storedRecords].map(cell))))
   }
   console.log('')
   for (const result of results) {
