@@ -417,10 +417,10 @@ async function soakLane({ gateway, turn, fleet, agents, release, lines, cache, p
       failures.push({ turn: i, why: `${answer.status} ${JSON.stringify(answer.value?.calls?.[0] ?? answer.text.slice(0, 160)).slice(0, 200)}` })
     }
     if (pending) pending.rank = answer.value?.calls?.[0]?.rank
-    if (i % 50 === 0 || i === soakTurns) {
+    if (i % 25 === 0 || i === soakTurns) {
       await sample(i)
       const last = samples.at(-1)
-      log(`soak turn ${i}/${soakTurns}: RSS ${(last.rss / 2 ** 20).toFixed(0)} MiB, heap ${((last.heapUsed ?? 0) / 2 ** 20).toFixed(0)} MiB, ${failures.length} failures`)
+      if (i % 50 === 0 || i === soakTurns) log(`soak turn ${i}/${soakTurns}: RSS ${(last.rss / 2 ** 20).toFixed(0)} MiB, heap ${((last.heapUsed ?? 0) / 2 ** 20).toFixed(0)} MiB, ${failures.length} failures`)
     }
   }
   const soakLines = lines.slice(firstLine)
@@ -437,20 +437,33 @@ async function soakLane({ gateway, turn, fleet, agents, release, lines, cache, p
   const built = (versions.built ?? 0) + (versions.saved ?? 0) + (versions.off ?? 0)
   check('each catalog change costs an update, not a build (one build at start)', built <= 1 && (versions.derived ?? 0) >= added.length, JSON.stringify(versions))
   // After warm-up: the last 200 turns (or, in a shorter soak, the turns after the first 40%).
+  // What the gateway retains, after a full collection (V8 collects a large heap lazily, so the RSS
+  // of a moment swings with garbage not yet collected); judged by the least-squares trend of the
+  // window's samples, not by two of them, as the allocators give memory back unevenly.
   const windowStart = soakTurns >= 250 ? soakTurns - 200 : Math.round(soakTurns * 0.4)
-  const base = samples.find((s) => s.turn >= windowStart)
-  const end = samples.at(-1)
-  // What the gateway retains, after a full collection (V8 collects a large heap lazily). The JS
-  // heap is OpenClaw's and the engine's; RSS beyond it is native memory: the engine's own
-  // (status().native, bench/plugin-soak.mjs) and OpenClaw's (the same soak with its own engine,
-  // `--soak-engine built-in`, shows its share). RSS is reported, not judged here.
-  const growth = (key) => (base?.[key] && end?.[key] ? (end[key] - base[key]) / base[key] : Infinity)
-  const heapGrowth = growth('heapUsed')
-  check(`the gateway's JS heap after a full collection grows by at most 10% over turns ${base?.turn}–${end?.turn}`, heapGrowth <= 0.1, `${((base?.heapUsed ?? 0) / 2 ** 20).toFixed(0)} → ${((end?.heapUsed ?? 0) / 2 ** 20).toFixed(0)} MiB (${(heapGrowth * 100).toFixed(1)}%); RSS after collection ${((base?.retainedRss ?? 0) / 2 ** 20).toFixed(0)} → ${((end?.retainedRss ?? 0) / 2 ** 20).toFixed(0)} MiB (${(growth('retainedRss') * 100).toFixed(1)}%)`)
+  const window = samples.filter((s) => s.turn >= windowStart && s.retainedRss)
+  const trend = (key) => {
+    if (window.length < 3) return { growth: Infinity, mean: 0 }
+    const xs = window.map((s) => s.turn)
+    const ys = window.map((s) => s[key])
+    const mx = xs.reduce((a, b) => a + b, 0) / xs.length
+    const my = ys.reduce((a, b) => a + b, 0) / ys.length
+    const slope = xs.reduce((a, x, i) => a + (x - mx) * (ys[i] - my), 0) / xs.reduce((a, x) => a + (x - mx) ** 2, 0)
+    return { growth: (slope * (xs.at(-1) - xs[0])) / my, mean: my }
+  }
+  const rss = trend('retainedRss')
+  const heap = trend('heapUsed')
+  const mib = (bytes) => (bytes / 2 ** 20).toFixed(0)
+  check(
+    `RSS after a full collection grows by at most 10% over turns ${window[0]?.turn}–${window.at(-1)?.turn} (trend of ${window.length} samples)`,
+    rss.growth <= 0.1,
+    `${(rss.growth * 100).toFixed(1)}% (mean ${mib(rss.mean)} MiB; samples ${window.map((s) => mib(s.retainedRss)).join(', ')}); JS heap ${(heap.growth * 100).toFixed(1)}% (mean ${mib(heap.mean)} MiB)`,
+  )
   // The engine's own: no run kept, catalog data held for at most a few versions (its bytes within
   // twice the first sample's), the record cache the size of the catalog.
   const held = (s) => s?.engine?.native?.heldBytes ?? Infinity
   check('the engine keeps nothing per run (no open run; held catalog data and the record cache stay the size of the catalog)', end?.engine?.runs?.open === 0 && held(end) <= 2 * held(samples[0]) && end?.engine?.records <= samples[0].engine.records + added.length + 64, JSON.stringify({ first: { native: samples[0]?.engine?.native, records: samples[0]?.engine?.records }, last: { runs: end?.engine?.runs, native: end?.engine?.native, records: end?.engine?.records } }))
+  const soakGap = gateway.maxLoopGap(since)
   const learnedBefore = Object.fromEntries((end?.engine?.learning?.scopes ?? []).map((s) => [s.scope, s.learned]))
   // Restart on the same state: the priors were flushed and are read back.
   await gateway.stop()
@@ -462,10 +475,11 @@ async function soakLane({ gateway, turn, fleet, agents, release, lines, cache, p
   const status = await gateway.call(`${PLUGIN_ID}.status`)
   const reread = Object.fromEntries((status.output?.learning?.scopes ?? []).map((s) => [s.scope, s.learned]))
   check('after a restart the gateway serves natively and reads the priors back', afterRestart.value?.calls?.[0]?.ok === true && agents.every((a) => reread[`agent:${a}`] >= onDisk[`agent:${a}`]), `${JSON.stringify(reread)}; ${JSON.stringify(afterRestart.lines)}`)
-  const maxGap = Math.max(...samples.map((s) => s.maxGapMs), gateway.maxLoopGap(since))
+  const maxGap = Math.max(soakGap, ...samples.map((s) => s.maxGapMs))
+  const restartGap = gateway.maxLoopGap()
   return {
     lane: 'gateway/soak',
-    row: { lane: 'gateway/soak', release, turns: soakTurns, aborts, changes: added.length, ms: performance.now() - started, versions, maxGapMs: maxGap, series: series() },
+    row: { lane: 'gateway/soak', release, turns: soakTurns, aborts, changes: added.length, ms: performance.now() - started, versions, maxGapMs: maxGap, restartGapMs: restartGap, rssGrowth: rss.growth, heapGrowth: heap.growth, series: series() },
     checks,
   }
 }

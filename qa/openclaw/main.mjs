@@ -543,9 +543,9 @@ if (flags.json) {
   }
   const soak = results.find(({ lane }) => lane === 'gateway/soak')?.row
   if (soak?.series) {
-    console.log(`\n${soak.lane === 'gateway/soak' ? 'Soak' : 'Soak with OpenClaw\'s own engine'}: ${soak.turns} turns in ${Math.round(soak.ms / 1000)} s on one openclaw gateway run (2 agents, ${soak.changes} catalog changes, ${soak.aborts} aborted cells), longest event-loop gap ${soak.maxGapMs} ms, catalog versions ${JSON.stringify(soak.versions)}\n`)
+    console.log(`\n${soak.lane === 'gateway/soak' ? 'Soak' : 'Soak with OpenClaw\'s own engine'}: ${soak.turns} turns in ${Math.round(soak.ms / 1000)} s on one openclaw gateway run (2 agents, ${soak.changes} catalog changes, ${soak.aborts} aborted cells), longest event-loop gap ${soak.maxGapMs} ms${soak.restartGapMs !== undefined ? ` (the restarted gateway's start-up: ${soak.restartGapMs} ms)` : ''}, catalog versions ${JSON.stringify(soak.versions)}${soak.rssGrowth !== undefined ? `; trend over the window after warm-up: RSS after a full collection ${(soak.rssGrowth * 100).toFixed(1)}%, JS heap ${(soak.heapGrowth * 100).toFixed(1)}%` : ''}\n`)
     const head = ['turn', 'gateway RSS MiB', 'after full GC: RSS MiB', 'JS heap MiB', 'max loop gap ms', 'open runs', 'record cache', 'held catalogs', 'held MiB', 'stored records']
-    console.log(table(head, soak.series.map((s) => [s.turn, s.rssMiB, s.retainedRssMiB, s.heapMiB, s.maxGapMs, s.runsOpen, s.records, s.heldCatalogs, s.heldMiB, s.storedRecords].map(cell))))
+    console.log(table(head, soak.series.filter((s, i, all) => s.turn % 50 === 0 || i === all.length - 1).map((s) => [s.turn, s.rssMiB, s.retainedRssMiB, s.heapMiB, s.maxGapMs, s.runsOpen, s.records, s.heldCatalogs, s.heldMiB, s.storedRecords].map(cell))))
   }
   console.log('')
   for (const result of results) {
