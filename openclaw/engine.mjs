@@ -110,6 +110,8 @@ const VECTOR_WAIT_MS = 2000
 /** Searches of a run a call can be attributed to (learned ranking), newest kept. */
 const REMEMBERED_SEARCHES = 16
 const NEARLY_READY = 64
+/** Agents whose learned prior stays open between their runs (the most recent ones). */
+const AGENTS_KEPT = 32
 const VECTOR_POLL_MS = 10
 /** The files a model folder holds. */
 const MODEL_FILES = ['config.json', 'vocab.txt', 'model.safetensors']
@@ -152,6 +154,8 @@ class Engine {
     this.versions = {}
     /** Runs whose line was written. */
     this.served = 0
+    /** Per OpenClaw agent, its latest learning catalog (learningCatalog), least recent first. */
+    this.agentCatalogs = new Map()
   }
 
   /** Called by the plugin's register(): settings, OpenClaw's logger. */
@@ -449,6 +453,11 @@ class Engine {
     if (!catalog) {
       catalog = view.catalog.withLearningScope(`agent:${stats.agentId}`)
       view.scoped.set(stats.agentId, catalog)
+      // Each agent's latest keeps its prior open between runs (a prior no catalog holds is read
+      // from its file again); the least recent agents beyond AGENTS_KEPT let theirs go.
+      this.agentCatalogs.delete(stats.agentId)
+      this.agentCatalogs.set(stats.agentId, catalog)
+      if (this.agentCatalogs.size > AGENTS_KEPT) this.agentCatalogs.delete(this.agentCatalogs.keys().next().value)
     }
     return catalog
   }

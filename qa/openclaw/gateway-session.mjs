@@ -6,42 +6,13 @@
 // (loop-probe.mjs) records the longest gap it saw.
 import { spawn } from 'node:child_process'
 import { appendFileSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs'
-import net from 'node:net'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { freePort, waitForPort } from './openclaw-run.mjs'
 
 const HERE = dirname(fileURLToPath(import.meta.url))
 const TOKEN = 'qa-token'
 const LOOP_PROBE = join(HERE, 'loop-probe.mjs')
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address()
-      server.close(() => resolve(port))
-    })
-    server.on('error', reject)
-  })
-}
-
-async function waitForPort(port, deadline) {
-  while (Date.now() < deadline) {
-    const up = await new Promise((resolve) => {
-      const socket = net.connect(port, '127.0.0.1')
-      socket.on('connect', () => {
-        socket.destroy()
-        resolve(true)
-      })
-      socket.on('error', () => {
-        socket.destroy()
-        resolve(false)
-      })
-    })
-    if (up) return true
-    await new Promise((resolve) => setTimeout(resolve, 300))
-  }
-  return false
-}
 
 /** Resident memory of a process (bytes), from /proc; undefined when it is gone. */
 export function rssOf(pid) {

@@ -66,7 +66,7 @@ function processEnv(node, dir, extra = {}) {
   return env
 }
 
-function freePort() {
+export function freePort() {
   return new Promise((resolve, reject) => {
     const server = net.createServer().listen(0, '127.0.0.1', () => {
       const { port } = server.address()
@@ -76,7 +76,7 @@ function freePort() {
   })
 }
 
-function waitForPort(port, deadline) {
+export function waitForPort(port, deadline) {
   return new Promise((resolve) => {
     const attempt = () => {
       const socket = net.connect(port, '127.0.0.1')

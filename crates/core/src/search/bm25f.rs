@@ -13,7 +13,7 @@ use std::cmp::Ordering;
 use tantivy::schema::Term;
 
 use super::fields::{RankingParams, FIELD_COUNT};
-use super::index::{field_factors, term_key, IndexData};
+use super::index::{field_factors, term_key, Exact, IndexData};
 use super::query::{QueryPlan, MAX_CLAUSES};
 use super::strength::{idf_of, term_bit, TermMask, NAMED_FIELDS};
 use crate::entry::GONE;
@@ -70,24 +70,6 @@ impl Scratch {
 
 thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
-}
-
-/// How exactly a tool's id or name equals the trimmed query. Ordered: a tool
-/// spelled as typed leads its case twins (`listUrl` before `listURL` for "listUrl").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
-pub enum Exact {
-    #[default]
-    No,
-    /// Equal ignoring case.
-    Folded,
-    /// Equal as typed.
-    Spelled,
-}
-
-impl Exact {
-    pub fn is_exact(self) -> bool {
-        self != Exact::No
-    }
 }
 
 /// A scored candidate before ordering.

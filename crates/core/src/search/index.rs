@@ -16,7 +16,6 @@ use tantivy::schema::{
 use tantivy::{DocId, Index, ReloadPolicy, Searcher, SingleSegmentIndexWriter, TantivyDocument};
 
 use super::analyze::Analyzer;
-use super::bm25f::Exact;
 use super::fields::{FieldKind, RankingParams, FIELD_COUNT};
 use super::params::param_text;
 use super::postings::{MemoryPostings, SegmentPostings};
@@ -89,6 +88,24 @@ pub(super) struct Part {
 impl Part {
     fn len(&self) -> usize {
         self.field_len.len()
+    }
+}
+
+/// How exactly a tool's id or name equals the trimmed query. Ordered: a tool
+/// spelled as typed leads its case twins (`listUrl` before `listURL` for "listUrl").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub enum Exact {
+    #[default]
+    No,
+    /// Equal ignoring case.
+    Folded,
+    /// Equal as typed.
+    Spelled,
+}
+
+impl Exact {
+    pub fn is_exact(self) -> bool {
+        self != Exact::No
     }
 }
 

@@ -54,8 +54,8 @@ pub(crate) use strength::tests::status_tools as strength_test_tools;
 
 use crate::entry::ToolEntry;
 use crate::error::Result;
-use bm25f::{Candidate, Exact};
-use index::IndexData;
+use bm25f::Candidate;
+use index::{Exact, IndexData};
 
 /// One ranked result: the entry's ordinal in the catalog and its score.
 #[derive(Debug, Clone, Copy, PartialEq)]
