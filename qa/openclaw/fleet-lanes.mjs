@@ -459,6 +459,7 @@ async function soakLane({ gateway, turn, fleet, agents, release, lines, cache, p
     rss.growth <= 0.1,
     `${(rss.growth * 100).toFixed(1)}% (mean ${mib(rss.mean)} MiB; samples ${window.map((s) => mib(s.retainedRss)).join(', ')}); JS heap ${(heap.growth * 100).toFixed(1)}% (mean ${mib(heap.mean)} MiB)`,
   )
+  const end = samples.at(-1)
   // The engine's own: no run kept, catalog data held for at most a few versions (its bytes within
   // twice the first sample's), the record cache the size of the catalog.
   const held = (s) => s?.engine?.native?.heldBytes ?? Infinity
