@@ -61,8 +61,12 @@ test('a trusted result that does not match its output schema is a failed call', 
   answer = { content: [{ type: 'text', text: '3' }], details: { count: 3 } }
   const good = await s.handle('tool_call', { id: 'count_things', args: {} })
   assert.equal(good.ok, true, good.content)
-  // An unusable trusted output schema is reported at build.
+  // An unusable trusted output schema loses its hint, not its tool (as OpenClaw lists it): any
+  // result passes, as with no output schema.
   const broken = new ToolCatalog([{ name: 'broken', description: 'x', outputSchema: { type: 'object', properties: { a: { $ref: 'http://example.invalid/s' } } } }])
-  assert.equal(broken.size, 0)
-  assert.match(broken.excluded[0].reason, /outputSchema/)
+  assert.equal(broken.size, 1)
+  assert.deepEqual(broken.excluded, [])
+  const kept = new ToolSearchSession(broken, resolveToolSearchConfig({ mode: 'tools' }), { executor: async () => ({ content: [{ type: 'text', text: 'ok' }], details: { a: 'anything' } }) })
+  const called = await kept.handle('tool_call', { id: 'broken', args: {} })
+  assert.equal(called.ok, true, called.content)
 })

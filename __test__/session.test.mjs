@@ -230,12 +230,15 @@ test('an aborted signal cancels a pending call and aborts the executor signal', 
   })
   const controller = new AbortController()
   const pending = s.handle('tool_call', { id: 'fake_plugin_tool_20', args: { marker: 'x' } }, { signal: controller.signal })
-  for (let i = 0; i < 1000 && !seen; i++) await settle()
+  // The call reaches the executor through the addon's threads: on a loaded machine that can take
+  // longer than a thousand turns of the loop, so wait by time (5 s at most).
+  const until = Date.now() + 5000
+  while (!seen && Date.now() < until) await settle()
   assert.ok(seen, 'the executor was not called')
   controller.abort()
   const r = await pending
   assert.equal(r.error.code, 'CANCELLED')
-  for (let i = 0; i < 1000 && !seen.aborted; i++) await settle()
+  while (!seen.aborted && Date.now() < until + 5000) await settle()
   assert.equal(seen.aborted, true)
 })
 
