@@ -572,6 +572,12 @@ test("engine: OpenClaw's own entry shapes: a server it renamed is served without
     assert.deepEqual(view.repaired, [], 'nothing repaired')
     assert.equal(view.catalog.excluded.length, 0, JSON.stringify(view.catalog.excluded))
     assert.deepEqual(log.lines.filter(([level]) => level === 'warn'), [])
+    // The live catalog as exported: each record with the native id it ranks under and OpenClaw's id.
+    const live = await tool.catalogLive()
+    assert.equal(live.records.length, entries.length)
+    const at = live.nativeIds.indexOf('mcp:mcp-2nd-brain:mcp-2nd-brain__recall')
+    assert.equal(live.openclawIds[at], 'mcp:mcp-2nd-brain:mcp-2nd-brain__recall')
+    assert.equal(live.records[at].mcp.serverName, '2nd brain')
   } finally {
     tool.configure(saved, logger)
   }

@@ -154,7 +154,7 @@ class Engine {
     this.versions = {}
     /** Runs whose line was written. */
     this.served = 0
-    /** Per OpenClaw agent, its latest learning catalog (learningCatalog), least recent first. */
+    /** Per OpenClaw agent, its latest view and learning catalog (learningCatalog), least recent first. */
     this.agentCatalogs = new Map()
   }
 
@@ -448,17 +448,14 @@ class Engine {
    */
   learningCatalog(view, stats) {
     if (!this.settings.learning || this.settings.learningScope !== 'agent' || !stats.agentId) return view.catalog
-    view.scoped ??= new Map()
-    let catalog = view.scoped.get(stats.agentId)
-    if (!catalog) {
-      catalog = view.catalog.withLearningScope(`agent:${stats.agentId}`)
-      view.scoped.set(stats.agentId, catalog)
-      // Each agent's latest keeps its prior open between runs (a prior no catalog holds is read
-      // from its file again); the least recent agents beyond AGENTS_KEPT let theirs go.
-      this.agentCatalogs.delete(stats.agentId)
-      this.agentCatalogs.set(stats.agentId, catalog)
-      if (this.agentCatalogs.size > AGENTS_KEPT) this.agentCatalogs.delete(this.agentCatalogs.keys().next().value)
-    }
+    // One entry per agent, its latest view's: it keeps the agent's prior open between runs (a
+    // prior no catalog holds is read from its file again); beyond AGENTS_KEPT the least recent go.
+    const known = this.agentCatalogs.get(stats.agentId)
+    if (known?.view === view) return known.catalog
+    const catalog = view.catalog.withLearningScope(`agent:${stats.agentId}`)
+    this.agentCatalogs.delete(stats.agentId)
+    this.agentCatalogs.set(stats.agentId, { view, catalog })
+    if (this.agentCatalogs.size > AGENTS_KEPT) this.agentCatalogs.delete(this.agentCatalogs.keys().next().value)
     return catalog
   }
 
@@ -624,20 +621,22 @@ class Engine {
   /**
    * The live gateway's catalog as this engine indexed it (its latest run's whole catalog), for the
    * plugin's gateway method `openclaw-tool-search.catalog`: the records (repaired ones as indexed),
-   * OpenClaw's id of each, the catalog options and fingerprint. The CLI reads the saved answer
+   * the native id and OpenClaw's id of each, the catalog options and fingerprint. The CLI reads the saved answer
    * (`openclaw-tool-search search live.json "…"`) to replay a search offline.
    */
   async catalogLive() {
     const last = this.lastView
     const view = await last?.view
     if (!view) throw coded('UNAVAILABLE', 'no run has registered a Tool Search catalog in this gateway yet: run a turn first')
-    const entries = [...view.byId.values()]
+    // Per record, as indexed: the native id it ranks under and OpenClaw's id of its entry.
+    const nativeIds = view.records.map(nativeId)
     return {
       gateway: { openclaw: this.servedRelease()?.version ?? null, plugin: this.version },
       fingerprint: view.catalog.fingerprint,
       options: JSON.parse(last.options),
       records: view.records,
-      openclawIds: entries.map((entry) => entry.id),
+      nativeIds,
+      openclawIds: nativeIds.map((id) => view.byNativeId.get(id)?.id ?? null),
     }
   }
 

@@ -24,6 +24,8 @@ import { encodePlan } from './scripted-chat.mjs'
 
 const HERE = dirname(fileURLToPath(import.meta.url))
 const FLEET = JSON.parse(readFileSync(join(HERE, 'fleet', 'servers.json'), 'utf8')).servers
+/** What the fleet is, for the report's heading. */
+export const FLEET_SUMMARY = `${FLEET.length} real MCP servers, ${FLEET.reduce((n, server) => n + server.tools.length, 0)} tools`
 /** Fleet servers OpenClaw starts over stdio (the crash tool on desktop-commander). */
 const STDIO = { filesystem: {}, git: {}, 'desktop-commander': { crashTool: 'rotate_vault_keys' } }
 /** Configured names OpenClaw must rename: a space and a leading digit (the fleet's basic-memory). */
@@ -222,7 +224,7 @@ function libraryRanking(pluginDir, exported, queries, limit) {
   const options = { ...exported.options, vectorCache: false, indexCache: false }
   delete options.learning
   const catalog = new ToolCatalog(exported.records, options)
-  const openclawId = new Map(exported.records.map((record, i) => [`${record.source ?? 'openclaw'}:${record.owner}:${record.name}`, exported.openclawIds[i]]))
+  const openclawId = new Map(exported.nativeIds.map((id, i) => [id, exported.openclawIds[i]]))
   return { size: catalog.size, ranked: queries.map((query) => catalog.search(query, { limit }).map((hit) => openclawId.get(hit.id) ?? hit.id)) }
 }
 
@@ -273,7 +275,7 @@ export async function gatewayFleetLanes({ release, openclaw, node, template, pro
   try {
     log(`gateway with ${Object.keys(config.mcp.servers).length} MCP servers (${FLEET.reduce((n, s) => n + s.tools.length, 0)} fleet tools)`)
     await gateway.start()
-    if (!builtIn) results.push(await gatewayLane({ gateway, turn, fleet, pluginDir, agents, release, warnings, lines, readLog }))
+    if (!builtIn) results.push(await gatewayLane({ gateway, turn, fleet, pluginDir, agents, release, warnings, lines }))
     if (soakTurns > 0) results.push(await soakLane({ gateway, turn, fleet, agents, release, lines, cache, pluginDir, soakTurns, log, builtIn }))
   } catch (error) {
     results.push({ lane: 'mcp/gateway', row: { lane: 'mcp/gateway', release }, checks: [{ name: 'the gateway lanes ran', ok: false, detail: String(error?.stack ?? error).slice(0, 600) }] })

@@ -14,7 +14,7 @@ import { parseArgs } from 'node:util'
 import { fakeTool, writeFakePlugin } from './fake-plugin.mjs'
 import { agentExec, engineLines, gatewayTurn, laneConfig, PLUGIN_ID } from './openclaw-run.mjs'
 import { startReceiver } from './otlp-receiver.mjs'
-import { gatewayFleetLanes, mcpExecLane, startFleet } from './fleet-lanes.mjs'
+import { FLEET_SUMMARY, gatewayFleetLanes, mcpExecLane, startFleet } from './fleet-lanes.mjs'
 import { cacheRoot, installPackage, OPENCLAW_RELEASES, OPENCLAW_VERSION, openclawNode, openclawPackage, PRE_SPLIT_OPENCLAW, ROOT } from './setup.mjs'
 import { findSeam, mightBeToolSearchModule, OLDEST_SUPPORTED_OPENCLAW, releaseSupport } from '../../openclaw/seam.mjs'
 import { diagnosticRuntimeFile } from '../../openclaw/engine.mjs'
@@ -22,10 +22,6 @@ import { diagnosticRuntimeFile } from '../../openclaw/engine.mjs'
 const { values: flags } = parseArgs({ options: { lanes: { type: 'string' }, releases: { type: 'string' }, json: { type: 'boolean' }, 'soak-turns': { type: 'string' }, 'soak-engine': { type: 'string' } } })
 const TARGET = fakeTool(150)
 const TASK = 'reject the pull request'
-const FLEET_SUMMARY = (() => {
-  const { servers } = JSON.parse(readFileSync(join(dirname(new URL(import.meta.url).pathname), 'fleet', 'servers.json'), 'utf8'))
-  return `${servers.length} real MCP servers, ${servers.reduce((n, s) => n + s.tools.length, 0)} tools`
-})()
 const log = (message) => process.stderr.write(`[qa:openclaw] ${message}\n`)
 
 // ------------------------------------------------------------------ set-up
