@@ -12,6 +12,7 @@ import { root } from './helpers.mjs'
 
 const require = createRequire(import.meta.url)
 const { ToolCatalog, releaseUnusedMemory } = require('../index.js')
+const { RECORD_FIELDS } = require('../js/catalog.js')
 
 setFlagsFromString('--expose-gc')
 const gc = runInNewContext('gc')
@@ -123,6 +124,17 @@ test('tools whose stored records were released are read again', async () => {
   }
   releaseUnusedMemory()
   assert.deepEqual(shape(await ToolCatalog.build(list)), expected)
+  // And updateAsync of another catalog: the worker names the stale records, which are read again.
+  const other = new ToolCatalog(tools('reuse_released_other', 3))
+  releaseUnusedMemory()
+  for (let i = 0; i < 3; i++) {
+    gc()
+    await new Promise((resolve) => setImmediate(resolve))
+  }
+  releaseUnusedMemory()
+  const updated = await other.updateAsync(list)
+  assert.ok(updated instanceof ToolCatalog)
+  assert.deepEqual(shape(updated), expected)
 })
 
 test('arguments that are not tool arrays keep their coded errors', async () => {
@@ -175,18 +187,36 @@ test('the record cache compares every field the catalog knows (js/catalog.js aga
   const list = rust.match(/pub const KNOWN_FIELDS: &\[&str\] = &\[([\s\S]*?)\];/)
   assert.ok(list, 'KNOWN_FIELDS found in records.rs')
   const known = [...list[1].replace(/\/\/.*$/gm, '').matchAll(/"([^"]+)"/g)].map((m) => m[1]).sort()
-  const js = readFileSync(join(root, 'js/catalog.js'), 'utf8')
-  const fieldsOf = js.match(/function fieldsOf\(tool\) \{([\s\S]*?)\n\}/)
-  const sameFields = js.match(/function sameFields\(tool, f\) \{([\s\S]*?)\n\}/)
-  assert.ok(fieldsOf && sameFields, 'fieldsOf and sameFields found in js/catalog.js')
-  const kept = [...fieldsOf[1].matchAll(/^\s*(\w+): tool\.(\w+),$/gm)].map((m) => {
-    assert.equal(m[1], m[2])
-    return m[1]
-  })
-  const compared = [...sameFields[1].matchAll(/tool\.(\w+) === f\.(\w+)/g)].map((m) => {
-    assert.equal(m[1], m[2])
-    return m[1]
-  })
-  assert.deepEqual(kept.sort(), known)
-  assert.deepEqual(compared.sort(), known)
+  assert.deepEqual([...RECORD_FIELDS].sort(), known)
+})
+
+test('a later build reads a tool again when any field the catalog knows is replaced, and only then', () => {
+  let serialized = 0
+  const tool = {
+    ...tools('reuse_fields', 1)[0],
+    toJSON() {
+      serialized++
+      const { toJSON, ...rest } = this
+      return rest
+    },
+  }
+  const others = tools('reuse_fields_other', 3)
+  const build = () => {
+    serialized = 0
+    new ToolCatalog([...others, tool])
+    return serialized
+  }
+  build()
+  assert.equal(build(), 0, 'an unchanged object is not read again')
+  tool.extra = { unknown: 'field' }
+  assert.equal(build(), 0, 'a field the catalog does not read is not compared')
+  for (const field of RECORD_FIELDS) {
+    const before = Object.getOwnPropertyDescriptor(tool, field)
+    tool[field] = `${field} replaced`
+    assert.equal(build(), 1, `replacing ${field} is seen`)
+    assert.equal(build(), 0, `${field} compared by identity`)
+    if (before) Object.defineProperty(tool, field, before)
+    else delete tool[field]
+    assert.equal(build(), 1, `restoring ${field} is seen`)
+  }
 })

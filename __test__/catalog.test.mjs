@@ -344,18 +344,19 @@ test('telemetry counts searches and describes per scope', () => {
   assert.deepEqual(t.sources, { openclaw: 3, mcp: 0, client: 0 })
 })
 
-test('ToolCatalog is a plain wrapper: one prototype with the native class, no instanceof hook', async () => {
+test('ToolCatalog is a plain JS class holding the native catalog: no instanceof hook, every catalog one', async () => {
   assert.equal(Object.hasOwn(ToolCatalog, Symbol.hasInstance), false)
   const catalog = new ToolCatalog(fakeTools(3))
   assert.equal(Object.getPrototypeOf(catalog), ToolCatalog.prototype)
   assert.equal(catalog.constructor, ToolCatalog)
-  // Catalogs the native methods make are ToolCatalogs through the shared prototype.
+  // Catalogs the methods make are ToolCatalogs too: each native answer is wrapped.
   for (const derived of [catalog.append([{ name: 'more' }]), catalog.restrict(['fake_plugin_tool_01']), ToolCatalog.fromJson('[]'), await ToolCatalog.build([]), await catalog.appendAsync([])]) {
     assert.ok(derived instanceof ToolCatalog)
     assert.equal(Object.getPrototypeOf(derived), ToolCatalog.prototype)
   }
   assert.equal({} instanceof ToolCatalog, false)
   assert.equal(Object.create(ToolCatalog.prototype) instanceof ToolCatalog, true) // plain JS semantics
+  assert.throws(() => Object.create(ToolCatalog.prototype).search('x'), TypeError) // but no catalog behind it
   assert.throws(() => ToolCatalog([]), TypeError)
   throwsCode(assert, () => new ToolCatalog('not an array'), 'INVALID_CATALOG')
   await assert.rejects(ToolCatalog.build('not an array'), (e) => e.code === 'INVALID_CATALOG')

@@ -230,7 +230,7 @@ test("the plugin follows OpenClaw's content-capture setting unless its own is se
   } finally {
     configureTelemetry({ captureContent: false })
   }
-  assert.throws(() => resolveSettings({ captureContent: 'yes' }), /captureContent must be true or false/)
+  assert.throws(() => resolveSettings({ captureContent: 'yes' }), /captureContent.* must be (true or false|boolean)/)
 })
 
 test('an SDK that throws fails no search, build, session event or fallback', async () => {

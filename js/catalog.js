@@ -1,5 +1,9 @@
 'use strict'
-// ToolCatalog's constructor and build(): the JS half of a run's catalog cost.
+// The package's ToolCatalog: a JS class holding a native catalog (binding.js), whose methods call
+// the native ones inside OpenTelemetry spans (js/telemetry.js) and run the JS half of a run's
+// catalog cost. The native class is not changed: every catalog a method answers is wrapped here
+// (one wrapper per native catalog), and native code taking a catalog is given the native one
+// (`nativeCatalog`).
 //
 // A gateway passes mostly the same tool objects run after run. Each distinct
 // tool object is serialized (JSON.stringify) and stored in the addon's record
@@ -17,11 +21,38 @@
 // and marks each object it read: later builds serialize those objects again
 // every time (a gateway that edits a tool in place says so once).
 //
-// build(), appendAsync() and withSourceAsync() work in slices of at most
+// build(), appendAsync(), withSourceAsync() and updateAsync() work in slices of at most
 // SLICE_MS on the event loop; parsing and indexing run on a libuv worker.
 
 const { performance } = require('node:perf_hooks')
+const native = require('../binding.js')
+const { forwardMissing } = require('./forward.js')
 const telemetry = require('./telemetry.js')
+
+const Native = native.ToolCatalog
+
+// ------------------------------------------------------------ the record contract
+//
+// What this file must agree on with the addon, in this one place: the top-level fields of a
+// tool record the catalog reads (`KNOWN_FIELDS` in crates/core/src/catalog/records.rs; a test
+// ties the two lists), and the marker of a record JSON cannot express. Once the addon exports
+// them (`contract()`), this function returns them from there.
+
+/** @returns {{ fields: string[], unreadable: string }} */
+function recordContract() {
+  return {
+    fields: ['id', 'source', 'owner', 'name', 'label', 'title', 'description', 'inputSchema', 'parameters', 'input_schema', 'outputSchema', 'catalogMode', 'mcp', 'annotations'],
+    unreadable: '\u0000openclaw-tool-search:unreadable:',
+  }
+}
+
+const CONTRACT = recordContract()
+/** Top-level fields of a tool record the catalog reads: the record cache compares them. */
+const RECORD_FIELDS = CONTRACT.fields
+/** Marks a record JSON cannot express; the addon excludes it with the reason that follows. */
+const UNREADABLE = CONTRACT.unreadable
+
+// ------------------------------------------------------------ the record cache
 
 /**
  * Longest stretch build() works on the event loop before yielding a turn. A
@@ -37,63 +68,56 @@ const FLUSH_CHARS = 32 * 1024
 /** The clock is read every CLOCK_MASK + 1 tools (a power of two, less one). */
 const CLOCK_MASK = 7
 
+/**
+ * What was stored for one tool object: its record's id in the addon's store,
+ * and the values of RECORD_FIELDS as they were then (compared by identity).
+ * @typedef {{ slot: number, generation: number, fields: Record<string, unknown> }} Seen
+ */
+
 /** @type {WeakMap<object, Seen>} */
 const seen = new WeakMap()
 /** Objects once built with `cache: false`: serialized again on every build. */
 const readFresh = new WeakSet()
 let anyReadFresh = false
 
-/** Marks a record JSON cannot express; the addon excludes it with this reason. */
-const UNREADABLE = '\u0000openclaw-tool-search:unreadable:'
 /** Longest reason kept from a hostile object's error. */
 const MAX_REASON_CHARS = 200
 
 /**
- * What was stored for one tool object: its record's id in the addon's store,
- * and the top-level fields the catalog knows (`KNOWN_FIELDS` in
- * crates/core/src/catalog/records.rs; a test ties the two lists), as they were
- * then (compared by identity).
- * @typedef {{ slot: number, generation: number, fields: Fields }} Seen
- * @typedef {ReturnType<typeof fieldsOf>} Fields
+ * `fieldsOf(tool)`: the values of `fields` on `tool` (an object with those keys);
+ * `sameFields(tool, values)`: whether each is still the same (by identity). Compiled from the
+ * list into what one would write by hand (named property loads, an object literal): a cached
+ * build compares every field of every tool, and a loop over the names, or an array of the values,
+ * costs a cached build of 13,000 tools about a fifth more. That loop where the host forbids
+ * compiling code (`--disallow-code-generation-from-strings`).
+ * @param {string[]} fields
+ * @returns {{ fieldsOf: (tool: any) => Record<string, unknown>, sameFields: (tool: any, values: Record<string, unknown>) => boolean }}
  */
-function fieldsOf(tool) {
-  return {
-    id: tool.id,
-    source: tool.source,
-    owner: tool.owner,
-    name: tool.name,
-    label: tool.label,
-    title: tool.title,
-    description: tool.description,
-    inputSchema: tool.inputSchema,
-    parameters: tool.parameters,
-    input_schema: tool.input_schema,
-    outputSchema: tool.outputSchema,
-    catalogMode: tool.catalogMode,
-    mcp: tool.mcp,
-    annotations: tool.annotations,
+function fieldChecks(fields) {
+  try {
+    // `__proto__` in an object literal would set the prototype: not a field a record can have.
+    if (fields.includes('__proto__')) throw new TypeError('__proto__ is not a record field')
+    const keys = fields.map((field) => JSON.stringify(String(field)))
+    const same = keys.map((key) => `tool[${key}] === values[${key}]`)
+    return {
+      fieldsOf: /** @type {any} */ (new Function('tool', `return { ${keys.map((key) => `${key}: tool[${key}]`).join(', ')} }`)),
+      sameFields: /** @type {any} */ (new Function('tool', 'values', `return ${same.length > 0 ? same.join(' && ') : 'true'}`)),
+    }
+  } catch {
+    return {
+      fieldsOf: (tool) => {
+        const values = Object.create(null)
+        for (const field of fields) values[field] = tool[field]
+        return values
+      },
+      sameFields: (tool, values) => fields.every((field) => tool[field] === values[field]),
+    }
   }
 }
 
-function sameFields(tool, f) {
-  return (
-    tool.name === f.name &&
-    tool.description === f.description &&
-    tool.inputSchema === f.inputSchema &&
-    tool.owner === f.owner &&
-    tool.source === f.source &&
-    tool.id === f.id &&
-    tool.label === f.label &&
-    tool.title === f.title &&
-    tool.parameters === f.parameters &&
-    tool.input_schema === f.input_schema &&
-    tool.outputSchema === f.outputSchema &&
-    tool.catalogMode === f.catalogMode &&
-    tool.mcp === f.mcp &&
-    tool.annotations === f.annotations
-  )
-}
+const { fieldsOf, sameFields } = fieldChecks(RECORD_FIELDS)
 
+/** @type {(value: unknown) => value is object} */
 const isObject = (value) => typeof value === 'object' && value !== null
 
 /** The options' answer to "may built results be reused?" (strict builds never reuse). */
@@ -126,9 +150,6 @@ function unreadable(tool, threw, error) {
   return JSON.stringify(UNREADABLE + why)
 }
 
-/** Attempts at naming every tool by a stored record before giving up. */
-const MAX_ROUNDS = 3
-
 /**
  * The stored-record ids of `tools` (a Uint32Array of slot, generation pairs),
  * gathered in steps.
@@ -138,8 +159,7 @@ class RecordIds {
    * `useCache`: reuse and remember record ids per object; `markFresh`: the
    * objects are read afresh on every later build (`cache: false`).
    */
-  constructor(native, tools, useCache, markFresh = false) {
-    this.native = native
+  constructor(tools, useCache, markFresh = false) {
     // A copy: the caller may change its array between build()'s slices, and
     // its length is read once (a Proxy may answer differently each time).
     this.tools = Array.prototype.slice.call(tools)
@@ -220,7 +240,7 @@ class RecordIds {
     if (this.texts.length === 0) return
     // The strings as they are: a joined copy would double the build's
     // garbage on the V8 heap (and the scavenges that stall the loop).
-    const ids = this.native.__internRecords(this.texts)
+    const ids = native.__internRecords(this.texts)
     const { pending } = this
     for (let k = 0; k < this.texts.length; k++) {
       const index = pending[2 * k]
@@ -237,10 +257,69 @@ class RecordIds {
   }
 }
 
-const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
+// ------------------------------------------------------------ building from stored records
+
+/** Attempts at naming every tool by a stored record before giving up. */
+const MAX_ROUNDS = 3
+/** What `slotRounds` yields when the next slice is to wait for a later turn. */
+const NEXT_TURN = Symbol('next turn')
 
 /**
- * Per catalog made from stored records (build, the constructor, updateAsync):
+ * The one loop building a catalog from stored records: the record ids of the tools are gathered
+ * (on the calling turn, or `sliced`: in slices of at most SLICE_MS, each on a later turn), and the
+ * addon answers them with the catalog, or with the positions of records the store evicted
+ * meanwhile, whose tools are serialized again (at most MAX_ROUNDS rounds). A generator, so that
+ * the constructor runs it synchronously (`buildNow`) and the async builds in slices
+ * (`buildSliced`): it yields NEXT_TURN for a turn of the event loop, or the ids for the addon to
+ * answer, and is resumed with that answer.
+ * @param {RecordIds} records
+ * @param {boolean} sliced
+ * @returns {Generator<symbol | Uint32Array, object, any>}
+ */
+function* slotRounds(records, sliced) {
+  for (let round = 0; ; round++) {
+    if (sliced) {
+      // Not on the calling turn: a slice there stalls the loop together with
+      // the caller's own work and the next slice (setImmediate runs before timers).
+      do yield NEXT_TURN
+      while (!records.step(performance.now() + SLICE_MS))
+    } else {
+      records.step(Infinity)
+    }
+    /** The catalog, or the positions of records the store no longer holds. */
+    const answer = yield records.ids
+    if (!Array.isArray(answer)) return answer
+    if (round + 1 >= MAX_ROUNDS) throw storeChurn()
+    records.retry(answer)
+  }
+}
+
+/** `slotRounds` on the calling turn; `fromSlots(ids)` answers synchronously. Returns the native catalog. */
+function buildNow(records, fromSlots) {
+  const rounds = slotRounds(records, false)
+  let step = rounds.next()
+  while (!step.done) step = rounds.next(fromSlots(step.value))
+  return step.value
+}
+
+/** `slotRounds` in slices; `fromSlots(ids)` answers with a promise (a libuv worker's). Resolves with the native catalog. */
+async function buildSliced(records, fromSlots) {
+  const rounds = slotRounds(records, true)
+  let step = rounds.next()
+  while (!step.done) step = rounds.next(step.value === NEXT_TURN ? await nextTurn() : await fromSlots(step.value))
+  return step.value
+}
+
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
+
+function storeChurn() {
+  const error = new Error('tool records were evicted from the record store while the catalog was built; build again')
+  Object.assign(error, { code: 'INTERNAL' })
+  return error
+}
+
+/**
+ * Per native catalog made from stored records (build, the constructor, updateAsync):
  * their ids in the order given, so updateAsync with the same records answers
  * the catalog itself without a trip to the worker.
  * @type {WeakMap<object, Uint32Array>}
@@ -258,171 +337,246 @@ function sameIds(a, b) {
   return true
 }
 
-/**
- * The package's ToolCatalog: the native class, constructed and built through
- * the record cache. A plain function whose `prototype` is the native class's,
- * so every catalog (also those native methods return: append, restrict,
- * fromJson) is `instanceof ToolCatalog`, and the native statics are inherited.
- */
-function defineToolCatalog(native) {
-  const Native = native.ToolCatalog
+/** The constructor's build, on the calling turn: the native catalog. */
+function construct(tools, options) {
+  if (!Array.isArray(tools)) return new Native(tools, options) // throws the coded error
+  const records = new RecordIds(tools, reusesResults(options), marksFresh(options))
+  return heldRecords(buildNow(records, (ids) => native.__catalogFromSlots(ids, options)), records.ids)
+}
 
-  /**
-   * Build (or reuse, when unchanged) the catalog for a run, on the calling
-   * turn. Returns the native catalog object.
-   */
-  function ToolCatalog(tools, options) {
-    if (new.target === undefined) throw new TypeError("Class constructor ToolCatalog cannot be invoked without 'new'")
-    return telemetry.tracedBuild('build', () => construct(tools, options))
+/** The constructor's work in slices; parsing and indexing on a libuv worker. */
+async function buildAsync(tools, options) {
+  if (!Array.isArray(tools)) return wrapCatalog(await Native.build(tools, options)) // rejects with the coded error
+  const records = new RecordIds(tools, reusesResults(options), marksFresh(options))
+  return wrapCatalog(heldRecords(await buildSliced(records, (ids) => native.__buildFromSlots(ids, options)), records.ids))
+}
+
+// ------------------------------------------------------------ the public class
+
+/**
+ * The public catalog of each native catalog: one, so a method answering the same catalog answers
+ * the same object.
+ * @type {WeakMap<any, ToolCatalog>}
+ */
+const publicOf = new WeakMap()
+/** The constructor's first argument when it wraps a native catalog rather than building one. */
+const WRAP = Symbol('wrap a native catalog')
+/** @type {(value: unknown) => unknown} set in the class's static block */
+let nativeOf
+
+/**
+ * A tool catalog (index.d.ts describes each member). Every catalog a method answers (append,
+ * restrict, updateAsync, ...) is one of these, `instanceof ToolCatalog`.
+ */
+class ToolCatalog {
+  /** The native catalog this one calls. */
+  #native
+
+  /** Build (or reuse, when unchanged) the catalog for a run, on the calling turn, through the record cache. */
+  constructor(tools, options) {
+    const built = tools === WRAP ? options : telemetry.tracedBuild('build', () => construct(tools, options))
+    const known = publicOf.get(built)
+    if (known !== undefined) return known
+    this.#native = built
+    publicOf.set(built, this)
   }
-  function construct(tools, options) {
-    if (!Array.isArray(tools)) return new Native(tools, options) // throws the coded error
-    const records = new RecordIds(native, tools, reusesResults(options), marksFresh(options))
-    for (let round = 0; ; round++) {
-      records.step(Infinity)
-      // The catalog, or the positions of records the store no longer holds.
-      const built = native.__catalogFromSlots(records.ids, options)
-      if (!Array.isArray(built)) return heldRecords(built, records.ids)
-      if (round + 1 >= MAX_ROUNDS) throw storeChurn()
-      records.retry(built)
-    }
+
+  static {
+    nativeOf = (value) => (isObject(value) && #native in value ? value.#native : value)
   }
-  ToolCatalog.prototype = Native.prototype
-  Object.defineProperty(Native.prototype, 'constructor', { configurable: true, writable: true, value: ToolCatalog })
-  Object.setPrototypeOf(ToolCatalog, Native) // fromJson, buildFromJson
 
   /** The constructor's work in slices of a few ms; parsing and indexing on a libuv worker. */
-  function build(tools, options) {
-    return telemetry.tracedBuild('build', () => buildSliced(tools, options))
+  static build(tools, options) {
+    return telemetry.tracedBuild('build', () => buildAsync(tools, options))
   }
-  async function buildSliced(tools, options) {
-    if (!Array.isArray(tools)) return Native.build(tools, options)
-    const records = new RecordIds(native, tools, reusesResults(options), marksFresh(options))
-    for (let round = 0; ; round++) {
-      // Not on the calling turn: a slice there stalls the loop together with
-      // the caller's own work and the next slice (setImmediate runs before timers).
-      do await nextTurn()
-      while (!records.step(performance.now() + SLICE_MS))
-      // The worker looks the records up: the catalog, or the positions it no longer holds.
-      const built = await native.__buildFromSlots(records.ids, options)
-      if (!Array.isArray(built)) return heldRecords(built, records.ids)
-      if (round + 1 >= MAX_ROUNDS) throw storeChurn()
-      records.retry(built)
-    }
-  }
-  // Defined, not assigned: the inherited native statics are read-only.
-  const { fromJson: nativeFromJson, buildFromJson: nativeBuildFromJson } = Native
-  Object.defineProperties(ToolCatalog, {
-    build: method(build),
-    fromJson: method(function fromJson(text, options) {
-      return telemetry.tracedBuild('from_json', () => nativeFromJson.call(Native, text, options))
-    }),
-    buildFromJson: method(function buildFromJson(text, options) {
-      return telemetry.tracedBuild('from_json', () => nativeBuildFromJson.call(Native, text, options))
-    }),
-  })
 
-  // The async derived builds serialize as build() does: each tool on its own,
-  // in slices of at most SLICE_MS; appendAsync and withSourceAsync never
-  // through the record cache (a server's new list is read as it is now).
-  // Non-arrays go to the native form, which rejects with the coded error.
-  const {
-    search: nativeSearch,
-    searchAsync: nativeSearchAsync,
-    searchBatch: nativeSearchBatch,
-    searchBatchAsync: nativeSearchBatchAsync,
-    append: nativeAppend,
-    withSource: nativeWithSource,
-    appendAsync: nativeAppendAsync,
-    withSourceAsync: nativeWithSourceAsync,
-    updateAsync: nativeUpdateAsync,
-    __appendFromSlots: appendFromSlots,
-    __withSourceFromSlots: withSourceFromSlots,
-    __updateFromSlots: updateFromSlots,
-  } = Native.prototype
-  Object.defineProperties(Native.prototype, {
-    // Searches and builds are timed for OpenTelemetry (js/telemetry.js; nothing while no SDK listens).
-    search: method(function search(query, options) {
-      return telemetry.tracedSearch(this, query, options, () => nativeSearch.call(this, query, options))
-    }),
-    searchAsync: method(function searchAsync(query, options) {
-      return telemetry.tracedSearch(this, query, options, () => nativeSearchAsync.call(this, query, options))
-    }),
-    searchBatch: method(function searchBatch(request) {
-      return telemetry.tracedSearchBatch(this, request, () => nativeSearchBatch.call(this, request))
-    }),
-    searchBatchAsync: method(function searchBatchAsync(request) {
-      return telemetry.tracedSearchBatch(this, request, () => nativeSearchBatchAsync.call(this, request))
-    }),
-    append: method(function append(tools) {
-      return telemetry.tracedBuild('append', () => nativeAppend.call(this, tools))
-    }),
-    withSource: method(function withSource(selector, tools) {
-      return telemetry.tracedBuild('with_source', () => nativeWithSource.call(this, selector, tools))
-    }),
-    appendAsync: method(function appendAsync(tools) {
-      return telemetry.tracedBuild('append', async () => {
-        if (!Array.isArray(tools)) return nativeAppendAsync.call(this, tools)
-        return sliced(native, tools, (ids) => appendFromSlots.call(this, ids))
-      })
-    }),
-    withSourceAsync: method(function withSourceAsync(selector, tools) {
-      return telemetry.tracedBuild('with_source', async () => {
-        if (!Array.isArray(tools)) return nativeWithSourceAsync.call(this, selector, tools)
-        return sliced(native, tools, (ids) => withSourceFromSlots.call(this, selector, ids))
-      })
-    }),
-    // A new run's whole list: mostly the objects of the last run, read
-    // through the record cache as build() reads them.
-    updateAsync: method(function updateAsync(tools) {
-      return telemetry.tracedBuild('update', async () => {
-        if (!Array.isArray(tools)) return nativeUpdateAsync.call(this, tools)
-        const held = builtFrom.get(this)
-        let given
-        const updated = await sliced(
-          native,
-          tools,
-          (ids) => {
-            given = ids
-            // The same records in the same order: this catalog is the answer.
-            return held !== undefined && sameIds(ids, held) ? this : updateFromSlots.call(this, ids)
-          },
-          true,
-        )
-        builtFrom.set(updated, given)
-        return updated
-      })
-    }),
-  })
-  return ToolCatalog
+  static fromJson(text, options) {
+    return telemetry.tracedBuild('from_json', () => wrapCatalog(Native.fromJson(text, options)))
+  }
+
+  static buildFromJson(text, options) {
+    return telemetry.tracedBuild('from_json', () => Native.buildFromJson(text, options).then(wrapCatalog))
+  }
+
+  get size() {
+    return this.#native.size
+  }
+
+  get fingerprint() {
+    return this.#native.fingerprint
+  }
+
+  get directOnly() {
+    return this.#native.directOnly
+  }
+
+  get excluded() {
+    return this.#native.excluded
+  }
+
+  ids() {
+    return this.#native.ids()
+  }
+
+  // Searches and builds are timed for OpenTelemetry (js/telemetry.js; nothing while no SDK listens).
+
+  search(query, options) {
+    const catalog = this.#native
+    return telemetry.tracedSearch(catalog, query, options, () => catalog.search(query, options))
+  }
+
+  searchAsync(query, options) {
+    const catalog = this.#native
+    return telemetry.tracedSearch(catalog, query, options, () => catalog.searchAsync(query, options))
+  }
+
+  searchBatch(request) {
+    const catalog = this.#native
+    return telemetry.tracedSearchBatch(catalog, request, () => catalog.searchBatch(request))
+  }
+
+  searchBatchAsync(request) {
+    const catalog = this.#native
+    return telemetry.tracedSearchBatch(catalog, request, () => catalog.searchBatchAsync(request))
+  }
+
+  describe(idOrName) {
+    return this.#native.describe(idOrName)
+  }
+
+  validateArgs(idOrName, args) {
+    return this.#native.validateArgs(idOrName, args)
+  }
+
+  append(tools) {
+    const catalog = this.#native
+    return telemetry.tracedBuild('append', () => wrapCatalog(catalog.append(tools)))
+  }
+
+  withSource(selector, tools) {
+    const catalog = this.#native
+    return telemetry.tracedBuild('with_source', () => wrapCatalog(catalog.withSource(selector, tools)))
+  }
+
+  // The async derived builds serialize as build() does: each tool on its own, in slices;
+  // appendAsync and withSourceAsync never through the record cache (a server's new list is read
+  // as it is now). Non-arrays go to the native form, which rejects with the coded error.
+
+  appendAsync(tools) {
+    const catalog = this.#native
+    return telemetry.tracedBuild('append', async () => {
+      if (!Array.isArray(tools)) return wrapCatalog(await catalog.appendAsync(tools))
+      return wrapCatalog(await buildSliced(new RecordIds(tools, false), (ids) => catalog.__appendFromSlots(ids)))
+    })
+  }
+
+  withSourceAsync(selector, tools) {
+    const catalog = this.#native
+    return telemetry.tracedBuild('with_source', async () => {
+      if (!Array.isArray(tools)) return wrapCatalog(await catalog.withSourceAsync(selector, tools))
+      return wrapCatalog(await buildSliced(new RecordIds(tools, false), (ids) => catalog.__withSourceFromSlots(selector, ids)))
+    })
+  }
+
+  /** A new run's whole list: mostly the objects of the last run, read through the record cache as build() reads them. */
+  updateAsync(tools) {
+    const catalog = this.#native
+    return telemetry.tracedBuild('update', async () => {
+      if (!Array.isArray(tools)) return wrapCatalog(await catalog.updateAsync(tools))
+      const held = builtFrom.get(catalog)
+      const records = new RecordIds(tools, true)
+      const updated = await buildSliced(records, (ids) =>
+        // The same records in the same order: this catalog is the answer.
+        held !== undefined && sameIds(ids, held) ? catalog : catalog.__updateFromSlots(ids),
+      )
+      return wrapCatalog(heldRecords(updated, records.ids))
+    })
+  }
+
+  withUnavailable(selector, reason) {
+    return wrapCatalog(this.#native.withUnavailable(selector, reason))
+  }
+
+  restrict(allowedNames) {
+    return wrapCatalog(this.#native.restrict(allowedNames))
+  }
+
+  telemetry() {
+    return this.#native.telemetry()
+  }
+
+  audit(options) {
+    return this.#native.audit(options)
+  }
+
+  recordOutcome(outcome) {
+    return this.#native.recordOutcome(outcome)
+  }
+
+  withLearningScope(scope) {
+    return wrapCatalog(this.#native.withLearningScope(scope))
+  }
+
+  learnedParts(query) {
+    return this.#native.learnedParts(query)
+  }
+
+  learningStatus() {
+    return this.#native.learningStatus()
+  }
+
+  resetLearning() {
+    return this.#native.resetLearning()
+  }
+
+  flushLearning() {
+    return this.#native.flushLearning()
+  }
+
+  rankingStatus() {
+    return this.#native.rankingStatus()
+  }
+
+  whenRankingReady(onProgress) {
+    return this.#native.whenRankingReady(onProgress)
+  }
+
+  // The native halves of the sliced builds (the ids of stored records in; the catalog, or the
+  // positions of records the store no longer holds, out), used above on the native catalog.
+
+  __appendFromSlots(ids) {
+    return this.#native.__appendFromSlots(ids).then(wrapAnswer)
+  }
+
+  __withSourceFromSlots(selector, ids) {
+    return this.#native.__withSourceFromSlots(selector, ids).then(wrapAnswer)
+  }
+
+  __updateFromSlots(ids) {
+    return this.#native.__updateFromSlots(ids).then(wrapAnswer)
+  }
+}
+
+/** The public catalog of a native one (made once, then the same object). */
+function wrapCatalog(catalog) {
+  return publicOf.get(catalog) ?? new ToolCatalog(WRAP, catalog)
+}
+
+/** A native answer with any native catalog in its public form. */
+function wrapAnswer(value) {
+  return value instanceof Native ? wrapCatalog(value) : value
 }
 
 /**
- * `build(ids)` (a native async build) of the stored-record ids of `tools`,
- * each serialized afresh (unless `useCache`), in slices. The worker answers the catalog, or the
- * positions of records evicted meanwhile, whose tools are serialized again.
+ * The native catalog behind a public one, for native code taking a catalog (ToolSearchSession);
+ * any other value as it is (the native side refuses it with its coded error).
+ * @param {unknown} value
  */
-async function sliced(native, tools, build, useCache = false) {
-  const records = new RecordIds(native, tools, useCache)
-  for (let round = 0; ; round++) {
-    do await nextTurn() // not on the calling turn (see build())
-    while (!records.step(performance.now() + SLICE_MS))
-    const built = await build(records.ids)
-    if (!Array.isArray(built)) return built
-    if (round + 1 >= MAX_ROUNDS) throw storeChurn()
-    records.retry(built)
-  }
+function nativeCatalog(value) {
+  return nativeOf(value)
 }
 
-/** A property a class defines: replaceable, not enumerable. */
-function method(value) {
-  return { configurable: true, writable: true, value }
-}
+/** Members of the native class this file does not write out (an addon newer than it): forwarded as they are. */
+const forwarded = forwardMissing(ToolCatalog, Native, nativeOf, wrapAnswer)
 
-function storeChurn() {
-  const error = new Error('tool records were evicted from the record store while the catalog was built; build again')
-  error.code = 'INTERNAL'
-  return error
-}
-
-module.exports = { defineToolCatalog }
+module.exports = { ToolCatalog, nativeCatalog, wrapAnswer, forwarded, RECORD_FIELDS }

@@ -47,9 +47,7 @@ function configureTelemetry(options) {
 }
 
 function invalid(message) {
-  const error = new TypeError(message)
-  error.code = 'INVALID_REQUEST'
-  return error
+  return Object.assign(new TypeError(message), { code: 'INVALID_REQUEST' })
 }
 
 // ------------------------------------------------------------ providers

@@ -1,12 +1,12 @@
 'use strict'
-// Where the hybrid-ranking model comes from: OPENCLAW_TOOL_SEARCH_MODEL_DIR,
-// else the optional package openclaw-tool-search-model-minilm. Without
-// either, catalogs rank lexically and rankingCapability() says why.
+// Finds the hybrid-ranking model's folder: OPENCLAW_TOOL_SEARCH_MODEL_DIR, else
+// the optional package openclaw-tool-search-model-minilm. Without either,
+// catalogs rank lexically and rankingCapability() says why.
 
 const MODEL_PACKAGE = 'openclaw-tool-search-model-minilm'
 
-/** @returns {{ dir?: string, reason?: string }} */
-function findRankingModel() {
+/** The model folder (`dir`), or why there is none (`reason`). @returns {{ dir?: string, reason?: string }} */
+function findModelDir() {
   const configured = process.env.OPENCLAW_TOOL_SEARCH_MODEL_DIR
   if (configured) return { dir: configured }
   try {
@@ -21,4 +21,4 @@ function findRankingModel() {
   }
 }
 
-module.exports = { findRankingModel }
+module.exports = { findModelDir }
