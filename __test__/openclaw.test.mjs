@@ -244,9 +244,9 @@ test('engine: a successful call after a search teaches the catalog (learned=N on
     // Off: no learning option, nothing recorded.
     learner.configure(resolveSettings({ ranking: 'lexical', vectorCache: folder, learning: false }), logger)
     assert.equal(learner.catalogOptions().learning, undefined)
-    assert.throws(() => resolveSettings({ learning: 'yes' }), /learning must be true, false or \{ enabled, scope \}/)
-    assert.throws(() => resolveSettings({ learning: { scope: 'team' } }), /learning.scope must be "agent" or "gateway"/)
-    assert.throws(() => resolveSettings({ learning: { scopes: 'agent' } }), /learning has no setting scopes/)
+    assert.throws(() => resolveSettings({ learning: 'yes' }), /^Error: plugins\.entries\.openclaw-tool-search\.config\.learning: invalid config: must be boolean or object$/)
+    assert.throws(() => resolveSettings({ learning: { scope: 'team' } }), /config\.learning\.scope: invalid config: must be equal to one of the allowed values \(allowed: "agent", "gateway"\)$/)
+    assert.throws(() => resolveSettings({ learning: { scopes: 'agent' } }), /config\.learning: invalid config: must not have additional properties: "scopes"$/)
     assert.equal(resolveSettings({ learning: { enabled: false } }).learning, false)
     assert.equal(resolveSettings({ learning: { scope: 'gateway' } }).learningScope, 'gateway')
   } finally {
@@ -418,11 +418,18 @@ test('engine: a schema the native catalog refuses still ranks the tool by its na
 
 test('engine: settings are checked as the manifest schema says', () => {
   assert.deepEqual(resolveSettings(undefined), { enabled: true, ranking: 'auto', modelDir: undefined, vectorCache: undefined, indexCache: undefined, requireTestedRelease: false, learning: true, learningScope: 'agent', captureContent: undefined, replace: { ranking: true, codeMode: true } })
-  assert.throws(() => resolveSettings({ ranking: 'fast' }), /ranking must be/)
-  assert.throws(() => resolveSettings({ vectorCache: 3 }), /vectorCache/)
-  assert.throws(() => resolveSettings({ indexCache: 3 }), /indexCache/)
-  assert.throws(() => resolveSettings({ indexCache: '' }), /indexCache/)
-  assert.throws(() => resolveSettings({ requireTestedRelease: 'yes' }), /requireTestedRelease must be true or false/)
+  // Each key named as OpenClaw's own config check names it (qa/openclaw/main.mjs checks OpenClaw's line for ranking: 'fast').
+  assert.throws(() => resolveSettings({ ranking: 'fast' }), { message: 'plugins.entries.openclaw-tool-search.config.ranking: invalid config: must be equal to one of the allowed values (allowed: "auto", "lexical", "hybrid")' })
+  assert.throws(() => resolveSettings({ vectorCache: 3 }), /config\.vectorCache: invalid config: must be string or false$/)
+  assert.throws(() => resolveSettings({ indexCache: 3 }), /config\.indexCache: invalid config: must be string or boolean$/)
+  assert.throws(() => resolveSettings({ indexCache: '' }), /config\.indexCache: invalid config: must not have fewer than 1 characters$/)
+  assert.throws(() => resolveSettings({ requireTestedRelease: 'yes' }), /config\.requireTestedRelease: invalid config: must be boolean$/)
+  assert.throws(() => resolveSettings({ replace: { ranking: 'no', codeMode: false } }), /config\.replace\.ranking: invalid config: must be boolean$/)
+  assert.throws(
+    () => resolveSettings({ rankin: 'lexical', ranking: 'fast' }),
+    { message: 'plugins.entries.openclaw-tool-search.config: invalid config: must not have additional properties: "rankin"; plugins.entries.openclaw-tool-search.config.ranking: invalid config: must be equal to one of the allowed values (allowed: "auto", "lexical", "hybrid")' },
+  )
+  assert.deepEqual(resolveSettings({ learning: false, replace: { codeMode: false } }), { ...resolveSettings(undefined), learning: false, replace: { ranking: true, codeMode: false } })
   assert.equal(resolveSettings({ requireTestedRelease: true }).requireTestedRelease, true)
   const manifest = JSON.parse(readFileSync(join(root, 'openclaw.plugin.json'), 'utf8'))
   assert.equal(manifest.id, 'openclaw-tool-search')
@@ -442,7 +449,7 @@ test('plugin: an OpenClaw from before the runtime split or a bad config leaves t
   assert.equal(lines.filter((l) => l.includes('OpenClaw 2026.7.35 predates 2026.8.1, the oldest release this package serves')).length, 1, JSON.stringify(lines))
   plugin.register(api({ pluginConfig: { ranking: 'fast' } }))
   assert.equal(tool.active, false)
-  assert.ok(lines.some((l) => /invalid config \(ranking must be/.test(l)))
+  assert.ok(lines.includes('openclaw-tool-search: plugins.entries.openclaw-tool-search.config.ranking: invalid config: must be equal to one of the allowed values (allowed: "auto", "lexical", "hybrid"); OpenClaw\'s built-in Tool Search stays in use'), JSON.stringify(lines))
   plugin.register(api({ pluginConfig: { enabled: false } }))
   assert.equal(tool.active, false)
   tool.configure(resolveSettings({ ranking: 'lexical' }), logger)

@@ -5,8 +5,9 @@
 // before plugins, so there the seam must come from `--import` (openclaw/register.mjs), and this
 // entry says so once in OpenClaw's log when it is missing. Registration is synchronous, as
 // OpenClaw requires, and runs again harmlessly (OpenClaw registers plugins more than once).
-import { engine, modelProblem, PLUGIN_ID, resolveSettings } from './engine.mjs'
+import { engine } from './engine.mjs'
 import { installSeamHooks } from './hooks.mjs'
+import { modelProblem, PLUGIN_ID, resolveSettings } from './settings.mjs'
 
 const CONTROL_TOOLS = new Set(['tool_search_code', 'tool_search', 'tool_describe', 'tool_call'])
 /**
@@ -58,7 +59,8 @@ function register(api) {
     settings = resolveSettings(api?.pluginConfig)
   } catch (error) {
     tool.configure({ enabled: false }, log)
-    tool.warnOnce('config', `invalid config (${error.message}); OpenClaw's built-in Tool Search stays in use`)
+    // Named as OpenClaw names a config error: `plugins.entries.<id>.config.<key>: invalid config: …`.
+    tool.warnOnce('config', `${error.message}; OpenClaw's built-in Tool Search stays in use`)
     return
   }
   tool.configure(settings, log, api?.config)

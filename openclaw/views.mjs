@@ -1,0 +1,89 @@
+// Views: the native catalog of an OpenClaw entries array (a run's whole catalog, or a filtered
+// view of it) with the maps from the native catalog's ids back to OpenClaw's own entries. A run's
+// whole catalog is built when OpenClaw registers it, as the next version of the last run's.
+import { nativeId, printable, recordFor, sweepRecords } from './records.mjs'
+import { indexedRecord, repairNotes, repairRefused } from './repair.mjs'
+
+/**
+ * The seam's catalog hook (OpenClaw registered a run's catalog): start building its native
+ * index now, off the event loop, so the first search finds it ready (with hybrid ranking, its
+ * tool vectors too: read from the vector cache or computed in the background).
+ */
+export function catalogRegistered(engine, catalog) {
+  if (!engine.active || !engine.settings.replace.ranking || !Array.isArray(catalog?.entries)) return
+  if (!engine.releaseAllowed(engine.servedRelease()?.version) || !engine.loadNative()) return
+  // A failed build is reported (and falls back) when a search uses it.
+  engine.viewFor(catalog, catalog.entries).catch(() => {})
+}
+
+/**
+ * The native view of an entries array (a Promise): the whole catalog's, kept per entries array
+ * (the engine's `views`), or a filtered one's (allowedIds / includeMcp), kept per catalog while
+ * the same entries come again (the engine's `filtered`).
+ */
+export function viewFor(engine, catalog, entries) {
+  const cached = engine.views.get(entries)
+  if (cached) return cached
+  if (entries !== catalog.entries) {
+    const last = engine.filtered.get(catalog)
+    if (last && sameList(last.entries, entries)) return last.view
+    const view = buildView(engine, entries, false)
+    engine.filtered.set(catalog, { entries, view })
+    return view
+  }
+  const view = buildView(engine, entries, true)
+  engine.views.set(entries, view)
+  return view
+}
+
+/** The native catalog's build options from the settings. */
+export function catalogOptions(engine) {
+  // OpenClaw passes its own limit with each search: the catalog must not clamp below it.
+  const limits = engine.native.toolSearchLimits()
+  const options = { maxSearchLimit: limits.maxSearchLimitCap, searchDefaultLimit: limits.searchDefaultLimitDefault }
+  if (engine.settings.ranking !== 'auto') options.ranking = engine.settings.ranking
+  if (engine.settings.modelDir) options.model = engine.settings.modelDir
+  if (engine.settings.vectorCache !== undefined) options.vectorCache = engine.settings.vectorCache
+  if (engine.settings.indexCache !== undefined) options.indexCache = engine.settings.indexCache
+  if (engine.settings.learning) options.learning = true
+  return options
+}
+
+async function buildView(engine, entries, whole) {
+  const { ToolCatalog } = engine.native
+  engine.generation += 1
+  const originals = entries.map((entry) => recordFor(engine, entry))
+  const records = originals.map(indexedRecord)
+  sweepRecords(engine, records.length)
+  const options = engine.catalogOptions()
+  // A new run of a whole catalog with the same settings: the last one's next version (the
+  // catalog derives it owner by owner when few changed, and equals a full build either way).
+  const last = whole && engine.lastView?.options === JSON.stringify(options) ? engine.lastView.catalog : undefined
+  let catalog = last ? await last.updateAsync(records) : await ToolCatalog.build(records, options)
+  catalog = await repairRefused(catalog, records, originals, (repaired) => ToolCatalog.build(repaired, options))
+  // How this version came to be: unchanged from the last run's, derived from it (an update),
+  // built, or loaded from the index cache.
+  const how = last && catalog.fingerprint === last.fingerprint ? 'unchanged' : (catalog.rankingStatus().index?.state ?? 'unknown')
+  engine.versions[how] = (engine.versions[how] ?? 0) + 1
+  const view = { catalog, byId: new Map(), byNativeId: new Map(), nativeIdOf: new Map(), records, repaired: [], problem: undefined }
+  for (let i = 0; i < entries.length; i++) {
+    view.byId.set(entries[i].id, entries[i])
+    view.byNativeId.set(nativeId(records[i]), entries[i])
+    view.nativeIdOf.set(entries[i].id, nativeId(records[i]))
+    if (records[i] !== originals[i]) view.repaired.push({ entry: entries[i], notes: repairNotes(originals[i]) })
+  }
+  if (catalog.size !== entries.length) {
+    const first = catalog.excluded[0]
+    view.problem =
+      `${entries.length - catalog.size} of ${entries.length} tools cannot be indexed natively` +
+      (first ? ` (first: ${printable(entries[first.index]?.id ?? first.name ?? 'a tool')}: ${first.code} ${printable(first.reason)})` : '')
+  }
+  if (whole) engine.lastView = { catalog, options: JSON.stringify(options), view }
+  return view
+}
+
+function sameList(a, b) {
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
+  return true
+}
