@@ -368,6 +368,12 @@ fn views(entry: &ToolEntry) -> [String; 3] {
 }
 
 impl Catalog {
+    /// The allowed entry `id_or_name` names (see [`Catalog::resolve_ordinal`]).
+    pub fn resolve(&self, id_or_name: &str, style: LookupStyle) -> Result<&ToolEntry> {
+        self.resolve_ordinal(id_or_name, style)
+            .map(|o| &self.data.entries[o])
+    }
+
     /// The ordinal of the allowed tool `id_or_name` names.
     pub fn resolve_ordinal(&self, id_or_name: &str, style: LookupStyle) -> Result<usize> {
         match self.exact_match(id_or_name, |o| self.is_allowed(o)) {

@@ -1627,12 +1627,6 @@ fn a_server_sending_unreadable_records_never_fills_the_catalog_cap() {
         .is_ok());
 }
 
-thread_local! {
-    /// Entries compared while looking up owners' runs (`owner_run`): the work
-    /// `with_unavailable` does, counted instead of timed.
-    pub(super) static ENTRIES_COMPARED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-}
-
 #[test]
 fn many_unavailable_owners_cost_their_own_tools_only() {
     let owners = 2_500;
@@ -1646,7 +1640,6 @@ fn many_unavailable_owners_cost_their_own_tools_only() {
         .chain([tool("read", "Read a file")])
         .collect();
     let base = catalog(tools);
-    ENTRIES_COMPARED.with(|n| n.set(0));
     let mut down = base.clone();
     for i in 0..2_000 {
         down = down
@@ -1656,12 +1649,24 @@ fn many_unavailable_owners_cost_their_own_tools_only() {
             )
             .unwrap();
     }
-    let compared = ENTRIES_COMPARED.with(|n| n.get());
-    // Two binary searches per mark over 5,001 entries (13 comparisons each), not entries × owners
-    // (and the marks went through `owner_run`, where the work is counted).
+    // Each mark is one owner's run, found by two binary searches over 5,001 entries (13
+    // comparisons each), not entries × owners: counted on the lookup the marks use, and the
+    // runs they recorded are those it finds.
+    let compared = std::cell::Cell::new(0usize);
+    for (i, &(start, end, owner)) in down.unavailable.runs.iter().enumerate() {
+        let prefix = format!("mcp:srv{i:04}:");
+        let found = super::unavailable::id_run(&down.data().entries, &prefix, |e| {
+            compared.set(compared.get() + 1);
+            e.id.as_str()
+        });
+        assert_eq!(found, (start as usize, end as usize), "{prefix}");
+        assert_eq!(owner as usize, i);
+    }
+    assert_eq!(down.unavailable.runs.len(), 2_000);
     assert!(
-        compared > 0 && compared <= 2_000 * 2 * 14,
-        "{compared} entries compared"
+        compared.get() > 0 && compared.get() <= 2_000 * 2 * 14,
+        "{} entries compared",
+        compared.get()
     );
     // Every marked owner's tools are out of search and carry their own reason; the others are in.
     let hits = down.search("create item", Some(50.0)).unwrap();

@@ -9,11 +9,12 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::build::within_tool_cap;
 use super::data::origin_of;
+use super::selector::ClaimedFields;
 use super::store::{self, Digest, SlotId, StoredRecord};
-use super::{
-    record_spans, within_tool_cap, Catalog, ClaimedFields, FromSlots, SourceSelector, Unavailable,
-};
+use super::unavailable::Unavailable;
+use super::{record_spans, Catalog, FromSlots, SourceSelector};
 use crate::entry::Source;
 use crate::error::Result;
 
