@@ -1,4 +1,8 @@
 //! Whether a catalog's search is hybrid: its ranking setting, model and tool vectors' status.
+//!
+//! Hybrid: the lexical top re-ranked with tool vectors ([`crate::search::hybrid`]) once they are
+//! ready and the query has vectors. The catalog decides ([`Catalog::hybrid_vectors`]); the
+//! ranking itself is search's, entered once ([`crate::search::SearchIndex::rank`]).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -13,7 +17,7 @@ use super::Catalog;
 use crate::error::{Error, Result};
 pub use crate::search::hybrid::QueryVectorSet;
 use crate::search::semantic::{
-    self, ModelHandle, RankingState, RankingStatus, SemanticModel, VectorTable,
+    self, ModelHandle, QueryVectors, RankingState, RankingStatus, SemanticModel, VectorTable,
 };
 
 /// A catalog's ranking setting, resolved from its options.
@@ -115,6 +119,20 @@ impl Catalog {
         let model = handle.get()?;
         let table = self.data.vectors.get(handle)?.table()?.clone();
         (table.model_digest == model.digest()).then_some((model, table))
+    }
+
+    /// The tool vectors and the query's vectors a search of `query` ranks hybrid with; `None`:
+    /// it ranks lexically (a lexical catalog, no model, tool vectors not ready, or no vectors
+    /// for the query: taken from `given`, then the model's cache, then embedded here if
+    /// `given` allows it).
+    pub(super) fn hybrid_vectors(
+        &self,
+        query: &str,
+        given: &QueryVectorSet,
+    ) -> Option<(Arc<VectorTable>, Arc<QueryVectors>)> {
+        let (model, tools) = self.hybrid()?;
+        let query = given.vectors_for(query, model)?;
+        Some((tools, query))
     }
 
     /// The vectors a hybrid search of `queries` would use, as far as they are

@@ -64,7 +64,7 @@ pub use records::{
     parse_catalog_text, parse_spans, record_spans, RawRecord, KNOWN_FIELDS, UNREADABLE,
 };
 pub use refusal::{ExclusionCode, Refusal};
-pub use search::SearchLimits;
+pub use search::{Found, SearchLimits, SearchOptions};
 pub use selector::SourceSelector;
 pub use slots::FromSlots;
 

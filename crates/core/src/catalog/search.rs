@@ -1,7 +1,10 @@
 //! Searching a catalog: the one search function, its options and the limits it applies.
 
+use std::marker::PhantomData;
+
 use serde_json::Value;
 
+use super::data::CatalogData;
 use super::hits::SearchHit;
 use super::Catalog;
 use crate::config::{MAX_SEARCH_LIMIT_CAP, MAX_SEARCH_LIMIT_DEFAULT, SEARCH_DEFAULT_LIMIT_DEFAULT};
@@ -60,89 +63,178 @@ impl SearchLimits {
     }
 }
 
+/// How [`Catalog::search`] searches, and what it returns per hit (`R`, see [`Found`]).
+///
+/// - `SearchOptions::hits(limit)`: what the model sees, `limit` as it asked; counted;
+/// - `SearchOptions::hits(limit).with_vectors(&vectors)`: the same, query vectors embedded
+///   ahead off the event loop;
+/// - `SearchOptions::ordinals(n).lexical_only()`: cheap, for prompts read whole; not counted.
+pub struct SearchOptions<'v, R = SearchHit> {
+    limit: Limit,
+    ranking: Ranking<'v>,
+    found: PhantomData<fn() -> R>,
+}
+
+/// How many hits a search returns.
+enum Limit {
+    /// As a model asked: omitted → the catalog's default; not a positive integer →
+    /// INVALID_LIMIT; above the catalog's maximum → capped ([`SearchLimits::effective`]).
+    Asked(Option<f64>),
+    /// At most this many, taken as given (internal callers, a batch that checked its own).
+    AtMost(usize),
+}
+
+/// Which ranking a search uses.
+enum Ranking<'v> {
+    /// The catalog's: hybrid once its tool vectors are ready, the learned prior, the
+    /// prerequisites. The query's vectors come from the set if given, then the model's cache;
+    /// without a set, a query found in neither is embedded on the calling thread, so it ranks
+    /// the same whatever the cache holds.
+    Catalog(Option<&'v QueryVectorSet>),
+    /// Lexical relevance alone (no vectors, learned prior or prerequisites): cheap, for text
+    /// read whole (surfaces, hydration).
+    LexicalOnly,
+}
+
+impl SearchOptions<'static, SearchHit> {
+    /// Hits as the model and the gateway see them, `limit` as the model asked (omitted: the
+    /// catalog's default; not a positive integer: INVALID_LIMIT; above the maximum: capped).
+    /// The search counts as one in the catalog's telemetry.
+    pub fn hits(limit: Option<f64>) -> Self {
+        SearchOptions::new(Limit::Asked(limit))
+    }
+}
+
+impl SearchOptions<'static, ScoredHit> {
+    /// At most `limit` ranked hits with their score, match strength and weak mark (not
+    /// counted as a search).
+    pub fn scored(limit: usize) -> Self {
+        SearchOptions::new(Limit::AtMost(limit))
+    }
+}
+
+impl SearchOptions<'static, usize> {
+    /// The ordinals of at most `limit` ranked hits (not counted as a search).
+    pub fn ordinals(limit: usize) -> Self {
+        SearchOptions::new(Limit::AtMost(limit))
+    }
+}
+
+impl<R> SearchOptions<'static, R> {
+    fn new(limit: Limit) -> Self {
+        SearchOptions {
+            limit,
+            ranking: Ranking::Catalog(None),
+            found: PhantomData,
+        }
+    }
+}
+
+impl<'v, R> SearchOptions<'v, R> {
+    /// At most `limit` hits, taken as given: for a caller that checked the limit itself.
+    pub fn at_most(mut self, limit: usize) -> Self {
+        self.limit = Limit::AtMost(limit);
+        self
+    }
+
+    /// Lexical relevance alone: no tool vectors, learned prior or prerequisites. Cheap, for
+    /// text read whole (surfaces, hydration), whatever the catalog's ranking.
+    pub fn lexical_only(mut self) -> Self {
+        self.ranking = Ranking::LexicalOnly;
+        self
+    }
+
+    /// The query's vectors for a hybrid search taken from `vectors` (from
+    /// [`Catalog::query_vectors`] and [`QueryVectorSet::complete`], run off the event loop),
+    /// then from the model's cache; a query in neither ranks lexically unless the set allows
+    /// embedding it here. Without this, such a query is embedded on the calling thread.
+    pub fn with_vectors<'w>(self, vectors: &'w QueryVectorSet) -> SearchOptions<'w, R> {
+        SearchOptions {
+            limit: self.limit,
+            ranking: Ranking::Catalog(Some(vectors)),
+            found: PhantomData,
+        }
+    }
+}
+
+/// What a search returns per hit: [`SearchHit`] (compact, as the model sees it; the search
+/// counts as one), [`ScoredHit`] (ordinal, score, strength, weak mark) or `usize` (the
+/// ordinal). Implemented for those three only.
+pub trait Found: sealed::Sealed + Sized {
+    /// Whether a search returning these counts in the catalog's telemetry.
+    #[doc(hidden)]
+    const COUNTED: bool;
+    #[doc(hidden)]
+    fn found(data: &CatalogData, hit: ScoredHit) -> Self;
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for super::SearchHit {}
+    impl Sealed for super::ScoredHit {}
+    impl Sealed for usize {}
+}
+
+impl Found for SearchHit {
+    const COUNTED: bool = true;
+    fn found(data: &CatalogData, hit: ScoredHit) -> Self {
+        data.ranked_hit(&hit)
+    }
+}
+
+impl Found for ScoredHit {
+    const COUNTED: bool = false;
+    fn found(_: &CatalogData, hit: ScoredHit) -> Self {
+        hit
+    }
+}
+
+impl Found for usize {
+    const COUNTED: bool = false;
+    fn found(_: &CatalogData, hit: ScoredHit) -> Self {
+        hit.ordinal
+    }
+}
+
 impl Catalog {
-    /// Ranked compact hits. Counts as one search.
-    pub fn search(&self, query: &str, limit: Option<f64>) -> Result<Vec<SearchHit>> {
-        let limit = self.limits.effective(limit)?;
-        let hits = self.ranked_hits(query, limit)?;
-        self.counters.record_search(1);
-        Ok(hits.iter().map(|h| self.data.ranked_hit(h)).collect())
-    }
-
-    /// `search` with the vectors of `given` (from [`Catalog::query_vectors`]
-    /// and [`QueryVectorSet::complete`], run off the event loop).
-    pub fn search_with(
-        &self,
-        query: &str,
-        limit: Option<f64>,
-        given: &QueryVectorSet,
-    ) -> Result<Vec<SearchHit>> {
-        let limit = self.limits.effective(limit)?;
-        let hits = self.ranked_hits_with(query, limit, given)?;
-        self.counters.record_search(1);
-        Ok(hits.iter().map(|h| self.data.ranked_hit(h)).collect())
-    }
-
-    /// Ranked ordinals without rendering or counting (surfaces, hydration).
-    pub fn search_ordinals(&self, query: &str, limit: usize) -> Result<Vec<usize>> {
-        Ok(self
-            .search_ranked(query, limit)?
+    /// The one search of a catalog: the tools this view allows and that can run now, best
+    /// first, ranked and returned as `options` say. In the catalog's ranking (hybrid once ready,
+    /// see [`Catalog::hybrid_vectors`]) each of the top hits is followed by the tools that find
+    /// the identifiers it requires. Errors: INVALID_LIMIT (a limit as asked), INVALID_QUERY (a
+    /// query over [`MAX_QUERY_CHARS`]).
+    pub fn search<R: Found>(&self, query: &str, options: &SearchOptions<'_, R>) -> Result<Vec<R>> {
+        let limit = match options.limit {
+            Limit::Asked(limit) => self.limits.effective(limit)?,
+            Limit::AtMost(limit) => limit,
+        };
+        check_query(query)?;
+        let searchable = |o| self.is_searchable(o);
+        let ranked = match options.ranking {
+            Ranking::LexicalOnly => self.data.index.search(query, limit, &searchable),
+            Ranking::Catalog(Some(given)) => self.rank(query, limit, given),
+            Ranking::Catalog(None) => self.rank(query, limit, &QueryVectorSet::embed_here()),
+        };
+        if R::COUNTED {
+            self.counters.record_search(1);
+        }
+        Ok(ranked
             .into_iter()
-            .map(|h| h.ordinal)
+            .map(|hit| R::found(&self.data, hit))
             .collect())
     }
 
-    /// Lexically ranked hits with their match strength and weak mark,
-    /// without rendering or counting (surfaces, hydration; `search` and
-    /// `search_batch` go through [`Catalog::ranked_hits`], which re-ranks
-    /// these when the catalog's ranking is hybrid).
-    pub fn search_ranked(&self, query: &str, limit: usize) -> Result<Vec<ScoredHit>> {
-        check_query(query)?;
-        Ok(self
-            .data
-            .index
-            .search(query, limit, &|o| self.is_searchable(o)))
-    }
-
-    /// Ranked hits of the searchable entries in the catalog's ranking
-    /// (hybrid once ready), each of the top hits followed by the tools that
-    /// find the identifiers it requires, for `search` and `search_batch`:
-    /// what the model and the gateway see. A hybrid catalog embeds a query
-    /// whose vectors are not cached on the calling thread, so a query ranks the
-    /// same whatever the cache holds ([`Catalog::ranked_hits_with`] takes
-    /// vectors embedded elsewhere). Surfaces and hydration use the lexical
-    /// [`Catalog::search_ranked`]: they read whole prompts, and must stay cheap.
-    pub(crate) fn ranked_hits(&self, query: &str, limit: usize) -> Result<Vec<ScoredHit>> {
-        self.ranked_hits_with(query, limit, &QueryVectorSet::embed_here())
-    }
-
-    /// [`Catalog::ranked_hits`] with the query's vectors taken from `given`
-    /// first, then from the model's cache, then embedded here if `given`
-    /// allows it (else the query ranks lexically). The catalog decides whether
-    /// the search is hybrid (its setting, the model, its vectors ready, the
-    /// query's vectors); search ranks, in one call.
-    pub(crate) fn ranked_hits_with(
-        &self,
-        query: &str,
-        limit: usize,
-        given: &QueryVectorSet,
-    ) -> Result<Vec<ScoredHit>> {
-        check_query(query)?;
-        let hybrid = self.hybrid();
-        let query_vectors = hybrid
-            .as_ref()
-            .and_then(|(model, _)| given.vectors_for(query, model));
-        let semantic = match (&hybrid, &query_vectors) {
-            (Some((_, tools)), Some(query)) => Some(Semantic {
-                entries: &self.data.entries,
-                tools,
-                query,
-            }),
-            _ => None,
-        };
+    /// The catalog's ranking of `query`: hybrid when [`Catalog::hybrid_vectors`] has vectors
+    /// for it, else lexical; search ranks, in one call.
+    fn rank(&self, query: &str, limit: usize, given: &QueryVectorSet) -> Vec<ScoredHit> {
+        let vectors = self.hybrid_vectors(query, given);
+        let semantic = vectors.as_ref().map(|(tools, query_vectors)| Semantic {
+            entries: &self.data.entries,
+            tools,
+            query: query_vectors,
+        });
         let index = &self.data.index;
         let ordinal_of = |digest: &crate::entry::EntryDigest| self.data.ordinal_of_digest(digest);
-        Ok(index.rank(
+        index.rank(
             query,
             limit,
             &|o| self.is_searchable(o),
@@ -150,10 +242,11 @@ impl Catalog {
             self.learned_for_search(&ordinal_of),
             &self.data.prerequisites,
             index.params(),
-        ))
+        )
     }
 }
 
+/// INVALID_QUERY for a query longer than a search takes.
 pub(super) fn check_query(query: &str) -> Result<()> {
     // Counted as the tool_search schema's `maxLength` counts (JSON Schema: Unicode code points),
     // so a query the schema allows is never refused here.

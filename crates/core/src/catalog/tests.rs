@@ -159,7 +159,7 @@ fn policy_removes_tools_from_everything() {
     );
     assert_eq!(c.size(), 1);
     assert!(c
-        .search("secret things", None)
+        .search("secret things", &SearchOptions::hits(None))
         .unwrap()
         .iter()
         .all(|h| h.name != "secret_tool"));
@@ -228,18 +228,44 @@ fn limits_follow_the_contract() {
         })
         .collect();
     let c = catalog(tools);
-    assert_eq!(c.search("weather forecast", None).unwrap().len(), 8);
-    assert_eq!(c.search("weather forecast", Some(3.0)).unwrap().len(), 3);
-    assert_eq!(c.search("weather forecast", Some(500.0)).unwrap().len(), 20);
+    assert_eq!(
+        c.search("weather forecast", &SearchOptions::hits(None))
+            .unwrap()
+            .len(),
+        8
+    );
+    assert_eq!(
+        c.search("weather forecast", &SearchOptions::hits(Some(3.0)))
+            .unwrap()
+            .len(),
+        3
+    );
+    assert_eq!(
+        c.search("weather forecast", &SearchOptions::hits(Some(500.0)))
+            .unwrap()
+            .len(),
+        20
+    );
     for bad in [0.0, -1.0, 2.5, f64::NAN] {
-        let err = c.search("weather", Some(bad)).unwrap_err();
+        let err = c
+            .search("weather", &SearchOptions::hits(Some(bad)))
+            .unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidLimit);
         assert_eq!(err.message, "limit must be a positive integer.");
     }
     let narrow = c.with_limits(SearchLimits::from_options(Some(&json!(2)), Some(&json!(4))));
-    assert_eq!(narrow.search("weather forecast", None).unwrap().len(), 2);
     assert_eq!(
-        narrow.search("weather forecast", Some(10.0)).unwrap().len(),
+        narrow
+            .search("weather forecast", &SearchOptions::hits(None))
+            .unwrap()
+            .len(),
+        2
+    );
+    assert_eq!(
+        narrow
+            .search("weather forecast", &SearchOptions::hits(Some(10.0)))
+            .unwrap()
+            .len(),
         4
     );
 }
@@ -247,11 +273,16 @@ fn limits_follow_the_contract() {
 #[test]
 fn empty_and_oversized_queries() {
     let c = catalog(vec![tool("a", "alpha")]);
-    assert!(c.search("", None).unwrap().is_empty());
-    assert!(c.search("   ", None).unwrap().is_empty());
+    assert!(c.search("", &SearchOptions::hits(None)).unwrap().is_empty());
+    assert!(c
+        .search("   ", &SearchOptions::hits(None))
+        .unwrap()
+        .is_empty());
     let long = "x".repeat(crate::limits::MAX_QUERY_CHARS + 1);
     assert_eq!(
-        c.search(&long, None).unwrap_err().code,
+        c.search(&long, &SearchOptions::hits(None))
+            .unwrap_err()
+            .code,
         ErrorCode::InvalidQuery
     );
 }
@@ -322,7 +353,7 @@ fn restrict_is_a_view_with_shared_counters() {
     assert_eq!(narrow.size(), 2);
     assert!(std::ptr::eq(c.data(), narrow.data()));
     assert_ne!(c.fingerprint(), narrow.fingerprint());
-    narrow.search("alpha", None).unwrap();
+    narrow.search("alpha", &SearchOptions::hits(None)).unwrap();
     assert_eq!(c.telemetry().search_count, 1);
     assert_eq!(
         c.telemetry().counter_scope,
@@ -336,12 +367,18 @@ fn restrict_is_a_view_with_shared_counters() {
 #[test]
 fn append_extends_the_catalog_and_keeps_the_counter_scope() {
     let c = catalog(vec![tool("a", "alpha"), tool("b", "beta")]);
-    c.search("alpha", None).unwrap();
+    c.search("alpha", &SearchOptions::hits(None)).unwrap();
     let grown = c
         .append(&serde_json::to_string(&vec![tool("c", "gamma ray counter")]).unwrap())
         .unwrap();
     assert_eq!(grown.size(), 3);
-    assert_eq!(grown.search("gamma ray", None).unwrap()[0].name, "c");
+    assert_eq!(
+        grown
+            .search("gamma ray", &SearchOptions::hits(None))
+            .unwrap()[0]
+            .name,
+        "c"
+    );
     // Running totals continue: one search before, one after.
     assert_eq!(grown.telemetry().counter_scope, c.telemetry().counter_scope);
     assert_eq!(grown.telemetry().search_count, 2);
@@ -431,7 +468,9 @@ fn batch_runs_scalar_first_and_enforces_limits() {
     let request: BatchRequest =
         serde_json::from_value(json!({ "query": "read files", "queries": [{ "query": "disk" }] }))
             .unwrap();
-    let result = c.search_batch(&request).unwrap();
+    let result = c
+        .search_batch(&request, &QueryVectorSet::embed_here())
+        .unwrap();
     assert_eq!(result.results[0].query, "read files");
     let size = serde_json::to_string(&result).unwrap().chars().count();
     assert!(size <= crate::limits::BATCH_RESPONSE_BUDGET_CHARS, "{size}");
@@ -442,7 +481,9 @@ fn batch_runs_scalar_first_and_enforces_limits() {
     let too_many: BatchRequest =
         serde_json::from_value(json!({ "queries": (0..17).map(|i| json!({ "query": format!("q{i}") })).collect::<Vec<_>>() })).unwrap();
     assert_eq!(
-        c.search_batch(&too_many).unwrap_err().code,
+        c.search_batch(&too_many, &QueryVectorSet::embed_here())
+            .unwrap_err()
+            .code,
         ErrorCode::InvalidQuery
     );
     let too_long: BatchRequest = serde_json::from_value(
@@ -450,13 +491,15 @@ fn batch_runs_scalar_first_and_enforces_limits() {
     )
     .unwrap();
     assert!(c
-        .search_batch(&too_long)
+        .search_batch(&too_long, &QueryVectorSet::embed_here())
         .unwrap_err()
         .message
         .contains("512 bytes"));
     let empty: BatchRequest = serde_json::from_value(json!({ "query": "  " })).unwrap();
     assert_eq!(
-        c.search_batch(&empty).unwrap_err().code,
+        c.search_batch(&empty, &QueryVectorSet::embed_here())
+            .unwrap_err()
+            .code,
         ErrorCode::InvalidQuery
     );
 }
@@ -473,7 +516,9 @@ fn batch_refuses_limits_over_the_candidate_cap() {
     // Three defaults of 20 ask for 60 hits: refused at the third, before any search.
     let queries: Vec<Value> = (0..4).map(|_| json!({ "query": "sync" })).collect();
     let request: BatchRequest = serde_json::from_value(json!({ "queries": queries })).unwrap();
-    let err = c.search_batch(&request).unwrap_err();
+    let err = c
+        .search_batch(&request, &QueryVectorSet::embed_here())
+        .unwrap_err();
     assert_eq!(err.code, ErrorCode::InvalidLimit);
     assert!(
         err.message.starts_with("queries[2].limit:"),
@@ -484,7 +529,7 @@ fn batch_refuses_limits_over_the_candidate_cap() {
     // Within the cap every group gets its own limit.
     let request: BatchRequest = serde_json::from_value(json!({ "queries": [{ "query": "sync", "limit": 20 }, { "query": "sync", "limit": 20 }, { "query": "sync", "limit": 10 }] })).unwrap();
     let sizes: Vec<usize> = c
-        .search_batch(&request)
+        .search_batch(&request, &QueryVectorSet::embed_here())
         .unwrap()
         .results
         .iter()
@@ -505,7 +550,7 @@ fn hostile_records_are_bounded() {
         e.description.chars().count(),
         crate::limits::MAX_DESCRIPTION_CHARS
     );
-    assert!(c.search("d", None).is_ok());
+    assert!(c.search("d", &SearchOptions::hits(None)).is_ok());
 }
 
 #[test]
@@ -514,7 +559,7 @@ fn cjk_text_is_searchable() {
         json!({ "name": "weather_cn", "description": "查询城市的天气预报" }),
         tool("other", "unrelated"),
     ]);
-    let hits = c.search("天气预报", None).unwrap();
+    let hits = c.search("天气预报", &SearchOptions::hits(None)).unwrap();
     assert_eq!(hits.first().map(|h| h.name.as_str()), Some("weather_cn"));
 }
 
@@ -641,7 +686,10 @@ fn a_large_catalog_is_freed_off_thread_by_its_last_view_only() {
     drop(catalog);
     // The restricted view still holds the data and still works.
     assert_eq!(data.strong_count(), 1);
-    assert_eq!(view.search("tool_1", None).unwrap()[0].name, "tool_1");
+    assert_eq!(
+        view.search("tool_1", &SearchOptions::hits(None)).unwrap()[0].name,
+        "tool_1"
+    );
     drop(view);
     assert!(
         freed_eventually(&data),
@@ -706,7 +754,7 @@ fn supplied_mcp_metadata_is_kept_in_hits_and_describe() {
         json!({ "name": "local", "description": "not mcp", "mcp": { "serverName": "s", "toolName": "t" } }),
     ]);
     let hit = c
-        .search("fetch documentation page", None)
+        .search("fetch documentation page", &SearchOptions::hits(None))
         .unwrap()
         .into_iter()
         .find(|h| h.name == "docs_io__fetch")
@@ -777,9 +825,11 @@ fn anthropic_input_schema_is_accepted_like_input_schema() {
             .unwrap()
             .ok
     );
-    assert!(c.search("open file", None).unwrap()[0]
-        .input
-        .contains("path: string"));
+    assert!(
+        c.search("open file", &SearchOptions::hits(None)).unwrap()[0]
+            .input
+            .contains("path: string")
+    );
     let clash = catalog(vec![
         json!({ "name": "x", "input_schema": { "type": "object" }, "inputSchema": { "type": "string" } }),
     ]);
@@ -1035,7 +1085,7 @@ fn with_source_replaces_adds_and_removes_one_owner() {
         mcp_tool("slack", "post_message", "Post a message"),
         tool("read", "Read a file"),
     ]);
-    base.search("issue", None).unwrap();
+    base.search("issue", &SearchOptions::hits(None)).unwrap();
     // Replace: the server's answer as is (MCP tools/list shape, no source/owner).
     let tools_list = json!([
         { "name": "create_issue", "title": "Create issue", "description": "Open a new issue",
@@ -1065,7 +1115,7 @@ fn with_source_replaces_adds_and_removes_one_owner() {
     assert!(next.excluded().is_empty(), "{:?}", next.excluded());
     // The counter scope continues.
     assert_eq!(next.telemetry().search_count, base.telemetry().search_count);
-    next.search("pull", None).unwrap();
+    next.search("pull", &SearchOptions::hits(None)).unwrap();
     assert_eq!(base.telemetry().search_count, 2);
     // Remove, and add a new owner.
     let removed = next.with_source(&selector("mcp", "github"), "[]").unwrap();
@@ -1189,13 +1239,13 @@ fn with_source_keeps_policy_and_ranks_exactly_as_a_full_build() {
             .unwrap()
             .to_string();
         let a: Vec<String> = live
-            .search(&query, Some(10.0))
+            .search(&query, &SearchOptions::hits(Some(10.0)))
             .unwrap()
             .into_iter()
             .map(|h| h.id)
             .collect();
         let b: Vec<String> = full
-            .search(&query, Some(10.0))
+            .search(&query, &SearchOptions::hits(Some(10.0)))
             .unwrap()
             .into_iter()
             .map(|h| h.id)
@@ -1217,7 +1267,7 @@ fn unavailable_owners_leave_search_and_come_back_with_fresh_tools() {
         .with_unavailable(&selector("mcp", "github"), "server github disconnected\n")
         .unwrap();
     let ids = |c: &Catalog, q: &str| {
-        c.search(q, None)
+        c.search(q, &SearchOptions::hits(None))
             .unwrap()
             .into_iter()
             .map(|h| h.id)
@@ -1669,7 +1719,9 @@ fn many_unavailable_owners_cost_their_own_tools_only() {
         compared.get()
     );
     // Every marked owner's tools are out of search and carry their own reason; the others are in.
-    let hits = down.search("create item", Some(50.0)).unwrap();
+    let hits = down
+        .search("create item", &SearchOptions::hits(Some(50.0)))
+        .unwrap();
     assert!(!hits.is_empty());
     assert!(
         hits.iter().all(|h| h.source_name.as_str() >= "srv2000"),

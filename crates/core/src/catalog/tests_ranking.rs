@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::catalog::{Catalog, CatalogOptions, RankingMode};
+use crate::catalog::{Catalog, CatalogOptions, RankingMode, SearchOptions};
 use crate::search::semantic::RankingState;
 
 fn tools() -> String {
@@ -66,7 +66,7 @@ fn hybrid_without_a_usable_model_ranks_lexically_and_says_why() {
         .unwrap()
         .contains("could not be loaded"));
     assert_eq!(status.active, RankingMode::Lexical);
-    let hits = catalog.search("email", None).unwrap();
+    let hits = catalog.search("email", &SearchOptions::hits(None)).unwrap();
     assert_eq!(hits[0].name, "send_email");
 }
 
@@ -168,7 +168,9 @@ fn learning_is_bounded_and_never_passes_an_exact_name_match() {
             }
         }
         // The exact name match stays first however much the flooder was taught.
-        let hits = catalog.search("invoices", Some(20.0)).unwrap();
+        let hits = catalog
+            .search("invoices", &SearchOptions::hits(Some(20.0)))
+            .unwrap();
         assert_eq!(hits[0].id, "openclaw:core:invoices");
         // The learned part never exceeds the weight.
         for part in catalog
@@ -180,10 +182,10 @@ fn learning_is_bounded_and_never_passes_an_exact_name_match() {
         // It passes only tools within the weight of the top score: with 0.25 the flooder (no
         // words in common, base 0) cannot pass the unlearned top hits.
         let learned = catalog
-            .ranked_hits("invoices and payments report", 50)
+            .search("invoices and payments report", &SearchOptions::scored(50))
             .unwrap();
         let unlearned = plain
-            .ranked_hits("invoices and payments report", 50)
+            .search("invoices and payments report", &SearchOptions::scored(50))
             .unwrap();
         let flooder = catalog
             .resolve_ordinal("flooder", crate::catalog::LookupStyle::Structured)
@@ -211,10 +213,16 @@ fn learning_is_bounded_and_never_passes_an_exact_name_match() {
     assert!(!catalog.learns());
     assert_eq!(
         catalog
-            .search("invoices and payments report", Some(20.0))
+            .search(
+                "invoices and payments report",
+                &SearchOptions::hits(Some(20.0))
+            )
             .unwrap(),
         plain
-            .search("invoices and payments report", Some(20.0))
+            .search(
+                "invoices and payments report",
+                &SearchOptions::hits(Some(20.0))
+            )
             .unwrap()
     );
 }
@@ -240,7 +248,9 @@ fn each_learning_scope_learns_alone_over_one_index() {
         "scopes-accounting"
     );
     let query = "monthly ledger report";
-    let before = base.search(query, Some(10.0)).unwrap();
+    let before = base
+        .search(query, &SearchOptions::hits(Some(10.0)))
+        .unwrap();
     let taught = before.last().unwrap().id.clone();
     for _ in 0..20 {
         let recorded = accounting
@@ -253,7 +263,7 @@ fn each_learning_scope_learns_alone_over_one_index() {
         assert!(recorded.learned);
     }
     let ids = |c: &Catalog| -> Vec<String> {
-        c.search(query, Some(10.0))
+        c.search(query, &SearchOptions::hits(Some(10.0)))
             .unwrap()
             .into_iter()
             .map(|h| h.id)

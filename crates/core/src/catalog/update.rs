@@ -183,7 +183,7 @@ mod tests {
     use serde_json::{json, Value};
 
     use super::*;
-    use crate::catalog::CatalogOptions;
+    use crate::catalog::{CatalogOptions, SearchOptions};
 
     fn server_tool(owner: &str, name: &str, description: &str) -> Value {
         json!({ "source": "mcp", "owner": owner, "name": name, "description": description })
@@ -236,7 +236,7 @@ mod tests {
             "records",
         ] {
             let ranked = |c: &Catalog| {
-                c.search(query, Some(20.0))
+                c.search(query, &SearchOptions::hits(Some(20.0)))
                     .unwrap()
                     .into_iter()
                     .map(|h| h.id)
@@ -356,7 +356,7 @@ mod tests {
         }] {
             let updated = down.update(&text(&update)).unwrap();
             let found = updated
-                .search("operation 3 of server 4", Some(50.0))
+                .search("operation 3 of server 4", &SearchOptions::hits(Some(50.0)))
                 .unwrap();
             assert!(found.iter().all(|h| !h.id.contains("server4")), "{found:?}");
         }

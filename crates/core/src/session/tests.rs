@@ -11,7 +11,7 @@ use std::task::{Context, Poll, Wake, Waker};
 use serde_json::{json, Value};
 
 use super::*;
-use crate::catalog::{Catalog, CatalogOptions};
+use crate::catalog::{Catalog, CatalogOptions, SearchOptions};
 use crate::config::resolve;
 use crate::surfaces::tests::assert_golden;
 use crate::surfaces::SurfaceFormat;
@@ -2077,6 +2077,6 @@ fn a_successful_call_after_a_search_teaches_the_catalog_and_a_failed_one_does_no
     let parts = catalog.learned_parts(query).unwrap();
     assert_eq!(parts.len(), 1);
     assert_eq!(parts[0].id, "openclaw:core:send_message");
-    let hits = catalog.search(query, None).unwrap();
+    let hits = catalog.search(query, &SearchOptions::hits(None)).unwrap();
     assert_eq!(hits[0].id, "openclaw:core:send_message");
 }

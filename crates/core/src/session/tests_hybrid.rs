@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use super::tests::block_on;
 use super::*;
-use crate::catalog::{Catalog, CatalogOptions, RankingMode};
+use crate::catalog::{Catalog, CatalogOptions, RankingMode, SearchOptions};
 use crate::config::resolve;
 use crate::search::semantic::{query_embeddings, word_model_at};
 
@@ -123,7 +123,9 @@ fn control_tools_embed_off_the_polling_thread() {
 
     // The synchronous API embeds on its caller, and ranks as the session did.
     let fresh = "list the files of a folder";
-    let sync_hits = catalog.search(fresh, Some(5.0)).unwrap();
+    let sync_hits = catalog
+        .search(fresh, &SearchOptions::hits(Some(5.0)))
+        .unwrap();
     assert_eq!(
         query_embeddings().1,
         here_before + 1,
@@ -160,7 +162,7 @@ fn a_session_without_a_pool_ranks_an_unembedded_query_as_its_catalog_does() {
         HandleOptions::default(),
     ));
     let expected: Vec<String> = catalog
-        .search(query, Some(3.0))
+        .search(query, &SearchOptions::hits(Some(3.0)))
         .unwrap()
         .into_iter()
         .map(|h| h.id)
