@@ -1,5 +1,5 @@
-//! Hybrid ranking of a catalog from JS: `rankingStatus()`,
-//! `whenRankingReady()`, `searchAsync()` and `searchBatchAsync()`.
+//! Searching a catalog off the event loop and its ranking's status, from JS: `searchAsync()`,
+//! `searchBatchAsync()`, `rankingStatus()`, `whenRankingReady()` and `queryEmbeddings()`.
 
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::ThreadsafeFunctionCallMode;
