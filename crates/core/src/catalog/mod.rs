@@ -99,7 +99,3 @@ pub struct Catalog {
 
 #[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod tests_ranking;
-#[cfg(test)]
-mod tests_schemas;
