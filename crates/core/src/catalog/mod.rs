@@ -4,9 +4,9 @@
 //! views share the built data and the telemetry counters.
 //!
 //! `impl Catalog` is split by job, one file each:
-//! - building: [`options`] (options → settings), [`build`] (records → data, cached),
-//!   [`derive`] (append, replace an owner), [`update`] (a new run's whole list),
-//!   [`slots`] (the same from stored record ids);
+//! - building: [`options`] (what a caller asks), [`build`] (the settings a catalog keeps;
+//!   records → data, cached), [`derive`] (append, replace an owner), [`update`] (a new
+//!   run's whole list), [`slots`] (the same from stored record ids);
 //! - reading: [`view`] (mask, accessors, restrict), [`lookup`] and [`exact`] (ids
 //!   and names), [`describe`] (descriptions, argument and result checks);
 //! - searching: [`search`] (the one search), [`batch`], [`hybrid`] (whether a
@@ -79,7 +79,9 @@ use build::BuildSettings;
 use unavailable::Unavailable;
 use view::Uncataloged;
 
-/// A view of built catalog data (see the module docs for where each job lives).
+/// A view of built catalog data (see the module docs for where each job lives). Defined here,
+/// not in `view`: every file of the folder implements it, and naming it from the folder's root
+/// keeps their imports of each other one way (tests/layers.rs).
 #[derive(Clone)]
 pub struct Catalog {
     data: Arc<CatalogData>,
