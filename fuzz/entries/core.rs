@@ -10,7 +10,9 @@ use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll, Wake, Waker};
 
 use serde_json::{json, Value};
-use tool_search_core::catalog::{BatchQuery, BatchRequest, Catalog, CatalogOptions, LookupStyle};
+use tool_search_core::catalog::{
+    BatchQuery, BatchRequest, Catalog, CatalogOptions, LookupStyle, QueryVectorSet, SearchOptions,
+};
 use tool_search_core::limits::{MAX_ARGS_BYTES, MAX_JSON_DEPTH, MAX_SCHEMA_BYTES};
 use tool_search_core::schema::{self, check_bounds, CompiledSchema};
 use tool_search_core::session::args::{self, SearchRequest};
@@ -192,11 +194,13 @@ fn catalog_records_with(data: &[u8], build_all: bool) {
         let _ = catalog.describe(name, LookupStyle::Code);
         let _ = catalog.validate_args(id, &json!({}));
         let _ = catalog.validate_args(id, &json!({ "a": 1, "b": [true, null, "x"] }));
-        let _ = catalog.search(name, None);
+        let _ = catalog.search(name, &SearchOptions::hits(None));
     }
     let _ = catalog.telemetry();
     if let Some((_, name)) = ids.first() {
-        let _ = catalog.restrict(&[name.as_str()]).search(name, Some(3.0));
+        let _ = catalog
+            .restrict(&[name.as_str()])
+            .search(name, &SearchOptions::hits(Some(3.0)));
     }
 }
 
@@ -225,7 +229,7 @@ pub fn queries(data: &[u8]) {
                 0 => None,
                 n => Some(f64::from(n) - 1.0),
             };
-            let _ = catalog.search(&query, limit);
+            let _ = catalog.search(&query, &SearchOptions::hits(limit));
         }
         1 => {
             let request =
@@ -242,15 +246,17 @@ pub fn queries(data: &[u8]) {
                             .collect(),
                     ),
                 });
-            let _ = catalog.search_batch(&request);
+            let _ = catalog.search_batch(&request, &QueryVectorSet::embed_here());
         }
         2 => {
             let raw = json_or_string(body);
             match args::parse_search(&raw) {
                 Ok(SearchRequest::Single { query, limit, .. }) => {
-                    drop(catalog.search(&query, limit))
+                    drop(catalog.search(&query, &SearchOptions::hits(limit)))
                 }
-                Ok(SearchRequest::Batch(batch)) => drop(catalog.search_batch(&batch.to_request())),
+                Ok(SearchRequest::Batch(batch)) => {
+                    drop(catalog.search_batch(&batch.to_request(), &QueryVectorSet::embed_here()))
+                }
                 Err(_) => {}
             }
         }

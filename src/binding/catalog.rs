@@ -513,7 +513,9 @@ impl ToolCatalog {
         guard(|| {
             let query = string_arg(query, ErrorCode::InvalidQuery, "query")?;
             let limit = limit_option(options)?;
-            parsed(env, &self.inner.search(&query, limit).map_err(to_js)?)
+            // Embeds an uncached query on this thread (the sync API); `searchAsync` does not.
+            let options = tool_search_core::catalog::SearchOptions::hits(limit);
+            parsed(env, &self.inner.search(&query, &options).map_err(to_js)?)
         })
     }
 
@@ -530,7 +532,11 @@ impl ToolCatalog {
     ) -> Result<Unknown<'env>, JsCode> {
         guard(|| {
             let request = batch_request(env, request)?;
-            parsed(env, &self.inner.search_batch(&request).map_err(to_js)?)
+            let here = tool_search_core::catalog::QueryVectorSet::embed_here();
+            parsed(
+                env,
+                &self.inner.search_batch(&request, &here).map_err(to_js)?,
+            )
         })
     }
 

@@ -13,8 +13,8 @@ mod memory;
 mod model;
 mod port;
 mod promise;
-mod ranking;
 mod runtime;
+mod search;
 mod session;
 mod tracing_setup;
 

@@ -10,7 +10,7 @@ use std::time::Instant;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use tool_search_core::catalog::{release_unused, store, Catalog, CatalogOptions};
+use tool_search_core::catalog::{release_unused, store, Catalog, CatalogOptions, SearchOptions};
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -44,7 +44,7 @@ fn main() {
                 Catalog::from_stored(stored, &options(index_cache.clone())).expect("build");
             let t2 = Instant::now();
             let hits = catalog
-                .search("send an email to the team", Some(5.0))
+                .search("send an email to the team", &SearchOptions::hits(Some(5.0)))
                 .unwrap()
                 .len();
             let t3 = Instant::now();

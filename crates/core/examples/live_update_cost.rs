@@ -7,7 +7,7 @@
 use std::time::Instant;
 
 use serde_json::{json, Value};
-use tool_search_core::catalog::{Catalog, CatalogOptions, SourceSelector};
+use tool_search_core::catalog::{Catalog, CatalogOptions, SearchOptions, SourceSelector};
 
 fn cpu(clock: libc::clockid_t) -> f64 {
     let mut t = libc::timespec {
@@ -47,7 +47,7 @@ fn search_latency(catalog: &Catalog, queries: &[String]) -> String {
     for _ in 0..3 {
         for q in queries {
             let started = Instant::now();
-            std::hint::black_box(catalog.search(q, Some(10.0)).ok());
+            std::hint::black_box(catalog.search(q, &SearchOptions::hits(Some(10.0))).ok());
             samples.push(started.elapsed().as_secs_f64() * 1e3);
         }
     }

@@ -150,7 +150,7 @@ fn results_are_deterministic_and_masked() {
 /// re-indexed catalog, never a cached index of the old text (cache on).
 #[test]
 fn a_changed_branch_description_is_reindexed() {
-    use tool_search_core::catalog::{Catalog, CatalogOptions};
+    use tool_search_core::catalog::{Catalog, CatalogOptions, SearchOptions};
     let tool = |branch: &str| {
         serde_json::json!({
             "name": "convert_amount",
@@ -165,7 +165,7 @@ fn a_changed_branch_description_is_reindexed() {
     let after = Catalog::from_records(vec![tool("Figure written in yen")], &options).unwrap();
     assert_ne!(before.fingerprint(), after.fingerprint());
     let names = |c: &Catalog, q: &str| {
-        c.search(q, None)
+        c.search(q, &SearchOptions::hits(None))
             .unwrap()
             .into_iter()
             .map(|h| h.name)
@@ -181,7 +181,7 @@ fn a_changed_branch_description_is_reindexed() {
 /// (JSON Schema: code points), so a character outside the BMP counts once.
 #[test]
 fn scalar_queries_up_to_4096_characters_are_accepted() {
-    use tool_search_core::catalog::{Catalog, CatalogOptions};
+    use tool_search_core::catalog::{Catalog, CatalogOptions, SearchOptions};
     use tool_search_core::error::ErrorCode;
     let c = Catalog::from_records(
         vec![serde_json::json!({ "name": "get_weather", "description": "Weather for a city." })],
@@ -191,17 +191,23 @@ fn scalar_queries_up_to_4096_characters_are_accepted() {
     let padded = |filler: &str, count: usize| format!("{}weather", filler.repeat(count));
     // 4,089 + 7 = 4,096 characters: accepted, and the capability at the end is still read.
     assert_eq!(
-        c.search(&padded(" ", 4_089), None).unwrap()[0].name,
+        c.search(&padded(" ", 4_089), &SearchOptions::hits(None))
+            .unwrap()[0]
+            .name,
         "get_weather"
     );
     assert_eq!(
-        c.search(&padded(" ", 4_090), None).unwrap_err().code,
+        c.search(&padded(" ", 4_090), &SearchOptions::hits(None))
+            .unwrap_err()
+            .code,
         ErrorCode::InvalidQuery
     );
     // U+1F600 is one character (two UTF-16 units): 4,089 of them + 7 = 4,096 characters.
-    assert!(c.search(&padded("\u{1F600}", 4_089), None).is_ok());
+    assert!(c
+        .search(&padded("\u{1F600}", 4_089), &SearchOptions::hits(None))
+        .is_ok());
     assert_eq!(
-        c.search(&padded("\u{1F600}", 4_090), None)
+        c.search(&padded("\u{1F600}", 4_090), &SearchOptions::hits(None))
             .unwrap_err()
             .code,
         ErrorCode::InvalidQuery

@@ -45,6 +45,7 @@
 //! (`telemetry.containment`) and in the [`CapabilityReport`].
 
 pub mod admission;
+mod bridge;
 mod budget;
 mod cancel;
 mod cgroup;
@@ -57,7 +58,6 @@ mod probe;
 pub mod protocol;
 mod result;
 mod runner;
-mod session;
 mod spawn;
 mod version;
 

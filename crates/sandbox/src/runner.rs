@@ -1,5 +1,5 @@
 //! `CodeRunner`: owns the configuration, the warm pool and the capability report; `run` drives one
-//! cell (see [`crate::session`]).
+//! cell (see [`crate::bridge`]).
 
 use std::collections::VecDeque;
 use std::ffi::OsString;
@@ -13,6 +13,7 @@ use serde::Serialize;
 use tokio::io::AsyncReadExt;
 
 use crate::admission::CpuBudget;
+use crate::bridge::{Bridge, Outcome};
 use crate::budget::CallBytes;
 use crate::cgroup::{ChildrenCgroup, CpuCgroup, CpuCgroupReport, MemoryCgroupReport};
 use crate::config::{CpuIsolation, LogStyle, RunOptions, RunnerConfig, SchedPolicy};
@@ -21,7 +22,6 @@ use crate::launcher::{LauncherArgs, LauncherReport, Want};
 use crate::probe::{probe_node, NodeSupport};
 use crate::protocol::{parse_child_frame, ChildFrame};
 use crate::result::{CodeRunResult, FailureKind, RunFailure, RunTelemetry};
-use crate::session::{Outcome, Session};
 use crate::spawn::{self, ChildProc};
 use crate::{locate_launcher, BridgeHost, CancelToken, LAUNCHER_NAME};
 
@@ -422,12 +422,12 @@ impl CodeRunner {
             .cgroup
             .as_ref()
             .and_then(ChildrenCgroup::oom_kills);
-        let mut session = Session::new(caps, log_style, host, Arc::clone(&self.inner.call_bytes));
-        let outcome = session
+        let mut bridge = Bridge::new(caps, log_style, host, Arc::clone(&self.inner.call_bytes));
+        let outcome = bridge
             .drive(&mut child, code, deadline, timeout, &cancel)
             .await;
         child.kill();
-        telemetry.calls_cancelled = session.cancel_outstanding();
+        telemetry.calls_cancelled = bridge.cancel_outstanding();
         let mut outcome = outcome;
         // The child died without a result: its stderr and exit status say why, for the operator's
         // log; the cell's result gets one sentence (see `fault`).
@@ -435,7 +435,7 @@ impl CodeRunner {
         let tail = if died {
             read_diag_tail(
                 &mut child.diag,
-                session.diag_tail(),
+                bridge.diag_tail(),
                 Duration::from_millis(200),
             )
             .await
@@ -475,9 +475,9 @@ impl CodeRunner {
         }
         // Start the replacement only now, so it does not compete with this cell for CPU.
         refill(&self.inner);
-        session.fill_telemetry(&mut telemetry);
+        bridge.fill_telemetry(&mut telemetry);
         telemetry.duration_ms = ms(started.elapsed());
-        let logs = session.take_logs();
+        let logs = bridge.take_logs();
         match outcome {
             Outcome::Value(value) => CodeRunResult {
                 ok: true,

@@ -11,7 +11,7 @@ use std::time::Instant;
 use foldhash::{HashMap, HashMapExt};
 use serde::Serialize;
 
-use super::{Catalog, ExcludedTool, ToolEntry};
+use super::{Catalog, ExcludedTool, SearchOptions, ToolEntry};
 use crate::limits::MAX_QUERY_CHARS;
 use crate::schema::{schema_cost, SchemaCost};
 use crate::search::{second_thread_allowed, Folder};
@@ -535,8 +535,7 @@ impl Catalog {
                     };
                     for (from, request) in probes_of(entry) {
                         let hits: Vec<usize> = self
-                            .ranked_hits(&request, FINDABLE_RANK)
-                            .map(|hits| hits.into_iter().map(|h| h.ordinal).collect())
+                            .search(&request, &SearchOptions::ordinals(FINDABLE_RANK))
                             .unwrap_or_default();
                         let rank = hits.iter().position(|&x| x == o).map(|r| r as u32 + 1);
                         let first = hits

@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Catalog, QueryVectorSet, SearchHit};
+use super::{Catalog, QueryVectorSet, SearchHit, SearchOptions};
 use crate::error::{Error, ErrorCode, Result};
 use crate::limits::*;
 
@@ -74,33 +74,27 @@ fn limit_error(path: &str, message: impl std::fmt::Display) -> Error {
 }
 
 impl Catalog {
-    /// Run a batch. Counts one search per query. Every rule is checked
-    /// before the first search, and a refusal names the offending path
+    /// Run a batch, each query through [`Catalog::search`] with `vectors` (see
+    /// [`SearchOptions::with_vectors`]; [`QueryVectorSet::embed_here`]: a query whose vectors
+    /// are not cached is embedded on this thread). Counts one search per query. Every rule is
+    /// checked before the first search, and a refusal names the offending path
     /// (`queries[2].query`), so the model can fix exactly that.
-    pub fn search_batch(&self, request: &BatchRequest) -> Result<BatchResult> {
-        self.search_batch_with(request, &QueryVectorSet::embed_here())
-    }
-
-    /// `search_batch` with query vectors embedded ahead of it (see
-    /// [`QueryVectorSet`]): a query whose vectors are neither given nor cached
-    /// ranks lexically unless the set allows embedding it here.
-    pub fn search_batch_with(
+    pub fn search_batch(
         &self,
         request: &BatchRequest,
-        given: &QueryVectorSet,
+        vectors: &QueryVectorSet,
     ) -> Result<BatchResult> {
         let planned = self.plan_batch(request)?;
         let mut groups = Vec::with_capacity(planned.len());
         for q in &planned {
-            let ranked = self.ranked_hits_with(&q.query, q.limit, given)?;
-            let candidates = ranked
-                .iter()
-                .map(|h| {
-                    let mut hit = self.data.ranked_hit(h);
-                    compact(&mut hit, BATCH_DESCRIPTION_MAX_CHARS);
-                    hit
-                })
-                .collect();
+            // The limit was checked with the others (plan_batch); the search counts itself.
+            let options = SearchOptions::hits(None)
+                .at_most(q.limit)
+                .with_vectors(vectors);
+            let mut candidates = self.search(&q.query, &options)?;
+            for hit in &mut candidates {
+                compact(hit, BATCH_DESCRIPTION_MAX_CHARS);
+            }
             // The group echoes the query as searched (trimmed).
             groups.push(BatchResultGroup {
                 query: q.query.clone(),
@@ -108,7 +102,6 @@ impl Catalog {
                 truncated: false,
             });
         }
-        self.counters.record_search(groups.len() as u64);
         Ok(fit_budget(groups))
     }
 
@@ -343,7 +336,10 @@ mod tests {
             .map(|i| json!({ "query": format!("topic{}", (b'a' + i as u8) as char), "limit": 1 }))
             .collect();
         let result = c
-            .search_batch(&request(json!({ "queries": queries })))
+            .search_batch(
+                &request(json!({ "queries": queries })),
+                &QueryVectorSet::embed_here(),
+            )
             .unwrap();
         let size = serde_json::to_string(&result).unwrap().chars().count();
         assert!(size <= BATCH_RESPONSE_BUDGET_CHARS, "{size}");
@@ -376,7 +372,10 @@ mod tests {
     fn batch_descriptions_are_compacted_to_180_chars() {
         let c = catalog(sixteen_tools());
         let result = c
-            .search_batch(&request(json!({ "queries": [{ "query": "topica" }] })))
+            .search_batch(
+                &request(json!({ "queries": [{ "query": "topica" }] })),
+                &QueryVectorSet::embed_here(),
+            )
             .unwrap();
         let hit = &result.results[0].candidates[0];
         let chars = hit.description.chars().count();
@@ -396,14 +395,20 @@ mod tests {
             json!({ "name": "t", "label": "Short", "description": "a  b" }),
         ]);
         let result = short
-            .search_batch(&request(json!({ "queries": [{ "query": "t" }] })))
+            .search_batch(
+                &request(json!({ "queries": [{ "query": "t" }] })),
+                &QueryVectorSet::embed_here(),
+            )
             .unwrap();
         assert_eq!(
             result.results[0].candidates[0].label.as_deref(),
             Some("Short")
         );
         assert_eq!(result.results[0].candidates[0].description, "a b");
-        assert_eq!(short.search("t", None).unwrap()[0].description, "a  b");
+        assert_eq!(
+            short.search("t", &SearchOptions::hits(None)).unwrap()[0].description,
+            "a  b"
+        );
     }
 
     #[test]
@@ -411,30 +416,36 @@ mod tests {
         let c = catalog(sixteen_tools());
         for bad in [json!(0), json!(-1), json!(1.5), json!("3"), json!(3)] {
             let err = c
-                .search_batch(&request(
-                    json!({ "limit": bad, "queries": [{ "query": "topica" }] }),
-                ))
+                .search_batch(
+                    &request(json!({ "limit": bad, "queries": [{ "query": "topica" }] })),
+                    &QueryVectorSet::embed_here(),
+                )
                 .unwrap_err();
             assert_eq!(err.code, ErrorCode::InvalidLimit, "{bad}");
             assert!(err.message.starts_with("limit: "), "{}", err.message);
         }
         let err = c
-            .search_batch(&request(
-                json!({ "query": "  ", "limit": 3, "queries": [{ "query": "topica" }] }),
-            ))
+            .search_batch(
+                &request(json!({ "query": "  ", "limit": 3, "queries": [{ "query": "topica" }] })),
+                &QueryVectorSet::embed_here(),
+            )
             .unwrap_err();
         assert!(err.message.contains("queries[i].limit"), "{}", err.message);
         assert_eq!(c.telemetry().search_count, 0, "refused before any search");
         // Null is no limit; beside a scalar query the limit is that query's own.
         assert!(c
-            .search_batch(&request(
-                json!({ "limit": null, "queries": [{ "query": "topica" }] })
-            ))
+            .search_batch(
+                &request(json!({ "limit": null, "queries": [{ "query": "topica" }] })),
+                &QueryVectorSet::embed_here()
+            )
             .is_ok());
         let both = c
-            .search_batch(&request(
-                json!({ "query": "topicb", "limit": 1, "queries": [{ "query": "topica" }] }),
-            ))
+            .search_batch(
+                &request(
+                    json!({ "query": "topicb", "limit": 1, "queries": [{ "query": "topica" }] }),
+                ),
+                &QueryVectorSet::embed_here(),
+            )
             .unwrap();
         assert_eq!(both.results[0].query, "topicb");
         assert_eq!(both.results[0].candidates.len(), 1);
@@ -445,7 +456,7 @@ mod tests {
         let c = catalog(sixteen_tools());
         let err = c
             .search_batch(&request(json!({ "queries": [
-                { "query": "topica", "limit": 20 }, { "query": "topicb", "limit": 20 }, { "query": "topicc", "limit": 11 }] })))
+                { "query": "topica", "limit": 20 }, { "query": "topicb", "limit": 20 }, { "query": "topicc", "limit": 11 }] })), &QueryVectorSet::embed_here())
             .unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidLimit);
         assert!(
@@ -459,7 +470,10 @@ mod tests {
             .map(|i| json!({ "query": format!("topic{}", (b'a' + i as u8) as char) }))
             .collect();
         let err = c
-            .search_batch(&request(json!({ "queries": seven })))
+            .search_batch(
+                &request(json!({ "queries": seven })),
+                &QueryVectorSet::embed_here(),
+            )
             .unwrap_err();
         assert!(
             err.message
@@ -469,10 +483,11 @@ mod tests {
         );
         // A scalar query counts toward the budget, with its own limit.
         let err = c
-            .search_batch(&request(
-                json!({ "query": "topicd", "limit": 11, "queries": [
-                { "query": "topica", "limit": 20 }, { "query": "topicb", "limit": 20 }] }),
-            ))
+            .search_batch(
+                &request(json!({ "query": "topicd", "limit": 11, "queries": [
+                { "query": "topica", "limit": 20 }, { "query": "topicb", "limit": 20 }] })),
+                &QueryVectorSet::embed_here(),
+            )
             .unwrap_err();
         assert!(
             err.message
@@ -482,14 +497,16 @@ mod tests {
         );
         assert_eq!(c.telemetry().search_count, 0);
         let fifty = json!({ "query": "topicd", "limit": 10, "queries": [{ "query": "topica", "limit": 20 }, { "query": "topicb", "limit": 20 }] });
-        assert!(c.search_batch(&request(fifty)).is_ok());
+        assert!(c
+            .search_batch(&request(fifty), &QueryVectorSet::embed_here())
+            .is_ok());
     }
 
     #[test]
     fn a_blank_query_at_any_position_is_refused_naming_it() {
         let c = catalog(sixteen_tools());
         let err = c
-            .search_batch(&request(json!({ "queries": [{ "query": "topica" }, { "query": "topicb" }, { "query": " \t " }] })))
+            .search_batch(&request(json!({ "queries": [{ "query": "topica" }, { "query": "topicb" }, { "query": " \t " }] })), &QueryVectorSet::embed_here())
             .unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidQuery);
         assert!(
@@ -498,9 +515,10 @@ mod tests {
             err.message
         );
         let err = c
-            .search_batch(&request(
-                json!({ "queries": [{ "query": "" }, { "query": "topicb" }] }),
-            ))
+            .search_batch(
+                &request(json!({ "queries": [{ "query": "" }, { "query": "topicb" }] })),
+                &QueryVectorSet::embed_here(),
+            )
             .unwrap_err();
         assert!(
             err.message.starts_with("queries[0].query is blank"),
@@ -510,9 +528,10 @@ mod tests {
         assert_eq!(c.telemetry().search_count, 0);
         // A blank scalar query beside a batch is ignored.
         let ok = c
-            .search_batch(&request(
-                json!({ "query": " ", "queries": [{ "query": "topica" }] }),
-            ))
+            .search_batch(
+                &request(json!({ "query": " ", "queries": [{ "query": "topica" }] })),
+                &QueryVectorSet::embed_here(),
+            )
             .unwrap();
         assert_eq!(ok.results.len(), 1);
     }
@@ -521,9 +540,10 @@ mod tests {
     fn groups_echo_the_trimmed_query() {
         let c = catalog(sixteen_tools());
         let result = c
-            .search_batch(&request(
-                json!({ "query": "  topicc ", "queries": [{ "query": "\ttopica  " }] }),
-            ))
+            .search_batch(
+                &request(json!({ "query": "  topicc ", "queries": [{ "query": "\ttopica  " }] })),
+                &QueryVectorSet::embed_here(),
+            )
             .unwrap();
         let queries: Vec<&str> = result.results.iter().map(|g| g.query.as_str()).collect();
         assert_eq!(queries, ["topicc", "topica"]);
@@ -537,9 +557,10 @@ mod tests {
             .map(|i| json!({ "query": format!("topic{}", (b'a' + i as u8) as char), "limit": 1 }))
             .collect();
         let err = c
-            .search_batch(&request(
-                json!({ "query": "topica", "limit": 1, "queries": sixteen }),
-            ))
+            .search_batch(
+                &request(json!({ "query": "topica", "limit": 1, "queries": sixteen })),
+                &QueryVectorSet::embed_here(),
+            )
             .unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidQuery);
         assert!(err.message.contains("got 17"), "{}", err.message);
@@ -551,15 +572,19 @@ mod tests {
         let queries: Vec<Value> = (0..5)
             .map(|i| json!({ "query": format!("topic{}", (b'a' + i as u8) as char) }))
             .collect();
-        c.search_batch(&request(json!({ "queries": queries })))
-            .unwrap();
+        c.search_batch(
+            &request(json!({ "queries": queries })),
+            &QueryVectorSet::embed_here(),
+        )
+        .unwrap();
         assert_eq!(c.telemetry().search_count, 5);
-        c.search_batch(&request(
-            json!({ "query": "topica", "queries": [{ "query": "topicb" }] }),
-        ))
+        c.search_batch(
+            &request(json!({ "query": "topica", "queries": [{ "query": "topicb" }] })),
+            &QueryVectorSet::embed_here(),
+        )
         .unwrap();
         assert_eq!(c.telemetry().search_count, 7);
-        c.search("topicc", None).unwrap();
+        c.search("topicc", &SearchOptions::hits(None)).unwrap();
         assert_eq!(c.telemetry().search_count, 8);
     }
 }

@@ -12,8 +12,9 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::ranking::{default_cache_dir, RankingSetting};
-use super::{check_query, Catalog, LookupStyle};
+use super::hybrid::{default_cache_dir, RankingSetting};
+use super::search::check_query;
+use super::{Catalog, LookupStyle};
 use crate::error::{Error, ErrorCode, Result};
 use crate::search::learned::{self, LearnedPrior, LearningParams, LearningStatus, MAX_SCOPE_CHARS};
 use crate::search::Learned;

@@ -62,7 +62,6 @@ const FILLER_OWNER_WORDS: [&str; 3] = ["mcp", "server", "plugin"];
 /// changed since: where the base's entries are now, which of their postings
 /// are gone, and the postings of the entries added since. Once the changes
 /// grow to a quarter of the base, a version builds a new base.
-#[cfg_attr(test, derive(Debug))]
 pub struct NameIndex {
     base: Arc<Trigrams>,
     /// This version's ordinal of each base ordinal ([`GONE`]: removed).
@@ -79,7 +78,6 @@ pub struct NameIndex {
 
 /// Distinct trigrams, sorted; `starts[i]..starts[i + 1]` are the postings of
 /// `trigrams[i]`: entry ordinals, ascending within one trigram.
-#[cfg_attr(test, derive(Debug))]
 #[derive(Default)]
 struct Trigrams {
     trigrams: Vec<u64>,
@@ -264,51 +262,6 @@ impl NameIndex {
         found.sort_by(by_rank);
         found
     }
-
-    /// Every trigram's live postings in this version's ordinals (what two
-    /// indexes are compared by).
-    #[cfg(test)]
-    fn live_postings(&self) -> std::collections::BTreeMap<u64, Vec<u32>> {
-        let mut out: std::collections::BTreeMap<u64, Vec<u32>> = Default::default();
-        for (i, &trigram) in self.base.trigrams.iter().enumerate() {
-            let list =
-                &self.base.postings[self.base.starts[i] as usize..self.base.starts[i + 1] as usize];
-            let live = list
-                .iter()
-                .map(|&b| self.new_of_base[b as usize])
-                .filter(|&o| o != GONE);
-            out.entry(trigram).or_default().extend(live);
-        }
-        for (i, &trigram) in self.delta.trigrams.iter().enumerate() {
-            let list = &self.delta.postings
-                [self.delta.starts[i] as usize..self.delta.starts[i + 1] as usize];
-            out.entry(trigram).or_default().extend(list);
-        }
-        out.retain(|_, list| {
-            list.sort_unstable();
-            !list.is_empty()
-        });
-        out
-    }
-}
-
-/// Equal when every trigram has the same live postings and list lengths
-/// (however the two are split into base and changes).
-#[cfg(test)]
-impl PartialEq for NameIndex {
-    fn eq(&self, other: &NameIndex) -> bool {
-        let lengths = |index: &NameIndex| {
-            index
-                .live_postings()
-                .keys()
-                .map(|&t| {
-                    let base = index.base.postings_of(t).len() + index.delta.postings_of(t).len();
-                    base - index.gone.get(&t).copied().unwrap_or(0) as usize
-                })
-                .collect::<Vec<_>>()
-        };
-        self.live_postings() == other.live_postings() && lengths(self) == lengths(other)
-    }
 }
 
 /// Lowercase, every run of non-alphanumerics as one `_`, so `mcp-github`,
@@ -368,6 +321,12 @@ fn views(entry: &ToolEntry) -> [String; 3] {
 }
 
 impl Catalog {
+    /// The allowed entry `id_or_name` names (see [`Catalog::resolve_ordinal`]).
+    pub fn resolve(&self, id_or_name: &str, style: LookupStyle) -> Result<&ToolEntry> {
+        self.resolve_ordinal(id_or_name, style)
+            .map(|o| &self.data.entries[o])
+    }
+
     /// The ordinal of the allowed tool `id_or_name` names.
     pub fn resolve_ordinal(&self, id_or_name: &str, style: LookupStyle) -> Result<usize> {
         match self.exact_match(id_or_name, |o| self.is_allowed(o)) {
@@ -474,6 +433,54 @@ impl Catalog {
 mod tests {
     use crate::catalog::exact::ExactMatch;
     use crate::catalog::{Catalog, CatalogOptions, LookupStyle};
+
+    use super::{NameIndex, GONE};
+
+    impl NameIndex {
+        /// Every trigram's live postings in this version's ordinals (what two
+        /// indexes are compared by).
+        fn live_postings(&self) -> std::collections::BTreeMap<u64, Vec<u32>> {
+            let mut out: std::collections::BTreeMap<u64, Vec<u32>> = Default::default();
+            for (i, &trigram) in self.base.trigrams.iter().enumerate() {
+                let list = &self.base.postings
+                    [self.base.starts[i] as usize..self.base.starts[i + 1] as usize];
+                let live = list
+                    .iter()
+                    .map(|&b| self.new_of_base[b as usize])
+                    .filter(|&o| o != GONE);
+                out.entry(trigram).or_default().extend(live);
+            }
+            for (i, &trigram) in self.delta.trigrams.iter().enumerate() {
+                let list = &self.delta.postings
+                    [self.delta.starts[i] as usize..self.delta.starts[i + 1] as usize];
+                out.entry(trigram).or_default().extend(list);
+            }
+            out.retain(|_, list| {
+                list.sort_unstable();
+                !list.is_empty()
+            });
+            out
+        }
+    }
+
+    /// Equal when every trigram has the same live postings and list lengths
+    /// (however the two are split into base and changes).
+    impl PartialEq for NameIndex {
+        fn eq(&self, other: &NameIndex) -> bool {
+            let lengths = |index: &NameIndex| {
+                index
+                    .live_postings()
+                    .keys()
+                    .map(|&t| {
+                        let base =
+                            index.base.postings_of(t).len() + index.delta.postings_of(t).len();
+                        base - index.gone.get(&t).copied().unwrap_or(0) as usize
+                    })
+                    .collect::<Vec<_>>()
+            };
+            self.live_postings() == other.live_postings() && lengths(self) == lengths(other)
+        }
+    }
 
     fn suggested(catalog: &Catalog, typed: &str) -> String {
         let err = catalog.resolve(typed, LookupStyle::Structured).unwrap_err();

@@ -10,6 +10,7 @@ use std::sync::{Arc, OnceLock};
 
 use super::data::CatalogData;
 pub use super::data::{empty_data, BACKGROUND_RELEASE_MIN_ENTRIES};
+use super::Catalog;
 
 type Garbage = Box<dyn Send>;
 
@@ -40,4 +41,12 @@ pub fn release(data: &mut Arc<CatalogData>) {
     // A send fails only if the thread is gone; the data is then dropped here.
     // The queue is unbounded: catalogs are replaced far less often than they free.
     let _ = reaper.send(Box::new(taken));
+}
+
+impl Drop for Catalog {
+    /// The last view of a large catalog frees it on a background thread (a
+    /// gateway drops catalogs on its event loop).
+    fn drop(&mut self) {
+        release(&mut self.data);
+    }
 }

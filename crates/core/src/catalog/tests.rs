@@ -159,7 +159,7 @@ fn policy_removes_tools_from_everything() {
     );
     assert_eq!(c.size(), 1);
     assert!(c
-        .search("secret things", None)
+        .search("secret things", &SearchOptions::hits(None))
         .unwrap()
         .iter()
         .all(|h| h.name != "secret_tool"));
@@ -228,18 +228,44 @@ fn limits_follow_the_contract() {
         })
         .collect();
     let c = catalog(tools);
-    assert_eq!(c.search("weather forecast", None).unwrap().len(), 8);
-    assert_eq!(c.search("weather forecast", Some(3.0)).unwrap().len(), 3);
-    assert_eq!(c.search("weather forecast", Some(500.0)).unwrap().len(), 20);
+    assert_eq!(
+        c.search("weather forecast", &SearchOptions::hits(None))
+            .unwrap()
+            .len(),
+        8
+    );
+    assert_eq!(
+        c.search("weather forecast", &SearchOptions::hits(Some(3.0)))
+            .unwrap()
+            .len(),
+        3
+    );
+    assert_eq!(
+        c.search("weather forecast", &SearchOptions::hits(Some(500.0)))
+            .unwrap()
+            .len(),
+        20
+    );
     for bad in [0.0, -1.0, 2.5, f64::NAN] {
-        let err = c.search("weather", Some(bad)).unwrap_err();
+        let err = c
+            .search("weather", &SearchOptions::hits(Some(bad)))
+            .unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidLimit);
         assert_eq!(err.message, "limit must be a positive integer.");
     }
     let narrow = c.with_limits(SearchLimits::from_options(Some(&json!(2)), Some(&json!(4))));
-    assert_eq!(narrow.search("weather forecast", None).unwrap().len(), 2);
     assert_eq!(
-        narrow.search("weather forecast", Some(10.0)).unwrap().len(),
+        narrow
+            .search("weather forecast", &SearchOptions::hits(None))
+            .unwrap()
+            .len(),
+        2
+    );
+    assert_eq!(
+        narrow
+            .search("weather forecast", &SearchOptions::hits(Some(10.0)))
+            .unwrap()
+            .len(),
         4
     );
 }
@@ -247,11 +273,16 @@ fn limits_follow_the_contract() {
 #[test]
 fn empty_and_oversized_queries() {
     let c = catalog(vec![tool("a", "alpha")]);
-    assert!(c.search("", None).unwrap().is_empty());
-    assert!(c.search("   ", None).unwrap().is_empty());
+    assert!(c.search("", &SearchOptions::hits(None)).unwrap().is_empty());
+    assert!(c
+        .search("   ", &SearchOptions::hits(None))
+        .unwrap()
+        .is_empty());
     let long = "x".repeat(crate::limits::MAX_QUERY_CHARS + 1);
     assert_eq!(
-        c.search(&long, None).unwrap_err().code,
+        c.search(&long, &SearchOptions::hits(None))
+            .unwrap_err()
+            .code,
         ErrorCode::InvalidQuery
     );
 }
@@ -322,7 +353,7 @@ fn restrict_is_a_view_with_shared_counters() {
     assert_eq!(narrow.size(), 2);
     assert!(std::ptr::eq(c.data(), narrow.data()));
     assert_ne!(c.fingerprint(), narrow.fingerprint());
-    narrow.search("alpha", None).unwrap();
+    narrow.search("alpha", &SearchOptions::hits(None)).unwrap();
     assert_eq!(c.telemetry().search_count, 1);
     assert_eq!(
         c.telemetry().counter_scope,
@@ -336,12 +367,18 @@ fn restrict_is_a_view_with_shared_counters() {
 #[test]
 fn append_extends_the_catalog_and_keeps_the_counter_scope() {
     let c = catalog(vec![tool("a", "alpha"), tool("b", "beta")]);
-    c.search("alpha", None).unwrap();
+    c.search("alpha", &SearchOptions::hits(None)).unwrap();
     let grown = c
         .append(&serde_json::to_string(&vec![tool("c", "gamma ray counter")]).unwrap())
         .unwrap();
     assert_eq!(grown.size(), 3);
-    assert_eq!(grown.search("gamma ray", None).unwrap()[0].name, "c");
+    assert_eq!(
+        grown
+            .search("gamma ray", &SearchOptions::hits(None))
+            .unwrap()[0]
+            .name,
+        "c"
+    );
     // Running totals continue: one search before, one after.
     assert_eq!(grown.telemetry().counter_scope, c.telemetry().counter_scope);
     assert_eq!(grown.telemetry().search_count, 2);
@@ -431,7 +468,9 @@ fn batch_runs_scalar_first_and_enforces_limits() {
     let request: BatchRequest =
         serde_json::from_value(json!({ "query": "read files", "queries": [{ "query": "disk" }] }))
             .unwrap();
-    let result = c.search_batch(&request).unwrap();
+    let result = c
+        .search_batch(&request, &QueryVectorSet::embed_here())
+        .unwrap();
     assert_eq!(result.results[0].query, "read files");
     let size = serde_json::to_string(&result).unwrap().chars().count();
     assert!(size <= crate::limits::BATCH_RESPONSE_BUDGET_CHARS, "{size}");
@@ -442,7 +481,9 @@ fn batch_runs_scalar_first_and_enforces_limits() {
     let too_many: BatchRequest =
         serde_json::from_value(json!({ "queries": (0..17).map(|i| json!({ "query": format!("q{i}") })).collect::<Vec<_>>() })).unwrap();
     assert_eq!(
-        c.search_batch(&too_many).unwrap_err().code,
+        c.search_batch(&too_many, &QueryVectorSet::embed_here())
+            .unwrap_err()
+            .code,
         ErrorCode::InvalidQuery
     );
     let too_long: BatchRequest = serde_json::from_value(
@@ -450,13 +491,15 @@ fn batch_runs_scalar_first_and_enforces_limits() {
     )
     .unwrap();
     assert!(c
-        .search_batch(&too_long)
+        .search_batch(&too_long, &QueryVectorSet::embed_here())
         .unwrap_err()
         .message
         .contains("512 bytes"));
     let empty: BatchRequest = serde_json::from_value(json!({ "query": "  " })).unwrap();
     assert_eq!(
-        c.search_batch(&empty).unwrap_err().code,
+        c.search_batch(&empty, &QueryVectorSet::embed_here())
+            .unwrap_err()
+            .code,
         ErrorCode::InvalidQuery
     );
 }
@@ -473,7 +516,9 @@ fn batch_refuses_limits_over_the_candidate_cap() {
     // Three defaults of 20 ask for 60 hits: refused at the third, before any search.
     let queries: Vec<Value> = (0..4).map(|_| json!({ "query": "sync" })).collect();
     let request: BatchRequest = serde_json::from_value(json!({ "queries": queries })).unwrap();
-    let err = c.search_batch(&request).unwrap_err();
+    let err = c
+        .search_batch(&request, &QueryVectorSet::embed_here())
+        .unwrap_err();
     assert_eq!(err.code, ErrorCode::InvalidLimit);
     assert!(
         err.message.starts_with("queries[2].limit:"),
@@ -484,7 +529,7 @@ fn batch_refuses_limits_over_the_candidate_cap() {
     // Within the cap every group gets its own limit.
     let request: BatchRequest = serde_json::from_value(json!({ "queries": [{ "query": "sync", "limit": 20 }, { "query": "sync", "limit": 20 }, { "query": "sync", "limit": 10 }] })).unwrap();
     let sizes: Vec<usize> = c
-        .search_batch(&request)
+        .search_batch(&request, &QueryVectorSet::embed_here())
         .unwrap()
         .results
         .iter()
@@ -505,7 +550,7 @@ fn hostile_records_are_bounded() {
         e.description.chars().count(),
         crate::limits::MAX_DESCRIPTION_CHARS
     );
-    assert!(c.search("d", None).is_ok());
+    assert!(c.search("d", &SearchOptions::hits(None)).is_ok());
 }
 
 #[test]
@@ -514,7 +559,7 @@ fn cjk_text_is_searchable() {
         json!({ "name": "weather_cn", "description": "查询城市的天气预报" }),
         tool("other", "unrelated"),
     ]);
-    let hits = c.search("天气预报", None).unwrap();
+    let hits = c.search("天气预报", &SearchOptions::hits(None)).unwrap();
     assert_eq!(hits.first().map(|h| h.name.as_str()), Some("weather_cn"));
 }
 
@@ -641,7 +686,10 @@ fn a_large_catalog_is_freed_off_thread_by_its_last_view_only() {
     drop(catalog);
     // The restricted view still holds the data and still works.
     assert_eq!(data.strong_count(), 1);
-    assert_eq!(view.search("tool_1", None).unwrap()[0].name, "tool_1");
+    assert_eq!(
+        view.search("tool_1", &SearchOptions::hits(None)).unwrap()[0].name,
+        "tool_1"
+    );
     drop(view);
     assert!(
         freed_eventually(&data),
@@ -706,7 +754,7 @@ fn supplied_mcp_metadata_is_kept_in_hits_and_describe() {
         json!({ "name": "local", "description": "not mcp", "mcp": { "serverName": "s", "toolName": "t" } }),
     ]);
     let hit = c
-        .search("fetch documentation page", None)
+        .search("fetch documentation page", &SearchOptions::hits(None))
         .unwrap()
         .into_iter()
         .find(|h| h.name == "docs_io__fetch")
@@ -777,9 +825,11 @@ fn anthropic_input_schema_is_accepted_like_input_schema() {
             .unwrap()
             .ok
     );
-    assert!(c.search("open file", None).unwrap()[0]
-        .input
-        .contains("path: string"));
+    assert!(
+        c.search("open file", &SearchOptions::hits(None)).unwrap()[0]
+            .input
+            .contains("path: string")
+    );
     let clash = catalog(vec![
         json!({ "name": "x", "input_schema": { "type": "object" }, "inputSchema": { "type": "string" } }),
     ]);
@@ -1035,7 +1085,7 @@ fn with_source_replaces_adds_and_removes_one_owner() {
         mcp_tool("slack", "post_message", "Post a message"),
         tool("read", "Read a file"),
     ]);
-    base.search("issue", None).unwrap();
+    base.search("issue", &SearchOptions::hits(None)).unwrap();
     // Replace: the server's answer as is (MCP tools/list shape, no source/owner).
     let tools_list = json!([
         { "name": "create_issue", "title": "Create issue", "description": "Open a new issue",
@@ -1065,7 +1115,7 @@ fn with_source_replaces_adds_and_removes_one_owner() {
     assert!(next.excluded().is_empty(), "{:?}", next.excluded());
     // The counter scope continues.
     assert_eq!(next.telemetry().search_count, base.telemetry().search_count);
-    next.search("pull", None).unwrap();
+    next.search("pull", &SearchOptions::hits(None)).unwrap();
     assert_eq!(base.telemetry().search_count, 2);
     // Remove, and add a new owner.
     let removed = next.with_source(&selector("mcp", "github"), "[]").unwrap();
@@ -1189,13 +1239,13 @@ fn with_source_keeps_policy_and_ranks_exactly_as_a_full_build() {
             .unwrap()
             .to_string();
         let a: Vec<String> = live
-            .search(&query, Some(10.0))
+            .search(&query, &SearchOptions::hits(Some(10.0)))
             .unwrap()
             .into_iter()
             .map(|h| h.id)
             .collect();
         let b: Vec<String> = full
-            .search(&query, Some(10.0))
+            .search(&query, &SearchOptions::hits(Some(10.0)))
             .unwrap()
             .into_iter()
             .map(|h| h.id)
@@ -1217,7 +1267,7 @@ fn unavailable_owners_leave_search_and_come_back_with_fresh_tools() {
         .with_unavailable(&selector("mcp", "github"), "server github disconnected\n")
         .unwrap();
     let ids = |c: &Catalog, q: &str| {
-        c.search(q, None)
+        c.search(q, &SearchOptions::hits(None))
             .unwrap()
             .into_iter()
             .map(|h| h.id)
@@ -1627,12 +1677,6 @@ fn a_server_sending_unreadable_records_never_fills_the_catalog_cap() {
         .is_ok());
 }
 
-thread_local! {
-    /// Entries compared while looking up owners' runs (`owner_run`): the work
-    /// `with_unavailable` does, counted instead of timed.
-    pub(super) static ENTRIES_COMPARED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-}
-
 #[test]
 fn many_unavailable_owners_cost_their_own_tools_only() {
     let owners = 2_500;
@@ -1646,7 +1690,6 @@ fn many_unavailable_owners_cost_their_own_tools_only() {
         .chain([tool("read", "Read a file")])
         .collect();
     let base = catalog(tools);
-    ENTRIES_COMPARED.with(|n| n.set(0));
     let mut down = base.clone();
     for i in 0..2_000 {
         down = down
@@ -1656,15 +1699,29 @@ fn many_unavailable_owners_cost_their_own_tools_only() {
             )
             .unwrap();
     }
-    let compared = ENTRIES_COMPARED.with(|n| n.get());
-    // Two binary searches per mark over 5,001 entries (13 comparisons each), not entries × owners
-    // (and the marks went through `owner_run`, where the work is counted).
+    // Each mark is one owner's run, found by two binary searches over 5,001 entries (13
+    // comparisons each), not entries × owners: counted on the lookup the marks use, and the
+    // runs they recorded are those it finds.
+    let compared = std::cell::Cell::new(0usize);
+    for (i, &(start, end, owner)) in down.unavailable.runs.iter().enumerate() {
+        let prefix = format!("mcp:srv{i:04}:");
+        let found = super::unavailable::id_run(&down.data().entries, &prefix, |e| {
+            compared.set(compared.get() + 1);
+            e.id.as_str()
+        });
+        assert_eq!(found, (start as usize, end as usize), "{prefix}");
+        assert_eq!(owner as usize, i);
+    }
+    assert_eq!(down.unavailable.runs.len(), 2_000);
     assert!(
-        compared > 0 && compared <= 2_000 * 2 * 14,
-        "{compared} entries compared"
+        compared.get() > 0 && compared.get() <= 2_000 * 2 * 14,
+        "{} entries compared",
+        compared.get()
     );
     // Every marked owner's tools are out of search and carry their own reason; the others are in.
-    let hits = down.search("create item", Some(50.0)).unwrap();
+    let hits = down
+        .search("create item", &SearchOptions::hits(Some(50.0)))
+        .unwrap();
     assert!(!hits.is_empty());
     assert!(
         hits.iter().all(|h| h.source_name.as_str() >= "srv2000"),
@@ -2028,4 +2085,360 @@ fn the_constructor_binds_mcp_routing_data_to_the_owner_as_with_source_does() {
             ),
         ]
     );
+}
+
+mod ranking {
+    //! Catalog ranking settings (hybrid without a usable model, bad cache
+    //! option): catalog tests, kept apart from `search::semantic`'s own.
+
+    use std::sync::mpsc::channel;
+    use std::time::Duration;
+
+    use serde_json::json;
+
+    use crate::catalog::{Catalog, CatalogOptions, RankingMode, SearchOptions};
+    use crate::search::semantic::RankingState;
+
+    fn tools() -> String {
+        json!([
+        { "name": "send_email", "description": "Send an email message to a recipient" },
+        { "name": "read_file", "description": "Read a file from disk", "inputSchema": { "type": "object", "properties": { "path": { "type": "string" } } } },
+    ])
+    .to_string()
+    }
+
+    #[test]
+    fn hybrid_without_a_usable_model_ranks_lexically_and_says_why() {
+        let lexical = Catalog::from_json_text(&tools(), &CatalogOptions::default()).unwrap();
+        let status = lexical.ranking_status();
+        assert_eq!(
+            (status.ranking, status.active, status.vectors.state),
+            (
+                RankingMode::Lexical,
+                RankingMode::Lexical,
+                RankingState::Off
+            )
+        );
+
+        let no_model = CatalogOptions {
+            ranking: Some(RankingMode::Hybrid),
+            vector_cache: Some(json!(false)),
+            ..Default::default()
+        };
+        let catalog = Catalog::from_json_text(&tools(), &no_model).unwrap();
+        let status = catalog.ranking_status();
+        assert_eq!(
+            (status.active, status.vectors.state),
+            (RankingMode::Lexical, RankingState::Off)
+        );
+        assert!(status.vectors.error.unwrap().contains("model"));
+
+        let missing_dir = std::env::temp_dir().join("ots-no-such-model");
+        let bad_model = CatalogOptions {
+            ranking: Some(RankingMode::Hybrid),
+            model: Some(missing_dir),
+            vector_cache: Some(json!(false)),
+            ..Default::default()
+        };
+        let catalog = Catalog::from_json_text(&tools(), &bad_model).unwrap();
+        let (sender, receiver) = channel();
+        catalog.on_ranking_progress(Box::new(move |status| {
+            if status.vectors.state == RankingState::Failed {
+                let _ = sender.send(status.clone());
+            }
+        }));
+        let status = receiver
+            .recv_timeout(Duration::from_secs(60))
+            .expect("the job reports failure");
+        assert!(status
+            .vectors
+            .error
+            .unwrap()
+            .contains("could not be loaded"));
+        assert_eq!(status.active, RankingMode::Lexical);
+        let hits = catalog.search("email", &SearchOptions::hits(None)).unwrap();
+        assert_eq!(hits[0].name, "send_email");
+    }
+
+    #[test]
+    fn bad_vector_cache_option_is_refused() {
+        let options = CatalogOptions {
+            ranking: Some(RankingMode::Hybrid),
+            vector_cache: Some(json!(12)),
+            ..Default::default()
+        };
+        assert!(Catalog::from_json_text(&tools(), &options).is_err());
+    }
+
+    /// `count` tools no other test builds (`tag` in every name).
+    fn many_tools(tag: &str, count: usize) -> String {
+        let tools: Vec<_> = (0..count)
+        .map(|i| json!({ "name": format!("{tag}_{i}"), "description": format!("Looks up record {i} of the {tag} ledger") }))
+        .collect();
+        serde_json::to_string(&tools).unwrap()
+    }
+
+    /// `indexCache`: a folder stores a large catalog's index (the status says
+    /// so); `false` builds in each process; the default follows `vectorCache`;
+    /// anything else is refused.
+    #[test]
+    fn the_index_cache_option_stores_large_catalogs_and_says_how_the_index_came_to_be() {
+        use crate::search::{IndexCacheState, STORED_MIN_ENTRIES};
+        let dir = std::env::temp_dir().join(format!("ots-index-option-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let with = |value: serde_json::Value| CatalogOptions {
+            index_cache: Some(value),
+            ..Default::default()
+        };
+        let stored =
+            Catalog::from_json_text(&many_tools("stored", STORED_MIN_ENTRIES), &with(json!(dir)))
+                .unwrap();
+        assert_eq!(stored.ranking_status().index.state, IndexCacheState::Saved);
+        let files = std::fs::read_dir(&dir).unwrap().flatten();
+        let names: Vec<String> = files
+            .map(|f| f.file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(names.iter().any(|n| n.ends_with(".index")), "{names:?}");
+
+        let off =
+            Catalog::from_json_text(&many_tools("off", STORED_MIN_ENTRIES), &with(json!(false)))
+                .unwrap();
+        assert_eq!(off.ranking_status().index.state, IndexCacheState::Off);
+        let small = Catalog::from_json_text(&tools(), &with(json!(dir))).unwrap();
+        assert_eq!(small.ranking_status().index.state, IndexCacheState::Off);
+        // No index cache given, no vector cache: none.
+        let default_off = CatalogOptions {
+            vector_cache: Some(json!(false)),
+            ..Default::default()
+        };
+        let catalog =
+            Catalog::from_json_text(&many_tools("default", STORED_MIN_ENTRIES), &default_off)
+                .unwrap();
+        assert_eq!(catalog.ranking_status().index.state, IndexCacheState::Off);
+        // A live catalog's next version is derived from this one, not stored.
+        let next = stored
+            .append(&json!([{ "name": "stored_extra", "description": "One more" }]).to_string())
+            .unwrap();
+        assert_eq!(next.ranking_status().index.state, IndexCacheState::Derived);
+        for bad in [json!(12), json!(""), json!({})] {
+            let err = Catalog::from_json_text(&tools(), &with(bad.clone())).unwrap_err();
+            assert!(err.to_string().contains("indexCache"), "{bad}: {err}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Learned ranking: a tool taught with every call there is gains at most the weight, and never
+    /// passes an exact name match.
+    #[test]
+    fn learning_is_bounded_and_never_passes_an_exact_name_match() {
+        use crate::catalog::Outcome;
+        let tools: Vec<serde_json::Value> = (0..40)
+        .map(|i| {
+            serde_json::json!({ "name": format!("tool_{i}"), "description": format!("Report number {i} about invoices and payments") })
+        })
+        .chain([
+            serde_json::json!({ "name": "invoices", "description": "List invoices." }),
+            serde_json::json!({ "name": "flooder", "description": "Does something unrelated entirely." }),
+        ])
+        .collect();
+        let options = |weight: f64| -> CatalogOptions {
+            serde_json::from_value(serde_json::json!({ "learning": { "folder": false, "scope": format!("bounded-{weight}"), "weight": weight } })).unwrap()
+        };
+        let plain = Catalog::from_records(tools.clone(), &CatalogOptions::default()).unwrap();
+        for weight in [0.25, 1.0] {
+            let catalog = Catalog::from_records(tools.clone(), &options(weight)).unwrap();
+            for _ in 0..500 {
+                for query in ["invoices", "invoices and payments report"] {
+                    let recorded = catalog
+                        .record_outcome(&Outcome {
+                            query: query.into(),
+                            id: "openclaw:core:flooder".into(),
+                            ok: true,
+                        })
+                        .unwrap();
+                    assert!(recorded.learned);
+                }
+            }
+            // The exact name match stays first however much the flooder was taught.
+            let hits = catalog
+                .search("invoices", &SearchOptions::hits(Some(20.0)))
+                .unwrap();
+            assert_eq!(hits[0].id, "openclaw:core:invoices");
+            // The learned part never exceeds the weight.
+            for part in catalog
+                .learned_parts("invoices and payments report")
+                .unwrap()
+            {
+                assert!(part.bonus <= weight as f32 + 1e-6, "{part:?}");
+            }
+            // It passes only tools within the weight of the top score: with 0.25 the flooder (no
+            // words in common, base 0) cannot pass the unlearned top hits.
+            let learned = catalog
+                .search("invoices and payments report", &SearchOptions::scored(50))
+                .unwrap();
+            let unlearned = plain
+                .search("invoices and payments report", &SearchOptions::scored(50))
+                .unwrap();
+            let flooder = catalog
+                .resolve_ordinal("flooder", crate::catalog::LookupStyle::Structured)
+                .unwrap();
+            let at = learned.iter().position(|h| h.ordinal == flooder).unwrap();
+            let top = unlearned[0].score;
+            // Every tool it passed scored at most `weight` of the top score before.
+            for hit in &learned[at + 1..] {
+                let before = unlearned.iter().find(|u| u.ordinal == hit.ordinal).unwrap();
+                assert!(
+                    before.score <= top * weight as f32 + 1e-3,
+                    "passed a tool at {} of {top}",
+                    before.score
+                );
+            }
+            // And the tools above it are the unlearned ones, in their order.
+            let above: Vec<usize> = learned[..at].iter().map(|h| h.ordinal).collect();
+            let unlearned_order: Vec<usize> =
+                unlearned.iter().map(|h| h.ordinal).take(at).collect();
+            assert_eq!(above, unlearned_order);
+        }
+        // Off: exactly the unlearned ranking.
+        let off: CatalogOptions =
+            serde_json::from_value(serde_json::json!({ "learning": false })).unwrap();
+        let catalog = Catalog::from_records(tools, &off).unwrap();
+        assert!(!catalog.learns());
+        assert_eq!(
+            catalog
+                .search(
+                    "invoices and payments report",
+                    &SearchOptions::hits(Some(20.0))
+                )
+                .unwrap(),
+            plain
+                .search(
+                    "invoices and payments report",
+                    &SearchOptions::hits(Some(20.0))
+                )
+                .unwrap()
+        );
+    }
+
+    /// One catalog, two agents: `with_learning_scope` gives each agent its own prior over the same
+    /// index, so one agent's calls never move another's ranking; the same scope is one prior.
+    #[test]
+    fn each_learning_scope_learns_alone_over_one_index() {
+        use crate::catalog::Outcome;
+        let ledger: Vec<serde_json::Value> = (0..30)
+        .map(|i| serde_json::json!({ "name": format!("ledger_{i}"), "description": format!("Ledger entry report {i} for the month") }))
+        .collect();
+        let options: CatalogOptions = serde_json::from_value(
+            serde_json::json!({ "learning": { "folder": false, "scope": "scopes-base" } }),
+        )
+        .unwrap();
+        let base = Catalog::from_records(ledger, &options).unwrap();
+        let accounting = base.with_learning_scope("scopes-accounting").unwrap();
+        let deploy = base.with_learning_scope("scopes-deploy").unwrap();
+        assert_eq!(accounting.fingerprint(), base.fingerprint());
+        assert_eq!(
+            accounting.learning_status().unwrap().scope,
+            "scopes-accounting"
+        );
+        let query = "monthly ledger report";
+        let before = base
+            .search(query, &SearchOptions::hits(Some(10.0)))
+            .unwrap();
+        let taught = before.last().unwrap().id.clone();
+        for _ in 0..20 {
+            let recorded = accounting
+                .record_outcome(&Outcome {
+                    query: query.into(),
+                    id: taught.clone(),
+                    ok: true,
+                })
+                .unwrap();
+            assert!(recorded.learned);
+        }
+        let ids = |c: &Catalog| -> Vec<String> {
+            c.search(query, &SearchOptions::hits(Some(10.0)))
+                .unwrap()
+                .into_iter()
+                .map(|h| h.id)
+                .collect()
+        };
+        assert_eq!(
+            ids(&accounting)[0],
+            taught,
+            "the teaching agent ranks it first"
+        );
+        let unlearned: Vec<String> = before.into_iter().map(|h| h.id).collect();
+        assert_eq!(
+            ids(&deploy),
+            unlearned,
+            "another agent's ranking did not move"
+        );
+        assert_eq!(ids(&base), unlearned, "nor the base scope's");
+        // The same scope again is the same prior.
+        let again = base.with_learning_scope("scopes-accounting").unwrap();
+        assert_eq!(ids(&again)[0], taught);
+        assert_eq!(deploy.learning_status().unwrap().learned, 0);
+        for bad in ["", "a\u{7}b"] {
+            assert!(base.with_learning_scope(bad).is_err(), "{bad:?}");
+        }
+        let off = Catalog::from_json_text(&tools(), &CatalogOptions::default()).unwrap();
+        let err = off.with_learning_scope("agent").unwrap_err();
+        assert_eq!(err.code, crate::error::ErrorCode::InvalidRequest);
+    }
+}
+
+mod schemas {
+    //! Hostile schemas at catalog build (the schema module's cost bound applied
+    //! by the catalog): a catalog test, using the schema tests' fixtures.
+
+    use serde_json::json;
+
+    use crate::catalog::{Catalog, CatalogOptions};
+    use crate::error::ErrorCode;
+    use crate::schema::tests::hostile::{fanout_schema, tree_schema};
+
+    #[test]
+    fn fanout_schemas_are_excluded_at_catalog_build() {
+        for depth in [20, 21, 30] {
+            let records = vec![
+                json!({"source": "mcp", "owner": "evil", "name": "fan", "inputSchema": fanout_schema(depth)}),
+                json!({"name": "trusted_fan", "inputSchema": {"type": "object"}, "outputSchema": fanout_schema(depth)}),
+                json!({"source": "mcp", "owner": "good", "name": "tree", "inputSchema": tree_schema()}),
+            ];
+            let catalog =
+                Catalog::from_records(records.clone(), &CatalogOptions::default()).unwrap();
+            let ids: Vec<&str> = catalog.entries().map(|e| e.id.as_str()).collect();
+            // The trusted tool keeps its place without its output hint; the untrusted one's
+            // input schema is what it is called by: refused.
+            assert_eq!(ids, ["mcp:good:tree", "openclaw:core:trusted_fan"]);
+            let trusted = catalog.entries().find(|e| e.name == "trusted_fan").unwrap();
+            assert!(trusted.output_schema.is_none());
+            let reasons: Vec<&str> = catalog
+                .excluded()
+                .iter()
+                .map(|e| e.reason.as_str())
+                .collect();
+            assert_eq!(reasons.len(), 1);
+            assert!(
+                reasons[0].starts_with(
+                    "inputSchema rejected (INVALID_SCHEMA): too expensive to validate"
+                ),
+                "{reasons:?}"
+            );
+            assert_eq!(
+                catalog
+                    .validate_args("fan", &json!({"x": 1}))
+                    .unwrap_err()
+                    .code,
+                ErrorCode::ToolNotFound
+            );
+            let strict = CatalogOptions {
+                strict: true,
+                ..CatalogOptions::default()
+            };
+            let err = Catalog::from_records(records, &strict).unwrap_err();
+            assert_eq!(err.code, ErrorCode::InvalidCatalog);
+            assert!(err.message.contains("INVALID_SCHEMA"), "{err}");
+        }
+    }
 }

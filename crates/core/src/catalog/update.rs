@@ -9,11 +9,12 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::build::within_tool_cap;
 use super::data::origin_of;
+use super::selector::ClaimedFields;
 use super::store::{self, Digest, SlotId, StoredRecord};
-use super::{
-    record_spans, within_tool_cap, Catalog, ClaimedFields, FromSlots, SourceSelector, Unavailable,
-};
+use super::unavailable::Unavailable;
+use super::{record_spans, Catalog, FromSlots, SourceSelector};
 use crate::entry::Source;
 use crate::error::Result;
 
@@ -182,7 +183,7 @@ mod tests {
     use serde_json::{json, Value};
 
     use super::*;
-    use crate::catalog::CatalogOptions;
+    use crate::catalog::{CatalogOptions, SearchOptions};
 
     fn server_tool(owner: &str, name: &str, description: &str) -> Value {
         json!({ "source": "mcp", "owner": owner, "name": name, "description": description })
@@ -235,7 +236,7 @@ mod tests {
             "records",
         ] {
             let ranked = |c: &Catalog| {
-                c.search(query, Some(20.0))
+                c.search(query, &SearchOptions::hits(Some(20.0)))
                     .unwrap()
                     .into_iter()
                     .map(|h| h.id)
@@ -355,7 +356,7 @@ mod tests {
         }] {
             let updated = down.update(&text(&update)).unwrap();
             let found = updated
-                .search("operation 3 of server 4", Some(50.0))
+                .search("operation 3 of server 4", &SearchOptions::hits(Some(50.0)))
                 .unwrap();
             assert!(found.iter().all(|h| !h.id.contains("server4")), "{found:?}");
         }

@@ -155,14 +155,6 @@ impl Analyzer {
         }
     }
 
-    /// Analyzed terms as owned strings (kinds dropped).
-    #[cfg(test)]
-    pub fn terms(&mut self, text: &str) -> Vec<String> {
-        let mut out = Vec::new();
-        self.analyze(text, &mut |term, _| out.push(term.to_string()));
-        out
-    }
-
     /// Append the analyzed terms of `text` to `out`, space-separated; returns the
     /// count of words (exact spellings are indexed but do not lengthen a field,
     /// so folding leaves BM25's length normalization as it was).
@@ -355,8 +347,11 @@ fn cjk_bigrams(run: &str, sink: &mut dyn FnMut(&str, TermKind)) {
 mod tests {
     use super::*;
 
+    /// Analyzed terms as owned strings (kinds dropped).
     fn terms(text: &str) -> Vec<String> {
-        Analyzer::new().terms(text)
+        let mut out = Vec::new();
+        Analyzer::new().analyze(text, &mut |term, _| out.push(term.to_string()));
+        out
     }
 
     fn parts(run: &str) -> Vec<String> {

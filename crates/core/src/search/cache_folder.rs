@@ -243,15 +243,3 @@ fn create_key(folder: &File, name: &CString) -> std::io::Result<()> {
     unlink_at(folder, &temp);
     linked
 }
-
-/// A folder of its own for one test (removed if left over), in the temp folder.
-#[cfg(test)]
-pub(crate) fn scratch_dir(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "ots-{name}-{}-{:?}",
-        std::process::id(),
-        std::thread::current().id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}

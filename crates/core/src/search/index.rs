@@ -712,7 +712,7 @@ impl IndexData {
 }
 
 #[cfg(test)]
-mod pipeline_tests {
+mod tests {
     use super::*;
     use crate::entry::{EntryFields, Source};
     use serde_json::json;

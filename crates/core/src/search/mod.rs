@@ -49,8 +49,6 @@ pub use pipeline::{Learned, Semantic};
 pub use prerequisites::{Prerequisites, MAX_SERVER_TOOLS, PREREQUISITE_DEPTH};
 pub use query::{clauses, MAX_CLAUSES};
 pub use stored::{IndexCacheOutcome, IndexCacheState, STORED_MIN_ENTRIES};
-#[cfg(test)]
-pub(crate) use strength::tests::status_tools as strength_test_tools;
 
 use crate::entry::ToolEntry;
 use crate::error::Result;
@@ -274,5 +272,6 @@ fn bounded(query: &str) -> &str {
     tool_search_base::text::prefix(query, crate::limits::MAX_QUERY_CHARS)
 }
 
+/// Shared with other modules' tests: `tests::status_tools`.
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

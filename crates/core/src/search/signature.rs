@@ -32,11 +32,6 @@ impl Signature {
         self.0[word] |= mask;
         fresh
     }
-
-    #[cfg(test)]
-    fn len(&self) -> u32 {
-        self.0.iter().map(|w| w.count_ones()).sum()
-    }
 }
 
 /// FNV-1a: stable across runs and platforms (rankings must be deterministic).
@@ -82,6 +77,13 @@ pub(super) fn jaccard(a: &Signature, b: &Signature) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    impl Signature {
+        /// The number of bits set.
+        fn len(&self) -> u32 {
+            self.0.iter().map(|w| w.count_ones()).sum()
+        }
+    }
 
     #[test]
     fn signature_is_a_bounded_set() {

@@ -22,8 +22,6 @@ use std::fs::File;
 use std::io::Write;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::MetadataExt;
-#[cfg(test)]
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -526,6 +524,8 @@ fn decode(body: &[u8], key: &[u8; 32], entries: &[ToolEntry]) -> Result<Part, St
 
 #[cfg(test)]
 mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
     use super::super::SearchIndex;
     use super::*;
     use crate::entry::{EntryFields, Source};
@@ -578,7 +578,7 @@ mod tests {
     }
 
     fn scratch(name: &str) -> PathBuf {
-        cache_folder::scratch_dir(&format!("stored-{name}"))
+        crate::search::tests::scratch_dir(&format!("stored-{name}"))
     }
 
     fn stored(entries: &[ToolEntry], dir: &Path) -> (SearchIndex, IndexCacheOutcome) {

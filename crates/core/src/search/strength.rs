@@ -105,61 +105,10 @@ pub fn is_weak(strength: f32, exact: bool, weak_below: f32) -> bool {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
+    use super::super::tests::status_tools;
     use super::super::SearchIndex;
     use crate::entry::{EntryFields, Source, ToolEntry};
-
-    /// Devices with a status tool each: "get", "current" and "status" are in
-    /// every one of them (common), each device word in one tool only.
-    pub(crate) const DEVICES: [&str; 28] = [
-        "printer",
-        "reactor",
-        "pump",
-        "boiler",
-        "turbine",
-        "router",
-        "elevator",
-        "furnace",
-        "camera",
-        "drone",
-        "satellite",
-        "freezer",
-        "generator",
-        "compressor",
-        "conveyor",
-        "crane",
-        "valve",
-        "heater",
-        "sensor",
-        "battery",
-        "inverter",
-        "scanner",
-        "robot",
-        "kiosk",
-        "antenna",
-        "locker",
-        "projector",
-        "thermostat",
-    ];
-
-    /// (name, description) of a catalog where common words are common.
-    pub(crate) fn status_tools() -> Vec<(String, String)> {
-        let mut tools: Vec<(String, String)> = DEVICES
-            .iter()
-            .map(|d| {
-                (
-                    format!("get_{d}_status"),
-                    format!("Get the current status of the {d}."),
-                )
-            })
-            .collect();
-        tools.push((
-            "send_email".into(),
-            "Send an email message to a recipient.".into(),
-        ));
-        tools.push(("status".into(), "Current status of the gateway.".into()));
-        tools
-    }
 
     fn catalog() -> Vec<ToolEntry> {
         let mut entries: Vec<ToolEntry> = status_tools()

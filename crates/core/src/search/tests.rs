@@ -7,6 +7,69 @@ use serde_json::json;
 use super::*;
 use crate::entry::{EntryFields, Source, ToolEntry};
 
+/// A folder of its own for one test (removed if left over), in the temp folder.
+pub(crate) fn scratch_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "ots-{name}-{}-{:?}",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+/// Devices with a status tool each: "get", "current" and "status" are in
+/// every one of them (common), each device word in one tool only.
+const DEVICES: [&str; 28] = [
+    "printer",
+    "reactor",
+    "pump",
+    "boiler",
+    "turbine",
+    "router",
+    "elevator",
+    "furnace",
+    "camera",
+    "drone",
+    "satellite",
+    "freezer",
+    "generator",
+    "compressor",
+    "conveyor",
+    "crane",
+    "valve",
+    "heater",
+    "sensor",
+    "battery",
+    "inverter",
+    "scanner",
+    "robot",
+    "kiosk",
+    "antenna",
+    "locker",
+    "projector",
+    "thermostat",
+];
+
+/// (name, description) of a catalog where common words are common.
+pub(crate) fn status_tools() -> Vec<(String, String)> {
+    let mut tools: Vec<(String, String)> = DEVICES
+        .iter()
+        .map(|d| {
+            (
+                format!("get_{d}_status"),
+                format!("Get the current status of the {d}."),
+            )
+        })
+        .collect();
+    tools.push((
+        "send_email".into(),
+        "Send an email message to a recipient.".into(),
+    ));
+    tools.push(("status".into(), "Current status of the gateway.".into()));
+    tools
+}
+
 pub(super) fn entry(source: Source, owner: &str, name: &str, description: &str) -> ToolEntry {
     ToolEntry::from(EntryFields {
         id: format!("{}:{}:{}", source.as_str(), owner, name),

@@ -169,16 +169,6 @@ impl CancelSignal {
             slot: None,
         }
     }
-
-    /// Registered callbacks and wakers (for leak tests).
-    #[doc(hidden)]
-    pub fn registered(&self) -> usize {
-        self.inner
-            .state
-            .lock()
-            .map(|s| s.callbacks.len() + s.wakers.len())
-            .unwrap_or(0)
-    }
 }
 
 pub struct Cancelled {
@@ -249,6 +239,17 @@ pub async fn until_cancelled<F: Future>(future: F, signal: &CancelSignal) -> Opt
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    impl CancelSignal {
+        /// Registered callbacks and wakers (what a leak leaves behind).
+        fn registered(&self) -> usize {
+            self.inner
+                .state
+                .lock()
+                .map(|s| s.callbacks.len() + s.wakers.len())
+                .unwrap_or(0)
+        }
+    }
 
     #[test]
     fn a_child_is_freed_and_unregistered_when_dropped() {

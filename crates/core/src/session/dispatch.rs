@@ -13,7 +13,7 @@ use super::events::{Outcome, SessionEvent, ToolRef};
 use super::executor::{offloaded, CodeContext, ExecutorCall, ExecutorOutcome, OffloadHandle};
 use super::result::{Failure, ResultError, ResultStatus, ToolResult, CANCELLED, TOOL_FAILED};
 use super::{control_names, control_set, Session};
-use crate::catalog::{Catalog, LookupStyle, QueryVectorSet, Source, ToolEntry};
+use crate::catalog::{Catalog, LookupStyle, QueryVectorSet, SearchOptions, Source, ToolEntry};
 use crate::config::Mode;
 use crate::error::{Error, ErrorCode};
 use crate::limits::{
@@ -134,14 +134,15 @@ struct Searched {
 }
 
 /// A parsed search request run with `vectors` (see [`QueryVectorSet`]).
-fn search_with(
+fn run_search(
     catalog: &Catalog,
     request: SearchRequest,
     vectors: &QueryVectorSet,
 ) -> crate::Result<Searched> {
     match request {
         SearchRequest::Single { query, limit, .. } => {
-            catalog.search_with(&query, limit, vectors).map(|hits| {
+            let options = SearchOptions::hits(limit).with_vectors(vectors);
+            catalog.search(&query, &options).map(|hits| {
                 let ids: Vec<String> = hits.iter().map(|h| h.id.clone()).collect();
                 Searched {
                     queries: vec![query.clone()],
@@ -153,7 +154,7 @@ fn search_with(
         }
         SearchRequest::Batch(batch) => {
             catalog
-                .search_batch_with(&batch.to_request(), vectors)
+                .search_batch(&batch.to_request(), vectors)
                 .map(|result| {
                     let shown = result
                         .results
@@ -386,7 +387,7 @@ impl Session {
         self.finish_search(
             via,
             start,
-            request.and_then(|request| search_with(catalog, request, &vectors)),
+            request.and_then(|request| run_search(catalog, request, &vectors)),
         )
     }
 
@@ -470,7 +471,7 @@ impl Session {
         let raw = search_json_request(query, options)?;
         let start = Instant::now();
         let result = args::parse_search(&raw)
-            .and_then(|request| search_with(self.catalog(), request, &QueryVectorSet::default()));
+            .and_then(|request| run_search(self.catalog(), request, &QueryVectorSet::default()));
         self.finish_search(TOOL_SEARCH_CODE, start, result)
     }
 

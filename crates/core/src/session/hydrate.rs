@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use super::events::SessionEvent;
 use super::Session;
-use crate::catalog::{LookupStyle, ToolEntry};
+use crate::catalog::{LookupStyle, SearchOptions, ToolEntry};
 use crate::config::Mode;
 use crate::error::{Error, ErrorCode, Result};
 pub(super) use crate::limits::MAX_PROMPT_BYTES;
@@ -512,7 +512,8 @@ impl Session {
                 );
             }
             // Ask for extra hits: untrusted, visible and ambiguous ones are skipped.
-            let hits = match catalog.search_ordinals(&reading.request, (max * 4).max(8)) {
+            let options = SearchOptions::ordinals((max * 4).max(8)).lexical_only();
+            let hits = match catalog.search(&reading.request, &options) {
                 Ok(ordinals) => ordinals,
                 Err(e) => {
                     tracing::debug!(target: "tool_search::session", error = %e, "hydration search failed");
@@ -607,11 +608,10 @@ impl Picker<'_> {
         if self.excluded == Some(family) {
             return;
         }
-        let Ok(candidates) = self
-            .session
-            .catalog()
-            .search_ordinals(query, FAMILY_CANDIDATES)
-        else {
+        let Ok(candidates) = self.session.catalog().search(
+            query,
+            &SearchOptions::ordinals(FAMILY_CANDIDATES).lexical_only(),
+        ) else {
             return;
         };
         let members: Vec<(usize, Role)> = candidates

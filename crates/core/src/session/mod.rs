@@ -24,12 +24,6 @@ mod surface;
 
 #[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod tests_args;
-#[cfg(test)]
-mod tests_hybrid;
-#[cfg(test)]
-mod tests_hydrate;
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};

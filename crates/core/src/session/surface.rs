@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::events::SessionEvent;
 use super::stats::SurfaceRecord;
 use super::{control_set, direct_mode_name, Session};
-use crate::catalog::{Source, ToolEntry};
+use crate::catalog::{SearchOptions, Source, ToolEntry};
 use crate::config::Mode;
 use crate::surfaces::{
     capability_budget, control_tools, directory_text, entry_definition, is_listable_identifier,
@@ -223,7 +223,10 @@ impl Session {
             .collect();
         if !reading.request.trim().is_empty() {
             for o in catalog
-                .search_ordinals(&reading.request, CAPABILITY_REQUEST_HITS)
+                .search(
+                    &reading.request,
+                    &SearchOptions::ordinals(CAPABILITY_REQUEST_HITS).lexical_only(),
+                )
                 .unwrap_or_default()
             {
                 if !hits.contains(&o) {

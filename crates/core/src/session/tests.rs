@@ -11,7 +11,7 @@ use std::task::{Context, Poll, Wake, Waker};
 use serde_json::{json, Value};
 
 use super::*;
-use crate::catalog::{Catalog, CatalogOptions};
+use crate::catalog::{Catalog, CatalogOptions, SearchOptions};
 use crate::config::resolve;
 use crate::surfaces::tests::assert_golden;
 use crate::surfaces::SurfaceFormat;
@@ -1711,7 +1711,7 @@ fn directory_rows_of_unchanged_owners_keep_their_bytes_when_one_owner_changes() 
 }
 
 fn status_catalog_tools() -> Vec<Value> {
-    crate::search::strength_test_tools()
+    crate::search::tests::status_tools()
         .into_iter()
         .map(|(name, description)| json!({ "name": name, "description": description }))
         .collect()
@@ -2077,6 +2077,716 @@ fn a_successful_call_after_a_search_teaches_the_catalog_and_a_failed_one_does_no
     let parts = catalog.learned_parts(query).unwrap();
     assert_eq!(parts.len(), 1);
     assert_eq!(parts[0].id, "openclaw:core:send_message");
-    let hits = catalog.search(query, None).unwrap();
+    let hits = catalog.search(query, &SearchOptions::hits(None)).unwrap();
     assert_eq!(hits[0].id, "openclaw:core:send_message");
+}
+
+mod args {
+    //! `tool_call` / `tool_describe` argument repair: the shapes models actually
+    //! send (dotted keys, selectors that are arguments, empty or null wrappers,
+    //! double-wrapped calls) against a real catalog.
+
+    use serde_json::{json, Value};
+
+    use crate::catalog::{Catalog, CatalogOptions, LookupStyle};
+    use crate::error::ErrorCode;
+    use crate::session::args::{parse_call, parse_describe, CallSpec};
+
+    fn catalog() -> Catalog {
+        let tools = vec![
+            json!({ "name": "get_weather", "owner": "weather", "description": "Current weather for a city.",
+                "inputSchema": { "type": "object", "properties": { "city": { "type": "string" }, "units": { "type": "string" } } } }),
+            json!({ "name": "read_file", "description": "Read a file.",
+                "inputSchema": { "type": "object", "properties": { "path": { "type": "string" }, "range": { "type": "object" } } } }),
+            json!({ "name": "get_record", "description": "Fetch a record by its id.",
+                "inputSchema": { "type": "object", "properties": { "id": { "type": "string" } } } }),
+            json!({ "name": "create_user", "description": "Create a user with a display name.",
+                "inputSchema": { "type": "object", "properties": { "name": { "type": "string" } } } }),
+            json!({ "name": "send_message", "description": "Send a message.",
+                "inputSchema": { "type": "object", "properties": { "text": { "type": "string" } } } }),
+        ];
+        Catalog::from_records(tools, &CatalogOptions::default()).unwrap()
+    }
+
+    fn call(c: &Catalog, raw: Value) -> CallSpec {
+        match parse_call(c, &raw, LookupStyle::Structured) {
+            Ok(spec) => spec,
+            Err(e) => panic!("{raw} -> {e:?}"),
+        }
+    }
+
+    fn name_of(c: &Catalog, spec: &CallSpec) -> String {
+        c.entry(spec.ordinal).unwrap().name.clone()
+    }
+
+    fn refused(c: &Catalog, raw: Value) -> ErrorCode {
+        match parse_call(c, &raw, LookupStyle::Structured) {
+            Ok(spec) => panic!("{raw} was accepted: {spec:?}"),
+            Err(e) => e.code,
+        }
+    }
+
+    #[test]
+    fn dotted_keys_become_nested_arguments() {
+        let c = catalog();
+        let spec = call(&c, json!({ "id": "read_file", "args.path": "x" }));
+        assert_eq!(
+            (name_of(&c, &spec).as_str(), &spec.args),
+            ("read_file", &json!({ "path": "x" }))
+        );
+        assert!(spec.repaired.unwrap().contains("dotted"));
+        let spec = call(
+            &c,
+            json!({ "id": "read_file", "input.path": "x", "arguments.range.start": 3, "args.range.end": 9 }),
+        );
+        assert_eq!(
+            spec.args,
+            json!({ "path": "x", "range": { "start": 3, "end": 9 } })
+        );
+        // Ordinary flattened keys win over dotted ones.
+        let spec = call(
+            &c,
+            json!({ "id": "read_file", "path": "plain", "args.path": "dotted" }),
+        );
+        assert_eq!(spec.args, json!({ "path": "plain" }));
+        // Explicit args win over dotted keys and are merged with the dotted extras.
+        let spec = call(
+            &c,
+            json!({ "id": "read_file", "args": { "path": "explicit", "range": { "start": 1 } },
+                                "args.path": "dotted", "args.range.start": 5, "args.range.end": 7 }),
+        );
+        assert_eq!(
+            spec.args,
+            json!({ "path": "explicit", "range": { "start": 1, "end": 7 } })
+        );
+        // A key that merely contains a dot is an ordinary argument.
+        assert_eq!(
+            call(&c, json!({ "id": "read_file", "path.txt": 1 })).args,
+            json!({ "path.txt": 1 })
+        );
+        // Conflicting dotted keys and empty segments are refused, not guessed.
+        assert_eq!(
+            refused(
+                &c,
+                json!({ "id": "read_file", "args.range": 1, "args.range.start": 2 })
+            ),
+            ErrorCode::InvalidRequest
+        );
+        let deep: String = format!("args.{}", vec!["a"; 40].join("."));
+        assert_eq!(
+            refused(&c, json!({ "id": "read_file", deep: 1 })),
+            ErrorCode::InvalidRequest
+        );
+        assert_eq!(
+            call(&c, json!({ "id": "read_file", "args..x": 1 })).args,
+            json!({ "args..x": 1 })
+        );
+    }
+
+    #[test]
+    fn selectors_not_needed_to_identify_the_tool_are_arguments() {
+        let c = catalog();
+        let spec = call(&c, json!({ "toolId": "get_record", "id": "record-7" }));
+        assert_eq!(
+            (name_of(&c, &spec).as_str(), &spec.args),
+            ("get_record", &json!({ "id": "record-7" }))
+        );
+        let spec = call(&c, json!({ "id": "create_user", "name": "x" }));
+        assert_eq!(
+            (name_of(&c, &spec).as_str(), &spec.args),
+            ("create_user", &json!({ "name": "x" }))
+        );
+        // `name` naming another tool next to explicit args: the id's tool runs with the args.
+        let spec = call(
+            &c,
+            json!({ "id": "get_weather", "name": "send_message", "args": { "city": "Paris" } }),
+        );
+        assert_eq!(
+            (name_of(&c, &spec).as_str(), &spec.args),
+            ("get_weather", &json!({ "city": "Paris" }))
+        );
+        // Agreeing selectors are not arguments.
+        let spec = call(
+            &c,
+            json!({ "id": "openclaw:weather:get_weather", "name": "get_weather", "city": "Paris" }),
+        );
+        assert_eq!(spec.args, json!({ "city": "Paris" }));
+        // Two different tools and no explicit args: refused.
+        for raw in [
+            json!({ "id": "get_weather", "name": "send_message" }),
+            json!({ "toolId": "get_weather", "id": "send_message", "city": "Paris" }),
+            json!({ "id": "get_weather", "toolId": "send_message", "args": {} }),
+        ] {
+            assert_eq!(refused(&c, raw), ErrorCode::AmbiguousTool);
+        }
+        // Nothing names a tool: the strongest selector's error.
+        assert_eq!(
+            refused(&c, json!({ "id": "record-7", "name": "x" })),
+            ErrorCode::ToolNotFound
+        );
+    }
+
+    #[test]
+    fn empty_and_null_wrappers_next_to_flattened_keys() {
+        let c = catalog();
+        for raw in [
+            json!({ "id": "get_weather", "args": {}, "city": "Paris" }),
+            json!({ "id": "get_weather", "input": {}, "city": "Paris" }),
+            json!({ "id": "get_weather", "args": "{}", "city": "Paris" }),
+            json!({ "id": "get_weather", "args": null, "city": "Paris" }),
+            json!({ "id": "get_weather", "input": null, "args": { "city": "Paris" } }),
+            json!({ "id": "get_weather", "args": {}, "input": { "city": "Paris" } }),
+        ] {
+            assert_eq!(
+                call(&c, raw.clone()).args,
+                json!({ "city": "Paris" }),
+                "{raw}"
+            );
+        }
+        // Non-empty args next to ordinary flattened keys stay refused.
+        assert_eq!(
+            refused(
+                &c,
+                json!({ "id": "get_weather", "args": { "city": "x" }, "units": "metric" })
+            ),
+            ErrorCode::InvalidRequest
+        );
+    }
+
+    #[test]
+    fn double_wrapped_payloads_are_hoisted() {
+        let c = catalog();
+        for raw in [
+            json!({ "args": { "id": "get_weather", "args": { "city": "Paris" } } }),
+            json!({ "input": { "id": "get_weather", "args": { "city": "Paris" } } }),
+            json!({ "arguments": "{\"toolId\":\"get_weather\",\"input\":{\"city\":\"Paris\"}}" }),
+            json!({ "args": { "name": "get_weather", "city": "Paris" }, "input": null }),
+        ] {
+            let spec = call(&c, raw.clone());
+            assert_eq!(
+                (name_of(&c, &spec).as_str(), &spec.args),
+                ("get_weather", &json!({ "city": "Paris" })),
+                "{raw}"
+            );
+            assert!(spec.repaired.unwrap().contains("unwrapped"));
+        }
+        // Not a wrapped call: the wrapper holds no selector, or sits next to other keys.
+        assert_eq!(
+            refused(&c, json!({ "args": { "city": "Paris" } })),
+            ErrorCode::InvalidRequest
+        );
+        assert_eq!(
+            refused(
+                &c,
+                json!({ "args": { "id": "get_weather" }, "city": "Paris" })
+            ),
+            ErrorCode::InvalidRequest
+        );
+        let described = |raw: Value| {
+            parse_describe(&c, &raw, LookupStyle::Structured)
+                .map(|(_, o)| c.entry(o).unwrap().name.clone())
+        };
+        assert_eq!(
+            described(json!({ "input": { "id": "get_weather" } })).unwrap(),
+            "get_weather"
+        );
+        assert_eq!(
+            described(json!({ "args": { "toolId": "send_message" } })).unwrap(),
+            "send_message"
+        );
+        assert_eq!(
+            described(json!({ "input": { "query": "weather" } }))
+                .unwrap_err()
+                .code,
+            ErrorCode::InvalidRequest
+        );
+    }
+
+    #[test]
+    fn bounded_query_cuts_long_queries_at_a_word_within_the_limit() {
+        use crate::limits::MAX_QUERY_CHARS;
+        use crate::session::args::bounded_query;
+        assert_eq!(
+            bounded_query("send a message".into()),
+            ("send a message".to_string(), None)
+        );
+        let exact = "é".repeat(MAX_QUERY_CHARS);
+        assert_eq!(bounded_query(exact.clone()), (exact, None));
+        // Words: cut at the last space of the final 64 characters.
+        let words = "word ".repeat(1_000);
+        let (cut, total) = bounded_query(words.clone());
+        assert_eq!(total, Some(5_000));
+        assert!(
+            cut.chars().count() <= MAX_QUERY_CHARS && cut.ends_with("word"),
+            "{}",
+            &cut[cut.len() - 10..]
+        );
+        assert!(words.starts_with(&cut));
+        // No space near the end (one long token, multi-byte): a hard cut on a char boundary.
+        let (cut, total) = bounded_query("日".repeat(MAX_QUERY_CHARS + 10));
+        assert_eq!(
+            (cut.chars().count(), total),
+            (MAX_QUERY_CHARS, Some(MAX_QUERY_CHARS + 10))
+        );
+    }
+}
+
+mod hybrid {
+    //! Hybrid ranking through a session: the model's searches (tool_search,
+    //! batches, code-mode lookups) embed queries through the offload pool, never
+    //! on the thread that polls the call; the synchronous catalog API embeds on
+    //! its caller and ranks the same. The model is the test stand-in (hashed
+    //! bags of words), so these run without the model package.
+
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    use serde_json::{json, Value};
+
+    use super::block_on;
+    use crate::catalog::{Catalog, CatalogOptions, RankingMode, SearchOptions};
+    use crate::config::resolve;
+    use crate::search::semantic::query_embeddings;
+    use crate::search::semantic::tests::word_model_at;
+    use crate::session::*;
+
+    /// Never reached: these tests only search.
+    struct NoExecutor;
+    impl Executor for NoExecutor {
+        fn call(&self, _call: ExecutorCall) -> BoxFuture<ExecutorOutcome> {
+            Box::pin(async { ExecutorOutcome::Missing("not in this test".into()) })
+        }
+    }
+
+    fn tool(name: &str, description: &str) -> Value {
+        json!({ "name": name, "description": description, "inputSchema": { "type": "object" } })
+    }
+
+    fn sample_tools() -> Vec<Value> {
+        vec![
+            tool("exec", "Run a shell command in the workspace."),
+            tool("read", "Read a file from disk."),
+            tool("list_dir", "List the files of a folder."),
+            tool("send_email", "Send an email message to a recipient."),
+            tool("web_search", "Search the web for current news."),
+            tool("fake_plugin_tool_01", "Fake plugin tool number one for QA."),
+        ]
+    }
+
+    /// Runs each job on a new thread.
+    struct ThreadOffload;
+    impl Offload for ThreadOffload {
+        fn run(&self, job: Box<dyn FnOnce() + Send>) {
+            std::thread::spawn(job);
+        }
+    }
+
+    fn hybrid_catalog(folder: &str) -> Catalog {
+        let dir = std::env::temp_dir().join(folder);
+        word_model_at(&dir);
+        let options = CatalogOptions {
+            ranking: Some(RankingMode::Hybrid),
+            model: Some(dir),
+            vector_cache: Some(json!(false)),
+            ..CatalogOptions::default()
+        };
+        let catalog = Catalog::from_records(sample_tools(), &options).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while catalog.ranking_status().active != RankingMode::Hybrid {
+            assert!(
+                Instant::now() < deadline,
+                "the tool vectors were not ready in 30 s"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        catalog
+    }
+
+    fn ids(value: &Value) -> Vec<String> {
+        value
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["id"].as_str().unwrap().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn control_tools_embed_off_the_polling_thread() {
+        let catalog = hybrid_catalog("tool-search-test-words-session");
+        let s = Session::new(
+            &catalog,
+            resolve(&json!({ "mode": "tools" }), true),
+            Arc::new(NoExecutor),
+            SessionOptions::default(),
+        )
+        .unwrap();
+        let offload = || HandleOptions {
+            offload: Some(OffloadHandle(Arc::new(ThreadOffload))),
+            ..HandleOptions::default()
+        };
+        let (_, here_before) = query_embeddings();
+
+        let single = block_on(s.handle(
+            "tool_search",
+            json!({ "query": "run a shell command in the workspace" }),
+            offload(),
+        ));
+        assert!(single.ok, "{single:?}");
+        let batch = block_on(s.handle(
+        "tool_search",
+        json!({ "queries": [{ "query": "read a file from disk" }, { "query": "fake plugin tool for qa" }] }),
+        offload(),
+    ));
+        assert!(batch.ok, "{batch:?}");
+        assert!(s.search_json_needs_embedding("a code cell's new lookup"));
+        let cell = block_on(s.search_json_async(
+            "a code cell's new lookup",
+            &Value::Null,
+            Some(&OffloadHandle(Arc::new(ThreadOffload))),
+        ));
+        assert!(cell.is_ok());
+        assert!(
+            !s.search_json_needs_embedding("a code cell's new lookup"),
+            "its vectors are cached now"
+        );
+        assert_eq!(
+            query_embeddings().1,
+            here_before,
+            "no query was embedded on the thread polling the calls"
+        );
+
+        // The synchronous API embeds on its caller, and ranks as the session did.
+        let fresh = "list the files of a folder";
+        let sync_hits = catalog
+            .search(fresh, &SearchOptions::hits(Some(5.0)))
+            .unwrap();
+        assert_eq!(
+            query_embeddings().1,
+            here_before + 1,
+            "catalog.search embeds on its caller"
+        );
+        let via_session = block_on(s.handle(
+            "tool_search",
+            json!({ "query": fresh, "limit": 5 }),
+            offload(),
+        ));
+        let session_ids = ids(via_session.value.as_ref().unwrap());
+        assert_eq!(
+            sync_hits.iter().map(|h| h.id.clone()).collect::<Vec<_>>(),
+            session_ids
+        );
+    }
+
+    #[test]
+    fn a_session_without_a_pool_ranks_an_unembedded_query_as_its_catalog_does() {
+        // No offload: the embedding runs inline (a gateway always passes one), and
+        // the ranking is still the catalog's.
+        let catalog = hybrid_catalog("tool-search-test-words-inline");
+        let s = Session::new(
+            &catalog,
+            resolve(&json!({ "mode": "tools" }), true),
+            Arc::new(NoExecutor),
+            SessionOptions::default(),
+        )
+        .unwrap();
+        let query = "execute a command";
+        let r = block_on(s.handle(
+            "tool_search",
+            json!({ "query": query, "limit": 3 }),
+            HandleOptions::default(),
+        ));
+        let expected: Vec<String> = catalog
+            .search(query, &SearchOptions::hits(Some(3.0)))
+            .unwrap()
+            .into_iter()
+            .map(|h| h.id)
+            .collect();
+        assert_eq!(ids(r.value.as_ref().unwrap()), expected);
+    }
+}
+
+mod hydrate {
+    //! Directory-mode hydration: whole-prompt reading with bounded work, names a
+    //! direct call can resolve, and capability families hydrated together.
+
+    use std::sync::Arc;
+
+    use serde_json::{json, Value};
+
+    use crate::catalog::{Catalog, CatalogOptions};
+    use crate::config::resolve;
+    use crate::session::*;
+
+    /// The gateway side is never reached by hydration.
+    struct NoExecutor;
+    impl Executor for NoExecutor {
+        fn call(&self, _call: ExecutorCall) -> BoxFuture<ExecutorOutcome> {
+            Box::pin(async { ExecutorOutcome::Missing("not in this test".into()) })
+        }
+    }
+
+    fn tool(name: &str, description: &str) -> Value {
+        json!({ "name": name, "description": description,
+            "inputSchema": { "type": "object", "properties": { "q": { "type": "string" } } } })
+    }
+
+    fn assistant_tools() -> Vec<Value> {
+        vec![
+        tool("web_search", "Search the web. Returns titles, URLs and snippets of matching pages."),
+        tool("web_fetch", "Fetch a URL and extract its readable content as markdown or text."),
+        tool("memory_search", "Search the agent's long-term memory notes before answering questions about prior work, decisions, people, preferences or todos."),
+        tool("memory_get", "Read a snippet from the memory files by path and line range."),
+        tool("browser", "Control a browser: open pages, click, type and take snapshots."),
+        tool("read", "Read a file from the workspace."),
+        tool("write", "Write a file in the workspace."),
+        tool("send_message", "Send a chat message to a channel."),
+        tool("cron", "Schedule reminders and recurring jobs."),
+        tool("image", "Analyze an image with a vision model."),
+        json!({ "name": "get_weather", "owner": "weather", "description": "Current weather and forecast for a city.",
+                "inputSchema": { "type": "object", "properties": { "city": { "type": "string" } }, "required": ["city"] } }),
+        tool("create_user", "Create a CRM user with a display name."),
+    ]
+    }
+
+    fn directory_session(tools: Vec<Value>) -> Session {
+        let catalog = Catalog::from_records(tools, &CatalogOptions::default()).unwrap();
+        Session::new(
+            &catalog,
+            resolve(&json!({ "mode": "directory" }), true),
+            Arc::new(NoExecutor),
+            SessionOptions::default(),
+        )
+        .unwrap()
+    }
+
+    fn hydrated(s: &Session, prompt: &str) -> Vec<String> {
+        s.hydrate(prompt, None, &[])
+            .into_iter()
+            .map(|d| d.name)
+            .collect()
+    }
+
+    /// Prose with many distinct words (more than a search query keeps) and no
+    /// tool vocabulary: sentence `i` of a pasted document.
+    fn filler(chars: usize) -> String {
+        let mut out = String::new();
+        let mut i = 0usize;
+        while out.len() < chars {
+            out.push_str(&format!(
+            "Paragraph {i} of the ledger notes that lorem{i} ipsum{} dolor sits near quartz{} amber{} and velvet{}. ",
+            i * 7 % 97,
+            i * 13 % 89,
+            i * 3 % 83,
+            i * 11 % 79
+        ));
+            i += 1;
+        }
+        out
+    }
+
+    #[test]
+    fn the_request_at_the_end_of_a_long_prompt_is_read() {
+        let s = directory_session(assistant_tools());
+        // ~1,000 characters, then the request: more words than one query keeps.
+        let short = format!(
+            "{}\n\nWhat will the weather forecast be in Lyon tomorrow?",
+            filler(1_000)
+        );
+        assert!(
+            hydrated(&s, &short).contains(&"get_weather".to_string()),
+            "{:?}",
+            hydrated(&s, &short)
+        );
+        // A ~20,000-token paste (about 80,000 characters), then the request.
+        let long = format!(
+            "{}\nPlease give me the weather forecast for Lyon",
+            filler(80_000)
+        );
+        assert!(
+            hydrated(&s, &long).contains(&"get_weather".to_string()),
+            "{:?}",
+            hydrated(&s, &long)
+        );
+        // The request first, then the paste.
+        let head = format!(
+            "Check the weather forecast for Lyon, then look at this log:\n{}",
+            filler(80_000)
+        );
+        assert!(
+            hydrated(&s, &head).contains(&"get_weather".to_string()),
+            "{:?}",
+            hydrated(&s, &head)
+        );
+        // Beyond the read bound the prompt's ends are still read (and the work stays bounded).
+        let huge = format!(
+            "{}\nWhat is the weather forecast in Lyon?",
+            filler(3 * crate::session::hydrate::MAX_PROMPT_BYTES)
+        );
+        assert!(
+            hydrated(&s, &huge).contains(&"get_weather".to_string()),
+            "{:?}",
+            hydrated(&s, &huge)
+        );
+        // A tool named in the middle of a paste is read too.
+        let named = format!(
+            "{} The create_user tool failed here. {} Thanks.",
+            filler(20_000),
+            filler(20_000)
+        );
+        assert!(
+            hydrated(&s, &named).contains(&"create_user".to_string()),
+            "{:?}",
+            hydrated(&s, &named)
+        );
+        assert!(hydrated(&s, &filler(80_000)).len() <= 4);
+    }
+
+    #[test]
+    fn hydration_never_offers_a_name_a_direct_call_refuses() {
+        let mut tools = assistant_tools();
+        tools.push(json!({ "name": "send_message", "owner": "chat", "description": "Send a chat message through the chat plugin." }));
+        let s = directory_session(tools);
+        let defs = s.hydrate(
+            "Send a chat message to the team channel about the weather forecast in Lyon",
+            None,
+            &["openclaw:chat:send_message".into(), "send_message".into()],
+        );
+        assert!(
+            defs.iter().any(|d| d.name == "get_weather"),
+            "{:?}",
+            defs.iter().map(|d| &d.name).collect::<Vec<_>>()
+        );
+        for def in &defs {
+            assert_ne!(
+                def.name, "send_message",
+                "two tools share the name: a direct call would be AMBIGUOUS_TOOL"
+            );
+            assert!(
+                s.handles(&def.name),
+                "{} must be directly callable",
+                def.name
+            );
+        }
+    }
+
+    #[test]
+    fn implied_capability_families_hydrate_together() {
+        let s = directory_session(assistant_tools());
+        let research = hydrated(
+            &s,
+            "Research the history of the printing press and summarize what the main sources say.",
+        );
+        assert!(
+            research.contains(&"web_search".into()) && research.contains(&"web_fetch".into()),
+            "{research:?}"
+        );
+        let recall = hydrated(
+            &s,
+            "Do you remember what I told you about my sister's birthday?",
+        );
+        assert!(
+            recall.contains(&"memory_search".into()) && recall.contains(&"memory_get".into()),
+            "{recall:?}"
+        );
+        let facts = hydrated(&s, "Who is the CEO of Northwind Traders?");
+        assert!(facts.contains(&"web_search".into()), "{facts:?}");
+        assert!(!facts.iter().any(|n| n.starts_with("memory_")), "{facts:?}");
+        // Families come from names and descriptions, not from fixed tool names.
+        let s = directory_session(vec![
+            tool(
+                "search_internet",
+                "Look up pages on the internet and return links.",
+            ),
+            tool("fetch_url", "Download a page and return its text."),
+            tool(
+                "recall_notes",
+                "Search what the user asked the assistant to remember.",
+            ),
+            tool("notes_memory_read", "Read one remembered note in full."),
+            tool("send_message", "Send a chat message to a channel."),
+        ]);
+        let research = hydrated(
+            &s,
+            "Please research electric ferries online and cite your sources.",
+        );
+        assert!(
+            research.contains(&"search_internet".into()) && research.contains(&"fetch_url".into()),
+            "{research:?}"
+        );
+        let recall = hydrated(&s, "What did I tell you last time about the garden?");
+        assert!(
+            recall.contains(&"recall_notes".into()) && recall.contains(&"notes_memory_read".into()),
+            "{recall:?}"
+        );
+    }
+
+    /// OpenClaw's own tools for web research and delivery, with their descriptions.
+    fn openclaw_core_tools() -> Vec<Value> {
+        vec![
+        tool("web_search", "Search the web. Returns titles, URLs, and snippets."),
+        tool("web_fetch", "Fetch and extract readable content from a URL (HTML to markdown/text)."),
+        tool("message", "Send, read, and manage messages and channel actions"),
+        tool("memory_search", "Search the agent's long-term memory notes before answering questions about prior work."),
+        tool("memory_get", "Read a snippet from the memory files by path and line range."),
+        tool("browser", "Control a browser: open pages, click, type and take snapshots."),
+        tool("read", "Read a file from the workspace."),
+        tool("cron", "Schedule reminders and recurring jobs."),
+        tool("image_generate", "Generate an image from a text prompt."),
+        tool("tts", "Convert text to speech audio."),
+        json!({ "name": "market_quote", "owner": "finance", "description": "Current stock quote for a ticker symbol.",
+                "inputSchema": { "type": "object", "properties": { "symbol": { "type": "string" } }, "required": ["symbol"] } }),
+    ]
+    }
+
+    #[test]
+    fn news_urls_and_posting_hydrate_the_web_and_message_families() {
+        let s = directory_session(openclaw_core_tools());
+        let news = hydrated(&s, "search today's latest AI news");
+        assert!(
+            news.contains(&"web_search".into()) && news.contains(&"web_fetch".into()),
+            "{news:?}"
+        );
+        assert!(!news.iter().any(|n| n.starts_with("memory_")), "{news:?}");
+        let post = hydrated(&s, "read https://example.com and post it here");
+        assert!(
+            post.contains(&"web_fetch".into()) && post.contains(&"message".into()),
+            "{post:?}"
+        );
+        let market = hydrated(&s, "latest market news");
+        assert!(market.contains(&"web_search".into()), "{market:?}");
+        // Posting alone: the message tool, and no web tools it did not ask for.
+        let tell = hydrated(&s, "Tell the team channel that the build is green");
+        assert_eq!(
+            tell.first().map(String::as_str),
+            Some("message"),
+            "{tell:?}"
+        );
+    }
+
+    #[test]
+    fn hydrate_options_are_read_from_json_with_the_wrong_field_named() {
+        use crate::session::HydrateOptions;
+        assert_eq!(
+            HydrateOptions::from_json(&Value::Null).unwrap(),
+            HydrateOptions::default()
+        );
+        let read =
+            HydrateOptions::from_json(&json!({ "maxTools": 2, "required": ["read"] })).unwrap();
+        assert_eq!(
+            (read.max_tools, read.required),
+            (Some(2), vec!["read".to_string()])
+        );
+        for (bad, says) in [
+            (json!([]), "options must be an object"),
+            (json!({ "maxTools": 1.5 }), "maxTools"),
+            (json!({ "maxTools": -1 }), "maxTools"),
+            (json!({ "required": "read" }), "required"),
+            (json!({ "required": [1] }), "required"),
+        ] {
+            let err = HydrateOptions::from_json(&bad).unwrap_err();
+            assert_eq!(err.code, ErrorCode::InvalidRequest);
+            assert!(err.message.contains(says), "{bad}: {}", err.message);
+        }
+    }
 }

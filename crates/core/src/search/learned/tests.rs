@@ -205,7 +205,7 @@ fn a_file_reads_back_as_written_and_refuses_damage() {
 
 #[test]
 fn a_prior_survives_a_restart_and_a_damaged_file_starts_again() {
-    let dir = super::super::cache_folder::scratch_dir("learned-restart");
+    let dir = crate::search::tests::scratch_dir("learned-restart");
     let params = LearningParams::default();
     {
         let prior = LearnedPrior::open(Some(&dir), "restart");

@@ -85,15 +85,9 @@ impl DiskCache {
         })
     }
 
-    /// The cached vectors among `wanted` (a missing or unusable file: none).
-    #[cfg(test)]
-    pub fn read(&self, wanted: &HashSet<[u8; 32]>) -> HashMap<[u8; 32], QVec> {
-        self.read_checked(wanted).found
-    }
-
-    /// [`DiskCache::read`], with the reason when the file was not (fully) used.
+    /// The cached vectors among `wanted`, with the reason when the file was not (fully) used.
     pub fn read_checked(&self, wanted: &HashSet<[u8; 32]>) -> ReadOutcome {
-        let mut found = HashMap::new();
+        let found = HashMap::new();
         let file = match self.open_file(false) {
             Ok(Some(file)) => file,
             Ok(None) => {
@@ -116,43 +110,22 @@ impl DiskCache {
                 warning: Some(format!("vector cache {}: {e}", self.path.display())),
             };
         }
-        // One pass: a damaged place costs one check and a scan to the next
-        // magic; a file with many of them, or mostly garbage, is given up.
-        let mut at = 0;
-        let mut damaged = 0;
-        let mut skipped = 0;
-        while at + RECORD <= bytes.len() {
-            if let Some((key, row)) = self.parse(&bytes[at..at + RECORD]) {
-                if wanted.contains(&key) {
-                    found.insert(key, row);
-                }
-                at += RECORD;
-                continue;
-            }
-            damaged += 1;
-            let next = find(&bytes[at + 1..], &MAGIC).map_or(bytes.len(), |next| at + 1 + next);
-            skipped += next - at;
-            if damaged > MAX_DAMAGED || skipped > MAX_DAMAGED * RECORD {
-                found.clear();
-                return ReadOutcome {
-                    found,
-                    warning: Some(self.move_aside()),
-                };
-            }
-            at = next;
-        }
-        ReadOutcome {
-            found,
-            warning: None,
+        match scan(&bytes, wanted, |record| self.parse(record)) {
+            Some(found) => ReadOutcome {
+                found,
+                warning: None,
+            },
+            None => ReadOutcome {
+                found,
+                warning: Some(self.move_aside()),
+            },
         }
     }
 
     /// A record's key and vector, if its magic, keyed check and length are right.
-    fn parse(&self, record: &[u8]) -> Option<([u8; 32], QVec)> {
+    pub(super) fn parse(&self, record: &[u8]) -> Option<([u8; 32], QVec)> {
         let (magic, rest) = record.split_at(MAGIC.len());
         let (body, check) = rest.split_at(BODY);
-        #[cfg(test)]
-        CHECKS.with(|n| n.set(n.get() + 1));
         if magic != MAGIC || check_of(&self.key, body) != check {
             return None;
         }
@@ -227,10 +200,35 @@ impl DiskCache {
     }
 }
 
-#[cfg(test)]
-thread_local! {
-    /// Records checked by `parse`: the work of a read, counted instead of timed.
-    pub(super) static CHECKS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+/// The records of a cache file's `bytes` whose key is `wanted`, each checked by `parse`, in one
+/// pass: a damaged place costs one check and a scan to the next magic. `None`: the file is
+/// given up (damaged in more than [`MAX_DAMAGED`] places, or mostly garbage).
+pub(super) fn scan(
+    bytes: &[u8],
+    wanted: &HashSet<[u8; 32]>,
+    mut parse: impl FnMut(&[u8]) -> Option<([u8; 32], QVec)>,
+) -> Option<HashMap<[u8; 32], QVec>> {
+    let mut found = HashMap::new();
+    let mut at = 0;
+    let mut damaged = 0;
+    let mut skipped = 0;
+    while at + RECORD <= bytes.len() {
+        if let Some((key, row)) = parse(&bytes[at..at + RECORD]) {
+            if wanted.contains(&key) {
+                found.insert(key, row);
+            }
+            at += RECORD;
+            continue;
+        }
+        damaged += 1;
+        let next = find(&bytes[at + 1..], &MAGIC).map_or(bytes.len(), |next| at + 1 + next);
+        skipped += next - at;
+        if damaged > MAX_DAMAGED || skipped > MAX_DAMAGED * RECORD {
+            return None;
+        }
+        at = next;
+    }
+    Some(found)
 }
 
 fn check_of(key: &[u8; 32], body: &[u8]) -> [u8; CHECK] {

@@ -29,7 +29,6 @@ pub use qvec::{QVec, TOOL_TOKENS};
 pub use tool_search_embed::check_model_dir;
 pub use vectors::{tool_key, tool_text_of, VectorTable};
 
+/// Shared with other modules' tests: `tests::word_model_at`.
 #[cfg(test)]
-pub(crate) use model::word_model_at;
-#[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -84,8 +84,8 @@ pub fn query_clauses(query: &str) -> Vec<&str> {
 /// A model folder, loaded on first use (off the event loop: the embedding
 /// job loads it).
 pub struct ModelHandle {
-    dir: PathBuf,
-    loaded: OnceLock<Result<Arc<SemanticModel>, String>>,
+    pub(super) dir: PathBuf,
+    pub(super) loaded: OnceLock<Result<Arc<SemanticModel>, String>>,
 }
 
 impl ModelHandle {
@@ -104,7 +104,7 @@ impl ModelHandle {
         self.loaded
             .get_or_init(|| {
                 Encoder::load(&self.dir)
-                    .map(|encoder| Arc::new(SemanticModel::new(Backend::Encoder(encoder))))
+                    .map(|encoder| Arc::new(SemanticModel::new(Box::new(encoder))))
                     .map_err(|e| e.to_string())
             })
             .as_ref()
@@ -112,7 +112,8 @@ impl ModelHandle {
     }
 }
 
-fn handles() -> std::sync::MutexGuard<'static, HashMap<PathBuf, Arc<ModelHandle>>> {
+/// Every model folder's handle (one per folder for the process).
+pub(super) fn handles() -> std::sync::MutexGuard<'static, HashMap<PathBuf, Arc<ModelHandle>>> {
     static HANDLES: OnceLock<Mutex<HashMap<PathBuf, Arc<ModelHandle>>>> = OnceLock::new();
     HANDLES
         .get_or_init(Mutex::default)
@@ -130,29 +131,38 @@ pub fn model_at(dir: &Path) -> Arc<ModelHandle> {
     }))
 }
 
-/// Tests: a stand-in model registered under `dir` (no files read), whose
-/// vectors are hashed bags of words, so hybrid ranking, the query cache and
-/// the embedding counters run without the model package.
-#[cfg(test)]
-pub(crate) fn word_model_at(dir: &Path) -> Arc<ModelHandle> {
-    let handle = Arc::new(ModelHandle {
-        dir: dir.to_path_buf(),
-        loaded: OnceLock::new(),
-    });
-    let _ = handle
-        .loaded
-        .set(Ok(Arc::new(SemanticModel::new(Backend::Words))));
-    handles().insert(dir.to_path_buf(), Arc::clone(&handle));
-    handle
+/// What computes the vectors: the sentence encoder, or a stand-in with its interface (the
+/// tests' bags of words, so hybrid ranking runs without the model package).
+pub(super) trait Embedder: Send + Sync {
+    /// Digest of the model files: part of every cached vector's key.
+    fn digest(&self) -> &str;
+    /// One text's vector (the full 256-piece limit).
+    fn embed_one(&self, text: &str) -> [f32; DIM];
+    /// Each clause's vector, and the whole's pooled over all their word pieces.
+    fn embed_clauses(&self, clauses: &[&str]) -> (Vec<[f32; DIM]>, [f32; DIM]);
+    /// Quantized vectors of tool texts (cut to TOOL_TOKENS word pieces).
+    fn embed_tools(&self, texts: &[&str]) -> Vec<QVec>;
 }
 
-/// What computes the vectors.
-#[cfg_attr(test, allow(clippy::large_enum_variant))] // one per process; `Words` exists in tests only
-enum Backend {
-    Encoder(Encoder),
-    /// Tests: hashed bags of words.
-    #[cfg(test)]
-    Words,
+impl Embedder for Encoder {
+    fn digest(&self) -> &str {
+        self.model_digest()
+    }
+
+    fn embed_one(&self, text: &str) -> [f32; DIM] {
+        self.embed(&[text]).pop().unwrap_or([0.0; DIM])
+    }
+
+    fn embed_clauses(&self, clauses: &[&str]) -> (Vec<[f32; DIM]>, [f32; DIM]) {
+        self.embed_joint_within(clauses, tool_search_embed::MAX_JOINT_TOKENS)
+    }
+
+    fn embed_tools(&self, texts: &[&str]) -> Vec<QVec> {
+        self.embed_truncated(texts, TOOL_TOKENS)
+            .iter()
+            .map(QVec::quantize)
+            .collect()
+    }
 }
 
 /// Query embeddings done by this process, and by the calling thread (see
@@ -174,12 +184,12 @@ pub fn query_embeddings() -> (u64, u64) {
 }
 
 pub struct SemanticModel {
-    backend: Backend,
+    backend: Box<dyn Embedder>,
     queries: Mutex<QueryCache>,
 }
 
 impl SemanticModel {
-    fn new(backend: Backend) -> SemanticModel {
+    pub(super) fn new(backend: Box<dyn Embedder>) -> SemanticModel {
         SemanticModel {
             backend,
             queries: Mutex::new(QueryCache::new(QUERY_CACHE_ENTRIES, QUERY_CACHE_BYTES)),
@@ -188,11 +198,7 @@ impl SemanticModel {
 
     /// Digest of the model files: part of every cached vector's key.
     pub fn digest(&self) -> &str {
-        match &self.backend {
-            Backend::Encoder(encoder) => encoder.model_digest(),
-            #[cfg(test)]
-            Backend::Words => "test-words-v1",
-        }
+        self.backend.digest()
     }
 
     /// The query's vectors if they are cached (never embeds: cheap on any thread).
@@ -238,66 +244,17 @@ impl SemanticModel {
     }
 
     fn embed_one(&self, text: &str) -> [f32; DIM] {
-        match &self.backend {
-            Backend::Encoder(encoder) => encoder.embed(&[text]).pop().unwrap_or([0.0; DIM]),
-            #[cfg(test)]
-            Backend::Words => words_vector(&[text]),
-        }
+        self.backend.embed_one(text)
     }
 
     fn embed_clauses(&self, clauses: &[&str]) -> (Vec<[f32; DIM]>, [f32; DIM]) {
-        match &self.backend {
-            Backend::Encoder(encoder) => {
-                encoder.embed_joint_within(clauses, tool_search_embed::MAX_JOINT_TOKENS)
-            }
-            #[cfg(test)]
-            Backend::Words => (
-                clauses.iter().map(|c| words_vector(&[c])).collect(),
-                words_vector(clauses),
-            ),
-        }
+        self.backend.embed_clauses(clauses)
     }
 
     /// Quantized vectors of tool texts (cut to TOOL_TOKENS word pieces).
     pub fn embed_tools(&self, texts: &[&str]) -> Vec<QVec> {
-        match &self.backend {
-            Backend::Encoder(encoder) => encoder
-                .embed_truncated(texts, TOOL_TOKENS)
-                .iter()
-                .map(QVec::quantize)
-                .collect(),
-            #[cfg(test)]
-            Backend::Words => texts
-                .iter()
-                .map(|t| QVec::quantize(&words_vector(&[t])))
-                .collect(),
-        }
+        self.backend.embed_tools(texts)
     }
-}
-
-/// Tests: the normalized sum of one pseudo-random unit vector per word
-/// (lowercased letters and digits) of `texts`.
-#[cfg(test)]
-fn words_vector(texts: &[&str]) -> [f32; DIM] {
-    let mut sum = [0f32; DIM];
-    for word in texts
-        .iter()
-        .flat_map(|t| t.split(|c: char| !c.is_alphanumeric()))
-        .filter(|w| !w.is_empty())
-    {
-        let mut x = blake3::hash(word.to_lowercase().as_bytes()).as_bytes()[..8]
-            .iter()
-            .fold(0u64, |a, &b| a << 8 | b as u64)
-            | 1;
-        for v in sum.iter_mut() {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            *v += (x >> 40) as f32 / (1u64 << 24) as f32 - 0.5;
-        }
-    }
-    let norm = sum.iter().map(|v| v * v).sum::<f32>().sqrt().max(1e-12);
-    sum.map(|v| v / norm)
 }
 
 /// The last queries' vectors, least recently used out first, bounded in
@@ -367,21 +324,21 @@ impl QueryCache {
             }
         }
     }
-
-    #[cfg(test)]
-    pub(crate) fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    #[cfg(test)]
-    pub(crate) fn bytes(&self) -> usize {
-        self.bytes
-    }
 }
 
 #[cfg(test)]
-mod cache_tests {
+mod tests {
     use super::*;
+
+    impl QueryCache {
+        fn len(&self) -> usize {
+            self.entries.len()
+        }
+
+        fn bytes(&self) -> usize {
+            self.bytes
+        }
+    }
 
     fn vectors(clauses: usize) -> Arc<QueryVectors> {
         Arc::new(QueryVectors {

@@ -1,6 +1,6 @@
-//! One run's bridge session: sends the code, validates every frame from the child, answers
-//! search/describe inline, runs calls on the host with a concurrency cap, enforces the caps, the
-//! deadline and the abort signal. Any protocol violation ends the run.
+//! One run's end of the bridge to the child: sends the code, validates every frame from the
+//! child, answers search/describe inline, runs calls on the host with a concurrency cap, enforces
+//! the caps, the deadline and the abort signal. Any protocol violation ends the run.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -42,7 +42,7 @@ struct QueuedCall {
     args_json: String,
 }
 
-pub(crate) struct Session {
+pub(crate) struct Bridge {
     caps: Caps,
     log_style: LogStyle,
     host: Arc<dyn BridgeHost>,
@@ -72,14 +72,14 @@ pub(crate) struct Session {
     diag_total: usize,
 }
 
-impl Session {
+impl Bridge {
     pub(crate) fn new(
         caps: Caps,
         log_style: LogStyle,
         host: Arc<dyn BridgeHost>,
         gateway_bytes: Arc<CallBytes>,
     ) -> Self {
-        Session {
+        Bridge {
             log_style,
             charges: HashMap::new(),
             outstanding_bytes: 0,
@@ -560,7 +560,7 @@ fn result_too_large(bytes: impl std::fmt::Display, cap: usize) -> String {
     )
 }
 
-impl Drop for Session {
+impl Drop for Bridge {
     fn drop(&mut self) {
         self.cancel_outstanding();
     }

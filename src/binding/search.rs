@@ -1,10 +1,10 @@
-//! Hybrid ranking of a catalog from JS: `rankingStatus()`,
-//! `whenRankingReady()`, `searchAsync()` and `searchBatchAsync()`.
+//! Searching a catalog off the event loop and its ranking's status, from JS: `searchAsync()`,
+//! `searchBatchAsync()`, `rankingStatus()`, `whenRankingReady()` and `queryEmbeddings()`.
 
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi_derive::napi;
-use tool_search_core::catalog::{BatchRequest, Catalog, CatalogRanking};
+use tool_search_core::catalog::{BatchRequest, Catalog, CatalogRanking, SearchOptions};
 use tool_search_core::search::semantic::RankingState;
 use tool_search_core::ErrorCode;
 
@@ -74,22 +74,15 @@ impl Task for SearchTask {
             let hits = match &self.request {
                 SearchKind::Single { query, limit } => {
                     let vectors = catalog.query_vectors([query.as_str()]).complete();
-                    json_text(
-                        &catalog
-                            .search_with(query, *limit, &vectors)
-                            .map_err(to_js)?,
-                    )
+                    let options = SearchOptions::hits(*limit).with_vectors(&vectors);
+                    json_text(&catalog.search(query, &options).map_err(to_js)?)
                 }
                 SearchKind::Batch(request) => {
                     let queries = catalog.batch_queries(request);
                     let vectors = catalog
                         .query_vectors(queries.iter().map(String::as_str))
                         .complete();
-                    json_text(
-                        &catalog
-                            .search_batch_with(request, &vectors)
-                            .map_err(to_js)?,
-                    )
+                    json_text(&catalog.search_batch(request, &vectors).map_err(to_js)?)
                 }
             };
             hits.map(Hits)
