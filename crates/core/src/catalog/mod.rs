@@ -16,9 +16,10 @@ mod ranking;
 mod records;
 mod refusal;
 mod release;
+mod repair;
 mod slots;
 pub mod store;
-mod text;
+pub(crate) mod text;
 mod update;
 
 use std::collections::BTreeSet;
@@ -38,9 +39,11 @@ pub use lookup::LookupStyle;
 pub use policy::{CompiledPolicy, Policy, PolicyLayer};
 pub use ranking::{CatalogRanking, QueryVectorSet, RankingMode};
 pub use records::{
-    parse_catalog_text, parse_spans, record_spans, RawRecord, KNOWN_FIELDS, UNREADABLE,
+    parse_catalog_text, parse_spans, record_spans, unreadable_record, RawRecord, KNOWN_FIELDS,
+    UNREADABLE, UNREADABLE_FIELDS,
 };
 pub use refusal::{ExclusionCode, Refusal};
+pub use repair::RepairedTool;
 pub use slots::FromSlots;
 
 use crate::config::{MAX_SEARCH_LIMIT_CAP, MAX_SEARCH_LIMIT_DEFAULT, SEARCH_DEFAULT_LIMIT_DEFAULT};
@@ -59,6 +62,10 @@ pub struct CatalogOptions {
     /// Throw INVALID_CATALOG on the first bad record instead of excluding it.
     #[serde(default)]
     pub strict: bool,
+    /// Index a record the catalog would refuse in a safe form where its
+    /// refusal has a repair (see [`Catalog::repaired`]); derived versions too.
+    #[serde(default)]
+    pub repair: bool,
     /// Reuse built data for an unchanged catalog (default true).
     pub cache: Option<bool>,
     pub search_default_limit: Option<Value>,
@@ -465,6 +472,7 @@ impl Uncataloged {
 struct BuildSettings {
     policy: Arc<CompiledPolicy>,
     strict: bool,
+    repair: bool,
     cache: bool,
     core_tools: Arc<BTreeSet<String>>,
     ranking: ranking::RankingSetting,
@@ -484,6 +492,7 @@ impl BuildSettings {
         Ok(BuildSettings {
             policy: Arc::new(options.policy.compile()?),
             strict: options.strict,
+            repair: options.repair,
             cache: options.cache.unwrap_or(true) && !options.strict,
             core_tools: Arc::new(match &options.core_tools {
                 Some(names) => names.iter().cloned().collect(),
@@ -543,7 +552,10 @@ impl Catalog {
     /// Built data for `text`: reused when the same text or the same validated
     /// content was built before (and caching is on).
     fn data_for_text(text: &str, settings: &BuildSettings) -> Result<Arc<CatalogData>> {
-        let text_key = format!("text:{}", blake3::hash(text.as_bytes()).to_hex());
+        let text_key = repair::keyed(
+            format!("text:{}", blake3::hash(text.as_bytes()).to_hex()),
+            settings.repair,
+        );
         if !settings.cache {
             return Catalog::data_for_records(
                 store::intern(record_spans(text)?),
@@ -589,7 +601,7 @@ impl Catalog {
         also_key: Option<String>,
         settings: &BuildSettings,
     ) -> Result<Arc<CatalogData>> {
-        let key = store::records_key(&records);
+        let key = repair::keyed(store::records_key(&records), settings.repair);
         if settings.cache {
             if let Some(data) = full_build(&key) {
                 if let Some(also) = &also_key {
@@ -616,11 +628,15 @@ impl Catalog {
         if settings.strict {
             reject_unknown_fields(&mut parsed);
         }
-        let validated = data::validate_records(parsed, settings.strict)?;
+        let repairs = settings
+            .repair
+            .then(|| repair::RepairInput::new(&records, 0));
+        let validated = data::validate_records(parsed, settings.strict, repairs)?;
         let digests: Vec<_> = validated.entries.iter().map(ToolEntry::digest).collect();
         let fingerprint = data::fingerprint(
             &digests,
             &validated.excluded,
+            &validated.repaired,
             &validated.direct_only,
             &validated.control_named,
         );
@@ -660,7 +676,7 @@ impl Catalog {
         added: usize,
     ) -> Result<Arc<CatalogData>> {
         let settings = &self.settings;
-        let key = store::records_key(&records);
+        let key = repair::keyed(store::records_key(&records), settings.repair);
         // Data built from the same records stands for this version only if
         // the same unreadable records are owned by the same owners.
         let kept_adopted = self.kept_adoption(replaced);
@@ -700,7 +716,10 @@ impl Catalog {
             return Ok(data);
         }
         let new = records[records.len() - added..].to_vec();
-        let derived = match self.data.derive(replaced, new, settings.strict) {
+        let derived = match self
+            .data
+            .derive(replaced, new, settings.strict, settings.repair)
+        {
             Ok(derived) => derived,
             // A strict build's error: reported exactly as a full build of these records reports it.
             Err(_) => {
