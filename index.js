@@ -42,6 +42,7 @@ exports.rankingCapability = native.rankingCapability
 exports.queryEmbeddings = native.queryEmbeddings
 exports.learningFiles = native.learningFiles
 exports.resetLearningFolder = native.resetLearningFolder
+exports.contract = native.contract
 
 /**
  * The native session class, constructed with its events also feeding OpenTelemetry (searches and
