@@ -1011,7 +1011,7 @@ impl CatalogData {
                 self.excluded
                     .iter()
                     .filter(|x| record_map.get(x.index).copied().flatten().is_some())
-                    .filter_map(|x| repair::natural_id(&self.records[x.index].text)),
+                    .filter_map(|x| repair::natural_id(&self.records.get(x.index)?.text)),
             );
             ids
         };
