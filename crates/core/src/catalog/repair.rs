@@ -92,8 +92,10 @@ impl<'a> RepairInput<'a> {
         self.outside.map(|f| f()).unwrap_or_default()
     }
 
+    /// The records of the whole list (a derived version's kept ones too): a
+    /// derived version may try as many renames as a full build of its list.
     pub(super) fn len(&self) -> usize {
-        self.records.len()
+        self.first.saturating_add(self.records.len())
     }
 }
 
