@@ -839,6 +839,7 @@ module.exports.ToolCatalog = nativeBinding.ToolCatalog
 module.exports.ToolSearchSession = nativeBinding.ToolSearchSession
 module.exports.codeModeCapability = nativeBinding.codeModeCapability
 module.exports.configureCodeMode = nativeBinding.configureCodeMode
+module.exports.contract = nativeBinding.contract
 module.exports.learningFiles = nativeBinding.learningFiles
 module.exports.nativeMemory = nativeBinding.nativeMemory
 module.exports.probeCodeMode = nativeBinding.probeCodeMode

@@ -44,4 +44,5 @@ exports.rankingCapability = native.rankingCapability
 exports.queryEmbeddings = native.queryEmbeddings
 exports.learningFiles = native.learningFiles
 exports.resetLearningFolder = native.resetLearningFolder
+exports.contract = native.contract
 

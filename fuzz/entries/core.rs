@@ -175,10 +175,12 @@ fn catalog_records_with(data: &[u8], build_all: bool) {
         return;
     }
     // Odd lengths build strictly; every fourth length goes through the
-    // process-wide cache (bounded: a few recent builds), the rest bypass it.
+    // process-wide cache (bounded: a few recent builds), the rest bypass it;
+    // every third length repairs the records it would refuse.
     let options = CatalogOptions {
         strict: len % 2 == 1,
         cache: Some(len.is_multiple_of(4)),
+        repair: len.is_multiple_of(3),
         ..CatalogOptions::default()
     };
     let Ok(catalog) = Catalog::from_json_text(&text, &options) else {

@@ -13,7 +13,7 @@ use tool_search_core::ErrorCode;
 
 use super::convert::{
     is_nullish, json_arg, number_arg, object_arg, optional_json_arg, parsed, property, string_arg,
-    stringify,
+    stringify, stringify_fields,
 };
 use super::errors::{from_napi, guard, js_error, to_js, JsCode, JsResult};
 
@@ -64,9 +64,11 @@ fn parse_options(env: &Env, options: Option<Unknown>) -> JsResult<CatalogOptions
 
 /// The tool array as JSON text, each record serialized on its own (as
 /// `js/catalog.js` does): one that JSON cannot express (undefined, a function,
-/// a BigInt, a cycle, a throwing getter) becomes the core's marker with why,
-/// never `null` (a whole-array `JSON.stringify` turns undefined and functions
-/// into `null`), so the core excludes it alone with the right reason.
+/// a BigInt, a cycle, a throwing getter) becomes the core's stand-in with why
+/// and the fields of it that can be read (`unreadable_record`), never `null`
+/// (a whole-array `JSON.stringify` turns undefined and functions into
+/// `null`), so the core excludes it alone with the right reason, or (`repair`)
+/// indexes it by those fields.
 fn tools_json(env: &Env, tools: Unknown) -> JsResult<String> {
     // SAFETY: the only caller (`tools_text`) checked that `tools` is a JS array; `Array` wraps
     // the same handle for this call's scope.
@@ -88,8 +90,12 @@ fn tools_json(env: &Env, tools: Unknown) -> JsResult<String> {
             }
             _ => "a tool must be a JSON object, not undefined or a function".to_string(),
         };
-        let marker = format!("{}{why}", tool_search_core::catalog::UNREADABLE);
-        text.push_str(&serde_json::Value::from(marker).to_string());
+        let readable = element
+            .and_then(|e| stringify_fields(env, e, &tool_search_core::catalog::UNREADABLE_FIELDS));
+        text.push_str(&tool_search_core::catalog::unreadable_record(
+            &why,
+            readable.as_deref(),
+        ));
     }
     text.push(']');
     Ok(text)
@@ -487,6 +493,13 @@ impl ToolCatalog {
     #[napi(getter, ts_return_type = "ExcludedTool[]")]
     pub fn excluded<'env>(&self, env: &'env Env) -> Result<Unknown<'env>, JsCode> {
         guard(|| parsed(env, &self.inner.excluded()))
+    }
+
+    /// Records indexed in a repaired form (`repair: true`), with the refusal,
+    /// what changed and the id each is indexed under.
+    #[napi(getter, ts_return_type = "RepairedTool[]")]
+    pub fn repaired<'env>(&self, env: &'env Env) -> Result<Unknown<'env>, JsCode> {
+        guard(|| parsed(env, &self.inner.repaired()))
     }
 
     /// Ids of the allowed tools, in id order.

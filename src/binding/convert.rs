@@ -40,6 +40,19 @@ pub fn stringify(env: &Env, value: Unknown) -> std::result::Result<Option<String
     }
 }
 
+/// `JSON.stringify(value, fields)`: only the top-level `fields` (a replacer
+/// list), `None` when that too cannot be written.
+pub fn stringify_fields(env: &Env, value: Unknown, fields: &[&str]) -> Option<String> {
+    let stringify: Function<FnArgs<(Unknown, Vec<&str>)>, Unknown> =
+        json_function(env, "stringify").ok()?;
+    let out = stringify.call((value, fields.to_vec()).into()).ok()?;
+    match out.get_type().ok()? {
+        // SAFETY: the value's type was read just above.
+        ValueType::String => unsafe { out.cast::<String>() }.ok(),
+        _ => None,
+    }
+}
+
 /// The one serializer of results: their JSON text. A value serde cannot
 /// write (a failing `Serialize`, a map with non-string keys) is an INTERNAL
 /// error saying so, never `null`.

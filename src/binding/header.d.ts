@@ -58,6 +58,13 @@ export interface CatalogOptions {
   policy?: ToolPolicy
   /** Throw INVALID_CATALOG on the first bad record (or unknown top-level field) instead of excluding it. */
   strict?: boolean
+  /**
+   * Index a record the catalog would refuse in a safe form, in the same build, where its
+   * refusal has a repair (see `RepairedTool`; listed in `repaired`, no longer in `excluded`).
+   * Versions derived from the catalog (`updateAsync`, `append`, `withSource`) repair too.
+   * Default false: refused records are excluded.
+   */
+  repair?: boolean
   /** Core coding tools (source `openclaw`, owner `core`) that stay visible in tools and directory modes and stay cataloged. Default: read, write, edit, exec, process, apply_patch. */
   coreTools?: string[]
   /** Reuse the built index for an unchanged catalog (default true). */
@@ -276,6 +283,31 @@ export interface ExcludedTool {
   code: 'UNREADABLE_RECORD' | 'INVALID_FIELD' | 'INVALID_SCHEMA' | 'DUPLICATE_ID' | 'CONTROL_TOOL'
   field?: string
   reason: string
+}
+
+/**
+ * A record indexed in a repaired form (`repair: true`), listed once per repair made, by the
+ * refusal's `code` and `field`:
+ * - `INVALID_SCHEMA` of `inputSchema`: indexed without its input schema;
+ * - `UNREADABLE_RECORD`: indexed by its source, owner, name and description only (a tool JSON
+ *   cannot express is sent with those fields when they can be read);
+ * - `CONTROL_TOOL`, `INVALID_FIELD` of `name` or `owner`: renamed to a safe name unique among the
+ *   catalog's ids (invisible characters removed, ':' as '_', trimmed, cut; `tool_<hash>` when
+ *   nothing is left; then `_2`, `_3`, …);
+ * - `INVALID_FIELD` of `mcp`, `label` or `title`: indexed without it; of `description`: with an
+ *   empty one; of `source`: as a `client` tool.
+ * A duplicate id and the other refusals have no repair: they stay in `excluded`.
+ */
+export interface RepairedTool {
+  /** The record's position in the tools given. */
+  index: number
+  code: 'UNREADABLE_RECORD' | 'INVALID_FIELD' | 'INVALID_SCHEMA' | 'CONTROL_TOOL'
+  field?: string
+  reason: string
+  /** What changed, in a few stable words, e.g. `indexed without its input schema`, `renamed to <id>`. */
+  change: string
+  /** The id the record is indexed under (search hits name it). */
+  id: string
 }
 
 /** What `catalog.audit()` checks. */

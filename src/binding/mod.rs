@@ -6,6 +6,7 @@ mod catalog;
 mod code_cell;
 mod code_mode;
 mod config;
+mod contract;
 mod convert;
 mod errors;
 mod learning;

@@ -12,6 +12,7 @@ use super::options::{CatalogOptions, DEFAULT_CORE_TOOLS};
 use super::policy::CompiledPolicy;
 use super::records::{self, parse_spans, record_spans, RawRecord};
 use super::refusal::{ExclusionCode, Refusal};
+use super::repair;
 use super::search::SearchLimits;
 use super::{cache, store, Catalog, ToolEntry};
 use crate::error::{Error, Result};
@@ -23,6 +24,7 @@ use crate::telemetry::Counters;
 pub(super) struct BuildSettings {
     pub(super) policy: Arc<CompiledPolicy>,
     pub(super) strict: bool,
+    pub(super) repair: bool,
     pub(super) cache: bool,
     pub(super) core_tools: Arc<BTreeSet<String>>,
     pub(super) ranking: RankingSetting,
@@ -42,6 +44,7 @@ impl BuildSettings {
         Ok(BuildSettings {
             policy: Arc::new(options.policy.compile()?),
             strict: options.strict,
+            repair: options.repair,
             cache: options.cache.unwrap_or(true) && !options.strict,
             core_tools: Arc::new(match &options.core_tools {
                 Some(names) => names.iter().cloned().collect(),
@@ -119,7 +122,10 @@ impl Catalog {
     /// Built data for `text`: reused when the same text or the same validated
     /// content was built before (and caching is on).
     fn data_for_text(text: &str, settings: &BuildSettings) -> Result<Arc<CatalogData>> {
-        let text_key = format!("text:{}", blake3::hash(text.as_bytes()).to_hex());
+        let text_key = repair::keyed(
+            format!("text:{}", blake3::hash(text.as_bytes()).to_hex()),
+            settings.repair,
+        );
         if !settings.cache {
             return Catalog::data_for_records(
                 store::intern(record_spans(text)?),
@@ -145,7 +151,7 @@ impl Catalog {
         also_key: Option<String>,
         settings: &BuildSettings,
     ) -> Result<Arc<CatalogData>> {
-        let key = store::records_key(&records);
+        let key = repair::keyed(store::records_key(&records), settings.repair);
         if settings.cache {
             if let Some(data) = full_build(&key) {
                 if let Some(also) = &also_key {
@@ -172,11 +178,15 @@ impl Catalog {
         if settings.strict {
             reject_unknown_fields(&mut parsed);
         }
-        let validated = data::validate_records(parsed, settings.strict)?;
+        let repairs = settings
+            .repair
+            .then(|| repair::RepairInput::new(&records, 0));
+        let validated = data::validate_records(parsed, settings.strict, repairs)?;
         let digests: Vec<_> = validated.entries.iter().map(ToolEntry::digest).collect();
         let fingerprint = data::fingerprint(
             &digests,
             &validated.excluded,
+            &validated.repaired,
             &validated.direct_only,
             &validated.control_named,
         );

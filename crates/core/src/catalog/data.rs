@@ -10,6 +10,7 @@ use tool_search_base::text::{clip, prefix};
 use super::lookup::NameIndex;
 use super::records::RawRecord;
 use super::refusal::{ExclusionCode, Refusal};
+use super::repair::{self, RepairInput, RepairedTool, Repairs};
 use super::store::StoredRecord;
 use super::text::is_invisible;
 use crate::entry::{EntryDigest, EntryFields, Source, ToolEntry, ToolRecord, GONE};
@@ -96,6 +97,7 @@ pub fn empty_data() -> Option<Arc<CatalogData>> {
                 direct_only: Vec::new(),
                 control_named: Vec::new(),
                 excluded: Vec::new(),
+                repaired: Vec::new(),
             };
             CatalogData::build(
                 validated,
@@ -154,6 +156,8 @@ pub struct CatalogData {
     /// when Tool Search is off, never cataloged.
     pub control_named: Vec<Arc<DirectOnlyTool>>,
     pub excluded: Vec<ExcludedTool>,
+    /// Records indexed in a repaired form (the `repair` option), by record index.
+    pub repaired: Vec<RepairedTool>,
     /// Each record this data was built from, in order (an `append` parses
     /// these plus the new ones, each on its own). Shared with the record store.
     pub records: Arc<[Arc<StoredRecord>]>,
@@ -224,6 +228,7 @@ pub struct Validated {
     pub direct_only: Vec<Arc<DirectOnlyTool>>,
     pub control_named: Vec<Arc<DirectOnlyTool>>,
     pub excluded: Vec<ExcludedTool>,
+    pub repaired: Vec<RepairedTool>,
 }
 
 /// The source and owner a parsed record names, defaults applied.
@@ -242,17 +247,36 @@ pub fn origin_of<'a>(source: Option<&str>, owner: Option<&'a str>) -> Option<(So
 }
 
 /// Validate and normalize records. Bad records are excluded with a reason;
-/// `strict` turns the first one into an INVALID_CATALOG error instead.
-pub fn validate_records(records: Vec<RawRecord>, strict: bool) -> Result<Validated> {
-    validate_indexed(records, strict).map(|(validated, _)| validated)
+/// `strict` turns the first one into an INVALID_CATALOG error instead. With
+/// `repair` (the records' texts), a bad record is indexed in a repaired form
+/// where its refusal has a repair ([`repair`]).
+pub fn validate_records(
+    records: Vec<RawRecord>,
+    strict: bool,
+    repair: Option<RepairInput<'_>>,
+) -> Result<Validated> {
+    validate_indexed(records, strict, repair).map(|(validated, _)| validated)
+}
+
+/// A refused record a `repair` build tries to repair (a control tool's, with
+/// its tool as given should it stay refused).
+struct Pending {
+    index: usize,
+    refusal: Refusal,
+    control: Option<Arc<DirectOnlyTool>>,
 }
 
 /// [`validate_records`], with the record index of each kept entry.
-fn validate_indexed(records: Vec<RawRecord>, strict: bool) -> Result<(Validated, Vec<usize>)> {
+fn validate_indexed(
+    records: Vec<RawRecord>,
+    strict: bool,
+    repair: Option<RepairInput<'_>>,
+) -> Result<(Validated, Vec<usize>)> {
     let mut entries: Vec<(ToolEntry, usize)> = Vec::with_capacity(records.len());
     let mut direct_only = Vec::new();
     let mut control_named = Vec::new();
     let mut excluded = Vec::new();
+    let mut pending: Vec<Pending> = Vec::new();
     for raw in records {
         let index = raw.index;
         let outcome = raw
@@ -260,18 +284,25 @@ fn validate_indexed(records: Vec<RawRecord>, strict: bool) -> Result<(Validated,
             .and_then(|(record, value)| normalize(record).map(|n| (n, value)));
         match outcome {
             Ok((Normalized::Entry(entry), _)) => entries.push((entry, index)),
+            Ok((Normalized::Control(tool), Some(value))) if repair.is_some() => {
+                pending.push(Pending {
+                    index,
+                    refusal: Refusal::control(),
+                    control: Some(tool.with_raw(value)),
+                })
+            }
+            Err(refusal) if repair.is_some() => pending.push(Pending {
+                index,
+                refusal,
+                control: None,
+            }),
             Ok((Normalized::DirectOnly(tool), Some(value))) => {
                 direct_only.push(tool.with_raw(value))
             }
             Ok((Normalized::Control(tool), Some(value))) => {
-                excluded.push(ExcludedTool {
-                    index,
-                    name: Some(tool.name.clone()),
-                    code: ExclusionCode::ControlTool,
-                    field: Some("name"),
-                    reason: "control tool (never cataloged)".into(),
-                });
-                control_named.push(tool.with_raw(value));
+                let tool = tool.with_raw(value);
+                excluded.push(control_excluded(index, &tool));
+                control_named.push(tool);
             }
             // The reader keeps the raw object of every record that can be
             // handed back as given (`records::parse_record`).
@@ -297,12 +328,73 @@ fn validate_indexed(records: Vec<RawRecord>, strict: bool) -> Result<(Validated,
             }
         }
     }
+    let mut repaired = Vec::new();
+    if let Some(input) = repair.filter(|_| !pending.is_empty()) {
+        let mut fixed = Vec::new();
+        let mut still_control = Vec::new();
+        {
+            // Every record's own id is taken, refused ones' too (as the record names it).
+            let seed = || {
+                let mut ids: Vec<String> = entries.iter().map(|(e, _)| e.id.clone()).collect();
+                ids.extend(
+                    direct_only
+                        .iter()
+                        .chain(&control_named)
+                        .map(|d| d.id.clone()),
+                );
+                ids.extend(
+                    pending
+                        .iter()
+                        .filter_map(|p| input.text(p.index))
+                        .filter_map(repair::natural_id),
+                );
+                ids.extend(input.outside_ids());
+                ids
+            };
+            let mut repairs = Repairs::new(input.len(), seed);
+            for p in &pending {
+                let outcome = input
+                    .text(p.index)
+                    .and_then(|text| repairs.repair(p.index, text, p.refusal.clone(), read_entry));
+                if let Some((entry, made)) = outcome {
+                    fixed.push((entry, p.index));
+                    repaired.extend(made);
+                    continue;
+                }
+                // No repair: as a build without them.
+                if strict {
+                    return Err(Error::invalid_catalog(format!(
+                        "tool #{}: {}",
+                        p.index, p.refusal.reason
+                    )));
+                }
+                match &p.control {
+                    Some(tool) => {
+                        excluded.push(control_excluded(p.index, tool));
+                        still_control.push(Arc::clone(tool));
+                    }
+                    None => excluded.push(ExcludedTool {
+                        index: p.index,
+                        name: None,
+                        code: p.refusal.code,
+                        field: p.refusal.field,
+                        reason: p.refusal.reason.clone(),
+                    }),
+                }
+            }
+        }
+        entries.extend(fixed);
+        control_named.extend(still_control);
+    }
     // Stable sort: equal ids stay in input order, and the last record wins
     // (a gateway registering a tool again means the newer one), keeping the
     // id's place; the replaced record is listed in `excluded`.
-    entries.sort_by(|a, b| a.0.id.cmp(&b.0.id));
+    // (Repaired entries were added last: ties go by record index.)
+    entries.sort_by(|a, b| a.0.id.cmp(&b.0.id).then(a.1.cmp(&b.1)));
     let mut kept: Vec<ToolEntry> = Vec::with_capacity(entries.len());
     let mut kept_index: Vec<usize> = Vec::with_capacity(entries.len());
+    // Records replaced by a later one with their id: no longer indexed, so not repaired either.
+    let mut lost: Vec<usize> = Vec::new();
     for (entry, index) in entries {
         if let (Some(prev), Some(prev_index)) = (kept.last_mut(), kept_index.last_mut()) {
             if prev.id == entry.id {
@@ -313,6 +405,7 @@ fn validate_indexed(records: Vec<RawRecord>, strict: bool) -> Result<(Validated,
                     )));
                 }
                 let replaced = std::mem::replace(prev, entry);
+                lost.push(*prev_index);
                 excluded.push(ExcludedTool {
                     index: *prev_index,
                     name: Some(replaced.name.clone()),
@@ -328,15 +421,48 @@ fn validate_indexed(records: Vec<RawRecord>, strict: bool) -> Result<(Validated,
         kept_index.push(index);
     }
     excluded.sort_by_key(|e| e.index);
+    if !repaired.is_empty() && !lost.is_empty() {
+        lost.sort_unstable();
+        repaired.retain(|r| lost.binary_search(&r.index).is_err());
+    }
     Ok((
         Validated {
             entries: kept,
             direct_only,
             control_named,
             excluded,
+            repaired,
         },
         kept_index,
     ))
+}
+
+/// The `excluded` item of a record named like a control tool.
+fn control_excluded(index: usize, tool: &DirectOnlyTool) -> ExcludedTool {
+    let refusal = Refusal::control();
+    ExcludedTool {
+        index,
+        name: Some(tool.name.clone()),
+        code: refusal.code,
+        field: refusal.field,
+        reason: refusal.reason,
+    }
+}
+
+/// One record's text read and checked as a build does: what a repair gets back.
+fn read_entry(text: &str) -> repair::Read<ToolEntry> {
+    let Some(raw) = super::records::parse_spans([text]).pop() else {
+        return repair::Read::Other;
+    };
+    match raw.parsed.and_then(|(record, _)| normalize(record)) {
+        Ok(Normalized::Entry(entry)) => {
+            let id = entry.id.clone();
+            repair::Read::Indexed(entry, id)
+        }
+        Ok(Normalized::Control(_)) => repair::Read::Refused(Refusal::control()),
+        Ok(Normalized::DirectOnly(_)) => repair::Read::Other,
+        Err(refusal) => repair::Read::Refused(refusal),
+    }
 }
 
 /// The `excluded` reason of a record replaced by a later one with its id.
@@ -571,6 +697,7 @@ fn check_identifier_part(
 pub fn fingerprint(
     digests: &[EntryDigest],
     excluded: &[ExcludedTool],
+    repaired: &[RepairedTool],
     direct_only: &[Arc<DirectOnlyTool>],
     control_named: &[Arc<DirectOnlyTool>],
 ) -> String {
@@ -588,6 +715,20 @@ pub fn fingerprint(
         write(&(x.index as u64).to_le_bytes());
         write(x.code.as_str().as_bytes());
         write(x.reason.as_bytes());
+    }
+    // Repairs too: a repaired catalog never shares data (or a cache entry) with
+    // an unrepaired one of other records. Written only when there are some, so
+    // a build without them keeps its fingerprint.
+    if !repaired.is_empty() {
+        write(b"repaired");
+        for r in repaired {
+            write(&(r.index as u64).to_le_bytes());
+            write(r.code.as_str().as_bytes());
+            write(r.field.unwrap_or("").as_bytes());
+            write(r.reason.as_bytes());
+            write(r.change.as_bytes());
+            write(r.id.as_bytes());
+        }
     }
     write(b"direct-only");
     let mut direct: Vec<&str> = direct_only
@@ -677,6 +818,7 @@ impl CatalogData {
             direct_only: validated.direct_only,
             control_named: validated.control_named,
             excluded: validated.excluded,
+            repaired: validated.repaired,
             records,
             origins,
             adopted: Vec::new(),
@@ -786,12 +928,16 @@ impl CatalogData {
     /// none) left out and the `added` records after the kept ones: equal to a
     /// full build of that record list, but only the added records are parsed,
     /// validated and indexed. Kept entries keep their order (remapped to their
-    /// new ordinals); the search index shares its parts with this one.
+    /// new ordinals); the search index shares its parts with this one. With
+    /// `repair`, added records are repaired as in a full build; data holding
+    /// a renamed or re-owned tool is built again in full instead (its ids
+    /// depend on every other record's), keeping the adopted records.
     pub fn derive(
         &self,
         replaced: Option<(Source, &str)>,
         added: Vec<Arc<StoredRecord>>,
         strict: bool,
+        repair: bool,
     ) -> Result<CatalogData> {
         let owned =
             |source: Source, owner: &str| replaced.is_some_and(|(s, o)| s == source && o == owner);
@@ -834,10 +980,58 @@ impl CatalogData {
             );
         }
         records.extend(added);
+        if repair && !repair::all_local(&self.repaired) {
+            return CatalogData::rebuilt(records, origins, adopted, strict);
+        }
         if strict {
             super::reject_unknown_fields(&mut parsed);
         }
-        let (fresh, fresh_index) = validate_indexed(parsed, strict)?;
+        // The replaced owner's entries are one run of the id order (ids start
+        // with `<source>:<owner>:`): only that run is read to leave them out.
+        let run = replaced.map_or(0..0, |(s, o)| {
+            let (start, end) = super::owner_run(self, s, o);
+            start..end
+        });
+        let kept_entry =
+            |o: usize| !run.contains(&o) || !owned(self.entries[o].source, &self.entries[o].owner);
+        // The ids the kept records take, for a rename among the added ones.
+        let kept_ids = || {
+            let mut ids: Vec<String> = (0..self.entries.len())
+                .filter(|&o| kept_entry(o))
+                .map(|o| self.entries[o].id.clone())
+                .collect();
+            ids.extend(
+                self.direct_only
+                    .iter()
+                    .chain(&self.control_named)
+                    .filter(|d| !owned(d.source, &d.owner))
+                    .map(|d| d.id.clone()),
+            );
+            ids.extend(
+                self.excluded
+                    .iter()
+                    .filter(|x| record_map.get(x.index).copied().flatten().is_some())
+                    .filter_map(|x| repair::natural_id(&self.records.get(x.index)?.text)),
+            );
+            ids
+        };
+        let input = repair.then(|| {
+            RepairInput::new(&records[kept_records..], kept_records).with_outside(&kept_ids)
+        });
+        let (fresh, fresh_index) = validate_indexed(parsed, strict, input)?;
+        // Kept repairs, renumbered; those of a tool an added record replaces are dropped below.
+        let mut repaired: Vec<RepairedTool> = self
+            .repaired
+            .iter()
+            .filter_map(|r| {
+                record_map
+                    .get(r.index)
+                    .copied()
+                    .flatten()
+                    .map(|index| RepairedTool { index, ..r.clone() })
+            })
+            .collect();
+        let mut replaced_ids: Vec<String> = Vec::new();
 
         // Merge the kept entries (in id order) with the fresh ones (in id order).
         let capacity = self.entries.len() + fresh.entries.len();
@@ -860,16 +1054,8 @@ impl CatalogData {
             })
             .collect();
         excluded.extend(fresh.excluded);
-        // The replaced owner's entries are one run of the id order (ids start
-        // with `<source>:<owner>:`): only that run is read to leave them out.
-        let run = replaced.map_or(0..0, |(s, o)| {
-            let (start, end) = super::owner_run(self, s, o);
-            start..end
-        });
         let mut old = (0..self.entries.len())
-            .filter(|&o| {
-                !run.contains(&o) || !owned(self.entries[o].source, &self.entries[o].owner)
-            })
+            .filter(|&o| kept_entry(o))
             .peekable();
         // Where the next fresh entry goes in the old id order (binary search):
         // the old entries before it are taken without reading their ids.
@@ -909,6 +1095,9 @@ impl CatalogData {
                             field: None,
                             reason,
                         });
+                        if !repaired.is_empty() {
+                            replaced_ids.push(replaced.id.clone());
+                        }
                         old.next();
                         continue;
                     }
@@ -946,6 +1135,12 @@ impl CatalogData {
             }
         }
         excluded.sort_by_key(|e| e.index);
+        if !replaced_ids.is_empty() {
+            replaced_ids.sort_unstable();
+            repaired.retain(|r| replaced_ids.binary_search(&r.id).is_err());
+        }
+        // Added records come after the kept ones: the order stays by record index.
+        repaired.extend(fresh.repaired);
         let direct_only: Vec<Arc<DirectOnlyTool>> = self
             .direct_only
             .iter()
@@ -960,7 +1155,7 @@ impl CatalogData {
             .cloned()
             .chain(fresh.control_named)
             .collect();
-        let fingerprint = fingerprint(&digests, &excluded, &direct_only, &control_named);
+        let fingerprint = fingerprint(&digests, &excluded, &repaired, &direct_only, &control_named);
 
         let index = self.index.derive(&entries, &reused)?;
         // Derived only if built; else built when first needed, as after a full build.
@@ -1003,6 +1198,7 @@ impl CatalogData {
             direct_only,
             control_named,
             excluded,
+            repaired,
             records: records.into(),
             origins,
             adopted,
@@ -1011,6 +1207,32 @@ impl CatalogData {
             index_cache: IndexCacheOutcome::of(IndexCacheState::Derived),
             native_bytes,
         })
+    }
+
+    /// A full `repair` build of `records` (a derived version's list), with
+    /// the derived version's `origins` and `adopted` records.
+    fn rebuilt(
+        records: Vec<Arc<StoredRecord>>,
+        origins: Vec<Option<(Source, Arc<str>)>>,
+        adopted: Vec<(usize, Source, Box<str>)>,
+        strict: bool,
+    ) -> Result<CatalogData> {
+        let mut parsed = super::records::parse_spans(records.iter().map(|r| &*r.text));
+        if strict {
+            super::reject_unknown_fields(&mut parsed);
+        }
+        let validated = validate_records(parsed, strict, Some(RepairInput::new(&records, 0)))?;
+        let digests: Vec<EntryDigest> = validated.entries.iter().map(ToolEntry::digest).collect();
+        let fingerprint = fingerprint(
+            &digests,
+            &validated.excluded,
+            &validated.repaired,
+            &validated.direct_only,
+            &validated.control_named,
+        );
+        let mut data = CatalogData::build(validated, fingerprint, records.into(), origins, None)?;
+        data.adopted = adopted;
+        Ok(data)
     }
 
     pub(crate) fn input_hint(&self, ordinal: usize) -> &str {

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use super::build::within_tool_cap;
 use super::data::CatalogData;
 use super::records::record_spans;
+use super::repair;
 use super::selector::SourceSelector;
 use super::unavailable::{Unavailable, UnavailableOwners};
 use super::{cache, store, Catalog, Source};
@@ -129,7 +130,7 @@ impl Catalog {
         added: usize,
     ) -> Result<Arc<CatalogData>> {
         let settings = &self.settings;
-        let key = store::records_key(&records);
+        let key = repair::keyed(store::records_key(&records), settings.repair);
         // Data built from the same records stands for this version only if
         // the same unreadable records are owned by the same owners.
         let kept_adopted = self.kept_adoption(replaced);
@@ -169,7 +170,10 @@ impl Catalog {
             return Ok(data);
         }
         let new = records[records.len() - added..].to_vec();
-        let derived = match self.data.derive(replaced, new, settings.strict) {
+        let derived = match self
+            .data
+            .derive(replaced, new, settings.strict, settings.repair)
+        {
             Ok(derived) => derived,
             // A strict build's error: reported exactly as a full build of these records reports it.
             Err(_) => {

@@ -36,11 +36,12 @@ mod policy;
 mod records;
 mod refusal;
 mod release;
+mod repair;
 mod search;
 mod selector;
 mod slots;
 pub mod store;
-mod text;
+pub(crate) mod text;
 mod unavailable;
 mod update;
 mod view;
@@ -61,9 +62,11 @@ pub use memory::{memory_in_use, release_unused, CacheMemory, ReleasedMemory};
 pub use options::{CatalogOptions, RankingMode, DEFAULT_CORE_TOOLS};
 pub use policy::{CompiledPolicy, Policy, PolicyLayer};
 pub use records::{
-    parse_catalog_text, parse_spans, record_spans, RawRecord, KNOWN_FIELDS, UNREADABLE,
+    parse_catalog_text, parse_spans, record_spans, unreadable_record, RawRecord, KNOWN_FIELDS,
+    UNREADABLE, UNREADABLE_FIELDS,
 };
 pub use refusal::{ExclusionCode, Refusal};
+pub use repair::RepairedTool;
 pub use search::{Found, SearchLimits, SearchOptions};
 pub use selector::SourceSelector;
 pub use slots::FromSlots;

@@ -45,6 +45,10 @@ pub struct CatalogOptions {
     /// Throw INVALID_CATALOG on the first bad record instead of excluding it.
     #[serde(default)]
     pub strict: bool,
+    /// Index a record the catalog would refuse in a safe form where its
+    /// refusal has a repair (see [`Catalog::repaired`]); derived versions too.
+    #[serde(default)]
+    pub repair: bool,
     /// Reuse built data for an unchanged catalog (default true).
     pub cache: Option<bool>,
     pub search_default_limit: Option<Value>,

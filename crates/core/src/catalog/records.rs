@@ -235,10 +235,11 @@ impl<'de> serde::de::Visitor<'de> for TopLevelVisitor<'_> {
         mut map: A,
     ) -> std::result::Result<TopLevel, A::Error> {
         let mut fields = Box::<RecordFields>::default();
+        let mut unreadable: Option<String> = None;
         while let Some(key) = map.next_key::<FieldName>()? {
             self.reading.set(match &key {
                 FieldName::Known(at) => Some(KNOWN_FIELDS[*at]),
-                FieldName::Other(_) => None,
+                FieldName::Other(_) | FieldName::Unreadable => None,
             });
             // Every value is read in full (as a parsed object would be), so
             // the depth limit and JSON errors apply to unknown fields too.
@@ -246,6 +247,9 @@ impl<'de> serde::de::Visitor<'de> for TopLevelVisitor<'_> {
             self.reading.set(None);
             match key {
                 FieldName::Known(at) => fields.known[at] = Some(value),
+                FieldName::Unreadable => {
+                    unreadable = Some(value.as_str().unwrap_or_default().to_string())
+                }
                 FieldName::Other(name) => {
                     if fields.unknown.len() < MAX_UNKNOWN_FIELDS_REPORTED
                         && !fields.unknown.contains(&name)
@@ -255,7 +259,11 @@ impl<'de> serde::de::Visitor<'de> for TopLevelVisitor<'_> {
                 }
             }
         }
-        Ok(TopLevel::Object(fields))
+        // The object form of the stand-in: the fields beside it are for repairs only.
+        Ok(match unreadable {
+            Some(reason) => TopLevel::Unreadable(reason),
+            None => TopLevel::Object(fields),
+        })
     }
 
     fn visit_str<E: serde::de::Error>(self, s: &str) -> std::result::Result<TopLevel, E> {
@@ -294,9 +302,11 @@ impl<'de> serde::de::Visitor<'de> for TopLevelVisitor<'_> {
     }
 }
 
-/// A top-level key: a known field's position in [`KNOWN_FIELDS`], or another name.
+/// A top-level key: a known field's position in [`KNOWN_FIELDS`], the
+/// [`UNREADABLE`] stand-in's key, or another name.
 enum FieldName {
     Known(usize),
+    Unreadable,
     Other(String),
 }
 
@@ -313,6 +323,7 @@ impl<'de> serde::Deserialize<'de> for FieldName {
             fn visit_str<E>(self, key: &str) -> std::result::Result<FieldName, E> {
                 Ok(match KNOWN_FIELDS.iter().position(|k| *k == key) {
                     Some(at) => FieldName::Known(at),
+                    None if key == UNREADABLE => FieldName::Unreadable,
                     None => FieldName::Other(key.to_string()),
                 })
             }
@@ -323,8 +334,41 @@ impl<'de> serde::Deserialize<'de> for FieldName {
 
 /// Starts the JSON string that stands for a tool the gateway's JSON cannot
 /// express (a BigInt, a cycle, a throwing getter or Proxy trap): the rest is
-/// the reason, reported in `excluded`.
+/// the reason, reported in `excluded`. Or, as the key of an object (its value
+/// the reason), beside the tool's [`UNREADABLE_FIELDS`] that could be read:
+/// excluded the same way, and what a `repair` build indexes the tool by
+/// ([`unreadable_record`] writes either form).
 pub const UNREADABLE: &str = "\u{0}openclaw-tool-search:unreadable:";
+
+/// The fields a tool JSON cannot express is indexed by in a `repair` build,
+/// when they can be read on their own.
+pub const UNREADABLE_FIELDS: [&str; 4] = ["source", "owner", "name", "description"];
+
+/// The record text standing for a tool JSON cannot express, with `reason`:
+/// the [`UNREADABLE`] string or, when `readable` (the JSON text of the tool's
+/// [`UNREADABLE_FIELDS`] alone, e.g. `JSON.stringify(tool, UNREADABLE_FIELDS)`)
+/// is an object holding any of them, an object of those fields and the
+/// [`UNREADABLE`] key.
+pub fn unreadable_record(reason: &str, readable: Option<&str>) -> String {
+    let fields = readable
+        .and_then(|text| serde_json::from_str::<serde_json::Map<String, Value>>(text).ok())
+        .map(|mut fields| {
+            UNREADABLE_FIELDS
+                .iter()
+                .filter_map(|key| Some((key.to_string(), fields.remove(*key)?)))
+                .collect::<serde_json::Map<String, Value>>()
+        })
+        .filter(|fields| !fields.is_empty());
+    match fields {
+        None => Value::from(format!("{UNREADABLE}{reason}")).to_string(),
+        Some(fields) => {
+            let mut record = serde_json::Map::with_capacity(fields.len() + 1);
+            record.insert(UNREADABLE.to_string(), Value::from(reason));
+            record.extend(fields);
+            Value::Object(record).to_string()
+        }
+    }
+}
 
 /// Every top-level field a tool record may have. Others are ignored (gateways
 /// attach their own metadata), except in `strict` builds, where they are errors.

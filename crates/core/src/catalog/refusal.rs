@@ -65,6 +65,15 @@ impl Refusal {
             reason: reason.into(),
         }
     }
+
+    /// A record named like a control tool.
+    pub fn control() -> Refusal {
+        Refusal {
+            code: ExclusionCode::ControlTool,
+            field: Some("name"),
+            reason: "control tool (never cataloged)".into(),
+        }
+    }
 }
 
 impl std::fmt::Display for Refusal {

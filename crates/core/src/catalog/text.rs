@@ -13,3 +13,29 @@ pub(crate) fn is_invisible(c: char) -> bool {
         | 0x3164 | 0xFE00..=0xFE0F | 0xFEFF | 0xFFA0 | 0xFFF9..=0xFFFB | 0x110BD | 0x110CD
         | 0x13430..=0x1343F | 0x1BCA0..=0x1BCA3 | 0x1D173..=0x1D17A | 0xE0000..=0xE0FFF)
 }
+
+/// The part of [`is_invisible`] that hides or reorders the text around it
+/// (zero-width characters, bidirectional controls and isolates, the soft
+/// hyphen, the byte order mark): dropped from the descriptions a directory
+/// shows. The rest of [`is_invisible`] belongs in prose (an emoji's variation
+/// selector, Arabic number signs) and stays there; a name may hold none of it.
+pub(crate) fn is_hiding_format(c: char) -> bool {
+    matches!(c as u32, 0x00AD | 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x206F | 0xFEFF)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_hides_text_is_invisible_and_prose_keeps_the_rest() {
+        let hiding: Vec<char> = (0..=0x10FFFF)
+            .filter_map(char::from_u32)
+            .filter(|&c| is_hiding_format(c))
+            .collect();
+        assert_eq!(hiding.len(), 1 + 5 + 5 + 16 + 1);
+        assert!(hiding.iter().all(|&c| is_invisible(c)));
+        // An emoji's presentation selector is invisible in a name, kept in a description.
+        assert!(is_invisible('\u{FE0F}') && !is_hiding_format('\u{FE0F}'));
+    }
+}

@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::build::within_tool_cap;
 use super::data::origin_of;
+use super::repair;
 use super::selector::ClaimedFields;
 use super::store::{self, Digest, SlotId, StoredRecord};
 use super::unavailable::Unavailable;
@@ -63,13 +64,20 @@ impl Catalog {
         let changed = self.changed_owners(records)?;
         let mut next = self.clone();
         for (selector, list) in changed {
+            // A renamed or re-owned tool makes each later version a full build: one is enough.
+            if !repair::all_local(next.repaired()) {
+                return None;
+            }
             next = next.with_claimed_source(&selector, list).ok()?;
         }
         next.unavailable = Unavailable::of(Arc::clone(&self.unavailable.owners), &next.data);
-        // Exclusions are numbered by a full build's positions; and a record
-        // placed with another owner than the build read would be lost or kept
-        // twice: both are left to a full build.
-        (next.excluded().is_empty() && same_records(&next.data.records, records)).then_some(next)
+        // Exclusions and repairs are numbered by a full build's positions; and
+        // a record placed with another owner than the build read would be lost
+        // or kept twice: all are left to a full build.
+        (next.excluded().is_empty()
+            && repair::same_positions(next.repaired(), &next.data.records, records)
+            && same_records(&next.data.records, records))
+        .then_some(next)
     }
 
     /// Per owner whose tools changed, its tools in `records` (in order);

@@ -200,7 +200,7 @@ fn search_json_request(query: &str, options: &Value) -> Result<Value, Failure> {
 
 fn guidance(style: LookupStyle) -> &'static str {
     match style {
-        LookupStyle::Structured => "tool_describe",
+        LookupStyle::Structured => TOOL_DESCRIBE,
         LookupStyle::Code => "openclaw.tools.describe",
     }
 }

@@ -43,6 +43,7 @@ pub use stats::SessionTelemetry;
 use crate::catalog::{Catalog, SearchLimits, Source};
 use crate::config::{Mode, ResolvedConfig};
 use crate::error::{Error, ErrorCode, Result};
+use crate::surfaces::control::{TOOL_CALL, TOOL_DESCRIBE, TOOL_SEARCH, TOOL_SEARCH_CODE};
 use crate::surfaces::{
     directory_budget, ControlSet, ControlSettings, DirectoryGuidance, DirectoryOptions,
     ModelSurface, ToolDefinition, CONTROL_TOOL_NAMES,
@@ -455,8 +456,8 @@ pub(crate) fn control_set(mode: Mode) -> ControlSet {
 fn control_names(set: ControlSet) -> &'static [&'static str] {
     match set {
         ControlSet::None => &[],
-        ControlSet::Code => &["tool_search_code"],
-        ControlSet::Structured => &["tool_search", "tool_describe", "tool_call"],
+        ControlSet::Code => &[TOOL_SEARCH_CODE],
+        ControlSet::Structured => &[TOOL_SEARCH, TOOL_DESCRIBE, TOOL_CALL],
     }
 }
 

@@ -15,6 +15,7 @@ use std::cell::OnceCell;
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
+use crate::catalog::text::is_hiding_format;
 pub use crate::entry::directory_order;
 use crate::entry::ToolEntry;
 
@@ -90,7 +91,7 @@ pub fn collapse_text(text: &str) -> String {
             pending_space = !out.is_empty();
             continue;
         }
-        if c.is_control() || is_invisible_format(c) {
+        if c.is_control() || is_hiding_format(c) {
             continue;
         }
         if pending_space {
@@ -115,10 +116,6 @@ fn collapse_cow(text: &str) -> Cow<'_, str> {
     } else {
         Cow::Owned(collapse_text(text))
     }
-}
-
-fn is_invisible_format(c: char) -> bool {
-    matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{206F}' | '\u{FEFF}' | '\u{00AD}')
 }
 
 struct Row<'a> {

@@ -26,7 +26,7 @@ pub use model::{
 };
 pub use qvec::{QVec, TOOL_TOKENS};
 /// Whether a folder holds usable model files (regular files inside it), without loading them.
-pub use tool_search_embed::check_model_dir;
+pub use tool_search_embed::{check_model_dir, MODEL_FILES};
 pub use vectors::{tool_key, tool_text_of, VectorTable};
 
 /// Shared with other modules' tests: `tests::word_model_at`.
