@@ -389,8 +389,8 @@ test('engine: a tool the native catalog refuses is indexed in a repaired form, a
   assert.equal(warnings.length, 1, JSON.stringify(warnings))
   assert.match(warnings[0], /^openclaw-tool-search: 5 of 11 tools could not be indexed as OpenClaw gave them and rank natively in a repaired form: /)
   for (const part of [
-    /openclaw:odd:has:colon \(owner odd\): "name" contains ':' \(reserved as the id separator\): indexed as openclaw:odd:has_colon/,
-    /mcp:evil:send\\u\{200B\}mail \(owner evil\): "name" contains an invisible or bidirectional formatting character \(U\+200B\): indexed as mcp:evil:sendmail/,
+    /openclaw:odd:has:colon \(owner odd\): "name" contains ':' \(reserved as the id separator\): renamed to openclaw:odd:has_colon/,
+    /mcp:evil:send\\u\{200B\}mail \(owner evil\): "name" contains an invisible or bidirectional formatting character \(U\+200B\): renamed to mcp:evil:sendmail/,
     /mcp:deep:deep_tool \(owner deep\): inputSchema: JSON is nested deeper than 64 levels\.: indexed without its input schema/,
     /mcp:deep:deeper_tool \(owner deep\): inputSchema: JSON is nested deeper than 64 levels\.: indexed without its input schema/,
     /mcp:evil:create_issue \(owner evil\): names MCP server "github" \(mcp\.serverName\), not its owner "evil": indexed without its MCP routing data/,
@@ -398,6 +398,10 @@ test('engine: a tool the native catalog refuses is indexed in a repaired form, a
     assert.match(warnings[0], part)
   }
   assert.ok(!/[\u200B\u202E]/.test(warnings[0]), 'invisible characters are written as escapes in the log')
+  // One build: the catalog repaired the refused records itself (no JS repair, no rebuild).
+  const view = await tool.viewFor(catalog, entries)
+  assert.deepEqual(view.catalog.excluded, [])
+  assert.deepEqual(view.catalog.repaired.map((r) => r.id).sort(), ['mcp:deep:deep_tool', 'mcp:deep:deeper_tool', 'mcp:evil:create_issue', 'mcp:evil:sendmail', 'openclaw:odd:has_colon'])
   // Another run over the same tools: the repairs are reused, and named once more for that run.
   await tool.rank({ runtime: { ctx: { runId: 'run-repair-2' } }, catalog, entries, query: 'reconcile ledger', limit: 1 })
   assert.equal(logger.lines.slice(before).filter(([level]) => level === 'warn').length, 2)
@@ -519,7 +523,7 @@ test('engine: model settings that cannot work are named before any catalog is bu
     const settings = (extra) => resolveSettings({ ranking: 'auto', ...extra })
     assert.equal(modelProblem(settings({ modelDir: join(dir, 'nope') })), `modelDir ${join(dir, 'nope')} does not exist`)
     assert.equal(modelProblem(settings({ modelDir: file })), `modelDir ${file} is not a folder`)
-    assert.equal(modelProblem(settings({ modelDir: dir })), `modelDir ${dir} has no config.json, vocab.txt`)
+    assert.equal(modelProblem(settings({ modelDir: dir }), undefined, binding.contract().modelFiles), `modelDir ${dir} has no config.json, vocab.txt`)
     assert.equal(modelProblem(settings({ ranking: 'hybrid' }), { hybrid: false, reason: 'the model package is not installed' }), 'ranking is hybrid but no model is installed (the model package is not installed)')
     assert.equal(modelProblem(settings({ ranking: 'hybrid' }), { hybrid: true }), undefined)
     assert.equal(modelProblem(settings({})), undefined)

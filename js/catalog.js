@@ -33,24 +33,18 @@ const Native = native.ToolCatalog
 
 // ------------------------------------------------------------ the record contract
 //
-// What this file must agree on with the addon, in this one place: the top-level fields of a
-// tool record the catalog reads (`KNOWN_FIELDS` in crates/core/src/catalog/records.rs; a test
-// ties the two lists), and the marker of a record JSON cannot express. Once the addon exports
-// them (`contract()`), this function returns them from there.
+// What this file must agree on with the addon, read from it (`contract()`, whose one home is the
+// core): the top-level fields of a tool record the catalog reads, the marker of a record JSON
+// cannot express, and the fields such a record may still carry readably (a `repair` build indexes
+// the tool by them).
 
-/** @returns {{ fields: string[], unreadable: string }} */
-function recordContract() {
-  return {
-    fields: ['id', 'source', 'owner', 'name', 'label', 'title', 'description', 'inputSchema', 'parameters', 'input_schema', 'outputSchema', 'catalogMode', 'mcp', 'annotations'],
-    unreadable: '\u0000openclaw-tool-search:unreadable:',
-  }
-}
-
-const CONTRACT = recordContract()
+const CONTRACT = native.contract()
 /** Top-level fields of a tool record the catalog reads: the record cache compares them. */
-const RECORD_FIELDS = CONTRACT.fields
+const RECORD_FIELDS = CONTRACT.recordFields
 /** Marks a record JSON cannot express; the addon excludes it with the reason that follows. */
-const UNREADABLE = CONTRACT.unreadable
+const UNREADABLE = CONTRACT.unreadableMarker
+/** The fields of such a record sent beside the marker when they are readable. */
+const UNREADABLE_FIELDS = CONTRACT.unreadableFields
 
 // ------------------------------------------------------------ the record cache
 
@@ -147,6 +141,17 @@ function unreadable(tool, threw, error) {
   const why = threw
       ? `the tool could not be serialized (JSON.stringify threw ${describeThrown(error)})`
       : `a tool must be a JSON object, not ${tool === undefined ? 'undefined' : typeof tool === 'function' ? 'a function' : `a ${typeof tool}`}`
+  // Its readable fields beside the marker (an object), so a `repair` build can still index it;
+  // without `repair` the addon excludes either form with the same reason.
+  let readable
+  try {
+    readable = tool !== null && typeof tool === 'object' ? JSON.parse(JSON.stringify(tool, UNREADABLE_FIELDS) ?? 'null') : null
+  } catch {
+    readable = null
+  }
+  if (readable !== null && typeof readable === 'object' && !Array.isArray(readable) && Object.keys(readable).length > 0) {
+    return JSON.stringify({ [UNREADABLE]: why, ...readable })
+  }
   return JSON.stringify(UNREADABLE + why)
 }
 
@@ -412,6 +417,10 @@ class ToolCatalog {
 
   get excluded() {
     return this.#native.excluded
+  }
+
+  get repaired() {
+    return this.#native.repaired
   }
 
   ids() {

@@ -2,7 +2,6 @@
 // registered): `openclaw-tool-search.audit` (the package's catalog audit, named by OpenClaw's ids),
 // `.catalog` (the records as indexed, for replaying a search offline) and `.status` (what the
 // engine holds in this process).
-import { nativeId } from './records.mjs'
 
 /** An error with a code, which the gateway method answers with. */
 function coded(code, message) {
@@ -29,7 +28,7 @@ export async function auditLive(engine, params) {
 
 /**
  * The live gateway's catalog as this engine indexed it (its latest run's whole catalog), for the
- * plugin's gateway method `openclaw-tool-search.catalog`: the records (repaired ones as indexed),
+ * plugin's gateway method `openclaw-tool-search.catalog`: the records as OpenClaw gave them,
  * the native id and OpenClaw's id of each, the catalog options and fingerprint. The CLI reads the saved answer
  * (`openclaw-tool-search search live.json "…"`) to replay a search offline.
  */
@@ -37,15 +36,16 @@ export async function catalogLive(engine) {
   const last = engine.lastView
   const view = await last?.view
   if (!view) throw coded('UNAVAILABLE', 'no run has registered a Tool Search catalog in this gateway yet: run a turn first')
-  // Per record, as indexed: the native id it ranks under and OpenClaw's id of its entry.
-  const nativeIds = view.records.map(nativeId)
+  // Per record as OpenClaw gave it (the options repair it again on a replay): the native id it
+  // ranks under (null when it was not indexed) and OpenClaw's id of its entry.
+  const nativeIds = view.ids
   return {
     gateway: gatewayOf(engine),
     fingerprint: view.catalog.fingerprint,
     options: JSON.parse(last.options),
     records: view.records,
     nativeIds,
-    openclawIds: nativeIds.map((id) => view.byNativeId.get(id)?.id ?? null),
+    openclawIds: nativeIds.map((id) => (id === null ? null : (view.byNativeId.get(id)?.id ?? null))),
   }
 }
 

@@ -9,7 +9,6 @@ import { engine } from './engine.mjs'
 import { installSeamHooks } from './hooks.mjs'
 import { modelProblem, PLUGIN_ID, resolveSettings } from './settings.mjs'
 
-const CONTROL_TOOLS = new Set(['tool_search_code', 'tool_search', 'tool_describe', 'tool_call'])
 /**
  * The manifest's one tool contract, whose factory never makes a tool (nothing reaches the model).
  * OpenClaw 2026.8.1 to 2026.9.1 load no plugin under `agent exec` but those whose declared tools
@@ -75,7 +74,7 @@ function register(api) {
   if (!tool.releaseAllowed(version)) return
   if (!tool.loadNative()) return
   // Settings OpenClaw's schema accepts but that cannot work: said once, at start-up.
-  const problem = settings.ranking === 'lexical' ? undefined : modelProblem(settings, safeCall(() => tool.native.rankingCapability()))
+  const problem = settings.ranking === 'lexical' ? undefined : modelProblem(settings, safeCall(() => tool.native.rankingCapability()), safeCall(() => tool.native.contract().modelFiles))
   if (problem) tool.warnOnce(`model:${problem}`, `${problem}; ranking stays lexical`)
   const seam = installSeamHooks()
   if (seam.reason) {
@@ -129,8 +128,10 @@ function register(api) {
   // Commands that run plugin hooks (the gateway): the first Tool Search call proves the seam.
   if (typeof api?.on === 'function' && !tool.hookRegistered) {
     tool.hookRegistered = true
+    // The control tools' names, from their one home (the addon's contract).
+    const controlTools = new Set(safeCall(() => tool.native.contract().controlTools) ?? [])
     api.on('before_tool_call', (event) => {
-      if (CONTROL_TOOLS.has(event?.toolName) && tool.active && !tool.seamPatched()) missing()
+      if (controlTools.has(event?.toolName) && tool.active && !tool.seamPatched()) missing()
       return undefined
     })
   }

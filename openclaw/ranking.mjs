@@ -4,7 +4,7 @@
 import { setTimeout as delay } from 'node:timers/promises'
 import { searched } from './diagnostics.mjs'
 import { rememberShown } from './learning.mjs'
-import { repairsMessage } from './repair.mjs'
+import { printable } from './records.mjs'
 import { PLUGIN_ID } from './settings.mjs'
 
 /**
@@ -96,4 +96,14 @@ async function vectorsFor(catalog) {
 function hybridMissing(status) {
   if (status.state === 'failed') return status.error ?? 'the tool vectors could not be made'
   return `tool vectors warming: ${status.done.toLocaleString('en-US')} of ${status.total.toLocaleString('en-US')}`
+}
+
+/** Refused records named in a run's warning; the rest are counted. */
+const REPAIRS_NAMED = 5
+
+/** The run's one warning about the tools indexed in a repaired form. */
+function repairsMessage(repaired, total) {
+  const named = repaired.slice(0, REPAIRS_NAMED).map(({ entry, notes }) => `${printable(entry.id)} (owner ${printable(entry.sourceName)}): ${notes.join('; ')}`)
+  const more = repaired.length > REPAIRS_NAMED ? `; and ${repaired.length - REPAIRS_NAMED} more` : ''
+  return `${repaired.length} of ${total} tools could not be indexed as OpenClaw gave them and rank natively in a repaired form: ${named.join('; ')}${more}`
 }

@@ -13,7 +13,6 @@ const SCHEMA = MANIFEST.configSchema
 /** `learning`'s object form; `true` or `false` is short for `{ enabled }`. */
 const LEARNING = SCHEMA.properties.learning.anyOf.find((branch) => branch.type === 'object')
 /** The files a model folder holds. */
-const MODEL_FILES = ['config.json', 'vocab.txt', 'model.safetensors']
 
 export const PLUGIN_ID = MANIFEST.id
 
@@ -50,9 +49,10 @@ function deepFreeze(value) {
 /**
  * What is wrong with the plugin's model settings, before any catalog is built: a `modelDir`
  * that is missing, not a folder or without a model file, or `ranking: 'hybrid'` with no model
- * installed. Undefined when nothing is.
+ * installed. Undefined when nothing is. `modelFiles`: the files a model folder holds (the addon's
+ * `contract().modelFiles`).
  */
-export function modelProblem(settings, capability) {
+export function modelProblem(settings, capability, modelFiles = []) {
   if (settings.modelDir !== undefined) {
     let stat
     try {
@@ -61,7 +61,7 @@ export function modelProblem(settings, capability) {
       return `modelDir ${settings.modelDir} does not exist`
     }
     if (!stat.isDirectory()) return `modelDir ${settings.modelDir} is not a folder`
-    const missing = MODEL_FILES.filter((file) => !existsSync(join(settings.modelDir, file)))
+    const missing = modelFiles.filter((file) => !existsSync(join(settings.modelDir, file)))
     if (missing.length > 0) return `modelDir ${settings.modelDir} has no ${missing.join(', ')}`
     return undefined
   }

@@ -2,7 +2,6 @@
 // view of it) with the maps from the native catalog's ids back to OpenClaw's own entries. A run's
 // whole catalog is built when OpenClaw registers it, as the next version of the last run's.
 import { nativeId, printable, recordFor, sweepRecords } from './records.mjs'
-import { indexedRecord, repairNotes, repairRefused } from './repair.mjs'
 
 /**
  * The seam's catalog hook (OpenClaw registered a run's catalog): start building its native
@@ -46,31 +45,40 @@ export function catalogOptions(engine) {
   if (engine.settings.vectorCache !== undefined) options.vectorCache = engine.settings.vectorCache
   if (engine.settings.indexCache !== undefined) options.indexCache = engine.settings.indexCache
   if (engine.settings.learning) options.learning = true
+  // Per tool, not per catalog: a record the native catalog refuses is indexed in a form it takes
+  // (the refused part dropped, or its name made safe) in the same build, and mapped back to
+  // OpenClaw's own entry; OpenClaw keeps validating and running its own calls.
+  options.repair = true
   return options
 }
 
 async function buildView(engine, entries, whole) {
   const { ToolCatalog } = engine.native
   engine.generation += 1
-  const originals = entries.map((entry) => recordFor(engine, entry))
-  const records = originals.map(indexedRecord)
+  const records = entries.map((entry) => recordFor(engine, entry))
   sweepRecords(engine, records.length)
   const options = engine.catalogOptions()
   // A new run of a whole catalog with the same settings: the last one's next version (the
   // catalog derives it owner by owner when few changed, and equals a full build either way).
   const last = whole && engine.lastView?.options === JSON.stringify(options) ? engine.lastView.catalog : undefined
-  let catalog = last ? await last.updateAsync(records) : await ToolCatalog.build(records, options)
-  catalog = await repairRefused(catalog, records, originals, (repaired) => ToolCatalog.build(repaired, options))
+  const catalog = last ? await last.updateAsync(records) : await ToolCatalog.build(records, options)
   // How this version came to be: unchanged from the last run's, derived from it (an update),
   // built, or loaded from the index cache.
   const how = last && catalog.fingerprint === last.fingerprint ? 'unchanged' : (catalog.rankingStatus().index?.state ?? 'unknown')
   engine.versions[how] = (engine.versions[how] ?? 0) + 1
-  const view = { catalog, byId: new Map(), byNativeId: new Map(), nativeIdOf: new Map(), records, repaired: [], problem: undefined }
+  const view = { catalog, byId: new Map(), byNativeId: new Map(), nativeIdOf: new Map(), records, ids: [], repaired: [], problem: undefined }
+  // A repaired record is indexed under the id the catalog reports (one entry per repair).
+  const repairs = new Map()
+  for (const repair of catalog.repaired) repairs.set(repair.index, [...(repairs.get(repair.index) ?? []), repair])
+  const excluded = new Set(catalog.excluded.map((record) => record.index))
   for (let i = 0; i < entries.length; i++) {
+    const made = repairs.get(i)
+    const id = made ? made[0].id : nativeId(records[i])
     view.byId.set(entries[i].id, entries[i])
-    view.byNativeId.set(nativeId(records[i]), entries[i])
-    view.nativeIdOf.set(entries[i].id, nativeId(records[i]))
-    if (records[i] !== originals[i]) view.repaired.push({ entry: entries[i], notes: repairNotes(originals[i]) })
+    view.byNativeId.set(id, entries[i])
+    view.nativeIdOf.set(entries[i].id, id)
+    view.ids.push(excluded.has(i) ? null : id)
+    if (made) view.repaired.push({ entry: entries[i], notes: made.map((repair) => `${printable(repair.reason)}: ${printable(repair.change)}`) })
   }
   if (catalog.size !== entries.length) {
     const first = catalog.excluded[0]
