@@ -953,7 +953,7 @@ mod tests {
             let portable = bert.encode_kernel(&sequences, Kernel::Portable, IntKernel::Portable);
             for kernel in Kernel::ALL.into_iter().filter(|&k| k != Kernel::Portable) {
                 if !kernel.supported() {
-                    crate::kernel_not_compared(&kernel);
+                    crate::tests::kernel_not_compared(&kernel);
                     continue;
                 }
                 let fast = bert.encode_kernel(&sequences, kernel, IntKernel::detect());
@@ -1003,7 +1003,7 @@ mod tests {
         let reference = bert.encode_kernel(&sequences, kernel, IntKernel::Portable);
         for int_kernel in IntKernel::ALL {
             if !int_kernel.supported() {
-                crate::kernel_not_compared(&int_kernel);
+                crate::tests::kernel_not_compared(&int_kernel);
                 continue;
             }
             assert!(
@@ -1042,7 +1042,7 @@ mod tests {
     #[test]
     fn vector_exp_is_within_two_ulp_of_exp() {
         if !Kernel::Avx2.supported() {
-            crate::kernel_not_compared(&Kernel::Avx2);
+            crate::tests::kernel_not_compared(&Kernel::Avx2);
             return;
         }
         // Every softmax input: x - max <= 0, down to where e^x leaves the normals.
@@ -1079,7 +1079,7 @@ mod tests {
     #[test]
     fn vector_softmax_matches_softmax_at_every_length() {
         if !Kernel::Avx2.supported() {
-            crate::kernel_not_compared(&Kernel::Avx2);
+            crate::tests::kernel_not_compared(&Kernel::Avx2);
             return;
         }
         for n in 1..=33usize {

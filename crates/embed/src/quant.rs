@@ -661,7 +661,7 @@ mod tests {
                 for kernel in IntKernel::ALL {
                     if !kernel.supported() {
                         if (k, m, rows) == (384, 96, 1) {
-                            crate::kernel_not_compared(&kernel);
+                            crate::tests::kernel_not_compared(&kernel);
                         }
                         continue;
                     }
@@ -707,7 +707,7 @@ mod tests {
     #[test]
     fn row_ranges_agree() {
         if !IntKernel::Avx2.supported() {
-            crate::kernel_not_compared(&IntKernel::Avx2);
+            crate::tests::kernel_not_compared(&IntKernel::Avx2);
             return;
         }
         let mut rng = Rng(5);
