@@ -501,7 +501,7 @@ fn normalize(record: ToolRecord) -> std::result::Result<Normalized, Refusal> {
         .owner
         .unwrap_or_else(|| source.default_owner().to_string());
     check_identifier_part("owner", &owner, MAX_OWNER_CHARS)?;
-    let id = format!("{}:{}:{}", source.as_str(), owner, name);
+    let id = source.tool_id(&owner, &name);
     if let Some(given) = &record.id {
         if *given != id {
             return Err(Refusal::field(

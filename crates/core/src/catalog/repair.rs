@@ -363,7 +363,7 @@ pub(super) fn natural_id(text: &str) -> Option<String> {
     };
     let owner = plain("owner")?.unwrap_or_else(|| source.default_owner().to_string());
     let name = fields.string("name")?;
-    Some(format!("{}:{owner}:{name}", source.as_str()))
+    Some(source.tool_id(&owner, &name))
 }
 
 /// A record's top-level fields, in order: each key (decoded) and its value's

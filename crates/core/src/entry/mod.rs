@@ -53,6 +53,11 @@ impl Source {
             _ => "core",
         }
     }
+
+    /// A tool's id: `<source>:<owner>:<name>` (the one place it is spelled).
+    pub fn tool_id(self, owner: &str, name: &str) -> String {
+        format!("{}:{owner}:{name}", self.as_str())
+    }
 }
 
 /// The control tools' names: reserved by the gateway, never cataloged.
