@@ -12,10 +12,11 @@ use tool_search_core::search::with_second_thread;
 use tool_search_core::ErrorCode;
 
 use super::convert::{
-    is_nullish, json_arg, number_arg, object_arg, optional_json_arg, parsed, property, string_arg,
+    dto, is_nullish, number_arg, object_arg, optional_json_arg, parsed, property, string_arg,
     stringify,
 };
 use super::errors::{from_napi, guard, js_error, to_js, JsCode, JsResult};
+use super::promise::{on_worker, Worker};
 
 #[napi(custom_finalize)]
 pub struct ToolCatalog {
@@ -96,15 +97,8 @@ fn tools_json(env: &Env, tools: Unknown) -> JsResult<String> {
 }
 
 fn selector_arg(env: &Env, selector: Unknown) -> JsResult<SourceSelector> {
-    let value = json_arg(env, selector, ErrorCode::InvalidRequest, "selector")?;
-    serde_json::from_value(value).map_err(|e| {
-        js_error(
-            ErrorCode::InvalidRequest,
-            format!(
-                "selector must be {{ source: 'openclaw' | 'mcp' | 'client', owner: string }}: {e}"
-            ),
-        )
-    })
+    let what = "selector must be { source: 'openclaw' | 'mcp' | 'client', owner: string }";
+    dto(env, Some(selector), ErrorCode::InvalidRequest, what)
 }
 
 /// `{ limit?: number | null }` → the requested limit, if any. Read from the
@@ -128,108 +122,31 @@ pub(crate) fn limit_option(options: Option<Unknown>) -> JsResult<Option<f64>> {
 
 /// A `searchBatch` request from JS (coded INVALID_QUERY when it is not one).
 pub(crate) fn batch_request(env: &Env, request: Unknown) -> JsResult<BatchRequest> {
-    let request = json_arg(
+    dto(
         env,
-        request,
+        Some(request),
         ErrorCode::InvalidQuery,
         "invalid search request",
-    )?;
-    serde_json::from_value(request).map_err(|e| {
-        js_error(
-            ErrorCode::InvalidQuery,
-            format!("invalid search request: {e}"),
-        )
-    })
+    )
 }
 
 /// Builds a catalog on a libuv worker thread, so a large catalog does not
 /// hold the gateway's event loop (`ToolCatalog.build`, `buildFromJson`,
-/// `appendAsync`).
-pub struct BuildTask {
-    /// The work, or the argument error to reject with.
-    job: Option<std::result::Result<BuildJob, (JsCode, String)>>,
+/// `appendAsync`, …): a catalog, or (builds by id only) the positions of ids
+/// the store no longer holds.
+pub type BuildTask = Worker<FromSlots, Either<ToolCatalog, Vec<u32>>>;
+
+/// `job` (or the argument error to reject with) as a [`BuildTask`].
+fn build_task<J>(job: JsResult<J>) -> AsyncTask<BuildTask>
+where
+    J: FnOnce() -> tool_search_core::Result<FromSlots> + Send + 'static,
+{
+    on_worker(job.map(|job| move || job().map_err(to_js)), slots_answer)
 }
 
-/// A build's failure, kept as plain data: the JS error is made on the event loop.
-type Failure = (JsCode, String);
-
-enum BuildJob {
-    /// Catalog text and options: `Catalog::from_json_text`.
-    Build(String, CatalogOptions),
-    /// Stored records, by id: `Catalog::from_slots`.
-    Stored(Vec<SlotId>, CatalogOptions),
-    /// A catalog and the tools to append: `Catalog::append`.
-    Append(Catalog, String),
-    /// A catalog, one source's owner and its new tools: `Catalog::with_source`.
-    WithSource(Catalog, SourceSelector, String),
-    /// `Append` of stored records, by id (`appendAsync`'s path): `Catalog::append_slots`.
-    AppendStored(Catalog, Vec<SlotId>),
-    /// `WithSource` of stored records, by id (`withSourceAsync`'s path): `Catalog::with_source_slots`.
-    WithSourceStored(Catalog, SourceSelector, Vec<SlotId>),
-    /// A catalog and its next run's whole tool list: `Catalog::update`.
-    Update(Catalog, String),
-    /// `Update` of stored records, by id (`updateAsync`'s path): `Catalog::update_slots`.
-    UpdateStored(Catalog, Vec<SlotId>),
-}
-
-impl BuildTask {
-    fn new(job: JsResult<BuildJob>) -> AsyncTask<BuildTask> {
-        AsyncTask::new(BuildTask {
-            job: Some(job.map_err(failure)),
-        })
-    }
-}
-
-fn failure(e: napi::Error<JsCode>) -> Failure {
-    (e.status, e.reason.clone())
-}
-
-impl Task for BuildTask {
-    type Output = std::result::Result<FromSlots, Failure>;
-    /// A catalog, or (builds by id only) the positions of ids the store no longer holds.
-    type JsValue = Either<ToolCatalog, Vec<u32>>;
-
-    fn compute(&mut self) -> Result<Self::Output> {
-        let job = self.job.take().unwrap_or_else(|| {
-            Err((
-                JsCode(ErrorCode::Internal.as_str()),
-                "build task ran twice".into(),
-            ))
-        });
-        let built = |catalog: tool_search_core::Result<Catalog>| catalog.map(FromSlots::Built);
-        Ok(job.and_then(|job| {
-            guard(|| {
-                match job {
-                    BuildJob::Build(text, options) => {
-                        built(Catalog::from_json_text(&text, &options))
-                    }
-                    BuildJob::Stored(ids, options) => Catalog::from_slots(&ids, &options),
-                    BuildJob::Append(catalog, text) => built(catalog.append(&text)),
-                    BuildJob::WithSource(catalog, selector, text) => {
-                        built(catalog.with_source(&selector, &text))
-                    }
-                    BuildJob::AppendStored(catalog, ids) => catalog.append_slots(&ids),
-                    BuildJob::WithSourceStored(catalog, selector, ids) => {
-                        catalog.with_source_slots(&selector, &ids)
-                    }
-                    BuildJob::Update(catalog, text) => built(catalog.update(&text)),
-                    BuildJob::UpdateStored(catalog, ids) => catalog.update_slots(&ids),
-                }
-                .map_err(to_js)
-            })
-            .map_err(failure)
-        }))
-    }
-
-    fn resolve(&mut self, env: Env, output: Self::Output) -> Result<Self::JsValue> {
-        match output {
-            Ok(built) => Ok(slots_answer(&env, built)),
-            // Rejected with the same coded error the sync forms throw.
-            Err((code, message)) => Err(napi::Error::from(
-                JsError::from(napi::Error::new(code, message)).into_unknown(env),
-            )),
-        }
-    }
+/// A build that makes a catalog (not a build by id).
+fn built(catalog: tool_search_core::Result<Catalog>) -> tool_search_core::Result<FromSlots> {
+    catalog.map(FromSlots::Built)
 }
 
 /// A build by id's answer as JS sees it: the catalog, or the missing positions.
@@ -356,11 +273,9 @@ pub fn build_from_slots(
     slots: Unknown,
     options: Option<Unknown>,
 ) -> AsyncTask<BuildTask> {
-    BuildTask::new(guard(|| {
-        Ok(BuildJob::Stored(
-            ids_arg(&slots)?,
-            parse_options(&env, options)?,
-        ))
+    build_task(guard(|| {
+        let (ids, options) = (ids_arg(&slots)?, parse_options(&env, options)?);
+        Ok(move || Catalog::from_slots(&ids, &options))
     }))
 }
 
@@ -425,8 +340,9 @@ impl ToolCatalog {
         ts_return_type = "Promise<ToolCatalog>"
     )]
     pub fn build(env: Env, tools: Unknown, options: Option<Unknown>) -> AsyncTask<BuildTask> {
-        BuildTask::new(guard(|| {
-            build_input(&env, tools, options).map(|(text, options)| BuildJob::Build(text, options))
+        build_task(guard(|| {
+            let (text, options) = build_input(&env, tools, options)?;
+            Ok(move || built(Catalog::from_json_text(&text, &options)))
         }))
     }
 
@@ -440,9 +356,10 @@ impl ToolCatalog {
         text: Unknown,
         options: Option<Unknown>,
     ) -> AsyncTask<BuildTask> {
-        BuildTask::new(guard(|| {
+        build_task(guard(|| {
             let text = string_arg(text, ErrorCode::InvalidCatalog, "text")?;
-            Ok(BuildJob::Build(text, parse_options(&env, options)?))
+            let options = parse_options(&env, options)?;
+            Ok(move || built(Catalog::from_json_text(&text, &options)))
         }))
     }
 
@@ -603,11 +520,9 @@ impl ToolCatalog {
         ts_return_type = "Promise<ToolCatalog>"
     )]
     pub fn append_async(&self, env: Env, tools: Unknown) -> AsyncTask<BuildTask> {
-        BuildTask::new(guard(|| {
-            Ok(BuildJob::Append(
-                self.inner.clone(),
-                tools_text(&env, tools)?,
-            ))
+        build_task(guard(|| {
+            let (catalog, text) = (self.inner.clone(), tools_text(&env, tools)?);
+            Ok(move || built(catalog.append(&text)))
         }))
     }
 
@@ -644,13 +559,10 @@ impl ToolCatalog {
         selector: Unknown,
         tools: Unknown,
     ) -> AsyncTask<BuildTask> {
-        BuildTask::new(guard(|| {
-            let selector = selector_arg(&env, selector)?;
-            Ok(BuildJob::WithSource(
-                self.inner.clone(),
-                selector,
-                tools_text(&env, tools)?,
-            ))
+        build_task(guard(|| {
+            let (catalog, selector) = (self.inner.clone(), selector_arg(&env, selector)?);
+            let text = tools_text(&env, tools)?;
+            Ok(move || built(catalog.with_source(&selector, &text)))
         }))
     }
 
@@ -658,8 +570,9 @@ impl ToolCatalog {
     /// in slices first). Internal.
     #[napi(js_name = "__appendFromSlots", skip_typescript)]
     pub fn append_from_slots(&self, slots: Unknown) -> AsyncTask<BuildTask> {
-        BuildTask::new(guard(|| {
-            Ok(BuildJob::AppendStored(self.inner.clone(), ids_arg(&slots)?))
+        build_task(guard(|| {
+            let (catalog, ids) = (self.inner.clone(), ids_arg(&slots)?);
+            Ok(move || catalog.append_slots(&ids))
         }))
     }
 
@@ -672,13 +585,10 @@ impl ToolCatalog {
         selector: Unknown,
         slots: Unknown,
     ) -> AsyncTask<BuildTask> {
-        BuildTask::new(guard(|| {
-            let selector = selector_arg(&env, selector)?;
-            Ok(BuildJob::WithSourceStored(
-                self.inner.clone(),
-                selector,
-                ids_arg(&slots)?,
-            ))
+        build_task(guard(|| {
+            let (catalog, selector) = (self.inner.clone(), selector_arg(&env, selector)?);
+            let ids = ids_arg(&slots)?;
+            Ok(move || catalog.with_source_slots(&selector, &ids))
         }))
     }
 
@@ -692,11 +602,9 @@ impl ToolCatalog {
         ts_return_type = "Promise<ToolCatalog>"
     )]
     pub fn update_async(&self, env: Env, tools: Unknown) -> AsyncTask<BuildTask> {
-        BuildTask::new(guard(|| {
-            Ok(BuildJob::Update(
-                self.inner.clone(),
-                tools_text(&env, tools)?,
-            ))
+        build_task(guard(|| {
+            let (catalog, text) = (self.inner.clone(), tools_text(&env, tools)?);
+            Ok(move || built(catalog.update(&text)))
         }))
     }
 
@@ -704,8 +612,9 @@ impl ToolCatalog {
     /// through its record cache first). Internal.
     #[napi(js_name = "__updateFromSlots", skip_typescript)]
     pub fn update_from_slots(&self, slots: Unknown) -> AsyncTask<BuildTask> {
-        BuildTask::new(guard(|| {
-            Ok(BuildJob::UpdateStored(self.inner.clone(), ids_arg(&slots)?))
+        build_task(guard(|| {
+            let (catalog, ids) = (self.inner.clone(), ids_arg(&slots)?);
+            Ok(move || catalog.update_slots(&ids))
         }))
     }
 

@@ -5,17 +5,15 @@
 //! `openclaw.tools.search/describe/call` goes over the channel to the gateway's `bridge`
 //! function, so its policy, counters, hooks and result shapes are the gateway's own.
 
-use std::time::Duration;
-
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use tool_search_core::config::cell_timeout_ms;
 use tool_search_core::session::CancelSignal;
 use tool_search_core::ErrorCode;
 use tool_search_gateway::channel::{Channel, Target};
-use tool_search_sandbox::{LogStyle, RunOptions};
+use tool_search_gateway::code_mode::CellOptions;
+use tool_search_sandbox::RunOptions;
 
-use super::convert::{is_nullish, number_arg, object_arg, property, string_arg, value_type};
+use super::convert::{dto, is_nullish, object_arg, property, string_arg, value_type};
 use super::errors::{guard, js_error, JsCode, JsResult};
 use super::promise::{json_promise, link_abort_signal, AbortListener};
 
@@ -42,6 +40,7 @@ fn cell_request(
     if is_nullish(&options)? {
         return Err(not_a_function());
     }
+    let unknown = options;
     let options = object_arg(options, ErrorCode::InvalidRequest, "options")?;
     let bridge = match property(&options, "bridge")? {
         Some(f) if value_type(&f)? == ValueType::Function => {
@@ -49,28 +48,11 @@ fn cell_request(
         }
         _ => return Err(not_a_function()),
     };
-    let timeout_ms = match property(&options, "timeoutMs")? {
-        None => None,
-        Some(v) => Some(number_arg(
-            v,
-            ErrorCode::InvalidRequest,
-            "options.timeoutMs",
-        )?),
-    };
-    let timeout_ms =
-        cell_timeout_ms(timeout_ms).map_err(|why| js_error(ErrorCode::InvalidRequest, why))?;
-    let log_style = match property(&options, "logStyle")? {
-        None => LogStyle::Node,
-        Some(v) => {
-            let style = string_arg(v, ErrorCode::InvalidRequest, "options.logStyle")?;
-            LogStyle::parse(&style).ok_or_else(|| {
-                js_error(
-                    ErrorCode::InvalidRequest,
-                    format!("options.logStyle must be 'node' or 'json', not {style:?}"),
-                )
-            })?
-        }
-    };
+    // The bridge and signal are read from the object; everything plain through `CellOptions`.
+    let plain: CellOptions = dto(env, Some(unknown), ErrorCode::InvalidRequest, "options")?;
+    let run = plain
+        .run_options()
+        .map_err(|why| js_error(ErrorCode::InvalidRequest, why))?;
     let cancel = match property(&options, "signal")? {
         Some(signal) => {
             let (cancel, added) = link_abort_signal(env, signal)?;
@@ -82,10 +64,7 @@ fn cell_request(
     Ok(CellRequest {
         code,
         bridge,
-        options: RunOptions {
-            timeout: Duration::from_millis(timeout_ms),
-            log_style,
-        },
+        options: run,
         cancel,
     })
 }

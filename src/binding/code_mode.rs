@@ -8,7 +8,7 @@ use napi_derive::napi;
 use tool_search_core::ErrorCode;
 use tool_search_sandbox::{CodeModeSettings, ConfigureError, Probe, READER_WAIT};
 
-use super::convert::{is_nullish, json_arg, parsed};
+use super::convert::{dto, is_nullish, parsed};
 use super::errors::{guard, js_error, JsCode};
 use super::promise::json_promise;
 
@@ -88,18 +88,8 @@ pub fn configure_code_mode(env: Env, settings: Unknown) -> Result<(), JsCode> {
                 "settings must be an object",
             ));
         }
-        let value = json_arg(
-            &env,
-            settings,
-            ErrorCode::InvalidConfig,
-            "code mode settings",
-        )?;
-        let parsed: CodeModeSettings = serde_json::from_value(value).map_err(|e| {
-            js_error(
-                ErrorCode::InvalidConfig,
-                format!("invalid code mode settings: {e}"),
-            )
-        })?;
+        let what = "invalid code mode settings";
+        let parsed: CodeModeSettings = dto(&env, Some(settings), ErrorCode::InvalidConfig, what)?;
         Probe::global().configure(parsed).map_err(|e| match e {
             ConfigureError::Invalid(reason) => js_error(
                 ErrorCode::InvalidConfig,

@@ -3,6 +3,9 @@
 use napi_derive::napi;
 use serde_json::Value;
 
+use tool_search_core::config::ConfigEnv;
+use tool_search_core::ErrorCode;
+
 use super::errors::{guard, to_js, JsCode};
 
 /// `env.codeModeSupported`: whether this host can run code mode; default: the
@@ -12,24 +15,14 @@ fn code_mode_supported(
     js: &napi::Env,
     env: Option<napi::bindgen_prelude::Unknown>,
 ) -> Result<(bool, Option<String>), napi::Error<JsCode>> {
-    let env = super::convert::optional_json_arg(
-        js,
-        env,
-        tool_search_core::ErrorCode::InvalidConfig,
-        "env",
-    )?;
-    match env.as_ref().map(|e| e.get("codeModeSupported")) {
-        None | Some(None) | Some(Some(Value::Null)) => {
-            Ok(match tool_search_gateway::code_mode::support() {
-                Ok(()) => (true, None),
-                Err(reason) => (false, Some(reason)),
-            })
-        }
-        Some(Some(Value::Bool(b))) => Ok((*b, None)),
-        Some(Some(_)) => Err(super::errors::js_error(
-            tool_search_core::ErrorCode::InvalidConfig,
-            "env.codeModeSupported must be a boolean",
-        )),
+    let what = "env must be { codeModeSupported?: boolean | null }";
+    let env: Option<ConfigEnv> = super::convert::dto(js, env, ErrorCode::InvalidConfig, what)?;
+    match env.and_then(|e| e.code_mode_supported) {
+        Some(supported) => Ok((supported, None)),
+        None => Ok(match tool_search_gateway::code_mode::support() {
+            Ok(()) => (true, None),
+            Err(reason) => (false, Some(reason)),
+        }),
     }
 }
 

@@ -84,6 +84,19 @@ pub fn json_arg(env: &Env, value: Unknown, code: ErrorCode, what: &str) -> JsRes
     }
 }
 
+/// A structured argument read into its DTO (serde; absent, `undefined` and
+/// `null` read as JSON `null`, so `Option<Dto>` is `None`); a failure is a
+/// `code` error starting with `what`.
+pub fn dto<T: serde::de::DeserializeOwned>(
+    env: &Env,
+    value: Option<Unknown>,
+    code: ErrorCode,
+    what: &str,
+) -> JsResult<T> {
+    let value = optional_json_arg(env, value, code, what)?.unwrap_or(Value::Null);
+    serde_json::from_value(value).map_err(|e| js_error(code, format!("{what}: {e}")))
+}
+
 /// An optional structured argument: `None` when absent (`undefined` or `null`).
 pub fn optional_json_arg(
     env: &Env,

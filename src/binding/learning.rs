@@ -9,7 +9,7 @@ use tool_search_core::search::learned;
 use tool_search_core::ErrorCode;
 
 use super::catalog::ToolCatalog;
-use super::convert::{json_arg, parsed, string_arg};
+use super::convert::{dto, parsed, string_arg};
 use super::errors::{guard, js_error, to_js, JsCode};
 use super::promise::json_promise;
 
@@ -28,13 +28,8 @@ impl ToolCatalog {
         outcome: Unknown,
     ) -> Result<Unknown<'env>, JsCode> {
         guard(|| {
-            let value = json_arg(env, outcome, ErrorCode::InvalidRequest, "outcome")?;
-            let outcome: Outcome = serde_json::from_value(value).map_err(|e| {
-                js_error(
-                    ErrorCode::InvalidRequest,
-                    format!("outcome must be {{ query, id, ok }}: {e}"),
-                )
-            })?;
+            let what = "outcome must be { query, id, ok }";
+            let outcome: Outcome = dto(env, Some(outcome), ErrorCode::InvalidRequest, what)?;
             parsed(env, &self.inner.record_outcome(&outcome).map_err(to_js)?)
         })
     }

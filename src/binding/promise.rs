@@ -1,6 +1,7 @@
-//! Promises of JSON results and the caller's `AbortSignal`: the one way an
-//! async result crosses (serialized off the event loop, rebuilt there by one
-//! `JSON.parse`), and the listener a call adds to its signal.
+//! Promises of JSON results, work on a libuv worker, and the caller's
+//! `AbortSignal`: the one way an async result crosses (serialized off the
+//! event loop, rebuilt there by one `JSON.parse`), and the listener a call
+//! adds to its signal.
 
 use napi::bindgen_prelude::*;
 use serde::Serialize;
@@ -8,7 +9,7 @@ use tool_search_core::session::CancelSignal;
 use tool_search_core::ErrorCode;
 
 use super::convert::{json_text, parse_text};
-use super::errors::{from_napi, guard_future, js_error, JsCode, JsResult};
+use super::errors::{from_napi, guard, guard_future, js_error, JsCode, JsResult};
 
 /// A rejection carrying the coded JS error (`error.code`), not a napi status.
 pub(crate) fn coded_rejection(env: &Env, e: napi::Error<JsCode>) -> napi::Error {
@@ -17,6 +18,78 @@ pub(crate) fn coded_rejection(env: &Env, e: napi::Error<JsCode>) -> napi::Error 
 
 /// A failure of a promise's future: its code and message (`Send`, unlike a napi error).
 pub(crate) type Failed = (JsCode, String);
+
+/// Work on a libuv worker (a catalog build, a search), run under `guard`:
+/// `done` makes its JS value on the event loop; the argument error `work`
+/// carries instead, or the work's failure, rejects with its coded error.
+pub struct Worker<T, R> {
+    work: Option<std::result::Result<Box<dyn FnOnce() -> JsResult<T> + Send>, Failed>>,
+    done: fn(&Env, T) -> R,
+}
+
+pub(crate) fn on_worker<T, R, W>(
+    work: JsResult<W>,
+    done: fn(&Env, T) -> R,
+) -> AsyncTask<Worker<T, R>>
+where
+    T: Send + 'static,
+    R: ToNapiValue + TypeName,
+    W: FnOnce() -> JsResult<T> + Send + 'static,
+{
+    let work = work.map(|w| Box::new(w) as Box<dyn FnOnce() -> JsResult<T> + Send>);
+    AsyncTask::new(Worker {
+        work: Some(work.map_err(|e| (e.status, e.reason.clone()))),
+        done,
+    })
+}
+
+impl<T: Send + 'static, R: ToNapiValue + TypeName> Task for Worker<T, R> {
+    type Output = std::result::Result<T, Failed>;
+    type JsValue = R;
+
+    fn compute(&mut self) -> Result<Self::Output> {
+        let work = self.work.take().unwrap_or_else(|| {
+            Err((
+                JsCode(ErrorCode::Internal.as_str()),
+                "task ran twice".into(),
+            ))
+        });
+        Ok(work.and_then(|work| guard(work).map_err(|e| (e.status, e.reason.clone()))))
+    }
+
+    fn resolve(&mut self, env: Env, output: Self::Output) -> Result<R> {
+        // Rejected with the same coded error the sync forms throw.
+        output
+            .map(|value| (self.done)(&env, value))
+            .map_err(|(code, message)| coded_rejection(&env, napi::Error::new(code, message)))
+    }
+}
+
+/// JSON text made on a worker, rebuilt on the event loop by one `JSON.parse`
+/// (per-property conversion there costs ~7x more).
+pub struct JsonText(pub String);
+
+impl TypeName for JsonText {
+    fn type_name() -> &'static str {
+        "unknown"
+    }
+
+    fn value_type() -> ValueType {
+        ValueType::Object
+    }
+}
+
+impl ToNapiValue for JsonText {
+    // SAFETY: called by napi-rs on the JS thread with the env of the task's
+    // completion callback; the value is made and returned in that env.
+    unsafe fn to_napi_value(env: napi::sys::napi_env, text: Self) -> Result<napi::sys::napi_value> {
+        let env = Env::from_raw(env);
+        match parse_text(&env, text.0) {
+            Ok(value) => Ok(value.raw()),
+            Err(e) => Err(coded_rejection(&env, e)),
+        }
+    }
+}
 
 /// A promise of `future`'s value, serialized on the runtime and parsed on the
 /// JS thread; a failure, or a value that cannot be serialized, rejects with

@@ -4,14 +4,14 @@
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi_derive::napi;
-use tool_search_core::catalog::{BatchRequest, Catalog, CatalogRanking, SearchOptions};
+use tool_search_core::catalog::{CatalogRanking, SearchOptions};
 use tool_search_core::search::semantic::RankingState;
 use tool_search_core::ErrorCode;
 
 use super::catalog::{batch_request, limit_option, ToolCatalog};
-use super::convert::{is_nullish, json_text, parse_text, parsed, string_arg};
+use super::convert::{is_nullish, json_text, parsed, string_arg};
 use super::errors::{from_napi, guard, js_error, to_js, JsCode, JsResult};
-use super::promise::{coded_rejection, json_promise};
+use super::promise::{json_promise, on_worker, JsonText, Worker};
 
 fn progress_sink(env: &Env, callback: Unknown) -> JsResult<super::port::JsonCallback> {
     if callback.get_type().map_err(from_napi)? != ValueType::Function {
@@ -25,78 +25,8 @@ fn progress_sink(env: &Env, callback: Unknown) -> JsResult<super::port::JsonCall
 }
 
 /// `searchAsync` and `searchBatchAsync`: the ranked search on a libuv worker,
-/// embedding queries whose vectors are not cached there.
-pub struct SearchTask {
-    catalog: Catalog,
-    request: SearchKind,
-}
-
-enum SearchKind {
-    Single { query: String, limit: Option<f64> },
-    Batch(BatchRequest),
-}
-
-/// Search hits as JSON text, serialized on the worker and rebuilt on the
-/// event loop by one `JSON.parse` (as every async result is: per-property
-/// conversion there costs ~7x more).
-pub struct Hits(String);
-
-impl TypeName for Hits {
-    fn type_name() -> &'static str {
-        "SearchHit[]"
-    }
-
-    fn value_type() -> ValueType {
-        ValueType::Object
-    }
-}
-
-impl ToNapiValue for Hits {
-    // SAFETY: called by napi-rs on the JS thread with the env of the task's
-    // completion callback; the value is made and returned in that env.
-    unsafe fn to_napi_value(env: napi::sys::napi_env, hits: Self) -> Result<napi::sys::napi_value> {
-        let env = Env::from_raw(env);
-        match parse_text(&env, hits.0) {
-            Ok(value) => Ok(value.raw()),
-            Err(e) => Err(coded_rejection(&env, e)),
-        }
-    }
-}
-
-impl Task for SearchTask {
-    type Output = std::result::Result<Hits, (JsCode, String)>;
-    type JsValue = Hits;
-
-    fn compute(&mut self) -> Result<Self::Output> {
-        let outcome = guard(|| {
-            let catalog = &self.catalog;
-            // On the worker: queries whose vectors are not cached are embedded here.
-            let hits = match &self.request {
-                SearchKind::Single { query, limit } => {
-                    let vectors = catalog.query_vectors([query.as_str()]).complete();
-                    let options = SearchOptions::hits(*limit).with_vectors(&vectors);
-                    json_text(&catalog.search(query, &options).map_err(to_js)?)
-                }
-                SearchKind::Batch(request) => {
-                    let queries = catalog.batch_queries(request);
-                    let vectors = catalog
-                        .query_vectors(queries.iter().map(String::as_str))
-                        .complete();
-                    json_text(&catalog.search_batch(request, &vectors).map_err(to_js)?)
-                }
-            };
-            hits.map(Hits)
-        });
-        Ok(outcome.map_err(|e| (e.status, e.reason.clone())))
-    }
-
-    fn resolve(&mut self, env: Env, output: Self::Output) -> Result<Self::JsValue> {
-        // Rejected with the same coded error the sync `search` throws.
-        output.map_err(|(code, message)| {
-            napi::Error::from(JsError::from(napi::Error::new(code, message)).into_unknown(env))
-        })
-    }
-}
+/// embedding queries whose vectors are not cached there; the hits as JSON text.
+type SearchTask = Worker<String, JsonText>;
 
 #[napi]
 impl ToolCatalog {
@@ -174,11 +104,16 @@ impl ToolCatalog {
     ) -> Result<AsyncTask<SearchTask>, JsCode> {
         guard(|| {
             let query = string_arg(query, ErrorCode::InvalidQuery, "query")?;
-            let limit = limit_option(options)?;
-            Ok(AsyncTask::new(SearchTask {
-                catalog: self.inner.clone(),
-                request: SearchKind::Single { query, limit },
-            }))
+            let (catalog, limit) = (self.inner.clone(), limit_option(options)?);
+            // On the worker: a query whose vectors are not cached is embedded there.
+            Ok(on_worker(
+                Ok(move || {
+                    let vectors = catalog.query_vectors([query.as_str()]).complete();
+                    let options = SearchOptions::hits(limit).with_vectors(&vectors);
+                    json_text(&catalog.search(&query, &options).map_err(to_js)?)
+                }),
+                |_, text| JsonText(text),
+            ))
         })
     }
 
@@ -193,11 +128,16 @@ impl ToolCatalog {
         request: Unknown,
     ) -> Result<AsyncTask<SearchTask>, JsCode> {
         guard(|| {
-            let request = batch_request(env, request)?;
-            Ok(AsyncTask::new(SearchTask {
-                catalog: self.inner.clone(),
-                request: SearchKind::Batch(request),
-            }))
+            let (catalog, request) = (self.inner.clone(), batch_request(env, request)?);
+            Ok(on_worker(
+                Ok(move || {
+                    let queries = catalog.batch_queries(&request);
+                    let queries = queries.iter().map(String::as_str);
+                    let vectors = catalog.query_vectors(queries).complete();
+                    json_text(&catalog.search_batch(&request, &vectors).map_err(to_js)?)
+                }),
+                |_, text| JsonText(text),
+            ))
         })
     }
 }

@@ -11,8 +11,8 @@ use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi_derive::napi;
 use serde_json::Value;
 use tool_search_core::session::{
-    direct::definition_from_value, EventSink, Executor, Failure, HandleOptions, HydrateOptions,
-    Session, SessionEvent, SessionOptions, ToolResult,
+    EventSink, Executor, Failure, HandleArgs, HandleOptions, HydrateOptions, Session, SessionArgs,
+    SessionEvent, SessionOptions, SurfaceArgs, ToolResult,
 };
 use tool_search_core::surfaces::SurfaceFormat;
 use tool_search_core::ErrorCode;
@@ -23,10 +23,10 @@ use tool_search_gateway::runtime::offload;
 
 use super::catalog::ToolCatalog;
 use super::convert::{
-    is_nullish, json_text, number_arg, object_arg, optional_json_arg, parsed, property, string_arg,
-    value_type,
+    dto, is_nullish, json_text, number_arg, object_arg, optional_json_arg, parsed, property,
+    string_arg, value_type,
 };
-use super::errors::{from_napi, guard, guard_future, js_error, to_js, JsCode, JsResult};
+use super::errors::{guard, guard_future, js_error, to_js, JsCode, JsResult};
 use super::promise::{json_promise, link_abort_signal, AbortListener};
 
 /// A session answers one run's control-tool calls. See `ToolSearchSessionOptions`.
@@ -90,81 +90,27 @@ impl ToolSearchSession {
             let raw_config = optional_json_arg(&env, config, ErrorCode::InvalidConfig, "config")?
                 .unwrap_or(Value::Null);
             let mut config = super::config::resolve_for_session(&raw_config);
-            let options = match options {
+            // Functions are read from the object; everything plain through `SessionArgs`.
+            let not_a_function = "options.executor must be a function";
+            let object = match options {
                 Some(o) if !is_nullish(&o)? => object_arg(o, ErrorCode::InvalidRequest, "options")?,
-                _ => {
-                    return Err(js_error(
-                        ErrorCode::InvalidRequest,
-                        "options.executor must be a function",
-                    ))
-                }
+                _ => return Err(js_error(ErrorCode::InvalidRequest, not_a_function)),
             };
-            let executor = function_arg(property(&options, "executor")?, "options.executor")?
-                .ok_or_else(|| {
-                    js_error(
-                        ErrorCode::InvalidRequest,
-                        "options.executor must be a function",
-                    )
-                })?;
+            let executor = function_arg(property(&object, "executor")?, "options.executor")?
+                .ok_or_else(|| js_error(ErrorCode::InvalidRequest, not_a_function))?;
             let executor = js_executor(&env, executor)?;
-
-            let direct_tools = match optional_json_arg(
+            let on_event = function_arg(property(&object, "onEvent")?, "options.onEvent")?;
+            let args: SessionArgs = dto(
                 &env,
-                property(&options, "directTools")?,
+                options,
                 ErrorCode::InvalidRequest,
-                "options.directTools",
-            )? {
-                None => Vec::new(),
-                Some(Value::Array(items)) => items
-                    .iter()
-                    .map(definition_from_value)
-                    .collect::<std::result::Result<Vec<_>, _>>()
-                    .map_err(to_js)?,
-                Some(_) => {
-                    return Err(js_error(
-                        ErrorCode::InvalidRequest,
-                        "options.directTools must be an array",
-                    ))
-                }
-            };
-            let context_tokens = match property(&options, "contextTokens")? {
-                None => None,
-                Some(v) => {
-                    match number_arg(v, ErrorCode::InvalidRequest, "options.contextTokens") {
-                        Ok(n) if n.is_finite() && n >= 0.0 => Some(n.floor() as u64),
-                        _ => {
-                            return Err(js_error(
-                                ErrorCode::InvalidRequest,
-                                "options.contextTokens must be a non-negative number",
-                            ))
-                        }
-                    }
-                }
-            };
-            let on_event = match function_arg(property(&options, "onEvent")?, "options.onEvent")? {
-                None => None,
-                Some(v) => Some(event_sink(&env, v)?),
-            };
-            let code_runner = code_mode::session_runner(&mut config, &super::runtime::NAPI);
-            let capability_directory = match property(&options, "capabilityDirectory")? {
-                None => None,
-                Some(v) => match value_type(&v)? {
-                    // SAFETY: the value's type was read just above.
-                    ValueType::Boolean => Some(unsafe { v.cast::<bool>() }.map_err(from_napi)?),
-                    _ => {
-                        return Err(js_error(
-                            ErrorCode::InvalidRequest,
-                            "options.capabilityDirectory must be a boolean",
-                        ))
-                    }
-                },
-            };
+                "invalid session options",
+            )?;
+            let plain = args.into_options().map_err(to_js)?;
             let session_options = SessionOptions {
-                direct_tools,
-                context_tokens,
-                on_event,
-                code_runner,
-                capability_directory,
+                on_event: on_event.map(|f| event_sink(&env, f)).transpose()?,
+                code_runner: code_mode::session_runner(&mut config, &super::runtime::NAPI),
+                ..plain
             };
             Session::new(&catalog.inner, config, executor, session_options)
                 .map(|inner| ToolSearchSession {
@@ -218,18 +164,9 @@ impl ToolSearchSession {
                 }
                 _ => SurfaceFormat::Neutral,
             };
-            let prompt = match options {
-                Some(o) if !is_nullish(&o)? => {
-                    let o = object_arg(o, ErrorCode::InvalidRequest, "options")?;
-                    match property(&o, "prompt")? {
-                        Some(p) => {
-                            Some(string_arg(p, ErrorCode::InvalidRequest, "options.prompt")?)
-                        }
-                        None => None,
-                    }
-                }
-                _ => None,
-            };
+            let options: Option<SurfaceArgs> =
+                dto(env, options, ErrorCode::InvalidRequest, "options")?;
+            let prompt = options.and_then(|o| o.prompt);
             parsed(env, &*self.session().surface_for(format, prompt.as_deref()))
         })
     }
@@ -277,25 +214,20 @@ impl ToolSearchSession {
         let prepared = guard(|| {
             let args = optional_json_arg(env, args, ErrorCode::InvalidRequest, "tool arguments")?
                 .unwrap_or(Value::Null);
+            let what = "options";
+            let call: Option<HandleArgs> = dto(env, options, ErrorCode::InvalidRequest, what)?;
             let mut handle_options = HandleOptions {
+                tool_call_id: call.and_then(|c| c.tool_call_id),
                 offload: Some(offload(&super::runtime::NAPI)),
                 ..HandleOptions::default()
             };
-            if let Some(options) = options {
-                if !is_nullish(&options)? {
-                    let options = object_arg(options, ErrorCode::InvalidRequest, "options")?;
-                    if let Some(id) = property(&options, "toolCallId")? {
-                        handle_options.tool_call_id = Some(string_arg(
-                            id,
-                            ErrorCode::InvalidRequest,
-                            "options.toolCallId",
-                        )?);
-                    }
-                    if let Some(signal) = property(&options, "signal")? {
-                        let (cancel, added) = link_abort_signal(env, signal)?;
-                        handle_options.cancel = Some(cancel);
-                        listener = added;
-                    }
+            // The signal is read from the object: JSON cannot carry an AbortSignal.
+            if let Some(options) = options.filter(|o| !matches!(is_nullish(o), Ok(true))) {
+                let options = object_arg(options, ErrorCode::InvalidRequest, "options")?;
+                if let Some(signal) = property(&options, "signal")? {
+                    let (cancel, added) = link_abort_signal(env, signal)?;
+                    handle_options.cancel = Some(cancel);
+                    listener = added;
                 }
             }
             Ok((args, handle_options))
