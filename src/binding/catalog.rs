@@ -15,7 +15,7 @@ use super::convert::{
     dto, is_nullish, number_arg, object_arg, optional_json_arg, parsed, property, string_arg,
     stringify,
 };
-use super::errors::{from_napi, guard, js_error, to_js, JsCode, JsResult};
+use super::errors::{from_napi, guard, invalid, js_error, to_js, JsCode, JsResult};
 use super::promise::{on_worker, Worker};
 
 #[napi(custom_finalize)]
@@ -29,6 +29,13 @@ impl ToolCatalog {
         super::memory::hold(env, &inner);
         ToolCatalog { inner }
     }
+}
+
+/// A built catalog as the JS object, or its coded error.
+fn held(env: &Env, built: tool_search_core::Result<Catalog>) -> JsResult<ToolCatalog> {
+    built
+        .map(|inner| ToolCatalog::held(env, inner))
+        .map_err(to_js)
 }
 
 impl ObjectFinalize for ToolCatalog {
@@ -196,23 +203,21 @@ fn tools_text(env: &Env, tools: Unknown) -> JsResult<String> {
 #[napi(js_name = "__internRecords", skip_typescript)]
 pub fn intern_records(texts: Unknown) -> Result<Vec<u32>, JsCode> {
     guard(|| {
-        if !texts.is_array().map_err(from_napi)? {
-            return Err(js_error(
+        let not_strings = || {
+            js_error(
                 ErrorCode::InvalidCatalog,
                 "records must be an array of strings",
-            ));
+            )
+        };
+        if !texts.is_array().map_err(from_napi)? {
+            return Err(not_strings());
         }
         // SAFETY: checked to be a JS array just above; `Array` only wraps the same handle.
         let array: Array = unsafe { texts.cast() }.map_err(from_napi)?;
         let mut records = Vec::with_capacity(array.len() as usize);
         for i in 0..array.len() {
             let text: Option<Unknown> = array.get(i).map_err(from_napi)?;
-            let text = text.ok_or_else(|| {
-                js_error(
-                    ErrorCode::InvalidCatalog,
-                    "records must be an array of strings",
-                )
-            })?;
+            let text = text.ok_or_else(not_strings)?;
             records.push(string_arg(text, ErrorCode::InvalidCatalog, "each record")?);
         }
         let records = store::intern_named(records.iter().map(String::as_str));
@@ -227,25 +232,16 @@ pub fn intern_records(texts: Unknown) -> Result<Vec<u32>, JsCode> {
 fn ids_arg(ids: &Unknown) -> JsResult<Vec<SlotId>> {
     // SAFETY: the cast checks the typed array's type (napi_get_typedarray_info) and fails
     // otherwise; the slice borrows the array's buffer for this call's scope only.
-    let pairs: Uint32ArraySlice = unsafe { ids.cast() }.map_err(|_| {
-        js_error(
-            ErrorCode::InvalidRequest,
-            "record ids must be a Uint32Array",
-        )
-    })?;
+    let pairs: Uint32ArraySlice =
+        unsafe { ids.cast() }.map_err(|_| invalid("record ids must be a Uint32Array"))?;
     if !pairs.len().is_multiple_of(2) {
-        return Err(js_error(
-            ErrorCode::InvalidRequest,
-            "record ids come in (slot, generation) pairs",
-        ));
+        return Err(invalid("record ids come in (slot, generation) pairs"));
     }
-    Ok(pairs
-        .chunks_exact(2)
-        .map(|p| SlotId {
-            slot: p[0],
-            generation: p[1],
-        })
-        .collect())
+    let id = |p: &[u32]| SlotId {
+        slot: p[0],
+        generation: p[1],
+    };
+    Ok(pairs.chunks_exact(2).map(id).collect())
 }
 
 /// A catalog of stored records, by slot (the JS constructor's path), or the positions of
@@ -297,16 +293,10 @@ pub fn native_memory(env: &Env) -> Result<Unknown<'_>, JsCode> {
     guard(|| {
         let (held_catalogs, held_bytes) = super::memory::held();
         let caches = tool_search_core::catalog::memory_in_use();
-        parsed(
-            env,
-            &serde_json::json!({
-                "heldCatalogs": held_catalogs,
-                "heldBytes": held_bytes,
-                "recentBuilds": caches.recent_builds,
-                "storedRecords": caches.stored_records,
-                "storedRecordBytes": caches.stored_record_bytes,
-            }),
-        )
+        let memory = serde_json::json!({ "heldCatalogs": held_catalogs, "heldBytes": held_bytes,
+            "recentBuilds": caches.recent_builds, "storedRecords": caches.stored_records,
+            "storedRecordBytes": caches.stored_record_bytes });
+        parsed(env, &memory)
     })
 }
 
@@ -324,8 +314,7 @@ impl ToolCatalog {
     pub fn new(tools: Unknown, _options: Option<Unknown>) -> Result<Self, JsCode> {
         guard(|| {
             require_array(&tools)?;
-            Err(js_error(
-                ErrorCode::InvalidRequest,
+            Err(invalid(
                 "build catalogs with the package's ToolCatalog (index.js), not the native class",
             ))
         })
@@ -373,9 +362,10 @@ impl ToolCatalog {
         guard(|| {
             let text = string_arg(text, ErrorCode::InvalidCatalog, "text")?;
             let options = parse_options(&env, options)?;
-            with_second_thread(|| Catalog::from_json_text(&text, &options))
-                .map(|inner| ToolCatalog::held(&env, inner))
-                .map_err(to_js)
+            held(
+                &env,
+                with_second_thread(|| Catalog::from_json_text(&text, &options)),
+            )
         })
     }
 
@@ -508,9 +498,7 @@ impl ToolCatalog {
     pub fn append(&self, env: Env, tools: Unknown) -> Result<ToolCatalog, JsCode> {
         guard(|| {
             let text = tools_text(&env, tools)?;
-            with_second_thread(|| self.inner.append(&text))
-                .map(|inner| ToolCatalog::held(&env, inner))
-                .map_err(to_js)
+            held(&env, with_second_thread(|| self.inner.append(&text)))
         })
     }
 
@@ -542,9 +530,10 @@ impl ToolCatalog {
         guard(|| {
             let selector = selector_arg(&env, selector)?;
             let text = tools_text(&env, tools)?;
-            with_second_thread(|| self.inner.with_source(&selector, &text))
-                .map(|inner| ToolCatalog::held(&env, inner))
-                .map_err(to_js)
+            held(
+                &env,
+                with_second_thread(|| self.inner.with_source(&selector, &text)),
+            )
         })
     }
 
@@ -632,10 +621,7 @@ impl ToolCatalog {
         guard(|| {
             let selector = selector_arg(&env, selector)?;
             let reason = string_arg(reason, ErrorCode::InvalidRequest, "reason")?;
-            self.inner
-                .with_unavailable(&selector, &reason)
-                .map(|inner| ToolCatalog::held(&env, inner))
-                .map_err(to_js)
+            held(&env, self.inner.with_unavailable(&selector, &reason))
         })
     }
 
@@ -651,24 +637,16 @@ impl ToolCatalog {
             // SAFETY: the global `Array` is a function, and every function is an object; the
             // object view reads its `from` property and nothing else.
             let array: Object = unsafe { array.cast() }.map_err(from_napi)?;
-            let from: Function<Unknown, Vec<Value>> =
+            let from: Function<Unknown, Unknown> =
                 array.get_named_property("from").map_err(from_napi)?;
-            let values = from.apply(array, allowed_names).map_err(|e| {
-                js_error(
-                    ErrorCode::InvalidRequest,
-                    format!("allowedNames must be an iterable of strings: {}", e.reason),
-                )
+            let names = from.apply(array, allowed_names).map_err(|e| {
+                invalid(format!(
+                    "allowedNames must be an iterable of strings: {}",
+                    e.reason
+                ))
             })?;
-            let names: Vec<String> = values
-                .into_iter()
-                .map(|v| match v {
-                    Value::String(s) => Ok(s),
-                    _ => Err(js_error(
-                        ErrorCode::InvalidRequest,
-                        "allowedNames must contain only strings",
-                    )),
-                })
-                .collect::<JsResult<_>>()?;
+            let what = "allowedNames must contain only strings";
+            let names: Vec<String> = dto(&env, Some(names), ErrorCode::InvalidRequest, what)?;
             Ok(ToolCatalog::held(&env, self.inner.restrict(&names)))
         })
     }

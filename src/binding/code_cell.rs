@@ -7,67 +7,13 @@
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use tool_search_core::session::CancelSignal;
 use tool_search_core::ErrorCode;
-use tool_search_gateway::channel::{Channel, Target};
-use tool_search_gateway::code_mode::CellOptions;
-use tool_search_sandbox::RunOptions;
+use tool_search_gateway::channel::Target;
+use tool_search_gateway::code_mode::{self, CellOptions};
 
 use super::convert::{dto, is_nullish, object_arg, property, string_arg, value_type};
-use super::errors::{guard, js_error, JsCode, JsResult};
-use super::promise::{json_promise, link_abort_signal, AbortListener};
-
-struct CellRequest {
-    code: String,
-    bridge: Channel,
-    options: RunOptions,
-    cancel: Option<CancelSignal>,
-}
-
-fn cell_request(
-    env: &Env,
-    code: Unknown,
-    options: Unknown,
-    listener: &mut Option<AbortListener>,
-) -> JsResult<CellRequest> {
-    let code = string_arg(code, ErrorCode::InvalidRequest, "code")?;
-    let not_a_function = || {
-        js_error(
-            ErrorCode::InvalidRequest,
-            "options.bridge must be a function",
-        )
-    };
-    if is_nullish(&options)? {
-        return Err(not_a_function());
-    }
-    let unknown = options;
-    let options = object_arg(options, ErrorCode::InvalidRequest, "options")?;
-    let bridge = match property(&options, "bridge")? {
-        Some(f) if value_type(&f)? == ValueType::Function => {
-            super::port::channel(env, f, Target::Bridge)?
-        }
-        _ => return Err(not_a_function()),
-    };
-    // The bridge and signal are read from the object; everything plain through `CellOptions`.
-    let plain: CellOptions = dto(env, Some(unknown), ErrorCode::InvalidRequest, "options")?;
-    let run = plain
-        .run_options()
-        .map_err(|why| js_error(ErrorCode::InvalidRequest, why))?;
-    let cancel = match property(&options, "signal")? {
-        Some(signal) => {
-            let (cancel, added) = link_abort_signal(env, signal)?;
-            *listener = added;
-            Some(cancel)
-        }
-        None => None,
-    };
-    Ok(CellRequest {
-        code,
-        bridge,
-        options: run,
-        cancel,
-    })
-}
+use super::errors::{guard, invalid, JsCode};
+use super::promise::{abort_signal, json_promise, AbortListener};
 
 /// Runs one code cell in the contained child, with every `openclaw.tools.*` request answered
 /// by `options.bridge(op, args, signal)` (`op` is `search`, `describe` or `call`; `args` the
@@ -83,24 +29,33 @@ pub fn run_code_cell<'env>(
     options: Unknown,
 ) -> Result<PromiseRaw<'env, Unknown<'env>>, JsCode> {
     let mut listener: Option<AbortListener> = None;
-    let request = match guard(|| cell_request(env, code, options, &mut listener)) {
-        Ok(request) => request,
+    let cell = guard(|| {
+        let code = string_arg(code, ErrorCode::InvalidRequest, "code")?;
+        let not_a_function = || invalid("options.bridge must be a function");
+        if is_nullish(&options)? {
+            return Err(not_a_function());
+        }
+        let object = object_arg(options, ErrorCode::InvalidRequest, "options")?;
+        let bridge = match property(&object, "bridge")? {
+            Some(f) if value_type(&f)? == ValueType::Function => {
+                super::port::channel(env, f, Target::Bridge)?
+            }
+            _ => return Err(not_a_function()),
+        };
+        // The bridge and signal are read from the object; everything plain through `CellOptions`.
+        let plain: CellOptions = dto(env, Some(options), ErrorCode::InvalidRequest, "options")?;
+        let run = plain.run_options().map_err(invalid)?;
+        let cancel = abort_signal(env, &object, &mut listener)?;
+        let runtime = &super::runtime::NAPI;
+        Ok(async move { Ok(code_mode::run_cell(code, bridge, run, cancel, runtime).await) })
+    });
+    match cell {
+        Ok(future) => json_promise(env, future, listener),
         Err(e) => {
             if let Some(listener) = listener {
                 let _ = listener.remove(env);
             }
-            return Err(e);
+            Err(e)
         }
-    };
-    let CellRequest {
-        code,
-        bridge,
-        options,
-        cancel,
-    } = request;
-    let future = async move {
-        let runtime = &super::runtime::NAPI;
-        Ok(tool_search_gateway::code_mode::run_cell(code, bridge, options, cancel, runtime).await)
-    };
-    json_promise(env, future, listener)
+    }
 }

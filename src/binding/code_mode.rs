@@ -83,10 +83,8 @@ pub fn probe_code_mode<'env>(env: &'env Env) -> Result<PromiseRaw<'env, Unknown<
 pub fn configure_code_mode(env: Env, settings: Unknown) -> Result<(), JsCode> {
     guard(|| {
         if is_nullish(&settings)? {
-            return Err(js_error(
-                ErrorCode::InvalidConfig,
-                "settings must be an object",
-            ));
+            let what = "settings must be an object";
+            return Err(js_error(ErrorCode::InvalidConfig, what));
         }
         let what = "invalid code mode settings";
         let parsed: CodeModeSettings = dto(&env, Some(settings), ErrorCode::InvalidConfig, what)?;

@@ -124,37 +124,32 @@ pub fn value_type(value: &Unknown) -> JsResult<ValueType> {
         .map_err(|e| js_error(ErrorCode::InvalidRequest, e.reason.clone()))
 }
 
+/// An argument of type `want` read as `T`, or a `code` error: "{what} must be {a}."
+fn typed<'a, T: FromNapiValue + 'a>(
+    value: Unknown<'a>,
+    want: ValueType,
+    (code, what, a): (ErrorCode, &str, &str),
+) -> JsResult<T> {
+    if value_type(&value)? != want {
+        return Err(js_error(code, format!("{what} must be {a}.")));
+    }
+    // SAFETY: the value's type was read just above.
+    unsafe { value.cast::<T>() }.map_err(|e| js_error(code, e.reason.clone()))
+}
+
 /// A string argument, or a `code` error naming it.
 pub fn string_arg(value: Unknown, code: ErrorCode, what: &str) -> JsResult<String> {
-    match value_type(&value)? {
-        ValueType::String => {
-            // SAFETY: the value's type was read just above.
-            unsafe { value.cast::<String>() }.map_err(|e| js_error(code, e.reason.clone()))
-        }
-        _ => Err(js_error(code, format!("{what} must be a string."))),
-    }
+    typed(value, ValueType::String, (code, what, "a string"))
 }
 
 /// A number argument (any finite or non-finite number), or a `code` error.
 pub fn number_arg(value: Unknown, code: ErrorCode, what: &str) -> JsResult<f64> {
-    match value_type(&value)? {
-        ValueType::Number => {
-            // SAFETY: the value's type was read just above.
-            unsafe { value.cast::<f64>() }.map_err(|e| js_error(code, e.reason.clone()))
-        }
-        _ => Err(js_error(code, format!("{what} must be a number."))),
-    }
+    typed(value, ValueType::Number, (code, what, "a number"))
 }
 
 /// An object argument (not null, not a function), or a `code` error.
 pub fn object_arg<'a>(value: Unknown<'a>, code: ErrorCode, what: &str) -> JsResult<Object<'a>> {
-    match value_type(&value)? {
-        ValueType::Object => {
-            // SAFETY: the value's type was read just above.
-            unsafe { value.cast::<Object>() }.map_err(|e| js_error(code, e.reason.clone()))
-        }
-        _ => Err(js_error(code, format!("{what} must be an object."))),
-    }
+    typed(value, ValueType::Object, (code, what, "an object"))
 }
 
 /// A named property of an object, `None` when `undefined` or `null`.

@@ -26,6 +26,11 @@ pub fn js_error(code: ErrorCode, message: impl Into<String>) -> JsError {
     napi::Error::new(JsCode(code.as_str()), message.into())
 }
 
+/// An INVALID_REQUEST error: the most common refusal of an argument.
+pub fn invalid(message: impl Into<String>) -> JsError {
+    js_error(ErrorCode::InvalidRequest, message)
+}
+
 /// A napi failure (e.g. a value of the wrong type) as an INVALID_REQUEST error.
 pub fn from_napi(e: napi::Error) -> JsError {
     napi::Error::new(JsCode(ErrorCode::InvalidRequest.as_str()), e.reason.clone())

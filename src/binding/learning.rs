@@ -42,8 +42,8 @@ impl ToolCatalog {
     pub fn with_learning_scope(&self, env: Env, scope: Unknown) -> Result<ToolCatalog, JsCode> {
         guard(|| {
             let scope = string_arg(scope, ErrorCode::InvalidRequest, "scope")?;
-            self.inner
-                .with_learning_scope(&scope)
+            let scoped = self.inner.with_learning_scope(&scope);
+            scoped
                 .map(|inner| ToolCatalog::held(&env, inner))
                 .map_err(to_js)
         })

@@ -9,7 +9,7 @@ use tool_search_core::session::CancelSignal;
 use tool_search_core::ErrorCode;
 
 use super::convert::{json_text, parse_text};
-use super::errors::{from_napi, guard, guard_future, js_error, JsCode, JsResult};
+use super::errors::{from_napi, guard, guard_future, invalid, JsCode, JsResult};
 
 /// A rejection carrying the coded JS error (`error.code`), not a napi status.
 pub(crate) fn coded_rejection(env: &Env, e: napi::Error<JsCode>) -> napi::Error {
@@ -155,18 +155,30 @@ impl AbortListener {
     }
 }
 
+/// `options.signal` (read from the object: JSON cannot carry an `AbortSignal`)
+/// linked as a core cancel signal; its listener goes to `listener`.
+pub(crate) fn abort_signal(
+    env: &Env,
+    options: &Object,
+    listener: &mut Option<AbortListener>,
+) -> JsResult<Option<CancelSignal>> {
+    let Some(signal) = super::convert::property(options, "signal")? else {
+        return Ok(None);
+    };
+    let (cancel, added) = link_abort_signal(env, signal)?;
+    *listener = added;
+    Ok(Some(cancel))
+}
+
 /// A core cancel signal that fires when the JS `AbortSignal` aborts, and the
 /// listener to remove once the call settles (none if it was already aborted).
-pub(crate) fn link_abort_signal(
+fn link_abort_signal(
     env: &Env,
     signal: Unknown,
 ) -> JsResult<(CancelSignal, Option<AbortListener>)> {
     let cancel = CancelSignal::new();
     if signal.get_type().map_err(from_napi)? != ValueType::Object {
-        return Err(js_error(
-            ErrorCode::InvalidRequest,
-            "options.signal must be an AbortSignal",
-        ));
+        return Err(invalid("options.signal must be an AbortSignal"));
     }
     // SAFETY: checked to be an object just above.
     let signal: Object = unsafe { signal.cast() }.map_err(from_napi)?;
@@ -198,10 +210,10 @@ pub(crate) fn link_abort_signal(
         .and_then(|add| add.apply(signal, FnArgs::from(("abort", on_abort))));
     if let Err(e) = added {
         let _ = listener.signal.unref(env);
-        return Err(js_error(
-            ErrorCode::InvalidRequest,
-            format!("options.signal must be an AbortSignal: {}", e.reason),
-        ));
+        return Err(invalid(format!(
+            "options.signal must be an AbortSignal: {}",
+            e.reason
+        )));
     }
     Ok((cancel, Some(listener)))
 }

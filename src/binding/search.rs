@@ -10,15 +10,12 @@ use tool_search_core::ErrorCode;
 
 use super::catalog::{batch_request, limit_option, ToolCatalog};
 use super::convert::{is_nullish, json_text, parsed, string_arg};
-use super::errors::{from_napi, guard, js_error, to_js, JsCode, JsResult};
+use super::errors::{from_napi, guard, invalid, to_js, JsCode, JsResult};
 use super::promise::{json_promise, on_worker, JsonText, Worker};
 
 fn progress_sink(env: &Env, callback: Unknown) -> JsResult<super::port::JsonCallback> {
     if callback.get_type().map_err(from_napi)? != ValueType::Function {
-        return Err(js_error(
-            ErrorCode::InvalidRequest,
-            "onProgress must be a function",
-        ));
+        return Err(invalid("onProgress must be a function"));
     }
     // Weak: progress alone does not keep the process alive (the promise does).
     super::port::listener(env, callback)

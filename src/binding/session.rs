@@ -26,8 +26,8 @@ use super::convert::{
     dto, is_nullish, json_text, number_arg, object_arg, optional_json_arg, parsed, property,
     string_arg, value_type,
 };
-use super::errors::{guard, guard_future, js_error, to_js, JsCode, JsResult};
-use super::promise::{json_promise, link_abort_signal, AbortListener};
+use super::errors::{guard, guard_future, invalid, to_js, JsCode, JsResult};
+use super::promise::{abort_signal, json_promise, AbortListener};
 
 /// A session answers one run's control-tool calls. See `ToolSearchSessionOptions`.
 #[napi]
@@ -49,7 +49,7 @@ fn error_result(tool_name: &str, e: tool_search_core::Error) -> ToolResult {
 /// The `ToolCatalog` behind a JS value, or INVALID_REQUEST. Taken as `Unknown` (not a
 /// `ClassInstance` parameter) so a wrong argument throws the coded error, not napi's.
 fn catalog_arg<'a>(env: &Env, value: &Unknown<'a>) -> JsResult<ClassInstance<'a, ToolCatalog>> {
-    let wrong = || js_error(ErrorCode::InvalidRequest, "catalog must be a ToolCatalog.");
+    let wrong = || invalid("catalog must be a ToolCatalog.");
     if value_type(value)? != ValueType::Object {
         return Err(wrong());
     }
@@ -63,10 +63,7 @@ fn function_arg<'a>(value: Option<Unknown<'a>>, what: &str) -> JsResult<Option<U
     match value {
         None => Ok(None),
         Some(v) if value_type(&v)? == ValueType::Function => Ok(Some(v)),
-        Some(_) => Err(js_error(
-            ErrorCode::InvalidRequest,
-            format!("{what} must be a function"),
-        )),
+        Some(_) => Err(invalid(format!("{what} must be a function"))),
     }
 }
 
@@ -94,10 +91,10 @@ impl ToolSearchSession {
             let not_a_function = "options.executor must be a function";
             let object = match options {
                 Some(o) if !is_nullish(&o)? => object_arg(o, ErrorCode::InvalidRequest, "options")?,
-                _ => return Err(js_error(ErrorCode::InvalidRequest, not_a_function)),
+                _ => return Err(invalid(not_a_function)),
             };
             let executor = function_arg(property(&object, "executor")?, "options.executor")?
-                .ok_or_else(|| js_error(ErrorCode::InvalidRequest, not_a_function))?;
+                .ok_or_else(|| invalid(not_a_function))?;
             let executor = js_executor(&env, executor)?;
             let on_event = function_arg(property(&object, "onEvent")?, "options.onEvent")?;
             let args: SessionArgs = dto(
@@ -224,11 +221,7 @@ impl ToolSearchSession {
             // The signal is read from the object: JSON cannot carry an AbortSignal.
             if let Some(options) = options.filter(|o| !matches!(is_nullish(o), Ok(true))) {
                 let options = object_arg(options, ErrorCode::InvalidRequest, "options")?;
-                if let Some(signal) = property(&options, "signal")? {
-                    let (cancel, added) = link_abort_signal(env, signal)?;
-                    handle_options.cancel = Some(cancel);
-                    listener = added;
-                }
+                handle_options.cancel = abort_signal(env, &options, &mut listener)?;
             }
             Ok((args, handle_options))
         });
@@ -272,14 +265,12 @@ impl ToolSearchSession {
     ) -> Result<Unknown<'env>, JsCode> {
         guard(|| {
             let user_prompt = string_arg(user_prompt, ErrorCode::InvalidRequest, "userPrompt")?;
-            let options = optional_json_arg(env, options, ErrorCode::InvalidRequest, "options")?
-                .unwrap_or(Value::Null);
+            let options: Value = dto(env, options, ErrorCode::InvalidRequest, "options")?;
             let options = HydrateOptions::from_json(&options).map_err(to_js)?;
+            let session = self.session();
             parsed(
                 env,
-                &self
-                    .session()
-                    .hydrate(&user_prompt, options.max_tools, &options.required),
+                &session.hydrate(&user_prompt, options.max_tools, &options.required),
             )
         })
     }
@@ -290,10 +281,7 @@ impl ToolSearchSession {
         guard(|| {
             let bytes = number_arg(bytes, ErrorCode::InvalidRequest, "bytes")?;
             if !bytes.is_finite() || bytes < 0.0 {
-                return Err(js_error(
-                    ErrorCode::InvalidRequest,
-                    "bytes must be a non-negative number",
-                ));
+                return Err(invalid("bytes must be a non-negative number"));
             }
             self.session().record_request_bytes(bytes as u64);
             Ok(())
