@@ -9,7 +9,7 @@ use tool_search_core::ErrorCode;
 use super::catalog::ToolCatalog;
 use super::convert::dto;
 use super::errors::{guard, JsCode};
-use super::promise::json_promise;
+use super::promise::blocking_promise;
 
 #[napi]
 impl ToolCatalog {
@@ -32,14 +32,6 @@ impl ToolCatalog {
             guard(|| dto(env, options, ErrorCode::InvalidRequest, what))?;
         let options = options.unwrap_or_default();
         let catalog = self.inner.clone();
-        json_promise(
-            env,
-            async move {
-                napi::bindgen_prelude::spawn_blocking(move || catalog.audit(&options))
-                    .await
-                    .map_err(|e| (JsCode(ErrorCode::Internal.as_str()), e.to_string()))
-            },
-            None,
-        )
+        blocking_promise(env, move || Ok(catalog.audit(&options)))
     }
 }

@@ -12,7 +12,7 @@ use tool_search_core::search::with_second_thread;
 use tool_search_core::ErrorCode;
 
 use super::convert::{
-    dto, is_nullish, number_arg, object_arg, optional_json_arg, parsed, property, string_arg,
+    dto, number_arg, object_arg, optional_json_arg, parsed, present, property, string_arg,
     stringify,
 };
 use super::errors::{from_napi, guard, invalid, js_error, to_js, JsCode, JsResult};
@@ -112,12 +112,9 @@ fn selector_arg(env: &Env, selector: Unknown) -> JsResult<SourceSelector> {
 /// JS value directly so NaN and Infinity reach the limit check (JSON has no
 /// such numbers).
 pub(crate) fn limit_option(options: Option<Unknown>) -> JsResult<Option<f64>> {
-    let Some(options) = options else {
+    let Some(options) = present(options)? else {
         return Ok(None);
     };
-    if is_nullish(&options)? {
-        return Ok(None);
-    }
     let options = object_arg(options, ErrorCode::InvalidRequest, "search options")?;
     match property(&options, "limit")? {
         None => Ok(None),

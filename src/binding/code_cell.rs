@@ -11,7 +11,7 @@ use tool_search_core::ErrorCode;
 use tool_search_gateway::channel::Target;
 use tool_search_gateway::code_mode::{self, CellOptions};
 
-use super::convert::{dto, is_nullish, object_arg, property, string_arg, value_type};
+use super::convert::{dto, function_arg, object_arg, present, property, string_arg};
 use super::errors::{guard, invalid, JsCode};
 use super::promise::{abort_signal, json_promise, AbortListener};
 
@@ -32,16 +32,11 @@ pub fn run_code_cell<'env>(
     let cell = guard(|| {
         let code = string_arg(code, ErrorCode::InvalidRequest, "code")?;
         let not_a_function = || invalid("options.bridge must be a function");
-        if is_nullish(&options)? {
-            return Err(not_a_function());
-        }
-        let object = object_arg(options, ErrorCode::InvalidRequest, "options")?;
-        let bridge = match property(&object, "bridge")? {
-            Some(f) if value_type(&f)? == ValueType::Function => {
-                super::port::channel(env, f, Target::Bridge)?
-            }
-            _ => return Err(not_a_function()),
-        };
+        let object = present(Some(options))?.ok_or_else(not_a_function)?;
+        let object = object_arg(object, ErrorCode::InvalidRequest, "options")?;
+        let bridge = function_arg(property(&object, "bridge")?, "options.bridge")?
+            .ok_or_else(not_a_function)?;
+        let bridge = super::port::channel(env, bridge, Target::Bridge)?;
         // The bridge and signal are read from the object; everything plain through `CellOptions`.
         let plain: CellOptions = dto(env, Some(options), ErrorCode::InvalidRequest, "options")?;
         let run = plain.run_options().map_err(invalid)?;

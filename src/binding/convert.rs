@@ -104,10 +104,27 @@ pub fn optional_json_arg(
     code: ErrorCode,
     what: &str,
 ) -> JsResult<Option<Value>> {
+    present(value)?
+        .map(|v| json_arg(env, v, code, what))
+        .transpose()
+}
+
+/// `value` unless it is absent, `undefined` or `null`.
+pub fn present(value: Option<Unknown>) -> JsResult<Option<Unknown>> {
     match value {
-        None => Ok(None),
-        Some(v) if is_nullish(&v)? => Ok(None),
-        Some(v) => json_arg(env, v, code, what).map(Some),
+        Some(v) if !is_nullish(&v)? => Ok(Some(v)),
+        _ => Ok(None),
+    }
+}
+
+/// A function argument (`None` when absent), or INVALID_REQUEST "{what} must be a function".
+pub fn function_arg<'a>(value: Option<Unknown<'a>>, what: &str) -> JsResult<Option<Unknown<'a>>> {
+    match present(value)? {
+        Some(v) if value_type(&v)? != ValueType::Function => Err(js_error(
+            ErrorCode::InvalidRequest,
+            format!("{what} must be a function"),
+        )),
+        v => Ok(v),
     }
 }
 
@@ -160,9 +177,5 @@ pub fn property<'a>(object: &Object<'a>, name: &str) -> JsResult<Option<Unknown<
             format!("cannot read {name}: {}", e.reason),
         )
     })?;
-    Ok(if is_nullish(&value)? {
-        None
-    } else {
-        Some(value)
-    })
+    present(Some(value))
 }

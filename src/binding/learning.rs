@@ -11,7 +11,7 @@ use tool_search_core::ErrorCode;
 use super::catalog::ToolCatalog;
 use super::convert::{dto, parsed, string_arg};
 use super::errors::{guard, js_error, to_js, JsCode};
-use super::promise::json_promise;
+use super::promise::blocking_promise;
 
 #[napi]
 impl ToolCatalog {
@@ -82,16 +82,7 @@ impl ToolCatalog {
         env: &'env Env,
     ) -> Result<PromiseRaw<'env, Unknown<'env>>, JsCode> {
         let catalog = self.inner.clone();
-        json_promise(
-            env,
-            async move {
-                napi::bindgen_prelude::spawn_blocking(move || catalog.flush_learning())
-                    .await
-                    .map_err(|e| (JsCode(ErrorCode::Internal.as_str()), e.to_string()))?
-                    .map_err(|e| (JsCode(e.code.as_str()), e.message))
-            },
-            None,
-        )
+        blocking_promise(env, move || catalog.flush_learning())
     }
 }
 

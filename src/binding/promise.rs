@@ -129,6 +129,20 @@ pub(crate) fn json_promise<'env, T: Serialize + Send + 'static>(
     Ok(promise)
 }
 
+/// A promise of `work`'s value, run on the runtime's blocking pool (long
+/// work that must not hold a libuv worker: an audit, a flush to disk).
+pub(crate) fn blocking_promise<'env, T: Serialize + Send + 'static>(
+    env: &'env Env,
+    work: impl FnOnce() -> tool_search_core::Result<T> + Send + 'static,
+) -> Result<PromiseRaw<'env, Unknown<'env>>, JsCode> {
+    let future = async move {
+        let done = napi::bindgen_prelude::spawn_blocking(work).await;
+        let done = done.map_err(|e| (JsCode(ErrorCode::Internal.as_str()), e.to_string()))?;
+        done.map_err(|e| (JsCode(e.code.as_str()), e.message))
+    };
+    json_promise(env, future, None)
+}
+
 /// `EventTarget.removeEventListener(type, listener)`.
 type RemoveListener<'a> = Function<'a, FnArgs<(&'a str, Function<'a, (), ()>)>, Unknown<'a>>;
 

@@ -9,17 +9,9 @@ use tool_search_core::search::semantic::RankingState;
 use tool_search_core::ErrorCode;
 
 use super::catalog::{batch_request, limit_option, ToolCatalog};
-use super::convert::{is_nullish, json_text, parsed, string_arg};
-use super::errors::{from_napi, guard, invalid, to_js, JsCode, JsResult};
+use super::convert::{function_arg, json_text, parsed, string_arg};
+use super::errors::{guard, to_js, JsCode};
 use super::promise::{json_promise, on_worker, JsonText, Worker};
-
-fn progress_sink(env: &Env, callback: Unknown) -> JsResult<super::port::JsonCallback> {
-    if callback.get_type().map_err(from_napi)? != ValueType::Function {
-        return Err(invalid("onProgress must be a function"));
-    }
-    // Weak: progress alone does not keep the process alive (the promise does).
-    super::port::listener(env, callback)
-}
 
 /// `searchAsync` and `searchBatchAsync`: the ranked search on a libuv worker,
 /// embedding queries whose vectors are not cached there; the hits as JSON text.
@@ -47,10 +39,9 @@ impl ToolCatalog {
         on_progress: Option<Unknown>,
     ) -> Result<PromiseRaw<'env, Unknown<'env>>, JsCode> {
         guard(|| {
-            let sink = match on_progress {
-                Some(callback) if !is_nullish(&callback)? => Some(progress_sink(env, callback)?),
-                _ => None,
-            };
+            // Weak: progress alone does not keep the process alive (the promise does).
+            let sink = function_arg(on_progress, "onProgress")?;
+            let sink = sink.map(|f| super::port::listener(env, f)).transpose()?;
             let (sender, receiver) = tokio::sync::oneshot::channel::<CatalogRanking>();
             let mut sender = Some(sender);
             self.inner.on_ranking_progress(Box::new(move |status| {

@@ -23,8 +23,8 @@ use tool_search_gateway::runtime::offload;
 
 use super::catalog::ToolCatalog;
 use super::convert::{
-    dto, is_nullish, json_text, number_arg, object_arg, optional_json_arg, parsed, property,
-    string_arg, value_type,
+    dto, function_arg, json_text, number_arg, object_arg, optional_json_arg, parsed, present,
+    property, string_arg, value_type,
 };
 use super::errors::{guard, guard_future, invalid, to_js, JsCode, JsResult};
 use super::promise::{abort_signal, json_promise, AbortListener};
@@ -59,14 +59,6 @@ fn catalog_arg<'a>(env: &Env, value: &Unknown<'a>) -> JsResult<ClassInstance<'a,
         .map_err(|_| wrong())
 }
 
-fn function_arg<'a>(value: Option<Unknown<'a>>, what: &str) -> JsResult<Option<Unknown<'a>>> {
-    match value {
-        None => Ok(None),
-        Some(v) if value_type(&v)? == ValueType::Function => Ok(Some(v)),
-        Some(_) => Err(invalid(format!("{what} must be a function"))),
-    }
-}
-
 #[napi]
 impl ToolSearchSession {
     /// Build a session over a catalog and a resolved config. Throws
@@ -89,10 +81,8 @@ impl ToolSearchSession {
             let mut config = super::config::resolve_for_session(&raw_config);
             // Functions are read from the object; everything plain through `SessionArgs`.
             let not_a_function = "options.executor must be a function";
-            let object = match options {
-                Some(o) if !is_nullish(&o)? => object_arg(o, ErrorCode::InvalidRequest, "options")?,
-                _ => return Err(invalid(not_a_function)),
-            };
+            let object = present(options)?.ok_or_else(|| invalid(not_a_function))?;
+            let object = object_arg(object, ErrorCode::InvalidRequest, "options")?;
             let executor = function_arg(property(&object, "executor")?, "options.executor")?
                 .ok_or_else(|| invalid(not_a_function))?;
             let executor = js_executor(&env, executor)?;
@@ -154,13 +144,11 @@ impl ToolSearchSession {
         options: Option<Unknown>,
     ) -> Result<Unknown<'env>, JsCode> {
         guard(|| {
-            let format = match format {
-                Some(f) if !is_nullish(&f)? => {
-                    SurfaceFormat::parse(&string_arg(f, ErrorCode::InvalidRequest, "format")?)
-                        .map_err(to_js)?
-                }
-                _ => SurfaceFormat::Neutral,
+            let format = match present(format)? {
+                Some(f) => string_arg(f, ErrorCode::InvalidRequest, "format")?,
+                None => "neutral".to_string(),
             };
+            let format = SurfaceFormat::parse(&format).map_err(to_js)?;
             let options: Option<SurfaceArgs> =
                 dto(env, options, ErrorCode::InvalidRequest, "options")?;
             let prompt = options.and_then(|o| o.prompt);
@@ -219,7 +207,7 @@ impl ToolSearchSession {
                 ..HandleOptions::default()
             };
             // The signal is read from the object: JSON cannot carry an AbortSignal.
-            if let Some(options) = options.filter(|o| !matches!(is_nullish(o), Ok(true))) {
+            if let Some(options) = present(options)? {
                 let options = object_arg(options, ErrorCode::InvalidRequest, "options")?;
                 handle_options.cancel = abort_signal(env, &options, &mut listener)?;
             }
