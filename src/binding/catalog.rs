@@ -12,7 +12,7 @@ use tool_search_core::search::with_second_thread;
 use tool_search_core::ErrorCode;
 
 use super::convert::{
-    dto, number_arg, object_arg, optional_json_arg, parsed, present, property, string_arg,
+    answer, dto, number_arg, object_arg, optional_json_arg, parsed, present, property, string_arg,
     stringify,
 };
 use super::errors::{from_napi, guard, invalid, js_error, to_js, JsCode, JsResult};
@@ -161,16 +161,6 @@ fn slots_answer(env: &Env, built: FromSlots) -> Either<ToolCatalog, Vec<u32>> {
             Either::B(positions.into_iter().map(|p| p as u32).collect())
         }
     }
-}
-
-/// The tool array's JSON text and the parsed options (on the event loop:
-/// only V8 can read the objects).
-fn build_input(
-    env: &Env,
-    tools: Unknown,
-    options: Option<Unknown>,
-) -> JsResult<(String, CatalogOptions)> {
-    Ok((tools_text(env, tools)?, parse_options(env, options)?))
 }
 
 /// INVALID_CATALOG unless `tools` is an array.
@@ -327,7 +317,8 @@ impl ToolCatalog {
     )]
     pub fn build(env: Env, tools: Unknown, options: Option<Unknown>) -> AsyncTask<BuildTask> {
         build_task(guard(|| {
-            let (text, options) = build_input(&env, tools, options)?;
+            // On the event loop: only V8 can read the objects.
+            let (text, options) = (tools_text(&env, tools)?, parse_options(&env, options)?);
             Ok(move || built(Catalog::from_json_text(&text, &options)))
         }))
     }
@@ -419,7 +410,7 @@ impl ToolCatalog {
             let limit = limit_option(options)?;
             // Embeds an uncached query on this thread (the sync API); `searchAsync` does not.
             let options = tool_search_core::catalog::SearchOptions::hits(limit);
-            parsed(env, &self.inner.search(&query, &options).map_err(to_js)?)
+            answer(env, self.inner.search(&query, &options))
         })
     }
 
@@ -437,10 +428,7 @@ impl ToolCatalog {
         guard(|| {
             let request = batch_request(env, request)?;
             let here = tool_search_core::catalog::QueryVectorSet::embed_here();
-            parsed(
-                env,
-                &self.inner.search_batch(&request, &here).map_err(to_js)?,
-            )
+            answer(env, self.inner.search_batch(&request, &here))
         })
     }
 
@@ -453,12 +441,9 @@ impl ToolCatalog {
     ) -> Result<Unknown<'env>, JsCode> {
         guard(|| {
             let id_or_name = string_arg(id_or_name, ErrorCode::InvalidRequest, "idOrName")?;
-            parsed(
+            answer(
                 env,
-                &self
-                    .inner
-                    .describe(&id_or_name, LookupStyle::Structured)
-                    .map_err(to_js)?,
+                self.inner.describe(&id_or_name, LookupStyle::Structured),
             )
         })
     }
@@ -478,13 +463,7 @@ impl ToolCatalog {
             let id_or_name = string_arg(id_or_name, ErrorCode::InvalidRequest, "idOrName")?;
             let args = optional_json_arg(env, args, ErrorCode::InvalidRequest, "args")?
                 .unwrap_or(Value::Null);
-            parsed(
-                env,
-                &self
-                    .inner
-                    .validate_args(&id_or_name, &args)
-                    .map_err(to_js)?,
-            )
+            answer(env, self.inner.validate_args(&id_or_name, &args))
         })
     }
 

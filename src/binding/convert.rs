@@ -61,6 +61,14 @@ pub fn parsed<'env, T: serde::Serialize + ?Sized>(
     parse_text(env, json_text(value)?)
 }
 
+/// A core result as a JS value ([`parsed`]), or its coded error.
+pub fn answer<'env, T: serde::Serialize>(
+    env: &'env Env,
+    result: tool_search_core::Result<T>,
+) -> JsResult<Unknown<'env>> {
+    parsed(env, &result.map_err(super::errors::to_js)?)
+}
+
 /// JSON text (already serialized) as a JS value through `JSON.parse`.
 pub fn parse_text(env: &Env, text: String) -> JsResult<Unknown<'_>> {
     let parse: Function<String, Unknown> = json_function(env, "parse").map_err(internal)?;

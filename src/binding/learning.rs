@@ -9,7 +9,7 @@ use tool_search_core::search::learned;
 use tool_search_core::ErrorCode;
 
 use super::catalog::ToolCatalog;
-use super::convert::{dto, parsed, string_arg};
+use super::convert::{answer, dto, parsed, string_arg};
 use super::errors::{guard, js_error, to_js, JsCode};
 use super::promise::blocking_promise;
 
@@ -30,7 +30,7 @@ impl ToolCatalog {
         guard(|| {
             let what = "outcome must be { query, id, ok }";
             let outcome: Outcome = dto(env, Some(outcome), ErrorCode::InvalidRequest, what)?;
-            parsed(env, &self.inner.record_outcome(&outcome).map_err(to_js)?)
+            answer(env, self.inner.record_outcome(&outcome))
         })
     }
 
@@ -58,7 +58,7 @@ impl ToolCatalog {
     ) -> Result<Unknown<'env>, JsCode> {
         guard(|| {
             let query = string_arg(query, ErrorCode::InvalidQuery, "query")?;
-            parsed(env, &self.inner.learned_parts(&query).map_err(to_js)?)
+            answer(env, self.inner.learned_parts(&query))
         })
     }
 

@@ -19,6 +19,11 @@ pub(crate) fn coded_rejection(env: &Env, e: napi::Error<JsCode>) -> napi::Error 
 /// A failure of a promise's future: its code and message (`Send`, unlike a napi error).
 pub(crate) type Failed = (JsCode, String);
 
+/// An INTERNAL failure of a promise's work.
+pub(crate) fn internal_failure(message: impl ToString) -> Failed {
+    (JsCode(ErrorCode::Internal.as_str()), message.to_string())
+}
+
 /// Work on a libuv worker (a catalog build, a search), run under `guard`:
 /// `done` makes its JS value on the event loop; the argument error `work`
 /// carries instead, or the work's failure, rejects with its coded error.
@@ -48,12 +53,7 @@ impl<T: Send + 'static, R: ToNapiValue + TypeName> Task for Worker<T, R> {
     type JsValue = R;
 
     fn compute(&mut self) -> Result<Self::Output> {
-        let work = self.work.take().unwrap_or_else(|| {
-            Err((
-                JsCode(ErrorCode::Internal.as_str()),
-                "task ran twice".into(),
-            ))
-        });
+        let work = (self.work.take()).unwrap_or_else(|| Err(internal_failure("task ran twice")));
         Ok(work.and_then(|work| guard(work).map_err(|e| (e.status, e.reason.clone()))))
     }
 
@@ -137,7 +137,7 @@ pub(crate) fn blocking_promise<'env, T: Serialize + Send + 'static>(
 ) -> Result<PromiseRaw<'env, Unknown<'env>>, JsCode> {
     let future = async move {
         let done = napi::bindgen_prelude::spawn_blocking(work).await;
-        let done = done.map_err(|e| (JsCode(ErrorCode::Internal.as_str()), e.to_string()))?;
+        let done = done.map_err(internal_failure)?;
         done.map_err(|e| (JsCode(e.code.as_str()), e.message))
     };
     json_promise(env, future, None)

@@ -2,7 +2,6 @@
 //! `searchBatchAsync()`, `rankingStatus()`, `whenRankingReady()` and `queryEmbeddings()`.
 
 use napi::bindgen_prelude::*;
-use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi_derive::napi;
 use tool_search_core::catalog::{CatalogRanking, SearchOptions};
 use tool_search_core::search::semantic::RankingState;
@@ -11,7 +10,7 @@ use tool_search_core::ErrorCode;
 use super::catalog::{batch_request, limit_option, ToolCatalog};
 use super::convert::{function_arg, json_text, parsed, string_arg};
 use super::errors::{guard, to_js, JsCode};
-use super::promise::{json_promise, on_worker, JsonText, Worker};
+use super::promise::{internal_failure, json_promise, on_worker, JsonText, Worker};
 
 /// `searchAsync` and `searchBatchAsync`: the ranked search on a libuv worker,
 /// embedding queries whose vectors are not cached there; the hits as JSON text.
@@ -45,16 +44,10 @@ impl ToolCatalog {
             let (sender, receiver) = tokio::sync::oneshot::channel::<CatalogRanking>();
             let mut sender = Some(sender);
             self.inner.on_ranking_progress(Box::new(move |status| {
+                // Not delivered when it cannot be serialized (the final status
+                // still settles the promise, or rejects it).
                 if let Some(sink) = &sink {
-                    match json_text(status) {
-                        Ok(text) => {
-                            sink.call(text, ThreadsafeFunctionCallMode::NonBlocking);
-                        }
-                        // Not delivered (the final status still settles the promise, or rejects it).
-                        Err(e) => {
-                            tracing::error!(target: "openclaw_tool_search", reason = %e.reason, "ranking progress not delivered")
-                        }
-                    }
+                    super::port::notify(sink, status, "ranking progress");
                 }
                 let settled = !matches!(
                     status.vectors.state,
@@ -67,12 +60,8 @@ impl ToolCatalog {
                 }
             }));
             let future = async move {
-                receiver.await.map_err(|_| {
-                    (
-                        JsCode(ErrorCode::Internal.as_str()),
-                        "the ranking ended without a final status".to_string(),
-                    )
-                })
+                let why = "the ranking ended without a final status";
+                receiver.await.map_err(|_| internal_failure(why))
             };
             json_promise(env, future, None)
         })

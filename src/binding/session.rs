@@ -7,7 +7,6 @@
 use std::sync::Arc;
 
 use napi::bindgen_prelude::*;
-use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi_derive::napi;
 use serde_json::Value;
 use tool_search_core::session::{
@@ -23,8 +22,8 @@ use tool_search_gateway::runtime::offload;
 
 use super::catalog::ToolCatalog;
 use super::convert::{
-    dto, function_arg, json_text, number_arg, object_arg, optional_json_arg, parsed, present,
-    property, string_arg, value_type,
+    dto, function_arg, number_arg, object_arg, optional_json_arg, parsed, present, property,
+    string_arg, value_type,
 };
 use super::errors::{guard, guard_future, invalid, to_js, JsCode, JsResult};
 use super::promise::{abort_signal, json_promise, AbortListener};
@@ -294,13 +293,6 @@ fn js_executor(env: &Env, executor: Unknown) -> JsResult<Arc<dyn Executor>> {
 fn event_sink(env: &Env, callback: Unknown) -> JsResult<EventSink> {
     let tsfn = Arc::new(super::port::listener(env, callback)?);
     Ok(Arc::new(move |event: &SessionEvent| {
-        match json_text(event) {
-            Ok(text) => {
-                tsfn.call(text, ThreadsafeFunctionCallMode::NonBlocking);
-            }
-            Err(e) => {
-                tracing::error!(target: "openclaw_tool_search", reason = %e.reason, "session event not delivered")
-            }
-        }
+        super::port::notify(&tsfn, event, "session event")
     }))
 }
