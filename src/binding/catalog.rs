@@ -461,8 +461,7 @@ impl ToolCatalog {
     ) -> Result<Unknown<'env>, JsCode> {
         guard(|| {
             let id_or_name = string_arg(id_or_name, ErrorCode::InvalidRequest, "idOrName")?;
-            let args = optional_json_arg(env, args, ErrorCode::InvalidRequest, "args")?
-                .unwrap_or(Value::Null);
+            let args: Value = dto(env, args, ErrorCode::InvalidRequest, "args")?;
             answer(env, self.inner.validate_args(&id_or_name, &args))
         })
     }

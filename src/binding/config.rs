@@ -39,15 +39,8 @@ pub fn resolve_tool_search_config(
     guard(|| {
         let (supported, why_not) = code_mode_supported(&js, env)?;
         // Through JSON.stringify: NaN/Infinity become null and fall back to defaults.
-        let raw = match raw {
-            None => Value::Null,
-            Some(raw) => super::convert::json_arg(
-                &js,
-                raw,
-                tool_search_core::ErrorCode::InvalidConfig,
-                "invalid tools.toolSearch value",
-            )?,
-        };
+        let what = "invalid tools.toolSearch value";
+        let raw: Value = super::convert::dto(&js, raw, ErrorCode::InvalidConfig, what)?;
         let mut resolved = tool_search_core::config::resolve(&raw, supported);
         if let (Some(fallback), Some(why_not)) = (resolved.fallback_reason.as_mut(), why_not) {
             *fallback = why_not;

@@ -19,6 +19,11 @@ pub(crate) fn coded_rejection(env: &Env, e: napi::Error<JsCode>) -> napi::Error 
 /// A failure of a promise's future: its code and message (`Send`, unlike a napi error).
 pub(crate) type Failed = (JsCode, String);
 
+/// A coded error as a [`Failed`].
+fn failed(e: napi::Error<JsCode>) -> Failed {
+    (e.status, e.reason.clone())
+}
+
 /// An INTERNAL failure of a promise's work.
 pub(crate) fn internal_failure(message: impl ToString) -> Failed {
     (JsCode(ErrorCode::Internal.as_str()), message.to_string())
@@ -28,9 +33,11 @@ pub(crate) fn internal_failure(message: impl ToString) -> Failed {
 /// `done` makes its JS value on the event loop; the argument error `work`
 /// carries instead, or the work's failure, rejects with its coded error.
 pub struct Worker<T, R> {
-    work: Option<std::result::Result<Box<dyn FnOnce() -> JsResult<T> + Send>, Failed>>,
+    work: Option<std::result::Result<Work<T>, Failed>>,
     done: fn(&Env, T) -> R,
 }
+
+type Work<T> = Box<dyn FnOnce() -> JsResult<T> + Send>;
 
 pub(crate) fn on_worker<T, R, W>(
     work: JsResult<W>,
@@ -41,9 +48,9 @@ where
     R: ToNapiValue + TypeName,
     W: FnOnce() -> JsResult<T> + Send + 'static,
 {
-    let work = work.map(|w| Box::new(w) as Box<dyn FnOnce() -> JsResult<T> + Send>);
+    let work = work.map(|w| Box::new(w) as Work<T>);
     AsyncTask::new(Worker {
-        work: Some(work.map_err(|e| (e.status, e.reason.clone()))),
+        work: Some(work.map_err(failed)),
         done,
     })
 }
@@ -53,8 +60,9 @@ impl<T: Send + 'static, R: ToNapiValue + TypeName> Task for Worker<T, R> {
     type JsValue = R;
 
     fn compute(&mut self) -> Result<Self::Output> {
-        let work = (self.work.take()).unwrap_or_else(|| Err(internal_failure("task ran twice")));
-        Ok(work.and_then(|work| guard(work).map_err(|e| (e.status, e.reason.clone()))))
+        let work = self.work.take();
+        let work = work.unwrap_or_else(|| Err(internal_failure("task ran twice")));
+        Ok(work.and_then(|work| guard(work).map_err(failed)))
     }
 
     fn resolve(&mut self, env: Env, output: Self::Output) -> Result<R> {
@@ -102,8 +110,7 @@ pub(crate) fn json_promise<'env, T: Serialize + Send + 'static>(
 ) -> Result<PromiseRaw<'env, Unknown<'env>>, JsCode> {
     let future = async move {
         Ok(match guard_future(future).await {
-            Ok(outcome) => outcome
-                .and_then(|value| json_text(&value).map_err(|e| (e.status, e.reason.clone()))),
+            Ok(outcome) => outcome.and_then(|value| json_text(&value).map_err(failed)),
             Err(panic) => Err((JsCode(panic.code.as_str()), panic.message)),
         })
     };

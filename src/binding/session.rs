@@ -22,8 +22,7 @@ use tool_search_gateway::runtime::offload;
 
 use super::catalog::ToolCatalog;
 use super::convert::{
-    dto, function_arg, number_arg, object_arg, optional_json_arg, parsed, present, property,
-    string_arg, value_type,
+    dto, function_arg, number_arg, object_arg, parsed, present, property, string_arg, value_type,
 };
 use super::errors::{guard, guard_future, invalid, to_js, JsCode, JsResult};
 use super::promise::{abort_signal, json_promise, AbortListener};
@@ -75,8 +74,7 @@ impl ToolSearchSession {
     ) -> Result<Self, JsCode> {
         guard(|| {
             let catalog = catalog_arg(&env, &catalog)?;
-            let raw_config = optional_json_arg(&env, config, ErrorCode::InvalidConfig, "config")?
-                .unwrap_or(Value::Null);
+            let raw_config: Value = dto(&env, config, ErrorCode::InvalidConfig, "config")?;
             let mut config = super::config::resolve_for_session(&raw_config);
             // Functions are read from the object; everything plain through `SessionArgs`.
             let not_a_function = "options.executor must be a function";
@@ -86,12 +84,8 @@ impl ToolSearchSession {
                 .ok_or_else(|| invalid(not_a_function))?;
             let executor = js_executor(&env, executor)?;
             let on_event = function_arg(property(&object, "onEvent")?, "options.onEvent")?;
-            let args: SessionArgs = dto(
-                &env,
-                options,
-                ErrorCode::InvalidRequest,
-                "invalid session options",
-            )?;
+            let what = "invalid session options";
+            let args: SessionArgs = dto(&env, options, ErrorCode::InvalidRequest, what)?;
             let plain = args.into_options().map_err(to_js)?;
             let session_options = SessionOptions {
                 on_event: on_event.map(|f| event_sink(&env, f)).transpose()?,
@@ -196,10 +190,8 @@ impl ToolSearchSession {
         let mut listener: Option<AbortListener> = None;
         let tool_name = guard(|| string_arg(tool_name, ErrorCode::InvalidRequest, "toolName"))?;
         let prepared = guard(|| {
-            let args = optional_json_arg(env, args, ErrorCode::InvalidRequest, "tool arguments")?
-                .unwrap_or(Value::Null);
-            let what = "options";
-            let call: Option<HandleArgs> = dto(env, options, ErrorCode::InvalidRequest, what)?;
+            let args: Value = dto(env, args, ErrorCode::InvalidRequest, "tool arguments")?;
+            let call: Option<HandleArgs> = dto(env, options, ErrorCode::InvalidRequest, "options")?;
             let mut handle_options = HandleOptions {
                 tool_call_id: call.and_then(|c| c.tool_call_id),
                 offload: Some(offload(&super::runtime::NAPI)),

@@ -35,9 +35,9 @@ impl SessionArgs {
             }
             n => n.map(|n| n.floor() as u64),
         };
-        let direct_tools = (self.direct_tools.unwrap_or_default().iter())
-            .map(definition_from_value)
-            .collect::<Result<_>>()?;
+        let direct_tools = self.direct_tools.unwrap_or_default();
+        let direct_tools = direct_tools.iter().map(definition_from_value);
+        let direct_tools = direct_tools.collect::<Result<_>>()?;
         Ok(SessionOptions {
             direct_tools,
             context_tokens,
