@@ -17,13 +17,8 @@ fn code_mode_supported(
 ) -> Result<(bool, Option<String>), napi::Error<JsCode>> {
     let what = "env must be { codeModeSupported?: boolean | null }";
     let env: Option<ConfigEnv> = super::convert::dto(js, env, ErrorCode::InvalidConfig, what)?;
-    match env.and_then(|e| e.code_mode_supported) {
-        Some(supported) => Ok((supported, None)),
-        None => Ok(match tool_search_gateway::code_mode::support() {
-            Ok(()) => (true, None),
-            Err(reason) => (false, Some(reason)),
-        }),
-    }
+    let declared = env.and_then(|e| e.code_mode_supported);
+    Ok(tool_search_gateway::code_mode::declared_or_probed(declared))
 }
 
 /// Resolve a raw `tools.toolSearch` value once per run (contract §4).

@@ -3,8 +3,7 @@
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use tool_search_core::catalog::{CatalogRanking, SearchOptions};
-use tool_search_core::search::semantic::RankingState;
+use tool_search_core::catalog::SearchOptions;
 use tool_search_core::ErrorCode;
 
 use super::catalog::{batch_request, limit_option, ToolCatalog};
@@ -41,28 +40,16 @@ impl ToolCatalog {
             // Weak: progress alone does not keep the process alive (the promise does).
             let sink = function_arg(on_progress, "onProgress")?;
             let sink = sink.map(|f| super::port::listener(env, f)).transpose()?;
-            let (sender, receiver) = tokio::sync::oneshot::channel::<CatalogRanking>();
-            let mut sender = Some(sender);
-            self.inner.on_ranking_progress(Box::new(move |status| {
+            let inner = &self.inner;
+            let settled = tool_search_gateway::model::ranking_settled(inner, move |status| {
                 // Not delivered when it cannot be serialized (the final status
                 // still settles the promise, or rejects it).
                 if let Some(sink) = &sink {
                     super::port::notify(sink, status, "ranking progress");
                 }
-                let settled = !matches!(
-                    status.vectors.state,
-                    RankingState::Pending | RankingState::Embedding
-                );
-                if settled {
-                    if let Some(sender) = sender.take() {
-                        let _ = sender.send(status.clone());
-                    }
-                }
-            }));
-            let future = async move {
-                let why = "the ranking ended without a final status";
-                receiver.await.map_err(|_| internal_failure(why))
-            };
+            });
+            let why = "the ranking ended without a final status";
+            let future = async move { settled.await.ok_or_else(|| internal_failure(why)) };
             json_promise(env, future, None)
         })
     }

@@ -28,6 +28,18 @@ pub fn support() -> Result<(), String> {
     Probe::global().support_within(READER_WAIT)
 }
 
+/// What a config resolves with: the gateway's declared support (`env.codeModeSupported`),
+/// else [`support`]'s answer, with its reason when it is no.
+pub fn declared_or_probed(declared: Option<bool>) -> (bool, Option<String>) {
+    if let Some(supported) = declared {
+        return (supported, None);
+    }
+    match support() {
+        Ok(()) => (true, None),
+        Err(reason) => (false, Some(reason)),
+    }
+}
+
 /// The code runner a session over `config` gets. Code mode without a runner is never offered
 /// (contract §7): `config` falls back to tools mode, with the reason. Other modes get none.
 /// A code-mode session is about to run cells: the warm pool starts now.
