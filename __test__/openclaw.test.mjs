@@ -109,6 +109,8 @@ test('runCodeCell: bad options are coded errors', () => {
   throwsCode(assert, () => runCodeCell('return 1', null), 'INVALID_REQUEST')
   throwsCode(assert, () => runCodeCell('return 1', { bridge: () => null, logStyle: 'xml' }), 'INVALID_REQUEST', /logStyle/)
   throwsCode(assert, () => runCodeCell('return 1', { bridge: () => null, timeoutMs: -5 }), 'INVALID_REQUEST', /timeoutMs/)
+  // NaN and Infinity are refused, not read as absent (JSON would write them as null).
+  for (const timeoutMs of [NaN, Infinity]) throwsCode(assert, () => runCodeCell('return 1', { bridge: () => null, timeoutMs }), 'INVALID_REQUEST', /timeoutMs must be a positive number/)
 })
 
 // ------------------------------------------------------------------ the engine

@@ -333,3 +333,11 @@ test('capability directory: off by default, on with capabilityDirectory, ordered
   throwsCode(assert, () => s.surface('openai-responses', 'x'), 'INVALID_REQUEST')
   throwsCode(assert, () => session('tools', { sessionOptions: { capabilityDirectory: 'yes' } }), 'INVALID_REQUEST')
 })
+
+test('session options: contextTokens that is negative, NaN or infinite is refused, not defaulted', () => {
+  const catalog = new ToolCatalog(tools())
+  const gw = gateway()
+  for (const contextTokens of [-1, NaN, Infinity]) {
+    throwsCode(assert, () => new ToolSearchSession(catalog, resolveToolSearchConfig({ mode: 'tools' }), { executor: gw.executor, contextTokens }), 'INVALID_REQUEST', /contextTokens must be a non-negative number/)
+  }
+})

@@ -3,45 +3,13 @@
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use serde_json::Value;
 use tool_search_core::catalog::AuditOptions;
 use tool_search_core::ErrorCode;
 
 use super::catalog::ToolCatalog;
-use super::convert::optional_json_arg;
-use super::errors::{guard, js_error, JsCode, JsResult};
-use super::promise::json_promise;
-
-fn audit_options(value: Option<Value>) -> JsResult<AuditOptions> {
-    let mut options = AuditOptions::default();
-    let Some(value) = value else {
-        return Ok(options);
-    };
-    let Value::Object(map) = value else {
-        return Err(js_error(
-            ErrorCode::InvalidRequest,
-            "audit options must be an object: { findability?: boolean }",
-        ));
-    };
-    for (key, value) in map {
-        match (key.as_str(), value) {
-            ("findability", Value::Bool(on)) => options.findability = on,
-            ("findability", _) => {
-                return Err(js_error(
-                    ErrorCode::InvalidRequest,
-                    "audit option findability must be a boolean",
-                ))
-            }
-            (other, _) => {
-                return Err(js_error(
-                    ErrorCode::InvalidRequest,
-                    format!("unknown audit option {other:?} (known: findability)"),
-                ))
-            }
-        }
-    }
-    Ok(options)
-}
+use super::convert::dto;
+use super::errors::{guard, JsCode};
+use super::promise::blocking_promise;
 
 #[napi]
 impl ToolCatalog {
@@ -59,23 +27,11 @@ impl ToolCatalog {
         env: &'env Env,
         options: Option<Unknown>,
     ) -> Result<PromiseRaw<'env, Unknown<'env>>, JsCode> {
-        let options = guard(|| {
-            audit_options(optional_json_arg(
-                env,
-                options,
-                ErrorCode::InvalidRequest,
-                "options",
-            )?)
-        })?;
+        let what = "audit options must be { findability?: boolean }";
+        let options: Option<AuditOptions> =
+            guard(|| dto(env, options, ErrorCode::InvalidRequest, what))?;
+        let options = options.unwrap_or_default();
         let catalog = self.inner.clone();
-        json_promise(
-            env,
-            async move {
-                napi::bindgen_prelude::spawn_blocking(move || catalog.audit(&options))
-                    .await
-                    .map_err(|e| (JsCode(ErrorCode::Internal.as_str()), e.to_string()))
-            },
-            None,
-        )
+        blocking_promise(env, move || Ok(catalog.audit(&options)))
     }
 }

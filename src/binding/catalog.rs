@@ -12,10 +12,11 @@ use tool_search_core::search::with_second_thread;
 use tool_search_core::ErrorCode;
 
 use super::convert::{
-    is_nullish, json_arg, number_arg, object_arg, optional_json_arg, parsed, property, string_arg,
+    answer, dto, number_arg, object_arg, optional_json_arg, parsed, present, property, string_arg,
     stringify, stringify_fields,
 };
-use super::errors::{from_napi, guard, js_error, to_js, JsCode, JsResult};
+use super::errors::{from_napi, guard, invalid, js_error, to_js, JsCode, JsResult};
+use super::promise::{on_worker, Worker};
 
 #[napi(custom_finalize)]
 pub struct ToolCatalog {
@@ -28,6 +29,13 @@ impl ToolCatalog {
         super::memory::hold(env, &inner);
         ToolCatalog { inner }
     }
+}
+
+/// A built catalog as the JS object, or its coded error.
+fn held(env: &Env, built: tool_search_core::Result<Catalog>) -> JsResult<ToolCatalog> {
+    built
+        .map(|inner| ToolCatalog::held(env, inner))
+        .map_err(to_js)
 }
 
 impl ObjectFinalize for ToolCatalog {
@@ -102,27 +110,17 @@ fn tools_json(env: &Env, tools: Unknown) -> JsResult<String> {
 }
 
 fn selector_arg(env: &Env, selector: Unknown) -> JsResult<SourceSelector> {
-    let value = json_arg(env, selector, ErrorCode::InvalidRequest, "selector")?;
-    serde_json::from_value(value).map_err(|e| {
-        js_error(
-            ErrorCode::InvalidRequest,
-            format!(
-                "selector must be {{ source: 'openclaw' | 'mcp' | 'client', owner: string }}: {e}"
-            ),
-        )
-    })
+    let what = "selector must be { source: 'openclaw' | 'mcp' | 'client', owner: string }";
+    dto(env, Some(selector), ErrorCode::InvalidRequest, what)
 }
 
 /// `{ limit?: number | null }` → the requested limit, if any. Read from the
 /// JS value directly so NaN and Infinity reach the limit check (JSON has no
 /// such numbers).
 pub(crate) fn limit_option(options: Option<Unknown>) -> JsResult<Option<f64>> {
-    let Some(options) = options else {
+    let Some(options) = present(options)? else {
         return Ok(None);
     };
-    if is_nullish(&options)? {
-        return Ok(None);
-    }
     let options = object_arg(options, ErrorCode::InvalidRequest, "search options")?;
     match property(&options, "limit")? {
         None => Ok(None),
@@ -134,108 +132,31 @@ pub(crate) fn limit_option(options: Option<Unknown>) -> JsResult<Option<f64>> {
 
 /// A `searchBatch` request from JS (coded INVALID_QUERY when it is not one).
 pub(crate) fn batch_request(env: &Env, request: Unknown) -> JsResult<BatchRequest> {
-    let request = json_arg(
+    dto(
         env,
-        request,
+        Some(request),
         ErrorCode::InvalidQuery,
         "invalid search request",
-    )?;
-    serde_json::from_value(request).map_err(|e| {
-        js_error(
-            ErrorCode::InvalidQuery,
-            format!("invalid search request: {e}"),
-        )
-    })
+    )
 }
 
 /// Builds a catalog on a libuv worker thread, so a large catalog does not
 /// hold the gateway's event loop (`ToolCatalog.build`, `buildFromJson`,
-/// `appendAsync`).
-pub struct BuildTask {
-    /// The work, or the argument error to reject with.
-    job: Option<std::result::Result<BuildJob, (JsCode, String)>>,
+/// `appendAsync`, …): a catalog, or (builds by id only) the positions of ids
+/// the store no longer holds.
+pub type BuildTask = Worker<FromSlots, Either<ToolCatalog, Vec<u32>>>;
+
+/// `job` (or the argument error to reject with) as a [`BuildTask`].
+fn build_task<J>(job: JsResult<J>) -> AsyncTask<BuildTask>
+where
+    J: FnOnce() -> tool_search_core::Result<FromSlots> + Send + 'static,
+{
+    on_worker(job.map(|job| move || job().map_err(to_js)), slots_answer)
 }
 
-/// A build's failure, kept as plain data: the JS error is made on the event loop.
-type Failure = (JsCode, String);
-
-enum BuildJob {
-    /// Catalog text and options: `Catalog::from_json_text`.
-    Build(String, CatalogOptions),
-    /// Stored records, by id: `Catalog::from_slots`.
-    Stored(Vec<SlotId>, CatalogOptions),
-    /// A catalog and the tools to append: `Catalog::append`.
-    Append(Catalog, String),
-    /// A catalog, one source's owner and its new tools: `Catalog::with_source`.
-    WithSource(Catalog, SourceSelector, String),
-    /// `Append` of stored records, by id (`appendAsync`'s path): `Catalog::append_slots`.
-    AppendStored(Catalog, Vec<SlotId>),
-    /// `WithSource` of stored records, by id (`withSourceAsync`'s path): `Catalog::with_source_slots`.
-    WithSourceStored(Catalog, SourceSelector, Vec<SlotId>),
-    /// A catalog and its next run's whole tool list: `Catalog::update`.
-    Update(Catalog, String),
-    /// `Update` of stored records, by id (`updateAsync`'s path): `Catalog::update_slots`.
-    UpdateStored(Catalog, Vec<SlotId>),
-}
-
-impl BuildTask {
-    fn new(job: JsResult<BuildJob>) -> AsyncTask<BuildTask> {
-        AsyncTask::new(BuildTask {
-            job: Some(job.map_err(failure)),
-        })
-    }
-}
-
-fn failure(e: napi::Error<JsCode>) -> Failure {
-    (e.status, e.reason.clone())
-}
-
-impl Task for BuildTask {
-    type Output = std::result::Result<FromSlots, Failure>;
-    /// A catalog, or (builds by id only) the positions of ids the store no longer holds.
-    type JsValue = Either<ToolCatalog, Vec<u32>>;
-
-    fn compute(&mut self) -> Result<Self::Output> {
-        let job = self.job.take().unwrap_or_else(|| {
-            Err((
-                JsCode(ErrorCode::Internal.as_str()),
-                "build task ran twice".into(),
-            ))
-        });
-        let built = |catalog: tool_search_core::Result<Catalog>| catalog.map(FromSlots::Built);
-        Ok(job.and_then(|job| {
-            guard(|| {
-                match job {
-                    BuildJob::Build(text, options) => {
-                        built(Catalog::from_json_text(&text, &options))
-                    }
-                    BuildJob::Stored(ids, options) => Catalog::from_slots(&ids, &options),
-                    BuildJob::Append(catalog, text) => built(catalog.append(&text)),
-                    BuildJob::WithSource(catalog, selector, text) => {
-                        built(catalog.with_source(&selector, &text))
-                    }
-                    BuildJob::AppendStored(catalog, ids) => catalog.append_slots(&ids),
-                    BuildJob::WithSourceStored(catalog, selector, ids) => {
-                        catalog.with_source_slots(&selector, &ids)
-                    }
-                    BuildJob::Update(catalog, text) => built(catalog.update(&text)),
-                    BuildJob::UpdateStored(catalog, ids) => catalog.update_slots(&ids),
-                }
-                .map_err(to_js)
-            })
-            .map_err(failure)
-        }))
-    }
-
-    fn resolve(&mut self, env: Env, output: Self::Output) -> Result<Self::JsValue> {
-        match output {
-            Ok(built) => Ok(slots_answer(&env, built)),
-            // Rejected with the same coded error the sync forms throw.
-            Err((code, message)) => Err(napi::Error::from(
-                JsError::from(napi::Error::new(code, message)).into_unknown(env),
-            )),
-        }
-    }
+/// A build that makes a catalog (not a build by id).
+fn built(catalog: tool_search_core::Result<Catalog>) -> tool_search_core::Result<FromSlots> {
+    catalog.map(FromSlots::Built)
 }
 
 /// A build by id's answer as JS sees it: the catalog, or the missing positions.
@@ -246,16 +167,6 @@ fn slots_answer(env: &Env, built: FromSlots) -> Either<ToolCatalog, Vec<u32>> {
             Either::B(positions.into_iter().map(|p| p as u32).collect())
         }
     }
-}
-
-/// The tool array's JSON text and the parsed options (on the event loop:
-/// only V8 can read the objects).
-fn build_input(
-    env: &Env,
-    tools: Unknown,
-    options: Option<Unknown>,
-) -> JsResult<(String, CatalogOptions)> {
-    Ok((tools_text(env, tools)?, parse_options(env, options)?))
 }
 
 /// INVALID_CATALOG unless `tools` is an array.
@@ -285,23 +196,21 @@ fn tools_text(env: &Env, tools: Unknown) -> JsResult<String> {
 #[napi(js_name = "__internRecords", skip_typescript)]
 pub fn intern_records(texts: Unknown) -> Result<Vec<u32>, JsCode> {
     guard(|| {
-        if !texts.is_array().map_err(from_napi)? {
-            return Err(js_error(
+        let not_strings = || {
+            js_error(
                 ErrorCode::InvalidCatalog,
                 "records must be an array of strings",
-            ));
+            )
+        };
+        if !texts.is_array().map_err(from_napi)? {
+            return Err(not_strings());
         }
         // SAFETY: checked to be a JS array just above; `Array` only wraps the same handle.
         let array: Array = unsafe { texts.cast() }.map_err(from_napi)?;
         let mut records = Vec::with_capacity(array.len() as usize);
         for i in 0..array.len() {
             let text: Option<Unknown> = array.get(i).map_err(from_napi)?;
-            let text = text.ok_or_else(|| {
-                js_error(
-                    ErrorCode::InvalidCatalog,
-                    "records must be an array of strings",
-                )
-            })?;
+            let text = text.ok_or_else(not_strings)?;
             records.push(string_arg(text, ErrorCode::InvalidCatalog, "each record")?);
         }
         let records = store::intern_named(records.iter().map(String::as_str));
@@ -316,25 +225,16 @@ pub fn intern_records(texts: Unknown) -> Result<Vec<u32>, JsCode> {
 fn ids_arg(ids: &Unknown) -> JsResult<Vec<SlotId>> {
     // SAFETY: the cast checks the typed array's type (napi_get_typedarray_info) and fails
     // otherwise; the slice borrows the array's buffer for this call's scope only.
-    let pairs: Uint32ArraySlice = unsafe { ids.cast() }.map_err(|_| {
-        js_error(
-            ErrorCode::InvalidRequest,
-            "record ids must be a Uint32Array",
-        )
-    })?;
+    let pairs: Uint32ArraySlice =
+        unsafe { ids.cast() }.map_err(|_| invalid("record ids must be a Uint32Array"))?;
     if !pairs.len().is_multiple_of(2) {
-        return Err(js_error(
-            ErrorCode::InvalidRequest,
-            "record ids come in (slot, generation) pairs",
-        ));
+        return Err(invalid("record ids come in (slot, generation) pairs"));
     }
-    Ok(pairs
-        .chunks_exact(2)
-        .map(|p| SlotId {
-            slot: p[0],
-            generation: p[1],
-        })
-        .collect())
+    let id = |p: &[u32]| SlotId {
+        slot: p[0],
+        generation: p[1],
+    };
+    Ok(pairs.chunks_exact(2).map(id).collect())
 }
 
 /// A catalog of stored records, by slot (the JS constructor's path), or the positions of
@@ -362,11 +262,9 @@ pub fn build_from_slots(
     slots: Unknown,
     options: Option<Unknown>,
 ) -> AsyncTask<BuildTask> {
-    BuildTask::new(guard(|| {
-        Ok(BuildJob::Stored(
-            ids_arg(&slots)?,
-            parse_options(&env, options)?,
-        ))
+    build_task(guard(|| {
+        let (ids, options) = (ids_arg(&slots)?, parse_options(&env, options)?);
+        Ok(move || Catalog::from_slots(&ids, &options))
     }))
 }
 
@@ -388,16 +286,10 @@ pub fn native_memory(env: &Env) -> Result<Unknown<'_>, JsCode> {
     guard(|| {
         let (held_catalogs, held_bytes) = super::memory::held();
         let caches = tool_search_core::catalog::memory_in_use();
-        parsed(
-            env,
-            &serde_json::json!({
-                "heldCatalogs": held_catalogs,
-                "heldBytes": held_bytes,
-                "recentBuilds": caches.recent_builds,
-                "storedRecords": caches.stored_records,
-                "storedRecordBytes": caches.stored_record_bytes,
-            }),
-        )
+        let memory = serde_json::json!({ "heldCatalogs": held_catalogs, "heldBytes": held_bytes,
+            "recentBuilds": caches.recent_builds, "storedRecords": caches.stored_records,
+            "storedRecordBytes": caches.stored_record_bytes });
+        parsed(env, &memory)
     })
 }
 
@@ -415,8 +307,7 @@ impl ToolCatalog {
     pub fn new(tools: Unknown, _options: Option<Unknown>) -> Result<Self, JsCode> {
         guard(|| {
             require_array(&tools)?;
-            Err(js_error(
-                ErrorCode::InvalidRequest,
+            Err(invalid(
                 "build catalogs with the package's ToolCatalog (index.js), not the native class",
             ))
         })
@@ -431,8 +322,10 @@ impl ToolCatalog {
         ts_return_type = "Promise<ToolCatalog>"
     )]
     pub fn build(env: Env, tools: Unknown, options: Option<Unknown>) -> AsyncTask<BuildTask> {
-        BuildTask::new(guard(|| {
-            build_input(&env, tools, options).map(|(text, options)| BuildJob::Build(text, options))
+        build_task(guard(|| {
+            // On the event loop: only V8 can read the objects.
+            let (text, options) = (tools_text(&env, tools)?, parse_options(&env, options)?);
+            Ok(move || built(Catalog::from_json_text(&text, &options)))
         }))
     }
 
@@ -446,9 +339,10 @@ impl ToolCatalog {
         text: Unknown,
         options: Option<Unknown>,
     ) -> AsyncTask<BuildTask> {
-        BuildTask::new(guard(|| {
+        build_task(guard(|| {
             let text = string_arg(text, ErrorCode::InvalidCatalog, "text")?;
-            Ok(BuildJob::Build(text, parse_options(&env, options)?))
+            let options = parse_options(&env, options)?;
+            Ok(move || built(Catalog::from_json_text(&text, &options)))
         }))
     }
 
@@ -462,9 +356,10 @@ impl ToolCatalog {
         guard(|| {
             let text = string_arg(text, ErrorCode::InvalidCatalog, "text")?;
             let options = parse_options(&env, options)?;
-            with_second_thread(|| Catalog::from_json_text(&text, &options))
-                .map(|inner| ToolCatalog::held(&env, inner))
-                .map_err(to_js)
+            held(
+                &env,
+                with_second_thread(|| Catalog::from_json_text(&text, &options)),
+            )
         })
     }
 
@@ -528,7 +423,7 @@ impl ToolCatalog {
             let limit = limit_option(options)?;
             // Embeds an uncached query on this thread (the sync API); `searchAsync` does not.
             let options = tool_search_core::catalog::SearchOptions::hits(limit);
-            parsed(env, &self.inner.search(&query, &options).map_err(to_js)?)
+            answer(env, self.inner.search(&query, &options))
         })
     }
 
@@ -546,10 +441,7 @@ impl ToolCatalog {
         guard(|| {
             let request = batch_request(env, request)?;
             let here = tool_search_core::catalog::QueryVectorSet::embed_here();
-            parsed(
-                env,
-                &self.inner.search_batch(&request, &here).map_err(to_js)?,
-            )
+            answer(env, self.inner.search_batch(&request, &here))
         })
     }
 
@@ -562,12 +454,9 @@ impl ToolCatalog {
     ) -> Result<Unknown<'env>, JsCode> {
         guard(|| {
             let id_or_name = string_arg(id_or_name, ErrorCode::InvalidRequest, "idOrName")?;
-            parsed(
+            answer(
                 env,
-                &self
-                    .inner
-                    .describe(&id_or_name, LookupStyle::Structured)
-                    .map_err(to_js)?,
+                self.inner.describe(&id_or_name, LookupStyle::Structured),
             )
         })
     }
@@ -585,15 +474,8 @@ impl ToolCatalog {
     ) -> Result<Unknown<'env>, JsCode> {
         guard(|| {
             let id_or_name = string_arg(id_or_name, ErrorCode::InvalidRequest, "idOrName")?;
-            let args = optional_json_arg(env, args, ErrorCode::InvalidRequest, "args")?
-                .unwrap_or(Value::Null);
-            parsed(
-                env,
-                &self
-                    .inner
-                    .validate_args(&id_or_name, &args)
-                    .map_err(to_js)?,
-            )
+            let args: Value = dto(env, args, ErrorCode::InvalidRequest, "args")?;
+            answer(env, self.inner.validate_args(&id_or_name, &args))
         })
     }
 
@@ -604,9 +486,7 @@ impl ToolCatalog {
     pub fn append(&self, env: Env, tools: Unknown) -> Result<ToolCatalog, JsCode> {
         guard(|| {
             let text = tools_text(&env, tools)?;
-            with_second_thread(|| self.inner.append(&text))
-                .map(|inner| ToolCatalog::held(&env, inner))
-                .map_err(to_js)
+            held(&env, with_second_thread(|| self.inner.append(&text)))
         })
     }
 
@@ -616,11 +496,9 @@ impl ToolCatalog {
         ts_return_type = "Promise<ToolCatalog>"
     )]
     pub fn append_async(&self, env: Env, tools: Unknown) -> AsyncTask<BuildTask> {
-        BuildTask::new(guard(|| {
-            Ok(BuildJob::Append(
-                self.inner.clone(),
-                tools_text(&env, tools)?,
-            ))
+        build_task(guard(|| {
+            let (catalog, text) = (self.inner.clone(), tools_text(&env, tools)?);
+            Ok(move || built(catalog.append(&text)))
         }))
     }
 
@@ -640,9 +518,10 @@ impl ToolCatalog {
         guard(|| {
             let selector = selector_arg(&env, selector)?;
             let text = tools_text(&env, tools)?;
-            with_second_thread(|| self.inner.with_source(&selector, &text))
-                .map(|inner| ToolCatalog::held(&env, inner))
-                .map_err(to_js)
+            held(
+                &env,
+                with_second_thread(|| self.inner.with_source(&selector, &text)),
+            )
         })
     }
 
@@ -657,13 +536,10 @@ impl ToolCatalog {
         selector: Unknown,
         tools: Unknown,
     ) -> AsyncTask<BuildTask> {
-        BuildTask::new(guard(|| {
-            let selector = selector_arg(&env, selector)?;
-            Ok(BuildJob::WithSource(
-                self.inner.clone(),
-                selector,
-                tools_text(&env, tools)?,
-            ))
+        build_task(guard(|| {
+            let (catalog, selector) = (self.inner.clone(), selector_arg(&env, selector)?);
+            let text = tools_text(&env, tools)?;
+            Ok(move || built(catalog.with_source(&selector, &text)))
         }))
     }
 
@@ -671,8 +547,9 @@ impl ToolCatalog {
     /// in slices first). Internal.
     #[napi(js_name = "__appendFromSlots", skip_typescript)]
     pub fn append_from_slots(&self, slots: Unknown) -> AsyncTask<BuildTask> {
-        BuildTask::new(guard(|| {
-            Ok(BuildJob::AppendStored(self.inner.clone(), ids_arg(&slots)?))
+        build_task(guard(|| {
+            let (catalog, ids) = (self.inner.clone(), ids_arg(&slots)?);
+            Ok(move || catalog.append_slots(&ids))
         }))
     }
 
@@ -685,13 +562,10 @@ impl ToolCatalog {
         selector: Unknown,
         slots: Unknown,
     ) -> AsyncTask<BuildTask> {
-        BuildTask::new(guard(|| {
-            let selector = selector_arg(&env, selector)?;
-            Ok(BuildJob::WithSourceStored(
-                self.inner.clone(),
-                selector,
-                ids_arg(&slots)?,
-            ))
+        build_task(guard(|| {
+            let (catalog, selector) = (self.inner.clone(), selector_arg(&env, selector)?);
+            let ids = ids_arg(&slots)?;
+            Ok(move || catalog.with_source_slots(&selector, &ids))
         }))
     }
 
@@ -705,11 +579,9 @@ impl ToolCatalog {
         ts_return_type = "Promise<ToolCatalog>"
     )]
     pub fn update_async(&self, env: Env, tools: Unknown) -> AsyncTask<BuildTask> {
-        BuildTask::new(guard(|| {
-            Ok(BuildJob::Update(
-                self.inner.clone(),
-                tools_text(&env, tools)?,
-            ))
+        build_task(guard(|| {
+            let (catalog, text) = (self.inner.clone(), tools_text(&env, tools)?);
+            Ok(move || built(catalog.update(&text)))
         }))
     }
 
@@ -717,8 +589,9 @@ impl ToolCatalog {
     /// through its record cache first). Internal.
     #[napi(js_name = "__updateFromSlots", skip_typescript)]
     pub fn update_from_slots(&self, slots: Unknown) -> AsyncTask<BuildTask> {
-        BuildTask::new(guard(|| {
-            Ok(BuildJob::UpdateStored(self.inner.clone(), ids_arg(&slots)?))
+        build_task(guard(|| {
+            let (catalog, ids) = (self.inner.clone(), ids_arg(&slots)?);
+            Ok(move || catalog.update_slots(&ids))
         }))
     }
 
@@ -736,10 +609,7 @@ impl ToolCatalog {
         guard(|| {
             let selector = selector_arg(&env, selector)?;
             let reason = string_arg(reason, ErrorCode::InvalidRequest, "reason")?;
-            self.inner
-                .with_unavailable(&selector, &reason)
-                .map(|inner| ToolCatalog::held(&env, inner))
-                .map_err(to_js)
+            held(&env, self.inner.with_unavailable(&selector, &reason))
         })
     }
 
@@ -755,24 +625,16 @@ impl ToolCatalog {
             // SAFETY: the global `Array` is a function, and every function is an object; the
             // object view reads its `from` property and nothing else.
             let array: Object = unsafe { array.cast() }.map_err(from_napi)?;
-            let from: Function<Unknown, Vec<Value>> =
+            let from: Function<Unknown, Unknown> =
                 array.get_named_property("from").map_err(from_napi)?;
-            let values = from.apply(array, allowed_names).map_err(|e| {
-                js_error(
-                    ErrorCode::InvalidRequest,
-                    format!("allowedNames must be an iterable of strings: {}", e.reason),
-                )
+            let names = from.apply(array, allowed_names).map_err(|e| {
+                invalid(format!(
+                    "allowedNames must be an iterable of strings: {}",
+                    e.reason
+                ))
             })?;
-            let names: Vec<String> = values
-                .into_iter()
-                .map(|v| match v {
-                    Value::String(s) => Ok(s),
-                    _ => Err(js_error(
-                        ErrorCode::InvalidRequest,
-                        "allowedNames must contain only strings",
-                    )),
-                })
-                .collect::<JsResult<_>>()?;
+            let what = "allowedNames must contain only strings";
+            let names: Vec<String> = dto(&env, Some(names), ErrorCode::InvalidRequest, what)?;
             Ok(ToolCatalog::held(&env, self.inner.restrict(&names)))
         })
     }

@@ -5,90 +5,15 @@
 //! `openclaw.tools.search/describe/call` goes over the channel to the gateway's `bridge`
 //! function, so its policy, counters, hooks and result shapes are the gateway's own.
 
-use std::time::Duration;
-
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use tool_search_core::config::cell_timeout_ms;
-use tool_search_core::session::CancelSignal;
 use tool_search_core::ErrorCode;
-use tool_search_gateway::channel::{Channel, Target};
-use tool_search_sandbox::{LogStyle, RunOptions};
+use tool_search_gateway::channel::Target;
+use tool_search_gateway::code_mode::{self, CellOptions};
 
-use super::convert::{is_nullish, number_arg, object_arg, property, string_arg, value_type};
-use super::errors::{guard, js_error, JsCode, JsResult};
-use super::promise::{json_promise, link_abort_signal, AbortListener};
-
-struct CellRequest {
-    code: String,
-    bridge: Channel,
-    options: RunOptions,
-    cancel: Option<CancelSignal>,
-}
-
-fn cell_request(
-    env: &Env,
-    code: Unknown,
-    options: Unknown,
-    listener: &mut Option<AbortListener>,
-) -> JsResult<CellRequest> {
-    let code = string_arg(code, ErrorCode::InvalidRequest, "code")?;
-    let not_a_function = || {
-        js_error(
-            ErrorCode::InvalidRequest,
-            "options.bridge must be a function",
-        )
-    };
-    if is_nullish(&options)? {
-        return Err(not_a_function());
-    }
-    let options = object_arg(options, ErrorCode::InvalidRequest, "options")?;
-    let bridge = match property(&options, "bridge")? {
-        Some(f) if value_type(&f)? == ValueType::Function => {
-            super::port::channel(env, f, Target::Bridge)?
-        }
-        _ => return Err(not_a_function()),
-    };
-    let timeout_ms = match property(&options, "timeoutMs")? {
-        None => None,
-        Some(v) => Some(number_arg(
-            v,
-            ErrorCode::InvalidRequest,
-            "options.timeoutMs",
-        )?),
-    };
-    let timeout_ms =
-        cell_timeout_ms(timeout_ms).map_err(|why| js_error(ErrorCode::InvalidRequest, why))?;
-    let log_style = match property(&options, "logStyle")? {
-        None => LogStyle::Node,
-        Some(v) => {
-            let style = string_arg(v, ErrorCode::InvalidRequest, "options.logStyle")?;
-            LogStyle::parse(&style).ok_or_else(|| {
-                js_error(
-                    ErrorCode::InvalidRequest,
-                    format!("options.logStyle must be 'node' or 'json', not {style:?}"),
-                )
-            })?
-        }
-    };
-    let cancel = match property(&options, "signal")? {
-        Some(signal) => {
-            let (cancel, added) = link_abort_signal(env, signal)?;
-            *listener = added;
-            Some(cancel)
-        }
-        None => None,
-    };
-    Ok(CellRequest {
-        code,
-        bridge,
-        options: RunOptions {
-            timeout: Duration::from_millis(timeout_ms),
-            log_style,
-        },
-        cancel,
-    })
-}
+use super::convert::{dto, function_arg, object_arg, present, property, string_arg};
+use super::errors::{guard, invalid, JsCode};
+use super::promise::{abort_signal, json_promise, AbortListener};
 
 /// Runs one code cell in the contained child, with every `openclaw.tools.*` request answered
 /// by `options.bridge(op, args, signal)` (`op` is `search`, `describe` or `call`; `args` the
@@ -104,24 +29,30 @@ pub fn run_code_cell<'env>(
     options: Unknown,
 ) -> Result<PromiseRaw<'env, Unknown<'env>>, JsCode> {
     let mut listener: Option<AbortListener> = None;
-    let request = match guard(|| cell_request(env, code, options, &mut listener)) {
-        Ok(request) => request,
+    let cell = guard(|| {
+        let code = string_arg(code, ErrorCode::InvalidRequest, "code")?;
+        let not_a_function = || invalid("options.bridge must be a function");
+        let object = present(Some(options))?.ok_or_else(not_a_function)?;
+        let object = object_arg(object, ErrorCode::InvalidRequest, "options")?;
+        let bridge = function_arg(property(&object, "bridge")?, "options.bridge")?
+            .ok_or_else(not_a_function)?;
+        let bridge = super::port::channel(env, bridge, Target::Bridge)?;
+        // The bridge and signal are read from the object; everything plain through `CellOptions`.
+        let positive = "options.timeoutMs must be a positive number";
+        super::convert::refuse_non_finite(&object, "timeoutMs", positive)?;
+        let plain: CellOptions = dto(env, Some(options), ErrorCode::InvalidRequest, "options")?;
+        let run = plain.run_options().map_err(invalid)?;
+        let cancel = abort_signal(env, &object, &mut listener)?;
+        let runtime = &super::runtime::NAPI;
+        Ok(async move { Ok(code_mode::run_cell(code, bridge, run, cancel, runtime).await) })
+    });
+    match cell {
+        Ok(future) => json_promise(env, future, listener),
         Err(e) => {
             if let Some(listener) = listener {
                 let _ = listener.remove(env);
             }
-            return Err(e);
+            Err(e)
         }
-    };
-    let CellRequest {
-        code,
-        bridge,
-        options,
-        cancel,
-    } = request;
-    let future = async move {
-        let runtime = &super::runtime::NAPI;
-        Ok(tool_search_gateway::code_mode::run_cell(code, bridge, options, cancel, runtime).await)
-    };
-    json_promise(env, future, listener)
+    }
 }

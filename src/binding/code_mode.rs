@@ -8,7 +8,7 @@ use napi_derive::napi;
 use tool_search_core::ErrorCode;
 use tool_search_sandbox::{CodeModeSettings, ConfigureError, Probe, READER_WAIT};
 
-use super::convert::{is_nullish, json_arg, parsed};
+use super::convert::{dto, is_nullish, parsed};
 use super::errors::{guard, js_error, JsCode};
 use super::promise::json_promise;
 
@@ -83,23 +83,11 @@ pub fn probe_code_mode<'env>(env: &'env Env) -> Result<PromiseRaw<'env, Unknown<
 pub fn configure_code_mode(env: Env, settings: Unknown) -> Result<(), JsCode> {
     guard(|| {
         if is_nullish(&settings)? {
-            return Err(js_error(
-                ErrorCode::InvalidConfig,
-                "settings must be an object",
-            ));
+            let what = "settings must be an object";
+            return Err(js_error(ErrorCode::InvalidConfig, what));
         }
-        let value = json_arg(
-            &env,
-            settings,
-            ErrorCode::InvalidConfig,
-            "code mode settings",
-        )?;
-        let parsed: CodeModeSettings = serde_json::from_value(value).map_err(|e| {
-            js_error(
-                ErrorCode::InvalidConfig,
-                format!("invalid code mode settings: {e}"),
-            )
-        })?;
+        let what = "invalid code mode settings";
+        let parsed: CodeModeSettings = dto(&env, Some(settings), ErrorCode::InvalidConfig, what)?;
         Probe::global().configure(parsed).map_err(|e| match e {
             ConfigureError::Invalid(reason) => js_error(
                 ErrorCode::InvalidConfig,

@@ -3,6 +3,9 @@
 use napi_derive::napi;
 use serde_json::Value;
 
+use tool_search_core::config::ConfigEnv;
+use tool_search_core::ErrorCode;
+
 use super::errors::{guard, to_js, JsCode};
 
 /// `env.codeModeSupported`: whether this host can run code mode; default: the
@@ -12,25 +15,10 @@ fn code_mode_supported(
     js: &napi::Env,
     env: Option<napi::bindgen_prelude::Unknown>,
 ) -> Result<(bool, Option<String>), napi::Error<JsCode>> {
-    let env = super::convert::optional_json_arg(
-        js,
-        env,
-        tool_search_core::ErrorCode::InvalidConfig,
-        "env",
-    )?;
-    match env.as_ref().map(|e| e.get("codeModeSupported")) {
-        None | Some(None) | Some(Some(Value::Null)) => {
-            Ok(match tool_search_gateway::code_mode::support() {
-                Ok(()) => (true, None),
-                Err(reason) => (false, Some(reason)),
-            })
-        }
-        Some(Some(Value::Bool(b))) => Ok((*b, None)),
-        Some(Some(_)) => Err(super::errors::js_error(
-            tool_search_core::ErrorCode::InvalidConfig,
-            "env.codeModeSupported must be a boolean",
-        )),
-    }
+    let what = "env must be { codeModeSupported?: boolean | null }";
+    let env: Option<ConfigEnv> = super::convert::dto(js, env, ErrorCode::InvalidConfig, what)?;
+    let declared = env.and_then(|e| e.code_mode_supported);
+    Ok(tool_search_gateway::code_mode::declared_or_probed(declared))
 }
 
 /// Resolve a raw `tools.toolSearch` value once per run (contract §4).
@@ -46,15 +34,8 @@ pub fn resolve_tool_search_config(
     guard(|| {
         let (supported, why_not) = code_mode_supported(&js, env)?;
         // Through JSON.stringify: NaN/Infinity become null and fall back to defaults.
-        let raw = match raw {
-            None => Value::Null,
-            Some(raw) => super::convert::json_arg(
-                &js,
-                raw,
-                tool_search_core::ErrorCode::InvalidConfig,
-                "invalid tools.toolSearch value",
-            )?,
-        };
+        let what = "invalid tools.toolSearch value";
+        let raw: Value = super::convert::dto(&js, raw, ErrorCode::InvalidConfig, what)?;
         let mut resolved = tool_search_core::config::resolve(&raw, supported);
         if let (Some(fallback), Some(why_not)) = (resolved.fallback_reason.as_mut(), why_not) {
             *fallback = why_not;

@@ -74,6 +74,14 @@ pub fn parsed<'env, T: serde::Serialize + ?Sized>(
     parse_text(env, json_text(value)?)
 }
 
+/// A core result as a JS value ([`parsed`]), or its coded error.
+pub fn answer<'env, T: serde::Serialize>(
+    env: &'env Env,
+    result: tool_search_core::Result<T>,
+) -> JsResult<Unknown<'env>> {
+    parsed(env, &result.map_err(super::errors::to_js)?)
+}
+
 /// JSON text (already serialized) as a JS value through `JSON.parse`.
 pub fn parse_text(env: &Env, text: String) -> JsResult<Unknown<'_>> {
     let parse: Function<String, Unknown> = json_function(env, "parse").map_err(internal)?;
@@ -97,6 +105,19 @@ pub fn json_arg(env: &Env, value: Unknown, code: ErrorCode, what: &str) -> JsRes
     }
 }
 
+/// A structured argument read into its DTO (serde; absent, `undefined` and
+/// `null` read as JSON `null`, so `Option<Dto>` is `None`); a failure is a
+/// `code` error starting with `what`.
+pub fn dto<T: serde::de::DeserializeOwned>(
+    env: &Env,
+    value: Option<Unknown>,
+    code: ErrorCode,
+    what: &str,
+) -> JsResult<T> {
+    let value = optional_json_arg(env, value, code, what)?.unwrap_or(Value::Null);
+    serde_json::from_value(value).map_err(|e| js_error(code, format!("{what}: {e}")))
+}
+
 /// An optional structured argument: `None` when absent (`undefined` or `null`).
 pub fn optional_json_arg(
     env: &Env,
@@ -104,10 +125,27 @@ pub fn optional_json_arg(
     code: ErrorCode,
     what: &str,
 ) -> JsResult<Option<Value>> {
+    present(value)?
+        .map(|v| json_arg(env, v, code, what))
+        .transpose()
+}
+
+/// `value` unless it is absent, `undefined` or `null`.
+pub fn present(value: Option<Unknown>) -> JsResult<Option<Unknown>> {
     match value {
-        None => Ok(None),
-        Some(v) if is_nullish(&v)? => Ok(None),
-        Some(v) => json_arg(env, v, code, what).map(Some),
+        Some(v) if !is_nullish(&v)? => Ok(Some(v)),
+        _ => Ok(None),
+    }
+}
+
+/// A function argument (`None` when absent), or INVALID_REQUEST "{what} must be a function".
+pub fn function_arg<'a>(value: Option<Unknown<'a>>, what: &str) -> JsResult<Option<Unknown<'a>>> {
+    match present(value)? {
+        Some(v) if value_type(&v)? != ValueType::Function => Err(js_error(
+            ErrorCode::InvalidRequest,
+            format!("{what} must be a function"),
+        )),
+        v => Ok(v),
     }
 }
 
@@ -124,37 +162,32 @@ pub fn value_type(value: &Unknown) -> JsResult<ValueType> {
         .map_err(|e| js_error(ErrorCode::InvalidRequest, e.reason.clone()))
 }
 
+/// An argument of type `want` read as `T`, or a `code` error: "{what} must be {a}."
+fn typed<'a, T: FromNapiValue + 'a>(
+    value: Unknown<'a>,
+    want: ValueType,
+    (code, what, a): (ErrorCode, &str, &str),
+) -> JsResult<T> {
+    if value_type(&value)? != want {
+        return Err(js_error(code, format!("{what} must be {a}.")));
+    }
+    // SAFETY: the value's type was read just above.
+    unsafe { value.cast::<T>() }.map_err(|e| js_error(code, e.reason.clone()))
+}
+
 /// A string argument, or a `code` error naming it.
 pub fn string_arg(value: Unknown, code: ErrorCode, what: &str) -> JsResult<String> {
-    match value_type(&value)? {
-        ValueType::String => {
-            // SAFETY: the value's type was read just above.
-            unsafe { value.cast::<String>() }.map_err(|e| js_error(code, e.reason.clone()))
-        }
-        _ => Err(js_error(code, format!("{what} must be a string."))),
-    }
+    typed(value, ValueType::String, (code, what, "a string"))
 }
 
 /// A number argument (any finite or non-finite number), or a `code` error.
 pub fn number_arg(value: Unknown, code: ErrorCode, what: &str) -> JsResult<f64> {
-    match value_type(&value)? {
-        ValueType::Number => {
-            // SAFETY: the value's type was read just above.
-            unsafe { value.cast::<f64>() }.map_err(|e| js_error(code, e.reason.clone()))
-        }
-        _ => Err(js_error(code, format!("{what} must be a number."))),
-    }
+    typed(value, ValueType::Number, (code, what, "a number"))
 }
 
 /// An object argument (not null, not a function), or a `code` error.
 pub fn object_arg<'a>(value: Unknown<'a>, code: ErrorCode, what: &str) -> JsResult<Object<'a>> {
-    match value_type(&value)? {
-        ValueType::Object => {
-            // SAFETY: the value's type was read just above.
-            unsafe { value.cast::<Object>() }.map_err(|e| js_error(code, e.reason.clone()))
-        }
-        _ => Err(js_error(code, format!("{what} must be an object."))),
-    }
+    typed(value, ValueType::Object, (code, what, "an object"))
 }
 
 /// A named property of an object, `None` when `undefined` or `null`.
@@ -165,9 +198,18 @@ pub fn property<'a>(object: &Object<'a>, name: &str) -> JsResult<Option<Unknown<
             format!("cannot read {name}: {}", e.reason),
         )
     })?;
-    Ok(if is_nullish(&value)? {
-        None
-    } else {
-        Some(value)
-    })
+    present(Some(value))
+}
+
+/// JSON writes NaN and ±Infinity as `null`, which a DTO reads as absent: a number option that
+/// must be finite is checked on the JS value first, so such a value is refused, not defaulted.
+pub fn refuse_non_finite(object: &Object, name: &str, message: &str) -> JsResult<()> {
+    if let Some(value) = property(object, name)? {
+        if value_type(&value)? == ValueType::Number
+            && !number_arg(value, ErrorCode::InvalidRequest, name)?.is_finite()
+        {
+            return Err(js_error(ErrorCode::InvalidRequest, message.to_string()));
+        }
+    }
+    Ok(())
 }

@@ -9,9 +9,9 @@ use tool_search_core::search::learned;
 use tool_search_core::ErrorCode;
 
 use super::catalog::ToolCatalog;
-use super::convert::{json_arg, parsed, string_arg};
+use super::convert::{answer, dto, parsed, string_arg};
 use super::errors::{guard, js_error, to_js, JsCode};
-use super::promise::json_promise;
+use super::promise::blocking_promise;
 
 #[napi]
 impl ToolCatalog {
@@ -28,14 +28,9 @@ impl ToolCatalog {
         outcome: Unknown,
     ) -> Result<Unknown<'env>, JsCode> {
         guard(|| {
-            let value = json_arg(env, outcome, ErrorCode::InvalidRequest, "outcome")?;
-            let outcome: Outcome = serde_json::from_value(value).map_err(|e| {
-                js_error(
-                    ErrorCode::InvalidRequest,
-                    format!("outcome must be {{ query, id, ok }}: {e}"),
-                )
-            })?;
-            parsed(env, &self.inner.record_outcome(&outcome).map_err(to_js)?)
+            let what = "outcome must be { query, id, ok }";
+            let outcome: Outcome = dto(env, Some(outcome), ErrorCode::InvalidRequest, what)?;
+            answer(env, self.inner.record_outcome(&outcome))
         })
     }
 
@@ -47,8 +42,8 @@ impl ToolCatalog {
     pub fn with_learning_scope(&self, env: Env, scope: Unknown) -> Result<ToolCatalog, JsCode> {
         guard(|| {
             let scope = string_arg(scope, ErrorCode::InvalidRequest, "scope")?;
-            self.inner
-                .with_learning_scope(&scope)
+            let scoped = self.inner.with_learning_scope(&scope);
+            scoped
                 .map(|inner| ToolCatalog::held(&env, inner))
                 .map_err(to_js)
         })
@@ -63,7 +58,7 @@ impl ToolCatalog {
     ) -> Result<Unknown<'env>, JsCode> {
         guard(|| {
             let query = string_arg(query, ErrorCode::InvalidQuery, "query")?;
-            parsed(env, &self.inner.learned_parts(&query).map_err(to_js)?)
+            answer(env, self.inner.learned_parts(&query))
         })
     }
 
@@ -87,16 +82,7 @@ impl ToolCatalog {
         env: &'env Env,
     ) -> Result<PromiseRaw<'env, Unknown<'env>>, JsCode> {
         let catalog = self.inner.clone();
-        json_promise(
-            env,
-            async move {
-                napi::bindgen_prelude::spawn_blocking(move || catalog.flush_learning())
-                    .await
-                    .map_err(|e| (JsCode(ErrorCode::Internal.as_str()), e.to_string()))?
-                    .map_err(|e| (JsCode(e.code.as_str()), e.message))
-            },
-            None,
-        )
+        blocking_promise(env, move || catalog.flush_learning())
     }
 }
 

@@ -55,6 +55,17 @@ pub fn listener(env: &Env, listener: Unknown) -> JsResult<JsonCallback> {
     threadsafe(&adapter(env, listener, "listener")?, "run")
 }
 
+/// Queue `value` to `listener` as one JSON string (never blocks); a value
+/// that cannot be serialized is not delivered, and logged as an error.
+pub fn notify(listener: &JsonCallback, value: &impl serde::Serialize, what: &str) {
+    match super::convert::json_text(value) {
+        Ok(text) => drop(listener.call(text, ThreadsafeFunctionCallMode::NonBlocking)),
+        Err(e) => {
+            tracing::error!(target: "openclaw_tool_search", reason = %e.reason, "{what} not delivered")
+        }
+    }
+}
+
 struct JsPort {
     run: Arc<JsRun>,
     abort: JsonCallback,

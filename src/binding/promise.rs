@@ -1,6 +1,7 @@
-//! Promises of JSON results and the caller's `AbortSignal`: the one way an
-//! async result crosses (serialized off the event loop, rebuilt there by one
-//! `JSON.parse`), and the listener a call adds to its signal.
+//! Promises of JSON results, work on a libuv worker, and the caller's
+//! `AbortSignal`: the one way an async result crosses (serialized off the
+//! event loop, rebuilt there by one `JSON.parse`), and the listener a call
+//! adds to its signal.
 
 use napi::bindgen_prelude::*;
 use serde::Serialize;
@@ -8,7 +9,7 @@ use tool_search_core::session::CancelSignal;
 use tool_search_core::ErrorCode;
 
 use super::convert::{json_text, parse_text};
-use super::errors::{from_napi, guard_future, js_error, JsCode, JsResult};
+use super::errors::{from_napi, guard, guard_future, invalid, JsCode, JsResult};
 
 /// A rejection carrying the coded JS error (`error.code`), not a napi status.
 pub(crate) fn coded_rejection(env: &Env, e: napi::Error<JsCode>) -> napi::Error {
@@ -17,6 +18,86 @@ pub(crate) fn coded_rejection(env: &Env, e: napi::Error<JsCode>) -> napi::Error 
 
 /// A failure of a promise's future: its code and message (`Send`, unlike a napi error).
 pub(crate) type Failed = (JsCode, String);
+
+/// A coded error as a [`Failed`].
+fn failed(e: napi::Error<JsCode>) -> Failed {
+    (e.status, e.reason.clone())
+}
+
+/// An INTERNAL failure of a promise's work.
+pub(crate) fn internal_failure(message: impl ToString) -> Failed {
+    (JsCode(ErrorCode::Internal.as_str()), message.to_string())
+}
+
+/// Work on a libuv worker (a catalog build, a search), run under `guard`:
+/// `done` makes its JS value on the event loop; the argument error `work`
+/// carries instead, or the work's failure, rejects with its coded error.
+pub struct Worker<T, R> {
+    work: Option<std::result::Result<Work<T>, Failed>>,
+    done: fn(&Env, T) -> R,
+}
+
+type Work<T> = Box<dyn FnOnce() -> JsResult<T> + Send>;
+
+pub(crate) fn on_worker<T, R, W>(
+    work: JsResult<W>,
+    done: fn(&Env, T) -> R,
+) -> AsyncTask<Worker<T, R>>
+where
+    T: Send + 'static,
+    R: ToNapiValue + TypeName,
+    W: FnOnce() -> JsResult<T> + Send + 'static,
+{
+    let work = work.map(|w| Box::new(w) as Work<T>);
+    AsyncTask::new(Worker {
+        work: Some(work.map_err(failed)),
+        done,
+    })
+}
+
+impl<T: Send + 'static, R: ToNapiValue + TypeName> Task for Worker<T, R> {
+    type Output = std::result::Result<T, Failed>;
+    type JsValue = R;
+
+    fn compute(&mut self) -> Result<Self::Output> {
+        let work = self.work.take();
+        let work = work.unwrap_or_else(|| Err(internal_failure("task ran twice")));
+        Ok(work.and_then(|work| guard(work).map_err(failed)))
+    }
+
+    fn resolve(&mut self, env: Env, output: Self::Output) -> Result<R> {
+        // Rejected with the same coded error the sync forms throw.
+        output
+            .map(|value| (self.done)(&env, value))
+            .map_err(|(code, message)| coded_rejection(&env, napi::Error::new(code, message)))
+    }
+}
+
+/// JSON text made on a worker, rebuilt on the event loop by one `JSON.parse`
+/// (per-property conversion there costs ~7x more).
+pub struct JsonText(pub String);
+
+impl TypeName for JsonText {
+    fn type_name() -> &'static str {
+        "unknown"
+    }
+
+    fn value_type() -> ValueType {
+        ValueType::Object
+    }
+}
+
+impl ToNapiValue for JsonText {
+    // SAFETY: called by napi-rs on the JS thread with the env of the task's
+    // completion callback; the value is made and returned in that env.
+    unsafe fn to_napi_value(env: napi::sys::napi_env, text: Self) -> Result<napi::sys::napi_value> {
+        let env = Env::from_raw(env);
+        match parse_text(&env, text.0) {
+            Ok(value) => Ok(value.raw()),
+            Err(e) => Err(coded_rejection(&env, e)),
+        }
+    }
+}
 
 /// A promise of `future`'s value, serialized on the runtime and parsed on the
 /// JS thread; a failure, or a value that cannot be serialized, rejects with
@@ -29,8 +110,7 @@ pub(crate) fn json_promise<'env, T: Serialize + Send + 'static>(
 ) -> Result<PromiseRaw<'env, Unknown<'env>>, JsCode> {
     let future = async move {
         Ok(match guard_future(future).await {
-            Ok(outcome) => outcome
-                .and_then(|value| json_text(&value).map_err(|e| (e.status, e.reason.clone()))),
+            Ok(outcome) => outcome.and_then(|value| json_text(&value).map_err(failed)),
             Err(panic) => Err((JsCode(panic.code.as_str()), panic.message)),
         })
     };
@@ -54,6 +134,20 @@ pub(crate) fn json_promise<'env, T: Serialize + Send + 'static>(
             .map_err(from_napi)?;
     }
     Ok(promise)
+}
+
+/// A promise of `work`'s value, run on the runtime's blocking pool (long
+/// work that must not hold a libuv worker: an audit, a flush to disk).
+pub(crate) fn blocking_promise<'env, T: Serialize + Send + 'static>(
+    env: &'env Env,
+    work: impl FnOnce() -> tool_search_core::Result<T> + Send + 'static,
+) -> Result<PromiseRaw<'env, Unknown<'env>>, JsCode> {
+    let future = async move {
+        let done = napi::bindgen_prelude::spawn_blocking(work).await;
+        let done = done.map_err(internal_failure)?;
+        done.map_err(|e| (JsCode(e.code.as_str()), e.message))
+    };
+    json_promise(env, future, None)
 }
 
 /// `EventTarget.removeEventListener(type, listener)`.
@@ -82,18 +176,30 @@ impl AbortListener {
     }
 }
 
+/// `options.signal` (read from the object: JSON cannot carry an `AbortSignal`)
+/// linked as a core cancel signal; its listener goes to `listener`.
+pub(crate) fn abort_signal(
+    env: &Env,
+    options: &Object,
+    listener: &mut Option<AbortListener>,
+) -> JsResult<Option<CancelSignal>> {
+    let Some(signal) = super::convert::property(options, "signal")? else {
+        return Ok(None);
+    };
+    let (cancel, added) = link_abort_signal(env, signal)?;
+    *listener = added;
+    Ok(Some(cancel))
+}
+
 /// A core cancel signal that fires when the JS `AbortSignal` aborts, and the
 /// listener to remove once the call settles (none if it was already aborted).
-pub(crate) fn link_abort_signal(
+fn link_abort_signal(
     env: &Env,
     signal: Unknown,
 ) -> JsResult<(CancelSignal, Option<AbortListener>)> {
     let cancel = CancelSignal::new();
     if signal.get_type().map_err(from_napi)? != ValueType::Object {
-        return Err(js_error(
-            ErrorCode::InvalidRequest,
-            "options.signal must be an AbortSignal",
-        ));
+        return Err(invalid("options.signal must be an AbortSignal"));
     }
     // SAFETY: checked to be an object just above.
     let signal: Object = unsafe { signal.cast() }.map_err(from_napi)?;
@@ -125,10 +231,10 @@ pub(crate) fn link_abort_signal(
         .and_then(|add| add.apply(signal, FnArgs::from(("abort", on_abort))));
     if let Err(e) = added {
         let _ = listener.signal.unref(env);
-        return Err(js_error(
-            ErrorCode::InvalidRequest,
-            format!("options.signal must be an AbortSignal: {}", e.reason),
-        ));
+        return Err(invalid(format!(
+            "options.signal must be an AbortSignal: {}",
+            e.reason
+        )));
     }
     Ok((cancel, Some(listener)))
 }

@@ -2,101 +2,18 @@
 //! `searchBatchAsync()`, `rankingStatus()`, `whenRankingReady()` and `queryEmbeddings()`.
 
 use napi::bindgen_prelude::*;
-use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi_derive::napi;
-use tool_search_core::catalog::{BatchRequest, Catalog, CatalogRanking, SearchOptions};
-use tool_search_core::search::semantic::RankingState;
+use tool_search_core::catalog::SearchOptions;
 use tool_search_core::ErrorCode;
 
 use super::catalog::{batch_request, limit_option, ToolCatalog};
-use super::convert::{is_nullish, json_text, parse_text, parsed, string_arg};
-use super::errors::{from_napi, guard, js_error, to_js, JsCode, JsResult};
-use super::promise::{coded_rejection, json_promise};
-
-fn progress_sink(env: &Env, callback: Unknown) -> JsResult<super::port::JsonCallback> {
-    if callback.get_type().map_err(from_napi)? != ValueType::Function {
-        return Err(js_error(
-            ErrorCode::InvalidRequest,
-            "onProgress must be a function",
-        ));
-    }
-    // Weak: progress alone does not keep the process alive (the promise does).
-    super::port::listener(env, callback)
-}
+use super::convert::{function_arg, json_text, parsed, string_arg};
+use super::errors::{guard, to_js, JsCode};
+use super::promise::{internal_failure, json_promise, on_worker, JsonText, Worker};
 
 /// `searchAsync` and `searchBatchAsync`: the ranked search on a libuv worker,
-/// embedding queries whose vectors are not cached there.
-pub struct SearchTask {
-    catalog: Catalog,
-    request: SearchKind,
-}
-
-enum SearchKind {
-    Single { query: String, limit: Option<f64> },
-    Batch(BatchRequest),
-}
-
-/// Search hits as JSON text, serialized on the worker and rebuilt on the
-/// event loop by one `JSON.parse` (as every async result is: per-property
-/// conversion there costs ~7x more).
-pub struct Hits(String);
-
-impl TypeName for Hits {
-    fn type_name() -> &'static str {
-        "SearchHit[]"
-    }
-
-    fn value_type() -> ValueType {
-        ValueType::Object
-    }
-}
-
-impl ToNapiValue for Hits {
-    // SAFETY: called by napi-rs on the JS thread with the env of the task's
-    // completion callback; the value is made and returned in that env.
-    unsafe fn to_napi_value(env: napi::sys::napi_env, hits: Self) -> Result<napi::sys::napi_value> {
-        let env = Env::from_raw(env);
-        match parse_text(&env, hits.0) {
-            Ok(value) => Ok(value.raw()),
-            Err(e) => Err(coded_rejection(&env, e)),
-        }
-    }
-}
-
-impl Task for SearchTask {
-    type Output = std::result::Result<Hits, (JsCode, String)>;
-    type JsValue = Hits;
-
-    fn compute(&mut self) -> Result<Self::Output> {
-        let outcome = guard(|| {
-            let catalog = &self.catalog;
-            // On the worker: queries whose vectors are not cached are embedded here.
-            let hits = match &self.request {
-                SearchKind::Single { query, limit } => {
-                    let vectors = catalog.query_vectors([query.as_str()]).complete();
-                    let options = SearchOptions::hits(*limit).with_vectors(&vectors);
-                    json_text(&catalog.search(query, &options).map_err(to_js)?)
-                }
-                SearchKind::Batch(request) => {
-                    let queries = catalog.batch_queries(request);
-                    let vectors = catalog
-                        .query_vectors(queries.iter().map(String::as_str))
-                        .complete();
-                    json_text(&catalog.search_batch(request, &vectors).map_err(to_js)?)
-                }
-            };
-            hits.map(Hits)
-        });
-        Ok(outcome.map_err(|e| (e.status, e.reason.clone())))
-    }
-
-    fn resolve(&mut self, env: Env, output: Self::Output) -> Result<Self::JsValue> {
-        // Rejected with the same coded error the sync `search` throws.
-        output.map_err(|(code, message)| {
-            napi::Error::from(JsError::from(napi::Error::new(code, message)).into_unknown(env))
-        })
-    }
-}
+/// embedding queries whose vectors are not cached there; the hits as JSON text.
+type SearchTask = Worker<String, JsonText>;
 
 #[napi]
 impl ToolCatalog {
@@ -120,42 +37,19 @@ impl ToolCatalog {
         on_progress: Option<Unknown>,
     ) -> Result<PromiseRaw<'env, Unknown<'env>>, JsCode> {
         guard(|| {
-            let sink = match on_progress {
-                Some(callback) if !is_nullish(&callback)? => Some(progress_sink(env, callback)?),
-                _ => None,
-            };
-            let (sender, receiver) = tokio::sync::oneshot::channel::<CatalogRanking>();
-            let mut sender = Some(sender);
-            self.inner.on_ranking_progress(Box::new(move |status| {
+            // Weak: progress alone does not keep the process alive (the promise does).
+            let sink = function_arg(on_progress, "onProgress")?;
+            let sink = sink.map(|f| super::port::listener(env, f)).transpose()?;
+            let inner = &self.inner;
+            let settled = tool_search_gateway::model::ranking_settled(inner, move |status| {
+                // Not delivered when it cannot be serialized (the final status
+                // still settles the promise, or rejects it).
                 if let Some(sink) = &sink {
-                    match json_text(status) {
-                        Ok(text) => {
-                            sink.call(text, ThreadsafeFunctionCallMode::NonBlocking);
-                        }
-                        // Not delivered (the final status still settles the promise, or rejects it).
-                        Err(e) => {
-                            tracing::error!(target: "openclaw_tool_search", reason = %e.reason, "ranking progress not delivered")
-                        }
-                    }
+                    super::port::notify(sink, status, "ranking progress");
                 }
-                let settled = !matches!(
-                    status.vectors.state,
-                    RankingState::Pending | RankingState::Embedding
-                );
-                if settled {
-                    if let Some(sender) = sender.take() {
-                        let _ = sender.send(status.clone());
-                    }
-                }
-            }));
-            let future = async move {
-                receiver.await.map_err(|_| {
-                    (
-                        JsCode(ErrorCode::Internal.as_str()),
-                        "the ranking ended without a final status".to_string(),
-                    )
-                })
-            };
+            });
+            let why = "the ranking ended without a final status";
+            let future = async move { settled.await.ok_or_else(|| internal_failure(why)) };
             json_promise(env, future, None)
         })
     }
@@ -174,11 +68,16 @@ impl ToolCatalog {
     ) -> Result<AsyncTask<SearchTask>, JsCode> {
         guard(|| {
             let query = string_arg(query, ErrorCode::InvalidQuery, "query")?;
-            let limit = limit_option(options)?;
-            Ok(AsyncTask::new(SearchTask {
-                catalog: self.inner.clone(),
-                request: SearchKind::Single { query, limit },
-            }))
+            let (catalog, limit) = (self.inner.clone(), limit_option(options)?);
+            // On the worker: a query whose vectors are not cached is embedded there.
+            Ok(on_worker(
+                Ok(move || {
+                    let vectors = catalog.query_vectors([query.as_str()]).complete();
+                    let options = SearchOptions::hits(limit).with_vectors(&vectors);
+                    json_text(&catalog.search(&query, &options).map_err(to_js)?)
+                }),
+                |_, text| JsonText(text),
+            ))
         })
     }
 
@@ -193,11 +92,16 @@ impl ToolCatalog {
         request: Unknown,
     ) -> Result<AsyncTask<SearchTask>, JsCode> {
         guard(|| {
-            let request = batch_request(env, request)?;
-            Ok(AsyncTask::new(SearchTask {
-                catalog: self.inner.clone(),
-                request: SearchKind::Batch(request),
-            }))
+            let (catalog, request) = (self.inner.clone(), batch_request(env, request)?);
+            Ok(on_worker(
+                Ok(move || {
+                    let queries = catalog.batch_queries(&request);
+                    let queries = queries.iter().map(String::as_str);
+                    let vectors = catalog.query_vectors(queries).complete();
+                    json_text(&catalog.search_batch(&request, &vectors).map_err(to_js)?)
+                }),
+                |_, text| JsonText(text),
+            ))
         })
     }
 }

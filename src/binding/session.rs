@@ -7,12 +7,11 @@
 use std::sync::Arc;
 
 use napi::bindgen_prelude::*;
-use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi_derive::napi;
 use serde_json::Value;
 use tool_search_core::session::{
-    direct::definition_from_value, EventSink, Executor, Failure, HandleOptions, HydrateOptions,
-    Session, SessionEvent, SessionOptions, ToolResult,
+    EventSink, Executor, Failure, HandleArgs, HandleOptions, HydrateOptions, Session, SessionArgs,
+    SessionEvent, SessionOptions, SurfaceArgs, ToolResult,
 };
 use tool_search_core::surfaces::SurfaceFormat;
 use tool_search_core::ErrorCode;
@@ -23,11 +22,10 @@ use tool_search_gateway::runtime::offload;
 
 use super::catalog::ToolCatalog;
 use super::convert::{
-    is_nullish, json_text, number_arg, object_arg, optional_json_arg, parsed, property, string_arg,
-    value_type,
+    dto, function_arg, number_arg, object_arg, parsed, present, property, string_arg, value_type,
 };
-use super::errors::{from_napi, guard, guard_future, js_error, to_js, JsCode, JsResult};
-use super::promise::{json_promise, link_abort_signal, AbortListener};
+use super::errors::{guard, guard_future, invalid, to_js, JsCode, JsResult};
+use super::promise::{abort_signal, json_promise, AbortListener};
 
 /// A session answers one run's control-tool calls. See `ToolSearchSessionOptions`.
 #[napi]
@@ -49,7 +47,7 @@ fn error_result(tool_name: &str, e: tool_search_core::Error) -> ToolResult {
 /// The `ToolCatalog` behind a JS value, or INVALID_REQUEST. Taken as `Unknown` (not a
 /// `ClassInstance` parameter) so a wrong argument throws the coded error, not napi's.
 fn catalog_arg<'a>(env: &Env, value: &Unknown<'a>) -> JsResult<ClassInstance<'a, ToolCatalog>> {
-    let wrong = || js_error(ErrorCode::InvalidRequest, "catalog must be a ToolCatalog.");
+    let wrong = || invalid("catalog must be a ToolCatalog.");
     if value_type(value)? != ValueType::Object {
         return Err(wrong());
     }
@@ -57,17 +55,6 @@ fn catalog_arg<'a>(env: &Env, value: &Unknown<'a>) -> JsResult<ClassInstance<'a,
     // checks the type tag and class (another class or a spoofed prototype is refused).
     unsafe { ClassInstance::<ToolCatalog>::from_napi_value(env.raw(), value.raw()) }
         .map_err(|_| wrong())
-}
-
-fn function_arg<'a>(value: Option<Unknown<'a>>, what: &str) -> JsResult<Option<Unknown<'a>>> {
-    match value {
-        None => Ok(None),
-        Some(v) if value_type(&v)? == ValueType::Function => Ok(Some(v)),
-        Some(_) => Err(js_error(
-            ErrorCode::InvalidRequest,
-            format!("{what} must be a function"),
-        )),
-    }
 }
 
 #[napi]
@@ -87,84 +74,25 @@ impl ToolSearchSession {
     ) -> Result<Self, JsCode> {
         guard(|| {
             let catalog = catalog_arg(&env, &catalog)?;
-            let raw_config = optional_json_arg(&env, config, ErrorCode::InvalidConfig, "config")?
-                .unwrap_or(Value::Null);
+            let raw_config: Value = dto(&env, config, ErrorCode::InvalidConfig, "config")?;
             let mut config = super::config::resolve_for_session(&raw_config);
-            let options = match options {
-                Some(o) if !is_nullish(&o)? => object_arg(o, ErrorCode::InvalidRequest, "options")?,
-                _ => {
-                    return Err(js_error(
-                        ErrorCode::InvalidRequest,
-                        "options.executor must be a function",
-                    ))
-                }
-            };
-            let executor = function_arg(property(&options, "executor")?, "options.executor")?
-                .ok_or_else(|| {
-                    js_error(
-                        ErrorCode::InvalidRequest,
-                        "options.executor must be a function",
-                    )
-                })?;
+            // Functions are read from the object; everything plain through `SessionArgs`.
+            let not_a_function = "options.executor must be a function";
+            let object = present(options)?.ok_or_else(|| invalid(not_a_function))?;
+            let object = object_arg(object, ErrorCode::InvalidRequest, "options")?;
+            let executor = function_arg(property(&object, "executor")?, "options.executor")?
+                .ok_or_else(|| invalid(not_a_function))?;
             let executor = js_executor(&env, executor)?;
-
-            let direct_tools = match optional_json_arg(
-                &env,
-                property(&options, "directTools")?,
-                ErrorCode::InvalidRequest,
-                "options.directTools",
-            )? {
-                None => Vec::new(),
-                Some(Value::Array(items)) => items
-                    .iter()
-                    .map(definition_from_value)
-                    .collect::<std::result::Result<Vec<_>, _>>()
-                    .map_err(to_js)?,
-                Some(_) => {
-                    return Err(js_error(
-                        ErrorCode::InvalidRequest,
-                        "options.directTools must be an array",
-                    ))
-                }
-            };
-            let context_tokens = match property(&options, "contextTokens")? {
-                None => None,
-                Some(v) => {
-                    match number_arg(v, ErrorCode::InvalidRequest, "options.contextTokens") {
-                        Ok(n) if n.is_finite() && n >= 0.0 => Some(n.floor() as u64),
-                        _ => {
-                            return Err(js_error(
-                                ErrorCode::InvalidRequest,
-                                "options.contextTokens must be a non-negative number",
-                            ))
-                        }
-                    }
-                }
-            };
-            let on_event = match function_arg(property(&options, "onEvent")?, "options.onEvent")? {
-                None => None,
-                Some(v) => Some(event_sink(&env, v)?),
-            };
-            let code_runner = code_mode::session_runner(&mut config, &super::runtime::NAPI);
-            let capability_directory = match property(&options, "capabilityDirectory")? {
-                None => None,
-                Some(v) => match value_type(&v)? {
-                    // SAFETY: the value's type was read just above.
-                    ValueType::Boolean => Some(unsafe { v.cast::<bool>() }.map_err(from_napi)?),
-                    _ => {
-                        return Err(js_error(
-                            ErrorCode::InvalidRequest,
-                            "options.capabilityDirectory must be a boolean",
-                        ))
-                    }
-                },
-            };
+            let on_event = function_arg(property(&object, "onEvent")?, "options.onEvent")?;
+            let what = "invalid session options";
+            let negative = "options.contextTokens must be a non-negative number";
+            super::convert::refuse_non_finite(&object, "contextTokens", negative)?;
+            let args: SessionArgs = dto(&env, options, ErrorCode::InvalidRequest, what)?;
+            let plain = args.into_options().map_err(to_js)?;
             let session_options = SessionOptions {
-                direct_tools,
-                context_tokens,
-                on_event,
-                code_runner,
-                capability_directory,
+                on_event: on_event.map(|f| event_sink(&env, f)).transpose()?,
+                code_runner: code_mode::session_runner(&mut config, &super::runtime::NAPI),
+                ..plain
             };
             Session::new(&catalog.inner, config, executor, session_options)
                 .map(|inner| ToolSearchSession {
@@ -211,25 +139,14 @@ impl ToolSearchSession {
         options: Option<Unknown>,
     ) -> Result<Unknown<'env>, JsCode> {
         guard(|| {
-            let format = match format {
-                Some(f) if !is_nullish(&f)? => {
-                    SurfaceFormat::parse(&string_arg(f, ErrorCode::InvalidRequest, "format")?)
-                        .map_err(to_js)?
-                }
-                _ => SurfaceFormat::Neutral,
+            let format = match present(format)? {
+                Some(f) => string_arg(f, ErrorCode::InvalidRequest, "format")?,
+                None => "neutral".to_string(),
             };
-            let prompt = match options {
-                Some(o) if !is_nullish(&o)? => {
-                    let o = object_arg(o, ErrorCode::InvalidRequest, "options")?;
-                    match property(&o, "prompt")? {
-                        Some(p) => {
-                            Some(string_arg(p, ErrorCode::InvalidRequest, "options.prompt")?)
-                        }
-                        None => None,
-                    }
-                }
-                _ => None,
-            };
+            let format = SurfaceFormat::parse(&format).map_err(to_js)?;
+            let options: Option<SurfaceArgs> =
+                dto(env, options, ErrorCode::InvalidRequest, "options")?;
+            let prompt = options.and_then(|o| o.prompt);
             parsed(env, &*self.session().surface_for(format, prompt.as_deref()))
         })
     }
@@ -275,28 +192,17 @@ impl ToolSearchSession {
         let mut listener: Option<AbortListener> = None;
         let tool_name = guard(|| string_arg(tool_name, ErrorCode::InvalidRequest, "toolName"))?;
         let prepared = guard(|| {
-            let args = optional_json_arg(env, args, ErrorCode::InvalidRequest, "tool arguments")?
-                .unwrap_or(Value::Null);
+            let args: Value = dto(env, args, ErrorCode::InvalidRequest, "tool arguments")?;
+            let call: Option<HandleArgs> = dto(env, options, ErrorCode::InvalidRequest, "options")?;
             let mut handle_options = HandleOptions {
+                tool_call_id: call.and_then(|c| c.tool_call_id),
                 offload: Some(offload(&super::runtime::NAPI)),
                 ..HandleOptions::default()
             };
-            if let Some(options) = options {
-                if !is_nullish(&options)? {
-                    let options = object_arg(options, ErrorCode::InvalidRequest, "options")?;
-                    if let Some(id) = property(&options, "toolCallId")? {
-                        handle_options.tool_call_id = Some(string_arg(
-                            id,
-                            ErrorCode::InvalidRequest,
-                            "options.toolCallId",
-                        )?);
-                    }
-                    if let Some(signal) = property(&options, "signal")? {
-                        let (cancel, added) = link_abort_signal(env, signal)?;
-                        handle_options.cancel = Some(cancel);
-                        listener = added;
-                    }
-                }
+            // The signal is read from the object: JSON cannot carry an AbortSignal.
+            if let Some(options) = present(options)? {
+                let options = object_arg(options, ErrorCode::InvalidRequest, "options")?;
+                handle_options.cancel = abort_signal(env, &options, &mut listener)?;
             }
             Ok((args, handle_options))
         });
@@ -340,14 +246,12 @@ impl ToolSearchSession {
     ) -> Result<Unknown<'env>, JsCode> {
         guard(|| {
             let user_prompt = string_arg(user_prompt, ErrorCode::InvalidRequest, "userPrompt")?;
-            let options = optional_json_arg(env, options, ErrorCode::InvalidRequest, "options")?
-                .unwrap_or(Value::Null);
+            let options: Value = dto(env, options, ErrorCode::InvalidRequest, "options")?;
             let options = HydrateOptions::from_json(&options).map_err(to_js)?;
+            let session = self.session();
             parsed(
                 env,
-                &self
-                    .session()
-                    .hydrate(&user_prompt, options.max_tools, &options.required),
+                &session.hydrate(&user_prompt, options.max_tools, &options.required),
             )
         })
     }
@@ -358,10 +262,7 @@ impl ToolSearchSession {
         guard(|| {
             let bytes = number_arg(bytes, ErrorCode::InvalidRequest, "bytes")?;
             if !bytes.is_finite() || bytes < 0.0 {
-                return Err(js_error(
-                    ErrorCode::InvalidRequest,
-                    "bytes must be a non-negative number",
-                ));
+                return Err(invalid("bytes must be a non-negative number"));
             }
             self.session().record_request_bytes(bytes as u64);
             Ok(())
@@ -386,13 +287,6 @@ fn js_executor(env: &Env, executor: Unknown) -> JsResult<Arc<dyn Executor>> {
 fn event_sink(env: &Env, callback: Unknown) -> JsResult<EventSink> {
     let tsfn = Arc::new(super::port::listener(env, callback)?);
     Ok(Arc::new(move |event: &SessionEvent| {
-        match json_text(event) {
-            Ok(text) => {
-                tsfn.call(text, ThreadsafeFunctionCallMode::NonBlocking);
-            }
-            Err(e) => {
-                tracing::error!(target: "openclaw_tool_search", reason = %e.reason, "session event not delivered")
-            }
-        }
+        super::port::notify(&tsfn, event, "session event")
     }))
 }

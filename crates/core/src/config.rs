@@ -478,3 +478,12 @@ mod tests {
         assert_eq!(resolve_for_session(&forced, true).mode, Mode::Tools);
     }
 }
+
+/// `resolveToolSearchConfig`'s `env`: `{ codeModeSupported? }`; absent or
+/// `null`, the host's probed answer is used.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfigEnv {
+    #[serde(default)]
+    pub code_mode_supported: Option<bool>,
+}

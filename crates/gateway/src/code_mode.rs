@@ -15,7 +15,7 @@ use tool_search_core::session::{
 };
 use tool_search_sandbox::{
     BridgeError, BridgeHost, CallFuture, CancelToken, CodeRunResult, CodeRunner as SandboxRunner,
-    Lookup, Probe, RunOptions, READER_WAIT,
+    LogStyle, Lookup, Probe, RunOptions, READER_WAIT,
 };
 
 use crate::channel::{Answer, Channel};
@@ -26,6 +26,18 @@ use crate::runtime::{offload, Runtime};
 /// path: the operator's detail is `codeModeCapability().reason`).
 pub fn support() -> Result<(), String> {
     Probe::global().support_within(READER_WAIT)
+}
+
+/// What a config resolves with: the gateway's declared support (`env.codeModeSupported`),
+/// else [`support`]'s answer, with its reason when it is no.
+pub fn declared_or_probed(declared: Option<bool>) -> (bool, Option<String>) {
+    if let Some(supported) = declared {
+        return (supported, None);
+    }
+    match support() {
+        Ok(()) => (true, None),
+        Err(reason) => (false, Some(reason)),
+    }
 }
 
 /// The code runner a session over `config` gets. Code mode without a runner is never offered
@@ -285,6 +297,34 @@ impl BridgeHost for GatewayBridge {
                 self.request("search", json!([query, options]), cancel)
             }
             Lookup::Describe { id } => self.request("describe", json!([id]), cancel),
+        })
+    }
+}
+
+/// `runCodeCell`'s options besides the `bridge` function and the `signal`:
+/// `{ timeoutMs?, logStyle? }`, as JSON carries them.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CellOptions {
+    #[serde(default)]
+    pub timeout_ms: Option<f64>,
+    #[serde(default)]
+    pub log_style: Option<String>,
+}
+
+impl CellOptions {
+    /// The run's deadline (the contract's clamp) and log style, or why not.
+    pub fn run_options(&self) -> Result<RunOptions, String> {
+        let timeout_ms = tool_search_core::config::cell_timeout_ms(self.timeout_ms)?;
+        let log_style = match self.log_style.as_deref() {
+            None => LogStyle::Node,
+            Some(style) => LogStyle::parse(style).ok_or_else(|| {
+                format!("options.logStyle must be 'node' or 'json', not {style:?}")
+            })?,
+        };
+        Ok(RunOptions {
+            timeout: Duration::from_millis(timeout_ms),
+            log_style,
         })
     }
 }

@@ -9,8 +9,8 @@
 //! - [`code_mode`]: the process-wide sandbox runner behind sessions (`tool_search_code`, with the
 //!   session answering the cell's bridge) and behind `runCodeCell` (the gateway's bridge), the
 //!   code → tools fallback, and the stable codes of failed cells.
-//! - [`model`]: which ranking model the package found, and the ranking defaults it gives a
-//!   catalog.
+//! - [`model`]: which ranking model the package found, the ranking defaults it gives a
+//!   catalog, and when a catalog's ranking has settled.
 //! - [`runtime`]: what the binding's async runtime lends this crate (spawn, blocking pool).
 
 pub mod channel;

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
 use serde::Serialize;
-use tool_search_core::catalog::{CatalogOptions, RankingMode};
+use tool_search_core::catalog::{Catalog, CatalogOptions, CatalogRanking, RankingMode};
+use tool_search_core::search::semantic::RankingState;
 
 /// The model folder, or why there is none.
 #[derive(Clone, Default)]
@@ -101,4 +102,26 @@ pub fn ranking_capability() -> RankingCapability {
         model: source.dir.map(|d| d.display().to_string()),
         reason: source.reason,
     }
+}
+
+/// `catalog`'s final ranking status, once its tool vectors are ready or failed (at once for a
+/// lexical catalog); `progress` is told each status on the way. `None` if the ranking ended
+/// without a final status.
+pub fn ranking_settled(
+    catalog: &Catalog,
+    mut progress: impl FnMut(&CatalogRanking) + Send + 'static,
+) -> impl std::future::Future<Output = Option<CatalogRanking>> + Send + 'static {
+    let (sender, receiver) = tokio::sync::oneshot::channel();
+    let mut sender = Some(sender);
+    catalog.on_ranking_progress(Box::new(move |status| {
+        progress(status);
+        let settled = !matches!(
+            status.vectors.state,
+            RankingState::Pending | RankingState::Embedding
+        );
+        if let Some(sender) = sender.take_if(|_| settled) {
+            let _ = sender.send(status.clone());
+        }
+    }));
+    async move { receiver.await.ok() }
 }

@@ -167,8 +167,9 @@ pub struct CatalogAudit {
     pub milliseconds: f64,
 }
 
-/// What an audit checks.
-#[derive(Clone, Copy, Debug)]
+/// What an audit checks (`catalog.audit(options)`; an unknown option is refused).
+#[derive(Clone, Copy, Debug, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct AuditOptions {
     /// Run the probes (two searches a tool); off, only the static checks.
     pub findability: bool,

@@ -18,6 +18,7 @@ mod dispatch;
 pub mod events;
 pub mod executor;
 mod hydrate;
+pub mod js_options;
 pub mod result;
 pub mod stats;
 mod surface;
@@ -37,6 +38,7 @@ pub use executor::{
     Offload, OffloadHandle,
 };
 pub use hydrate::HydrateOptions;
+pub use js_options::{HandleArgs, SessionArgs, SurfaceArgs};
 pub use result::{Failure, ResultError, ResultStatus, ToolResult};
 pub use stats::SessionTelemetry;
 
