@@ -253,7 +253,9 @@ test('engine: a successful call after a search teaches the catalog (learned=N on
     assert.equal(resolveSettings({ learning: { scope: 'gateway' } }).learningScope, 'gateway')
   } finally {
     learner.configure(saved, logger)
-    rmSync(folder, { recursive: true, force: true })
+    // The catalog may still be writing its stored index or prior into the folder from a
+    // background thread: retry while the folder fills up under the removal (ENOTEMPTY).
+    rmSync(folder, { recursive: true, force: true, maxRetries: 20, retryDelay: 25 })
   }
 })
 
@@ -304,7 +306,9 @@ test('engine: each OpenClaw agent learns alone by default (learning.scope "gatew
     assert.equal(sharedAudit.learning.scopes.find((s) => s.scope === 'gateway').learned, 6)
   } finally {
     learner.configure(saved, logger)
-    rmSync(folder, { recursive: true, force: true })
+    // The catalog may still be writing its stored index or prior into the folder from a
+    // background thread: retry while the folder fills up under the removal (ENOTEMPTY).
+    rmSync(folder, { recursive: true, force: true, maxRetries: 20, retryDelay: 25 })
   }
 })
 
