@@ -807,6 +807,12 @@ export declare class ToolCatalog {
   /** Contract §6 counters for this catalog's scope. */
   telemetry(): CatalogTelemetry
   /**
+   * Per tool given to the build (in order), the id it is indexed under (a
+   * repaired tool's new id), or null: not indexed (see `excluded`),
+   * direct-only, or outside this view.
+   */
+  get recordIds(): Array<string | null>
+  /**
    * A call the gateway saw after a search: `id` was called after searching `query` and
    * succeeded (`ok`) or not. Learns only from a successful call of a tool this catalog's
    * policy lets a search return, when the catalog was built with `learning`.

@@ -55,6 +55,8 @@ test('no JavaScript file writes a rule of the contract again', () => {
       const n = Number(m[2])
       if (Object.values(contract.limits).includes(n) || n === 200) problems.push(`${file}: a ${m[1]} limit (${n})`)
     }
+    // The record id (`<source>:<owner>:<name>`): the catalog answers each record's (`recordIds`).
+    if (/\$\{[^}]*\}:\$\{[^}]*\}:\$\{/.test(code) || /\bnativeId\s*\(/.test(code)) problems.push(`${file}: the record id rule (read \`recordIds\`)`)
     // The repair rules the core now applies in its build.
     for (const name of ['REPAIR_ROUNDS', 'safeIdentifier', 'UNSAFE_IN_NAMES', 'repairRecord']) {
       if (new RegExp(`\\b${name}\\b`).test(code)) problems.push(`${file}: ${name} (the core repairs records: \`repair: true\`)`)
@@ -63,13 +65,14 @@ test('no JavaScript file writes a rule of the contract again', () => {
   assert.deepEqual(problems, [])
 })
 
-test('the guard sees a copy: a field list, control names, a model file and a name limit are found', () => {
+test('the guard sees a copy: a field list, control names, a model file, a name limit and the id rule are found', () => {
   const planted = stripComments(
     [
       "const FIELDS = ['source', 'owner', 'name', 'inputSchema']",
       "const CONTROL = new Set(['tool_search', 'tool_call'])",
       "const FILES = ['model.safetensors']",
       'const cut = name.slice(0, 256)',
+      'const id = `${record.source}:${record.owner}:${record.name}`',
       '// a comment may say model.safetensors and tool_search, tool_call',
     ].join('\n'),
   )
@@ -78,4 +81,5 @@ test('the guard sees a copy: a field list, control names, a model file and a nam
   assert.equal(strings.filter((s) => contract.controlTools.includes(s)).length, 2)
   assert.equal(strings.filter((s) => contract.modelFiles.includes(s)).length, 1)
   assert.ok([...planted.matchAll(/\b(name|owner|label|description)\w*[^\n]{0,80}?\b(\d{3,})\b/gi)].some((m) => Number(m[2]) === 256))
+  assert.ok(/\$\{[^}]*\}:\$\{[^}]*\}:\$\{/.test(planted))
 })

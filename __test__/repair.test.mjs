@@ -65,6 +65,8 @@ test('one build with repair: true indexes every repairable tool under the id it 
     [{ index: 0, code: 'DUPLICATE_ID' }],
   )
   assert.equal(catalog.size, 6)
+  // Each tool given, by its position: the id it is indexed under (the replaced duplicate: null).
+  assert.deepEqual(catalog.recordIds, [null, ...[1, 2, 3, 4, 5].map((i) => REPAIRED_IDS[i]), 'openclaw:core:read_file'])
 })
 
 test('without repair the same tools are excluded as before, and nothing is repaired', async () => {
@@ -82,6 +84,7 @@ test('without repair the same tools are excluded as before, and nothing is repai
     ],
   )
   assert.deepEqual(plain.ids(), ['openclaw:core:read_file'])
+  assert.deepEqual(plain.recordIds, [null, null, null, null, null, null, 'openclaw:core:read_file'])
   // The repairs report the refusals a build without them does, word for word.
   const repaired = await ToolCatalog.build(oddTools(), { repair: true, cache: false })
   assert.deepEqual(
@@ -107,11 +110,23 @@ test('updateAsync of a repaired catalog repairs a newly odd tool, as a full buil
   assert.deepEqual(next.ids(), full.ids())
   assert.deepEqual(next.repaired, full.repaired)
   assert.deepEqual(next.excluded, full.excluded)
+  assert.deepEqual(next.recordIds, full.recordIds)
   // And the catalog's other derived versions keep the setting.
   const appended = next.append([{ name: 'a:b', description: 'appended' }])
   assert.ok(appended.repaired.some((r) => r.id === 'openclaw:core:a_b'))
   const sourced = await next.withSourceAsync({ source: 'mcp', owner: 'docs' }, [{ name: 'fetch', description: 'fetch a page', inputSchema: 5 }])
   assert.ok(sourced.repaired.some((r) => r.id === 'mcp:docs:fetch' && r.code === 'INVALID_SCHEMA'))
+  assert.equal(sourced.recordIds.at(-1), 'mcp:docs:fetch')
+  // A view answers only the tools it allows; the same tools in another order, their own ids.
+  assert.deepEqual(next.restrict(['read_file']).recordIds.filter((id) => id !== null), ['openclaw:core:read_file'])
+  const reordered = await ToolCatalog.build(tools.slice().reverse(), { repair: true })
+  const forward = await ToolCatalog.build(tools, { repair: true })
+  assert.deepEqual(forward.recordIds, full.recordIds)
+  const last = tools.length - 1
+  // Reversed, the first read_file is the later record: it is the tool, the other one is replaced.
+  assert.equal(reordered.recordIds[last], 'openclaw:core:read_file')
+  assert.equal(reordered.recordIds[last - 6], null)
+  assert.equal(reordered.recordIds[last - 2], forward.recordIds[2])
 })
 
 test('a tool JSON cannot express is indexed by the fields that can be read', () => {

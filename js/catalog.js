@@ -423,6 +423,10 @@ class ToolCatalog {
     return this.#native.repaired
   }
 
+  get recordIds() {
+    return this.#native.recordIds
+  }
+
   ids() {
     return this.#native.ids()
   }

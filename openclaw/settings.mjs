@@ -12,7 +12,6 @@ const MANIFEST = require('../openclaw.plugin.json')
 const SCHEMA = MANIFEST.configSchema
 /** `learning`'s object form; `true` or `false` is short for `{ enabled }`. */
 const LEARNING = SCHEMA.properties.learning.anyOf.find((branch) => branch.type === 'object')
-/** The files a model folder holds. */
 
 export const PLUGIN_ID = MANIFEST.id
 

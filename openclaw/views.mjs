@@ -1,7 +1,7 @@
 // Views: the native catalog of an OpenClaw entries array (a run's whole catalog, or a filtered
 // view of it) with the maps from the native catalog's ids back to OpenClaw's own entries. A run's
 // whole catalog is built when OpenClaw registers it, as the next version of the last run's.
-import { nativeId, printable, recordFor, sweepRecords } from './records.mjs'
+import { printable, recordFor, sweepRecords } from './records.mjs'
 
 /**
  * The seam's catalog hook (OpenClaw registered a run's catalog): start building its native
@@ -67,17 +67,18 @@ async function buildView(engine, entries, whole) {
   const how = last && catalog.fingerprint === last.fingerprint ? 'unchanged' : (catalog.rankingStatus().index?.state ?? 'unknown')
   engine.versions[how] = (engine.versions[how] ?? 0) + 1
   const view = { catalog, byId: new Map(), byNativeId: new Map(), nativeIdOf: new Map(), records, ids: [], repaired: [], problem: undefined }
-  // A repaired record is indexed under the id the catalog reports (one entry per repair).
+  // Each entry's native id as the catalog indexed it (a repaired one's new id; null: not indexed).
+  view.ids = catalog.recordIds
   const repairs = new Map()
   for (const repair of catalog.repaired) repairs.set(repair.index, [...(repairs.get(repair.index) ?? []), repair])
-  const excluded = new Set(catalog.excluded.map((record) => record.index))
   for (let i = 0; i < entries.length; i++) {
-    const made = repairs.get(i)
-    const id = made ? made[0].id : nativeId(records[i])
+    const id = view.ids[i]
     view.byId.set(entries[i].id, entries[i])
-    view.byNativeId.set(id, entries[i])
-    view.nativeIdOf.set(entries[i].id, id)
-    view.ids.push(excluded.has(i) ? null : id)
+    if (id !== null) {
+      view.byNativeId.set(id, entries[i])
+      view.nativeIdOf.set(entries[i].id, id)
+    }
+    const made = repairs.get(i)
     if (made) view.repaired.push({ entry: entries[i], notes: made.map((repair) => `${printable(repair.reason)}: ${printable(repair.change)}`) })
   }
   if (catalog.size !== entries.length) {

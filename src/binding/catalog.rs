@@ -644,4 +644,12 @@ impl ToolCatalog {
     pub fn telemetry<'env>(&self, env: &'env Env) -> Result<Unknown<'env>, JsCode> {
         guard(|| parsed(env, &self.inner.telemetry()))
     }
+
+    /// Per tool given to the build (in order), the id it is indexed under (a
+    /// repaired tool's new id), or null: not indexed (see `excluded`),
+    /// direct-only, or outside this view.
+    #[napi(getter, ts_return_type = "Array<string | null>")]
+    pub fn record_ids(&self) -> Result<Vec<Option<&str>>, JsCode> {
+        guard(|| Ok(self.inner.record_ids().collect()))
+    }
 }

@@ -193,7 +193,15 @@ impl Catalog {
         let content_key = format!("content:{fingerprint}");
         let mut keys: Vec<&str> = vec![&key, &content_key];
         keys.extend(also_key.as_deref());
-        if let Some(data) = settings.cache.then(|| full_build(&content_key)).flatten() {
+        // The same content from other records stands for these only if each
+        // record is indexed as the same entry (a gateway maps its tools by them).
+        let record_entries = validated.record_entries(records.len());
+        if let Some(data) = settings
+            .cache
+            .then(|| full_build(&content_key))
+            .flatten()
+            .filter(|data| data.record_entries == record_entries)
+        {
             cache::put(&keys, &data);
             return Ok(data);
         }

@@ -94,6 +94,7 @@ pub fn empty_data() -> Option<Arc<CatalogData>> {
         .get_or_init(|| {
             let validated = Validated {
                 entries: Vec::new(),
+                entry_records: Vec::new(),
                 direct_only: Vec::new(),
                 control_named: Vec::new(),
                 excluded: Vec::new(),
@@ -164,6 +165,10 @@ pub struct CatalogData {
     /// The source and owner each record names (defaults applied), `None` for
     /// a record that could not be read: what `with_source` replaces.
     pub origins: Vec<Option<(Source, Arc<str>)>>,
+    /// The ordinal of the entry each record is indexed as, [`GONE`] for a
+    /// record that is not (excluded, direct-only, or replaced by a later
+    /// record with its id): how a gateway maps its own tools to ids.
+    pub record_entries: Vec<u32>,
     /// Records that could not be read (no origin of their own) that a live
     /// update sent under one source's owner (`with_source`), by record index
     /// (ascending): the next update of that owner replaces them with the rest
@@ -225,10 +230,25 @@ fn estimate_native_bytes<'a>(
 /// Records after validation, before indexing.
 pub struct Validated {
     pub entries: Vec<ToolEntry>,
+    /// The record index each entry was read from.
+    pub entry_records: Vec<usize>,
     pub direct_only: Vec<Arc<DirectOnlyTool>>,
     pub control_named: Vec<Arc<DirectOnlyTool>>,
     pub excluded: Vec<ExcludedTool>,
     pub repaired: Vec<RepairedTool>,
+}
+
+impl Validated {
+    /// Per record (of `records`), the ordinal of the entry read from it, or [`GONE`].
+    pub fn record_entries(&self, records: usize) -> Vec<u32> {
+        let mut table = vec![GONE; records];
+        for (ordinal, &index) in self.entry_records.iter().enumerate() {
+            if let Some(slot) = table.get_mut(index) {
+                *slot = ordinal as u32;
+            }
+        }
+        table
+    }
 }
 
 /// The source and owner a parsed record names, defaults applied.
@@ -246,6 +266,14 @@ pub fn origin_of<'a>(source: Option<&str>, owner: Option<&'a str>) -> Option<(So
     Some((source, owner.unwrap_or(source.default_owner())))
 }
 
+/// A refused record a `repair` build tries to repair (a control tool's, with
+/// its tool as given should it stay refused).
+struct Pending {
+    index: usize,
+    refusal: Refusal,
+    control: Option<Arc<DirectOnlyTool>>,
+}
+
 /// Validate and normalize records. Bad records are excluded with a reason;
 /// `strict` turns the first one into an INVALID_CATALOG error instead. With
 /// `repair` (the records' texts), a bad record is indexed in a repaired form
@@ -255,23 +283,6 @@ pub fn validate_records(
     strict: bool,
     repair: Option<RepairInput<'_>>,
 ) -> Result<Validated> {
-    validate_indexed(records, strict, repair).map(|(validated, _)| validated)
-}
-
-/// A refused record a `repair` build tries to repair (a control tool's, with
-/// its tool as given should it stay refused).
-struct Pending {
-    index: usize,
-    refusal: Refusal,
-    control: Option<Arc<DirectOnlyTool>>,
-}
-
-/// [`validate_records`], with the record index of each kept entry.
-fn validate_indexed(
-    records: Vec<RawRecord>,
-    strict: bool,
-    repair: Option<RepairInput<'_>>,
-) -> Result<(Validated, Vec<usize>)> {
     let mut entries: Vec<(ToolEntry, usize)> = Vec::with_capacity(records.len());
     let mut direct_only = Vec::new();
     let mut control_named = Vec::new();
@@ -425,16 +436,14 @@ fn validate_indexed(
         lost.sort_unstable();
         repaired.retain(|r| lost.binary_search(&r.index).is_err());
     }
-    Ok((
-        Validated {
-            entries: kept,
-            direct_only,
-            control_named,
-            excluded,
-            repaired,
-        },
-        kept_index,
-    ))
+    Ok(Validated {
+        entries: kept,
+        entry_records: kept_index,
+        direct_only,
+        control_named,
+        excluded,
+        repaired,
+    })
 }
 
 /// The `excluded` item of a record named like a control tool.
@@ -802,6 +811,7 @@ impl CatalogData {
             let _ = empty_data();
         }
         let digests = validated.entries.iter().map(ToolEntry::digest).collect();
+        let record_entries = validated.record_entries(records.len());
         let native_bytes = estimate_native_bytes(
             validated.entries.len(),
             validated.entries.iter(),
@@ -821,6 +831,7 @@ impl CatalogData {
             repaired: validated.repaired,
             records,
             origins,
+            record_entries,
             adopted: Vec::new(),
             vectors: Default::default(),
             prerequisites,
@@ -1018,7 +1029,7 @@ impl CatalogData {
         let input = repair.then(|| {
             RepairInput::new(&records[kept_records..], kept_records).with_outside(&kept_ids)
         });
-        let (fresh, fresh_index) = validate_indexed(parsed, strict, input)?;
+        let fresh = validate_records(parsed, strict, input)?;
         // Kept repairs, renumbered; those of a tool an added record replaces are dropped below.
         let mut repaired: Vec<RepairedTool> = self
             .repaired
@@ -1060,7 +1071,17 @@ impl CatalogData {
         // Where the next fresh entry goes in the old id order (binary search):
         // the old entries before it are taken without reading their ids.
         let mut place: Option<usize> = None;
-        let mut new = fresh.entries.into_iter().zip(fresh_index).peekable();
+        let mut new = fresh
+            .entries
+            .into_iter()
+            .zip(fresh.entry_records)
+            .peekable();
+        let mut record_entries = vec![GONE; records.len()];
+        for (old_index, new_index) in record_map.iter().enumerate() {
+            if let Some(new_index) = new_index {
+                record_entries[*new_index] = self.record_entries[old_index];
+            }
+        }
         loop {
             let take_old = match (old.peek(), new.peek()) {
                 (None, None) => break,
@@ -1111,7 +1132,8 @@ impl CatalogData {
                 digests.push(self.digests[o]);
                 reused.push(Some(o as u32));
             } else {
-                let (entry, _) = new.next().expect("peeked");
+                let (entry, index) = new.next().expect("peeked");
+                record_entries[index] = ordinal;
                 place = None;
                 // A replaced tool whose text is unchanged keeps its indexed doc;
                 // one whose content is unchanged keeps its entry too (with its
@@ -1135,6 +1157,12 @@ impl CatalogData {
             }
         }
         excluded.sort_by_key(|e| e.index);
+        // Kept records held their old ordinals: renumbered (an added record's is new already).
+        for ordinal in record_entries.iter_mut().take(kept_records) {
+            if *ordinal != GONE {
+                *ordinal = new_of_old[*ordinal as usize];
+            }
+        }
         if !replaced_ids.is_empty() {
             replaced_ids.sort_unstable();
             repaired.retain(|r| replaced_ids.binary_search(&r.id).is_err());
@@ -1201,6 +1229,7 @@ impl CatalogData {
             repaired,
             records: records.into(),
             origins,
+            record_entries,
             adopted,
             vectors: Default::default(),
             prerequisites,

@@ -31,9 +31,16 @@ impl Catalog {
         self.refuse_restricted("append to the catalog itself, not to a restricted view")?;
         within_tool_cap(self.data.records.len() + new.len(), "would have")?;
         let added = new.len();
+        let kept = self.data.records.len();
         let records: Vec<_> = self.data.records.iter().cloned().chain(new).collect();
         let data = self.derived_data(None, records, added)?;
-        Ok(self.next_version(data, Arc::clone(&self.unavailable.owners)))
+        let mut next = self.next_version(data, Arc::clone(&self.unavailable.owners));
+        // This catalog's records in its caller's order, then the added ones.
+        next.record_order = self.record_order.as_ref().map(|order| {
+            let appended = kept as u32..(kept + added) as u32;
+            order.iter().copied().chain(appended).collect()
+        });
+        Ok(next)
     }
 
     /// This catalog with exactly the tools of one source's owner (an MCP
@@ -90,14 +97,30 @@ impl Catalog {
     ) -> Result<Catalog> {
         let data = &self.data;
         let added = new.len();
-        let kept = (0..data.records.len())
+        let kept: Vec<usize> = (0..data.records.len())
             .filter(|&i| !data.owned_by(i, selector.source, &selector.owner))
-            .map(|i| Arc::clone(&data.records[i]));
-        let records: Vec<_> = kept.chain(new).collect();
+            .collect();
+        let records: Vec<_> = kept
+            .iter()
+            .map(|&i| Arc::clone(&data.records[i]))
+            .chain(new)
+            .collect();
         within_tool_cap(records.len(), "would have")?;
-        let data = self.derived_data(Some((selector.source, &selector.owner)), records, added)?;
+        let derived =
+            self.derived_data(Some((selector.source, &selector.owner)), records, added)?;
         // Fresh tools from the owner: available again.
-        Ok(self.next_version(data, self.unavailable.without(selector)))
+        let mut next = self.next_version(derived, self.unavailable.without(selector));
+        // The other records in this catalog's caller's order, then the owner's new ones.
+        next.record_order = self.record_order.as_ref().map(|order| {
+            let mut new_index = vec![u32::MAX; data.records.len()];
+            for (at, &i) in kept.iter().enumerate() {
+                new_index[i] = at as u32;
+            }
+            let others = order.iter().map(|&i| new_index[i as usize]);
+            let fresh = kept.len() as u32..(kept.len() + added) as u32;
+            others.filter(|&at| at != u32::MAX).chain(fresh).collect()
+        });
+        Ok(next)
     }
 
     /// This catalog's next version over `data`: same policy, strictness,
@@ -186,7 +209,7 @@ impl Catalog {
             .cache
             .then(|| cache::get(&content_key))
             .flatten()
-            .filter(|d| d.adopted == derived.adopted)
+            .filter(|d| d.adopted == derived.adopted && d.record_entries == derived.record_entries)
         {
             cache::put_weak(&[&key, &content_key], &data);
             return Ok(data);

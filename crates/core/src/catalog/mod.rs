@@ -100,6 +100,10 @@ pub struct Catalog {
     restricted: bool,
     /// Owners whose tools stay known but cannot run.
     unavailable: Unavailable,
+    /// Where each record, in the order the caller listed them, sits in the
+    /// data's records, when an update derived the data owner by owner (in
+    /// another order); `None`: the same order.
+    record_order: Option<Arc<[u32]>>,
 }
 
 #[cfg(test)]

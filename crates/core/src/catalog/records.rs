@@ -440,26 +440,13 @@ fn mcp_info(value: &Value) -> std::result::Result<McpInfo, String> {
 /// depth counter (strings and escapes respected). Validates only the
 /// structure needed to split; each element is parsed on its own afterwards.
 fn split_array(text: &str) -> Result<Vec<&str>> {
-    let bytes = text.as_bytes();
-    debug_assert_eq!(bytes.first(), Some(&b'['));
+    debug_assert_eq!(text.as_bytes().first(), Some(&b'['));
     let mut spans = Vec::new();
     let mut depth: usize = 0;
-    let mut in_string = false;
-    let mut escaped = false;
     let mut start = 1;
     let mut end_of_array = None;
-    for (i, &b) in bytes.iter().enumerate().skip(1) {
-        if in_string {
-            match (escaped, b) {
-                (true, _) => escaped = false,
-                (false, b'\\') => escaped = true,
-                (false, b'"') => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
+    for (i, b) in OutsideStrings::new(text).skip(1) {
         match b {
-            b'"' => in_string = true,
             b'[' | b'{' => depth += 1,
             b']' | b'}' if depth > 0 => depth -= 1,
             b']' => {
@@ -488,6 +475,72 @@ fn split_array(text: &str) -> Result<Vec<&str>> {
         ));
     }
     Ok(spans)
+}
+
+/// `text` split at `separator` where it stands outside strings and brackets,
+/// at most `max_splits` times; `None` when the brackets or strings do not
+/// balance or a part is empty.
+pub(super) fn split_top_level(text: &str, separator: u8, max_splits: usize) -> Option<Vec<&str>> {
+    let mut parts = Vec::new();
+    let (mut depth, mut start) = (0usize, 0);
+    let mut scan = OutsideStrings::new(text);
+    for (i, b) in scan.by_ref() {
+        match b {
+            b'[' | b'{' => depth += 1,
+            b']' | b'}' => depth = depth.checked_sub(1)?,
+            _ if b == separator && depth == 0 && parts.len() < max_splits => {
+                parts.push(&text[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if scan.in_string || depth != 0 {
+        return None;
+    }
+    parts.push(&text[start..]);
+    parts.iter().all(|p| !p.trim().is_empty()).then_some(parts)
+}
+
+/// The bytes of JSON text outside its strings (their quotes neither), with
+/// their positions: what splits records and fields without parsing them.
+struct OutsideStrings<'a> {
+    bytes: std::iter::Enumerate<std::slice::Iter<'a, u8>>,
+    /// The text read so far ends inside a string.
+    in_string: bool,
+    escaped: bool,
+}
+
+impl<'a> OutsideStrings<'a> {
+    fn new(text: &'a str) -> Self {
+        OutsideStrings {
+            bytes: text.as_bytes().iter().enumerate(),
+            in_string: false,
+            escaped: false,
+        }
+    }
+}
+
+impl Iterator for OutsideStrings<'_> {
+    type Item = (usize, u8);
+
+    fn next(&mut self) -> Option<(usize, u8)> {
+        for (i, &b) in self.bytes.by_ref() {
+            if self.in_string {
+                match (self.escaped, b) {
+                    (true, _) => self.escaped = false,
+                    (false, b'\\') => self.escaped = true,
+                    (false, b'"') => self.in_string = false,
+                    _ => {}
+                }
+            } else if b == b'"' {
+                self.in_string = true;
+            } else {
+                return Some((i, b));
+            }
+        }
+        None
+    }
 }
 
 fn push_span<'a>(spans: &mut Vec<&'a str>, span: &'a str, more_follow: bool) -> Result<()> {

@@ -6,7 +6,9 @@ use super::store::{self, SlotId};
 use super::{Catalog, CatalogOptions, SourceSelector};
 use crate::error::Result;
 
-/// What a build by id answers.
+/// What a build by id answers. Made once per build and moved to the caller,
+/// never stored: a boxed catalog would only add an allocation.
+#[allow(clippy::large_enum_variant)]
 pub enum FromSlots {
     Built(Catalog),
     /// Positions in the ids given, in order.

@@ -83,13 +83,20 @@ fn direct_only_tools_are_reported_not_cataloged() {
 #[test]
 fn fingerprint_is_stable_and_content_based() {
     let a = catalog(vec![tool("a", "x"), tool("b", "y")]);
+    // The same content in the same order from other texts: reused data, a new counter scope.
+    let pretty = serde_json::to_string_pretty(&vec![tool("a", "x"), tool("b", "y")]).unwrap();
+    let spaced = Catalog::from_json_text(&pretty, &CatalogOptions::default()).unwrap();
+    assert!(std::ptr::eq(a.data(), spaced.data()));
+    assert_ne!(
+        a.telemetry().counter_scope,
+        spaced.telemetry().counter_scope
+    );
     let b = catalog(vec![tool("b", "y"), tool("a", "x")]);
     let c = catalog(vec![tool("a", "x"), tool("b", "changed")]);
     assert_eq!(a.fingerprint(), b.fingerprint());
     assert_ne!(a.fingerprint(), c.fingerprint());
-    // Reused data, but a new counter scope per build.
-    assert!(std::ptr::eq(a.data(), b.data()));
-    assert_ne!(a.telemetry().counter_scope, b.telemetry().counter_scope);
+    // The same content in another order is built again: each record reports its own id.
+    assert!(!std::ptr::eq(a.data(), b.data()));
 }
 
 #[test]
@@ -1362,6 +1369,12 @@ fn assert_same_as_full_build(
     }
     assert!(a.names() == b.names(), "{step}: name trigrams differ");
     assert_eq!(a.origins, b.origins, "{step}");
+    assert_eq!(a.record_entries, b.record_entries, "{step}");
+    assert_eq!(
+        live.record_ids().collect::<Vec<_>>(),
+        full.record_ids().collect::<Vec<_>>(),
+        "{step}"
+    );
     assert!(
         a.prerequisites == b.prerequisites,
         "{step}: prerequisite pairs differ"
@@ -2037,6 +2050,63 @@ fn excluded_records_carry_a_code_and_the_field_at_fault() {
     assert_eq!(json[1]["code"], "INVALID_FIELD");
     assert_eq!(json[1]["field"], "name");
     assert!(json[0].get("field").is_none());
+}
+
+#[test]
+fn each_record_reports_the_id_it_is_indexed_under() {
+    let tools = vec![
+        json!({ "name": "read_file" }),
+        json!({ "name": "zero\u{200B}width" }),
+        json!({ "source": "mcp", "owner": "docs", "name": "fetch" }),
+        json!({ "name": "message", "catalogMode": "direct-only" }),
+        json!({ "name": "tool_call" }),
+        json!({ "name": "read_file", "description": "again" }),
+    ];
+    let text = Value::from(tools.clone()).to_string();
+    let build = |text: &str, repair: bool| {
+        let options = serde_json::from_value(json!({ "repair": repair, "cache": false })).unwrap();
+        Catalog::from_json_text(text, &options).unwrap()
+    };
+    let plain = build(&text, false);
+    assert_eq!(
+        plain.record_ids().collect::<Vec<_>>(),
+        [
+            None,
+            None,
+            Some("mcp:docs:fetch"),
+            None,
+            None,
+            Some("openclaw:core:read_file")
+        ]
+    );
+    // Repaired records: the id each repair reports.
+    let repaired = build(&text, true);
+    let ids: Vec<_> = repaired.record_ids().collect();
+    assert_eq!(ids[1], Some("openclaw:core:zerowidth"));
+    assert_eq!(ids[4], Some("openclaw:core:tool_call_2"));
+    for r in repaired.repaired() {
+        assert_eq!(ids[r.index], Some(r.id.as_str()));
+    }
+    // A view answers only the tools it allows.
+    let view = plain.restrict(&["fetch"]);
+    assert_eq!(
+        view.record_ids().collect::<Vec<_>>(),
+        [None, None, Some("mcp:docs:fetch"), None, None, None]
+    );
+    // The same content in another order, built through the cache, follows the order given.
+    let cached = |tools: Vec<Value>| {
+        Catalog::from_json_text(&Value::from(tools).to_string(), &CatalogOptions::default())
+            .unwrap()
+    };
+    let a = json!({ "name": "alpha", "description": "first of two, cached" });
+    let b = json!({ "name": "beta", "description": "second of two, cached" });
+    let forward = cached(vec![a.clone(), b.clone()]);
+    let backward = cached(vec![b, a]);
+    assert_eq!(forward.fingerprint(), backward.fingerprint());
+    assert_eq!(
+        backward.record_ids().collect::<Vec<_>>(),
+        [Some("openclaw:core:beta"), Some("openclaw:core:alpha")]
+    );
 }
 
 #[test]

@@ -74,10 +74,17 @@ impl Catalog {
         // Exclusions and repairs are numbered by a full build's positions; and
         // a record placed with another owner than the build read would be lost
         // or kept twice: all are left to a full build.
-        (next.excluded().is_empty()
-            && repair::same_positions(next.repaired(), &next.data.records, records)
-            && same_records(&next.data.records, records))
-        .then_some(next)
+        if !next.excluded().is_empty()
+            || !repair::same_positions(next.repaired(), &next.data.records, records)
+        {
+            return None;
+        }
+        // Derived owner by owner, the data lists each owner's records together: each
+        // record's place in it, by the caller's order (`record_ids` answers in that order).
+        let order = placement(&next.data.records, records)?;
+        next.record_order =
+            (!order.iter().enumerate().all(|(i, &at)| at as usize == i)).then(|| Arc::from(order));
+        Some(next)
     }
 
     /// Per owner whose tools changed, its tools in `records` (in order);
@@ -175,15 +182,21 @@ fn plain(field: &Option<Value>) -> Option<Option<&str>> {
 }
 
 /// Whether two record lists hold the same records, in any order.
-fn same_records(a: &[Arc<StoredRecord>], b: &[Arc<StoredRecord>]) -> bool {
-    if a.len() != b.len() {
-        return false;
+/// Where each of `given` sits in `built` (the same records, in another
+/// order), or `None` when they are not the same records.
+fn placement(built: &[Arc<StoredRecord>], given: &[Arc<StoredRecord>]) -> Option<Vec<u32>> {
+    if built.len() != given.len() {
+        return None;
     }
-    let mut a: Vec<Digest> = a.iter().map(|r| r.digest).collect();
-    let mut b: Vec<Digest> = b.iter().map(|r| r.digest).collect();
-    a.sort_unstable();
-    b.sort_unstable();
-    a == b
+    // Equal texts are interchangeable: each takes the first free place.
+    let mut places: HashMap<Digest, Vec<u32>> = HashMap::with_capacity(built.len());
+    for (index, record) in built.iter().enumerate().rev() {
+        places.entry(record.digest).or_default().push(index as u32);
+    }
+    given
+        .iter()
+        .map(|record| places.get_mut(&record.digest)?.pop())
+        .collect()
 }
 
 #[cfg(test)]
@@ -237,6 +250,13 @@ mod tests {
                 .collect::<Vec<_>>()
         };
         assert_eq!(excluded(updated), excluded(&full));
+        // Each record, in the order given, reports the id it is indexed under.
+        let record_ids = |c: &Catalog| {
+            c.record_ids()
+                .map(|id| id.map(str::to_string))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(record_ids(updated), record_ids(&full));
         for query in [
             "export reports of server 3",
             "edit files",
@@ -252,6 +272,48 @@ mod tests {
             };
             assert_eq!(ranked(updated), ranked(&full), "{query}");
         }
+    }
+
+    #[test]
+    fn record_ids_follow_the_callers_order_through_derived_versions() {
+        let base = Catalog::from_json_text(&text(&base_tools()), &uncached()).unwrap();
+        // A new server listed first, and the core tools before the servers: derived owner by owner.
+        let mut tools = vec![server_tool(
+            "first",
+            "lead",
+            "A new server's tool, listed first",
+        )];
+        tools.extend(base_tools()[400..].iter().cloned());
+        tools.extend(base_tools()[..400].iter().cloned());
+        let next = base.update(&text(&tools)).unwrap();
+        assert!(next.record_order.is_some(), "derived in another order");
+        assert_equals_full_build(&next, &tools);
+        // Its next versions keep that order, then list the new records.
+        let appended = next
+            .append(&text(&[
+                json!({ "name": "appended", "description": "added last" }),
+            ]))
+            .unwrap();
+        let ids: Vec<_> = appended.record_ids().collect();
+        assert_eq!(ids[0], Some("mcp:first:lead"));
+        assert_eq!(ids[1], Some("openclaw:core:core0"));
+        assert_eq!(
+            ids.last().copied().flatten(),
+            Some("openclaw:core:appended")
+        );
+        let selector: SourceSelector =
+            serde_json::from_value(json!({ "source": "mcp", "owner": "first" })).unwrap();
+        let sourced = appended
+            .with_source(
+                &selector,
+                &text(&[json!({ "name": "lead", "description": "again" })]),
+            )
+            .unwrap();
+        let ids: Vec<_> = sourced.record_ids().collect();
+        assert_eq!(ids[0], Some("openclaw:core:core0"));
+        assert_eq!(ids[6], Some("mcp:server0:op0_on_s0"));
+        assert_eq!(ids.last().copied().flatten(), Some("mcp:first:lead"));
+        assert_eq!(ids.len(), tools.len() + 1);
     }
 
     #[test]

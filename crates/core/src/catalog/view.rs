@@ -98,6 +98,7 @@ impl Catalog {
             settings,
             restricted,
             unavailable: Unavailable::default(),
+            record_order: None,
         }
     }
 
@@ -220,6 +221,20 @@ impl Catalog {
         &self.data.excluded
     }
 
+    /// Per record this catalog was built from (in the order given), the id
+    /// it is indexed under (a repaired record's new id), or `None`: not
+    /// indexed (see [`Catalog::excluded`]), direct-only, or not in this view.
+    pub fn record_ids(&self) -> impl ExactSizeIterator<Item = Option<&str>> + '_ {
+        let order = self.record_order.as_deref();
+        (0..self.data.record_entries.len()).map(move |position| {
+            let index = order.map_or(position, |order| order[position] as usize);
+            let ordinal = self.data.record_entries[index];
+            let ordinal = (ordinal != crate::entry::GONE).then_some(ordinal as usize)?;
+            self.is_allowed(ordinal)
+                .then(|| self.data.entries[ordinal].id.as_str())
+        })
+    }
+
     pub fn counters(&self) -> &Counters {
         &self.counters
     }
@@ -257,6 +272,7 @@ impl Catalog {
             true,
         );
         view.unavailable = self.unavailable.clone();
+        view.record_order = self.record_order.clone();
         view
     }
 

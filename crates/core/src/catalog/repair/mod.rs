@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use tool_search_base::text::prefix;
 
-use super::records::UNREADABLE_FIELDS;
+use super::records::{split_top_level, UNREADABLE_FIELDS};
 use super::refusal::{ExclusionCode, Refusal};
 use super::store::StoredRecord;
 use super::text::is_invisible;
@@ -427,40 +427,6 @@ impl<'a> Fields<'a> {
         out.push('}');
         out
     }
-}
-
-/// `text` split at `separator` where it stands outside strings and brackets,
-/// at most `max_splits` times; `None` when the brackets or strings do not
-/// balance or a part is empty.
-fn split_top_level(text: &str, separator: u8, max_splits: usize) -> Option<Vec<&str>> {
-    let mut parts = Vec::new();
-    let (mut depth, mut in_string, mut escaped, mut start) = (0usize, false, false, 0);
-    for (i, &b) in text.as_bytes().iter().enumerate() {
-        if in_string {
-            match (escaped, b) {
-                (true, _) => escaped = false,
-                (false, b'\\') => escaped = true,
-                (false, b'"') => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
-            b'[' | b'{' => depth += 1,
-            b']' | b'}' => depth = depth.checked_sub(1)?,
-            _ if b == separator && depth == 0 && parts.len() < max_splits => {
-                parts.push(&text[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    if in_string || depth != 0 {
-        return None;
-    }
-    parts.push(&text[start..]);
-    parts.iter().all(|p| !p.trim().is_empty()).then_some(parts)
 }
 
 /// Whether every repair keeps its tool's source, owner and name (see
