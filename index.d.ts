@@ -985,6 +985,12 @@ export declare function learningFiles(folder: string): LearningStatus[]
 export declare function nativeMemory(): { heldCatalogs: number; heldBytes: number; recentBuilds: number; storedRecords: number; storedRecordBytes: number }
 
 /**
+ * `text` as a log line may carry it: control characters, line and paragraph
+ * separators and characters that read invisibly written `\u{…}`.
+ */
+export declare function printable(text: string): string
+
+/**
  * Runs (once) and awaits the code-mode probe off the event loop; resolves
  * with the same report as `codeModeCapability()` once it is final.
  */

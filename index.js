@@ -45,4 +45,5 @@ exports.queryEmbeddings = native.queryEmbeddings
 exports.learningFiles = native.learningFiles
 exports.resetLearningFolder = native.resetLearningFolder
 exports.contract = native.contract
+exports.printable = native.printable
 

@@ -35,6 +35,8 @@ test('contract(): the rules the JavaScript reads, with their values', () => {
   assert.deepEqual(contract.controlTools.slice().sort(), ['tool_call', 'tool_describe', 'tool_search', 'tool_search_code'])
   assert.ok(contract.modelFiles.includes('model.safetensors'))
   assert.ok(Number.isInteger(contract.limits.maxNameChars) && contract.limits.maxNameChars > 0)
+  // Log text: what would forge or hide a line is written as an escape, the rest as it is.
+  assert.equal(binding.printable('mail\nsend\u200B\u202Eit \u00e9'), 'mail\\u{A}send\\u{200B}\\u{202E}it \u00e9')
 })
 
 test('no JavaScript file writes a rule of the contract again', () => {
@@ -57,6 +59,8 @@ test('no JavaScript file writes a rule of the contract again', () => {
     }
     // The record id (`<source>:<owner>:<name>`): the catalog answers each record's (`recordIds`).
     if (/\$\{[^}]*\}:\$\{[^}]*\}:\$\{/.test(code) || /\bnativeId\s*\(/.test(code)) problems.push(`${file}: the record id rule (read \`recordIds\`)`)
+    // Which characters a log line escapes (\p{Cf} and friends): the addon's `printable`.
+    if (/\\p\{C[cf]\}/.test(code)) problems.push(`${file}: a class of invisible characters (call \`printable\`)`)
     // The repair rules the core now applies in its build.
     for (const name of ['REPAIR_ROUNDS', 'safeIdentifier', 'UNSAFE_IN_NAMES', 'repairRecord']) {
       if (new RegExp(`\\b${name}\\b`).test(code)) problems.push(`${file}: ${name} (the core repairs records: \`repair: true\`)`)

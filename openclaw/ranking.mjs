@@ -4,7 +4,6 @@
 import { setTimeout as delay } from 'node:timers/promises'
 import { searched } from './diagnostics.mjs'
 import { rememberShown } from './learning.mjs'
-import { printable } from './records.mjs'
 import { PLUGIN_ID } from './settings.mjs'
 
 /**
@@ -42,7 +41,7 @@ export async function rank(engine, { runtime, catalog, entries, query, limit, re
     if (status.ranking === 'hybrid' && ranking !== 'hybrid') stats.degraded ??= hybridMissing(status)
     if (view.repaired.length > 0 && stats.repairsWarned !== view) {
       stats.repairsWarned = view
-      engine.log.warn(`${PLUGIN_ID}: ${repairsMessage(view.repaired, entries.length)}`)
+      engine.log.warn(`${PLUGIN_ID}: ${repairsMessage(engine, view.repaired, entries.length)}`)
     }
     const ranked = []
     for (const hit of hits) {
@@ -102,7 +101,9 @@ function hybridMissing(status) {
 const REPAIRS_NAMED = 5
 
 /** The run's one warning about the tools indexed in a repaired form. */
-function repairsMessage(repaired, total) {
+function repairsMessage(engine, repaired, total) {
+  // Log text as the addon escapes it (control, separator and invisible characters as `\u{…}`).
+  const printable = (text) => engine.native.printable(String(text))
   const named = repaired.slice(0, REPAIRS_NAMED).map(({ entry, notes }) => `${printable(entry.id)} (owner ${printable(entry.sourceName)}): ${notes.join('; ')}`)
   const more = repaired.length > REPAIRS_NAMED ? `; and ${repaired.length - REPAIRS_NAMED} more` : ''
   return `${repaired.length} of ${total} tools could not be indexed as OpenClaw gave them and rank natively in a repaired form: ${named.join('; ')}${more}`

@@ -59,11 +59,6 @@ export function sweepRecords(engine, live) {
   }
 }
 
-/** A text with the characters a log line should not carry as they are written `\u{…}`. */
-export function printable(text) {
-  return String(text).replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\u034F\u115F\u1160\u3164\uFE00-\uFE0F\uFFA0]/gu, (c) => `\\u{${c.codePointAt(0).toString(16).toUpperCase()}}`)
-}
-
 function mcpKey(mcp) {
   return mcp ? `${mcp.serverName}\u0000${mcp.safeServerName}\u0000${mcp.toolName}\u0000${mcp.operation}` : undefined
 }

@@ -1,7 +1,7 @@
 // Views: the native catalog of an OpenClaw entries array (a run's whole catalog, or a filtered
 // view of it) with the maps from the native catalog's ids back to OpenClaw's own entries. A run's
 // whole catalog is built when OpenClaw registers it, as the next version of the last run's.
-import { printable, recordFor, sweepRecords } from './records.mjs'
+import { recordFor, sweepRecords } from './records.mjs'
 
 /**
  * The seam's catalog hook (OpenClaw registered a run's catalog): start building its native
@@ -66,6 +66,8 @@ async function buildView(engine, entries, whole) {
   // built, or loaded from the index cache.
   const how = last && catalog.fingerprint === last.fingerprint ? 'unchanged' : (catalog.rankingStatus().index?.state ?? 'unknown')
   engine.versions[how] = (engine.versions[how] ?? 0) + 1
+  // Log text as the addon escapes it (control, separator and invisible characters as `\u{…}`).
+  const printable = (text) => engine.native.printable(String(text))
   const view = { catalog, byId: new Map(), byNativeId: new Map(), nativeIdOf: new Map(), records, ids: [], repaired: [], problem: undefined }
   // Each entry's native id as the catalog indexed it (a repaired one's new id; null: not indexed).
   view.ids = catalog.recordIds

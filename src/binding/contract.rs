@@ -72,3 +72,10 @@ pub fn contract() -> napi::Result<Contract, JsCode> {
         })
     })
 }
+
+/// `text` as a log line may carry it: control characters, line and paragraph
+/// separators and characters that read invisibly written `\u{…}`.
+#[napi]
+pub fn printable(text: String) -> String {
+    tool_search_core::catalog::printable(&text).into_owned()
+}

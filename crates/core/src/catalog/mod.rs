@@ -70,6 +70,7 @@ pub use repair::RepairedTool;
 pub use search::{Found, SearchLimits, SearchOptions};
 pub use selector::SourceSelector;
 pub use slots::FromSlots;
+pub use text::printable;
 
 // Named here for the data's derivations (`super::…` in data.rs); private, so the file graph
 // sees an import of this module, not of the file that defines them.

@@ -23,9 +23,39 @@ pub(crate) fn is_hiding_format(c: char) -> bool {
     matches!(c as u32, 0x00AD | 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x206F | 0xFEFF)
 }
 
+/// `text` as a log line may carry it: each control character, line or
+/// paragraph separator and [`is_invisible`] character written `\u{…}`
+/// (upper-case hex), so a tool's name cannot forge or hide a line.
+pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    let escaped =
+        |c: char| c.is_control() || is_invisible(c) || matches!(c, '\u{2028}' | '\u{2029}');
+    if !text.chars().any(escaped) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if escaped(c) {
+            out.push_str(&format!("\\u{{{:X}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn printable_writes_what_would_forge_or_hide_a_line_as_escapes() {
+        assert_eq!(printable("send_email"), "send_email");
+        assert_eq!(
+            printable("a\nb\u{200B}c\u{202E}d\u{2028}"),
+            "a\\u{A}b\\u{200B}c\\u{202E}d\\u{2028}"
+        );
+        assert_eq!(printable("caf\u{E9} \u{1F600}"), "caf\u{E9} \u{1F600}");
+    }
 
     #[test]
     fn what_hides_text_is_invisible_and_prose_keeps_the_rest() {
