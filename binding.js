@@ -842,6 +842,7 @@ module.exports.configureCodeMode = nativeBinding.configureCodeMode
 module.exports.contract = nativeBinding.contract
 module.exports.learningFiles = nativeBinding.learningFiles
 module.exports.nativeMemory = nativeBinding.nativeMemory
+module.exports.printable = nativeBinding.printable
 module.exports.probeCodeMode = nativeBinding.probeCodeMode
 module.exports.queryEmbeddings = nativeBinding.queryEmbeddings
 module.exports.rankingCapability = nativeBinding.rankingCapability

@@ -68,9 +68,8 @@ async function buildView(engine, entries, whole) {
   engine.versions[how] = (engine.versions[how] ?? 0) + 1
   // Log text as the addon escapes it (control, separator and invisible characters as `\u{…}`).
   const printable = (text) => engine.native.printable(String(text))
-  const view = { catalog, byId: new Map(), byNativeId: new Map(), nativeIdOf: new Map(), records, ids: [], repaired: [], problem: undefined }
-  // Each entry's native id as the catalog indexed it (a repaired one's new id; null: not indexed).
-  view.ids = catalog.recordIds
+  // `ids`: each entry's native id as the catalog indexed it (a repaired one's new id; null: not indexed).
+  const view = { catalog, byId: new Map(), byNativeId: new Map(), nativeIdOf: new Map(), records, ids: catalog.recordIds, repaired: [], problem: undefined }
   const repairs = new Map()
   for (const repair of catalog.repaired) repairs.set(repair.index, [...(repairs.get(repair.index) ?? []), repair])
   for (let i = 0; i < entries.length; i++) {
