@@ -8,6 +8,13 @@
 
 mod binding;
 
+/// At load: the allocator's purge settings, then opt-in tracing (`tool_search_gateway::logging`).
+#[napi_derive::module_init]
+fn module_init() {
+    return_freed_memory_promptly();
+    tool_search_gateway::logging::init();
+}
+
 /// mimalloc for the addon's own allocations: a catalog build is mostly small
 /// allocations (JSON values, strings, postings) and glibc's malloc spent about
 /// a quarter of it; with mimalloc record parsing is ~3x and the whole build
@@ -20,7 +27,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// and went idle kept its build garbage resident, and eagerly committed arenas
 /// added more (RSS per 12.8k-tool catalog here: 74 MB before, 59 MB after).
 /// Purge at once, commit on use.
-pub(crate) fn return_freed_memory_promptly() {
+fn return_freed_memory_promptly() {
     use std::ffi::{c_int, c_long};
     extern "C" {
         fn mi_option_set(option: c_int, value: c_long);

@@ -12,8 +12,8 @@ use tool_search_core::search::with_second_thread;
 use tool_search_core::ErrorCode;
 
 use super::convert::{
-    answer, dto, number_arg, object_arg, optional_json_arg, parsed, present, property, string_arg,
-    stringify, stringify_fields,
+    answer, dto, global_function, number_arg, object_arg, parsed, present, property, string_arg,
+    stringify,
 };
 use super::errors::{from_napi, guard, invalid, js_error, to_js, JsCode, JsResult};
 use super::promise::{on_worker, Worker};
@@ -25,14 +25,16 @@ pub struct ToolCatalog {
 
 impl ToolCatalog {
     /// The JS object's contents: its native memory is reported to V8 until it is collected.
+    /// Its native memory is reported to V8 (`napi_adjust_external_memory`) until it is
+    /// collected ([`Catalog::host_hold`]), so V8 collects superseded versions.
     pub(crate) fn held(env: &Env, inner: Catalog) -> ToolCatalog {
-        super::memory::hold(env, &inner);
+        let _ = env.adjust_external_memory(inner.host_hold());
         ToolCatalog { inner }
     }
 }
 
 /// A built catalog as the JS object, or its coded error.
-fn held(env: &Env, built: tool_search_core::Result<Catalog>) -> JsResult<ToolCatalog> {
+pub(crate) fn held(env: &Env, built: tool_search_core::Result<Catalog>) -> JsResult<ToolCatalog> {
     built
         .map(|inner| ToolCatalog::held(env, inner))
         .map_err(to_js)
@@ -40,7 +42,7 @@ fn held(env: &Env, built: tool_search_core::Result<Catalog>) -> JsResult<ToolCat
 
 impl ObjectFinalize for ToolCatalog {
     fn finalize(self, env: Env) -> Result<()> {
-        super::memory::release(&env, &self.inner);
+        let _ = env.adjust_external_memory(-self.inner.host_release());
         Ok(())
     }
 }
@@ -48,24 +50,13 @@ impl ObjectFinalize for ToolCatalog {
 /// Native bytes reported to V8 by this thread's catalogs. Internal (tests).
 #[napi(js_name = "__reportedNativeBytes", skip_typescript)]
 pub fn reported_native_bytes() -> f64 {
-    super::memory::reported() as f64
+    tool_search_core::catalog::host_held().1 as f64
 }
 
 fn parse_options(env: &Env, options: Option<Unknown>) -> JsResult<CatalogOptions> {
-    let mut options: CatalogOptions = match optional_json_arg(
-        env,
-        options,
-        ErrorCode::InvalidCatalog,
-        "invalid catalog options",
-    )? {
-        None => CatalogOptions::default(),
-        Some(v) => serde_json::from_value(v).map_err(|e| {
-            js_error(
-                ErrorCode::InvalidCatalog,
-                format!("invalid catalog options: {e}"),
-            )
-        })?,
-    };
+    let what = "invalid catalog options";
+    let options: Option<CatalogOptions> = dto(env, options, ErrorCode::InvalidCatalog, what)?;
+    let mut options = options.unwrap_or_default();
     tool_search_gateway::model::apply_ranking_defaults(&mut options);
     Ok(options)
 }
@@ -77,10 +68,8 @@ fn parse_options(env: &Env, options: Option<Unknown>) -> JsResult<CatalogOptions
 /// (a whole-array `JSON.stringify` turns undefined and functions into
 /// `null`), so the core excludes it alone with the right reason, or (`repair`)
 /// indexes it by those fields.
-fn tools_json(env: &Env, tools: Unknown) -> JsResult<String> {
-    // SAFETY: the only caller (`tools_text`) checked that `tools` is a JS array; `Array` wraps
-    // the same handle for this call's scope.
-    let array: Array = unsafe { tools.cast() }.map_err(from_napi)?;
+fn tools_text(env: &Env, tools: Unknown) -> JsResult<String> {
+    let array = tools_array(&tools)?;
     let mut text = String::from("[");
     for i in 0..array.len() {
         if i > 0 {
@@ -88,7 +77,7 @@ fn tools_json(env: &Env, tools: Unknown) -> JsResult<String> {
         }
         let element: Option<Unknown> = array.get(i).map_err(from_napi)?;
         // The core excludes what JSON cannot express with this reason.
-        let why = match element.map(|e| stringify(env, e)) {
+        let why = match element.map(|e| stringify(env, e, None)) {
             Some(Ok(Some(json))) => {
                 text.push_str(&json);
                 continue;
@@ -98,8 +87,8 @@ fn tools_json(env: &Env, tools: Unknown) -> JsResult<String> {
             }
             _ => "a tool must be a JSON object, not undefined or a function".to_string(),
         };
-        let readable = element
-            .and_then(|e| stringify_fields(env, e, &tool_search_core::catalog::UNREADABLE_FIELDS));
+        let fields = &tool_search_core::catalog::UNREADABLE_FIELDS;
+        let readable = element.and_then(|e| stringify(env, e, Some(fields)).ok().flatten());
         text.push_str(&tool_search_core::catalog::unreadable_record(
             &why,
             readable.as_deref(),
@@ -169,21 +158,19 @@ fn slots_answer(env: &Env, built: FromSlots) -> Either<ToolCatalog, Vec<u32>> {
     }
 }
 
-/// INVALID_CATALOG unless `tools` is an array.
-fn require_array(tools: &Unknown) -> JsResult<()> {
-    if !tools.is_array().map_err(from_napi)? {
-        return Err(js_error(
-            ErrorCode::InvalidCatalog,
-            "tools must be an array of tool objects",
-        ));
-    }
-    Ok(())
+/// `tools` as a JS array, or INVALID_CATALOG.
+fn tools_array<'a>(tools: &Unknown<'a>) -> JsResult<Array<'a>> {
+    let not_array = "tools must be an array of tool objects";
+    array_arg(tools)?.ok_or_else(|| js_error(ErrorCode::InvalidCatalog, not_array))
 }
 
-/// `tools` as JSON text, or INVALID_CATALOG when it is not an array.
-fn tools_text(env: &Env, tools: Unknown) -> JsResult<String> {
-    require_array(&tools)?;
-    tools_json(env, tools)
+/// `value` as a JS array, or `None` when it is not one.
+fn array_arg<'a>(value: &Unknown<'a>) -> JsResult<Option<Array<'a>>> {
+    if !value.is_array().map_err(from_napi)? {
+        return Ok(None);
+    }
+    // SAFETY: checked to be a JS array just above; `Array` only wraps the same handle.
+    unsafe { value.cast() }.map(Some).map_err(from_napi)
 }
 
 /// Store the records in `texts` (an array of tool records, each a string
@@ -202,11 +189,7 @@ pub fn intern_records(texts: Unknown) -> Result<Vec<u32>, JsCode> {
                 "records must be an array of strings",
             )
         };
-        if !texts.is_array().map_err(from_napi)? {
-            return Err(not_strings());
-        }
-        // SAFETY: checked to be a JS array just above; `Array` only wraps the same handle.
-        let array: Array = unsafe { texts.cast() }.map_err(from_napi)?;
+        let array = array_arg(&texts)?.ok_or_else(not_strings)?;
         let mut records = Vec::with_capacity(array.len() as usize);
         for i in 0..array.len() {
             let text: Option<Unknown> = array.get(i).map_err(from_napi)?;
@@ -283,14 +266,7 @@ pub fn release_unused_memory(env: &Env) -> Result<Unknown<'_>, JsCode> {
     ts_return_type = "{ heldCatalogs: number; heldBytes: number; recentBuilds: number; storedRecords: number; storedRecordBytes: number }"
 )]
 pub fn native_memory(env: &Env) -> Result<Unknown<'_>, JsCode> {
-    guard(|| {
-        let (held_catalogs, held_bytes) = super::memory::held();
-        let caches = tool_search_core::catalog::memory_in_use();
-        let memory = serde_json::json!({ "heldCatalogs": held_catalogs, "heldBytes": held_bytes,
-            "recentBuilds": caches.recent_builds, "storedRecords": caches.stored_records,
-            "storedRecordBytes": caches.stored_record_bytes });
-        parsed(env, &memory)
-    })
+    guard(|| parsed(env, &tool_search_core::catalog::native_memory()))
 }
 
 #[napi]
@@ -306,7 +282,7 @@ impl ToolCatalog {
     )]
     pub fn new(tools: Unknown, _options: Option<Unknown>) -> Result<Self, JsCode> {
         guard(|| {
-            require_array(&tools)?;
+            tools_array(&tools)?;
             Err(invalid(
                 "build catalogs with the package's ToolCatalog (index.js), not the native class",
             ))
@@ -618,16 +594,10 @@ impl ToolCatalog {
     #[napi(ts_args_type = "allowedNames: Iterable<string>")]
     pub fn restrict(&self, env: Env, allowed_names: Unknown) -> Result<ToolCatalog, JsCode> {
         guard(|| {
-            let array: Unknown = env
-                .get_global()
-                .and_then(|g| g.get_named_property("Array"))
-                .map_err(from_napi)?;
-            // SAFETY: the global `Array` is a function, and every function is an object; the
-            // object view reads its `from` property and nothing else.
-            let array: Object = unsafe { array.cast() }.map_err(from_napi)?;
+            // `Array.from` called without `this` makes a plain array.
             let from: Function<Unknown, Unknown> =
-                array.get_named_property("from").map_err(from_napi)?;
-            let names = from.apply(array, allowed_names).map_err(|e| {
+                global_function(&env, "Array", "from").map_err(from_napi)?;
+            let names = from.call(allowed_names).map_err(|e| {
                 invalid(format!(
                     "allowedNames must be an iterable of strings: {}",
                     e.reason

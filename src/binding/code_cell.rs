@@ -46,13 +46,5 @@ pub fn run_code_cell<'env>(
         let runtime = &super::runtime::NAPI;
         Ok(async move { Ok(code_mode::run_cell(code, bridge, run, cancel, runtime).await) })
     });
-    match cell {
-        Ok(future) => json_promise(env, future, listener),
-        Err(e) => {
-            if let Some(listener) = listener {
-                let _ = listener.remove(env);
-            }
-            Err(e)
-        }
-    }
+    json_promise(env, cell, listener)
 }

@@ -8,7 +8,7 @@ use napi_derive::napi;
 use tool_search_core::ErrorCode;
 use tool_search_sandbox::{CodeModeSettings, ConfigureError, Probe, READER_WAIT};
 
-use super::convert::{dto, is_nullish, parsed};
+use super::convert::{dto, parsed, present};
 use super::errors::{guard, js_error, JsCode};
 use super::promise::json_promise;
 
@@ -68,11 +68,8 @@ pub fn probe_code_mode<'env>(env: &'env Env) -> Result<PromiseRaw<'env, Unknown<
         register_cleanup(env);
         let probe = Probe::global();
         probe.start();
-        json_promise(
-            env,
-            async move { Ok(probe.finished().await.report.clone()) },
-            None,
-        )
+        let report = async move { Ok(probe.finished().await.report.clone()) };
+        json_promise(env, Ok(report), None)
     })
 }
 
@@ -82,21 +79,13 @@ pub fn probe_code_mode<'env>(env: &'env Env) -> Result<PromiseRaw<'env, Unknown<
 #[napi(ts_args_type = "settings: CodeModeSettings")]
 pub fn configure_code_mode(env: Env, settings: Unknown) -> Result<(), JsCode> {
     guard(|| {
-        if is_nullish(&settings)? {
+        if present(Some(settings))?.is_none() {
             let what = "settings must be an object";
             return Err(js_error(ErrorCode::InvalidConfig, what));
         }
         let what = "invalid code mode settings";
         let parsed: CodeModeSettings = dto(&env, Some(settings), ErrorCode::InvalidConfig, what)?;
-        Probe::global().configure(parsed).map_err(|e| match e {
-            ConfigureError::Invalid(reason) => js_error(
-                ErrorCode::InvalidConfig,
-                format!("invalid code mode settings: {reason}"),
-            ),
-            ConfigureError::Started => js_error(
-                ErrorCode::InvalidConfig,
-                "code mode has already started; call configureCodeMode before probeCodeMode, codeModeCapability, resolveToolSearchConfig or a code-mode session",
-            ),
-        })
+        let refused = |e: ConfigureError| js_error(ErrorCode::InvalidConfig, e.to_string());
+        Probe::global().configure(parsed).map_err(refused)
     })
 }

@@ -10,14 +10,12 @@ mod contract;
 mod convert;
 mod errors;
 mod learning;
-mod memory;
 mod model;
 mod port;
 mod promise;
 mod runtime;
 mod search;
 mod session;
-mod tracing_setup;
 
 #[allow(unused_imports)]
 pub(crate) use catalog::ToolCatalog;

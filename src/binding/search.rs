@@ -3,7 +3,6 @@
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use tool_search_core::catalog::SearchOptions;
 use tool_search_core::ErrorCode;
 
 use super::catalog::{batch_request, limit_option, ToolCatalog};
@@ -50,7 +49,7 @@ impl ToolCatalog {
             });
             let why = "the ranking ended without a final status";
             let future = async move { settled.await.ok_or_else(|| internal_failure(why)) };
-            json_promise(env, future, None)
+            json_promise(env, Ok(future), None)
         })
     }
 
@@ -69,15 +68,7 @@ impl ToolCatalog {
         guard(|| {
             let query = string_arg(query, ErrorCode::InvalidQuery, "query")?;
             let (catalog, limit) = (self.inner.clone(), limit_option(options)?);
-            // On the worker: a query whose vectors are not cached is embedded there.
-            Ok(on_worker(
-                Ok(move || {
-                    let vectors = catalog.query_vectors([query.as_str()]).complete();
-                    let options = SearchOptions::hits(limit).with_vectors(&vectors);
-                    json_text(&catalog.search(&query, &options).map_err(to_js)?)
-                }),
-                |_, text| JsonText(text),
-            ))
+            Ok(search_task(move || catalog.search_on_worker(&query, limit)))
         })
     }
 
@@ -93,17 +84,21 @@ impl ToolCatalog {
     ) -> Result<AsyncTask<SearchTask>, JsCode> {
         guard(|| {
             let (catalog, request) = (self.inner.clone(), batch_request(env, request)?);
-            Ok(on_worker(
-                Ok(move || {
-                    let queries = catalog.batch_queries(&request);
-                    let queries = queries.iter().map(String::as_str);
-                    let vectors = catalog.query_vectors(queries).complete();
-                    json_text(&catalog.search_batch(&request, &vectors).map_err(to_js)?)
-                }),
-                |_, text| JsonText(text),
-            ))
+            Ok(search_task(move || {
+                catalog.search_batch_on_worker(&request)
+            }))
         })
     }
+}
+
+/// A search on a libuv worker, its result serialized there.
+fn search_task<T: serde::Serialize>(
+    search: impl FnOnce() -> tool_search_core::Result<T> + Send + 'static,
+) -> AsyncTask<SearchTask> {
+    on_worker(
+        Ok(move || json_text(&search().map_err(to_js)?)),
+        |_, text| JsonText(text),
+    )
 }
 
 /// Query embeddings done by this process (`embedded`) and on the calling

@@ -40,6 +40,24 @@ pub fn declared_or_probed(declared: Option<bool>) -> (bool, Option<String>) {
     }
 }
 
+/// `resolveToolSearchConfig`: `raw` resolved with `support` ([`declared_or_probed`]'s answer,
+/// read first); when code mode is not supported, its reason is the config's fallback reason.
+pub fn resolve_config(raw: &Value, support: (bool, Option<String>)) -> ResolvedConfig {
+    let (supported, why_not) = support;
+    let mut resolved = tool_search_core::config::resolve(raw, supported);
+    if let (Some(fallback), Some(why_not)) = (resolved.fallback_reason.as_mut(), why_not) {
+        *fallback = why_not;
+    }
+    resolved
+}
+
+/// What a session runs on its `config`: a raw `tools.toolSearch` value resolves exactly as
+/// [`resolve_config`] does on this host (probed code-mode support); a resolved config is read
+/// back.
+pub fn resolve_for_session(raw: &Value) -> ResolvedConfig {
+    tool_search_core::config::resolve_for_session(raw, support().is_ok())
+}
+
 /// The code runner a session over `config` gets. Code mode without a runner is never offered
 /// (contract §7): `config` falls back to tools mode, with the reason. Other modes get none.
 /// A code-mode session is about to run cells: the warm pool starts now.

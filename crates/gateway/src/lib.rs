@@ -9,6 +9,7 @@
 //! - [`code_mode`]: the process-wide sandbox runner behind sessions (`tool_search_code`, with the
 //!   session answering the cell's bridge) and behind `runCodeCell` (the gateway's bridge), the
 //!   code → tools fallback, and the stable codes of failed cells.
+//! - [`logging`]: opt-in tracing (`OPENCLAW_TOOL_SEARCH_LOG`).
 //! - [`model`]: which ranking model the package found, the ranking defaults it gives a
 //!   catalog, and when a catalog's ranking has settled.
 //! - [`runtime`]: what the binding's async runtime lends this crate (spawn, blocking pool).
@@ -16,5 +17,6 @@
 pub mod channel;
 pub mod code_mode;
 pub mod executor;
+pub mod logging;
 pub mod model;
 pub mod runtime;
