@@ -98,6 +98,17 @@ fn tools_text(env: &Env, tools: Unknown) -> JsResult<String> {
     Ok(text)
 }
 
+/// `fromJson`'s arguments read: the build of a catalog text (`buildFromJson` runs it later).
+fn text_build(
+    env: &Env,
+    text: Unknown,
+    options: Option<Unknown>,
+) -> JsResult<impl FnOnce() -> tool_search_core::Result<Catalog> + Send + 'static> {
+    let text = string_arg(text, ErrorCode::InvalidCatalog, "text")?;
+    let options = parse_options(env, options)?;
+    Ok(move || Catalog::from_json_text(&text, &options))
+}
+
 fn selector_arg(env: &Env, selector: Unknown) -> JsResult<SourceSelector> {
     let what = "selector must be { source: 'openclaw' | 'mcp' | 'client', owner: string }";
     dto(env, Some(selector), ErrorCode::InvalidRequest, what)
@@ -121,12 +132,8 @@ pub(crate) fn limit_option(options: Option<Unknown>) -> JsResult<Option<f64>> {
 
 /// A `searchBatch` request from JS (coded INVALID_QUERY when it is not one).
 pub(crate) fn batch_request(env: &Env, request: Unknown) -> JsResult<BatchRequest> {
-    dto(
-        env,
-        Some(request),
-        ErrorCode::InvalidQuery,
-        "invalid search request",
-    )
+    let what = "invalid search request";
+    dto(env, Some(request), ErrorCode::InvalidQuery, what)
 }
 
 /// Builds a catalog on a libuv worker thread, so a large catalog does not
@@ -183,12 +190,8 @@ fn array_arg<'a>(value: &Unknown<'a>) -> JsResult<Option<Array<'a>>> {
 #[napi(js_name = "__internRecords", skip_typescript)]
 pub fn intern_records(texts: Unknown) -> Result<Vec<u32>, JsCode> {
     guard(|| {
-        let not_strings = || {
-            js_error(
-                ErrorCode::InvalidCatalog,
-                "records must be an array of strings",
-            )
-        };
+        let message = "records must be an array of strings";
+        let not_strings = || js_error(ErrorCode::InvalidCatalog, message);
         let array = array_arg(&texts)?.ok_or_else(not_strings)?;
         let mut records = Vec::with_capacity(array.len() as usize);
         for i in 0..array.len() {
@@ -196,11 +199,9 @@ pub fn intern_records(texts: Unknown) -> Result<Vec<u32>, JsCode> {
             let text = text.ok_or_else(not_strings)?;
             records.push(string_arg(text, ErrorCode::InvalidCatalog, "each record")?);
         }
-        let records = store::intern_named(records.iter().map(String::as_str));
-        Ok(records
-            .iter()
-            .flat_map(|r| [r.id.slot, r.id.generation])
-            .collect())
+        Ok(store::intern_named_pairs(
+            records.iter().map(String::as_str),
+        ))
     })
 }
 
@@ -210,14 +211,7 @@ fn ids_arg(ids: &Unknown) -> JsResult<Vec<SlotId>> {
     // otherwise; the slice borrows the array's buffer for this call's scope only.
     let pairs: Uint32ArraySlice =
         unsafe { ids.cast() }.map_err(|_| invalid("record ids must be a Uint32Array"))?;
-    if !pairs.len().is_multiple_of(2) {
-        return Err(invalid("record ids come in (slot, generation) pairs"));
-    }
-    let id = |p: &[u32]| SlotId {
-        slot: p[0],
-        generation: p[1],
-    };
-    Ok(pairs.chunks_exact(2).map(id).collect())
+    SlotId::from_pairs(&pairs).ok_or_else(|| invalid("record ids come in (slot, generation) pairs"))
 }
 
 /// A catalog of stored records, by slot (the JS constructor's path), or the positions of
@@ -315,11 +309,7 @@ impl ToolCatalog {
         text: Unknown,
         options: Option<Unknown>,
     ) -> AsyncTask<BuildTask> {
-        build_task(guard(|| {
-            let text = string_arg(text, ErrorCode::InvalidCatalog, "text")?;
-            let options = parse_options(&env, options)?;
-            Ok(move || built(Catalog::from_json_text(&text, &options)))
-        }))
+        build_task(guard(|| text_build(&env, text, options)).map(|build| || built(build())))
     }
 
     /// Build from catalog text: a JSON array of tools, or JSON Lines (the
@@ -329,14 +319,7 @@ impl ToolCatalog {
         ts_args_type = "text: string, options?: CatalogOptions | null"
     )]
     pub fn from_json(env: Env, text: Unknown, options: Option<Unknown>) -> Result<Self, JsCode> {
-        guard(|| {
-            let text = string_arg(text, ErrorCode::InvalidCatalog, "text")?;
-            let options = parse_options(&env, options)?;
-            held(
-                &env,
-                with_second_thread(|| Catalog::from_json_text(&text, &options)),
-            )
-        })
+        guard(|| held(&env, with_second_thread(text_build(&env, text, options)?)))
     }
 
     /// Number of cataloged tools this view allows.
@@ -430,10 +413,8 @@ impl ToolCatalog {
     ) -> Result<Unknown<'env>, JsCode> {
         guard(|| {
             let id_or_name = string_arg(id_or_name, ErrorCode::InvalidRequest, "idOrName")?;
-            answer(
-                env,
-                self.inner.describe(&id_or_name, LookupStyle::Structured),
-            )
+            let described = self.inner.describe(&id_or_name, LookupStyle::Structured);
+            answer(env, described)
         })
     }
 
@@ -494,10 +475,8 @@ impl ToolCatalog {
         guard(|| {
             let selector = selector_arg(&env, selector)?;
             let text = tools_text(&env, tools)?;
-            held(
-                &env,
-                with_second_thread(|| self.inner.with_source(&selector, &text)),
-            )
+            let built = with_second_thread(|| self.inner.with_source(&selector, &text));
+            held(&env, built)
         })
     }
 
@@ -598,9 +577,9 @@ impl ToolCatalog {
             let from: Function<Unknown, Unknown> =
                 global_function(&env, "Array", "from").map_err(from_napi)?;
             let names = from.call(allowed_names).map_err(|e| {
+                let reason = &e.reason;
                 invalid(format!(
-                    "allowedNames must be an iterable of strings: {}",
-                    e.reason
+                    "allowedNames must be an iterable of strings: {reason}"
                 ))
             })?;
             let what = "allowedNames must contain only strings";

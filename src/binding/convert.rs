@@ -13,7 +13,7 @@ use napi::bindgen_prelude::*;
 use serde_json::Value;
 use tool_search_core::ErrorCode;
 
-use super::errors::{js_error, JsResult};
+use super::errors::{invalid, js_error, JsResult};
 
 /// `object[name]` of the realm's global `object` (`JSON.parse`, `Array.from`), as found.
 pub fn global_function<'env, Args: JsValuesTupleIntoVec, Return: FromNapiValue>(
@@ -37,17 +37,17 @@ pub fn stringify(
     fields: Option<&[&str]>,
 ) -> std::result::Result<Option<String>, String> {
     type Replacer<'a> = Option<Vec<&'a str>>;
-    let stringify: Function<FnArgs<(Unknown, Replacer)>, Unknown> =
-        global_function(env, "JSON", "stringify").map_err(|e| e.reason.clone())?;
-    let out = stringify.call((value, fields.map(<[&str]>::to_vec)).into());
-    let out = out.map_err(|e| e.reason.clone())?;
-    match out.get_type().map_err(|e| e.reason.clone())? {
-        // SAFETY: the value's type was read just above.
-        ValueType::String => unsafe { out.cast::<String>() }
-            .map(Some)
-            .map_err(|e| e.reason.clone()),
-        _ => Ok(None),
-    }
+    let text = || -> napi::Result<Option<String>> {
+        let stringify: Function<FnArgs<(Unknown, Replacer)>, Unknown> =
+            global_function(env, "JSON", "stringify")?;
+        let out = stringify.call((value, fields.map(<[&str]>::to_vec)).into())?;
+        match out.get_type()? {
+            // SAFETY: the value's type was read just above.
+            ValueType::String => unsafe { out.cast::<String>() }.map(Some),
+            _ => Ok(None),
+        }
+    };
+    text().map_err(|e| e.reason.clone())
 }
 
 /// The one serializer of results: their JSON text. A value serde cannot
@@ -121,10 +121,9 @@ pub fn present(value: Option<Unknown>) -> JsResult<Option<Unknown>> {
 /// A function argument (`None` when absent), or INVALID_REQUEST "{what} must be a function".
 pub fn function_arg<'a>(value: Option<Unknown<'a>>, what: &str) -> JsResult<Option<Unknown<'a>>> {
     match present(value)? {
-        Some(v) if value_type(&v)? != ValueType::Function => Err(js_error(
-            ErrorCode::InvalidRequest,
-            format!("{what} must be a function"),
-        )),
+        Some(v) if value_type(&v)? != ValueType::Function => {
+            Err(invalid(format!("{what} must be a function")))
+        }
         v => Ok(v),
     }
 }
@@ -165,12 +164,9 @@ pub fn object_arg<'a>(value: Unknown<'a>, code: ErrorCode, what: &str) -> JsResu
 
 /// A named property of an object, `None` when `undefined` or `null`.
 pub fn property<'a>(object: &Object<'a>, name: &str) -> JsResult<Option<Unknown<'a>>> {
-    let value: Unknown = object.get_named_property(name).map_err(|e| {
-        js_error(
-            ErrorCode::InvalidRequest,
-            format!("cannot read {name}: {}", e.reason),
-        )
-    })?;
+    let value: Unknown = object
+        .get_named_property(name)
+        .map_err(|e| invalid(format!("cannot read {name}: {}", e.reason)))?;
     present(Some(value))
 }
 

@@ -102,7 +102,7 @@ impl ToNapiValue for JsonText {
 /// A promise of `future`'s value (or the argument error that `future` is, thrown),
 /// serialized on the runtime and parsed on the JS thread; a failure, or a value that cannot
 /// be serialized, rejects with its coded error (never `null`). `listener` is removed from its
-/// signal when the promise settles (at once when there is none).
+/// signal when the promise settles (at once when no promise is made).
 pub(crate) fn json_promise<'env, T: Serialize + Send + 'static>(
     env: &'env Env,
     future: JsResult<
@@ -225,9 +225,9 @@ pub(crate) fn abort_signal(
         .and_then(|add| add.apply(signal, FnArgs::from(("abort", on_abort))));
     if let Err(e) = added {
         let _ = added_listener.signal.unref(env);
+        let reason = &e.reason;
         return Err(invalid(format!(
-            "options.signal must be an AbortSignal: {}",
-            e.reason
+            "options.signal must be an AbortSignal: {reason}"
         )));
     }
     *listener = Some(added_listener);

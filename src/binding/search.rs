@@ -1,5 +1,6 @@
-//! Searching a catalog off the event loop and its ranking's status, from JS: `searchAsync()`,
-//! `searchBatchAsync()`, `rankingStatus()`, `whenRankingReady()` and `queryEmbeddings()`.
+//! Searching a catalog off the event loop and its ranking from JS: `searchAsync()`,
+//! `searchBatchAsync()`, `rankingStatus()`, `whenRankingReady()`, `queryEmbeddings()`, and the
+//! ranking model (`__setRankingModel`, `rankingCapability()`) over `tool_search_gateway::model`.
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
@@ -110,9 +111,22 @@ fn search_task<T: serde::Serialize>(
 pub fn query_embeddings<'env>(env: &'env Env) -> Result<Unknown<'env>, JsCode> {
     guard(|| {
         let (embedded, here) = tool_search_core::search::semantic::query_embeddings();
-        parsed(
-            env,
-            &serde_json::json!({ "embedded": embedded, "onThisThread": here }),
-        )
+        let counts = serde_json::json!({ "embedded": embedded, "onThisThread": here });
+        parsed(env, &counts)
     })
+}
+
+/// Set by index.js at load: the model folder, or why none was found. Internal.
+#[napi(js_name = "__setRankingModel", skip_typescript)]
+pub fn set_ranking_model(dir: Option<String>, reason: Option<String>) {
+    tool_search_gateway::model::set_model_source(dir, reason);
+}
+
+/// Whether hybrid ranking is available here and why not: the model package
+/// (`openclaw-tool-search-model-minilm`) or `OPENCLAW_TOOL_SEARCH_MODEL_DIR`.
+/// Only checks the files; the model loads on a background thread with the
+/// first hybrid catalog.
+#[napi(ts_return_type = "RankingCapability")]
+pub fn ranking_capability(env: &Env) -> Result<Unknown<'_>, JsCode> {
+    guard(|| parsed(env, &tool_search_gateway::model::ranking_capability()))
 }

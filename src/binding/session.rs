@@ -10,7 +10,7 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::Value;
 use tool_search_core::session::{
-    EventSink, Executor, Failure, HandleArgs, HandleOptions, HydrateOptions, Session, SessionArgs,
+    EventSink, Failure, HandleArgs, HandleOptions, HydrateOptions, Session, SessionArgs,
     SessionEvent, SessionOptions, SurfaceArgs, ToolResult,
 };
 use tool_search_core::surfaces::SurfaceFormat;
@@ -82,7 +82,8 @@ impl ToolSearchSession {
             let object = object_arg(object, ErrorCode::InvalidRequest, "options")?;
             let executor = function_arg(property(&object, "executor")?, "options.executor")?
                 .ok_or_else(|| invalid(not_a_function))?;
-            let executor = js_executor(&env, executor)?;
+            let executor = super::port::channel(&env, executor, Target::Executor)?;
+            let executor = Arc::new(GatewayExecutor::new(executor));
             let on_event = function_arg(property(&object, "onEvent")?, "options.onEvent")?;
             let what = "invalid session options";
             let negative = "options.contextTokens must be a non-negative number";
@@ -156,10 +157,8 @@ impl ToolSearchSession {
     #[napi]
     pub fn directory_prompt(&self) -> Result<Option<String>, JsCode> {
         guard(|| {
-            Ok(self
-                .session()
-                .directory_prompt()
-                .map(|text| text.to_string()))
+            let prompt = self.session().directory_prompt();
+            Ok(prompt.map(|text| text.to_string()))
         })
     }
 
@@ -238,11 +237,10 @@ impl ToolSearchSession {
             let user_prompt = string_arg(user_prompt, ErrorCode::InvalidRequest, "userPrompt")?;
             let options: Value = dto(env, options, ErrorCode::InvalidRequest, "options")?;
             let options = HydrateOptions::from_json(&options).map_err(to_js)?;
-            let session = self.session();
-            parsed(
-                env,
-                &session.hydrate(&user_prompt, options.max_tools, &options.required),
-            )
+            let hydrated =
+                self.session()
+                    .hydrate(&user_prompt, options.max_tools, &options.required);
+            parsed(env, &hydrated)
         })
     }
 
@@ -264,11 +262,6 @@ impl ToolSearchSession {
     pub fn telemetry<'env>(&self, env: &'env Env) -> Result<Unknown<'env>, JsCode> {
         guard(|| parsed(env, &self.session().telemetry()))
     }
-}
-
-fn js_executor(env: &Env, executor: Unknown) -> JsResult<Arc<dyn Executor>> {
-    let channel = super::port::channel(env, executor, Target::Executor)?;
-    Ok(Arc::new(GatewayExecutor::new(channel)))
 }
 
 /// `onEvent` receives each event as a plain object, asynchronously (queued

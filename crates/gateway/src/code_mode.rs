@@ -40,6 +40,25 @@ pub fn declared_or_probed(declared: Option<bool>) -> (bool, Option<String>) {
     }
 }
 
+/// Registers the process-wide exit cleanup once (`register` adds it: true when it did), from the
+/// main thread only: the main environment's teardown is the process's normal exit, and a worker
+/// thread that exits must not kill the main thread's children.
+pub fn register_exit_cleanup(register: impl FnOnce() -> bool) {
+    static REGISTERED: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    // SAFETY: plain getters. Node's main environment runs on the process's main thread.
+    let main_thread = unsafe { libc::gettid() == libc::getpid() };
+    if main_thread && REGISTERED.get().is_none() && register() {
+        let _ = REGISTERED.set(());
+    }
+}
+
+/// Ends code mode now: every child killed, their working directories and groups removed; the
+/// report logged (debug) with `message`.
+pub fn shutdown(message: &str) {
+    let report = tool_search_sandbox::shutdown();
+    tracing::debug!(target: "openclaw_tool_search", ?report, "{message}");
+}
+
 /// `resolveToolSearchConfig`: `raw` resolved with `support` ([`declared_or_probed`]'s answer,
 /// read first); when code mode is not supported, its reason is the config's fallback reason.
 pub fn resolve_config(raw: &Value, support: (bool, Option<String>)) -> ResolvedConfig {

@@ -1,6 +1,7 @@
 //! The engine's side of the gateway process, with no Node types: what the binding hands off to
 //! once it has converted its arguments.
 //!
+//! - [`allocator`]: mimalloc's purge settings for the process (the binding installs mimalloc).
 //! - [`channel`]: the one way Rust calls into the gateway's JavaScript (the session's executor
 //!   and `runCodeCell`'s bridge): one delivery per event-loop turn, keyed aborts, answers decoded.
 //!   The binding supplies only the [`channel::Port`] (two threadsafe functions over
@@ -14,6 +15,7 @@
 //!   catalog, and when a catalog's ranking has settled.
 //! - [`runtime`]: what the binding's async runtime lends this crate (spawn, blocking pool).
 
+pub mod allocator;
 pub mod channel;
 pub mod code_mode;
 pub mod executor;
