@@ -10,8 +10,8 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::Value;
 use tool_search_core::session::{
-    EventSink, Failure, HandleArgs, HandleOptions, HydrateOptions, Session, SessionArgs,
-    SessionEvent, SessionOptions, SurfaceArgs, ToolResult,
+    EventSink, Failure, HandleArgs, HydrateOptions, Session, SessionArgs, SessionEvent,
+    SessionOptions, SurfaceArgs, ToolResult,
 };
 use tool_search_core::surfaces::SurfaceFormat;
 use tool_search_core::ErrorCode;
@@ -75,7 +75,7 @@ impl ToolSearchSession {
         guard(|| {
             let catalog = catalog_arg(&env, &catalog)?;
             let raw_config: Value = dto(&env, config, ErrorCode::InvalidConfig, "config")?;
-            let mut config = code_mode::resolve_for_session(&raw_config);
+            let config = code_mode::resolve_for_session(&raw_config);
             // Functions are read from the object; everything plain through `SessionArgs`.
             let not_a_function = "options.executor must be a function";
             let object = present(options)?.ok_or_else(|| invalid(not_a_function))?;
@@ -90,16 +90,13 @@ impl ToolSearchSession {
             super::convert::refuse_non_finite(&object, "contextTokens", negative)?;
             let args: SessionArgs = dto(&env, options, ErrorCode::InvalidRequest, what)?;
             let plain = args.into_options().map_err(to_js)?;
-            let session_options = SessionOptions {
-                on_event: on_event.map(|f| event_sink(&env, f)).transpose()?,
-                code_runner: code_mode::session_runner(&mut config, &super::runtime::NAPI),
-                ..plain
-            };
-            Session::new(&catalog.inner, config, executor, session_options)
-                .map(|inner| ToolSearchSession {
-                    inner: std::sync::RwLock::new(inner),
-                })
-                .map_err(to_js)
+            let on_event = on_event.map(|f| event_sink(&env, f)).transpose()?;
+            let options = SessionOptions { on_event, ..plain };
+            let runtime = &super::runtime::NAPI;
+            let session =
+                code_mode::new_session(&catalog.inner, config, executor, options, runtime);
+            let inner = std::sync::RwLock::new(session.map_err(to_js)?);
+            Ok(ToolSearchSession { inner })
         })
     }
 
@@ -192,11 +189,7 @@ impl ToolSearchSession {
         let call = guard(|| {
             let args: Value = dto(env, args, ErrorCode::InvalidRequest, "tool arguments")?;
             let call: Option<HandleArgs> = dto(env, options, ErrorCode::InvalidRequest, "options")?;
-            let mut call_options = HandleOptions {
-                tool_call_id: call.and_then(|c| c.tool_call_id),
-                offload: Some(offload(&super::runtime::NAPI)),
-                ..HandleOptions::default()
-            };
+            let mut call_options = HandleArgs::options(call, offload(&super::runtime::NAPI));
             // The signal is read from the object: JSON cannot carry an AbortSignal.
             if let Some(options) = present(options)? {
                 let options = object_arg(options, ErrorCode::InvalidRequest, "options")?;

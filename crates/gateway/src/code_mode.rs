@@ -9,9 +9,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
+use tool_search_core::catalog::Catalog;
 use tool_search_core::config::{Mode, ResolvedConfig};
 use tool_search_core::session::{
-    BoxFuture, CallContext, CancelSignal, CodeContext, CodeRunner, Failure, Session,
+    BoxFuture, CallContext, CancelSignal, CodeContext, CodeRunner, Executor, Failure, Session,
+    SessionOptions,
 };
 use tool_search_sandbox::{
     BridgeError, BridgeHost, CallFuture, CancelToken, CodeRunResult, CodeRunner as SandboxRunner,
@@ -75,6 +77,27 @@ pub fn resolve_config(raw: &Value, support: (bool, Option<String>)) -> ResolvedC
 /// back.
 pub fn resolve_for_session(raw: &Value) -> ResolvedConfig {
     tool_search_core::config::resolve_for_session(raw, support().is_ok())
+}
+
+/// A session over `catalog` and `config` ([`resolve_for_session`]) with the code runner that
+/// config gets ([`session_runner`]: code mode without one falls back to tools).
+pub fn new_session(
+    catalog: &Catalog,
+    mut config: ResolvedConfig,
+    executor: Arc<dyn Executor>,
+    options: SessionOptions,
+    runtime: &'static dyn Runtime,
+) -> tool_search_core::Result<Session> {
+    let code_runner = session_runner(&mut config, runtime);
+    Session::new(
+        catalog,
+        config,
+        executor,
+        SessionOptions {
+            code_runner,
+            ..options
+        },
+    )
 }
 
 /// The code runner a session over `config` gets. Code mode without a runner is never offered
