@@ -24,9 +24,9 @@ pub struct ToolCatalog {
 }
 
 impl ToolCatalog {
-    /// The JS object's contents: its native memory is reported to V8 until it is collected.
-    /// Its native memory is reported to V8 (`napi_adjust_external_memory`) until it is
-    /// collected ([`Catalog::host_hold`]), so V8 collects superseded versions.
+    /// The JS object's contents: its native memory is reported to V8 until it is collected
+    /// (`napi_adjust_external_memory`, counted by [`Catalog::host_hold`]), so V8 collects
+    /// superseded versions.
     pub(crate) fn held(env: &Env, inner: Catalog) -> ToolCatalog {
         let _ = env.adjust_external_memory(inner.host_hold());
         ToolCatalog { inner }
