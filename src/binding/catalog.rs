@@ -12,8 +12,8 @@ use tool_search_core::search::with_second_thread;
 use tool_search_core::ErrorCode;
 
 use super::convert::{
-    answer, dto, number_arg, object_arg, optional_json_arg, parsed, present, property, string_arg,
-    stringify, stringify_fields,
+    answer, dto, global_function, number_arg, object_arg, parsed, present, property, string_arg,
+    stringify,
 };
 use super::errors::{from_napi, guard, invalid, js_error, to_js, JsCode, JsResult};
 use super::promise::{on_worker, Worker};
@@ -24,15 +24,17 @@ pub struct ToolCatalog {
 }
 
 impl ToolCatalog {
-    /// The JS object's contents: its native memory is reported to V8 until it is collected.
+    /// The JS object's contents: its native memory is reported to V8 until it is collected
+    /// (`napi_adjust_external_memory`, counted by [`Catalog::host_hold`]), so V8 collects
+    /// superseded versions.
     pub(crate) fn held(env: &Env, inner: Catalog) -> ToolCatalog {
-        super::memory::hold(env, &inner);
+        let _ = env.adjust_external_memory(inner.host_hold());
         ToolCatalog { inner }
     }
 }
 
 /// A built catalog as the JS object, or its coded error.
-fn held(env: &Env, built: tool_search_core::Result<Catalog>) -> JsResult<ToolCatalog> {
+pub(crate) fn held(env: &Env, built: tool_search_core::Result<Catalog>) -> JsResult<ToolCatalog> {
     built
         .map(|inner| ToolCatalog::held(env, inner))
         .map_err(to_js)
@@ -40,7 +42,7 @@ fn held(env: &Env, built: tool_search_core::Result<Catalog>) -> JsResult<ToolCat
 
 impl ObjectFinalize for ToolCatalog {
     fn finalize(self, env: Env) -> Result<()> {
-        super::memory::release(&env, &self.inner);
+        let _ = env.adjust_external_memory(-self.inner.host_release());
         Ok(())
     }
 }
@@ -48,24 +50,13 @@ impl ObjectFinalize for ToolCatalog {
 /// Native bytes reported to V8 by this thread's catalogs. Internal (tests).
 #[napi(js_name = "__reportedNativeBytes", skip_typescript)]
 pub fn reported_native_bytes() -> f64 {
-    super::memory::reported() as f64
+    tool_search_core::catalog::host_held().1 as f64
 }
 
 fn parse_options(env: &Env, options: Option<Unknown>) -> JsResult<CatalogOptions> {
-    let mut options: CatalogOptions = match optional_json_arg(
-        env,
-        options,
-        ErrorCode::InvalidCatalog,
-        "invalid catalog options",
-    )? {
-        None => CatalogOptions::default(),
-        Some(v) => serde_json::from_value(v).map_err(|e| {
-            js_error(
-                ErrorCode::InvalidCatalog,
-                format!("invalid catalog options: {e}"),
-            )
-        })?,
-    };
+    let what = "invalid catalog options";
+    let options: Option<CatalogOptions> = dto(env, options, ErrorCode::InvalidCatalog, what)?;
+    let mut options = options.unwrap_or_default();
     tool_search_gateway::model::apply_ranking_defaults(&mut options);
     Ok(options)
 }
@@ -77,10 +68,8 @@ fn parse_options(env: &Env, options: Option<Unknown>) -> JsResult<CatalogOptions
 /// (a whole-array `JSON.stringify` turns undefined and functions into
 /// `null`), so the core excludes it alone with the right reason, or (`repair`)
 /// indexes it by those fields.
-fn tools_json(env: &Env, tools: Unknown) -> JsResult<String> {
-    // SAFETY: the only caller (`tools_text`) checked that `tools` is a JS array; `Array` wraps
-    // the same handle for this call's scope.
-    let array: Array = unsafe { tools.cast() }.map_err(from_napi)?;
+fn tools_text(env: &Env, tools: Unknown) -> JsResult<String> {
+    let array = tools_array(&tools)?;
     let mut text = String::from("[");
     for i in 0..array.len() {
         if i > 0 {
@@ -88,7 +77,7 @@ fn tools_json(env: &Env, tools: Unknown) -> JsResult<String> {
         }
         let element: Option<Unknown> = array.get(i).map_err(from_napi)?;
         // The core excludes what JSON cannot express with this reason.
-        let why = match element.map(|e| stringify(env, e)) {
+        let why = match element.map(|e| stringify(env, e, None)) {
             Some(Ok(Some(json))) => {
                 text.push_str(&json);
                 continue;
@@ -98,8 +87,8 @@ fn tools_json(env: &Env, tools: Unknown) -> JsResult<String> {
             }
             _ => "a tool must be a JSON object, not undefined or a function".to_string(),
         };
-        let readable = element
-            .and_then(|e| stringify_fields(env, e, &tool_search_core::catalog::UNREADABLE_FIELDS));
+        let fields = &tool_search_core::catalog::UNREADABLE_FIELDS;
+        let readable = element.and_then(|e| stringify(env, e, Some(fields)).ok().flatten());
         text.push_str(&tool_search_core::catalog::unreadable_record(
             &why,
             readable.as_deref(),
@@ -107,6 +96,17 @@ fn tools_json(env: &Env, tools: Unknown) -> JsResult<String> {
     }
     text.push(']');
     Ok(text)
+}
+
+/// `fromJson`'s arguments read: the build of a catalog text (`buildFromJson` runs it later).
+fn text_build(
+    env: &Env,
+    text: Unknown,
+    options: Option<Unknown>,
+) -> JsResult<impl FnOnce() -> tool_search_core::Result<Catalog> + Send + 'static> {
+    let text = string_arg(text, ErrorCode::InvalidCatalog, "text")?;
+    let options = parse_options(env, options)?;
+    Ok(move || Catalog::from_json_text(&text, &options))
 }
 
 fn selector_arg(env: &Env, selector: Unknown) -> JsResult<SourceSelector> {
@@ -132,12 +132,8 @@ pub(crate) fn limit_option(options: Option<Unknown>) -> JsResult<Option<f64>> {
 
 /// A `searchBatch` request from JS (coded INVALID_QUERY when it is not one).
 pub(crate) fn batch_request(env: &Env, request: Unknown) -> JsResult<BatchRequest> {
-    dto(
-        env,
-        Some(request),
-        ErrorCode::InvalidQuery,
-        "invalid search request",
-    )
+    let what = "invalid search request";
+    dto(env, Some(request), ErrorCode::InvalidQuery, what)
 }
 
 /// Builds a catalog on a libuv worker thread, so a large catalog does not
@@ -169,21 +165,19 @@ fn slots_answer(env: &Env, built: FromSlots) -> Either<ToolCatalog, Vec<u32>> {
     }
 }
 
-/// INVALID_CATALOG unless `tools` is an array.
-fn require_array(tools: &Unknown) -> JsResult<()> {
-    if !tools.is_array().map_err(from_napi)? {
-        return Err(js_error(
-            ErrorCode::InvalidCatalog,
-            "tools must be an array of tool objects",
-        ));
-    }
-    Ok(())
+/// `tools` as a JS array, or INVALID_CATALOG.
+fn tools_array<'a>(tools: &Unknown<'a>) -> JsResult<Array<'a>> {
+    let not_array = "tools must be an array of tool objects";
+    array_arg(tools)?.ok_or_else(|| js_error(ErrorCode::InvalidCatalog, not_array))
 }
 
-/// `tools` as JSON text, or INVALID_CATALOG when it is not an array.
-fn tools_text(env: &Env, tools: Unknown) -> JsResult<String> {
-    require_array(&tools)?;
-    tools_json(env, tools)
+/// `value` as a JS array, or `None` when it is not one.
+fn array_arg<'a>(value: &Unknown<'a>) -> JsResult<Option<Array<'a>>> {
+    if !value.is_array().map_err(from_napi)? {
+        return Ok(None);
+    }
+    // SAFETY: checked to be a JS array just above; `Array` only wraps the same handle.
+    unsafe { value.cast() }.map(Some).map_err(from_napi)
 }
 
 /// Store the records in `texts` (an array of tool records, each a string
@@ -196,28 +190,18 @@ fn tools_text(env: &Env, tools: Unknown) -> JsResult<String> {
 #[napi(js_name = "__internRecords", skip_typescript)]
 pub fn intern_records(texts: Unknown) -> Result<Vec<u32>, JsCode> {
     guard(|| {
-        let not_strings = || {
-            js_error(
-                ErrorCode::InvalidCatalog,
-                "records must be an array of strings",
-            )
-        };
-        if !texts.is_array().map_err(from_napi)? {
-            return Err(not_strings());
-        }
-        // SAFETY: checked to be a JS array just above; `Array` only wraps the same handle.
-        let array: Array = unsafe { texts.cast() }.map_err(from_napi)?;
+        let message = "records must be an array of strings";
+        let not_strings = || js_error(ErrorCode::InvalidCatalog, message);
+        let array = array_arg(&texts)?.ok_or_else(not_strings)?;
         let mut records = Vec::with_capacity(array.len() as usize);
         for i in 0..array.len() {
             let text: Option<Unknown> = array.get(i).map_err(from_napi)?;
             let text = text.ok_or_else(not_strings)?;
             records.push(string_arg(text, ErrorCode::InvalidCatalog, "each record")?);
         }
-        let records = store::intern_named(records.iter().map(String::as_str));
-        Ok(records
-            .iter()
-            .flat_map(|r| [r.id.slot, r.id.generation])
-            .collect())
+        Ok(store::intern_named_pairs(
+            records.iter().map(String::as_str),
+        ))
     })
 }
 
@@ -227,14 +211,7 @@ fn ids_arg(ids: &Unknown) -> JsResult<Vec<SlotId>> {
     // otherwise; the slice borrows the array's buffer for this call's scope only.
     let pairs: Uint32ArraySlice =
         unsafe { ids.cast() }.map_err(|_| invalid("record ids must be a Uint32Array"))?;
-    if !pairs.len().is_multiple_of(2) {
-        return Err(invalid("record ids come in (slot, generation) pairs"));
-    }
-    let id = |p: &[u32]| SlotId {
-        slot: p[0],
-        generation: p[1],
-    };
-    Ok(pairs.chunks_exact(2).map(id).collect())
+    SlotId::from_pairs(&pairs).ok_or_else(|| invalid("record ids come in (slot, generation) pairs"))
 }
 
 /// A catalog of stored records, by slot (the JS constructor's path), or the positions of
@@ -283,14 +260,7 @@ pub fn release_unused_memory(env: &Env) -> Result<Unknown<'_>, JsCode> {
     ts_return_type = "{ heldCatalogs: number; heldBytes: number; recentBuilds: number; storedRecords: number; storedRecordBytes: number }"
 )]
 pub fn native_memory(env: &Env) -> Result<Unknown<'_>, JsCode> {
-    guard(|| {
-        let (held_catalogs, held_bytes) = super::memory::held();
-        let caches = tool_search_core::catalog::memory_in_use();
-        let memory = serde_json::json!({ "heldCatalogs": held_catalogs, "heldBytes": held_bytes,
-            "recentBuilds": caches.recent_builds, "storedRecords": caches.stored_records,
-            "storedRecordBytes": caches.stored_record_bytes });
-        parsed(env, &memory)
-    })
+    guard(|| parsed(env, &tool_search_core::catalog::native_memory()))
 }
 
 #[napi]
@@ -306,7 +276,7 @@ impl ToolCatalog {
     )]
     pub fn new(tools: Unknown, _options: Option<Unknown>) -> Result<Self, JsCode> {
         guard(|| {
-            require_array(&tools)?;
+            tools_array(&tools)?;
             Err(invalid(
                 "build catalogs with the package's ToolCatalog (index.js), not the native class",
             ))
@@ -339,11 +309,7 @@ impl ToolCatalog {
         text: Unknown,
         options: Option<Unknown>,
     ) -> AsyncTask<BuildTask> {
-        build_task(guard(|| {
-            let text = string_arg(text, ErrorCode::InvalidCatalog, "text")?;
-            let options = parse_options(&env, options)?;
-            Ok(move || built(Catalog::from_json_text(&text, &options)))
-        }))
+        build_task(guard(|| text_build(&env, text, options)).map(|build| || built(build())))
     }
 
     /// Build from catalog text: a JSON array of tools, or JSON Lines (the
@@ -353,14 +319,7 @@ impl ToolCatalog {
         ts_args_type = "text: string, options?: CatalogOptions | null"
     )]
     pub fn from_json(env: Env, text: Unknown, options: Option<Unknown>) -> Result<Self, JsCode> {
-        guard(|| {
-            let text = string_arg(text, ErrorCode::InvalidCatalog, "text")?;
-            let options = parse_options(&env, options)?;
-            held(
-                &env,
-                with_second_thread(|| Catalog::from_json_text(&text, &options)),
-            )
-        })
+        guard(|| held(&env, with_second_thread(text_build(&env, text, options)?)))
     }
 
     /// Number of cataloged tools this view allows.
@@ -454,10 +413,8 @@ impl ToolCatalog {
     ) -> Result<Unknown<'env>, JsCode> {
         guard(|| {
             let id_or_name = string_arg(id_or_name, ErrorCode::InvalidRequest, "idOrName")?;
-            answer(
-                env,
-                self.inner.describe(&id_or_name, LookupStyle::Structured),
-            )
+            let described = self.inner.describe(&id_or_name, LookupStyle::Structured);
+            answer(env, described)
         })
     }
 
@@ -518,10 +475,8 @@ impl ToolCatalog {
         guard(|| {
             let selector = selector_arg(&env, selector)?;
             let text = tools_text(&env, tools)?;
-            held(
-                &env,
-                with_second_thread(|| self.inner.with_source(&selector, &text)),
-            )
+            let built = with_second_thread(|| self.inner.with_source(&selector, &text));
+            held(&env, built)
         })
     }
 
@@ -618,19 +573,13 @@ impl ToolCatalog {
     #[napi(ts_args_type = "allowedNames: Iterable<string>")]
     pub fn restrict(&self, env: Env, allowed_names: Unknown) -> Result<ToolCatalog, JsCode> {
         guard(|| {
-            let array: Unknown = env
-                .get_global()
-                .and_then(|g| g.get_named_property("Array"))
-                .map_err(from_napi)?;
-            // SAFETY: the global `Array` is a function, and every function is an object; the
-            // object view reads its `from` property and nothing else.
-            let array: Object = unsafe { array.cast() }.map_err(from_napi)?;
+            // `Array.from` called without `this` makes a plain array.
             let from: Function<Unknown, Unknown> =
-                array.get_named_property("from").map_err(from_napi)?;
-            let names = from.apply(array, allowed_names).map_err(|e| {
+                global_function(&env, "Array", "from").map_err(from_napi)?;
+            let names = from.call(allowed_names).map_err(|e| {
+                let reason = &e.reason;
                 invalid(format!(
-                    "allowedNames must be an iterable of strings: {}",
-                    e.reason
+                    "allowedNames must be an iterable of strings: {reason}"
                 ))
             })?;
             let what = "allowedNames must contain only strings";

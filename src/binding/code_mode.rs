@@ -1,36 +1,29 @@
-//! Code mode's process-wide functions: the probe's report, its budgets, and shutdown (the env
-//! cleanup hook, `__shutdownCodeMode`). What runs cells lives in `tool_search_gateway::code_mode`.
-
-use std::sync::OnceLock;
+//! Code mode from JS: the probe's report, its budgets, shutdown (the env cleanup hook,
+//! `__shutdownCodeMode`), and `runCodeCell`: one cell for a gateway that keeps its own Tool
+//! Search runtime (OpenClaw's `ToolSearchRuntime`, through `openclaw-tool-search/openclaw`).
+//! What runs cells lives in `tool_search_gateway::code_mode` (the same contained child, pool,
+//! budgets and deadline as a session's `tool_search_code`); every
+//! `openclaw.tools.search/describe/call` of a cell goes over the channel to the gateway's
+//! `bridge` function, so its policy, counters, hooks and result shapes are the gateway's own.
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use tool_search_core::ErrorCode;
+use tool_search_gateway::channel::Target;
+use tool_search_gateway::code_mode::{self, CellOptions};
 use tool_search_sandbox::{CodeModeSettings, ConfigureError, Probe, READER_WAIT};
 
-use super::convert::{dto, is_nullish, parsed};
-use super::errors::{guard, js_error, JsCode};
-use super::promise::json_promise;
+use super::convert::{dto, function_arg, object_arg, parsed, present, property, string_arg};
+use super::errors::{guard, invalid, js_error, JsCode};
+use super::promise::{abort_signal, json_promise, AbortListener};
 
-/// Kills code-mode children and removes their directories and memory group
-/// when the gateway's main environment is torn down (normal exit). Process-wide,
-/// so only the main thread's environment registers it: a worker thread that
-/// exits must not kill the main thread's children.
+/// Kills code-mode children and removes their directories and memory group when the gateway's
+/// main environment is torn down (normal exit): registered once, by the main thread only.
 fn register_cleanup(env: &Env) {
-    static REGISTERED: OnceLock<()> = OnceLock::new();
-    // SAFETY: plain getters. Node's main environment runs on the process's main thread.
-    let main_thread = unsafe { libc::gettid() == libc::getpid() };
-    if main_thread
-        && REGISTERED.get().is_none()
-        && env
-            .add_env_cleanup_hook((), |_| {
-                let report = tool_search_sandbox::shutdown();
-                tracing::debug!(target: "openclaw_tool_search", ?report, "code mode shut down");
-            })
-            .is_ok()
-    {
-        let _ = REGISTERED.set(());
-    }
+    code_mode::register_exit_cleanup(|| {
+        let hook = env.add_env_cleanup_hook((), |_| code_mode::shutdown("code mode shut down"));
+        hook.is_ok()
+    });
 }
 
 /// Ends code mode now: every child killed, their working directories and groups removed.
@@ -41,8 +34,7 @@ fn register_cleanup(env: &Env) {
 pub fn shutdown_code_mode() -> Result<(), JsCode> {
     guard(|| {
         if Probe::global().started() {
-            let report = tool_search_sandbox::shutdown();
-            tracing::debug!(target: "openclaw_tool_search", ?report, "code mode shut down at exit");
+            code_mode::shutdown("code mode shut down at exit");
         }
         Ok(())
     })
@@ -68,11 +60,8 @@ pub fn probe_code_mode<'env>(env: &'env Env) -> Result<PromiseRaw<'env, Unknown<
         register_cleanup(env);
         let probe = Probe::global();
         probe.start();
-        json_promise(
-            env,
-            async move { Ok(probe.finished().await.report.clone()) },
-            None,
-        )
+        let report = async move { Ok(probe.finished().await.report.clone()) };
+        json_promise(env, Ok(report), None)
     })
 }
 
@@ -82,21 +71,47 @@ pub fn probe_code_mode<'env>(env: &'env Env) -> Result<PromiseRaw<'env, Unknown<
 #[napi(ts_args_type = "settings: CodeModeSettings")]
 pub fn configure_code_mode(env: Env, settings: Unknown) -> Result<(), JsCode> {
     guard(|| {
-        if is_nullish(&settings)? {
+        if present(Some(settings))?.is_none() {
             let what = "settings must be an object";
             return Err(js_error(ErrorCode::InvalidConfig, what));
         }
         let what = "invalid code mode settings";
         let parsed: CodeModeSettings = dto(&env, Some(settings), ErrorCode::InvalidConfig, what)?;
-        Probe::global().configure(parsed).map_err(|e| match e {
-            ConfigureError::Invalid(reason) => js_error(
-                ErrorCode::InvalidConfig,
-                format!("invalid code mode settings: {reason}"),
-            ),
-            ConfigureError::Started => js_error(
-                ErrorCode::InvalidConfig,
-                "code mode has already started; call configureCodeMode before probeCodeMode, codeModeCapability, resolveToolSearchConfig or a code-mode session",
-            ),
-        })
+        let refused = |e: ConfigureError| js_error(ErrorCode::InvalidConfig, e.to_string());
+        Probe::global().configure(parsed).map_err(refused)
     })
+}
+
+/// Runs one code cell in the contained child, with every `openclaw.tools.*` request answered
+/// by `options.bridge(op, args, signal)` (`op` is `search`, `describe` or `call`; `args` the
+/// positional arguments as JSON). Resolves with the run's result; never rejects for the cell's
+/// own failures (`ok: false`, `error.code`).
+#[napi(
+    ts_args_type = "code: string, options: CodeCellOptions",
+    ts_return_type = "Promise<CodeCellResult>"
+)]
+pub fn run_code_cell<'env>(
+    env: &'env Env,
+    code: Unknown,
+    options: Unknown,
+) -> Result<PromiseRaw<'env, Unknown<'env>>, JsCode> {
+    let mut listener: Option<AbortListener> = None;
+    let cell = guard(|| {
+        let code = string_arg(code, ErrorCode::InvalidRequest, "code")?;
+        let not_a_function = || invalid("options.bridge must be a function");
+        let object = present(Some(options))?.ok_or_else(not_a_function)?;
+        let object = object_arg(object, ErrorCode::InvalidRequest, "options")?;
+        let bridge = function_arg(property(&object, "bridge")?, "options.bridge")?
+            .ok_or_else(not_a_function)?;
+        let bridge = super::port::channel(env, bridge, Target::Bridge)?;
+        // The bridge and signal are read from the object; everything plain through `CellOptions`.
+        let positive = "options.timeoutMs must be a positive number";
+        super::convert::refuse_non_finite(&object, "timeoutMs", positive)?;
+        let plain: CellOptions = dto(env, Some(options), ErrorCode::InvalidRequest, "options")?;
+        let run = plain.run_options().map_err(invalid)?;
+        let cancel = abort_signal(env, &object, &mut listener)?;
+        let runtime = &super::runtime::NAPI;
+        Ok(async move { Ok(code_mode::run_cell(code, bridge, run, cancel, runtime).await) })
+    });
+    json_promise(env, cell, listener)
 }

@@ -13,44 +13,41 @@ use napi::bindgen_prelude::*;
 use serde_json::Value;
 use tool_search_core::ErrorCode;
 
-use super::errors::{js_error, JsCode, JsResult};
+use super::errors::{invalid, js_error, JsResult};
 
-/// `JSON[name]` of the realm, as found.
-fn json_function<'env, Args: JsValuesTupleIntoVec, Return: FromNapiValue>(
+/// `object[name]` of the realm's global `object` (`JSON.parse`, `Array.from`), as found.
+pub fn global_function<'env, Args: JsValuesTupleIntoVec, Return: FromNapiValue>(
     env: &'env Env,
+    object: &str,
     name: &str,
 ) -> napi::Result<Function<'env, Args, Return>> {
-    let json: Object = env.get_global()?.get_named_property("JSON")?;
-    json.get_named_property(name)
+    let object: Unknown = env.get_global()?.get_named_property(object)?;
+    // SAFETY: `JSON` is an object and `Array` a function, which is an object too; the view only
+    // reads one property of it.
+    unsafe { object.cast::<Object>() }?.get_named_property(name)
 }
 
-/// `JSON.stringify(value)`: `None` for values JSON cannot represent
-/// (undefined, functions). Throws (BigInt, a throwing getter, a cycle, nesting
-/// deeper than V8's stack) come back as the error's message.
-pub fn stringify(env: &Env, value: Unknown) -> std::result::Result<Option<String>, String> {
-    let stringify: Function<Unknown, Unknown> =
-        json_function(env, "stringify").map_err(|e| e.reason.clone())?;
-    let out = stringify.call(value).map_err(|e| e.reason.clone())?;
-    match out.get_type().map_err(|e| e.reason.clone())? {
-        // SAFETY: the value's type was read just above.
-        ValueType::String => unsafe { out.cast::<String>() }
-            .map(Some)
-            .map_err(|e| e.reason.clone()),
-        _ => Ok(None),
-    }
-}
-
-/// `JSON.stringify(value, fields)`: only the top-level `fields` (a replacer
-/// list), `None` when that too cannot be written.
-pub fn stringify_fields(env: &Env, value: Unknown, fields: &[&str]) -> Option<String> {
-    let stringify: Function<FnArgs<(Unknown, Vec<&str>)>, Unknown> =
-        json_function(env, "stringify").ok()?;
-    let out = stringify.call((value, fields.to_vec()).into()).ok()?;
-    match out.get_type().ok()? {
-        // SAFETY: the value's type was read just above.
-        ValueType::String => unsafe { out.cast::<String>() }.ok(),
-        _ => None,
-    }
+/// `JSON.stringify(value, fields)` (`fields`: a replacer list of the top-level fields to
+/// write, or all): `None` for values JSON cannot represent (undefined, functions). Throws
+/// (BigInt, a throwing getter, a cycle, nesting deeper than V8's stack) come back as the
+/// error's message.
+pub fn stringify(
+    env: &Env,
+    value: Unknown,
+    fields: Option<&[&str]>,
+) -> std::result::Result<Option<String>, String> {
+    type Replacer<'a> = Option<Vec<&'a str>>;
+    let text = || -> napi::Result<Option<String>> {
+        let stringify: Function<FnArgs<(Unknown, Replacer)>, Unknown> =
+            global_function(env, "JSON", "stringify")?;
+        let out = stringify.call((value, fields.map(<[&str]>::to_vec)).into())?;
+        match out.get_type()? {
+            // SAFETY: the value's type was read just above.
+            ValueType::String => unsafe { out.cast::<String>() }.map(Some),
+            _ => Ok(None),
+        }
+    };
+    text().map_err(|e| e.reason.clone())
 }
 
 /// The one serializer of results: their JSON text. A value serde cannot
@@ -84,56 +81,39 @@ pub fn answer<'env, T: serde::Serialize>(
 
 /// JSON text (already serialized) as a JS value through `JSON.parse`.
 pub fn parse_text(env: &Env, text: String) -> JsResult<Unknown<'_>> {
-    let parse: Function<String, Unknown> = json_function(env, "parse").map_err(internal)?;
+    let internal = |e: napi::Error| js_error(ErrorCode::Internal, e.reason.clone());
+    let parse: Function<String, Unknown> =
+        global_function(env, "JSON", "parse").map_err(internal)?;
     parse.call(text).map_err(internal)
 }
 
-fn internal(e: napi::Error) -> JsError {
-    js_error(ErrorCode::Internal, e.reason.clone())
-}
-
-type JsError = napi::Error<JsCode>;
-
-/// A structured argument as JSON (through `JSON.stringify`); `undefined`
-/// and values JSON drops become `null`. Failures are `code` errors.
-pub fn json_arg(env: &Env, value: Unknown, code: ErrorCode, what: &str) -> JsResult<Value> {
-    match stringify(env, value).map_err(|e| js_error(code, format!("{what}: {e}")))? {
-        None => Ok(Value::Null),
-        Some(text) => {
-            serde_json::from_str(&text).map_err(|e| js_error(code, format!("{what}: {e}")))
-        }
-    }
-}
-
-/// A structured argument read into its DTO (serde; absent, `undefined` and
-/// `null` read as JSON `null`, so `Option<Dto>` is `None`); a failure is a
-/// `code` error starting with `what`.
+/// A structured argument read into its DTO through `JSON.stringify` and serde (absent,
+/// `undefined`, `null` and values JSON drops read as JSON `null`, so `Option<Dto>` is `None`);
+/// a failure is a `code` error starting with `what`.
 pub fn dto<T: serde::de::DeserializeOwned>(
     env: &Env,
     value: Option<Unknown>,
     code: ErrorCode,
     what: &str,
 ) -> JsResult<T> {
-    let value = optional_json_arg(env, value, code, what)?.unwrap_or(Value::Null);
-    serde_json::from_value(value).map_err(|e| js_error(code, format!("{what}: {e}")))
-}
-
-/// An optional structured argument: `None` when absent (`undefined` or `null`).
-pub fn optional_json_arg(
-    env: &Env,
-    value: Option<Unknown>,
-    code: ErrorCode,
-    what: &str,
-) -> JsResult<Option<Value>> {
-    present(value)?
-        .map(|v| json_arg(env, v, code, what))
-        .transpose()
+    let failed = |e: &dyn std::fmt::Display| js_error(code, format!("{what}: {e}"));
+    let text = match present(value)? {
+        Some(value) => stringify(env, value, None).map_err(|e| failed(&e))?,
+        None => None,
+    };
+    let value = match text {
+        Some(text) => serde_json::from_str(&text).map_err(|e| failed(&e))?,
+        None => Value::Null,
+    };
+    serde_json::from_value(value).map_err(|e| failed(&e))
 }
 
 /// `value` unless it is absent, `undefined` or `null`.
 pub fn present(value: Option<Unknown>) -> JsResult<Option<Unknown>> {
     match value {
-        Some(v) if !is_nullish(&v)? => Ok(Some(v)),
+        Some(v) if !matches!(value_type(&v)?, ValueType::Undefined | ValueType::Null) => {
+            Ok(Some(v))
+        }
         _ => Ok(None),
     }
 }
@@ -141,19 +121,11 @@ pub fn present(value: Option<Unknown>) -> JsResult<Option<Unknown>> {
 /// A function argument (`None` when absent), or INVALID_REQUEST "{what} must be a function".
 pub fn function_arg<'a>(value: Option<Unknown<'a>>, what: &str) -> JsResult<Option<Unknown<'a>>> {
     match present(value)? {
-        Some(v) if value_type(&v)? != ValueType::Function => Err(js_error(
-            ErrorCode::InvalidRequest,
-            format!("{what} must be a function"),
-        )),
+        Some(v) if value_type(&v)? != ValueType::Function => {
+            Err(invalid(format!("{what} must be a function")))
+        }
         v => Ok(v),
     }
-}
-
-pub fn is_nullish(value: &Unknown) -> JsResult<bool> {
-    Ok(matches!(
-        value_type(value)?,
-        ValueType::Undefined | ValueType::Null
-    ))
 }
 
 pub fn value_type(value: &Unknown) -> JsResult<ValueType> {
@@ -192,12 +164,9 @@ pub fn object_arg<'a>(value: Unknown<'a>, code: ErrorCode, what: &str) -> JsResu
 
 /// A named property of an object, `None` when `undefined` or `null`.
 pub fn property<'a>(object: &Object<'a>, name: &str) -> JsResult<Option<Unknown<'a>>> {
-    let value: Unknown = object.get_named_property(name).map_err(|e| {
-        js_error(
-            ErrorCode::InvalidRequest,
-            format!("cannot read {name}: {}", e.reason),
-        )
-    })?;
+    let value: Unknown = object
+        .get_named_property(name)
+        .map_err(|e| invalid(format!("cannot read {name}: {}", e.reason)))?;
     present(Some(value))
 }
 

@@ -2,10 +2,7 @@
 //! entry point goes through (a panic must never cross into the gateway; a
 //! promise's future is guarded by `tool_search_gateway::runtime::guard_future`).
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
-
 use tool_search_core::{Error as CoreError, ErrorCode};
-use tool_search_gateway::runtime::caught_panic;
 pub use tool_search_gateway::runtime::guard_future;
 
 /// The `code` property of a thrown JS error.
@@ -39,24 +36,14 @@ pub fn from_napi(e: napi::Error) -> JsError {
     napi::Error::new(JsCode(ErrorCode::InvalidRequest.as_str()), e.reason.clone())
 }
 
-/// Run `f`, turning a panic into an INTERNAL error.
+/// Run `f`, turning a panic into an INTERNAL error (`tool_search_gateway::runtime::guard_call`).
 pub fn guard<T>(f: impl FnOnce() -> JsResult<T>) -> JsResult<T> {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(result) => result,
-        Err(panic) => Err(to_js(caught_panic(panic))),
-    }
+    tool_search_gateway::runtime::guard_call(f).unwrap_or_else(|panic| Err(to_js(panic)))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_panic_becomes_an_internal_error_with_its_message() {
-        let err = guard::<()>(|| panic!("boom {}", 7)).unwrap_err();
-        assert_eq!(err.status.0, "INTERNAL");
-        assert!(err.reason.contains("boom 7"), "{}", err.reason);
-        let err = guard::<()>(|| panic!("static boom")).unwrap_err();
-        assert!(err.reason.contains("static boom"), "{}", err.reason);
-    }
+/// A coded JS error back as the core error it stands for (a session call's failed argument
+/// is a failed result, not a rejection).
+pub fn to_core(e: JsError) -> CoreError {
+    let code = ErrorCode::parse(e.status.0).unwrap_or(ErrorCode::Internal);
+    CoreError::new(code, e.reason.clone())
 }

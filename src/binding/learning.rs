@@ -8,9 +8,9 @@ use tool_search_core::catalog::Outcome;
 use tool_search_core::search::learned;
 use tool_search_core::ErrorCode;
 
-use super::catalog::ToolCatalog;
+use super::catalog::{held, ToolCatalog};
 use super::convert::{answer, dto, parsed, string_arg};
-use super::errors::{guard, js_error, to_js, JsCode};
+use super::errors::{guard, invalid, to_js, JsCode, JsResult};
 use super::promise::blocking_promise;
 
 #[napi]
@@ -42,10 +42,7 @@ impl ToolCatalog {
     pub fn with_learning_scope(&self, env: Env, scope: Unknown) -> Result<ToolCatalog, JsCode> {
         guard(|| {
             let scope = string_arg(scope, ErrorCode::InvalidRequest, "scope")?;
-            let scoped = self.inner.with_learning_scope(&scope);
-            scoped
-                .map(|inner| ToolCatalog::held(&env, inner))
-                .map_err(to_js)
+            held(&env, self.inner.with_learning_scope(&scope))
         })
     }
 
@@ -90,9 +87,7 @@ impl ToolCatalog {
 #[napi(ts_args_type = "folder: string", ts_return_type = "LearningStatus[]")]
 pub fn learning_files<'env>(env: &'env Env, folder: Unknown) -> Result<Unknown<'env>, JsCode> {
     guard(|| {
-        let folder = string_arg(folder, ErrorCode::InvalidRequest, "folder")?;
-        let files = learned::folder_status(std::path::Path::new(&folder))
-            .map_err(|why| js_error(ErrorCode::InvalidRequest, why))?;
+        let files = learned::folder_status(&folder_arg(folder)?).map_err(invalid)?;
         parsed(env, &files)
     })
 }
@@ -102,9 +97,12 @@ pub fn learning_files<'env>(env: &'env Env, folder: Unknown) -> Result<Unknown<'
 #[napi(ts_args_type = "folder: string")]
 pub fn reset_learning_folder(folder: Unknown) -> Result<u32, JsCode> {
     guard(|| {
-        let folder = string_arg(folder, ErrorCode::InvalidRequest, "folder")?;
-        learned::reset_folder(std::path::Path::new(&folder))
-            .map(|n| n as u32)
-            .map_err(|why| js_error(ErrorCode::InvalidRequest, why))
+        let removed = learned::reset_folder(&folder_arg(folder)?).map_err(invalid)?;
+        Ok(removed as u32)
     })
+}
+
+/// The `folder` argument of the folder-wide functions.
+fn folder_arg(folder: Unknown) -> JsResult<std::path::PathBuf> {
+    string_arg(folder, ErrorCode::InvalidRequest, "folder").map(Into::into)
 }

@@ -3,23 +3,14 @@
 
 mod audit;
 mod catalog;
-mod code_cell;
 mod code_mode;
 mod config;
 mod contract;
 mod convert;
 mod errors;
 mod learning;
-mod memory;
-mod model;
 mod port;
 mod promise;
 mod runtime;
 mod search;
 mod session;
-mod tracing_setup;
-
-#[allow(unused_imports)]
-pub(crate) use catalog::ToolCatalog;
-#[allow(unused_imports)]
-pub(crate) use session::ToolSearchSession;

@@ -99,32 +99,38 @@ impl ToNapiValue for JsonText {
     }
 }
 
-/// A promise of `future`'s value, serialized on the runtime and parsed on the
-/// JS thread; a failure, or a value that cannot be serialized, rejects with
-/// its coded error (never `null`). `listener` is removed from its signal when
-/// the promise settles.
+/// A promise of `future`'s value (or the argument error that `future` is, thrown),
+/// serialized on the runtime and parsed on the JS thread; a failure, or a value that cannot
+/// be serialized, rejects with its coded error (never `null`). `listener` is removed from its
+/// signal when the promise settles (at once when no promise is made).
 pub(crate) fn json_promise<'env, T: Serialize + Send + 'static>(
     env: &'env Env,
-    future: impl std::future::Future<Output = std::result::Result<T, Failed>> + Send + 'static,
+    future: JsResult<
+        impl std::future::Future<Output = std::result::Result<T, Failed>> + Send + 'static,
+    >,
     listener: Option<AbortListener>,
 ) -> Result<PromiseRaw<'env, Unknown<'env>>, JsCode> {
-    let future = async move {
-        Ok(match guard_future(future).await {
-            Ok(outcome) => outcome.and_then(|value| json_text(&value).map_err(failed)),
-            Err(panic) => Err((JsCode(panic.code.as_str()), panic.message)),
-        })
-    };
-    let mut promise = match env.spawn_future_with_callback(future, |env, text| {
-        text.map_err(|(code, reason)| napi::Error::new(code, reason))
-            .and_then(|text| parse_text(env, text))
-            .map_err(|e| coded_rejection(env, e))
-    }) {
+    let spawned = future.and_then(|future| {
+        let future = async move {
+            Ok(match guard_future(future).await {
+                Ok(outcome) => outcome.and_then(|value| json_text(&value).map_err(failed)),
+                Err(panic) => Err((JsCode(panic.code.as_str()), panic.message)),
+            })
+        };
+        let promise = env.spawn_future_with_callback(future, |env, text| {
+            text.map_err(|(code, reason)| napi::Error::new(code, reason))
+                .and_then(|text| parse_text(env, text))
+                .map_err(|e| coded_rejection(env, e))
+        });
+        promise.map_err(from_napi)
+    });
+    let mut promise = match spawned {
         Ok(promise) => promise,
         Err(e) => {
             if let Some(listener) = listener {
                 let _ = listener.remove(env);
             }
-            return Err(from_napi(e));
+            return Err(e);
         }
     };
     if let Some(listener) = listener {
@@ -147,7 +153,7 @@ pub(crate) fn blocking_promise<'env, T: Serialize + Send + 'static>(
         let done = done.map_err(internal_failure)?;
         done.map_err(|e| (JsCode(e.code.as_str()), e.message))
     };
-    json_promise(env, future, None)
+    json_promise(env, Ok(future), None)
 }
 
 /// `EventTarget.removeEventListener(type, listener)`.
@@ -176,8 +182,9 @@ impl AbortListener {
     }
 }
 
-/// `options.signal` (read from the object: JSON cannot carry an `AbortSignal`)
-/// linked as a core cancel signal; its listener goes to `listener`.
+/// `options.signal` (read from the object: JSON cannot carry an `AbortSignal`) linked as a
+/// core cancel signal that fires when it aborts; the listener it adds goes to `listener`, to
+/// remove once the call settles (none if it was already aborted).
 pub(crate) fn abort_signal(
     env: &Env,
     options: &Object,
@@ -186,17 +193,6 @@ pub(crate) fn abort_signal(
     let Some(signal) = super::convert::property(options, "signal")? else {
         return Ok(None);
     };
-    let (cancel, added) = link_abort_signal(env, signal)?;
-    *listener = added;
-    Ok(Some(cancel))
-}
-
-/// A core cancel signal that fires when the JS `AbortSignal` aborts, and the
-/// listener to remove once the call settles (none if it was already aborted).
-fn link_abort_signal(
-    env: &Env,
-    signal: Unknown,
-) -> JsResult<(CancelSignal, Option<AbortListener>)> {
     let cancel = CancelSignal::new();
     if signal.get_type().map_err(from_napi)? != ValueType::Object {
         return Err(invalid("options.signal must be an AbortSignal"));
@@ -206,7 +202,7 @@ fn link_abort_signal(
     let aborted: Option<bool> = signal.get_named_property("aborted").map_err(from_napi)?;
     if aborted == Some(true) {
         cancel.cancel("aborted by the caller's AbortSignal");
-        return Ok((cancel, None));
+        return Ok(Some(cancel));
     }
     let on_abort = {
         let cancel = cancel.clone();
@@ -218,11 +214,9 @@ fn link_abort_signal(
     };
     // References first: once the listener is added, nothing may fail before
     // the caller holds what removes it.
-    let on_abort_ref = on_abort.create_ref().map_err(from_napi)?;
-    let signal_ref = signal.create_ref().map_err(from_napi)?;
-    let listener = AbortListener {
-        signal: signal_ref,
-        on_abort: on_abort_ref,
+    let added_listener = AbortListener {
+        on_abort: on_abort.create_ref().map_err(from_napi)?,
+        signal: signal.create_ref().map_err(from_napi)?,
     };
     let added = signal
         .get_named_property::<Function<FnArgs<(&str, Function<(), ()>)>, Unknown>>(
@@ -230,11 +224,12 @@ fn link_abort_signal(
         )
         .and_then(|add| add.apply(signal, FnArgs::from(("abort", on_abort))));
     if let Err(e) = added {
-        let _ = listener.signal.unref(env);
+        let _ = added_listener.signal.unref(env);
+        let reason = &e.reason;
         return Err(invalid(format!(
-            "options.signal must be an AbortSignal: {}",
-            e.reason
+            "options.signal must be an AbortSignal: {reason}"
         )));
     }
-    Ok((cancel, Some(listener)))
+    *listener = Some(added_listener);
+    Ok(Some(cancel))
 }

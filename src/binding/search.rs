@@ -1,9 +1,9 @@
-//! Searching a catalog off the event loop and its ranking's status, from JS: `searchAsync()`,
-//! `searchBatchAsync()`, `rankingStatus()`, `whenRankingReady()` and `queryEmbeddings()`.
+//! Searching a catalog off the event loop and its ranking from JS: `searchAsync()`,
+//! `searchBatchAsync()`, `rankingStatus()`, `whenRankingReady()`, `queryEmbeddings()`, and the
+//! ranking model (`__setRankingModel`, `rankingCapability()`) over `tool_search_gateway::model`.
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use tool_search_core::catalog::SearchOptions;
 use tool_search_core::ErrorCode;
 
 use super::catalog::{batch_request, limit_option, ToolCatalog};
@@ -50,7 +50,7 @@ impl ToolCatalog {
             });
             let why = "the ranking ended without a final status";
             let future = async move { settled.await.ok_or_else(|| internal_failure(why)) };
-            json_promise(env, future, None)
+            json_promise(env, Ok(future), None)
         })
     }
 
@@ -69,15 +69,7 @@ impl ToolCatalog {
         guard(|| {
             let query = string_arg(query, ErrorCode::InvalidQuery, "query")?;
             let (catalog, limit) = (self.inner.clone(), limit_option(options)?);
-            // On the worker: a query whose vectors are not cached is embedded there.
-            Ok(on_worker(
-                Ok(move || {
-                    let vectors = catalog.query_vectors([query.as_str()]).complete();
-                    let options = SearchOptions::hits(limit).with_vectors(&vectors);
-                    json_text(&catalog.search(&query, &options).map_err(to_js)?)
-                }),
-                |_, text| JsonText(text),
-            ))
+            Ok(search_task(move || catalog.search_on_worker(&query, limit)))
         })
     }
 
@@ -93,17 +85,21 @@ impl ToolCatalog {
     ) -> Result<AsyncTask<SearchTask>, JsCode> {
         guard(|| {
             let (catalog, request) = (self.inner.clone(), batch_request(env, request)?);
-            Ok(on_worker(
-                Ok(move || {
-                    let queries = catalog.batch_queries(&request);
-                    let queries = queries.iter().map(String::as_str);
-                    let vectors = catalog.query_vectors(queries).complete();
-                    json_text(&catalog.search_batch(&request, &vectors).map_err(to_js)?)
-                }),
-                |_, text| JsonText(text),
-            ))
+            Ok(search_task(move || {
+                catalog.search_batch_on_worker(&request)
+            }))
         })
     }
+}
+
+/// A search on a libuv worker, its result serialized there.
+fn search_task<T: serde::Serialize>(
+    search: impl FnOnce() -> tool_search_core::Result<T> + Send + 'static,
+) -> AsyncTask<SearchTask> {
+    on_worker(
+        Ok(move || json_text(&search().map_err(to_js)?)),
+        |_, text| JsonText(text),
+    )
 }
 
 /// Query embeddings done by this process (`embedded`) and on the calling
@@ -115,9 +111,22 @@ impl ToolCatalog {
 pub fn query_embeddings<'env>(env: &'env Env) -> Result<Unknown<'env>, JsCode> {
     guard(|| {
         let (embedded, here) = tool_search_core::search::semantic::query_embeddings();
-        parsed(
-            env,
-            &serde_json::json!({ "embedded": embedded, "onThisThread": here }),
-        )
+        let counts = serde_json::json!({ "embedded": embedded, "onThisThread": here });
+        parsed(env, &counts)
     })
+}
+
+/// Set by index.js at load: the model folder, or why none was found. Internal.
+#[napi(js_name = "__setRankingModel", skip_typescript)]
+pub fn set_ranking_model(dir: Option<String>, reason: Option<String>) {
+    tool_search_gateway::model::set_model_source(dir, reason);
+}
+
+/// Whether hybrid ranking is available here and why not: the model package
+/// (`openclaw-tool-search-model-minilm`) or `OPENCLAW_TOOL_SEARCH_MODEL_DIR`.
+/// Only checks the files; the model loads on a background thread with the
+/// first hybrid catalog.
+#[napi(ts_return_type = "RankingCapability")]
+pub fn ranking_capability(env: &Env) -> Result<Unknown<'_>, JsCode> {
+    guard(|| parsed(env, &tool_search_gateway::model::ranking_capability()))
 }

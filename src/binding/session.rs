@@ -10,8 +10,8 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::Value;
 use tool_search_core::session::{
-    EventSink, Executor, Failure, HandleArgs, HandleOptions, HydrateOptions, Session, SessionArgs,
-    SessionEvent, SessionOptions, SurfaceArgs, ToolResult,
+    EventSink, Failure, HandleArgs, HydrateOptions, Session, SessionArgs, SessionEvent,
+    SessionOptions, SurfaceArgs, ToolResult,
 };
 use tool_search_core::surfaces::SurfaceFormat;
 use tool_search_core::ErrorCode;
@@ -24,7 +24,7 @@ use super::catalog::ToolCatalog;
 use super::convert::{
     dto, function_arg, number_arg, object_arg, parsed, present, property, string_arg, value_type,
 };
-use super::errors::{guard, guard_future, invalid, to_js, JsCode, JsResult};
+use super::errors::{guard, guard_future, invalid, to_core, to_js, JsCode, JsResult};
 use super::promise::{abort_signal, json_promise, AbortListener};
 
 /// A session answers one run's control-tool calls. See `ToolSearchSessionOptions`.
@@ -75,30 +75,28 @@ impl ToolSearchSession {
         guard(|| {
             let catalog = catalog_arg(&env, &catalog)?;
             let raw_config: Value = dto(&env, config, ErrorCode::InvalidConfig, "config")?;
-            let mut config = super::config::resolve_for_session(&raw_config);
+            let config = code_mode::resolve_for_session(&raw_config);
             // Functions are read from the object; everything plain through `SessionArgs`.
             let not_a_function = "options.executor must be a function";
             let object = present(options)?.ok_or_else(|| invalid(not_a_function))?;
             let object = object_arg(object, ErrorCode::InvalidRequest, "options")?;
             let executor = function_arg(property(&object, "executor")?, "options.executor")?
                 .ok_or_else(|| invalid(not_a_function))?;
-            let executor = js_executor(&env, executor)?;
+            let executor = super::port::channel(&env, executor, Target::Executor)?;
+            let executor = Arc::new(GatewayExecutor::new(executor));
             let on_event = function_arg(property(&object, "onEvent")?, "options.onEvent")?;
             let what = "invalid session options";
             let negative = "options.contextTokens must be a non-negative number";
             super::convert::refuse_non_finite(&object, "contextTokens", negative)?;
             let args: SessionArgs = dto(&env, options, ErrorCode::InvalidRequest, what)?;
             let plain = args.into_options().map_err(to_js)?;
-            let session_options = SessionOptions {
-                on_event: on_event.map(|f| event_sink(&env, f)).transpose()?,
-                code_runner: code_mode::session_runner(&mut config, &super::runtime::NAPI),
-                ..plain
-            };
-            Session::new(&catalog.inner, config, executor, session_options)
-                .map(|inner| ToolSearchSession {
-                    inner: std::sync::RwLock::new(inner),
-                })
-                .map_err(to_js)
+            let on_event = on_event.map(|f| event_sink(&env, f)).transpose()?;
+            let options = SessionOptions { on_event, ..plain };
+            let runtime = &super::runtime::NAPI;
+            let session =
+                code_mode::new_session(&catalog.inner, config, executor, options, runtime);
+            let inner = std::sync::RwLock::new(session.map_err(to_js)?);
+            Ok(ToolSearchSession { inner })
         })
     }
 
@@ -139,11 +137,10 @@ impl ToolSearchSession {
         options: Option<Unknown>,
     ) -> Result<Unknown<'env>, JsCode> {
         guard(|| {
-            let format = match present(format)? {
-                Some(f) => string_arg(f, ErrorCode::InvalidRequest, "format")?,
-                None => "neutral".to_string(),
-            };
-            let format = SurfaceFormat::parse(&format).map_err(to_js)?;
+            let format =
+                present(format)?.map(|f| string_arg(f, ErrorCode::InvalidRequest, "format"));
+            let format = SurfaceFormat::parse(format.transpose()?.as_deref().unwrap_or("neutral"));
+            let format = format.map_err(to_js)?;
             let options: Option<SurfaceArgs> =
                 dto(env, options, ErrorCode::InvalidRequest, "options")?;
             let prompt = options.and_then(|o| o.prompt);
@@ -157,10 +154,8 @@ impl ToolSearchSession {
     #[napi]
     pub fn directory_prompt(&self) -> Result<Option<String>, JsCode> {
         guard(|| {
-            Ok(self
-                .session()
-                .directory_prompt()
-                .map(|text| text.to_string()))
+            let prompt = self.session().directory_prompt();
+            Ok(prompt.map(|text| text.to_string()))
         })
     }
 
@@ -191,42 +186,29 @@ impl ToolSearchSession {
         let session = self.session();
         let mut listener: Option<AbortListener> = None;
         let tool_name = guard(|| string_arg(tool_name, ErrorCode::InvalidRequest, "toolName"))?;
-        let prepared = guard(|| {
+        let call = guard(|| {
             let args: Value = dto(env, args, ErrorCode::InvalidRequest, "tool arguments")?;
             let call: Option<HandleArgs> = dto(env, options, ErrorCode::InvalidRequest, "options")?;
-            let mut handle_options = HandleOptions {
-                tool_call_id: call.and_then(|c| c.tool_call_id),
-                offload: Some(offload(&super::runtime::NAPI)),
-                ..HandleOptions::default()
-            };
+            let mut call_options = HandleArgs::options(call, offload(&super::runtime::NAPI));
             // The signal is read from the object: JSON cannot carry an AbortSignal.
             if let Some(options) = present(options)? {
                 let options = object_arg(options, ErrorCode::InvalidRequest, "options")?;
-                handle_options.cancel = abort_signal(env, &options, &mut listener)?;
+                call_options.cancel = abort_signal(env, &options, &mut listener)?;
             }
-            Ok((args, handle_options))
+            Ok((args, call_options))
         });
         let future = async move {
-            let result = match prepared {
-                // A panic while handling is the call's INTERNAL failure, a
-                // result like any other (the promise resolves).
-                Ok((args, handle_options)) => {
-                    guard_future(session.handle(&tool_name, args, handle_options))
-                        .await
-                        .unwrap_or_else(|panic| error_result(&tool_name, panic))
+            let handled = match call.map_err(to_core) {
+                Ok((args, options)) => {
+                    guard_future(session.handle(&tool_name, args, options)).await
                 }
-                Err(e) => error_result(
-                    &tool_name,
-                    tool_search_core::Error::new(
-                        ErrorCode::parse(e.status.0).unwrap_or(ErrorCode::Internal),
-                        e.reason.clone(),
-                    ),
-                ),
+                Err(e) => Err(e),
             };
-            // Serialized off the event loop; rebuilt there with one JSON.parse.
-            Ok(result)
+            // A bad argument or a panic while handling is the call's failure, a result like any
+            // other (the promise resolves). Serialized off the event loop.
+            Ok(handled.unwrap_or_else(|e| error_result(&tool_name, e)))
         };
-        json_promise(env, future, listener)
+        json_promise(env, Ok(future), listener)
     }
 
     /// Directory mode: at most `maxTools` (default and cap 4) schemas likely
@@ -248,11 +230,10 @@ impl ToolSearchSession {
             let user_prompt = string_arg(user_prompt, ErrorCode::InvalidRequest, "userPrompt")?;
             let options: Value = dto(env, options, ErrorCode::InvalidRequest, "options")?;
             let options = HydrateOptions::from_json(&options).map_err(to_js)?;
-            let session = self.session();
-            parsed(
-                env,
-                &session.hydrate(&user_prompt, options.max_tools, &options.required),
-            )
+            let hydrated =
+                self.session()
+                    .hydrate(&user_prompt, options.max_tools, &options.required);
+            parsed(env, &hydrated)
         })
     }
 
@@ -274,11 +255,6 @@ impl ToolSearchSession {
     pub fn telemetry<'env>(&self, env: &'env Env) -> Result<Unknown<'env>, JsCode> {
         guard(|| parsed(env, &self.session().telemetry()))
     }
-}
-
-fn js_executor(env: &Env, executor: Unknown) -> JsResult<Arc<dyn Executor>> {
-    let channel = super::port::channel(env, executor, Target::Executor)?;
-    Ok(Arc::new(GatewayExecutor::new(channel)))
 }
 
 /// `onEvent` receives each event as a plain object, asynchronously (queued

@@ -9,9 +9,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
+use tool_search_core::catalog::Catalog;
 use tool_search_core::config::{Mode, ResolvedConfig};
 use tool_search_core::session::{
-    BoxFuture, CallContext, CancelSignal, CodeContext, CodeRunner, Failure, Session,
+    BoxFuture, CallContext, CancelSignal, CodeContext, CodeRunner, Executor, Failure, Session,
+    SessionOptions,
 };
 use tool_search_sandbox::{
     BridgeError, BridgeHost, CallFuture, CancelToken, CodeRunResult, CodeRunner as SandboxRunner,
@@ -38,6 +40,64 @@ pub fn declared_or_probed(declared: Option<bool>) -> (bool, Option<String>) {
         Ok(()) => (true, None),
         Err(reason) => (false, Some(reason)),
     }
+}
+
+/// Registers the process-wide exit cleanup once (`register` adds it: true when it did), from the
+/// main thread only: the main environment's teardown is the process's normal exit, and a worker
+/// thread that exits must not kill the main thread's children.
+pub fn register_exit_cleanup(register: impl FnOnce() -> bool) {
+    static REGISTERED: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    // SAFETY: plain getters. Node's main environment runs on the process's main thread.
+    let main_thread = unsafe { libc::gettid() == libc::getpid() };
+    if main_thread && REGISTERED.get().is_none() && register() {
+        let _ = REGISTERED.set(());
+    }
+}
+
+/// Ends code mode now: every child killed, their working directories and groups removed; the
+/// report logged (debug) with `message`.
+pub fn shutdown(message: &str) {
+    let report = tool_search_sandbox::shutdown();
+    tracing::debug!(target: "openclaw_tool_search", ?report, "{message}");
+}
+
+/// `resolveToolSearchConfig`: `raw` resolved with `support` ([`declared_or_probed`]'s answer,
+/// read first); when code mode is not supported, its reason is the config's fallback reason.
+pub fn resolve_config(raw: &Value, support: (bool, Option<String>)) -> ResolvedConfig {
+    let (supported, why_not) = support;
+    let mut resolved = tool_search_core::config::resolve(raw, supported);
+    if let (Some(fallback), Some(why_not)) = (resolved.fallback_reason.as_mut(), why_not) {
+        *fallback = why_not;
+    }
+    resolved
+}
+
+/// What a session runs on its `config`: a raw `tools.toolSearch` value resolves exactly as
+/// [`resolve_config`] does on this host (probed code-mode support); a resolved config is read
+/// back.
+pub fn resolve_for_session(raw: &Value) -> ResolvedConfig {
+    tool_search_core::config::resolve_for_session(raw, support().is_ok())
+}
+
+/// A session over `catalog` and `config` ([`resolve_for_session`]) with the code runner that
+/// config gets ([`session_runner`]: code mode without one falls back to tools).
+pub fn new_session(
+    catalog: &Catalog,
+    mut config: ResolvedConfig,
+    executor: Arc<dyn Executor>,
+    options: SessionOptions,
+    runtime: &'static dyn Runtime,
+) -> tool_search_core::Result<Session> {
+    let code_runner = session_runner(&mut config, runtime);
+    Session::new(
+        catalog,
+        config,
+        executor,
+        SessionOptions {
+            code_runner,
+            ..options
+        },
+    )
 }
 
 /// The code runner a session over `config` gets. Code mode without a runner is never offered

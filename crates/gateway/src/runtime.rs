@@ -40,6 +40,12 @@ pub fn caught_panic(panic: Box<dyn std::any::Any + Send>) -> CoreError {
     CoreError::internal(format!("internal error (please report): {detail}"))
 }
 
+/// `f()`, a panic in it caught as [`caught_panic`]'s error: every binding call goes through this
+/// (a panic must never unwind into the gateway).
+pub fn guard_call<T>(f: impl FnOnce() -> T) -> Result<T, CoreError> {
+    catch_unwind(AssertUnwindSafe(f)).map_err(caught_panic)
+}
+
 /// `future`, a panic while it runs caught as [`caught_panic`]'s error: a
 /// promise's work on the runtime crosses the boundary as `guard`ed calls do.
 pub fn guard_future<F: std::future::Future>(future: F) -> GuardedFuture<F> {
@@ -78,6 +84,16 @@ fn panic_message(panic: Box<dyn std::any::Any + Send>) -> String {
 mod tests {
     use super::*;
     use tool_search_core::ErrorCode;
+
+    #[test]
+    fn a_panic_in_a_call_becomes_an_internal_error_with_its_message() {
+        let err = guard_call::<()>(|| panic!("boom {}", 7)).unwrap_err();
+        assert_eq!(err.code, ErrorCode::Internal);
+        assert!(err.message.contains("boom 7"), "{}", err.message);
+        let err = guard_call::<()>(|| panic!("static boom")).unwrap_err();
+        assert!(err.message.contains("static boom"), "{}", err.message);
+        assert_eq!(guard_call(|| 5).unwrap(), 5);
+    }
 
     #[test]
     fn a_panic_in_a_future_becomes_an_internal_error_with_its_message() {

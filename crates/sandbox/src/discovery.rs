@@ -248,12 +248,14 @@ enum ProbeState {
 
 type Finder = dyn Fn(&CodeModeSettings) -> Probed + Send + Sync;
 
-/// Why `configure` refused settings.
-#[derive(Debug, PartialEq, Eq)]
+/// Why `configure` refused settings (its message is what `configureCodeMode` throws).
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigureError {
     /// A value out of range or unknown.
+    #[error("invalid code mode settings: {0}")]
     Invalid(String),
     /// The probe has started: the runner's configuration is fixed.
+    #[error("code mode has already started; call configureCodeMode before probeCodeMode, codeModeCapability, resolveToolSearchConfig or a code-mode session")]
     Started,
 }
 

@@ -113,6 +113,14 @@ impl Catalog {
             .unwrap_or_default()
     }
 
+    /// [`Catalog::search_batch`] on a worker thread (`searchBatchAsync`): the vectors of every
+    /// query not cached are made first, here, off the caller's event loop; the same result.
+    pub fn search_batch_on_worker(&self, request: &BatchRequest) -> Result<BatchResult> {
+        let queries = self.batch_queries(request);
+        let vectors = self.query_vectors(queries.iter().map(String::as_str));
+        self.search_batch(request, &vectors.complete())
+    }
+
     /// The batch's queries in run order (a non-blank scalar `query` first,
     /// with the top-level `limit`), trimmed, with their effective limits.
     fn plan_batch(&self, request: &BatchRequest) -> Result<Vec<Planned>> {

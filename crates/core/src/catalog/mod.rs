@@ -58,7 +58,10 @@ pub use hits::{SearchHit, ToolDescription};
 pub use hybrid::{CatalogRanking, QueryVectorSet};
 pub use learning::{LearnedPart, Outcome, OutcomeRecorded, DEFAULT_SCOPE};
 pub use lookup::LookupStyle;
-pub use memory::{memory_in_use, release_unused, CacheMemory, ReleasedMemory};
+pub use memory::{
+    host_held, memory_in_use, native_memory, release_unused, CacheMemory, NativeMemory,
+    ReleasedMemory,
+};
 pub use options::{CatalogOptions, RankingMode, DEFAULT_CORE_TOOLS};
 pub use policy::{CompiledPolicy, Policy, PolicyLayer};
 pub use records::{

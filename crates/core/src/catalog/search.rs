@@ -246,6 +246,16 @@ impl Catalog {
     }
 }
 
+impl Catalog {
+    /// [`Catalog::search`]'s hits on a worker thread (`searchAsync`): a hybrid catalog makes
+    /// the vectors of a query not cached first, here, off the caller's event loop; the same
+    /// hits as a search with [`SearchOptions::hits`].
+    pub fn search_on_worker(&self, query: &str, limit: Option<f64>) -> Result<Vec<SearchHit>> {
+        let vectors = self.query_vectors([query]).complete();
+        self.search(query, &SearchOptions::hits(limit).with_vectors(&vectors))
+    }
+}
+
 /// INVALID_QUERY for a query longer than a search takes.
 pub(super) fn check_query(query: &str) -> Result<()> {
     // Counted as the tool_search schema's `maxLength` counts (JSON Schema: Unicode code points),

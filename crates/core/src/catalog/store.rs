@@ -44,6 +44,21 @@ pub struct SlotId {
     pub generation: u32,
 }
 
+impl SlotId {
+    /// Ids from flat (slot, generation) pairs, as the binding's record cache holds them
+    /// (a Uint32Array); `None` when the numbers do not pair up.
+    pub fn from_pairs(pairs: &[u32]) -> Option<Vec<SlotId>> {
+        let id = |p: &[u32]| SlotId {
+            slot: p[0],
+            generation: p[1],
+        };
+        pairs
+            .len()
+            .is_multiple_of(2)
+            .then(|| pairs.chunks_exact(2).map(id).collect())
+    }
+}
+
 #[derive(Default)]
 struct Slot {
     record: Option<Arc<StoredRecord>>,
@@ -150,6 +165,15 @@ pub fn intern<'a>(texts: impl IntoIterator<Item = &'a str>) -> Vec<Arc<StoredRec
 /// last use ([`KEEP_USES`], [`KEEP_FOR`]).
 pub fn intern_named<'a>(texts: impl IntoIterator<Item = &'a str>) -> Vec<Arc<StoredRecord>> {
     intern_as(texts, true)
+}
+
+/// [`intern_named`]'s ids, flat as (slot, generation) pairs ([`SlotId::from_pairs`] reads them).
+pub fn intern_named_pairs<'a>(texts: impl IntoIterator<Item = &'a str>) -> Vec<u32> {
+    let records = intern_named(texts);
+    records
+        .iter()
+        .flat_map(|r| [r.id.slot, r.id.generation])
+        .collect()
 }
 
 /// Hashing runs outside the lock; one lock for the batch.

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::direct::definition_from_value;
-use super::SessionOptions;
+use super::{HandleOptions, OffloadHandle, SessionOptions};
 use crate::error::{Error, ErrorCode, Result};
 
 /// `ToolSearchSessionOptions` without its functions.
@@ -53,6 +53,18 @@ impl SessionArgs {
 pub struct HandleArgs {
     #[serde(default)]
     pub tool_call_id: Option<String>,
+}
+
+impl HandleArgs {
+    /// The call's options these give (`None`: the defaults) with validation on `offload`; the
+    /// caller adds the cancel signal.
+    pub fn options(args: Option<HandleArgs>, offload: OffloadHandle) -> HandleOptions {
+        HandleOptions {
+            tool_call_id: args.and_then(|a| a.tool_call_id),
+            offload: Some(offload),
+            ..HandleOptions::default()
+        }
+    }
 }
 
 /// `surface`'s options: `{ prompt? }`, the turn's user prompt.

@@ -1,10 +1,11 @@
-//! Opt-in tracing: off unless `OPENCLAW_TOOL_SEARCH_LOG` is set (an
-//! `EnvFilter` directive such as `info` or `openclaw_tool_search=debug`).
-//! Output goes to stderr, or to the file in `OPENCLAW_TOOL_SEARCH_LOG_FILE`;
-//! never to stdout (the gateway may speak a protocol there).
+//! Opt-in tracing of the engine: off unless `OPENCLAW_TOOL_SEARCH_LOG` is set (an `EnvFilter`
+//! directive such as `info` or `openclaw_tool_search=debug`). Output goes to stderr, or to the
+//! file in `OPENCLAW_TOOL_SEARCH_LOG_FILE`; never to stdout (the gateway may speak a protocol
+//! there). The binding calls [`init`] once, when the addon loads.
 
 use std::sync::OnceLock;
 
+/// Installs the subscriber `OPENCLAW_TOOL_SEARCH_LOG` asks for (once; a no-op without it).
 pub fn init() {
     static INIT: OnceLock<()> = OnceLock::new();
     INIT.get_or_init(|| {
@@ -29,10 +30,4 @@ pub fn init() {
         // Another subscriber already installed (embedding host): keep theirs.
         let _ = result;
     });
-}
-
-#[napi_derive::module_init]
-fn module_init() {
-    crate::return_freed_memory_promptly();
-    init();
 }
