@@ -177,6 +177,24 @@ test('errors keep their code and message; sync methods stay sync', async () => {
   assert.ok(catalog.searchAsync('fake') instanceof Promise)
 })
 
+test("the native builds of tool arrays are the package's: the native class refuses an array, and a non-array with INVALID_CATALOG", async () => {
+  const tools = fakeTools(2)
+  const bare = native.ToolCatalog.fromJson(JSON.stringify(tools))
+  const refused = { code: 'INVALID_REQUEST', message: /the package's ToolCatalog/ }
+  assert.throws(() => new native.ToolCatalog(tools), refused)
+  await assert.rejects(native.ToolCatalog.build(tools), refused)
+  await assert.rejects(bare.appendAsync(tools), refused)
+  await assert.rejects(bare.updateAsync(tools), refused)
+  await assert.rejects(bare.withSourceAsync({ source: 'mcp', owner: 'srv' }, tools), refused)
+  // The public class builds the same arrays, and passes a non-array's coded error on.
+  assert.equal((await ToolCatalog.build(tools)).size, 2)
+  const notArray = { code: 'INVALID_CATALOG', message: 'tools must be an array of tool objects' }
+  await assert.rejects(ToolCatalog.build('tools'), notArray)
+  await assert.rejects(new ToolCatalog(tools).appendAsync(5), notArray)
+  await assert.rejects(new ToolCatalog(tools).updateAsync({}), notArray)
+  await assert.rejects(new ToolCatalog(tools).withSourceAsync({ source: 'mcp' }, []), { code: 'INVALID_REQUEST' })
+})
+
 test('the load-time forwarder covers a native member the public class lacks: arguments unwrapped, catalogs wrapped', async () => {
   class FakeNative {
     static make(n) {

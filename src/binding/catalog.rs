@@ -15,7 +15,7 @@ use super::convert::{
     answer, dto, global_function, number_arg, object_arg, parsed, present, property, string_arg,
     stringify,
 };
-use super::errors::{from_napi, guard, invalid, js_error, to_js, JsCode, JsResult};
+use super::errors::{from_napi, guard, invalid, js_error, to_js, JsCode, JsError, JsResult};
 use super::promise::{on_worker, Worker};
 
 #[napi(custom_finalize)]
@@ -150,6 +150,17 @@ where
     on_worker(job.map(|job| move || job().map_err(to_js)), slots_answer)
 }
 
+/// The error of a build the package's `ToolCatalog` (`js/catalog.js`) runs
+/// through its record cache: its native form is reached only for `tools`
+/// that are not an array (INVALID_CATALOG), and refuses an array.
+fn not_native(tools: &Unknown) -> JsError {
+    let refused = "build catalogs with the package's ToolCatalog (index.js), not the native class";
+    tools_array(tools).err().unwrap_or_else(|| invalid(refused))
+}
+
+/// The job of a [`BuildTask`] that rejects (see [`not_native`]).
+type Refused = fn() -> tool_search_core::Result<FromSlots>;
+
 /// A build that makes a catalog (not a build by id).
 fn built(catalog: tool_search_core::Result<Catalog>) -> tool_search_core::Result<FromSlots> {
     catalog.map(FromSlots::Built)
@@ -275,12 +286,7 @@ impl ToolCatalog {
         ts_args_type = "tools: CatalogTool[], options?: CatalogOptions | null"
     )]
     pub fn new(tools: Unknown, _options: Option<Unknown>) -> Result<Self, JsCode> {
-        guard(|| {
-            tools_array(&tools)?;
-            Err(invalid(
-                "build catalogs with the package's ToolCatalog (index.js), not the native class",
-            ))
-        })
+        guard(|| Err(not_native(&tools)))
     }
 
     /// The constructor's work off the event loop: tools not seen before are
@@ -291,12 +297,8 @@ impl ToolCatalog {
         ts_args_type = "tools: CatalogTool[], options?: CatalogOptions | null",
         ts_return_type = "Promise<ToolCatalog>"
     )]
-    pub fn build(env: Env, tools: Unknown, options: Option<Unknown>) -> AsyncTask<BuildTask> {
-        build_task(guard(|| {
-            // On the event loop: only V8 can read the objects.
-            let (text, options) = (tools_text(&env, tools)?, parse_options(&env, options)?);
-            Ok(move || built(Catalog::from_json_text(&text, &options)))
-        }))
+    pub fn build(tools: Unknown, _options: Option<Unknown>) -> AsyncTask<BuildTask> {
+        build_task::<Refused>(guard(|| Err(not_native(&tools))))
     }
 
     /// `fromJson` off the event loop.
@@ -452,11 +454,8 @@ impl ToolCatalog {
         ts_args_type = "tools: CatalogTool[]",
         ts_return_type = "Promise<ToolCatalog>"
     )]
-    pub fn append_async(&self, env: Env, tools: Unknown) -> AsyncTask<BuildTask> {
-        build_task(guard(|| {
-            let (catalog, text) = (self.inner.clone(), tools_text(&env, tools)?);
-            Ok(move || built(catalog.append(&text)))
-        }))
+    pub fn append_async(&self, tools: Unknown) -> AsyncTask<BuildTask> {
+        build_task::<Refused>(guard(|| Err(not_native(&tools))))
     }
 
     /// This catalog with exactly the tools of `selector` (one source's owner,
@@ -491,10 +490,10 @@ impl ToolCatalog {
         selector: Unknown,
         tools: Unknown,
     ) -> AsyncTask<BuildTask> {
-        build_task(guard(|| {
-            let (catalog, selector) = (self.inner.clone(), selector_arg(&env, selector)?);
-            let text = tools_text(&env, tools)?;
-            Ok(move || built(catalog.with_source(&selector, &text)))
+        build_task::<Refused>(guard(|| {
+            Err(selector_arg(&env, selector)
+                .err()
+                .unwrap_or_else(|| not_native(&tools)))
         }))
     }
 
@@ -533,11 +532,8 @@ impl ToolCatalog {
         ts_args_type = "tools: CatalogTool[]",
         ts_return_type = "Promise<ToolCatalog>"
     )]
-    pub fn update_async(&self, env: Env, tools: Unknown) -> AsyncTask<BuildTask> {
-        build_task(guard(|| {
-            let (catalog, text) = (self.inner.clone(), tools_text(&env, tools)?);
-            Ok(move || built(catalog.update(&text)))
-        }))
+    pub fn update_async(&self, tools: Unknown) -> AsyncTask<BuildTask> {
+        build_task::<Refused>(guard(|| Err(not_native(&tools))))
     }
 
     /// `updateAsync` of stored records (`js/catalog.js` reads the tools

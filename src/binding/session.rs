@@ -242,11 +242,7 @@ impl ToolSearchSession {
     pub fn record_request_bytes(&self, bytes: Unknown) -> Result<(), JsCode> {
         guard(|| {
             let bytes = number_arg(bytes, ErrorCode::InvalidRequest, "bytes")?;
-            if !bytes.is_finite() || bytes < 0.0 {
-                return Err(invalid("bytes must be a non-negative number"));
-            }
-            self.session().record_request_bytes(bytes as u64);
-            Ok(())
+            self.session().record_request_bytes(bytes).map_err(to_js)
         })
     }
 

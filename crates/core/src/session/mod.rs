@@ -341,13 +341,22 @@ impl Session {
             .filter(move |&o| catalog.is_allowed(o))
     }
 
-    /// The gateway reports the serialized size of a provider request.
-    pub fn record_request_bytes(&self, bytes: u64) {
+    /// The gateway reports the serialized size of a provider request (bytes, as
+    /// a JS number: a negative or non-finite one is INVALID_REQUEST).
+    pub fn record_request_bytes(&self, bytes: f64) -> Result<()> {
+        if !bytes.is_finite() || bytes < 0.0 {
+            return Err(Error::new(
+                ErrorCode::InvalidRequest,
+                "bytes must be a non-negative number",
+            ));
+        }
+        let bytes = bytes as u64;
         if let Ok(mut stats) = self.inner.stats.lock() {
             stats.request_bytes.total = stats.request_bytes.total.saturating_add(bytes);
             stats.request_bytes.requests += 1;
             stats.request_bytes.last = bytes;
         }
+        Ok(())
     }
 
     pub fn telemetry(&self) -> SessionTelemetry {

@@ -1065,8 +1065,9 @@ fn telemetry_and_events_answer_the_session_log_questions() {
     )
     .unwrap();
     let surface = s.surface(SurfaceFormat::OpenaiResponses);
-    s.record_request_bytes(1_234);
-    s.record_request_bytes(766);
+    s.record_request_bytes(1_234.0).unwrap();
+    s.record_request_bytes(766.0).unwrap();
+    assert!(s.record_request_bytes(-1.0).is_err() && s.record_request_bytes(f64::NAN).is_err());
     handle(
         &s,
         "tool_search",
