@@ -614,22 +614,38 @@ impl Drop for LearnedPrior {
 /// Forgets every prior kept in `dir` (all scopes), in this process and on disk.
 /// Returns how many files were removed.
 pub fn reset_folder(dir: &Path) -> Result<usize, String> {
-    let open: Vec<Arc<LearnedPrior>> = registry()
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .iter()
-        .filter(|((d, _), _)| d.as_deref() == Some(dir))
-        .filter_map(|(_, weak)| weak.upgrade())
-        .collect();
-    for prior in open {
+    for prior in open_in(dir) {
         prior.reset()?;
     }
     file::remove_all(dir)
 }
 
-/// The status of every prior kept in `dir` (read from the files).
+/// The status of every prior kept in `dir`: read from the files, and for a
+/// prior this process has open, as it is now (its latest changes may not be
+/// written yet: the writer thread writes them a moment later).
 pub fn folder_status(dir: &Path) -> Result<Vec<LearningStatus>, String> {
-    file::list(dir)
+    let mut statuses = file::list(dir)?;
+    let mut unwritten = Vec::new();
+    for live in open_in(dir).iter().map(|prior| prior.status()) {
+        match statuses.iter_mut().find(|s| s.scope == live.scope) {
+            Some(status) => *status = live,
+            None => unwritten.push(live),
+        }
+    }
+    unwritten.sort_by(|a, b| a.scope.cmp(&b.scope));
+    statuses.extend(unwritten);
+    Ok(statuses)
+}
+
+/// The priors this process has open that are kept in `dir`.
+fn open_in(dir: &Path) -> Vec<Arc<LearnedPrior>> {
+    registry()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .filter(|((d, _), _)| d.as_deref() == Some(dir))
+        .filter_map(|(_, weak)| weak.upgrade())
+        .collect()
 }
 
 /// One thread per process writes priors a moment after their first unwritten change.

@@ -204,6 +204,33 @@ fn a_file_reads_back_as_written_and_refuses_damage() {
 }
 
 #[test]
+fn a_folders_status_shows_an_open_prior_as_it_is_now() {
+    let dir = crate::search::tests::scratch_dir("learned-live-status");
+    let params = LearningParams::default();
+    let written = LearnedPrior::open(Some(&dir), "written");
+    written.record(digest(1), &query(&["send", "invoice"]), NOW, &params);
+    written.flush().unwrap();
+    // Changes the writer thread has not written yet: counted all the same.
+    written.record(digest(2), &query(&["list", "invoices"]), NOW, &params);
+    let fresh = LearnedPrior::open(Some(&dir), "fresh");
+    fresh.record(digest(3), &query(&["book", "room"]), NOW, &params);
+    let statuses = folder_status(&dir).unwrap();
+    let learned = |scope: &str| {
+        statuses
+            .iter()
+            .find(|s| s.scope == scope)
+            .map(|s| s.learned)
+    };
+    assert_eq!(learned("written"), Some(2));
+    assert_eq!(learned("fresh"), Some(1));
+    drop((written, fresh));
+    // Closed (each wrote itself when dropped): read from the files alone.
+    let statuses = folder_status(&dir).unwrap();
+    assert_eq!(statuses.iter().map(|s| s.learned).sum::<u64>(), 3);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn a_prior_survives_a_restart_and_a_damaged_file_starts_again() {
     let dir = crate::search::tests::scratch_dir("learned-restart");
     let params = LearningParams::default();
