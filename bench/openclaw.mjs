@@ -8,8 +8,9 @@
 // OpenClaw's index; the native engine finds its built catalog again).
 //
 // The first search of a new process is timed in child processes (as `openclaw agent exec` runs
-// one turn per process): with an empty index cache (the index is built and stored) and with the
-// index a previous process stored (loaded).
+// one turn per process): with an empty index cache (the index is built and stored), with the
+// index a previous process stored (loaded), and with that index after one server's 30 tools
+// changed (an MCP server's `list_changed`, a plugin update: each run changes them anew).
 //
 //   node bench/openclaw.mjs [--ranking auto|lexical|hybrid] [--runs N] [--json]
 // Runs on the Node OpenClaw needs (>= 24.16; re-executes itself on the QA's cached Node 24).
@@ -22,7 +23,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
-const { values: flags } = parseArgs({ options: { ranking: { type: 'string', default: 'auto' }, runs: { type: 'string', default: '3' }, json: { type: 'boolean' }, data: { type: 'string' }, 'first-search-with-index-cache': { type: 'string' } } })
+const { values: flags } = parseArgs({ options: { ranking: { type: 'string', default: 'auto' }, runs: { type: 'string', default: '3' }, json: { type: 'boolean' }, data: { type: 'string' }, 'first-search-with-index-cache': { type: 'string' }, 'changed-server': { type: 'string' } } })
 const { openclawNode, openclawPackage, OPENCLAW_VERSION } = await import('../qa/openclaw/setup.mjs')
 
 const [major, minor] = process.versions.node.split('.').map(Number)
@@ -67,13 +68,36 @@ const chunk = await import(pathToFileURL(moduleFile).href)
 if (!seam.modules.some((m) => m.patched)) throw new Error(`the seam did not patch ${moduleFile}: ${JSON.stringify(seam.modules)}`)
 const ToolSearchRuntime = chunk[alias]
 
-/** OpenClaw's catalog entries for the dev tools (toCatalogEntry's shape), new objects each call. */
-function entriesOf() {
+/** Tools one server changes in the changed-server case. */
+const CHANGED_TOOLS = 30
+
+/** The server whose tools change: the first (by source and owner) with at least CHANGED_TOOLS tools. */
+const changedServer = (() => {
+  const counts = new Map()
+  for (const t of tools) {
+    const key = `${t.source ?? 'openclaw'}:${t.owner ?? 'core'}`
+    counts.set(key, (counts.get(key) ?? 0) + 1)
+  }
+  return [...counts].filter(([, n]) => n >= CHANGED_TOOLS).map(([key]) => key).sort()[0]
+})()
+
+/**
+ * OpenClaw's catalog entries for the dev tools (toCatalogEntry's shape), new objects each call;
+ * with `change` (a run number), the first CHANGED_TOOLS tools of `changedServer` describe
+ * themselves anew.
+ */
+function entriesOf(change) {
+  let changed = 0
   return tools
     .map((t) => {
       const source = t.source ?? 'openclaw'
       const owner = t.owner ?? 'core'
-      return { id: `${source}:${owner}:${t.name}`, source, sourceName: owner, name: t.name, label: t.label, description: t.description ?? '', parameters: t.inputSchema, tool: { name: t.name } }
+      let description = t.description ?? ''
+      if (change !== undefined && `${source}:${owner}` === changedServer && changed < CHANGED_TOOLS) {
+        changed += 1
+        description = `${description} (revision ${change})`
+      }
+      return { id: `${source}:${owner}:${t.name}`, source, sourceName: owner, name: t.name, label: t.label, description, parameters: t.inputSchema, tool: { name: t.name } }
     })
     .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
 }
@@ -121,7 +145,7 @@ async function newRunFirstSearch() {
 /** This process: the native engine's first search only (a child of the main bench). */
 if (firstSearchOnly !== undefined) {
   tool.configure(settings, silent)
-  const runtime = runtimeFor(entriesOf())
+  const runtime = runtimeFor(entriesOf(flags['changed-server']))
   const t0 = performance.now()
   await runtime.search(queries[0].query, { limit: 10 })
   const firstMs = performance.now() - t0
@@ -130,9 +154,10 @@ if (firstSearchOnly !== undefined) {
   process.exit(0)
 }
 
-/** A new process's first search with the index cache in `dir`. */
-function childFirstSearch(dir) {
+/** A new process's first search with the index cache in `dir` (`change`: after one server changed, run `change`). */
+function childFirstSearch(dir, change) {
   const args = [...process.argv.slice(1).filter((a) => a !== '--json'), '--first-search-with-index-cache', dir]
+  if (change !== undefined) args.push('--changed-server', String(change))
   const child = spawnSync(process.execPath, args, { encoding: 'utf8', env: process.env, stdio: ['ignore', 'pipe', 'inherit'] })
   if (child.status !== 0) throw new Error(`the first-search child failed (${child.status})`)
   return JSON.parse(child.stdout.trim().split('\n').pop())
@@ -170,17 +195,25 @@ report.native = {
   newRunFirstSearchMs: median(nativeRuns),
 }
 
-// A new process's first search: cold (empty index cache: built and stored), then loaded.
+// A new process's first search: cold (empty index cache: built and stored), then loaded, then
+// after one server's tools changed since the index was stored (a new change each run).
 const indexDir = mkdtempSync(join(tmpdir(), 'ots-bench-index-'))
 try {
   const cold = childFirstSearch(indexDir)
   const loaded = []
   for (let i = 0; i < runs; i++) loaded.push(childFirstSearch(indexDir))
+  const changed = []
+  for (let i = 0; i < runs; i++) changed.push(childFirstSearch(indexDir, i + 1))
+  const states = (results) => [...new Set(results.map((r) => r.index.state))].join('+')
   report.newProcess = {
     coldMs: cold.firstMs,
     coldIndex: cold.index.state,
     loadedMs: median(loaded.map((r) => r.firstMs)),
-    loadedIndex: [...new Set(loaded.map((r) => r.index.state))].join('+'),
+    loadedIndex: states(loaded),
+    changedServer,
+    changedTools: CHANGED_TOOLS,
+    changedServerMs: median(changed.map((r) => r.firstMs)),
+    changedServerIndex: states(changed),
   }
 } finally {
   rmSync(indexDir, { recursive: true, force: true })
@@ -208,6 +241,6 @@ if (flags.json) {
   console.log(`search inside OpenClaw, p50 / p99: built-in ${ms(report.builtin.p50Ms)} / ${ms(report.builtin.p99Ms)} ms; native ${ms(report.native.p50Ms)} / ${ms(report.native.p99Ms)} ms`)
   console.log(`first search of the process (index build): built-in ${ms(report.builtin.firstSearchMs)} ms; native ${ms(report.native.firstSearchMs)} ms (no index cache)`)
   const p = report.newProcess
-  console.log(`first search of a new process, native: empty index cache ${ms(p.coldMs)} ms (${p.coldIndex}); index stored by an earlier process, median of ${runs}: ${ms(p.loadedMs)} ms (${p.loadedIndex})`)
+  console.log(`first search of a new process, native: empty index cache ${ms(p.coldMs)} ms (${p.coldIndex}); index stored by an earlier process, median of ${runs}: ${ms(p.loadedMs)} ms (${p.loadedIndex}); stored, then ${p.changedTools} tools of ${p.changedServer} changed, median of ${runs}: ${ms(p.changedServerMs)} ms (${p.changedServerIndex})`)
   console.log(`a new run's first search (new entry objects, same content), median of ${runs}: built-in ${ms(report.builtin.newRunFirstSearchMs)} ms; native ${ms(report.native.newRunFirstSearchMs)} ms`)
 }
