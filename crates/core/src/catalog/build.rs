@@ -195,12 +195,11 @@ impl Catalog {
         keys.extend(also_key.as_deref());
         // The same content from other records stands for these only if each
         // record is indexed as the same entry (a gateway maps its tools by them).
-        let record_entries = validated.record_entries(records.len());
         if let Some(data) = settings
             .cache
             .then(|| full_build(&content_key))
             .flatten()
-            .filter(|data| data.record_entries == record_entries)
+            .filter(|data| data.record_entries == validated.record_entries(records.len()))
         {
             cache::put(&keys, &data);
             return Ok(data);

@@ -27,6 +27,7 @@ pub(crate) fn is_hiding_format(c: char) -> bool {
 /// paragraph separator and [`is_invisible`] character written `\u{…}`
 /// (upper-case hex), so a tool's name cannot forge or hide a line.
 pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    use std::fmt::Write;
     let escaped =
         |c: char| c.is_control() || is_invisible(c) || matches!(c, '\u{2028}' | '\u{2029}');
     if !text.chars().any(escaped) {
@@ -35,7 +36,7 @@ pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
         if escaped(c) {
-            out.push_str(&format!("\\u{{{:X}}}", c as u32));
+            let _ = write!(out, "\\u{{{:X}}}", c as u32);
         } else {
             out.push(c);
         }

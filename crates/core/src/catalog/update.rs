@@ -79,11 +79,15 @@ impl Catalog {
         {
             return None;
         }
-        // Derived owner by owner, the data lists each owner's records together: each
-        // record's place in it, by the caller's order (`record_ids` answers in that order).
-        let order = placement(&next.data.records, records)?;
-        next.record_order =
-            (!order.iter().enumerate().all(|(i, &at)| at as usize == i)).then(|| Arc::from(order));
+        // Derived owner by owner, the data lists each owner's records together: when that
+        // is not the caller's order, each record's place in it (`record_ids` answers in
+        // the caller's order).
+        let built = next.data.records.iter().map(|r| r.digest);
+        next.record_order = if built.eq(records.iter().map(|r| r.digest)) {
+            None
+        } else {
+            Some(Arc::from(placement(&next.data.records, records)?))
+        };
         Some(next)
     }
 
