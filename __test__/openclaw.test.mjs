@@ -208,6 +208,23 @@ test('plugin: registers the live audit as a gateway method that answers, or fail
   tool.configure(resolveSettings({ ranking: 'lexical' }), logger)
 })
 
+/**
+ * Removes a learning folder. The run's end flushes what it learned on a background thread, which
+ * may write into the folder while it is removed: `rmSync`'s own retries only retry the final
+ * `rmdir` (a file written meanwhile stays, ENOTEMPTY each time), so the whole removal is retried.
+ */
+async function removeFolder(folder) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      rmSync(folder, { recursive: true, force: true })
+      return
+    } catch (error) {
+      if (error?.code !== 'ENOTEMPTY' || attempt >= 50) throw error
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+  }
+}
+
 test('engine: a successful call after a search teaches the catalog (learned=N on the run line); a refused, failed or unsearched call does not', async () => {
   const folder = mkdtempSync(join(tmpdir(), 'ots-engine-learning-'))
   const learner = engine()
@@ -253,9 +270,7 @@ test('engine: a successful call after a search teaches the catalog (learned=N on
     assert.equal(resolveSettings({ learning: { scope: 'gateway' } }).learningScope, 'gateway')
   } finally {
     learner.configure(saved, logger)
-    // The catalog may still be writing its stored index or prior into the folder from a
-    // background thread: retry while the folder fills up under the removal (ENOTEMPTY).
-    rmSync(folder, { recursive: true, force: true, maxRetries: 20, retryDelay: 25 })
+    await removeFolder(folder)
   }
 })
 
@@ -306,9 +321,7 @@ test('engine: each OpenClaw agent learns alone by default (learning.scope "gatew
     assert.equal(sharedAudit.learning.scopes.find((s) => s.scope === 'gateway').learned, 6)
   } finally {
     learner.configure(saved, logger)
-    // The catalog may still be writing its stored index or prior into the folder from a
-    // background thread: retry while the folder fills up under the removal (ENOTEMPTY).
-    rmSync(folder, { recursive: true, force: true, maxRetries: 20, retryDelay: 25 })
+    await removeFolder(folder)
   }
 })
 
