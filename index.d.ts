@@ -202,13 +202,15 @@ export interface RankingStatus {
 }
 
 /**
- * `loaded`: from the index cache (a process built the same tools before); `saved`: built
- * and stored there; `built`: built, storing failed (`warning`); `off`: built, not stored (a
+ * `loaded`: from the index cache (processes stored every owner's tools there before);
+ * `loadedInPart`: the unchanged owners' (servers', plugins') parts loaded from the index cache,
+ * the other owners' tools indexed and stored as a new part; `saved`: built and stored there;
+ * `built`: built, storing failed (`warning`); `off`: built, not stored (a
  * catalog under 256 tools, `indexCache: false`, or an unusable folder: `warning`);
  * `derived`: from the previous version of a live catalog (append, withSource, updateAsync).
  */
 export interface IndexCacheStatus {
-  state: 'loaded' | 'saved' | 'built' | 'off' | 'derived'
+  state: 'loaded' | 'loadedInPart' | 'saved' | 'built' | 'off' | 'derived'
   /** Why the cache was not used as intended (a refused or unwritable file, a folder of another user). */
   warning?: string
 }

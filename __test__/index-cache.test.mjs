@@ -1,6 +1,7 @@
 // The stored search index, across processes as a gateway meets it: the first process with a
-// large catalog builds and stores its index, the next loads it and ranks the same; a damaged
-// or foreign file is refused and rebuilt; `indexCache: false` stores nothing.
+// large catalog builds and stores its index, the next loads it and ranks the same; after one
+// server changed, the next loads the other servers' part and indexes that server alone; a
+// damaged or foreign file is refused and rebuilt; `indexCache: false` stores nothing.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
@@ -24,7 +25,7 @@ const tools = Array.from({ length: 400 }, (_, i) => ({
 const queries = ['weather forecast for an account', 'pay an invoice', 'email_3', 'open a support ticket']
 
 /** One new process: builds the catalog with `options`, reports the index status and rankings. */
-function processRun(options) {
+function processRun(options, catalog = tools) {
   const script = `
     const { ToolCatalog } = require(${JSON.stringify(addon)})
     const [tools, options, queries] = JSON.parse(require('node:fs').readFileSync(0, 'utf8'))
@@ -34,7 +35,7 @@ function processRun(options) {
         rankings: queries.map((q) => catalog.search(q, { limit: 10 }).map((h) => h.id)),
       }))
     })`
-  const out = execFileSync(process.execPath, ['-e', script], { input: JSON.stringify([tools, { ranking: 'lexical', ...options }, queries]) })
+  const out = execFileSync(process.execPath, ['-e', script], { input: JSON.stringify([catalog, { ranking: 'lexical', ...options }, queries]) })
   return JSON.parse(out)
 }
 
@@ -62,8 +63,31 @@ test('a later process loads the index the first one stored, and ranks the same',
     writeFileSync(join(dir, file), bytes)
     const rebuilt = processRun({ indexCache: dir })
     assert.equal(rebuilt.index.state, 'saved')
-    assert.match(rebuilt.index.warning, /stored index .*\.index refused \(damaged, or written with another installation's key\): rebuilt/)
+    assert.match(rebuilt.index.warning, /stored index part .*\.index refused \(damaged, or written with another installation's key\): its tools are indexed again/)
     assert.deepEqual(rebuilt.rankings, first.rankings)
+    assert.deepEqual(processRun({ indexCache: dir }).index, { state: 'loaded' })
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test("after one server's tools changed, the next process loads the other servers' part and indexes that server alone", () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ots-index-parts-'))
+  try {
+    assert.equal(processRun({ indexCache: dir }).index.state, 'saved')
+    // server4 changes a description and adds a tool.
+    const changed = tools.map((tool, i) => (i === 4 ? { ...tool, description: `${tool.description}, weekly forecast included` } : tool))
+    changed.push({ source: 'mcp', owner: 'server4', name: 'forecast_weekly', description: 'Weekly weather forecast of an account' })
+    const partly = processRun({ indexCache: dir }, changed)
+    assert.deepEqual(partly.index, { state: 'loadedInPart' })
+    assert.equal(indexFiles(dir).length, 2, "the whole catalog's part and server4's")
+    const built = processRun({ indexCache: false }, changed)
+    assert.deepEqual(partly.rankings, built.rankings)
+    assert.ok(built.rankings[0].includes('mcp:server4:forecast_weekly'), JSON.stringify(built.rankings[0]))
+    const next = processRun({ indexCache: dir }, changed)
+    assert.deepEqual(next.index, { state: 'loaded' })
+    assert.deepEqual(next.rankings, built.rankings)
+    // The catalog as it was is still served by the first part.
     assert.deepEqual(processRun({ indexCache: dir }).index, { state: 'loaded' })
   } finally {
     rmSync(dir, { recursive: true, force: true })

@@ -477,7 +477,7 @@ async function soakLane({ gateway, turn, fleet, agents, release, lines, cache, p
   const afterRestart = await turn(agents[0], { m: 'm-soak-restart', c: [{ q: requestFor(pool[0].tool), t: safeTool(pool[0].tool.name) }] })
   const status = await gateway.call(`${PLUGIN_ID}.status`)
   const reread = Object.fromEntries((status.output?.learning?.scopes ?? []).map((s) => [s.scope, s.learned]))
-  check('after a restart the gateway serves natively and reads the priors back', afterRestart.value?.calls?.[0]?.ok === true && agents.every((a) => reread[`agent:${a}`] >= onDisk[`agent:${a}`]), `${JSON.stringify(reread)}; ${JSON.stringify(afterRestart.lines)}`)
+  check('after a restart the gateway serves natively and reads the priors back', afterRestart.value?.calls?.[0]?.ok === true && agents.every((a) => reread[`agent:${a}`] >= onDisk[`agent:${a}`]), `${JSON.stringify(reread)}; ${JSON.stringify(afterRestart.lines)}; turn ${afterRestart.status} ${JSON.stringify(afterRestart.value?.calls ?? afterRestart.text.slice(0, 200)).slice(0, 300)}; status call ${status.code} ${status.stderr.slice(-200)}`)
   const maxGap = Math.max(soakGap, ...samples.map((s) => s.maxGapMs))
   const restartGap = gateway.maxLoopGap()
   return {

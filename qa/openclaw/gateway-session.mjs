@@ -116,9 +116,32 @@ export class GatewaySession {
     })
     this.exited = new Promise((resolve) => this.child.on('close', (code, signal) => resolve({ code, signal })))
     this.starts += 1
-    if (!(await waitForPort(this.port, Date.now() + 180_000))) throw new Error(`the gateway did not listen within 180 s: ${this.stderr.slice(-800)}`)
+    const deadline = Date.now() + 180_000
+    if (!(await waitForPort(this.port, deadline))) throw new Error(`the gateway did not listen within 180 s: ${this.stderr.slice(-800)}`)
+    // OpenClaw listens before its channels and sidecars are up ("gateway ready"); its own restart
+    // probe waits for /readyz to answer 200, and so do the lanes.
+    const ready = await this.waitReady(deadline)
+    if (!ready.ok) throw new Error(`the gateway listened but /readyz did not answer 200 within 180 s (last: ${ready.last}): ${this.stderr.slice(-800)}`)
     this.startupMs = performance.now() - started
     return this
+  }
+
+  /** Polls `GET /readyz` until 200 (a release without the route, 404, counts as ready). */
+  async waitReady(deadline) {
+    let last = 'no answer'
+    while (Date.now() < deadline) {
+      if (this.child.exitCode !== null) return { ok: false, last: `the gateway exited (${this.child.exitCode})` }
+      try {
+        const response = await fetch(`http://127.0.0.1:${this.port}/readyz`, { signal: AbortSignal.timeout(5000) })
+        await response.arrayBuffer()
+        if (response.status === 200 || response.status === 404) return { ok: true, last: response.status }
+        last = response.status
+      } catch (error) {
+        last = String(error?.message ?? error)
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200))
+    }
+    return { ok: false, last }
   }
 
   get pid() {

@@ -86,7 +86,7 @@ pub(super) struct Part {
 }
 
 impl Part {
-    fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.field_len.len()
     }
 }
@@ -113,10 +113,17 @@ impl Exact {
 /// hash of each key as spelled. Made from the entries on every build and
 /// load (never stored), so this hash need not be stable across versions.
 pub(super) fn exact_keys(entries: &[&ToolEntry]) -> HashMap<String, Vec<(u32, u64)>> {
+    exact_keys_at(entries.iter().enumerate().map(|(p, e)| (p as u32, *e)))
+}
+
+/// [`exact_keys`] of the entries at the positions given (ascending).
+pub(super) fn exact_keys_at<'a>(
+    entries: impl IntoIterator<Item = (u32, &'a ToolEntry)>,
+) -> HashMap<String, Vec<(u32, u64)>> {
     let mut exact_folded: HashMap<String, Vec<(u32, u64)>> = HashMap::new();
-    for (position, entry) in entries.iter().enumerate() {
+    for (position, entry) in entries {
         for key in [&entry.id, &entry.name] {
-            let keyed = (position as u32, spelled_hash(key));
+            let keyed = (position, spelled_hash(key));
             let list = exact_folded.entry(key.to_lowercase()).or_default();
             if list.last() != Some(&keyed) {
                 list.push(keyed);
@@ -163,7 +170,7 @@ pub struct IndexData {
 }
 
 /// Delta parts (beyond the first, largest part) kept before they are merged into one.
-const MAX_DELTA_PARTS: usize = 4;
+pub(super) const MAX_DELTA_PARTS: usize = 4;
 
 pub(super) fn schema() -> (Schema, [Field; FIELD_COUNT], Field) {
     let mut builder = Schema::builder();
@@ -238,6 +245,25 @@ pub(super) fn whole(part: Part, doc_count: usize, params: &RankingParams) -> Ind
         live: doc_count,
     };
     assemble(vec![view], doc_count, params)
+}
+
+/// The index of `doc_count` entries held by `parts`, each with the ordinal of
+/// each of its positions (`GONE`: not in this catalog); the first part is the
+/// large one (see [`derive`]).
+pub(super) fn from_parts(
+    parts: Vec<(Part, Vec<u32>)>,
+    doc_count: usize,
+    params: &RankingParams,
+) -> IndexData {
+    let views = parts
+        .into_iter()
+        .map(|(part, ordinal_of_position)| PartView {
+            live: ordinal_of_position.iter().filter(|&&o| o != GONE).count(),
+            part: Arc::new(part),
+            ordinal_of_position,
+        })
+        .collect();
+    assemble(views, doc_count, params)
 }
 
 /// The index of `entries` (a new version of `old`'s catalog), reusing `old`'s
