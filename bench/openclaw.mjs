@@ -15,6 +15,7 @@
 //   node bench/openclaw.mjs [--ranking auto|lexical|hybrid] [--runs N] [--json]
 // Runs on the Node OpenClaw needs (>= 24.16; re-executes itself on the QA's cached Node 24).
 import { spawnSync } from 'node:child_process'
+import { createHash } from 'node:crypto'
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { createRequire } from 'node:module'
@@ -61,7 +62,8 @@ const tool = engine()
 tool.packageRoot = root
 // The in-process figures build without an index cache; child processes time it (below).
 const firstSearchOnly = flags['first-search-with-index-cache']
-const settings = resolveSettings({ ranking: flags.ranking, indexCache: firstSearchOnly ?? false })
+// `--first-search-with-index-cache off`: a child that stores nothing (the rankings' reference).
+const settings = resolveSettings({ ranking: flags.ranking, indexCache: firstSearchOnly === undefined || firstSearchOnly === 'off' ? false : firstSearchOnly })
 const silent = { info() {}, warn: (m) => process.stderr.write(`${m}\n`) }
 tool.configure({ ...settings, enabled: false }, silent)
 const chunk = await import(pathToFileURL(moduleFile).href)
@@ -150,7 +152,11 @@ if (firstSearchOnly !== undefined) {
   await runtime.search(queries[0].query, { limit: 10 })
   const firstMs = performance.now() - t0
   const view = await tool.viewFor(runtime.ctx.catalogRef.current, runtime.ctx.catalogRef.current.entries)
-  process.stdout.write(`${JSON.stringify({ firstMs, index: view.catalog.rankingStatus().index })}\n`)
+  // After the timing: every dev query's top 20 (ids in order, weak, neededBy), hashed, to compare
+  // with a full build's (scores are compared bit for bit by the core's tests).
+  const hash = createHash('sha256')
+  for (const q of queries) hash.update(`${JSON.stringify(view.catalog.search(q.query, { limit: 20 }).map((h) => [h.id, h.weak, h.neededBy]))}\n`)
+  process.stdout.write(`${JSON.stringify({ firstMs, index: view.catalog.rankingStatus().index, rankings: hash.digest('hex') })}\n`)
   process.exit(0)
 }
 
@@ -204,6 +210,10 @@ try {
   for (let i = 0; i < runs; i++) loaded.push(childFirstSearch(indexDir))
   const changed = []
   for (let i = 0; i < runs; i++) changed.push(childFirstSearch(indexDir, i + 1))
+  // The rankings of each case against a full build of the same catalog (no index cache).
+  const reference = childFirstSearch('off').rankings
+  const changedReference = changed.map((_, i) => childFirstSearch('off', i + 1).rankings)
+  const equal = [cold, ...loaded].filter((r) => r.rankings === reference).length + changed.filter((r, i) => r.rankings === changedReference[i]).length
   const states = (results) => [...new Set(results.map((r) => r.index.state))].join('+')
   report.newProcess = {
     coldMs: cold.firstMs,
@@ -214,6 +224,7 @@ try {
     changedTools: CHANGED_TOOLS,
     changedServerMs: median(changed.map((r) => r.firstMs)),
     changedServerIndex: states(changed),
+    processesRankingAsAFullBuild: `${equal} of ${1 + loaded.length + changed.length}`,
   }
 } finally {
   rmSync(indexDir, { recursive: true, force: true })
@@ -241,6 +252,6 @@ if (flags.json) {
   console.log(`search inside OpenClaw, p50 / p99: built-in ${ms(report.builtin.p50Ms)} / ${ms(report.builtin.p99Ms)} ms; native ${ms(report.native.p50Ms)} / ${ms(report.native.p99Ms)} ms`)
   console.log(`first search of the process (index build): built-in ${ms(report.builtin.firstSearchMs)} ms; native ${ms(report.native.firstSearchMs)} ms (no index cache)`)
   const p = report.newProcess
-  console.log(`first search of a new process, native: empty index cache ${ms(p.coldMs)} ms (${p.coldIndex}); index stored by an earlier process, median of ${runs}: ${ms(p.loadedMs)} ms (${p.loadedIndex}); stored, then ${p.changedTools} tools of ${p.changedServer} changed, median of ${runs}: ${ms(p.changedServerMs)} ms (${p.changedServerIndex})`)
+  console.log(`first search of a new process, native: empty index cache ${ms(p.coldMs)} ms (${p.coldIndex}); index stored by an earlier process, median of ${runs}: ${ms(p.loadedMs)} ms (${p.loadedIndex}); stored, then ${p.changedTools} tools of ${p.changedServer} changed, median of ${runs}: ${ms(p.changedServerMs)} ms (${p.changedServerIndex}); processes whose every dev ranking (top 20) equals a full build's: ${p.processesRankingAsAFullBuild}`)
   console.log(`a new run's first search (new entry objects, same content), median of ${runs}: built-in ${ms(report.builtin.newRunFirstSearchMs)} ms; native ${ms(report.native.newRunFirstSearchMs)} ms`)
 }
