@@ -147,7 +147,10 @@ fn build_task<J>(job: JsResult<J>) -> AsyncTask<BuildTask>
 where
     J: FnOnce() -> tool_search_core::Result<FromSlots> + Send + 'static,
 {
-    on_worker(job.map(|job| move || job().map_err(to_js)), slots_answer)
+    let job = job.map(|job| {
+        move || tool_search_gateway::allocator::with_build_purging(|| job().map_err(to_js))
+    });
+    on_worker(job, slots_answer)
 }
 
 /// The error of a build the package's `ToolCatalog` (`js/catalog.js`) runs
@@ -252,7 +255,7 @@ pub fn build_from_slots(
 ) -> AsyncTask<BuildTask> {
     build_task(guard(|| {
         let (ids, options) = (ids_arg(&slots)?, parse_options(&env, options)?);
-        Ok(move || Catalog::from_slots(&ids, &options))
+        Ok(move || with_second_thread(|| Catalog::from_slots(&ids, &options)))
     }))
 }
 

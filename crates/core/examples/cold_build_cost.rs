@@ -3,7 +3,8 @@
 //! lookups), with nothing in the process's cache (a new process): without an
 //! index cache, with an empty one (the index is built and stored), and with
 //! the index stored by an earlier run (loaded).
-//!   cargo run --release -p tool-search-core --example cold_build_cost -- <data dir> [runs (5)]
+//!   cargo run --release -p tool-search-core --example cold_build_cost -- <data dir> [runs (5)] [loaded]
+//! (`loaded`: that case alone, after one store: for a profiler.)
 use std::time::Instant;
 
 /// The addon's allocator (src/lib.rs): its builds allocate through mimalloc.
@@ -19,6 +20,7 @@ fn main() {
             .expect("usage: cold_build_cost <data dir> [runs]"),
     );
     let runs: usize = args.next().map_or(5, |r| r.parse().expect("runs"));
+    let loaded_only = args.next().as_deref() == Some("loaded");
     let text = std::fs::read_to_string(dir.join("catalog.jsonl")).expect("catalog.jsonl");
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     let cache = std::env::temp_dir().join(format!("cold-build-cost-{}", std::process::id()));
@@ -31,6 +33,11 @@ fn main() {
         ("index loaded", serde_json::json!(cache), false),
     ];
     for (case, index_cache, fresh) in cases {
+        let runs = match (loaded_only, case == "index loaded", fresh) {
+            (true, false, true) => 1,
+            (true, false, false) => 0,
+            _ => runs,
+        };
         for run in 0..runs {
             if fresh {
                 let _ = std::fs::remove_dir_all(&cache);
@@ -40,8 +47,11 @@ fn main() {
             let t0 = Instant::now();
             let stored = store::intern(lines.iter().copied());
             let t1 = Instant::now();
-            let catalog =
-                Catalog::from_stored(stored, &options(index_cache.clone())).expect("build");
+            // As the addon builds (its worker may use a second thread).
+            let catalog = tool_search_core::search::with_second_thread(|| {
+                Catalog::from_stored(stored, &options(index_cache.clone()))
+            })
+            .expect("build");
             let t2 = Instant::now();
             let hits = catalog
                 .search("send an email to the team", &SearchOptions::hits(Some(5.0)))

@@ -602,29 +602,26 @@ impl IndexStore {
         let name = file_name(&header_bytes);
         let shown = self.path.join(&name);
         let fail = |e: &dyn std::fmt::Display| format!("index cache {}: {e}", shown.display());
-        let body = encode_body(part).map_err(|e| fail(&e))?;
-        let mut bytes = Vec::with_capacity(12 + header_bytes.len() + body.len() + 2 * CHECK);
-        bytes.extend_from_slice(&MAGIC);
-        put_u32(&mut bytes, header_bytes.len()).map_err(|e| fail(&e))?;
-        bytes.extend_from_slice(&header_bytes);
-        let check = blake3::keyed_hash(&self.key, &bytes);
-        bytes.extend_from_slice(check.as_bytes());
-        bytes.extend_from_slice(&body);
-        let check = blake3::keyed_hash(&self.key, &bytes);
-        bytes.extend_from_slice(check.as_bytes());
-        if bytes.len() as u64 > MAX_FILE_BYTES {
-            return Err(fail(&format!(
-                "{} bytes, more than the {MAX_FILE_BYTES} a stored index part may have: not stored",
-                bytes.len()
-            )));
-        }
         let temp = cache_folder::temp_name(&name);
         let flags =
             libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-        let written = cache_folder::open_at(&self.dir, &temp, flags, 0o600)
-            .and_then(|mut file| file.write_all(&bytes));
+        let file = cache_folder::open_at(&self.dir, &temp, flags, 0o600).map_err(|e| fail(&e))?;
+        // Written as it is hashed, without a copy of the part in memory.
+        let mut sink = Sink::new(file, &self.key);
+        let written = (|| -> Result<(), String> {
+            let mut head = MAGIC.to_vec();
+            put_u32(&mut head, header_bytes.len())?;
+            head.extend_from_slice(&header_bytes);
+            let check = blake3::keyed_hash(&self.key, &head);
+            sink.put(&head)?;
+            sink.put(check.as_bytes())?;
+            write_body(part, &mut sink)?;
+            sink.finish()
+        })();
         let c_name = CString::new(name.as_str()).unwrap_or_default();
-        let published = written.and_then(|()| cache_folder::rename_at(&self.dir, &temp, &c_name));
+        let published = written.and_then(|()| {
+            cache_folder::rename_at(&self.dir, &temp, &c_name).map_err(|e| e.to_string())
+        });
         if let Err(e) = published {
             cache_folder::unlink_at(&self.dir, &temp);
             return Err(fail(&e));
@@ -694,8 +691,72 @@ fn file_name(header_bytes: &[u8]) -> String {
     format!("{PREFIX}{hex}{SUFFIX}")
 }
 
+/// A part file being written: its bytes go to the file and into its keyed
+/// check, small pieces through a buffer, a tantivy file's bytes straight.
+struct Sink {
+    file: File,
+    check: blake3::Hasher,
+    buffer: Vec<u8>,
+    len: u64,
+}
+
+impl Sink {
+    const BUFFER: usize = 256 << 10;
+
+    fn new(file: File, key: &[u8; 32]) -> Sink {
+        Sink {
+            file,
+            check: blake3::Hasher::new_keyed(key),
+            buffer: Vec::with_capacity(Sink::BUFFER),
+            len: 0,
+        }
+    }
+
+    fn put(&mut self, bytes: &[u8]) -> Result<(), String> {
+        self.len += bytes.len() as u64;
+        if self.len + CHECK as u64 > MAX_FILE_BYTES {
+            return Err(format!(
+                "more than the {MAX_FILE_BYTES} bytes a stored index part may have: not stored"
+            ));
+        }
+        if bytes.len() >= Sink::BUFFER {
+            self.flush()?;
+            self.check.update(bytes);
+            return self.file.write_all(bytes).map_err(|e| e.to_string());
+        }
+        if self.buffer.len() + bytes.len() > Sink::BUFFER {
+            self.flush()?;
+        }
+        self.buffer.extend_from_slice(bytes);
+        Ok(())
+    }
+
+    fn put_u32(&mut self, n: usize) -> Result<(), String> {
+        let n = u32::try_from(n).map_err(|_| "a count beyond u32")?;
+        self.put(&n.to_le_bytes())
+    }
+
+    fn flush(&mut self) -> Result<(), String> {
+        self.check.update(&self.buffer);
+        self.file
+            .write_all(&self.buffer)
+            .map_err(|e| e.to_string())?;
+        self.buffer.clear();
+        Ok(())
+    }
+
+    /// Writes what is buffered, then the check over everything written.
+    fn finish(mut self) -> Result<(), String> {
+        self.flush()?;
+        let check = self.check.finalize();
+        self.file
+            .write_all(check.as_bytes())
+            .map_err(|e| e.to_string())
+    }
+}
+
 /// A part's body: field lengths, signatures, term keys and tantivy files.
-fn encode_body(part: &Part) -> Result<Vec<u8>, String> {
+fn write_body(part: &Part, sink: &mut Sink) -> Result<(), String> {
     let (Some(searcher), Some(directory)) = (&part.searcher, &part.files) else {
         return Err("a part held in memory is not stored".into());
     };
@@ -707,11 +768,32 @@ fn encode_body(part: &Part) -> Result<Vec<u8>, String> {
         .filter(|name| name != Path::new("meta.json"))
         .collect();
     names.sort();
-    let mut files = Vec::with_capacity(names.len() + 1);
+    for lens in &part.field_len {
+        for len in lens {
+            sink.put(&len.to_le_bytes())?;
+        }
+    }
+    for signature in &part.signatures {
+        for word in signature.words() {
+            sink.put(&word.to_le_bytes())?;
+        }
+    }
+    sink.put_u32(part.segments.len())?;
+    for (_, _, terms) in &part.segments {
+        sink.put_u32(terms.len())?;
+        let mut sorted: Vec<u64> = terms.iter().copied().collect();
+        sorted.sort_unstable();
+        for term in sorted {
+            sink.put(&term.to_le_bytes())?;
+        }
+    }
     let meta = directory
         .atomic_read(Path::new("meta.json"))
         .map_err(|e| e.to_string())?;
-    files.push(("meta.json".to_string(), meta));
+    let mut files = vec![(
+        "meta.json".to_string(),
+        tantivy::directory::OwnedBytes::new(meta),
+    )];
     for name in names {
         if !directory.exists(&name).map_err(|e| e.to_string())? {
             continue;
@@ -722,39 +804,16 @@ fn encode_body(part: &Part) -> Result<Vec<u8>, String> {
             .and_then(|slice| slice.read_bytes().map_err(|e| e.to_string()))
             .map_err(|e| format!("{}: {e}", name.display()))?;
         let name = name.to_str().ok_or("a file name is not UTF-8")?.to_string();
-        files.push((name, bytes.as_slice().to_vec()));
+        files.push((name, bytes));
     }
-    let docs = part.field_len.len();
-    let file_bytes: usize = files.iter().map(|(n, b)| n.len() + b.len() + 12).sum();
-    let mut out =
-        Vec::with_capacity(16 + docs * (FIELD_COUNT * 2 + SIGNATURE_WORDS * 8) + file_bytes);
-    for lens in &part.field_len {
-        for len in lens {
-            out.extend_from_slice(&len.to_le_bytes());
-        }
-    }
-    for signature in &part.signatures {
-        for word in signature.words() {
-            out.extend_from_slice(&word.to_le_bytes());
-        }
-    }
-    put_u32(&mut out, part.segments.len())?;
-    for (_, _, terms) in &part.segments {
-        put_u32(&mut out, terms.len())?;
-        let mut sorted: Vec<u64> = terms.iter().copied().collect();
-        sorted.sort_unstable();
-        for term in sorted {
-            out.extend_from_slice(&term.to_le_bytes());
-        }
-    }
-    put_u32(&mut out, files.len())?;
+    sink.put_u32(files.len())?;
     for (name, bytes) in files {
-        put_u32(&mut out, name.len())?;
-        out.extend_from_slice(name.as_bytes());
-        out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
-        out.extend_from_slice(&bytes);
+        sink.put_u32(name.len())?;
+        sink.put(name.as_bytes())?;
+        sink.put(&(bytes.len() as u64).to_le_bytes())?;
+        sink.put(bytes.as_slice())?;
     }
-    Ok(out)
+    Ok(())
 }
 
 fn put_u32(out: &mut Vec<u8>, n: usize) -> Result<(), String> {
