@@ -288,11 +288,13 @@ pub fn validate_records(
     let mut control_named = Vec::new();
     let mut excluded = Vec::new();
     let mut pending: Vec<Pending> = Vec::new();
-    for raw in records {
-        let index = raw.index;
+    let outcomes = crate::search::map_in_halves(records, |raw| {
         let outcome = raw
             .parsed
             .and_then(|(record, value)| normalize(record).map(|n| (n, value)));
+        (raw.index, outcome)
+    });
+    for (index, outcome) in outcomes {
         match outcome {
             Ok((Normalized::Entry(entry), _)) => entries.push((entry, index)),
             Ok((Normalized::Control(tool), Some(value))) if repair.is_some() => {

@@ -26,14 +26,11 @@ pub fn parse_catalog_text(text: &str) -> Result<Vec<RawRecord>> {
 
 /// Parse record texts one by one (a bad one is rejected alone), indexed in order.
 pub fn parse_spans<'a>(spans: impl IntoIterator<Item = &'a str>) -> Vec<RawRecord> {
-    spans
-        .into_iter()
-        .enumerate()
-        .map(|(index, span)| RawRecord {
-            index,
-            parsed: parse_record(span),
-        })
-        .collect()
+    let spans: Vec<(usize, &str)> = spans.into_iter().enumerate().collect();
+    crate::search::map_in_halves(spans, |(index, span)| RawRecord {
+        index,
+        parsed: parse_record(span),
+    })
 }
 
 /// The text of each record (array elements or non-empty lines), unparsed, count-capped.

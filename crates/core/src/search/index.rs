@@ -393,6 +393,37 @@ pub fn with_second_thread<T>(build: impl FnOnce() -> T) -> T {
 pub fn second_thread_allowed() -> bool {
     SECOND_THREAD.get()
 }
+
+/// `items` mapped by `f`, in order: the second half on a second thread when
+/// the build may use one ([`with_second_thread`]) and there are at least
+/// [`PIPELINE_MIN_ENTRIES`] (parsing and checking a large catalog's records,
+/// each on its own). With no thread to be had, all on this one.
+pub fn map_in_halves<T: Send, U: Send>(mut items: Vec<T>, f: impl Fn(T) -> U + Sync) -> Vec<U> {
+    if items.len() < PIPELINE_MIN_ENTRIES || !second_thread_allowed() {
+        return items.into_iter().map(f).collect();
+    }
+    let back = std::sync::Mutex::new(Some(items.split_off(items.len() / 2)));
+    let take = || back.lock().unwrap_or_else(|e| e.into_inner()).take();
+    let f = &f;
+    std::thread::scope(|scope| {
+        let other = std::thread::Builder::new()
+            .name("openclaw-records".into())
+            .spawn_scoped(scope, || {
+                take().map(|b| b.into_iter().map(f).collect::<Vec<U>>())
+            });
+        let mut out: Vec<U> = items.into_iter().map(f).collect();
+        let rest = match other {
+            Ok(thread) => thread
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            Err(_) => None,
+        };
+        // The thread did not start: its half here.
+        let rest = rest.or_else(|| take().map(|b| b.into_iter().map(f).collect()));
+        out.extend(rest.unwrap_or_default());
+        out
+    })
+}
 /// Entries per hand-off between the two threads, and hand-offs in flight.
 const PIPELINE_BATCH: usize = 128;
 const PIPELINE_DEPTH: usize = 4;
@@ -749,6 +780,14 @@ mod tests {
         assert!(with_second_thread(second_thread_allowed));
         let nested =
             with_second_thread(|| with_second_thread(|| 1) + second_thread_allowed() as i32);
+        let items: Vec<usize> = (0..5000).collect();
+        let doubled: Vec<usize> = items.iter().map(|i| i * 2).collect();
+        assert_eq!(map_in_halves(items.clone(), |i| i * 2), doubled);
+        assert_eq!(
+            with_second_thread(|| map_in_halves(items.clone(), |i| i * 2)),
+            doubled,
+            "in order, on two threads"
+        );
         assert_eq!(nested, 2, "still allowed after a nested call returns");
         let panicked = std::panic::catch_unwind(|| with_second_thread(|| panic!("build failed")));
         assert!(panicked.is_err());

@@ -44,7 +44,7 @@ mod typo;
 
 pub use fields::{FieldKind, RankingParams, FIELD_COUNT};
 pub use fold::Folder;
-pub use index::{second_thread_allowed, with_second_thread};
+pub use index::{map_in_halves, second_thread_allowed, with_second_thread};
 pub use pipeline::{Learned, Semantic};
 pub use prerequisites::{Prerequisites, MAX_SERVER_TOOLS, PREREQUISITE_DEPTH};
 pub use query::{clauses, MAX_CLAUSES};
