@@ -10,6 +10,7 @@ use tool_search_core::catalog::{
 };
 use tool_search_core::search::with_second_thread;
 use tool_search_core::ErrorCode;
+use tool_search_gateway::allocator::with_build_purging;
 
 use super::convert::{
     answer, dto, global_function, number_arg, object_arg, parsed, present, property, string_arg,
@@ -147,9 +148,7 @@ fn build_task<J>(job: JsResult<J>) -> AsyncTask<BuildTask>
 where
     J: FnOnce() -> tool_search_core::Result<FromSlots> + Send + 'static,
 {
-    let job = job.map(|job| {
-        move || tool_search_gateway::allocator::with_build_purging(|| job().map_err(to_js))
-    });
+    let job = job.map(|job| move || with_build_purging(|| job().map_err(to_js)));
     on_worker(job, slots_answer)
 }
 
