@@ -222,6 +222,9 @@ impl Header {
             return Ok(None);
         }
         let docs = reader.u32()?;
+        if docs > crate::limits::MAX_CATALOG_TOOLS {
+            return Err(format!("{docs} tools in a part"));
+        }
         let count = reader.u32()?;
         let mut seen = vec![false; docs];
         let mut owners = Vec::with_capacity(count.min(bytes.len() / 36));
@@ -1319,6 +1322,11 @@ mod tests {
             ("a header too short", good[..30].to_vec(), vec![]),
             ("a position out of range", out_of_range, vec![]),
             ("trailing header bytes", [&good[..], &[0]].concat(), vec![]),
+            (
+                "more tools than a catalog may have",
+                [&good[..32], &u32::MAX.to_le_bytes(), &good[36..]].concat(),
+                vec![],
+            ),
             ("no body", good.clone(), vec![]),
             ("a truncated body", good.clone(), vec![1, 2, 3]),
         ];
